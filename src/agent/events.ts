@@ -1,0 +1,48 @@
+/**
+ * The agent stream: one union of events that the CLI renders, the server forwards, the store records
+ * and tests assert on.
+ */
+import type { DimsumError, ErrorCode } from "../errors.js";
+import type { AssistantMessage, FinishReason, ToolResultMessage, Usage } from "../llm/types.js";
+
+export type AgentEvent =
+  | { type: "run_start"; runId: string; model: string; tools: string[] }
+  | { type: "turn_start"; runId: string; iteration: number; toolsOffered: boolean }
+  | { type: "text_delta"; runId: string; text: string }
+  | { type: "reasoning_delta"; runId: string; text: string }
+  | { type: "retry"; runId: string; attempt: number; delayMs: number; reason: string }
+  | { type: "tool_call"; runId: string; id: string; name: string; args: unknown }
+  | {
+      type: "tool_result";
+      runId: string;
+      id: string;
+      name: string;
+      ok: boolean;
+      output: string;
+      durationMs: number;
+      /** Characters cut to keep the result inside the budget. */
+      truncatedChars?: number;
+    }
+  /** A message appended to the conversation (assistant turn, or a turn's tool results together). */
+  | { type: "message"; runId: string; message: AssistantMessage | ToolResultMessage }
+  | { type: "usage"; runId: string; usage: Usage; total: Usage; costUsd?: number }
+  | {
+      type: "done";
+      runId: string;
+      answer: string;
+      iterations: number;
+      capReached: boolean;
+      finishReason: FinishReason;
+      usage: Usage;
+      costUsd?: number;
+    }
+  | { type: "error"; runId: string; code: ErrorCode; message: string; hint?: string };
+
+export type AgentEventType = AgentEvent["type"];
+
+/** Builds the `error` event for a DimsumError. */
+export function errorEvent(runId: string, error: DimsumError): AgentEvent {
+  const event: AgentEvent = { type: "error", runId, code: error.code, message: error.message };
+  if (error.hint) event.hint = error.hint;
+  return event;
+}

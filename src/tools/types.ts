@@ -1,0 +1,101 @@
+/**
+ * A tool is a name, a description, one parameter schema and `execute(args, ctx)`.
+ * Our own tools use zod schemas; tools that arrive from outside (MCP, HTTP, plugins) use raw JSON Schema.
+ */
+import type { z } from "zod";
+import type { ImagePart, JsonSchema, TextPart } from "../llm/types.js";
+
+/** What the model sees back from a tool. */
+export interface ToolResult {
+  content: string | Array<TextPart | ImagePart>;
+  isError?: boolean;
+  /** Structured data kept for programs (UI, traces); not sent to the model. */
+  data?: unknown;
+}
+
+export interface ApprovalRequest {
+  tool: string;
+  /** One line describing what will happen, e.g. the command line. */
+  summary: string;
+  reason: string;
+}
+
+export interface TodoItem {
+  id: number;
+  text: string;
+  status: "pending" | "in_progress" | "done";
+}
+
+/** Where the todo tool keeps its per-session list. Sessions (a later layer) persist it. */
+export interface TodoStore {
+  list(): TodoItem[] | Promise<TodoItem[]>;
+  save(items: TodoItem[]): void | Promise<void>;
+}
+
+export interface ShellPolicy {
+  /** Command names (first word) that run without asking. Empty means every non-denied command may run. */
+  allow: string[];
+  /** Regular expressions (source text) that are always refused. */
+  deny: string[];
+  /** Regular expressions that need approval (or `--yes`) before running. */
+  confirm: string[];
+  timeoutMs: number;
+  maxOutputBytes: number;
+}
+
+export interface FetchPolicy {
+  /** Allow loopback, private and link-local addresses (off by default). */
+  allowPrivateNetwork: boolean;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+export interface ToolsConfig {
+  shell: ShellPolicy;
+  fetch: FetchPolicy;
+}
+
+export interface ToolContext {
+  signal: AbortSignal;
+  /** Absolute, real path of the run's workspace. File and shell tools stay inside it. */
+  workspace: string;
+  runId: string;
+  userId?: string;
+  sessionId?: string;
+  todos: TodoStore;
+  config: ToolsConfig;
+  /** Asks the person at the keyboard. Absent when nobody can answer: then risky actions are refused. */
+  approve?: (request: ApprovalRequest) => Promise<boolean>;
+  /** Reports progress of a long tool call. */
+  progress?: (message: string) => void;
+}
+
+interface ToolBase {
+  name: string;
+  description: string;
+  /** False when calls must not overlap with other calls in the same turn (default true). */
+  concurrencySafe?: boolean;
+  /** Per-call timeout; the registry default applies when absent. */
+  timeoutMs?: number;
+}
+
+/** A tool with a zod schema: arguments are parsed (with defaults applied) before `execute`. */
+export interface ZodTool<S extends z.ZodType = z.ZodType> extends ToolBase {
+  kind: "zod";
+  parameters: S;
+  execute(args: z.output<S>, ctx: ToolContext): Promise<ToolResult | string>;
+}
+
+/** A tool described by raw JSON Schema (MCP, HTTP, plugins); arguments are validated with it. */
+export interface JsonSchemaTool extends ToolBase {
+  kind: "json";
+  parameters: JsonSchema;
+  execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult | string>;
+}
+
+export type Tool = ZodTool | JsonSchemaTool;
+
+/** Declares a zod-typed tool with its argument type inferred from the schema. */
+export function defineTool<S extends z.ZodType>(tool: Omit<ZodTool<S>, "kind">): ZodTool {
+  return { kind: "zod", ...tool } as unknown as ZodTool;
+}
