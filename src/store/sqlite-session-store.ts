@@ -1,0 +1,416 @@
+/** SessionStore on SQLite (better-sqlite3). Synchronous underneath; async to match the interface. */
+import type { Database } from "better-sqlite3";
+import { DimsumError } from "../errors.js";
+import type { Message, ToolResultMessage, Usage } from "../llm/types.js";
+import type { TodoItem } from "../tools/types.js";
+import { type MessageRow, messageToColumns, rowToMessage } from "./message-rows.js";
+import { storeError } from "./sqlite-errors.js";
+import { checkRef, label, toRunRecord, toSessionRecord, toStoredMessage } from "./sqlite-records.js";
+import { prepareStatements, type RunRow, type Statements } from "./sqlite-statements.js";
+import { describeToolPairIssues, findToolPairIssues } from "./tool-pairs.js";
+import type {
+  CompactInput,
+  FinishRunInput,
+  LoadMessagesOptions,
+  RecoveryResult,
+  RunEventInput,
+  RunRecord,
+  SessionRecord,
+  SessionRef,
+  SessionStore,
+  StartRunInput,
+  StoredMessage,
+  StoredRunEvent,
+  StoreLogger,
+} from "./types.js";
+
+export interface SqliteSessionStoreOptions {
+  /** Clock in epoch milliseconds (tests pin it). */
+  now?: () => number;
+  /** Receives a line for every stored row that could not be read and was skipped. */
+  logger?: StoreLogger;
+  /** Fills `tokens_estimate` for new messages. */
+  estimateTokens?: (message: Message) => number;
+}
+
+/** The text of the error result given to a tool call whose run died before it returned. */
+export const INTERRUPTED_TOOL_RESULT = "interrupted: the run stopped before this tool returned";
+const INTERRUPTED_RUN_NOTE =
+  "interrupted: the process stopped before the run finished; closed when the session reopened";
+
+const defaultLogger: StoreLogger = { warn: (message) => process.emitWarning(message, "DimsumStoreWarning") };
+
+export class SqliteSessionStore implements SessionStore {
+  private readonly sql: Statements;
+  private readonly file: string;
+  private readonly now: () => number;
+  private readonly logger: StoreLogger;
+  private readonly estimateTokens: ((message: Message) => number) | undefined;
+  private readonly tx: {
+    insert: (sessionId: number, runId: string | undefined, messages: Message[]) => StoredMessage[];
+    compact: (ref: SessionRef, sessionId: number, input: CompactInput) => number;
+    events: (runId: string, events: RunEventInput[]) => void;
+    recover: (ref: SessionRef, sessionId: number) => RecoveryResult;
+  };
+
+  /** `db` must come from `openDatabase` (migrated); the caller keeps ownership and closes it. */
+  constructor(db: Database, options: SqliteSessionStoreOptions = {}) {
+    this.file = db.name;
+    this.sql = prepareStatements(db);
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger ?? defaultLogger;
+    this.estimateTokens = options.estimateTokens;
+    // Nested calls (recovery inserting messages) become savepoints inside the outer transaction.
+    this.tx = {
+      insert: db.transaction((sessionId: number, runId: string | undefined, messages: Message[]) =>
+        this.insertBatch(sessionId, runId, messages),
+      ),
+      compact: db.transaction((ref: SessionRef, sessionId: number, input: CompactInput) =>
+        this.compactBody(ref, sessionId, input),
+      ),
+      events: db.transaction((runId: string, events: RunEventInput[]) =>
+        this.appendEventsBody(runId, events),
+      ),
+      recover: db.transaction((ref: SessionRef, sessionId: number) => this.recoverBody(ref, sessionId)),
+    };
+  }
+
+  openSession(ref: SessionRef, options: { title?: string } = {}): Promise<SessionRecord> {
+    return this.guard("open a session in", () => {
+      checkRef(ref);
+      const now = this.now();
+      this.sql.insertSession.run(ref.userId, ref.sessionId, options.title ?? null, now, now);
+      if (options.title !== undefined) this.sql.fillTitle.run(options.title, this.requireSession(ref));
+      return toSessionRecord(this.sql.session.get(ref.userId, ref.sessionId)!);
+    });
+  }
+
+  getSession(ref: SessionRef): Promise<SessionRecord | undefined> {
+    return this.guard("read", () => {
+      const row = this.sql.session.get(checkRef(ref).userId, ref.sessionId);
+      return row && toSessionRecord(row);
+    });
+  }
+
+  listSessions(userId: string): Promise<SessionRecord[]> {
+    return this.guard("read", () => this.sql.sessionsOfUser.all(userId).map(toSessionRecord));
+  }
+
+  appendMessages(ref: SessionRef, runId: string | undefined, messages: Message[]): Promise<StoredMessage[]> {
+    return this.guard("write to", () => {
+      const problem = describeToolPairIssues(messages);
+      if (problem) {
+        throw new DimsumError(
+          "internal",
+          `Refusing to store messages for session ${label(ref)}: ${problem}.`,
+          {
+            hint: "append an assistant message with tool calls in the same call as all its tool results",
+          },
+        );
+      }
+      return this.tx.insert(this.requireSession(ref), runId, messages);
+    });
+  }
+
+  loadMessages(ref: SessionRef, options: LoadMessagesOptions = {}): Promise<StoredMessage[]> {
+    return this.guard("read", () => {
+      const sessionId = this.findSession(ref);
+      if (sessionId === undefined) return [];
+      const limit = options.limit === undefined ? -1 : Math.max(0, Math.floor(options.limit));
+      const query = options.includeCompacted ? this.sql.allMessages : this.sql.liveMessages;
+      return this.decodeMessages(ref, query.all(sessionId, limit).reverse());
+    });
+  }
+
+  markCompacted(ref: SessionRef, uptoMessageId: number): Promise<number> {
+    return this.guard("write to", () => this.markCompactedIn(ref, this.requireSession(ref), uptoMessageId));
+  }
+
+  setSummary(ref: SessionRef, summary: string | undefined): Promise<void> {
+    return this.guard("write to", () => {
+      const now = this.now();
+      this.sql.setSummary.run(
+        summary ?? null,
+        summary === undefined ? null : now,
+        now,
+        this.requireSession(ref),
+      );
+    });
+  }
+
+  getSummary(ref: SessionRef): Promise<string | undefined> {
+    return this.guard("read", () => {
+      const sessionId = this.findSession(ref);
+      return sessionId === undefined ? undefined : (this.sql.summary.get(sessionId) ?? undefined);
+    });
+  }
+
+  compact(ref: SessionRef, input: CompactInput): Promise<number> {
+    return this.guard("write to", () => this.tx.compact(ref, this.requireSession(ref), input));
+  }
+
+  startRun(ref: SessionRef, input: StartRunInput): Promise<RunRecord> {
+    return this.guard("write to", () => {
+      const sessionId = this.requireSession(ref);
+      if (this.sql.runExists.get(input.runId)) {
+        throw new DimsumError("internal", `A run with id ${input.runId} already exists.`, {
+          hint: "give every run a fresh id",
+        });
+      }
+      this.sql.insertRun.run(input.runId, sessionId, input.model, input.prompt ?? null, this.now());
+      return this.readRun(this.sql.run.get(input.runId, sessionId)!);
+    });
+  }
+
+  finishRun(ref: SessionRef, runId: string, input: FinishRunInput): Promise<RunRecord> {
+    return this.guard("write to", () => {
+      const sessionId = this.requireSession(ref);
+      const usage = input.usage === undefined ? null : JSON.stringify(input.usage);
+      const { status, iterations } = input;
+      const changed = this.sql.finishRun.run(
+        status,
+        this.now(),
+        iterations,
+        usage,
+        input.error ?? null,
+        input.note ?? null,
+        runId,
+        sessionId,
+      ).changes;
+      if (changed === 0) throw this.missingRun(ref, runId);
+      return this.readRun(this.sql.run.get(runId, sessionId)!);
+    });
+  }
+
+  getRun(ref: SessionRef, runId: string): Promise<RunRecord | undefined> {
+    return this.guard("read", () => {
+      const sessionId = this.findSession(ref);
+      const row = sessionId === undefined ? undefined : this.sql.run.get(runId, sessionId);
+      return row && this.readRun(row);
+    });
+  }
+
+  findRun(userId: string, runId: string): Promise<RunRecord | undefined> {
+    return this.guard("read", () => {
+      const row = this.sql.runOfUser.get(runId, userId);
+      return row && this.readRun(row);
+    });
+  }
+
+  listRuns(ref: SessionRef, options: { limit?: number } = {}): Promise<RunRecord[]> {
+    return this.guard("read", () => {
+      const sessionId = this.findSession(ref);
+      if (sessionId === undefined) return [];
+      const limit = options.limit === undefined ? -1 : Math.max(0, Math.floor(options.limit));
+      return this.sql.runs.all(sessionId, limit).map((row) => this.readRun(row));
+    });
+  }
+
+  appendRunEvents(ref: SessionRef, runId: string, events: RunEventInput[]): Promise<void> {
+    return this.guard("write to", () => {
+      if (!this.sql.runInSession.get(runId, this.requireSession(ref))) throw this.missingRun(ref, runId);
+      if (events.length > 0) this.tx.events(runId, events);
+    });
+  }
+
+  getRunEvents(ref: SessionRef, runId: string): Promise<StoredRunEvent[]> {
+    return this.guard("read", () => {
+      const sessionId = this.findSession(ref);
+      if (sessionId === undefined || !this.sql.runInSession.get(runId, sessionId)) return [];
+      const events: StoredRunEvent[] = [];
+      for (const row of this.sql.events.all(runId)) {
+        const payload = this.parseJson(row.payload_json, `event ${row.seq} of run ${runId}`);
+        if (payload.ok)
+          events.push({
+            runId: row.run_id,
+            seq: row.seq,
+            type: row.type,
+            payload: payload.value,
+            at: row.at,
+          });
+      }
+      return events;
+    });
+  }
+
+  recoverInterruptedRuns(ref: SessionRef): Promise<RecoveryResult> {
+    return this.guard("write to", () => {
+      const sessionId = this.findSession(ref);
+      if (sessionId === undefined) return { runs: [], syntheticResults: [] };
+      return this.tx.recover(ref, sessionId);
+    });
+  }
+
+  getTodos(ref: SessionRef): Promise<TodoItem[]> {
+    return this.guard("read", () => {
+      const sessionId = this.findSession(ref);
+      const json = sessionId === undefined ? undefined : this.sql.todos.get(sessionId);
+      if (json === undefined) return [];
+      const parsed = this.parseJson(json, `the todo list of session ${label(ref)}`);
+      return parsed.ok && Array.isArray(parsed.value) ? (parsed.value as TodoItem[]) : [];
+    });
+  }
+
+  saveTodos(ref: SessionRef, items: TodoItem[]): Promise<void> {
+    return this.guard("write to", () => {
+      this.sql.saveTodos.run(this.requireSession(ref), JSON.stringify(items), this.now());
+    });
+  }
+
+  // --- transaction bodies (run through this.tx) ---
+
+  private insertBatch(sessionId: number, runId: string | undefined, messages: Message[]): StoredMessage[] {
+    const now = this.now();
+    let seq = this.sql.lastSeq.get(sessionId) ?? 0;
+    const stored = messages.map((message) => {
+      const c = messageToColumns(message);
+      const tokens = this.estimateTokens ? Math.round(this.estimateTokens(message)) : null;
+      seq += 1;
+      const { lastInsertRowid } = this.sql.insertMessage.run(
+        sessionId,
+        runId ?? null,
+        seq,
+        c.role,
+        c.contentJson,
+        c.toolCallId,
+        c.toolName,
+        c.isError,
+        now,
+        tokens,
+      );
+      const row: MessageRow = {
+        id: Number(lastInsertRowid),
+        seq,
+        run_id: runId ?? null,
+        role: c.role,
+        content_json: c.contentJson,
+        tool_call_id: c.toolCallId,
+        tool_name: c.toolName,
+        is_error: c.isError,
+        created_at: now,
+        tokens_estimate: tokens,
+        compacted: 0,
+      };
+      return toStoredMessage(row, message);
+    });
+    this.sql.touchSession.run(now, sessionId);
+    return stored;
+  }
+
+  private compactBody(ref: SessionRef, sessionId: number, input: CompactInput): number {
+    const now = this.now();
+    this.sql.setSummary.run(input.summary, now, now, sessionId);
+    return this.markCompactedIn(ref, sessionId, input.uptoMessageId);
+  }
+
+  private appendEventsBody(runId: string, events: RunEventInput[]): void {
+    const at = this.now();
+    let seq = this.sql.lastEventSeq.get(runId) ?? 0;
+    for (const event of events) {
+      seq += 1;
+      this.sql.insertEvent.run(runId, seq, event.type, JSON.stringify(event), at);
+    }
+  }
+
+  private recoverBody(ref: SessionRef, sessionId: number): RecoveryResult {
+    const now = this.now();
+    const running = this.sql.runningRuns.all(sessionId);
+    for (const run of running) this.sql.interruptRun.run(now, INTERRUPTED_RUN_NOTE, run.id);
+    const runs = running.map((row) => this.readRun(this.sql.run.get(row.id, sessionId)!));
+
+    // Defence in depth: transactions make this impossible for new data, but older files may need it.
+    const tail = this.decodeMessages(ref, this.sql.historyTail.all(sessionId, sessionId));
+    const { unanswered } = findToolPairIssues(tail.map((s) => s.message));
+    const open = unanswered[0];
+    const assistant = open && tail[open.index];
+    if (!open || !assistant) return { runs, syntheticResults: [] };
+    if (tail.slice(open.index + 1).some((s) => s.message.role !== "tool")) {
+      // Results appended now would not directly follow the call, so they would not help.
+      this.logger.warn(
+        `Session ${label(ref)}: message ${assistant.id} has tool calls without results followed by later messages; left as is.`,
+      );
+      return { runs, syntheticResults: [] };
+    }
+    const results: ToolResultMessage[] = open.calls.map((call) => ({
+      role: "tool",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: INTERRUPTED_TOOL_RESULT,
+      isError: true,
+    }));
+    return { runs, syntheticResults: this.insertBatch(sessionId, assistant.runId, results) };
+  }
+
+  // --- helpers ---
+
+  /** Runs `fn` now (SQLite is synchronous) and reports failures as rejected DimsumErrors. */
+  private guard<T>(action: string, fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(storeError(err, this.file, action));
+    }
+  }
+
+  private findSession(ref: SessionRef): number | undefined {
+    return this.sql.sessionId.get(checkRef(ref).userId, ref.sessionId);
+  }
+
+  private requireSession(ref: SessionRef): number {
+    const id = this.findSession(ref);
+    if (id === undefined) {
+      throw new DimsumError("internal", `Session ${label(ref)} does not exist.`, {
+        hint: "call openSession before writing to a session",
+      });
+    }
+    return id;
+  }
+
+  private markCompactedIn(ref: SessionRef, sessionId: number, uptoMessageId: number): number {
+    if (this.sql.roleAfter.get(sessionId, uptoMessageId) === "tool") {
+      throw new DimsumError(
+        "internal",
+        `Cannot compact session ${label(ref)} up to message ${uptoMessageId}: the next message is a tool result that would lose its call.`,
+        { hint: "cut compaction after the last tool result of a turn" },
+      );
+    }
+    return this.sql.markCompacted.run(sessionId, uptoMessageId).changes;
+  }
+
+  private missingRun(ref: SessionRef, runId: string): DimsumError {
+    return new DimsumError("internal", `Run ${runId} does not exist in session ${label(ref)}.`, {
+      hint: "start the run with startRun in the same session first",
+    });
+  }
+
+  private decodeMessages(ref: SessionRef, rows: MessageRow[]): StoredMessage[] {
+    const out: StoredMessage[] = [];
+    for (const row of rows) {
+      try {
+        out.push(toStoredMessage(row, rowToMessage(row)));
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        this.logger.warn(
+          `Skipped unreadable message ${row.id} of session ${label(ref)} in ${this.file}: ${reason}`,
+        );
+      }
+    }
+    return out;
+  }
+
+  private readRun(row: RunRow): RunRecord {
+    const usage =
+      row.usage_json === null ? undefined : this.parseJson(row.usage_json, `the usage of run ${row.id}`);
+    return toRunRecord(row, usage?.ok ? (usage.value as Usage) : undefined);
+  }
+
+  private parseJson(json: string, what: string): { ok: true; value: unknown } | { ok: false } {
+    try {
+      return { ok: true, value: JSON.parse(json) };
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      this.logger.warn(`Skipped unreadable ${what} in ${this.file}: ${reason}`);
+      return { ok: false };
+    }
+  }
+}
