@@ -1,0 +1,157 @@
+/**
+ * Decides whether a shell command may run: refused (deny), run after a person agrees (confirm),
+ * or run straight away (allow). Rules are regular expressions tested against the whole command line
+ * and against each simple command in it, so `^`-anchored rules work on every part of a chain.
+ * The parser is deliberately conservative: when in doubt, it asks.
+ */
+import { DimsumError } from "../../errors.js";
+import type { ShellPolicy } from "../types.js";
+
+export type PolicyDecision = "allow" | "deny" | "confirm";
+
+export interface PolicyVerdict {
+  decision: PolicyDecision;
+  /** Why, in words a person understands; names the rule that matched. */
+  reason: string;
+}
+
+export type CommandRules = Pick<ShellPolicy, "allow" | "deny" | "confirm">;
+
+export interface ParsedCommand {
+  /** The simple commands between `;`, `&&`, `||`, `|`, `&` and newlines, trimmed. */
+  parts: string[];
+  /** True when the line runs nested commands: `$(...)`, backticks or `<(...)`/`>(...)`. */
+  hasSubstitution: boolean;
+}
+
+/** Splits a command line into simple commands, honouring quotes and backslash escapes. */
+export function parseCommand(command: string): ParsedCommand {
+  const parts: string[] = [];
+  let current = "";
+  let quote: "'" | '"' | null = null;
+  let hasSubstitution = false;
+  const flush = () => {
+    if (current.trim() !== "") parts.push(current.trim());
+    current = "";
+  };
+  for (let i = 0; i < command.length; i++) {
+    const ch = command[i] as string;
+    const next = command[i + 1];
+    if (quote === "'") {
+      if (ch === "'") quote = null;
+      current += ch;
+      continue;
+    }
+    if (ch === "\\") {
+      current += ch + (next ?? "");
+      i++;
+      continue;
+    }
+    if (ch === "`" || (ch === "$" && next === "(")) hasSubstitution = true;
+    if (quote === '"') {
+      if (ch === '"') quote = null;
+      current += ch;
+      continue;
+    }
+    if (ch === "'" || ch === '"') {
+      quote = ch;
+      current += ch;
+      continue;
+    }
+    if ((ch === "<" || ch === ">") && next === "(") hasSubstitution = true;
+    // `>&2` and `2>&1` are redirections, not background operators.
+    if (ch === "&" && (command[i - 1] === ">" || command[i - 1] === "<" || next === ">")) {
+      current += ch;
+      continue;
+    }
+    if (ch === ";" || ch === "\n" || ch === "&" || ch === "|") {
+      flush();
+      if ((ch === "&" || ch === "|") && next === ch) i++;
+      continue;
+    }
+    current += ch;
+  }
+  flush();
+  return { parts, hasSubstitution };
+}
+
+/** The program a simple command runs: its first word after `VAR=value` assignments. */
+export function commandName(part: string): string {
+  const words = part.split(/\s+/).filter((w) => w !== "");
+  const first = words.find((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
+  return (first ?? "").replace(/^["']|["']$/g, "");
+}
+
+const compiled = new Map<string, RegExp>();
+
+function compileRule(source: string, list: "deny" | "confirm"): RegExp {
+  let rule = compiled.get(source);
+  if (!rule) {
+    try {
+      rule = new RegExp(source);
+    } catch (err) {
+      throw new DimsumError("config", `Shell ${list} rule /${source}/ is not a valid regular expression.`, {
+        hint: `fix tools.shell.${list} in your configuration`,
+        cause: err,
+      });
+    }
+    compiled.set(source, rule);
+  }
+  return rule;
+}
+
+/** The first rule matching the whole line or one of its parts. */
+function firstMatch(rules: string[], list: "deny" | "confirm", texts: string[]): string | undefined {
+  for (const source of rules) {
+    const rule = compileRule(source, list);
+    if (texts.some((text) => rule.test(text))) return source;
+  }
+  return undefined;
+}
+
+/** Decides deny, confirm or allow for a command line under the given rules. */
+export function evaluateCommand(command: string, rules: CommandRules): PolicyVerdict {
+  const { parts, hasSubstitution } = parseCommand(command);
+  // Collapsed whitespace keeps `rm  -rf   /` from slipping past a rule written with single spaces.
+  const collapsed = command.replace(/\s+/g, " ").trim();
+  const texts = [command, collapsed, ...parts, ...parts.map((p) => p.replace(/\s+/g, " "))];
+  const denied = firstMatch(rules.deny, "deny", texts);
+  if (denied !== undefined) {
+    return { decision: "deny", reason: `it matches the deny rule /${denied}/` };
+  }
+  if (parts.length === 0) return { decision: "deny", reason: "the command is empty" };
+  const confirm = firstMatch(rules.confirm, "confirm", texts);
+  if (confirm !== undefined) {
+    return { decision: "confirm", reason: `it matches the confirm rule /${confirm}/` };
+  }
+  if (hasSubstitution) {
+    return { decision: "confirm", reason: "it uses command substitution, which can run any command" };
+  }
+  if (rules.allow.length > 0) {
+    const allowed = new Set(rules.allow);
+    const other = parts.map(commandName).find((name) => !allowed.has(name));
+    if (other !== undefined) {
+      return { decision: "confirm", reason: `\`${other}\` is not in the shell allow list` };
+    }
+  }
+  return { decision: "allow", reason: "no rule asks for approval" };
+}
+
+/**
+ * True for environment variable names that look like secrets (`*_API_KEY`, `*_TOKEN`, `*_SECRET`,
+ * `*PASSWORD*` and friends). Those are kept from commands so they cannot end up in output the model reads.
+ */
+export function isSecretEnvName(name: string): boolean {
+  const upper = name.toUpperCase();
+  if (/PASSWORD|PASSWD|SECRET|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL/.test(upper)) return true;
+  return upper.split("_").some((word) => word === "TOKEN" || word === "TOKENS" || word === "PASS");
+}
+
+/** A copy of `env` without secret-looking variables. */
+export function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!isSecretEnvName(name)) clean[name] = value;
+  }
+  return clean;
+}

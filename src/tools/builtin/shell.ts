@@ -1,0 +1,283 @@
+/** execute_command: runs a shell command inside the workspace under the shell policy. */
+import { spawn } from "node:child_process";
+import { stat } from "node:fs/promises";
+import { z } from "zod";
+import { DimsumError } from "../../errors.js";
+import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
+import { evaluateCommand, withoutSecrets } from "./shell-policy.js";
+import { errorResult, toolFailure } from "./tool-error.js";
+import { resolveInWorkspace } from "./workspace-path.js";
+
+// Time a command gets to clean up after SIGTERM before the whole group is killed.
+const KILL_GRACE_MS = 2000;
+// After the shell exits, how long to wait for its pipes to close; background jobs may hold them open.
+const DRAIN_MS = 1000;
+
+/** Keeps the first and last halves of a stream within a byte limit and counts what was cut. */
+export class OutputCapture {
+  readonly #headLimit: number;
+  readonly #tailLimit: number;
+  readonly #head: Buffer[] = [];
+  readonly #tail: Buffer[] = [];
+  #headBytes = 0;
+  #tailBytes = 0;
+  #total = 0;
+
+  constructor(limit: number) {
+    this.#headLimit = Math.floor(limit / 2);
+    this.#tailLimit = limit - this.#headLimit;
+  }
+
+  /** Bytes seen so far, kept or not. */
+  get totalBytes(): number {
+    return this.#total;
+  }
+
+  /** Adds a chunk, dropping middle bytes once the limit is reached. */
+  push(chunk: Buffer): void {
+    this.#total += chunk.length;
+    let rest = chunk;
+    if (this.#headBytes < this.#headLimit) {
+      const take = Math.min(rest.length, this.#headLimit - this.#headBytes);
+      this.#head.push(rest.subarray(0, take));
+      this.#headBytes += take;
+      rest = rest.subarray(take);
+    }
+    if (rest.length === 0) return;
+    this.#tail.push(rest);
+    this.#tailBytes += rest.length;
+    while (this.#tail.length > 1 && this.#tailBytes - (this.#tail[0] as Buffer).length >= this.#tailLimit) {
+      this.#tailBytes -= (this.#tail.shift() as Buffer).length;
+    }
+  }
+
+  /** The kept text, with a marker where bytes were cut, and how many bytes were cut. */
+  result(): { text: string; cutBytes: number } {
+    const head = Buffer.concat(this.#head);
+    let tail = Buffer.concat(this.#tail);
+    if (tail.length > this.#tailLimit) tail = tail.subarray(tail.length - this.#tailLimit);
+    const cutBytes = this.#total - head.length - tail.length;
+    if (cutBytes === 0) return { text: Buffer.concat([head, tail]).toString("utf8"), cutBytes };
+    const marker = `\n… [${cutBytes} bytes of output cut from the middle; ${this.#total} bytes in all] …\n`;
+    return { text: head.toString("utf8") + marker + tail.toString("utf8"), cutBytes };
+  }
+}
+
+export interface CommandOutcome {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  stdout: string;
+  stderr: string;
+  cutBytes: number;
+  /** True when background processes kept the output pipes open after the shell exited. */
+  pipesLeftOpen: boolean;
+}
+
+export interface RunOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  signal: AbortSignal;
+}
+
+/**
+ * Runs `command` with `/bin/sh -c` in its own process group, so a timeout or an abort can stop
+ * everything it started. Never rejects for a failing command; only for a spawn failure.
+ */
+export function runShellCommand(command: string, options: RunOptions): Promise<CommandOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("/bin/sh", ["-c", command], {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const stdout = new OutputCapture(options.maxOutputBytes);
+    const stderr = new OutputCapture(options.maxOutputBytes);
+    child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+
+    let stopping: "timeout" | "abort" | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let settled = false;
+    const killGroup = (sig: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        // The group is already gone.
+      }
+    };
+    const stop = (why: "timeout" | "abort") => {
+      if (stopping || exit) return;
+      stopping = why;
+      killGroup("SIGTERM");
+      setTimeout(() => killGroup("SIGKILL"), KILL_GRACE_MS).unref();
+    };
+    const timer = setTimeout(() => stop("timeout"), options.timeoutMs);
+    const onAbort = () => stop("abort");
+    options.signal.addEventListener("abort", onAbort, { once: true });
+    let drainTimer: NodeJS.Timeout | undefined;
+
+    const finish = (pipesLeftOpen: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      options.signal.removeEventListener("abort", onAbort);
+      if (pipesLeftOpen) {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }
+      const out = stdout.result();
+      const err = stderr.result();
+      resolve({
+        exitCode: exit?.code ?? null,
+        signal: exit?.signal ?? null,
+        timedOut: stopping === "timeout",
+        aborted: stopping === "abort",
+        stdout: out.text,
+        stderr: err.text,
+        cutBytes: out.cutBytes + err.cutBytes,
+        pipesLeftOpen,
+      });
+    };
+
+    child.on("error", (err) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal.removeEventListener("abort", onAbort);
+      reject(err);
+    });
+    child.on("exit", (code, signal) => {
+      exit = { code, signal };
+      drainTimer = setTimeout(() => finish(true), DRAIN_MS);
+    });
+    child.on("close", () => finish(false));
+    if (options.signal.aborted) stop("abort");
+  });
+}
+
+/** The text the model sees: what happened, then both streams, labelled. */
+function formatOutcome(outcome: CommandOutcome, timeoutMs: number): ToolResult {
+  const lines: string[] = [];
+  if (outcome.timedOut) {
+    lines.push(`Command timed out after ${timeoutMs / 1000} s; it and its child processes were stopped.`);
+  } else if (outcome.aborted) {
+    lines.push("Command was aborted; it and its child processes were stopped.");
+  } else if (outcome.signal) {
+    lines.push(`Command was killed by signal ${outcome.signal}.`);
+  } else {
+    lines.push(`exit code ${outcome.exitCode}`);
+  }
+  lines.push("[stdout]", outcome.stdout === "" ? "(empty)" : outcome.stdout.replace(/\n$/, ""));
+  lines.push("[stderr]", outcome.stderr === "" ? "(empty)" : outcome.stderr.replace(/\n$/, ""));
+  if (outcome.pipesLeftOpen) {
+    lines.push("[background processes are still running; their later output is not captured]");
+  }
+  const failed = outcome.timedOut || outcome.aborted || outcome.exitCode !== 0;
+  const data = {
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+    timedOut: outcome.timedOut,
+    aborted: outcome.aborted,
+    cutBytes: outcome.cutBytes,
+  };
+  return failed ? { content: lines.join("\n"), isError: true, data } : { content: lines.join("\n"), data };
+}
+
+/** Applies the shell policy; returns a refusal result, or undefined when the command may run. */
+async function checkPolicy(command: string, ctx: ToolContext): Promise<ToolResult | undefined> {
+  const verdict = evaluateCommand(command, ctx.config.shell);
+  if (verdict.decision === "allow") return undefined;
+  if (verdict.decision === "deny") {
+    return errorResult(
+      toolFailure(
+        `Refused to run \`${command}\`: ${verdict.reason}.`,
+        "this rule is always enforced; find another way or ask the user to run it themselves",
+      ),
+    );
+  }
+  if (!ctx.approve) {
+    return errorResult(
+      toolFailure(
+        `\`${command}\` needs approval because ${verdict.reason}, and nobody can approve it in this run.`,
+        "rerun with --yes to allow such commands, or adjust tools.shell (allow/confirm) in the configuration",
+      ),
+    );
+  }
+  const approved = await ctx.approve({ tool: "execute_command", summary: command, reason: verdict.reason });
+  if (approved) return undefined;
+  return errorResult(
+    toolFailure(`The user declined to run \`${command}\`.`, "do not retry it; ask the user how to proceed"),
+  );
+}
+
+const executeCommandParams = z.object({
+  command: z.string().min(1).describe("Shell command line, run with /bin/sh -c"),
+  workingDirectory: z
+    .string()
+    .default(".")
+    .describe("Folder to run in, relative to the workspace (default: the workspace)"),
+  timeoutSeconds: z
+    .number()
+    .positive()
+    .optional()
+    .describe("Stop the command after this many seconds (capped by the configured limit)"),
+});
+
+/** execute_command: a shell command in the workspace, with policy checks, a timeout and an output cap. */
+export const executeCommandTool: ZodTool = defineTool({
+  name: "execute_command",
+  description:
+    "Run a shell command (/bin/sh -c) in the workspace and return its exit code, stdout and stderr. " +
+    "No input is available to it; long output is cut in the middle. Risky commands may need approval.",
+  parameters: executeCommandParams,
+  concurrencySafe: false,
+  // The command's own policy timeout governs; this only keeps a shorter registry default from cutting in.
+  timeoutMs: 24 * 60 * 60 * 1000,
+  async execute(args, ctx) {
+    try {
+      if (ctx.signal.aborted)
+        throw new DimsumError("aborted", "The run was aborted before the command started.");
+      const refusal = await checkPolicy(args.command, ctx);
+      if (refusal) return refusal;
+      const cwd = await resolveInWorkspace(ctx.workspace, args.workingDirectory);
+      const info = await stat(cwd).catch(() => undefined);
+      if (!info?.isDirectory()) {
+        throw toolFailure(
+          `workingDirectory ${args.workingDirectory} is not a folder in the workspace.`,
+          "use an existing folder, relative to the workspace",
+        );
+      }
+      const policy = ctx.config.shell;
+      const timeoutMs = Math.min(
+        args.timeoutSeconds ? args.timeoutSeconds * 1000 : policy.timeoutMs,
+        policy.timeoutMs,
+      );
+      const env = {
+        ...withoutSecrets(process.env),
+        PAGER: "cat",
+        GIT_PAGER: "cat",
+        GIT_TERMINAL_PROMPT: "0",
+      };
+      const outcome = await runShellCommand(args.command, {
+        cwd,
+        env,
+        timeoutMs,
+        maxOutputBytes: policy.maxOutputBytes,
+        signal: ctx.signal,
+      });
+      return formatOutcome(outcome, timeoutMs);
+    } catch (err) {
+      return errorResult(err);
+    }
+  },
+});
+
+/** The shell tool, as a list for symmetry with the other built-in groups. */
+export const builtinShellTools: ZodTool[] = [executeCommandTool];
