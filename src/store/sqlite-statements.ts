@@ -44,7 +44,10 @@ const messageColumns = `id, seq, run_id, role, content_json, tool_call_id, tool_
 const runColumns = `r.id, s.user_id, s.session_key, r.status, r.model, r.prompt, r.started_at, r.ended_at,
   r.iterations, r.usage_json, r.error, r.note`;
 
-/** Prepares the store's statements; the schema must already be migrated. */
+/**
+ * Prepares the store's statements; the schema must already be migrated.
+ * @internal Kept out of the declaration files: better-sqlite3's statement type cannot be named there.
+ */
 export function prepareStatements(db: Database) {
   return {
     sessionId: db
@@ -157,4 +160,5 @@ export function prepareStatements(db: Database) {
   };
 }
 
+/** @internal */
 export type Statements = ReturnType<typeof prepareStatements>;
