@@ -23,8 +23,21 @@ export type AgentEvent =
       /** Characters cut to keep the result inside the budget. */
       truncatedChars?: number;
     }
-  /** A message appended to the conversation (assistant turn, or a turn's tool results together). */
-  | { type: "message"; runId: string; message: AssistantMessage | ToolResultMessage }
+  /**
+   * Messages appended to the conversation as one unit: a final assistant message, or an assistant
+   * tool-call message together with all its results. Stores write each unit in one transaction.
+   */
+  | { type: "messages"; runId: string; messages: Array<AssistantMessage | ToolResultMessage> }
+  /** The live context was shortened: older messages summarised (or, as a fallback, dropped). */
+  | {
+      type: "compaction";
+      runId: string;
+      method: "summary" | "truncate" | "prune";
+      messagesRemoved: number;
+      tokensBefore: number;
+      tokensAfter: number;
+      note?: string;
+    }
   | { type: "usage"; runId: string; usage: Usage; total: Usage; costUsd?: number }
   | {
       type: "done";

@@ -1,0 +1,60 @@
+/** CLI entry: parses arguments with commander and loads each command's module only when it runs. */
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { EXIT_OK, EXIT_USAGE } from "./exit-codes.js";
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer");
+  return n;
+}
+
+async function readStdin(stdin: NodeJS.ReadStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Runs the CLI with the given argv; resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const io = {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+  };
+  let exitCode = EXIT_OK;
+  const program = new Command()
+    .name("dimsum")
+    .description("Dimsum: an agent runtime for LLMs with tools")
+    .version("0.1.0")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+
+  program
+    .command("run")
+    .description("run one prompt to completion (prompt from the argument, or stdin with -)")
+    .argument("<prompt...>", "what to ask; use - to read stdin")
+    .option("-m, --model <provider:model>", "model to use (default: DIMSUM_MODEL)")
+    .option("--json", "print events as JSON Lines on stdout")
+    .option("-w, --workspace <dir>", "folder the file and shell tools work in (default: current directory)")
+    .option("--max-iterations <n>", "model calls that may use tools before a final answer", positiveInt)
+    .option("--tools <names>", "comma-separated tool names to offer (default: all built-ins)")
+    .option("-y, --yes", "allow commands the shell policy marks dangerous without asking")
+    .option("--system <text>", "system prompt")
+    .action(async (words: string[], options) => {
+      const { runCommand } = await import("./commands/run.js");
+      const prompt = words.length === 1 && words[0] === "-" ? await readStdin(io.stdin) : words.join(" ");
+      exitCode = await runCommand(prompt, options, io);
+    });
+
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    throw err;
+  }
+  return exitCode;
+}

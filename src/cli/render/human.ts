@@ -1,0 +1,93 @@
+/**
+ * Human output for a run: the answer streams to stdout; reasoning (dimmed), tool activity, retries and
+ * usage go to stderr so that `dimsum run ... > answer.txt` captures only the answer.
+ */
+import type { AgentEvent } from "../../agent/events.js";
+import { oneLine, type Painter } from "./style.js";
+
+export interface HumanRendererOptions {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  paintOut: Painter;
+  paintErr: Painter;
+  showReasoning?: boolean;
+}
+
+/** Returns a function that renders each event as it arrives. */
+export function createHumanRenderer(options: HumanRendererOptions): (event: AgentEvent) => void {
+  const { stdout, stderr, paintErr } = options;
+  let answerOpen = false;
+  let reasoningOpen = false;
+
+  const closeReasoning = () => {
+    if (reasoningOpen) {
+      stderr.write("\n");
+      reasoningOpen = false;
+    }
+  };
+  const closeAnswer = () => {
+    if (answerOpen) {
+      stdout.write("\n");
+      answerOpen = false;
+    }
+  };
+
+  return (event) => {
+    switch (event.type) {
+      case "reasoning_delta":
+        if (options.showReasoning === false) return;
+        reasoningOpen = true;
+        stderr.write(paintErr("dim", event.text));
+        return;
+      case "text_delta":
+        closeReasoning();
+        answerOpen = true;
+        options.stdout.write(event.text);
+        return;
+      case "tool_call":
+        closeReasoning();
+        closeAnswer();
+        stderr.write(
+          paintErr("cyan", `→ ${event.name}`) +
+            paintErr("dim", ` ${oneLine(JSON.stringify(event.args), 80)}\n`),
+        );
+        return;
+      case "tool_result": {
+        const mark = event.ok ? paintErr("green", "✓") : paintErr("red", "✗");
+        const cut = event.truncatedChars ? paintErr("yellow", ` (${event.truncatedChars} chars cut)`) : "";
+        stderr.write(
+          `${mark} ${event.name} ${paintErr("dim", `${Math.round(event.durationMs)}ms`)} ${oneLine(event.output, 100)}${cut}\n`,
+        );
+        return;
+      }
+      case "retry":
+        stderr.write(
+          paintErr("yellow", `… ${event.reason}; retry ${event.attempt} in ${Math.round(event.delayMs)}ms\n`),
+        );
+        return;
+      case "done": {
+        closeReasoning();
+        closeAnswer();
+        const cap = event.capReached ? paintErr("yellow", " (iteration cap reached)") : "";
+        const cost = event.costUsd !== undefined ? ` · $${event.costUsd.toFixed(4)}` : "";
+        const u = event.usage;
+        stderr.write(
+          paintErr(
+            "dim",
+            `[${event.iterations} model calls · ${u.inputTokens} in / ${u.outputTokens} out tokens${cost}]`,
+          ) +
+            cap +
+            "\n",
+        );
+        return;
+      }
+      case "error":
+        closeReasoning();
+        closeAnswer();
+        stderr.write(paintErr("red", `error: ${event.message}${event.hint ? ` (${event.hint})` : ""}\n`));
+        return;
+      default:
+        return;
+    }
+  };
+}

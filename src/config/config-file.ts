@@ -1,0 +1,92 @@
+/** The optional JSON config file: custom OpenAI-compatible providers, model overrides, tool policy. */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { DimsumError } from "../errors.js";
+
+const pricing = z.object({ input: z.number(), output: z.number(), cachedInput: z.number().optional() });
+
+const quirks = z.record(z.string(), z.union([z.boolean(), z.string(), z.number()]));
+
+const providerEntry = z.object({
+  baseUrl: z.string().url(),
+  protocol: z.enum(["openai", "anthropic", "gemini"]).default("openai"),
+  apiKeyEnv: z.string().optional(),
+  /** Discouraged (prefer apiKeyEnv) but supported for local servers with a fixed key. */
+  apiKey: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  quirks: quirks.optional(),
+});
+
+const modelEntry = z.object({
+  contextWindow: z.number().int().positive().optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  pricing: pricing.optional(),
+  quirks: quirks.optional(),
+});
+
+const configFileSchema = z
+  .object({
+    defaultModel: z.string().optional(),
+    maxIterations: z.number().int().positive().max(200).optional(),
+    providers: z.record(z.string(), providerEntry).default({}),
+    /** Keyed by `provider:model`. */
+    models: z.record(z.string(), modelEntry).default({}),
+    tools: z
+      .object({
+        shell: z
+          .object({
+            allow: z.array(z.string()).optional(),
+            deny: z.array(z.string()).optional(),
+            confirm: z.array(z.string()).optional(),
+            timeoutSeconds: z.number().positive().optional(),
+            maxOutputBytes: z.number().int().positive().optional(),
+          })
+          .default({}),
+        fetch: z
+          .object({
+            allowPrivateNetwork: z.boolean().optional(),
+            timeoutSeconds: z.number().positive().optional(),
+            maxBytes: z.number().int().positive().optional(),
+          })
+          .default({}),
+      })
+      .default({ shell: {}, fetch: {} }),
+  })
+  .strict();
+
+export type ConfigFile = z.output<typeof configFileSchema>;
+export type CustomProviderEntry = z.output<typeof providerEntry>;
+export type ModelOverride = z.output<typeof modelEntry>;
+
+/** An empty config, as if no file existed. */
+export function emptyConfigFile(): ConfigFile {
+  return configFileSchema.parse({});
+}
+
+/** Reads and validates a config file; undefined when it does not exist. Errors name the file and field. */
+export function readConfigFile(path: string): ConfigFile | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new DimsumError("config", `cannot read config file ${path}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new DimsumError("config", `config file ${path} is not valid JSON: ${(err as Error).message}`, {
+      hint: "fix the syntax or remove the file",
+    });
+  }
+  const parsed = configFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues
+      .slice(0, 5)
+      .map((i) => `${i.path.join(".") || "(top level)"}: ${i.message}`)
+      .join("; ");
+    throw new DimsumError("config", `config file ${path} is invalid: ${problems}`);
+  }
+  return parsed.data;
+}

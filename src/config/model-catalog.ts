@@ -1,0 +1,83 @@
+/**
+ * Known defaults for common models: context window, output limit and price (USD per million tokens).
+ * Matching is by prefix so dated snapshots (`gpt-4o-2024-08-06`) inherit their family's numbers.
+ * Anything unknown gets a conservative window and no price.
+ */
+import type { ModelPricing } from "../llm/types.js";
+
+export interface CatalogEntry {
+  contextWindow: number;
+  maxOutputTokens?: number;
+  pricing?: ModelPricing;
+}
+
+// Longest prefix wins, so more specific ids come with their own entries.
+const catalog: Array<[prefix: string, entry: CatalogEntry]> = [
+  ["gpt-4o-mini", { contextWindow: 128_000, maxOutputTokens: 16_384, pricing: { input: 0.15, output: 0.6 } }],
+  ["gpt-4o", { contextWindow: 128_000, maxOutputTokens: 16_384, pricing: { input: 2.5, output: 10 } }],
+  [
+    "gpt-4.1-mini",
+    { contextWindow: 1_047_576, maxOutputTokens: 32_768, pricing: { input: 0.4, output: 1.6 } },
+  ],
+  ["gpt-4.1", { contextWindow: 1_047_576, maxOutputTokens: 32_768, pricing: { input: 2, output: 8 } }],
+  ["gpt-5-mini", { contextWindow: 400_000, maxOutputTokens: 128_000, pricing: { input: 0.25, output: 2 } }],
+  ["gpt-5", { contextWindow: 400_000, maxOutputTokens: 128_000, pricing: { input: 1.25, output: 10 } }],
+  ["o3", { contextWindow: 200_000, maxOutputTokens: 100_000, pricing: { input: 2, output: 8 } }],
+  ["o4-mini", { contextWindow: 200_000, maxOutputTokens: 100_000, pricing: { input: 1.1, output: 4.4 } }],
+  ["claude-opus-4", { contextWindow: 200_000, maxOutputTokens: 32_000, pricing: { input: 15, output: 75 } }],
+  ["claude-sonnet-4", { contextWindow: 200_000, maxOutputTokens: 64_000, pricing: { input: 3, output: 15 } }],
+  ["claude-haiku-4", { contextWindow: 200_000, maxOutputTokens: 64_000, pricing: { input: 1, output: 5 } }],
+  [
+    "claude-3-5-haiku",
+    { contextWindow: 200_000, maxOutputTokens: 8_192, pricing: { input: 0.8, output: 4 } },
+  ],
+  [
+    "gemini-2.5-pro",
+    { contextWindow: 1_048_576, maxOutputTokens: 65_536, pricing: { input: 1.25, output: 10 } },
+  ],
+  [
+    "gemini-2.5-flash",
+    { contextWindow: 1_048_576, maxOutputTokens: 65_536, pricing: { input: 0.3, output: 2.5 } },
+  ],
+  [
+    "gemini-2.0-flash",
+    { contextWindow: 1_048_576, maxOutputTokens: 8_192, pricing: { input: 0.1, output: 0.4 } },
+  ],
+  [
+    "deepseek-chat",
+    { contextWindow: 128_000, maxOutputTokens: 8_192, pricing: { input: 0.28, output: 0.42 } },
+  ],
+  [
+    "deepseek-reasoner",
+    { contextWindow: 128_000, maxOutputTokens: 64_000, pricing: { input: 0.28, output: 0.42 } },
+  ],
+  ["qwen-max", { contextWindow: 32_768, maxOutputTokens: 8_192 }],
+  ["qwen-plus", { contextWindow: 131_072, maxOutputTokens: 8_192 }],
+  ["qwen-turbo", { contextWindow: 1_000_000, maxOutputTokens: 8_192 }],
+  ["qwen3", { contextWindow: 131_072 }],
+  ["kimi-k2", { contextWindow: 131_072 }],
+  ["moonshot-v1-128k", { contextWindow: 131_072 }],
+  ["moonshot-v1-32k", { contextWindow: 32_768 }],
+  ["moonshot-v1-8k", { contextWindow: 8_192 }],
+  ["glm-4", { contextWindow: 128_000 }],
+  ["llama3", { contextWindow: 8_192 }],
+  ["llama3.1", { contextWindow: 131_072 }],
+  ["qwen2.5", { contextWindow: 32_768 }],
+];
+
+/** Context window used when nothing is known about a model. */
+export const DEFAULT_CONTEXT_WINDOW = 32_768;
+
+/** Looks up a model id (without provider prefix, or with an OpenRouter-style `vendor/` prefix). */
+export function lookupModel(modelId: string): CatalogEntry | undefined {
+  const id = modelId.includes("/") ? modelId.slice(modelId.lastIndexOf("/") + 1) : modelId;
+  let best: CatalogEntry | undefined;
+  let bestLength = -1;
+  for (const [prefix, entry] of catalog) {
+    if (id.startsWith(prefix) && prefix.length > bestLength) {
+      best = entry;
+      bestLength = prefix.length;
+    }
+  }
+  return best;
+}

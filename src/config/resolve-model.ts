@@ -1,0 +1,108 @@
+/** Turns a `provider:model` string into a ModelSpec, with errors that say which setting to fix. */
+import { DimsumError } from "../errors.js";
+import type { ModelSpec, WireProtocol } from "../llm/types.js";
+import type { DimsumConfig } from "./load-config.js";
+import { DEFAULT_CONTEXT_WINDOW, lookupModel } from "./model-catalog.js";
+import { builtinProviders, canonicalProviderName } from "./providers.js";
+
+interface ProviderResolution {
+  name: string;
+  protocol: WireProtocol;
+  baseUrl: string;
+  apiKey: string | undefined;
+  keyEnv: string | undefined;
+  headers: Record<string, string> | undefined;
+  quirks: Record<string, boolean | string | number> | undefined;
+}
+
+/** Names of every provider this configuration knows, built-in first. */
+export function knownProviders(config: DimsumConfig): string[] {
+  return [...builtinProviders.keys(), ...Object.keys(config.file.providers)];
+}
+
+/** Splits `provider:model`; the model part may itself contain colons (`ollama:qwen2.5:7b`). */
+export function parseModelString(value: string): { provider: string; model: string } {
+  const at = value.indexOf(":");
+  if (at <= 0 || at === value.length - 1) {
+    throw new DimsumError("config", `bad model "${value}": expected provider:model`, {
+      hint: "for example openai:gpt-4o, anthropic:claude-sonnet-4-5, ollama:qwen2.5:7b",
+    });
+  }
+  return { provider: value.slice(0, at), model: value.slice(at + 1) };
+}
+
+/** Resolves a model string (or the configured default) into a ready-to-call ModelSpec. */
+export function resolveModel(config: DimsumConfig, value: string | undefined): ModelSpec {
+  const modelString = value ?? config.defaultModel;
+  if (!modelString) {
+    throw new DimsumError("config", "no model chosen", {
+      hint: "pass --model provider:model or set DIMSUM_MODEL (e.g. DIMSUM_MODEL=openai:gpt-4o)",
+    });
+  }
+  const { provider, model } = parseModelString(modelString);
+  const resolved = resolveProvider(config, provider);
+  const catalog = lookupModel(model);
+  const override = config.file.models[`${resolved.name}:${model}`];
+  const spec: ModelSpec = {
+    provider: resolved.name,
+    id: model,
+    protocol: resolved.protocol,
+    baseUrl: resolved.baseUrl.replace(/\/+$/, ""),
+    contextWindow: override?.contextWindow ?? catalog?.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
+  };
+  const maxOutputTokens = override?.maxOutputTokens ?? catalog?.maxOutputTokens;
+  if (maxOutputTokens) spec.maxOutputTokens = maxOutputTokens;
+  const pricing = override?.pricing ?? catalog?.pricing;
+  if (pricing) spec.pricing = pricing;
+  if (resolved.apiKey) spec.apiKey = resolved.apiKey;
+  if (resolved.keyEnv) spec.apiKeyEnv = resolved.keyEnv;
+  if (resolved.headers) spec.headers = resolved.headers;
+  const quirks = { ...resolved.quirks, ...override?.quirks };
+  if (Object.keys(quirks).length > 0) spec.quirks = quirks;
+  if (resolved.keyEnv && !resolved.apiKey) {
+    throw new DimsumError("config", `no API key for ${resolved.name}`, {
+      hint: `set ${resolved.keyEnv} in the environment or in .env`,
+    });
+  }
+  return spec;
+}
+
+function resolveProvider(config: DimsumConfig, rawName: string): ProviderResolution {
+  const custom = config.file.providers[rawName];
+  if (custom) {
+    return {
+      name: rawName,
+      protocol: custom.protocol,
+      baseUrl: custom.baseUrl,
+      apiKey: custom.apiKey ?? (custom.apiKeyEnv ? config.env[custom.apiKeyEnv] : undefined),
+      keyEnv: custom.apiKeyEnv,
+      headers: custom.headers,
+      quirks: custom.quirks,
+    };
+  }
+  const name = canonicalProviderName(rawName);
+  const builtin = builtinProviders.get(name);
+  if (!builtin) {
+    throw new DimsumError("config", `unknown provider "${rawName}"`, {
+      hint: `known providers: ${knownProviders(config).join(", ")}; add others under "providers" in dimsum.config.json`,
+    });
+  }
+  return {
+    name,
+    protocol: builtin.protocol,
+    baseUrl: withRequiredSuffix(
+      config.env[builtin.baseUrlEnv] || builtin.defaultBaseUrl,
+      builtin.baseUrlSuffix,
+    ),
+    apiKey: builtin.keyEnv ? config.env[builtin.keyEnv] || undefined : undefined,
+    keyEnv: builtin.keyEnv,
+    headers: undefined,
+    quirks: builtin.quirks,
+  };
+}
+
+/** Ollama users write `http://localhost:11434`; its OpenAI-compatible API lives under `/v1`. */
+function withRequiredSuffix(url: string, suffix: string | undefined): string {
+  const trimmed = url.replace(/\/+$/, "");
+  return suffix && !trimmed.endsWith(suffix) ? trimmed + suffix : trimmed;
+}
