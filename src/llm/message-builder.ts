@@ -53,6 +53,9 @@ export class AssistantMessageBuilder {
   }
 
   build(): AssistantMessage {
-    return { role: "assistant", content: this.parts.filter((p) => !(p.type === "text" && p.text === "" && !p.signature)) };
+    return {
+      role: "assistant",
+      content: this.parts.filter((p) => !(p.type === "text" && p.text === "" && !p.signature)),
+    };
   }
 }

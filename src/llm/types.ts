@@ -93,7 +93,14 @@ export interface Usage {
   cachedInputTokens?: number;
 }
 
-export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "refusal" | "error" | "other";
+export type FinishReason =
+  | "stop"
+  | "length"
+  | "tool_calls"
+  | "content_filter"
+  | "refusal"
+  | "error"
+  | "other";
 
 export interface ModelPricing {
   /** USD per million input tokens. */
@@ -164,4 +171,8 @@ export type ModelEvent =
   | { type: "error"; error: DimsumError };
 
 /** A provider is one function. Once called it never throws: failures arrive as the final `error` event. */
-export type StreamFunction = (model: ModelSpec, context: Context, options?: StreamOptions) => AsyncIterable<ModelEvent>;
+export type StreamFunction = (
+  model: ModelSpec,
+  context: Context,
+  options?: StreamOptions,
+) => AsyncIterable<ModelEvent>;
