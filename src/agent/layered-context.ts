@@ -1,6 +1,6 @@
 /**
  * The one place a model call's context is assembled, layer by layer, in a fixed order:
- * system prompt (+ persona), skills, core memory, session summary, open todos, recent messages,
+ * system prompt (+ persona), skills, core memory, relevant memories, session summary, open todos, recent messages,
  * tool schemas.
  */
 import type { Context, Message, ToolSchema } from "../llm/types.js";
@@ -14,6 +14,8 @@ export interface ContextLayers {
   skills?: Array<{ name: string; body: string }>;
   /** Core memory blocks, always present when set. */
   coreMemory?: Array<{ label: string; value: string }>;
+  /** Archival memories retrieved for the user's message, in their own labelled section. */
+  memories?: Array<{ id: string; type: string; text: string }>;
   /** Summary of the conversation before the live messages. */
   summary?: string;
   todos?: TodoItem[];
@@ -33,6 +35,10 @@ export function renderSystemLayers(layers: ContextLayers): string | undefined {
     sections.push(
       `# Core memory\n\n${layers.coreMemory.map((b) => `<${b.label}>\n${b.value}\n</${b.label}>`).join("\n")}`,
     );
+  }
+  if (layers.memories && layers.memories.length > 0) {
+    const lines = layers.memories.map((m) => `- [${m.type} #${m.id}] ${m.text}`);
+    sections.push(`# Relevant memories about the user\n\n${lines.join("\n")}`);
   }
   if (layers.summary?.trim()) {
     sections.push(`# Summary of the earlier conversation\n\n${layers.summary.trim()}`);
