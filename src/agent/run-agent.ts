@@ -32,6 +32,8 @@ export interface ContextRequest {
   tools: ToolRegistry;
   toolsOffered: boolean;
   signal: AbortSignal;
+  /** Adds an event (e.g. `compaction`) to the run's stream, yielded right after the context is built. */
+  report: (event: AgentEvent) => void;
 }
 
 /** Builds the context for a model call. The default sends system + messages + tool schemas. */
@@ -90,13 +92,16 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       if (signal.aborted) throw new DimsumError("aborted", "The run was aborted.");
       const toolsOffered = stopReason === undefined;
       yield { type: "turn_start", runId, iteration, toolsOffered };
+      const reported: AgentEvent[] = [];
       const context = await buildContext({
         system: options.system,
         messages,
         tools: registry,
         toolsOffered,
         signal,
+        report: (event) => reported.push(event),
       });
+      yield* reported;
       const streamOptions: StreamOptions = { ...options.streamOptions, signal };
       if (!toolsOffered) streamOptions.toolChoice = "none";
 

@@ -42,10 +42,53 @@ export async function main(argv: string[]): Promise<number> {
     .option("--tools <names>", "comma-separated tool names to offer (default: all built-ins)")
     .option("-y, --yes", "allow commands the shell policy marks dangerous without asking")
     .option("--system <text>", "system prompt")
+    .option(
+      "-u, --user <id>",
+      "continue a stored conversation of this user (default: DIMSUM_USER or your login)",
+    )
+    .option("-s, --session <id>", "continue this stored session")
     .action(async (words: string[], options) => {
       const { runCommand } = await import("./commands/run.js");
       const prompt = words.length === 1 && words[0] === "-" ? await readStdin(io.stdin) : words.join(" ");
       exitCode = await runCommand(prompt, options, io);
+    });
+
+  program
+    .command("chat", { isDefault: false })
+    .description("interactive chat in a stored session (history survives restarts)")
+    .option("-u, --user <id>", "user id (default: DIMSUM_USER or your login)")
+    .option("-s, --session <id>", "session id; reopening one loads its history", "default")
+    .option("-m, --model <provider:model>", "model to use (default: DIMSUM_MODEL)")
+    .option("-w, --workspace <dir>", "folder the file and shell tools work in (default: current directory)")
+    .option("--tools <names>", "comma-separated tool names to offer (default: all built-ins)")
+    .option("--max-iterations <n>", "model calls that may use tools before a final answer", positiveInt)
+    .option("-y, --yes", "allow commands the shell policy marks dangerous without asking")
+    .option("--system <text>", "system prompt")
+    .action(async (options) => {
+      const { chatCommand } = await import("./commands/chat.js");
+      exitCode = await chatCommand(options, io);
+    });
+
+  program
+    .command("runs")
+    .description("list the runs of a session, newest first")
+    .option("-u, --user <id>", "user id")
+    .option("-s, --session <id>", "session id", "default")
+    .option("--json", "JSON Lines output")
+    .action(async (options) => {
+      const { runsCommand } = await import("./commands/runs.js");
+      exitCode = await runsCommand(options, io);
+    });
+
+  program
+    .command("trace")
+    .description("show what a run did: model calls, tool calls, results, errors")
+    .argument("<runId>", "run id (from dimsum runs or the JSON output)")
+    .option("-u, --user <id>", "user id")
+    .option("--json", "JSON Lines output")
+    .action(async (runId: string, options) => {
+      const { traceCommand } = await import("./commands/runs.js");
+      exitCode = await traceCommand(runId, options, io);
     });
 
   try {

@@ -3,16 +3,19 @@ import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { AgentEvent } from "../../agent/events.js";
 import { runAgent } from "../../agent/run-agent.js";
+import { runSessionTurn } from "../../agent/session-runner.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
 import { createBuiltinRegistry } from "../../tools/builtin/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
+import type { ApprovalRequest } from "../../tools/types.js";
 import { approveAll, terminalApproval } from "../approval.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { createHumanRenderer } from "../render/human.js";
 import { writeJsonLine } from "../render/json-lines.js";
 import { painterFor } from "../render/style.js";
+import { type CliIo, setUpSession } from "../session-setup.js";
 
 export interface RunCommandOptions {
   model?: string;
@@ -22,17 +25,12 @@ export interface RunCommandOptions {
   tools?: string;
   yes?: boolean;
   system?: string;
+  user?: string;
+  session?: string;
 }
 
-export interface CliIo {
-  stdin: NodeJS.ReadStream;
-  stdout: NodeJS.WriteStream;
-  stderr: NodeJS.WriteStream;
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-}
-
-const DEFAULT_SYSTEM =
+/** The default system prompt for CLI runs and chats. */
+export const DEFAULT_SYSTEM =
   "You are Dimsum, a capable assistant that uses tools when they help. Work in the user's workspace. " +
   "Be concise; say what you did and what you found.";
 
@@ -53,50 +51,87 @@ export async function runCommand(prompt: string, options: RunCommandOptions, io:
         paintErr: painterFor(io.stderr, io.env),
       });
   try {
-    const config = loadConfig({ cwd: io.cwd, env: io.env });
-    const model = resolveModel(config, options.model);
-    const workspace = resolveWorkspace(io.cwd, options.workspace);
-    const registry = createBuiltinRegistry(
-      options.tools ? options.tools.split(",").map((s) => s.trim()) : undefined,
-    );
-    const approve = options.yes
-      ? approveAll
-      : io.stdin.isTTY
-        ? terminalApproval(io.stdin, io.stderr)
-        : undefined;
     let exitCode = EXIT_OK;
-    for await (const event of runAgent({
-      model,
-      messages: [{ role: "user", content: prompt }],
-      system: options.system ?? DEFAULT_SYSTEM,
-      tools: registry,
-      maxIterations: options.maxIterations ?? config.maxIterations,
-      signal: controller.signal,
-      toolEnvironment: {
-        workspace,
-        todos: memoryTodoStore(),
-        config: config.tools,
-        ...(approve ? { approve } : {}),
-      },
-    })) {
+    for await (const event of startRun(prompt, options, io, controller.signal)) {
       emit(event);
       if (event.type === "error") exitCode = exitCodeFor(event.code);
     }
     return exitCode;
   } catch (err) {
     const error = toDimsumError(err);
-    if (options.json)
+    if (options.json) {
       writeJsonLine(io.stdout, {
         type: "error",
         code: error.code,
         message: error.message,
         ...(error.hint ? { hint: error.hint } : {}),
       });
-    else io.stderr.write(`dimsum: ${error.toLine()}\n`);
+    } else io.stderr.write(`dimsum: ${error.toLine()}\n`);
     return exitCodeFor(error.code);
   } finally {
     process.off("SIGINT", onSigint);
   }
+}
+
+/** A plain run, or a turn in a stored session when --user or --session is given. */
+async function* startRun(
+  prompt: string,
+  options: RunCommandOptions,
+  io: CliIo,
+  signal: AbortSignal,
+): AsyncGenerator<AgentEvent> {
+  const workspace = resolveWorkspace(io.cwd, options.workspace);
+  const approve = approvalFor(options, io);
+  if (options.user || options.session) {
+    const setup = setUpSession(io, options);
+    try {
+      const recovered = await setup.store.recoverInterruptedRuns(setup.ref);
+      for (const run of recovered.runs) io.stderr.write(`dimsum: closed interrupted run ${run.id}\n`);
+      yield* runSessionTurn({
+        store: setup.store,
+        ref: setup.ref,
+        model: setup.model,
+        input: prompt,
+        system: options.system ?? DEFAULT_SYSTEM,
+        tools: setup.tools,
+        maxIterations: options.maxIterations ?? setup.config.maxIterations,
+        signal,
+        toolEnvironment: { workspace, config: setup.config.tools, ...(approve ? { approve } : {}) },
+        calibrator: setup.calibrator,
+        secrets: setup.secrets,
+      });
+    } finally {
+      setup.close();
+    }
+    return;
+  }
+  const config = loadConfig({ cwd: io.cwd, env: io.env });
+  const model = resolveModel(config, options.model);
+  const registry = createBuiltinRegistry(
+    options.tools ? options.tools.split(",").map((s) => s.trim()) : undefined,
+  );
+  yield* runAgent({
+    model,
+    messages: [{ role: "user", content: prompt }],
+    system: options.system ?? DEFAULT_SYSTEM,
+    tools: registry,
+    maxIterations: options.maxIterations ?? config.maxIterations,
+    signal,
+    toolEnvironment: {
+      workspace,
+      todos: memoryTodoStore(),
+      config: config.tools,
+      ...(approve ? { approve } : {}),
+    },
+  });
+}
+
+function approvalFor(
+  options: RunCommandOptions,
+  io: CliIo,
+): ((request: ApprovalRequest) => Promise<boolean>) | undefined {
+  if (options.yes) return approveAll;
+  return io.stdin.isTTY ? terminalApproval(io.stdin, io.stderr) : undefined;
 }
 
 /** The workspace as an absolute real path; it must exist and be a directory. */

@@ -60,6 +60,16 @@ export function createHumanRenderer(options: HumanRendererOptions): (event: Agen
         );
         return;
       }
+      case "compaction":
+        closeReasoning();
+        closeAnswer();
+        stderr.write(
+          paintErr(
+            "dim",
+            `[context ${event.method}: ${event.messagesRemoved} messages, ~${event.tokensBefore} → ~${event.tokensAfter} tokens${event.note ? `; ${event.note}` : ""}]\n`,
+          ),
+        );
+        return;
       case "retry":
         stderr.write(
           paintErr("yellow", `… ${event.reason}; retry ${event.attempt} in ${Math.round(event.delayMs)}ms\n`),

@@ -1,0 +1,134 @@
+/** `dimsum chat`: an interactive conversation in a stored session, streamed as it happens. */
+import { createInterface } from "node:readline";
+import { runSessionTurn } from "../../agent/session-runner.js";
+import { toDimsumError } from "../../errors.js";
+import type { ApprovalRequest } from "../../tools/types.js";
+import { approveAll } from "../approval.js";
+import { recentTurns } from "../chat/history.js";
+import { runSlashCommand } from "../chat/slash-commands.js";
+import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
+import { createHumanRenderer } from "../render/human.js";
+import { createSpinner } from "../render/spinner.js";
+import { painterFor } from "../render/style.js";
+import { type CliIo, setUpSession } from "../session-setup.js";
+import { DEFAULT_SYSTEM, resolveWorkspace } from "./run.js";
+
+export interface ChatCommandOptions {
+  user?: string;
+  session?: string;
+  model?: string;
+  workspace?: string;
+  tools?: string;
+  yes?: boolean;
+  maxIterations?: number;
+  system?: string;
+}
+
+/** Runs the REPL until /exit or end of input; returns the exit code. */
+export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promise<number> {
+  let setup: ReturnType<typeof setUpSession>;
+  let workspace: string;
+  try {
+    workspace = resolveWorkspace(io.cwd, options.workspace);
+    setup = setUpSession(io, options);
+  } catch (err) {
+    const error = toDimsumError(err);
+    io.stderr.write(`dimsum: ${error.toLine()}\n`);
+    return exitCodeFor(error.code);
+  }
+  const { store, ref, model } = setup;
+  const paintOut = painterFor(io.stdout, io.env);
+  const paintErr = painterFor(io.stderr, io.env);
+  const interactive = Boolean(io.stdin.isTTY);
+  const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: interactive, prompt: "you› " });
+  const spinner = createSpinner(io.stderr);
+  let current: AbortController | undefined;
+
+  rl.on("SIGINT", () => {
+    if (current) current.abort();
+    else rl.close();
+  });
+
+  const approve = options.yes
+    ? approveAll
+    : interactive
+      ? (request: ApprovalRequest) =>
+          new Promise<boolean>((resolve) => {
+            spinner.stop();
+            rl.question(
+              `${request.tool} wants to run: ${request.summary}\n(${request.reason}) Allow? [y/N] `,
+              (a) => resolve(/^y(es)?$/i.test(a.trim())),
+            );
+          })
+      : undefined;
+
+  try {
+    const recovered = await store.recoverInterruptedRuns(ref);
+    io.stderr.write(
+      paintErr(
+        "dim",
+        `dimsum chat · ${ref.userId}:${ref.sessionId} · ${model.provider}:${model.id} · ${workspace}\n`,
+      ),
+    );
+    for (const run of recovered.runs) {
+      io.stderr.write(
+        paintErr("yellow", `a previous run (${run.id}) was interrupted; its finished steps are kept\n`),
+      );
+    }
+    const history = await store.loadMessages(ref, { includeCompacted: true, limit: 40 });
+    if (history.length > 0) {
+      io.stderr.write(paintErr("dim", "— earlier in this session —\n"));
+      for (const line of recentTurns(history, 3, paintErr)) io.stderr.write(`${line}\n`);
+      io.stderr.write(paintErr("dim", "—\n"));
+    }
+    io.stderr.write(paintErr("dim", "type /help for commands\n"));
+    if (interactive) rl.prompt();
+
+    for await (const raw of rl) {
+      const line = raw.trim();
+      if (line === "") {
+        if (interactive) rl.prompt();
+        continue;
+      }
+      if (line.startsWith("/")) {
+        const result = await runSlashCommand(line, { store, ref, model, out: io.stdout, paint: paintOut });
+        if (result === "exit") break;
+        if (interactive) rl.prompt();
+        continue;
+      }
+      current = new AbortController();
+      const render = createHumanRenderer({ stdout: io.stdout, stderr: io.stderr, paintOut, paintErr });
+      spinner.start("thinking…");
+      for await (const event of runSessionTurn({
+        store,
+        ref,
+        model,
+        input: line,
+        system: options.system ?? DEFAULT_SYSTEM,
+        tools: setup.tools,
+        maxIterations: options.maxIterations ?? setup.config.maxIterations,
+        signal: current.signal,
+        toolEnvironment: { workspace, config: setup.config.tools, ...(approve ? { approve } : {}) },
+        calibrator: setup.calibrator,
+        secrets: setup.secrets,
+      })) {
+        if (event.type !== "turn_start" && event.type !== "run_start" && event.type !== "usage")
+          spinner.stop();
+        if (event.type === "turn_start" && event.iteration > 1) spinner.start("thinking…");
+        render(event);
+      }
+      spinner.stop();
+      current = undefined;
+      if (interactive) rl.prompt();
+    }
+    return EXIT_OK;
+  } catch (err) {
+    spinner.stop();
+    const error = toDimsumError(err);
+    io.stderr.write(`dimsum: ${error.toLine()}\n`);
+    return exitCodeFor(error.code);
+  } finally {
+    rl.close();
+    setup.close();
+  }
+}

@@ -1,0 +1,100 @@
+/** `dimsum runs` and `dimsum trace <runId>`: what runs happened and what each one did. */
+import { toDimsumError } from "../../errors.js";
+import { EXIT_FAILURE, EXIT_OK, exitCodeFor } from "../exit-codes.js";
+import { type CliIo, defaultUserId, openStore } from "../session-setup.js";
+
+/** Lists the runs of one session, newest first. */
+export async function runsCommand(
+  options: { user?: string; session?: string; json?: boolean },
+  io: CliIo,
+): Promise<number> {
+  try {
+    const handle = openStore(io);
+    try {
+      const ref = {
+        userId: defaultUserId(handle.config.env, options.user),
+        sessionId: options.session ?? "default",
+      };
+      const runs = await handle.store.listRuns(ref, { limit: 50 });
+      if (options.json) {
+        for (const run of runs) io.stdout.write(`${JSON.stringify(run)}\n`);
+        return EXIT_OK;
+      }
+      if (runs.length === 0) io.stdout.write(`no runs in ${ref.userId}:${ref.sessionId}\n`);
+      for (const run of runs) {
+        const when = new Date(run.startedAt).toISOString().replace("T", " ").slice(0, 19);
+        const tokens = run.usage ? ` ${run.usage.inputTokens}/${run.usage.outputTokens} tok` : "";
+        io.stdout.write(
+          `${run.id}  ${when}  ${run.status.padEnd(11)} ${run.model}${tokens}  ${(run.prompt ?? "").slice(0, 60)}\n`,
+        );
+      }
+      return EXIT_OK;
+    } finally {
+      handle.close();
+    }
+  } catch (err) {
+    const error = toDimsumError(err);
+    io.stderr.write(`dimsum: ${error.toLine()}\n`);
+    return exitCodeFor(error.code);
+  }
+}
+
+/** Prints a run's trace: one line per recorded event (or JSON Lines with --json). */
+export async function traceCommand(
+  runId: string,
+  options: { user?: string; json?: boolean },
+  io: CliIo,
+): Promise<number> {
+  try {
+    const handle = openStore(io);
+    try {
+      const userId = defaultUserId(handle.config.env, options.user);
+      const run = await handle.store.findRun(userId, runId);
+      if (!run) {
+        io.stderr.write(
+          `dimsum: no run ${runId} for user ${userId} (list them with: dimsum runs --user ${userId} --session <id>)\n`,
+        );
+        return EXIT_FAILURE;
+      }
+      const ref = { userId: run.userId, sessionId: run.sessionId };
+      const events = await handle.store.getRunEvents(ref, runId);
+      if (options.json) {
+        for (const e of events) io.stdout.write(`${JSON.stringify(e.payload)}\n`);
+        return EXIT_OK;
+      }
+      io.stdout.write(
+        `run ${run.id} · ${run.userId}:${run.sessionId} · ${run.model} · ${run.status}${run.note ? ` (${run.note})` : ""}\n`,
+      );
+      for (const e of events) io.stdout.write(`${String(e.seq).padStart(4)} ${describe(e.payload)}\n`);
+      return EXIT_OK;
+    } finally {
+      handle.close();
+    }
+  } catch (err) {
+    const error = toDimsumError(err);
+    io.stderr.write(`dimsum: ${error.toLine()}\n`);
+    return exitCodeFor(error.code);
+  }
+}
+
+function describe(payload: unknown): string {
+  const p = payload as Record<string, unknown> & { type: string };
+  switch (p.type) {
+    case "model_call": {
+      const u = p.usage as { inputTokens: number; outputTokens: number } | undefined;
+      return `model call #${p.iteration}: ${p.latencyMs} ms${u ? `, ${u.inputTokens} in / ${u.outputTokens} out tokens` : ""}`;
+    }
+    case "tool_call":
+      return `tool call ${p.name} ${JSON.stringify(p.args).slice(0, 120)}`;
+    case "tool_result":
+      return `tool result ${p.name} ${p.ok ? "ok" : "error"} ${p.durationMs} ms: ${String(p.output).replace(/\s+/g, " ").slice(0, 100)}`;
+    case "done":
+      return `done after ${p.iterations} model calls${p.capReached ? " (cap reached)" : ""}`;
+    case "error":
+      return `error [${p.code}]: ${p.message}`;
+    case "compaction":
+      return `compaction (${p.method}): ${p.messagesRemoved} messages${p.note ? `; ${p.note}` : ""}`;
+    default:
+      return p.type;
+  }
+}

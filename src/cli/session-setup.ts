@@ -1,0 +1,86 @@
+/**
+ * The composition root for commands that work on stored sessions: configuration, the database, the
+ * model and the tool registry, created once and closed together.
+ */
+import { userInfo } from "node:os";
+import { join } from "node:path";
+import { UsageCalibrator } from "../agent/context/index.js";
+import { secretsFrom } from "../agent/trace-recorder.js";
+import { type DimsumConfig, loadConfig } from "../config/load-config.js";
+import { resolveModel } from "../config/resolve-model.js";
+import type { ModelSpec } from "../llm/types.js";
+import { openDatabase } from "../store/database.js";
+import { SqliteSessionStore } from "../store/sqlite-session-store.js";
+import type { SessionRef, SessionStore } from "../store/types.js";
+import { createBuiltinRegistry } from "../tools/builtin/index.js";
+import type { ToolRegistry } from "../tools/registry.js";
+
+export interface CliIo {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}
+
+export interface StoreHandle {
+  config: DimsumConfig;
+  store: SessionStore;
+  dbPath: string;
+  close(): void;
+}
+
+/** Opens the database under DIMSUM_HOME. */
+export function openStore(io: Pick<CliIo, "env" | "cwd">): StoreHandle {
+  const config = loadConfig({ cwd: io.cwd, env: io.env });
+  const dbPath = join(config.home, "dimsum.db");
+  const db = openDatabase(dbPath);
+  return { config, store: new SqliteSessionStore(db), dbPath, close: () => db.close() };
+}
+
+/** The user id for CLI sessions: `--user`, else DIMSUM_USER, else the OS account name. */
+export function defaultUserId(env: Readonly<Record<string, string | undefined>>, explicit?: string): string {
+  if (explicit) return explicit;
+  if (env.DIMSUM_USER) return env.DIMSUM_USER;
+  try {
+    return userInfo().username || "local";
+  } catch {
+    return "local";
+  }
+}
+
+export interface SessionSetup extends StoreHandle {
+  ref: SessionRef;
+  model: ModelSpec;
+  tools: ToolRegistry;
+  calibrator: UsageCalibrator;
+  secrets: string[];
+}
+
+/** Everything a session command needs; the model is resolved (and checked) up front. */
+export function setUpSession(
+  io: Pick<CliIo, "env" | "cwd">,
+  options: { user?: string; session?: string; model?: string; tools?: string },
+): SessionSetup {
+  const handle = openStore(io);
+  try {
+    const model = resolveModel(handle.config, options.model);
+    const tools = createBuiltinRegistry(
+      options.tools ? options.tools.split(",").map((s) => s.trim()) : undefined,
+    );
+    return {
+      ...handle,
+      ref: {
+        userId: defaultUserId(handle.config.env, options.user),
+        sessionId: options.session ?? "default",
+      },
+      model,
+      tools,
+      calibrator: new UsageCalibrator(),
+      secrets: secretsFrom(handle.config.env, [model.apiKey]),
+    };
+  } catch (err) {
+    handle.close();
+    throw err;
+  }
+}
