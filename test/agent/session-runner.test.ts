@@ -64,7 +64,7 @@ type OpenAiMessage = {
   tool_call_id?: string;
 };
 const messagesOf = (request: RecordedRequest | undefined) =>
-  (request?.body as { messages: OpenAiMessage[] }).messages;
+  (request?.body as { messages?: OpenAiMessage[] } | undefined)?.messages ?? [];
 
 /** Every tool message in a request answers a call made earlier in the same request, and every call is answered. */
 function assertToolPairsIntact(messages: OpenAiMessage[]): void {
