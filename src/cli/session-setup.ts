@@ -14,6 +14,7 @@ import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import { createBuiltinRegistry } from "../tools/builtin/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
 
 export interface CliIo {
   stdin: NodeJS.ReadStream;
@@ -65,9 +66,9 @@ export function setUpSession(
   const handle = openStore(io);
   try {
     const model = resolveModel(handle.config, options.model);
-    const tools = createBuiltinRegistry(
-      options.tools ? options.tools.split(",").map((s) => s.trim()) : undefined,
-    );
+    const tools = createBuiltinRegistry(toolNames(options.tools), {
+      webSearch: webSearchConfigFromEnv(handle.config.env),
+    });
     return {
       ...handle,
       ref: {
@@ -83,4 +84,14 @@ export function setUpSession(
     handle.close();
     throw err;
   }
+}
+
+/** Parses `--tools a,b` into names; undefined means all built-ins. */
+export function toolNames(flag: string | undefined): string[] | undefined {
+  return flag
+    ? flag
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 }

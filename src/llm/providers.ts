@@ -2,6 +2,7 @@
  * Stream functions by wire protocol. Adapters load lazily so a command pays only for the protocol
  * it uses (import time dominates a one-shot CLI's cold start).
  */
+import { toDimsumError } from "../errors.js";
 import type { ProtocolAdapter } from "./adapter.js";
 import { createStreamFunction } from "./stream.js";
 import type { Context, ModelEvent, ModelSpec, StreamFunction, StreamOptions, WireProtocol } from "./types.js";
@@ -30,6 +31,12 @@ export async function* stream(
   context: Context,
   options?: StreamOptions,
 ): AsyncIterable<ModelEvent> {
-  const fn = await streamFunctionFor(model.protocol);
+  let fn: StreamFunction;
+  try {
+    fn = await streamFunctionFor(model.protocol);
+  } catch (err) {
+    yield { type: "error", error: toDimsumError(err) };
+    return;
+  }
   yield* fn(model, context, options);
 }

@@ -10,12 +10,13 @@ import { DimsumError, toDimsumError } from "../../errors.js";
 import { createBuiltinRegistry } from "../../tools/builtin/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ApprovalRequest } from "../../tools/types.js";
+import { webSearchConfigFromEnv } from "../../tools/web-search/index.js";
 import { approveAll, terminalApproval } from "../approval.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { createHumanRenderer } from "../render/human.js";
 import { writeJsonLine } from "../render/json-lines.js";
 import { painterFor } from "../render/style.js";
-import { type CliIo, setUpSession } from "../session-setup.js";
+import { type CliIo, setUpSession, toolNames } from "../session-setup.js";
 
 export interface RunCommandOptions {
   model?: string;
@@ -107,9 +108,9 @@ async function* startRun(
   }
   const config = loadConfig({ cwd: io.cwd, env: io.env });
   const model = resolveModel(config, options.model);
-  const registry = createBuiltinRegistry(
-    options.tools ? options.tools.split(",").map((s) => s.trim()) : undefined,
-  );
+  const registry = createBuiltinRegistry(toolNames(options.tools), {
+    webSearch: webSearchConfigFromEnv(config.env),
+  });
   yield* runAgent({
     model,
     messages: [{ role: "user", content: prompt }],
