@@ -1,0 +1,255 @@
+/**
+ * The team domain as the server sees it: agents with personas, channels (direct chats and groups),
+ * channel messages, agent runs, and collaboration flows. `Team` is the one facade the HTTP/WebSocket
+ * edge talks to; it knows nothing about HTTP.
+ */
+import type { ErrorCode } from "../errors.js";
+import type { Usage } from "../llm/types.js";
+
+export interface AgentRecord {
+  /** Slug: `^[a-z0-9][a-z0-9_-]{0,39}$`, used in @mentions and as the OpenAI-compatible model name. */
+  id: string;
+  name: string;
+  emoji: string;
+  /** `provider:model`, or undefined for the server's default model. */
+  model?: string;
+  /** Tool names the agent may use; undefined means all built-ins (minus `toolsDeny`). */
+  toolsAllow?: string[];
+  toolsDeny: string[];
+  memory: boolean;
+  skills: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface AgentInput {
+  id: string;
+  name: string;
+  emoji?: string;
+  model?: string;
+  toolsAllow?: string[];
+  toolsDeny?: string[];
+  memory?: boolean;
+  skills?: string[];
+  /** Initial SOUL.md content. */
+  soul?: string;
+}
+
+export type AgentPatch = Partial<Omit<AgentInput, "id" | "soul">>;
+
+/** The persona file and whether it is usable; an empty or missing file is reported, not hidden. */
+export interface SoulFile {
+  agentId: string;
+  content: string;
+  status: "ok" | "empty" | "missing";
+}
+
+export type ChannelKind = "direct" | "group";
+
+export interface ChannelMember {
+  type: "user" | "agent";
+  id: string;
+}
+
+export interface ChainStep {
+  agentId: string;
+  /** Pause for a person before this step's output is passed on. */
+  requiresApproval: boolean;
+  /** Extra instruction for this step, prepended to its input. */
+  instruction?: string;
+}
+
+export interface ChannelRecord {
+  id: string;
+  kind: ChannelKind;
+  name: string;
+  /** Agent answering un-mentioned messages in a group; the agent of a direct chat. */
+  leaderAgentId?: string;
+  members: ChannelMember[];
+  chain: ChainStep[];
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface ChannelInput {
+  kind: ChannelKind;
+  name: string;
+  leaderAgentId?: string;
+  agentIds: string[];
+  userIds: string[];
+}
+
+export interface ChannelMessage {
+  /** Monotonic per server; clients resume from the last id they saw. */
+  id: number;
+  channelId: string;
+  author: { type: "user" | "agent" | "system"; id: string };
+  text: string;
+  /** The run that produced an agent message. */
+  runId?: string;
+  /** Agents this message was routed to. */
+  mentions: string[];
+  createdAt: number;
+}
+
+export type RunStatus = "queued" | "running" | "done" | "error" | "cancelled";
+
+export interface TeamRun {
+  id: string;
+  channelId: string;
+  agentId: string;
+  /** The message that triggered the run. */
+  triggerMessageId: number;
+  status: RunStatus;
+  /** Set for runs that are steps of a collaboration flow. */
+  flowId?: string;
+  stepIndex?: number;
+  /** Depth in call_agent nesting (0 for runs started by a message). */
+  depth: number;
+  error?: string;
+  usage?: Usage;
+  startedAt: number;
+  endedAt?: number;
+}
+
+export type FlowStatus = "idle" | "running" | "paused" | "done" | "error" | "stopped";
+export type StepStatus = "waiting" | "running" | "completed" | "error" | "skipped";
+
+export interface FlowStep extends ChainStep {
+  status: StepStatus;
+  input?: string;
+  output?: string;
+  error?: string;
+  runId?: string;
+}
+
+/** A collaboration chain being executed: a state machine persisted across restarts. */
+export interface FlowRecord {
+  id: string;
+  channelId: string;
+  triggerMessageId: number;
+  status: FlowStatus;
+  /** Index of the step running, paused on, or failed at. */
+  currentStep: number;
+  steps: FlowStep[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type FlowAction =
+  | { action: "pause" }
+  | { action: "resume" }
+  | { action: "stop" }
+  | { action: "skip"; stepIndex: number }
+  | { action: "retry"; stepIndex: number }
+  | { action: "edit"; stepIndex: number; output: string }
+  /** Approve a step that requires approval (same as resume when paused on it). */
+  | { action: "approve"; stepIndex: number };
+
+/** Everything the edge forwards to clients, in order per run. */
+export type TeamEvent =
+  | { type: "message"; channelId: string; message: ChannelMessage }
+  | { type: "message_deleted"; channelId: string; messageId: number }
+  | { type: "run"; channelId: string; run: TeamRun }
+  | { type: "delta"; channelId: string; runId: string; text: string }
+  | { type: "reasoning"; channelId: string; runId: string; text: string }
+  | {
+      type: "tool_start";
+      channelId: string;
+      runId: string;
+      callId: string;
+      name: string;
+      args: unknown;
+    }
+  | {
+      type: "tool_end";
+      channelId: string;
+      runId: string;
+      callId: string;
+      name: string;
+      ok: boolean;
+      output: string;
+      durationMs: number;
+    }
+  | { type: "flow"; channelId: string; flow: FlowRecord }
+  | { type: "channel"; channelId: string; channel: ChannelRecord };
+
+/** Who is asking; the facade enforces what they may see and do. */
+export interface Actor {
+  userId: string;
+  role: "owner" | "admin" | "member" | "guest";
+}
+
+export interface PostResult {
+  message: ChannelMessage;
+  /** Runs started for the mentioned (or leader) agents. */
+  runs: TeamRun[];
+  /** Set when the message started a collaboration flow. */
+  flow?: FlowRecord;
+}
+
+export interface TeamError {
+  code: ErrorCode | "not_found" | "forbidden" | "conflict" | "invalid";
+  message: string;
+}
+
+/**
+ * The team facade. Every method that touches a channel checks that the actor may: owners and admins
+ * see everything; members and guests only channels they belong to; guests cannot create or manage.
+ * Denials throw DimsumError-like errors carrying a `TeamError.code` in `code`.
+ */
+export interface Team {
+  listAgents(actor: Actor): Promise<AgentRecord[]>;
+  getAgent(actor: Actor, id: string): Promise<AgentRecord>;
+  createAgent(actor: Actor, input: AgentInput): Promise<AgentRecord>;
+  updateAgent(actor: Actor, id: string, patch: AgentPatch): Promise<AgentRecord>;
+  deleteAgent(actor: Actor, id: string): Promise<void>;
+  getSoul(actor: Actor, id: string): Promise<SoulFile>;
+  putSoul(actor: Actor, id: string, content: string): Promise<SoulFile>;
+
+  listChannels(actor: Actor): Promise<Array<ChannelRecord & { unread: number }>>;
+  getChannel(actor: Actor, id: string): Promise<ChannelRecord>;
+  createChannel(actor: Actor, input: ChannelInput): Promise<ChannelRecord>;
+  updateChannel(actor: Actor, id: string, patch: { name?: string; leaderAgentId?: string | null }): Promise<ChannelRecord>;
+  deleteChannel(actor: Actor, id: string): Promise<void>;
+  addMember(actor: Actor, channelId: string, member: ChannelMember): Promise<ChannelRecord>;
+  removeMember(actor: Actor, channelId: string, member: ChannelMember): Promise<ChannelRecord>;
+  setChain(actor: Actor, channelId: string, steps: ChainStep[]): Promise<ChannelRecord>;
+
+  /** Messages before `before` (exclusive), newest last, at most `limit`. */
+  listMessages(actor: Actor, channelId: string, options?: { before?: number; after?: number; limit?: number }): Promise<ChannelMessage[]>;
+  /** Marks the channel read up to a message id for this user (unread counts). */
+  markRead(actor: Actor, channelId: string, messageId: number): Promise<void>;
+  /**
+   * Stores the message and routes it: `@agent` to that agent, `@all` to every agent in the channel,
+   * no mention to the leader; a group with a chain and `/flow` (or `@chain`) starts a flow.
+   */
+  postMessage(actor: Actor, channelId: string, text: string): Promise<PostResult>;
+  deleteMessage(actor: Actor, messageId: number): Promise<void>;
+  searchMessages(actor: Actor, query: string, options?: { channelId?: string; limit?: number }): Promise<ChannelMessage[]>;
+
+  getRun(actor: Actor, runId: string): Promise<TeamRun>;
+  cancelRun(actor: Actor, runId: string): Promise<TeamRun>;
+  /** The stored trace events of a run's agent turn. */
+  getRunTrace(actor: Actor, runId: string): Promise<unknown[]>;
+
+  getFlow(actor: Actor, flowId: string): Promise<FlowRecord>;
+  flowAction(actor: Actor, flowId: string, action: FlowAction): Promise<FlowRecord>;
+
+  /**
+   * Runs an agent directly and returns its answer (the OpenAI-compatible endpoint): the messages are
+   * an OpenAI-style conversation; `onDelta` receives streamed text.
+   */
+  complete(
+    actor: Actor,
+    agentId: string,
+    messages: Array<{ role: "system" | "user" | "assistant"; content: string }>,
+    options?: { signal?: AbortSignal; onDelta?: (text: string) => void },
+  ): Promise<{ text: string; usage?: Usage; runId: string }>;
+
+  /** Subscribes to events of the channels the actor may see; returns an unsubscribe function. */
+  subscribe(actor: Actor, listener: (event: TeamEvent) => void): () => void;
+  /** Cancels running work and waits for it to settle (server shutdown). */
+  close(): Promise<void>;
+}
