@@ -85,9 +85,105 @@ CREATE TABLE todos (
 );
 `;
 
+// Long-term memory. `memories_fts.terms` holds text the memory layer has already tokenised (stems,
+// CJK bigrams), so FTS5 only splits on spaces; the app writes it, a trigger removes it. Triggers keep a
+// per-user row count and a version that in-memory vector caches compare against, whoever wrote.
+const memorySchema = `
+CREATE TABLE memories (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  user_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL DEFAULT '',
+  type TEXT NOT NULL CHECK (type IN ('semantic', 'episodic', 'procedural')),
+  text TEXT NOT NULL,
+  tags_json TEXT NOT NULL DEFAULT '[]',
+  importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 10),
+  confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+  source_session_id TEXT,
+  source_run_id TEXT,
+  access_count INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  last_accessed_at INTEGER,
+  embedding BLOB,
+  embedding_model TEXT,
+  embedding_dims INTEGER
+);
+CREATE INDEX memories_user ON memories (user_id, agent_id, updated_at);
+CREATE INDEX memories_user_model ON memories (user_id, embedding_model);
+
+CREATE VIRTUAL TABLE memories_fts USING fts5 (terms, tokenize = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
+CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab (memories_fts, 'row');
+
+CREATE TABLE memory_user_state (
+  user_id TEXT PRIMARY KEY,
+  version INTEGER NOT NULL,
+  count INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TRIGGER memories_after_insert AFTER INSERT ON memories BEGIN
+  INSERT INTO memory_user_state (user_id, version, count) VALUES (new.user_id, 1, 1)
+    ON CONFLICT (user_id) DO UPDATE SET version = version + 1, count = count + 1;
+END;
+CREATE TRIGGER memories_after_delete AFTER DELETE ON memories BEGIN
+  DELETE FROM memories_fts WHERE rowid = old.id;
+  UPDATE memory_user_state SET version = version + 1, count = count - 1 WHERE user_id = old.user_id;
+END;
+CREATE TRIGGER memories_after_update AFTER UPDATE OF text, type, agent_id, embedding, embedding_model ON memories
+BEGIN
+  UPDATE memory_user_state SET version = version + 1 WHERE user_id = new.user_id;
+END;
+
+CREATE TABLE core_memory (
+  user_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL DEFAULT '',
+  label TEXT NOT NULL,
+  value TEXT NOT NULL,
+  char_limit INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (user_id, agent_id, label)
+) WITHOUT ROWID;
+`;
+
+// Recall search: the text of user and assistant messages, indexed by trigrams (CJK needs no word
+// splitting that way), rowid = messages.id, kept in sync by triggers so every writer is covered.
+const messageText = (row: string) => `CASE json_type(${row}.content_json)
+    WHEN 'text' THEN ${row}.content_json ->> '$'
+    WHEN 'array' THEN (SELECT group_concat(value ->> '$.text', char(10)) FROM json_each(${row}.content_json)
+                       WHERE value ->> '$.type' = 'text')
+  END`;
+
+const recallSchema = `
+CREATE VIRTUAL TABLE messages_fts USING fts5 (text, tokenize = 'trigram remove_diacritics 1');
+
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+WHEN new.role IN ('user', 'assistant') AND json_valid(new.content_json)
+BEGIN
+  INSERT INTO messages_fts (rowid, text) SELECT new.id, t FROM (SELECT ${messageText("new")} AS t) WHERE t <> '';
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+  DELETE FROM messages_fts WHERE rowid = old.id;
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content_json, role ON messages BEGIN
+  DELETE FROM messages_fts WHERE rowid = old.id;
+  INSERT INTO messages_fts (rowid, text)
+    SELECT new.id, t FROM (SELECT ${messageText("new")} AS t)
+    WHERE t <> '' AND new.role IN ('user', 'assistant') AND json_valid(new.content_json);
+END;
+
+INSERT INTO messages_fts (rowid, text)
+  SELECT id, t FROM (SELECT m.id AS id, ${messageText("m")} AS t FROM messages m
+                     WHERE m.role IN ('user', 'assistant') AND json_valid(m.content_json))
+  WHERE t <> '';
+`;
+
 /** Every migration Dimsum knows, oldest first. Append only. */
 export const migrations: readonly Migration[] = [
   { version: 1, name: "sessions, messages, runs, run events, todos", up: (db) => db.exec(sessionsSchema) },
+  {
+    version: 2,
+    name: "long-term memory: archival memories, core memory blocks, recall index over messages",
+    up: (db) => db.exec(memorySchema + recallSchema),
+  },
 ];
 
 /** The schema version recorded in the database file. */
