@@ -28,6 +28,15 @@ export type AgentEvent =
    * tool-call message together with all its results. Stores write each unit in one transaction.
    */
   | { type: "messages"; runId: string; messages: Array<AssistantMessage | ToolResultMessage> }
+  /** What was added to the context for this run beyond the conversation: chosen skills, recalled memories. */
+  | {
+      type: "context";
+      runId: string;
+      skills: string[];
+      memories: Array<{ id: string; score?: number }>;
+      /** How memories were retrieved, e.g. `hybrid` or `bm25` (no embedding provider). */
+      memoryMode?: string;
+    }
   /** The live context was shortened: older messages summarised (or, as a fallback, dropped). */
   | {
       type: "compaction";

@@ -63,3 +63,33 @@ export function buildLayeredContext(
   if (tools && tools.length > 0) context.tools = tools;
   return context;
 }
+
+/** Layers computed for one run from the user's message, plus what to show in the trace about them. */
+export interface LayerResult {
+  layers: Partial<ContextLayers>;
+  skills?: string[];
+  memories?: Array<{ id: string; score?: number }>;
+  memoryMode?: string;
+}
+
+/** Computes extra layers (persona, skills, memory) for a run. */
+export type LayerProvider = (input: {
+  userId?: string;
+  query: string;
+  signal: AbortSignal;
+}) => Promise<LayerResult>;
+
+/** Combines several providers; later ones win where they set the same layer. */
+export function combineLayerProviders(providers: LayerProvider[]): LayerProvider {
+  return async (input) => {
+    const results = await Promise.all(providers.map((p) => p(input)));
+    const out: LayerResult = { layers: {}, skills: [], memories: [] };
+    for (const r of results) {
+      out.layers = { ...out.layers, ...r.layers };
+      out.skills?.push(...(r.skills ?? []));
+      out.memories?.push(...(r.memories ?? []));
+      if (r.memoryMode) out.memoryMode = r.memoryMode;
+    }
+    return out;
+  };
+}

@@ -27,6 +27,7 @@ export type ToolEnvironment = Omit<ToolContext, "signal" | "runId">;
 
 /** Inputs of one context build: the loop's view of the conversation so far. */
 export interface ContextRequest {
+  runId: string;
   system: string | undefined;
   messages: Message[];
   tools: ToolRegistry;
@@ -94,6 +95,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       yield { type: "turn_start", runId, iteration, toolsOffered };
       const reported: AgentEvent[] = [];
       const context = await buildContext({
+        runId,
         system: options.system,
         messages,
         tools: registry,

@@ -22,16 +22,17 @@ import {
   UsageCalibrator,
 } from "./context/index.js";
 import type { AgentEvent } from "./events.js";
-import { buildLayeredContext, type ContextLayers } from "./layered-context.js";
+import {
+  buildLayeredContext,
+  type ContextLayers,
+  type LayerProvider,
+  type LayerResult,
+} from "./layered-context.js";
+
+export type { LayerProvider } from "./layered-context.js";
+
 import { type ContextBuilder, runAgent, type ToolEnvironment } from "./run-agent.js";
 import { TraceRecorder } from "./trace-recorder.js";
-
-/** Extra context layers for a turn (persona, skills, memory), computed from the user's message. */
-export type LayerProvider = (input: {
-  ref: SessionRef;
-  query: string;
-  signal: AbortSignal;
-}) => Promise<Partial<ContextLayers>>;
 
 export interface SessionTurnOptions {
   store: SessionStore;
@@ -79,7 +80,13 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   let extra: Partial<ContextLayers> | undefined;
 
   const buildContext: ContextBuilder = async ({ system, tools, toolsOffered, signal: runSignal, report }) => {
-    extra ??= options.layers ? await options.layers({ ref, query, signal: runSignal }) : {};
+    if (!extra) {
+      const result = options.layers
+        ? await options.layers({ userId: ref.userId, query, signal: runSignal })
+        : { layers: {} };
+      extra = result.layers;
+      if (options.layers) report(contextEvent(runId, result));
+    }
     const layers: ContextLayers = { system, ...extra, summary, todos: await store.getTodos(ref) };
     const schemas = toolsOffered ? tools.schemas() : undefined;
     const frame = buildLayeredContext(layers, [], schemas);
@@ -202,6 +209,18 @@ export async function compactSession(options: {
     await store.compact(ref, { summary: outcome.summary, uptoMessageId: outcome.compactedUpto });
   }
   return outcome.events;
+}
+
+/** The trace/CLI event naming what the layers added. */
+export function contextEvent(runId: string, result: LayerResult): AgentEvent {
+  const event: AgentEvent = {
+    type: "context",
+    runId,
+    skills: result.skills ?? [],
+    memories: result.memories ?? [],
+  };
+  if (result.memoryMode) event.memoryMode = result.memoryMode;
+  return event;
 }
 
 function textOf(content: UserMessage["content"]): string {

@@ -91,6 +91,15 @@ export async function main(argv: string[]): Promise<number> {
       exitCode = await traceCommand(runId, options, io);
     });
 
+  program
+    .command("skills")
+    .description("list the skills found in ~/.dimsum/skills and ./skills, with any load errors")
+    .option("--json", "JSON output")
+    .action(async (options) => {
+      const { skillsCommand } = await import("./commands/skills.js");
+      exitCode = await skillsCommand(options, io);
+    });
+
   try {
     await program.parseAsync(argv);
   } catch (err) {

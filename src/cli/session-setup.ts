@@ -5,6 +5,7 @@
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { UsageCalibrator } from "../agent/context/index.js";
+import type { LayerProvider } from "../agent/layered-context.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
 import { type DimsumConfig, loadConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -12,9 +13,8 @@ import type { ModelSpec } from "../llm/types.js";
 import { openDatabase } from "../store/database.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
-import { createBuiltinRegistry } from "../tools/builtin/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
+import { loadCapabilities } from "./capabilities.js";
 
 export interface CliIo {
   stdin: NodeJS.ReadStream;
@@ -54,21 +54,22 @@ export interface SessionSetup extends StoreHandle {
   ref: SessionRef;
   model: ModelSpec;
   tools: ToolRegistry;
+  layers: LayerProvider;
+  /** Tools, plugins or skills that failed to load: `path[:line]: message`. */
+  problems: string[];
   calibrator: UsageCalibrator;
   secrets: string[];
 }
 
 /** Everything a session command needs; the model is resolved (and checked) up front. */
-export function setUpSession(
+export async function setUpSession(
   io: Pick<CliIo, "env" | "cwd">,
   options: { user?: string; session?: string; model?: string; tools?: string },
-): SessionSetup {
+): Promise<SessionSetup> {
   const handle = openStore(io);
   try {
     const model = resolveModel(handle.config, options.model);
-    const tools = createBuiltinRegistry(toolNames(options.tools), {
-      webSearch: webSearchConfigFromEnv(handle.config.env),
-    });
+    const capabilities = await loadCapabilities(handle.config, io.cwd, toolNames(options.tools));
     return {
       ...handle,
       ref: {
@@ -76,7 +77,9 @@ export function setUpSession(
         sessionId: options.session ?? "default",
       },
       model,
-      tools,
+      tools: capabilities.tools,
+      layers: capabilities.layers,
+      problems: capabilities.problems,
       calibrator: new UsageCalibrator(),
       secrets: secretsFrom(handle.config.env, [model.apiKey]),
     };

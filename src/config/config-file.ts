@@ -29,6 +29,8 @@ const configFileSchema = z
     defaultModel: z.string().optional(),
     maxIterations: z.number().int().positive().max(200).optional(),
     providers: z.record(z.string(), providerEntry).default({}),
+    /** Custom HTTP tool definitions (same shape as `tools/http/*.json`), checked when tools load. */
+    httpTools: z.array(z.unknown()).optional(),
     /** Keyed by `provider:model`. */
     models: z.record(z.string(), modelEntry).default({}),
     tools: z

@@ -26,11 +26,11 @@ export interface ChatCommandOptions {
 
 /** Runs the REPL until /exit or end of input; returns the exit code. */
 export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promise<number> {
-  let setup: ReturnType<typeof setUpSession>;
+  let setup: Awaited<ReturnType<typeof setUpSession>>;
   let workspace: string;
   try {
     workspace = resolveWorkspace(io.cwd, options.workspace);
-    setup = setUpSession(io, options);
+    setup = await setUpSession(io, options);
   } catch (err) {
     const error = toDimsumError(err);
     io.stderr.write(`dimsum: ${error.toLine()}\n`);
@@ -70,6 +70,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
         `dimsum chat · ${ref.userId}:${ref.sessionId} · ${model.provider}:${model.id} · ${workspace}\n`,
       ),
     );
+    for (const problem of setup.problems) io.stderr.write(paintErr("yellow", `skipped: ${problem}\n`));
     for (const run of recovered.runs) {
       io.stderr.write(
         paintErr("yellow", `a previous run (${run.id}) was interrupted; its finished steps are kept\n`),
@@ -111,6 +112,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
         toolEnvironment: { workspace, config: setup.config.tools, ...(approve ? { approve } : {}) },
         calibrator: setup.calibrator,
         secrets: setup.secrets,
+        layers: setup.layers,
       })) {
         if (event.type !== "turn_start" && event.type !== "run_start" && event.type !== "usage")
           spinner.stop();

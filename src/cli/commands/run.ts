@@ -2,16 +2,16 @@
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { AgentEvent } from "../../agent/events.js";
+import { buildLayeredContext, type LayerResult } from "../../agent/layered-context.js";
 import { runAgent } from "../../agent/run-agent.js";
-import { runSessionTurn } from "../../agent/session-runner.js";
+import { contextEvent, runSessionTurn } from "../../agent/session-runner.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
-import { createBuiltinRegistry } from "../../tools/builtin/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ApprovalRequest } from "../../tools/types.js";
-import { webSearchConfigFromEnv } from "../../tools/web-search/index.js";
 import { approveAll, terminalApproval } from "../approval.js";
+import { loadCapabilities } from "../capabilities.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { createHumanRenderer } from "../render/human.js";
 import { writeJsonLine } from "../render/json-lines.js";
@@ -84,7 +84,8 @@ async function* startRun(
   const workspace = resolveWorkspace(io.cwd, options.workspace);
   const approve = approvalFor(options, io);
   if (options.user || options.session) {
-    const setup = setUpSession(io, options);
+    const setup = await setUpSession(io, options);
+    for (const problem of setup.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
     try {
       const recovered = await setup.store.recoverInterruptedRuns(setup.ref);
       for (const run of recovered.runs) io.stderr.write(`dimsum: closed interrupted run ${run.id}\n`);
@@ -100,6 +101,7 @@ async function* startRun(
         toolEnvironment: { workspace, config: setup.config.tools, ...(approve ? { approve } : {}) },
         calibrator: setup.calibrator,
         secrets: setup.secrets,
+        layers: setup.layers,
       });
     } finally {
       setup.close();
@@ -108,14 +110,15 @@ async function* startRun(
   }
   const config = loadConfig({ cwd: io.cwd, env: io.env });
   const model = resolveModel(config, options.model);
-  const registry = createBuiltinRegistry(toolNames(options.tools), {
-    webSearch: webSearchConfigFromEnv(config.env),
-  });
+  const capabilities = await loadCapabilities(config, io.cwd, toolNames(options.tools));
+  for (const problem of capabilities.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
+  const system = options.system ?? DEFAULT_SYSTEM;
+  let layers: LayerResult | undefined;
   yield* runAgent({
     model,
     messages: [{ role: "user", content: prompt }],
-    system: options.system ?? DEFAULT_SYSTEM,
-    tools: registry,
+    system,
+    tools: capabilities.tools,
     maxIterations: options.maxIterations ?? config.maxIterations,
     signal,
     toolEnvironment: {
@@ -123,6 +126,17 @@ async function* startRun(
       todos: memoryTodoStore(),
       config: config.tools,
       ...(approve ? { approve } : {}),
+    },
+    buildContext: async ({ runId, messages, tools, toolsOffered, signal: runSignal, report }) => {
+      if (!layers) {
+        layers = await capabilities.layers({ query: prompt, signal: runSignal });
+        report(contextEvent(runId, layers));
+      }
+      return buildLayeredContext(
+        { system, ...layers.layers },
+        messages,
+        toolsOffered ? tools.schemas() : undefined,
+      );
     },
   });
 }

@@ -60,6 +60,14 @@ export function createHumanRenderer(options: HumanRendererOptions): (event: Agen
         );
         return;
       }
+      case "context": {
+        const parts: string[] = [];
+        if (event.skills.length > 0) parts.push(`skills: ${event.skills.join(", ")}`);
+        if (event.memories.length > 0)
+          parts.push(`memories: ${event.memories.length}${event.memoryMode ? ` (${event.memoryMode})` : ""}`);
+        if (parts.length > 0) stderr.write(paintErr("dim", `[${parts.join(" · ")}]\n`));
+        return;
+      }
       case "compaction":
         closeReasoning();
         closeAnswer();

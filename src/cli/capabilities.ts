@@ -1,0 +1,63 @@
+/**
+ * Loads what a command can offer the model beyond the built-ins: HTTP tools and JS plugins from the
+ * tools folders, and skills from the skills folders. Problems are reported, never fatal.
+ */
+import type { LayerProvider } from "../agent/layered-context.js";
+import type { DimsumConfig } from "../config/load-config.js";
+import {
+  defaultSkillDirs,
+  loadSkills,
+  parseSkillCommand,
+  type Skill,
+  selectSkills,
+} from "../skills/index.js";
+import { createBuiltinRegistry } from "../tools/builtin/index.js";
+import { defaultHttpToolDirs, loadHttpTools } from "../tools/http/index.js";
+import { defaultPluginDirs, loadPlugins } from "../tools/plugins/index.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
+
+export interface Capabilities {
+  tools: ToolRegistry;
+  skills: Skill[];
+  /** One line per problem: `path[:line]: message`. */
+  problems: string[];
+  layers: LayerProvider;
+}
+
+/** Builds the tool registry (narrowed to `toolNames` when given) and the skill layer provider. */
+export async function loadCapabilities(
+  config: DimsumConfig,
+  cwd: string,
+  toolNames?: string[],
+): Promise<Capabilities> {
+  const [http, plugins, skills] = await Promise.all([
+    loadHttpTools(defaultHttpToolDirs(config.home, cwd), config.env, {
+      definitions: config.file.httpTools ?? [],
+    }),
+    loadPlugins(defaultPluginDirs(config.home, cwd)),
+    loadSkills(defaultSkillDirs(config.home, cwd)),
+  ]);
+  const all = createBuiltinRegistry(undefined, { webSearch: webSearchConfigFromEnv(config.env) });
+  const problems = [
+    ...http.errors.map((e) => `${e.path}: ${e.message}`),
+    ...plugins.errors.map((e) => `${e.path}: ${e.message}`),
+    ...skills.errors.map((e) => `${e.path}${e.line ? `:${e.line}` : ""}: ${e.message}`),
+  ];
+  for (const tool of [...http.tools, ...plugins.tools]) {
+    if (all.has(tool.name)) problems.push(`tool ${tool.name} is defined twice; the first definition is used`);
+    else all.register(tool);
+  }
+  const tools = toolNames ? all.subset(toolNames) : all;
+  const layers: LayerProvider = async ({ query }) => {
+    const command = parseSkillCommand(query);
+    const chosen = command
+      ? selectSkills(skills.skills, command.rest, { explicit: command.names })
+      : selectSkills(skills.skills, query);
+    return {
+      layers: { skills: chosen.map((s) => ({ name: s.name, body: s.body })) },
+      skills: chosen.map((s) => s.name),
+    };
+  };
+  return { tools, skills: skills.skills, problems, layers };
+}

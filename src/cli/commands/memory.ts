@@ -1,0 +1,148 @@
+/** `dimsum memory list|search|add|forget --user A`: look at and edit a user's long-term memory. */
+import { userInfo } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../config/load-config.js";
+import { DimsumError, toDimsumError } from "../../errors.js";
+import { createEmbedder } from "../../memory/embedder.js";
+import { resolveEmbeddingModel } from "../../memory/embedding-config.js";
+import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
+import { MEMORY_TYPES, type MemoryRecord, type MemoryType } from "../../memory/types.js";
+import { openDatabase } from "../../store/database.js";
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
+
+export interface MemoryCommandOptions {
+  user?: string;
+  agent?: string;
+  type?: string;
+  limit?: number;
+  /** `add`: comma-separated tags. */
+  tags?: string;
+  /** `add`: 1..10. */
+  importance?: number;
+  json?: boolean;
+}
+
+export interface MemoryCommandIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}
+
+export const MEMORY_ACTIONS = ["list", "search", "add", "forget"] as const;
+
+function usage(message: string): DimsumError {
+  return new DimsumError("config", message, {
+    hint: "usage: dimsum memory list|search <query>|add <text>|forget <id> --user <id> [--type] [--limit]",
+  });
+}
+
+function parseType(value: string | undefined): MemoryType | undefined {
+  if (value === undefined) return undefined;
+  if (!MEMORY_TYPES.includes(value as MemoryType)) {
+    throw usage(`--type must be one of ${MEMORY_TYPES.join(", ")} (got "${value}")`);
+  }
+  return value as MemoryType;
+}
+
+function defaultUser(env: MemoryCommandIo["env"]): string | undefined {
+  if (env.DIMSUM_USER) return env.DIMSUM_USER;
+  try {
+    return userInfo().username || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function line(memory: MemoryRecord, extra = ""): string {
+  const day = new Date(memory.updatedAt).toISOString().slice(0, 10);
+  const tags = memory.tags.length > 0 ? ` [${memory.tags.join(", ")}]` : "";
+  return `#${memory.id}  ${memory.type.padEnd(10)}  imp ${String(memory.importance).padStart(2)}  ${day}${extra}  ${memory.text}${tags}\n`;
+}
+
+/** Runs one memory action; returns the exit code. Errors are printed to stderr, never thrown. */
+export async function memoryCommand(
+  action: string,
+  args: string[],
+  options: MemoryCommandOptions,
+  io: MemoryCommandIo,
+): Promise<number> {
+  let db: ReturnType<typeof openDatabase> | undefined;
+  try {
+    if (!MEMORY_ACTIONS.includes(action as (typeof MEMORY_ACTIONS)[number])) {
+      throw usage(`unknown memory action "${action}"; use ${MEMORY_ACTIONS.join(", ")}`);
+    }
+    const userId = options.user ?? defaultUser(io.env);
+    if (!userId) throw usage("no user: pass --user <id> or set DIMSUM_USER");
+    const type = parseType(options.type);
+    const config = loadConfig({ cwd: io.cwd, env: io.env });
+    const spec = resolveEmbeddingModel(config);
+    db = openDatabase(join(config.home, "dimsum.db"));
+    const store = new SqliteMemoryStore(db, {
+      ...(spec ? { embedder: createEmbedder(spec) } : {}),
+      warn: (message) => io.stderr.write(`warning: ${message}\n`),
+    });
+    const scope = options.agent ? { userId, agentId: options.agent } : { userId };
+    const text = args.join(" ").trim();
+    const out = (value: unknown, human: string) =>
+      io.stdout.write(options.json ? `${JSON.stringify(value)}\n` : human);
+
+    if (action === "list") {
+      const memories = await store.list(userId, {
+        ...(options.agent ? { agentId: options.agent } : {}),
+        ...(type ? { type } : {}),
+        limit: options.limit ?? 50,
+      });
+      const total = await store.count(userId);
+      if (options.json) for (const m of memories) out(m, "");
+      else
+        io.stdout.write(
+          memories.length === 0
+            ? `no memories for ${userId}\n`
+            : `${memories.map((m) => line(m)).join("")}(${memories.length} of ${total})\n`,
+        );
+    } else if (action === "search") {
+      if (text === "") throw usage("search needs a query");
+      const result = await store.search({
+        ...scope,
+        query: text,
+        limit: options.limit ?? 10,
+        ...(type ? { type } : {}),
+      });
+      if (options.json) out({ mode: result.mode, hits: result.hits }, "");
+      else {
+        io.stdout.write(`mode: ${result.mode}\n`);
+        for (const hit of result.hits) io.stdout.write(line(hit.memory, `  score ${hit.score.toFixed(4)}`));
+        if (result.hits.length === 0) io.stdout.write("no memory matched\n");
+      }
+    } else if (action === "add") {
+      if (text === "") throw usage("add needs the memory text");
+      const result = await store.remember({
+        ...scope,
+        text,
+        type: type ?? "semantic",
+        ...(options.tags ? { tags: options.tags.split(",") } : {}),
+        ...(options.importance !== undefined ? { importance: options.importance } : {}),
+      });
+      out(
+        result,
+        result.merged ? `merged into #${result.id}: ${result.memory.text}\n` : `added #${result.id}\n`,
+      );
+    } else {
+      if (args.length !== 1) throw usage("forget needs exactly one memory id");
+      const id = args[0]!.replace(/^#/, "");
+      if (!(await store.forget(userId, id))) {
+        io.stderr.write(`no memory #${id} for user ${userId}\n`);
+        return EXIT_FAILURE;
+      }
+      out({ forgotten: id }, `forgot #${id}\n`);
+    }
+    return EXIT_OK;
+  } catch (err) {
+    const error = toDimsumError(err);
+    io.stderr.write(`error: ${error.toLine()}\n`);
+    return error.hint?.startsWith("usage:") ? EXIT_USAGE : exitCodeFor(error.code);
+  } finally {
+    db?.close();
+  }
+}
