@@ -92,6 +92,16 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command("serve")
+    .description("start the team server: HTTP API, WebSocket and web UI")
+    .option("-p, --port <n>", "port to listen on", positiveInt, 18800)
+    .option("--host <host>", "interface to bind", "127.0.0.1")
+    .action(async (options) => {
+      const { serveCommand } = await import("./commands/serve.js");
+      exitCode = await serveCommand(options, io);
+    });
+
+  program
     .command("skills")
     .description("list the skills found in ~/.dimsum/skills and ./skills, with any load errors")
     .option("--json", "JSON output")

@@ -176,6 +176,109 @@ INSERT INTO messages_fts (rowid, text)
   WHERE t <> '';
 `;
 
+// The team platform: agents, channels with members and chain, channel messages (their search terms
+// are written by the app: CJK bigrams, see src/team/search-text.ts; a trigger removes them), read
+// markers (people, and `agent:<id>` for what an agent has seen), runs, flows and team settings.
+// Runs keep no foreign key: runs of the OpenAI-compatible endpoint belong to no channel.
+const teamSchema = `
+CREATE TABLE team_agents (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  emoji TEXT NOT NULL DEFAULT '',
+  model TEXT,
+  tools_allow_json TEXT,
+  tools_deny_json TEXT NOT NULL DEFAULT '[]',
+  memory INTEGER NOT NULL DEFAULT 1,
+  skills_json TEXT NOT NULL DEFAULT '[]',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE team_channels (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('direct', 'group')),
+  name TEXT NOT NULL,
+  leader_agent_id TEXT,
+  chain_json TEXT NOT NULL DEFAULT '[]',
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE team_channel_members (
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  member_type TEXT NOT NULL CHECK (member_type IN ('user', 'agent')),
+  member_id TEXT NOT NULL,
+  added_at INTEGER NOT NULL,
+  PRIMARY KEY (channel_id, member_type, member_id)
+) WITHOUT ROWID;
+CREATE INDEX team_channel_members_member ON team_channel_members (member_type, member_id, channel_id);
+
+CREATE TABLE team_messages (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  author_type TEXT NOT NULL CHECK (author_type IN ('user', 'agent', 'system')),
+  author_id TEXT NOT NULL,
+  text TEXT NOT NULL,
+  run_id TEXT,
+  mentions_json TEXT NOT NULL DEFAULT '[]',
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX team_messages_channel ON team_messages (channel_id, id);
+
+CREATE VIRTUAL TABLE team_messages_fts USING fts5 (terms, tokenize = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'");
+CREATE TRIGGER team_messages_after_delete AFTER DELETE ON team_messages BEGIN
+  DELETE FROM team_messages_fts WHERE rowid = old.id;
+END;
+
+CREATE TABLE team_read_markers (
+  reader_id TEXT NOT NULL,
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  message_id INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (reader_id, channel_id)
+) WITHOUT ROWID;
+
+CREATE TABLE team_runs (
+  id TEXT PRIMARY KEY,
+  channel_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  trigger_message_id INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'error', 'cancelled')),
+  flow_id TEXT,
+  step_index INTEGER,
+  depth INTEGER NOT NULL DEFAULT 0,
+  parent_run_id TEXT,
+  requested_by TEXT NOT NULL,
+  session_user_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  error TEXT,
+  usage_json TEXT,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX team_runs_channel ON team_runs (channel_id, started_at);
+CREATE INDEX team_runs_open ON team_runs (status) WHERE status IN ('queued', 'running');
+
+CREATE TABLE team_flows (
+  id TEXT PRIMARY KEY,
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  trigger_message_id INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('idle', 'running', 'paused', 'done', 'error', 'stopped')),
+  current_step INTEGER NOT NULL,
+  steps_json TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX team_flows_channel ON team_flows (channel_id, created_at);
+CREATE INDEX team_flows_status ON team_flows (status);
+
+CREATE TABLE team_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
 /** Every migration Dimsum knows, oldest first. Append only. */
 export const migrations: readonly Migration[] = [
   { version: 1, name: "sessions, messages, runs, run events, todos", up: (db) => db.exec(sessionsSchema) },
@@ -183,6 +286,63 @@ export const migrations: readonly Migration[] = [
     version: 2,
     name: "long-term memory: archival memories, core memory blocks, recall index over messages",
     up: (db) => db.exec(memorySchema + recallSchema),
+  },
+  {
+    version: 3,
+    name: "team platform: agents, channels, members, channel messages with search, read markers, runs, flows",
+    up: (db) => db.exec(teamSchema),
+  },
+  {
+    version: 4,
+    name: "server accounts: users, login sessions, API tokens, server settings and provider keys",
+    // Tokens are stored as SHA-256 hex, passwords as scrypt strings, provider keys AES-GCM sealed.
+    up: (db) =>
+      db.exec(`
+CREATE TABLE users (
+  id TEXT PRIMARY KEY,
+  username TEXT NOT NULL UNIQUE COLLATE NOCASE,
+  password_hash TEXT NOT NULL,
+  role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member', 'guest')),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE auth_sessions (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  token_hash TEXT NOT NULL UNIQUE,
+  csrf_token TEXT NOT NULL,
+  user_agent TEXT,
+  ip TEXT,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX auth_sessions_user ON auth_sessions (user_id, last_seen_at);
+CREATE INDEX auth_sessions_expiry ON auth_sessions (expires_at);
+CREATE TABLE api_tokens (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  token_hash TEXT NOT NULL UNIQUE,
+  preview TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_used_at INTEGER
+);
+CREATE INDEX api_tokens_user ON api_tokens (user_id, created_at);
+CREATE TABLE server_settings (
+  key TEXT PRIMARY KEY,
+  value_json TEXT NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE provider_settings (
+  name TEXT PRIMARY KEY,
+  base_url TEXT,
+  protocol TEXT NOT NULL CHECK (protocol IN ('openai', 'anthropic', 'gemini')),
+  api_key_enc TEXT,
+  key_preview TEXT,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+`),
   },
 ];
 

@@ -64,7 +64,7 @@ async function call(adapter: ProtocolAdapter, model: ModelSpec, context: Context
   const out: ModelEvent[] = [];
   const sse = createParser({ onEvent: (e) => out.push(...parser.push({ event: e.event, data: e.data })) });
   const decoder = new TextDecoder();
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>)
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
     sse.feed(decoder.decode(chunk, { stream: true }));
   out.push(...parser.finish());
   return out;

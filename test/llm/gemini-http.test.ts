@@ -64,7 +64,7 @@ describe("Gemini over HTTP", () => {
       onEvent: (e) => events.push(...parser.push({ event: e.event, data: e.data })),
     });
     const decoder = new TextDecoder();
-    for await (const chunk of response.body as AsyncIterable<Uint8Array>)
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
       sse.feed(decoder.decode(chunk, { stream: true }));
     events.push(...parser.finish());
 

@@ -1,0 +1,125 @@
+/**
+ * `dimsum serve`: one process serving the HTTP API, the WebSocket endpoint and the web UI, with the
+ * SQLite database under DIMSUM_HOME. Stops cleanly on SIGINT/SIGTERM.
+ */
+import { join } from "node:path";
+import type { DimsumConfig } from "../../config/load-config.js";
+import { loadConfig } from "../../config/load-config.js";
+import { DimsumError, toDimsumError } from "../../errors.js";
+import { createServer } from "../../server/app.js";
+import type { ServerLog } from "../../server/context.js";
+import { openSecretBox } from "../../server/settings/secret-box.js";
+import { SettingsStore } from "../../server/settings/settings-store.js";
+import { type Database, openDatabase } from "../../store/database.js";
+import type { Team } from "../../team/types.js";
+import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
+
+export const DEFAULT_PORT = 18800;
+export const DEFAULT_HOST = "127.0.0.1";
+
+export interface ServeOptions {
+  port?: number;
+  host?: string;
+}
+
+export interface ServeIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  /** Stops the server when aborted (tests); SIGINT and SIGTERM always do. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The one place the team facade is built for the server. Until the lead wires `createTeam`
+ * (src/team/team.ts) here, the server runs accounts, settings and the UI without team routes.
+ */
+function buildTeam(_context: {
+  db: Database;
+  config: DimsumConfig;
+  settings: SettingsStore;
+}): Team | undefined {
+  return undefined;
+}
+
+function waitForStop(signal: AbortSignal | undefined): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (reason: string) => {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(reason);
+    };
+    const onInt = () => stop("SIGINT");
+    const onTerm = () => stop("SIGTERM");
+    const onAbort = () => stop("abort");
+    process.once("SIGINT", onInt);
+    process.once("SIGTERM", onTerm);
+    if (signal?.aborted) stop("abort");
+    else signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function listenError(err: unknown, host: string, port: number): DimsumError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE") {
+    return new DimsumError("config", `${host}:${port} is already in use`, {
+      hint: "stop the other process or pick another port with --port",
+    });
+  }
+  if (code === "EACCES" || code === "EADDRNOTAVAIL") {
+    return new DimsumError("config", `cannot listen on ${host}:${port} (${code})`, {
+      hint: "use a port above 1024 and an address of this machine (--host 127.0.0.1 or 0.0.0.0)",
+    });
+  }
+  return toDimsumError(err);
+}
+
+/** Runs the server until a stop signal; resolves to the exit code. */
+export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<number> {
+  const log: ServerLog = {
+    info: (message) => io.stdout.write(`${message}\n`),
+    warn: (message) => io.stderr.write(`dimsum: ${message}\n`),
+    error: (message, err) =>
+      io.stderr.write(
+        `dimsum: ${message}${err === undefined ? "" : `: ${err instanceof Error ? err.message : String(err)}`}\n`,
+      ),
+  };
+  let db: Database | undefined;
+  let team: Team | undefined;
+  let server: ReturnType<typeof createServer> | undefined;
+  try {
+    const config = loadConfig({ cwd: io.cwd, env: io.env });
+    const port = options.port ?? DEFAULT_PORT;
+    const host = options.host ?? DEFAULT_HOST;
+    db = openDatabase(join(config.home, "dimsum.db"));
+    const settings = new SettingsStore(db, openSecretBox(config.home));
+    team = buildTeam({ db, config, settings });
+    server = createServer({
+      db,
+      config,
+      home: config.home,
+      team,
+      settings,
+      log,
+      trustProxy: config.env.DIMSUM_TRUST_PROXY === "1" || config.env.DIMSUM_TRUST_PROXY === "true",
+    });
+    const listening = await server.listen(port, host).catch((err: unknown) => {
+      throw listenError(err, host, port);
+    });
+    io.stdout.write(`Dimsum is serving on ${listening.url}  (Ctrl+C to stop)\n`);
+    if (!team) io.stdout.write("Team routes are not wired yet: accounts, settings and the UI only.\n");
+    const reason = await waitForStop(io.signal);
+    io.stdout.write(`Stopping (${reason})...\n`);
+    return EXIT_OK;
+  } catch (err) {
+    const error = toDimsumError(err);
+    io.stderr.write(`dimsum: ${error.toLine()}\n`);
+    return exitCodeFor(error.code);
+  } finally {
+    await server?.close();
+    await team?.close().catch((err) => log.error("closing the team failed", err));
+    db?.close();
+  }
+}

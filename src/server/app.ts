@@ -1,0 +1,262 @@
+/**
+ * The server's composition root: services (accounts, sessions, API tokens, settings, rate limits),
+ * the Hono app with its security middleware and routes, the node HTTP(S) server, and the WebSocket hub.
+ */
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { DimsumConfig } from "../config/load-config.js";
+import type { Database } from "../store/database.js";
+import type { Actor, Team } from "../team/types.js";
+import { ApiTokenStore } from "./auth/api-token-store.js";
+import { sessionTokenFromCookieHeader } from "./auth/cookies.js";
+import { ensureOwner, type OwnerCreated } from "./auth/ensure-owner.js";
+import { authenticate, requireAuth } from "./auth/middleware.js";
+import type { ScryptParams } from "./auth/passwords.js";
+import { SessionStore } from "./auth/session-store.js";
+import { UserStore } from "./auth/user-store.js";
+import type { AppEnv, DimsumApp, ServerLog, ServerServices } from "./context.js";
+import { errorResponse, HttpError, toHttpError } from "./http/errors.js";
+import { authRoutes } from "./routes/auth.js";
+import { settingsRoutes } from "./routes/settings.js";
+import { tokenRoutes } from "./routes/tokens.js";
+import { userRoutes } from "./routes/users.js";
+import { csrfGuard } from "./security/csrf.js";
+import { securityHeaders } from "./security/headers.js";
+import { createRateLimits, type RateLimitConfig } from "./security/rate-limit.js";
+import { clientIpOf, isSecureRequest, sameOrigin } from "./security/request-origin.js";
+import { openSecretBox } from "./settings/secret-box.js";
+import { SettingsStore } from "./settings/settings-store.js";
+import { defaultStaticDir } from "./static/default-dir.js";
+import { isApiPath, staticSite } from "./static/static-files.js";
+import { WsHub, type WsHubOptions } from "./ws/hub.js";
+import type { WsIdentity } from "./ws/hub-client.js";
+import type { TeamEventSource } from "./ws/protocol.js";
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export interface ServerDeps {
+  db: Database;
+  config: DimsumConfig;
+  /** Data directory (holds `secret.key` for provider keys at rest). */
+  home: string;
+  team?: Team;
+  /** What `/ws` streams; defaults to `team`. Tests pass a small in-memory source. */
+  events?: TeamEventSource;
+  /** The built web UI; defaults to `<package>/web/dist`. */
+  staticDir?: string;
+  /** Believe `X-Forwarded-For` / `X-Forwarded-Proto` (only behind a reverse proxy you run). */
+  trustProxy?: boolean;
+  log?: ServerLog;
+  /** Reuse a settings store (the composition root shares it with model resolution). */
+  settings?: SettingsStore;
+  /** Serve HTTPS directly. */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+  /** Largest request body on `/api` and `/v1` (default 1 MiB). */
+  maxBodyBytes?: number;
+  rateLimits?: RateLimitConfig;
+  sessionTtlMs?: number;
+  /** scrypt cost for new password hashes (default N=2^15, r=8, p=1). */
+  passwordHashParams?: ScryptParams;
+  ws?: WsHubOptions;
+  /** Create the `owner` account at `listen` when none exists (default true). */
+  ensureOwner?: boolean;
+  /** More routes (the team API, the OpenAI endpoint), mounted after the built-in API, before the SPA. */
+  routes?: Array<(app: DimsumApp) => void>;
+}
+
+export interface Listening {
+  url: string;
+  port: number;
+  /** The owner account created at this start, if any. */
+  owner: OwnerCreated | undefined;
+  close(): Promise<void>;
+}
+
+export interface DimsumServer {
+  app: DimsumApp;
+  services: ServerServices;
+  server: HttpServer | HttpsServer;
+  hub: WsHub;
+  /** The caller behind an API token (or `Bearer <token>` header value), for the OpenAI endpoint. */
+  authenticateApiToken(bearer: string | undefined): Actor | undefined;
+  listen(port: number, host?: string): Promise<Listening>;
+  close(): Promise<void>;
+}
+
+/** Writes warnings and errors to stderr, drops info; the CLI passes its own. */
+export const stderrLog: ServerLog = {
+  info: () => {},
+  warn: (message) => process.stderr.write(`dimsum: ${message}\n`),
+  error: (message, err) =>
+    process.stderr.write(
+      `dimsum: ${message}${err ? `: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}` : ""}\n`,
+    ),
+};
+
+/** Builds the Hono app over the given services (no network). */
+export function createApp(
+  services: ServerServices,
+  deps: Pick<ServerDeps, "staticDir" | "maxBodyBytes" | "routes">,
+): DimsumApp {
+  const app = new Hono<AppEnv>();
+  const { log, trustProxy } = services;
+
+  app.onError((err, c) => {
+    const known = toHttpError(err);
+    if (known) return errorResponse(c, known);
+    log.error(`${c.req.method} ${c.req.path} failed`, err);
+    return errorResponse(c, new HttpError(500, "internal", "internal server error; see the server log"));
+  });
+  app.notFound((c) => {
+    if (isApiPath(c.req.path))
+      return errorResponse(c, new HttpError(404, "not_found", `no route ${c.req.method} ${c.req.path}`));
+    return c.text("not found", 404);
+  });
+
+  app.use("*", securityHeaders());
+  app.use("*", async (c, next) => {
+    const incoming = c.env?.incoming;
+    c.set("services", services);
+    c.set("clientIp", clientIpOf(incoming, trustProxy));
+    c.set("secure", isSecureRequest(incoming, trustProxy));
+    c.set("auth", undefined);
+    await next();
+  });
+  const limit = bodyLimit({
+    maxSize: deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    onError: () => {
+      throw new HttpError(
+        413,
+        "too_large",
+        `request body over ${deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes`,
+      );
+    },
+  });
+  app.use("/api/*", limit);
+  app.use("/v1/*", limit);
+  app.use("/api/*", authenticate, csrfGuard, requireAuth);
+
+  app.route("/api/auth", authRoutes());
+  app.route("/api/users", userRoutes());
+  app.route("/api/settings", settingsRoutes());
+  app.route("/api/tokens", tokenRoutes());
+
+  // Team routes (src/server/routes/team.ts, mountTeamRoutes) and the OpenAI endpoint plug in here,
+  // after the guards above and before the SPA fallback below.
+  for (const mount of deps.routes ?? []) mount(app);
+
+  app.get("*", staticSite(deps.staticDir ?? defaultStaticDir()));
+  return app;
+}
+
+/** Creates the server (not yet listening). Call `listen` to start and `close` to stop. */
+export function createServer(deps: ServerDeps): DimsumServer {
+  const log = deps.log ?? stderrLog;
+  const users = new UserStore(
+    deps.db,
+    deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {},
+  );
+  const sessions = new SessionStore(deps.db, deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {});
+  const apiTokens = new ApiTokenStore(deps.db);
+  const services: ServerServices = {
+    db: deps.db,
+    config: deps.config,
+    users,
+    sessions,
+    apiTokens,
+    settings: deps.settings ?? new SettingsStore(deps.db, openSecretBox(deps.home)),
+    limits: createRateLimits(deps.rateLimits),
+    log,
+    trustProxy: deps.trustProxy ?? false,
+  };
+  const app = createApp(services, deps);
+
+  const identityFor = (token: string): WsIdentity | undefined => {
+    const found = sessions.authenticate(token);
+    if (!found) return undefined;
+    const sessionId = found.session.id;
+    return {
+      actor: { userId: found.user.id, role: found.user.role },
+      isValid: () => sessions.isActive(sessionId),
+    };
+  };
+  const hub = new WsHub(
+    deps.events ?? deps.team,
+    {
+      fromUpgrade(request) {
+        const authorization = request.headers.authorization;
+        if (authorization) {
+          const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+          return match?.[1] ? identityFor(match[1]) : undefined;
+        }
+        const token = sessionTokenFromCookieHeader(request.headers.cookie);
+        if (!token) return undefined;
+        // A cookie rides along on cross-site sockets too: only trust it from this server's own pages.
+        const origin = request.headers.origin;
+        if (origin !== undefined && !sameOrigin(origin, request.headers.host)) return undefined;
+        return identityFor(token);
+      },
+      fromToken: identityFor,
+    },
+    log,
+    deps.ws,
+  );
+
+  // The adapter's lightweight Request must stay copyable (`new Request(c.req.raw, …)`, as Hono's
+  // bodyLimit does for chunked bodies), which needs its global Request override: keep the default.
+  const listener = getRequestListener(app.fetch, {
+    errorHandler: (err) => log.error("request failed before routing", err),
+  });
+  const server = deps.tls
+    ? createHttpsServer({ key: deps.tls.key, cert: deps.tls.cert }, listener)
+    : createHttpServer(listener);
+  server.on("upgrade", (request, socket, head) => hub.handleUpgrade(request, socket, head));
+  server.on("clientError", (_err, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await hub.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    })();
+    return closing;
+  };
+
+  return {
+    app,
+    services,
+    server,
+    hub,
+    authenticateApiToken: (bearer) => apiTokens.authenticate(bearer)?.actor,
+    async listen(port, host = "127.0.0.1") {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+      // After listening, so a busy port creates no account. A web setup racing this is fine:
+      // the first account is created atomically and ensureOwner then leaves it alone.
+      const owner = deps.ensureOwner === false ? undefined : await ensureOwner(users, deps.config.env, log);
+      const address = server.address() as AddressInfo;
+      const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+      return {
+        url: `${deps.tls ? "https" : "http"}://${shownHost}:${address.port}`,
+        port: address.port,
+        owner,
+        close,
+      };
+    },
+    close,
+  };
+}

@@ -1,0 +1,159 @@
+/** Accounts: username, role and scrypt password hash, in the `users` table. */
+import { randomUUID } from "node:crypto";
+import type { Database } from "../../store/database.js";
+import { sqliteCode } from "../../store/sqlite-errors.js";
+import type { Actor } from "../../team/types.js";
+import { conflict } from "../http/errors.js";
+import {
+  DEFAULT_SCRYPT_PARAMS,
+  hashPassword,
+  type ScryptParams,
+  verifyAgainstDummy,
+  verifyPassword,
+} from "./passwords.js";
+
+export type Role = Actor["role"];
+export const ROLES: readonly Role[] = ["owner", "admin", "member", "guest"];
+
+export interface UserRecord {
+  id: string;
+  username: string;
+  role: Role;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface UserRow {
+  id: string;
+  username: string;
+  role: Role;
+  password_hash: string;
+  created_at: number;
+  updated_at: number;
+}
+
+function toRecord(row: UserRow): UserRecord {
+  return {
+    id: row.id,
+    username: row.username,
+    role: row.role,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The `users` repository. Usernames are unique without regard to case. */
+export class UserStore {
+  private readonly hashParams: ScryptParams;
+
+  /** `hashParams` sets the scrypt cost of new hashes (old hashes keep theirs); tests lower it. */
+  constructor(
+    private readonly db: Database,
+    options: { hashParams?: ScryptParams } = {},
+  ) {
+    this.hashParams = options.hashParams ?? DEFAULT_SCRYPT_PARAMS;
+  }
+
+  /** How many accounts exist (0 means the server still needs its owner). */
+  count(): number {
+    return (this.db.prepare("SELECT count(*) AS n FROM users").get() as { n: number }).n;
+  }
+
+  /** How many accounts have a role (keeps the last owner from being removed). */
+  countRole(role: Role): number {
+    return (this.db.prepare("SELECT count(*) AS n FROM users WHERE role = ?").get(role) as { n: number }).n;
+  }
+
+  /** Every account, by username. */
+  list(): UserRecord[] {
+    const rows = this.db.prepare("SELECT * FROM users ORDER BY username COLLATE NOCASE").all() as UserRow[];
+    return rows.map(toRecord);
+  }
+
+  /** One account by id. */
+  get(id: string): UserRecord | undefined {
+    const row = this.db.prepare("SELECT * FROM users WHERE id = ?").get(id) as UserRow | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
+  /** Creates an account; 409 when the username is taken. */
+  async create(input: { username: string; password: string; role: Role }): Promise<UserRecord> {
+    const hash = await hashPassword(input.password, this.hashParams);
+    const now = Date.now();
+    const id = randomUUID();
+    try {
+      this.db
+        .prepare(
+          "INSERT INTO users (id, username, password_hash, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .run(id, input.username, hash, input.role, now, now);
+    } catch (err) {
+      if (sqliteCode(err) === "SQLITE_CONSTRAINT_UNIQUE") {
+        throw conflict(`the username "${input.username}" is taken; choose another`);
+      }
+      throw err;
+    }
+    return { id, username: input.username, role: input.role, createdAt: now, updatedAt: now };
+  }
+
+  /**
+   * Creates the first account only while none exists, atomically: two racing setup requests
+   * cannot both become owner. Undefined when an account already exists.
+   */
+  async createFirst(input: { username: string; password: string }): Promise<UserRecord | undefined> {
+    const hash = await hashPassword(input.password, this.hashParams);
+    const now = Date.now();
+    const id = randomUUID();
+    const result = this.db
+      .prepare(
+        `INSERT INTO users (id, username, password_hash, role, created_at, updated_at)
+         SELECT ?, ?, ?, 'owner', ?, ? WHERE NOT EXISTS (SELECT 1 FROM users)`,
+      )
+      .run(id, input.username, hash, now, now);
+    if (result.changes === 0) return undefined;
+    return { id, username: input.username, role: "owner", createdAt: now, updatedAt: now };
+  }
+
+  /** Changes role and/or password. */
+  async update(id: string, patch: { role?: Role; password?: string }): Promise<UserRecord | undefined> {
+    const hash =
+      patch.password === undefined ? undefined : await hashPassword(patch.password, this.hashParams);
+    const now = Date.now();
+    this.db
+      .prepare(
+        `UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
+         WHERE id = ?`,
+      )
+      .run(patch.role ?? null, hash ?? null, now, id);
+    return this.get(id);
+  }
+
+  /** Deletes an account; its sessions and API tokens go with it (foreign keys cascade). */
+  delete(id: string): boolean {
+    return this.db.prepare("DELETE FROM users WHERE id = ?").run(id).changes > 0;
+  }
+
+  /**
+   * Checks a username and password. Unknown usernames cost the same scrypt work as known ones,
+   * so timing does not reveal which accounts exist.
+   */
+  async verifyLogin(username: string, password: string): Promise<UserRecord | undefined> {
+    const row = this.db.prepare("SELECT * FROM users WHERE username = ?").get(username) as
+      | UserRow
+      | undefined;
+    if (!row) {
+      await verifyAgainstDummy(password, this.hashParams);
+      return undefined;
+    }
+    return (await verifyPassword(password, row.password_hash)) ? toRecord(row) : undefined;
+  }
+
+  /** Checks the password of a known account (password change, re-authentication). */
+  async checkPassword(id: string, password: string): Promise<boolean> {
+    const row = this.db.prepare("SELECT password_hash FROM users WHERE id = ?").get(id) as
+      | Pick<UserRow, "password_hash">
+      | undefined;
+    if (!row) return verifyAgainstDummy(password, this.hashParams);
+    return verifyPassword(password, row.password_hash);
+  }
+}

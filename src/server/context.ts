@@ -1,0 +1,69 @@
+/**
+ * The Hono environment every route shares: the node request/response bindings, and the variables
+ * middleware sets (services, client address, the authenticated caller).
+ */
+import type { HttpBindings } from "@hono/node-server";
+import type { Context, Hono } from "hono";
+import type { DimsumConfig } from "../config/load-config.js";
+import type { Database } from "../store/database.js";
+import type { Actor } from "../team/types.js";
+import type { ApiTokenStore } from "./auth/api-token-store.js";
+import type { SessionRecord, SessionStore } from "./auth/session-store.js";
+import type { UserRecord, UserStore } from "./auth/user-store.js";
+import { unauthenticated } from "./http/errors.js";
+import type { ServerRateLimits } from "./security/rate-limit.js";
+import type { SettingsStore } from "./settings/settings-store.js";
+
+/** Where the server writes what operators should see. */
+export interface ServerLog {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string, err?: unknown): void;
+}
+
+/** Long-lived services created once per server and reachable from every request. */
+export interface ServerServices {
+  db: Database;
+  config: DimsumConfig;
+  users: UserStore;
+  sessions: SessionStore;
+  apiTokens: ApiTokenStore;
+  settings: SettingsStore;
+  limits: ServerRateLimits;
+  log: ServerLog;
+  trustProxy: boolean;
+}
+
+/** How the caller proved who they are. */
+export interface AuthState {
+  actor: Actor;
+  user: UserRecord;
+  /** The login session (cookie or bearer session token); undefined for API tokens. */
+  session: SessionRecord | undefined;
+  method: "cookie" | "bearer" | "api_token";
+}
+
+export interface AppVariables {
+  services: ServerServices;
+  /** The client's address: the socket's, or the proxy-reported one when trustProxy is on. */
+  clientIp: string;
+  /** True when the request came over TLS (or a trusted proxy says it did). */
+  secure: boolean;
+  auth: AuthState | undefined;
+}
+
+export type AppEnv = { Bindings: HttpBindings; Variables: AppVariables };
+export type DimsumApp = Hono<AppEnv>;
+export type AppContext = Context<AppEnv>;
+
+/** The authenticated caller, or a 401 (for routes reached without the auth middleware's guard). */
+export function authOf(c: AppContext): AuthState {
+  const auth = c.get("auth");
+  if (!auth) throw unauthenticated();
+  return auth;
+}
+
+/** The authenticated caller as the team facade wants it. */
+export function actorOf(c: AppContext): Actor {
+  return authOf(c).actor;
+}

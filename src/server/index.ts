@@ -1,0 +1,67 @@
+/** The HTTP/WebSocket edge: app factory, auth and security building blocks for further routes. */
+export {
+  createApp,
+  createServer,
+  DEFAULT_MAX_BODY_BYTES,
+  type DimsumServer,
+  type Listening,
+  type ServerDeps,
+  stderrLog,
+} from "./app.js";
+export { API_TOKEN_PREFIX, type ApiTokenRecord, ApiTokenStore, bearerValue } from "./auth/api-token-store.js";
+export { SESSION_COOKIE } from "./auth/cookies.js";
+export { ensureOwner, OWNER_USERNAME, type OwnerCreated } from "./auth/ensure-owner.js";
+export { apiTokenAuth, authenticate, PUBLIC_API_PATHS, requireAuth, requireRole } from "./auth/middleware.js";
+export { hashPassword, verifyPassword } from "./auth/passwords.js";
+export { DEFAULT_SESSION_TTL_MS, type SessionRecord, SessionStore } from "./auth/session-store.js";
+export { ROLES, type Role, type UserRecord, UserStore } from "./auth/user-store.js";
+export {
+  type AppContext,
+  type AppEnv,
+  type AppVariables,
+  type AuthState,
+  actorOf,
+  authOf,
+  type DimsumApp,
+  type ServerLog,
+  type ServerServices,
+} from "./context.js";
+export {
+  type ApiErrorBody,
+  type ApiErrorCode,
+  conflict,
+  errorResponse,
+  forbidden,
+  HttpError,
+  notFound,
+  toHttpError,
+  unauthenticated,
+  type ValidationIssue,
+} from "./http/errors.js";
+export { issuesOf, jsonBody, paramsOf, parseOr400, queryOf } from "./http/validate.js";
+export { CSRF_HEADER, csrfGuard } from "./security/csrf.js";
+export { CONTENT_SECURITY_POLICY, securityHeaders } from "./security/headers.js";
+export {
+  type BucketOptions,
+  createRateLimits,
+  enforce,
+  messageRateLimit,
+  type RateLimitConfig,
+  RateLimiter,
+  rateLimited,
+  type ServerRateLimits,
+} from "./security/rate-limit.js";
+export { clientIpOf, isSecureRequest, sameOrigin } from "./security/request-origin.js";
+export { openSecretBox, type SecretBox } from "./settings/secret-box.js";
+export {
+  keyEnvFor,
+  keyPreview,
+  type ProviderInput,
+  type ProviderSettingView,
+  SettingsStore,
+  type SettingsUpdate,
+  type SettingsView,
+} from "./settings/settings-store.js";
+export { type WsAuthenticator, WsHub, type WsHubOptions } from "./ws/hub.js";
+export type { WsIdentity } from "./ws/hub-client.js";
+export { type ClientFrame, CloseCode, type ServerFrame, type TeamEventSource } from "./ws/protocol.js";

@@ -1,0 +1,115 @@
+/** `/api/auth/*`: first-run setup, login/logout, the caller's sessions and password. */
+import { Hono } from "hono";
+import { clearSessionCookie, setSessionCookie } from "../auth/cookies.js";
+import type { UserRecord } from "../auth/user-store.js";
+import { type AppContext, type AppEnv, authOf } from "../context.js";
+import { conflict, HttpError, notFound } from "../http/errors.js";
+import { jsonBody } from "../http/validate.js";
+import { enforce } from "../security/rate-limit.js";
+import { loginSchema, passwordChangeSchema, setupSchema } from "./schemas.js";
+
+/** The user fields every client may see. */
+export function publicUser(user: UserRecord) {
+  return { id: user.id, username: user.username, role: user.role };
+}
+
+function startSession(c: AppContext, user: UserRecord) {
+  const { sessions } = c.get("services");
+  const { token, session } = sessions.create(user.id, {
+    userAgent: c.req.header("user-agent"),
+    ip: c.get("clientIp"),
+  });
+  setSessionCookie(c, token, session.expiresAt);
+  return { user: publicUser(user), csrfToken: session.csrfToken, token };
+}
+
+/** The auth routes, mounted at `/api/auth`. */
+export function authRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.get("/status", (c) => c.json({ needsSetup: c.get("services").users.count() === 0 }));
+
+  app.post("/setup", jsonBody(setupSchema), async (c) => {
+    const { users, limits } = c.get("services");
+    enforce([[limits.loginPerIp, c.get("clientIp")]], "setup attempts");
+    const body = c.req.valid("json");
+    const user = await users.createFirst(body);
+    if (!user) throw conflict("this server is already set up; sign in instead");
+    c.get("services").log.info(`owner account "${user.username}" created through the web setup`);
+    return c.json(startSession(c, user), 201);
+  });
+
+  app.post("/login", jsonBody(loginSchema), async (c) => {
+    const { users, limits } = c.get("services");
+    const { username, password } = c.req.valid("json");
+    enforce(
+      [
+        [limits.loginPerIp, c.get("clientIp")],
+        [limits.loginPerUsername, username.toLowerCase()],
+      ],
+      "login attempts",
+    );
+    const user = await users.verifyLogin(username, password);
+    if (!user) throw new HttpError(401, "unauthenticated", "wrong username or password");
+    return c.json(startSession(c, user));
+  });
+
+  app.get("/me", (c) => {
+    const auth = authOf(c);
+    return c.json({ user: publicUser(auth.user), csrfToken: auth.session?.csrfToken });
+  });
+
+  app.post("/logout", (c) => {
+    const auth = authOf(c);
+    if (auth.session) c.get("services").sessions.revoke(auth.user.id, auth.session.id);
+    clearSessionCookie(c);
+    return c.body(null, 204);
+  });
+
+  app.post("/logout-all", (c) => {
+    const auth = authOf(c);
+    c.get("services").sessions.revokeAll(auth.user.id);
+    clearSessionCookie(c);
+    return c.body(null, 204);
+  });
+
+  app.get("/sessions", (c) => {
+    const auth = authOf(c);
+    const list = c.get("services").sessions.listForUser(auth.user.id);
+    return c.json(
+      list.map((s) => ({
+        id: s.id,
+        createdAt: s.createdAt,
+        lastSeenAt: s.lastSeenAt,
+        expiresAt: s.expiresAt,
+        userAgent: s.userAgent ?? null,
+        current: s.id === auth.session?.id,
+      })),
+    );
+  });
+
+  app.delete("/sessions/:id", (c) => {
+    const auth = authOf(c);
+    const id = c.req.param("id");
+    if (!c.get("services").sessions.revoke(auth.user.id, id)) throw notFound(`session ${id}`);
+    if (id === auth.session?.id) clearSessionCookie(c);
+    return c.body(null, 204);
+  });
+
+  // Not in the first contract draft: lets anyone (the owner with a console-printed password above all)
+  // change their own password. Other sessions are signed out; this one stays.
+  app.post("/password", jsonBody(passwordChangeSchema), async (c) => {
+    const auth = authOf(c);
+    const { users, sessions, limits } = c.get("services");
+    enforce([[limits.loginPerUsername, auth.user.username.toLowerCase()]], "password attempts");
+    const body = c.req.valid("json");
+    if (!(await users.checkPassword(auth.user.id, body.currentPassword))) {
+      throw new HttpError(403, "forbidden", "the current password is wrong");
+    }
+    await users.update(auth.user.id, { password: body.newPassword });
+    sessions.revokeAll(auth.user.id, auth.session?.id);
+    return c.body(null, 204);
+  });
+
+  return app;
+}

@@ -1,0 +1,45 @@
+/** Request schemas shared by the account routes. */
+import { z } from "zod";
+import { ROLES } from "../auth/user-store.js";
+
+export const usernameSchema = z
+  .string()
+  .trim()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/,
+    "1-40 letters, digits, '.', '_' or '-', starting with a letter or digit",
+  );
+
+/** New passwords: long enough to resist guessing, short enough to keep hashing cheap. */
+export const newPasswordSchema = z
+  .string()
+  .min(8, "at least 8 characters")
+  .max(1024, "at most 1024 characters");
+
+export const roleSchema = z
+  .enum(ROLES as [string, ...string[]])
+  .transform((r) => r as (typeof ROLES)[number]);
+
+export const loginSchema = z.object({
+  username: z.string().trim().min(1).max(100),
+  password: z.string().min(1).max(1024),
+});
+
+export const setupSchema = z.object({ username: usernameSchema, password: newPasswordSchema });
+
+export const passwordChangeSchema = z.object({
+  currentPassword: z.string().min(1).max(1024),
+  newPassword: newPasswordSchema,
+});
+
+export const createUserSchema = z.object({
+  username: usernameSchema,
+  password: newPasswordSchema,
+  role: roleSchema,
+});
+
+export const patchUserSchema = z
+  .object({ role: roleSchema.optional(), password: newPasswordSchema.optional() })
+  .refine((p) => p.role !== undefined || p.password !== undefined, "give a role or a password to change");
+
+export const tokenNameSchema = z.object({ name: z.string().trim().min(1).max(100) });

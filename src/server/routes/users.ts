@@ -1,0 +1,73 @@
+/**
+ * `/api/users` (owner and admin only). Admins manage members and guests; only owners create, change or
+ * delete owners, and the last owner can be neither demoted nor deleted.
+ */
+import { Hono } from "hono";
+import { requireRole } from "../auth/middleware.js";
+import type { Role, UserRecord } from "../auth/user-store.js";
+import { type AppEnv, authOf } from "../context.js";
+import { conflict, forbidden, notFound } from "../http/errors.js";
+import { jsonBody } from "../http/validate.js";
+import { createUserSchema, patchUserSchema } from "./schemas.js";
+
+function userView(user: UserRecord) {
+  return {
+    id: user.id,
+    username: user.username,
+    role: user.role,
+    createdAt: user.createdAt,
+    updatedAt: user.updatedAt,
+  };
+}
+
+function checkMayTouchOwner(callerRole: Role, targetRole: Role | undefined, newRole: Role | undefined): void {
+  if (callerRole !== "owner" && (targetRole === "owner" || newRole === "owner")) {
+    throw forbidden("only an owner can create, change or remove owner accounts");
+  }
+}
+
+/** The user-management routes, mounted at `/api/users`. */
+export function userRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use("*", requireRole("owner", "admin"));
+
+  app.get("/", (c) => c.json(c.get("services").users.list().map(userView)));
+
+  app.post("/", jsonBody(createUserSchema), async (c) => {
+    const body = c.req.valid("json");
+    checkMayTouchOwner(authOf(c).actor.role, undefined, body.role);
+    const user = await c.get("services").users.create(body);
+    return c.json(userView(user), 201);
+  });
+
+  app.patch("/:id", jsonBody(patchUserSchema), async (c) => {
+    const auth = authOf(c);
+    const { users, sessions } = c.get("services");
+    const target = users.get(c.req.param("id"));
+    if (!target) throw notFound(`user ${c.req.param("id")}`);
+    const body = c.req.valid("json");
+    checkMayTouchOwner(auth.actor.role, target.role, body.role);
+    if (target.role === "owner" && body.role && body.role !== "owner" && users.countRole("owner") <= 1) {
+      throw conflict("this is the last owner; make someone else owner first");
+    }
+    const updated = await users.update(target.id, body);
+    // A reset password signs the account out everywhere (except the caller's own current session).
+    if (body.password !== undefined) sessions.revokeAll(target.id, auth.session?.id);
+    if (!updated) throw notFound(`user ${target.id}`);
+    return c.json(userView(updated));
+  });
+
+  app.delete("/:id", (c) => {
+    const auth = authOf(c);
+    const { users } = c.get("services");
+    const target = users.get(c.req.param("id"));
+    if (!target) throw notFound(`user ${c.req.param("id")}`);
+    if (target.id === auth.user.id) throw conflict("you cannot delete your own account");
+    checkMayTouchOwner(auth.actor.role, target.role, undefined);
+    if (target.role === "owner" && users.countRole("owner") <= 1) throw conflict("this is the last owner");
+    users.delete(target.id);
+    return c.body(null, 204);
+  });
+
+  return app;
+}

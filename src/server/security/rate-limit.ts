@@ -1,0 +1,117 @@
+/**
+ * Token-bucket rate limits keyed by user or client IP: logins (per IP and per username) and message
+ * sending (per user and per IP). Over the limit → 429 with `Retry-After`.
+ */
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../context.js";
+import { HttpError } from "../http/errors.js";
+
+export interface BucketOptions {
+  /** Burst size: requests allowed at once. */
+  capacity: number;
+  /** Tokens added back per minute. */
+  perMinute: number;
+}
+
+export type TakeResult = { ok: true } | { ok: false; retryAfterSeconds: number };
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+/** Sweep idle buckets once the map grows past this, so memory stays bounded under address churn. */
+const SWEEP_THRESHOLD = 10_000;
+
+/** One limit: a token bucket per key. */
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly refillPerMs: number;
+
+  constructor(readonly options: BucketOptions) {
+    this.refillPerMs = options.perMinute / 60_000;
+  }
+
+  /** Takes one token for `key`; says how long to wait when none is left. */
+  take(key: string, now = Date.now()): TakeResult {
+    const { capacity } = this.options;
+    const bucket = this.buckets.get(key) ?? { tokens: capacity, updatedAt: now };
+    bucket.tokens = Math.min(capacity, bucket.tokens + (now - bucket.updatedAt) * this.refillPerMs);
+    bucket.updatedAt = now;
+    if (!this.buckets.has(key)) {
+      if (this.buckets.size >= SWEEP_THRESHOLD) this.sweep(now);
+      this.buckets.set(key, bucket);
+    }
+    if (bucket.tokens < 1) {
+      return {
+        ok: false,
+        retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.refillPerMs / 1000)),
+      };
+    }
+    bucket.tokens -= 1;
+    return { ok: true };
+  }
+
+  /** Forgets buckets that have refilled completely (they behave exactly like absent ones). */
+  private sweep(now: number): void {
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + (now - bucket.updatedAt) * this.refillPerMs >= this.options.capacity) {
+        this.buckets.delete(key);
+      }
+    }
+  }
+}
+
+export interface ServerRateLimits {
+  loginPerIp: RateLimiter;
+  loginPerUsername: RateLimiter;
+  messagePerUser: RateLimiter;
+  messagePerIp: RateLimiter;
+}
+
+export type RateLimitConfig = Partial<Record<keyof ServerRateLimits, BucketOptions>>;
+
+const defaults: Record<keyof ServerRateLimits, BucketOptions> = {
+  loginPerIp: { capacity: 10, perMinute: 10 },
+  loginPerUsername: { capacity: 10, perMinute: 10 },
+  messagePerUser: { capacity: 30, perMinute: 30 },
+  messagePerIp: { capacity: 120, perMinute: 120 },
+};
+
+/** The server's limiters, defaults overridden by `config`. */
+export function createRateLimits(config: RateLimitConfig = {}): ServerRateLimits {
+  return {
+    loginPerIp: new RateLimiter(config.loginPerIp ?? defaults.loginPerIp),
+    loginPerUsername: new RateLimiter(config.loginPerUsername ?? defaults.loginPerUsername),
+    messagePerUser: new RateLimiter(config.messagePerUser ?? defaults.messagePerUser),
+    messagePerIp: new RateLimiter(config.messagePerIp ?? defaults.messagePerIp),
+  };
+}
+
+/** The 429 for a failed take. */
+export function rateLimited(retryAfterSeconds: number, what: string): HttpError {
+  return new HttpError(429, "rate_limited", `too many ${what}; try again in ${retryAfterSeconds} s`, {
+    headers: { "Retry-After": String(retryAfterSeconds) },
+  });
+}
+
+/** Takes from every (limiter, key) pair; throws the 429 of the first that is empty. */
+export function enforce(checks: Array<[RateLimiter, string]>, what: string): void {
+  for (const [limiter, key] of checks) {
+    const result = limiter.take(key);
+    if (!result.ok) throw rateLimited(result.retryAfterSeconds, what);
+  }
+}
+
+/**
+ * Limits message sending per user and per client IP. Put it on the message-posting route, after
+ * authentication: `app.post("/api/channels/:id/messages", messageRateLimit, ...)`.
+ */
+export const messageRateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const { limits } = c.get("services");
+  const auth = c.get("auth");
+  const checks: Array<[RateLimiter, string]> = [[limits.messagePerIp, c.get("clientIp")]];
+  if (auth) checks.unshift([limits.messagePerUser, auth.user.id]);
+  enforce(checks, "messages");
+  await next();
+};

@@ -1,0 +1,193 @@
+/**
+ * Server-side settings edited in the UI: model providers (base URL, protocol, API key) and the
+ * default model. Keys are encrypted at rest and never leave the server in full; model resolution
+ * sees them through `effectiveEnv` / `effectiveConfig`.
+ */
+import type { CustomProviderEntry } from "../../config/config-file.js";
+import type { EnvMap } from "../../config/env.js";
+import type { DimsumConfig } from "../../config/load-config.js";
+import { builtinProviders, canonicalProviderName } from "../../config/providers.js";
+import type { WireProtocol } from "../../llm/types.js";
+import type { Database } from "../../store/database.js";
+import { HttpError } from "../http/errors.js";
+import type { SecretBox } from "./secret-box.js";
+
+export interface ProviderSettingView {
+  name: string;
+  /** Undefined for a built-in provider left at its default URL. */
+  baseUrl: string | undefined;
+  protocol: WireProtocol;
+  hasKey: boolean;
+  /** Like `sk-…abcd`; undefined when there is no key. */
+  keyPreview: string | undefined;
+  builtin: boolean;
+}
+
+export interface SettingsView {
+  defaultModel: string | undefined;
+  providers: ProviderSettingView[];
+}
+
+export interface ProviderInput {
+  name: string;
+  /** null returns a built-in provider to its default URL. */
+  baseUrl?: string | null;
+  protocol?: WireProtocol;
+  /** A new key; omitted keeps the stored one; null or "" removes it. */
+  apiKey?: string | null;
+}
+
+export interface SettingsUpdate {
+  /** null clears the setting (the config file / DIMSUM_MODEL apply again). */
+  defaultModel?: string | null;
+  /** The full list: providers missing from it are removed; each keeps its key unless given one. */
+  providers?: ProviderInput[];
+}
+
+interface ProviderRow {
+  name: string;
+  base_url: string | null;
+  protocol: WireProtocol;
+  api_key_enc: string | null;
+  key_preview: string | null;
+}
+
+/** `sk-…abcd` for long keys; short keys reveal nothing. */
+export function keyPreview(key: string): string {
+  return key.length >= 12 ? `${key.slice(0, 3)}…${key.slice(-4)}` : "…";
+}
+
+/** The env var a custom provider's key is exposed under: `my-llm` → `MY_LLM_API_KEY`. */
+export function keyEnvFor(name: string): string {
+  return `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`;
+}
+
+/** The settings repository (`settings` and `provider_settings` tables). */
+export class SettingsStore {
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {}
+
+  private rows(): ProviderRow[] {
+    return this.db.prepare("SELECT * FROM provider_settings ORDER BY name").all() as ProviderRow[];
+  }
+
+  /** The stored default model, if one was set in the UI. */
+  getDefaultModel(): string | undefined {
+    const row = this.db.prepare("SELECT value_json FROM server_settings WHERE key = 'defaultModel'").get() as
+      | { value_json: string }
+      | undefined;
+    return row ? (JSON.parse(row.value_json) as string) : undefined;
+  }
+
+  /** What the settings page shows: never a key, only whether there is one and a preview. */
+  view(): SettingsView {
+    return {
+      defaultModel: this.getDefaultModel(),
+      providers: this.rows().map((row) => ({
+        name: row.name,
+        baseUrl: row.base_url ?? undefined,
+        protocol: row.protocol,
+        hasKey: row.api_key_enc !== null,
+        keyPreview: row.key_preview ?? undefined,
+        builtin: builtinProviders.has(row.name),
+      })),
+    };
+  }
+
+  /** Applies an update in one transaction and returns the new view. */
+  update(update: SettingsUpdate): SettingsView {
+    const now = Date.now();
+    this.db.transaction(() => {
+      if (update.defaultModel === null)
+        this.db.prepare("DELETE FROM server_settings WHERE key = 'defaultModel'").run();
+      else if (update.defaultModel !== undefined) {
+        this.db
+          .prepare(
+            `INSERT INTO server_settings (key, value_json, updated_at) VALUES ('defaultModel', ?, ?)
+             ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
+          )
+          .run(JSON.stringify(update.defaultModel), now);
+      }
+      if (update.providers) this.replaceProviders(update.providers, now);
+    })();
+    return this.view();
+  }
+
+  private replaceProviders(inputs: ProviderInput[], now: number): void {
+    const existing = new Map(this.rows().map((row) => [row.name, row]));
+    const kept = new Set<string>();
+    for (const input of inputs) {
+      const name = canonicalProviderName(input.name);
+      kept.add(name);
+      const builtin = builtinProviders.get(name);
+      const old = existing.get(name);
+      let sealed = old?.api_key_enc ?? null;
+      let preview = old?.key_preview ?? null;
+      if (input.apiKey === null || input.apiKey === "") [sealed, preview] = [null, null];
+      else if (input.apiKey !== undefined)
+        [sealed, preview] = [this.box.seal(input.apiKey), keyPreview(input.apiKey)];
+      const protocol = builtin?.protocol ?? input.protocol ?? old?.protocol ?? "openai";
+      const baseUrl = input.baseUrl === undefined ? (old?.base_url ?? null) : input.baseUrl;
+      if (!builtin && !baseUrl) {
+        throw new HttpError(400, "invalid", `provider "${name}" is not built in, so it needs a baseUrl`, {
+          issues: [{ path: "providers.baseUrl", message: `required for custom provider "${name}"` }],
+        });
+      }
+      this.db
+        .prepare(
+          `INSERT INTO provider_settings (name, base_url, protocol, api_key_enc, key_preview, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (name) DO UPDATE SET base_url = excluded.base_url, protocol = excluded.protocol,
+             api_key_enc = excluded.api_key_enc, key_preview = excluded.key_preview, updated_at = excluded.updated_at`,
+        )
+        .run(name, baseUrl, protocol, sealed, preview, now);
+    }
+    for (const name of existing.keys()) {
+      if (!kept.has(name)) this.db.prepare("DELETE FROM provider_settings WHERE name = ?").run(name);
+    }
+  }
+
+  /** The decrypted key of a provider (aliases accepted), for model resolution; undefined if none. */
+  getProviderKey(name: string): string | undefined {
+    const row = this.db
+      .prepare("SELECT api_key_enc FROM provider_settings WHERE name = ?")
+      .get(canonicalProviderName(name)) as Pick<ProviderRow, "api_key_enc"> | undefined;
+    return row?.api_key_enc ? this.box.open(row.api_key_enc) : undefined;
+  }
+
+  /**
+   * The environment with settings laid over it: each stored key becomes its provider's key variable
+   * (`OPENAI_API_KEY`, `DASHSCOPE_API_KEY`, custom `<NAME>_API_KEY`) and a built-in provider's base URL
+   * its `*_BASE_URL`. Settings win over the process environment: they are the operator's latest word.
+   */
+  effectiveEnv(env: EnvMap): EnvMap {
+    const out: Record<string, string | undefined> = { ...env };
+    for (const row of this.rows()) {
+      const builtin = builtinProviders.get(row.name);
+      const key = row.api_key_enc ? this.box.open(row.api_key_enc) : undefined;
+      if (key) out[builtin?.keyEnv ?? keyEnvFor(row.name)] = key;
+      if (builtin && row.base_url) out[builtin.baseUrlEnv] = row.base_url;
+    }
+    return out;
+  }
+
+  /**
+   * The configuration model resolution should use: `effectiveEnv`, custom providers from settings
+   * added to the file's, and the UI's default model over the configured one.
+   */
+  effectiveConfig(config: DimsumConfig): DimsumConfig {
+    const providers: Record<string, CustomProviderEntry> = { ...config.file.providers };
+    for (const row of this.rows()) {
+      if (builtinProviders.has(row.name) || !row.base_url) continue;
+      providers[row.name] = { baseUrl: row.base_url, protocol: row.protocol, apiKeyEnv: keyEnvFor(row.name) };
+    }
+    return {
+      ...config,
+      env: this.effectiveEnv(config.env),
+      defaultModel: this.getDefaultModel() ?? config.defaultModel,
+      file: { ...config.file, providers },
+    };
+  }
+}

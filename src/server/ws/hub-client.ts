@@ -1,0 +1,245 @@
+/**
+ * One WebSocket connection: its identity, the channels it follows, and a bounded outgoing buffer.
+ * Frames are handled one at a time, so a subscribe's backlog is always sent before that channel's
+ * live events, and live events that raced with the backlog are neither lost nor duplicated.
+ */
+import { WebSocket } from "ws";
+import type { Actor, TeamEvent } from "../../team/types.js";
+import type { ServerLog } from "../context.js";
+import {
+  type ClientFrame,
+  CloseCode,
+  clientFrameSchema,
+  type ServerFrame,
+  type TeamEventSource,
+} from "./protocol.js";
+
+/** A signed-in connection; `isValid` turns false once the login behind it is revoked. */
+export interface WsIdentity {
+  actor: Actor;
+  isValid(): boolean;
+}
+
+export interface HubClientLimits {
+  /** Close the client (4408) when more than this many bytes wait to be sent. */
+  maxBufferedBytes: number;
+  /** Live events held while a channel's backlog loads; beyond this the client is too slow. */
+  maxPendingEvents: number;
+  /** Frames waiting to be handled; beyond this new frames are refused with an error frame. */
+  maxQueuedFrames: number;
+  maxSubscriptions: number;
+  /** Messages in a backlog when the client gives no `since`. */
+  initialBacklog: number;
+}
+
+interface Subscription {
+  /** Events that arrived while the backlog was loading; undefined once live. */
+  pending: TeamEvent[] | undefined;
+}
+
+function describe(err: unknown): { message: string; code?: string } {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
+  return code ? { message, code } : { message };
+}
+
+/** What every client shares with its hub. */
+export interface HubClientContext {
+  source: TeamEventSource | undefined;
+  limits: HubClientLimits;
+  serialize: (frame: TeamEvent | ServerFrame) => string;
+  log: ServerLog;
+  /** Told when a client is dropped for falling behind. */
+  onTooSlow(): void;
+}
+
+/** The hub's view of one socket. */
+export class HubClient {
+  identity: WsIdentity | undefined;
+  missedPongs = 0;
+  private closed = false;
+  private readonly subs = new Map<string, Subscription>();
+  private stopEvents: (() => void) | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private queued = 0;
+
+  private readonly source: TeamEventSource | undefined;
+  private readonly limits: HubClientLimits;
+  private readonly log: ServerLog;
+
+  constructor(
+    readonly ws: WebSocket,
+    private readonly context: HubClientContext,
+  ) {
+    this.source = context.source;
+    this.limits = context.limits;
+    this.log = context.log;
+  }
+
+  /** Marks the connection signed in and starts receiving the actor's team events. */
+  signIn(identity: WsIdentity): void {
+    this.identity = identity;
+    if (this.source) {
+      try {
+        this.stopEvents = this.source.subscribe(identity.actor, (event) => {
+          // Never let one client's failure escape into the team's emitter (and past other clients).
+          try {
+            this.onEvent(event);
+          } catch (err) {
+            this.log.error("WebSocket: delivering an event failed", err);
+          }
+        });
+      } catch (err) {
+        this.log.error("WebSocket: subscribing to team events failed", err);
+        this.close(1011, "event source unavailable");
+        return;
+      }
+    }
+    this.send({ type: "ready", user: { id: identity.actor.userId, role: identity.actor.role } });
+  }
+
+  /** Sends a frame unless the client is closed or too far behind (then it is closed with 4408). */
+  send(frame: TeamEvent | ServerFrame): boolean {
+    if (this.closed || this.ws.readyState !== WebSocket.OPEN) return false;
+    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
+      this.dropTooSlow();
+      return false;
+    }
+    this.ws.send(this.context.serialize(frame));
+    return true;
+  }
+
+  /** Closes once with a code and reason, and stops all event delivery. */
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.dispose();
+    this.ws.close(code, reason);
+  }
+
+  private dropTooSlow(): void {
+    this.context.onTooSlow();
+    this.close(CloseCode.tooSlow, "too slow");
+  }
+
+  /** Releases the team subscription; safe to call more than once. */
+  dispose(): void {
+    this.closed = true;
+    this.subs.clear();
+    const stop = this.stopEvents;
+    this.stopEvents = undefined;
+    stop?.();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Parses one incoming frame and queues it behind the ones before it. */
+  receive(data: string): void {
+    let frame: ClientFrame;
+    try {
+      const parsed = clientFrameSchema.safeParse(JSON.parse(data));
+      if (!parsed.success) {
+        this.send({ type: "error", message: `bad frame: ${parsed.error.issues[0]?.message ?? "invalid"}` });
+        return;
+      }
+      frame = parsed.data;
+    } catch {
+      this.send({ type: "error", message: "bad frame: not JSON" });
+      return;
+    }
+    if (this.queued >= this.limits.maxQueuedFrames) {
+      this.send({ type: "error", message: "too many frames at once; wait for replies" });
+      return;
+    }
+    this.queued++;
+    this.chain = this.chain
+      .then(() => this.handle(frame))
+      .catch((err) => this.log.error("WebSocket: frame handling failed", err))
+      .finally(() => {
+        this.queued--;
+      });
+  }
+
+  private async handle(frame: ClientFrame): Promise<void> {
+    if (this.closed) return;
+    switch (frame.type) {
+      case "ping":
+        this.send({ type: "pong" });
+        return;
+      case "auth":
+        this.send({ type: "error", message: "already authenticated" });
+        return;
+      case "unsubscribe":
+        this.subs.delete(frame.channelId);
+        return;
+      case "subscribe":
+        await this.subscribe(frame.channelId, frame.since);
+        return;
+    }
+  }
+
+  private async subscribe(channelId: string, since: number | undefined): Promise<void> {
+    const actor = this.identity?.actor;
+    if (!actor) return;
+    if (!this.source) {
+      this.send({ type: "error", channelId, message: "team features are not available on this server" });
+      return;
+    }
+    if (!this.subs.has(channelId) && this.subs.size >= this.limits.maxSubscriptions) {
+      this.send({
+        type: "error",
+        channelId,
+        message: `at most ${this.limits.maxSubscriptions} subscriptions`,
+      });
+      return;
+    }
+    // Buffer live events from now on, so none fall between the backlog query and going live.
+    const sub: Subscription = { pending: [] };
+    this.subs.set(channelId, sub);
+    let messages: Awaited<ReturnType<TeamEventSource["listMessages"]>>;
+    try {
+      await this.source.getChannel(actor, channelId);
+      messages =
+        since === undefined
+          ? await this.source.listMessages(actor, channelId, { limit: this.limits.initialBacklog })
+          : await this.source.listMessages(actor, channelId, { after: since });
+    } catch (err) {
+      if (this.subs.get(channelId) === sub) this.subs.delete(channelId);
+      this.send({ type: "error", channelId, ...describe(err) });
+      return;
+    }
+    if (this.subs.get(channelId) !== sub) return; // unsubscribed (or resubscribed) meanwhile
+    const sorted = [...messages].sort((a, b) => a.id - b.id);
+    this.send({ type: "backlog", channelId, messages: sorted });
+    const lastId = Math.max(since ?? 0, sorted.at(-1)?.id ?? 0);
+    const pending = sub.pending ?? [];
+    sub.pending = undefined;
+    for (const event of pending) {
+      if (event.type === "message" && event.message.id <= lastId) continue;
+      if (!this.send(event)) return;
+    }
+  }
+
+  private onEvent(event: TeamEvent): void {
+    if (this.closed) return;
+    const sub = this.subs.get(event.channelId);
+    if (!sub) {
+      // Being added to a channel is news even before the client follows it.
+      const userId = this.identity?.actor.userId;
+      if (
+        event.type === "channel" &&
+        event.channel.members.some((m) => m.type === "user" && m.id === userId)
+      ) {
+        this.send(event);
+      }
+      return;
+    }
+    if (sub.pending) {
+      if (sub.pending.length >= this.limits.maxPendingEvents) this.dropTooSlow();
+      else sub.pending.push(event);
+      return;
+    }
+    this.send(event);
+  }
+}

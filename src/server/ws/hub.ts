@@ -1,0 +1,200 @@
+/**
+ * The WebSocket endpoint `/ws`: authenticates each connection (session cookie on a same-origin
+ * upgrade, or a first `{"type":"auth","token"}` frame), keeps them alive with pings, and fans team
+ * events out to the clients following each channel. A slow client is closed (4408), never waited for.
+ */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { type RawData, type WebSocket, WebSocketServer } from "ws";
+import type { TeamEvent } from "../../team/types.js";
+import type { ServerLog } from "../context.js";
+import { HubClient, type HubClientLimits, type WsIdentity } from "./hub-client.js";
+import { CloseCode, clientFrameSchema, type ServerFrame, type TeamEventSource } from "./protocol.js";
+
+/** How the hub recognises callers; the server wires it to its session store. */
+export interface WsAuthenticator {
+  /** From the upgrade request itself (the session cookie, when the Origin is this server). */
+  fromUpgrade(request: IncomingMessage): WsIdentity | undefined;
+  /** From the token in an `auth` frame. */
+  fromToken(token: string): WsIdentity | undefined;
+}
+
+export interface WsHubOptions extends Partial<HubClientLimits> {
+  /** Ping interval; a client that misses two pongs in a row is dropped (default 25 s). */
+  heartbeatMs?: number;
+  /** Time to send the `auth` frame before the socket is closed with 4401 (default 5 s). */
+  authTimeoutMs?: number;
+  /** Largest client frame accepted (default 64 KiB). */
+  maxPayloadBytes?: number;
+  path?: string;
+}
+
+const defaultLimits: HubClientLimits = {
+  maxBufferedBytes: 1024 * 1024,
+  maxPendingEvents: 10_000,
+  maxQueuedFrames: 64,
+  maxSubscriptions: 1000,
+  initialBacklog: 50,
+};
+
+function text(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return Buffer.from(data as ArrayBuffer).toString("utf8");
+}
+
+/** Routes team events to WebSocket clients. */
+export class WsHub {
+  private readonly wss: WebSocketServer;
+  private readonly clients = new Set<HubClient>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly limits: HubClientLimits;
+  private readonly authTimeoutMs: number;
+  private readonly path: string;
+  private droppedSlow = 0;
+  // One JSON encoding per event, however many clients receive it.
+  private readonly encoded = new WeakMap<object, string>();
+  private readonly serialize = (frame: TeamEvent | ServerFrame): string => {
+    let json = this.encoded.get(frame);
+    if (json === undefined) {
+      json = JSON.stringify(frame);
+      this.encoded.set(frame, json);
+    }
+    return json;
+  };
+
+  constructor(
+    private readonly source: TeamEventSource | undefined,
+    private readonly auth: WsAuthenticator,
+    private readonly log: ServerLog,
+    options: WsHubOptions = {},
+  ) {
+    this.limits = {
+      maxBufferedBytes: options.maxBufferedBytes ?? defaultLimits.maxBufferedBytes,
+      maxPendingEvents: options.maxPendingEvents ?? defaultLimits.maxPendingEvents,
+      maxQueuedFrames: options.maxQueuedFrames ?? defaultLimits.maxQueuedFrames,
+      maxSubscriptions: options.maxSubscriptions ?? defaultLimits.maxSubscriptions,
+      initialBacklog: options.initialBacklog ?? defaultLimits.initialBacklog,
+    };
+    this.authTimeoutMs = options.authTimeoutMs ?? 5000;
+    this.path = options.path ?? "/ws";
+    this.wss = new WebSocketServer({
+      noServer: true,
+      clientTracking: false,
+      maxPayload: options.maxPayloadBytes ?? 64 * 1024,
+      perMessageDeflate: false,
+    });
+    this.heartbeat = setInterval(() => this.beat(), options.heartbeatMs ?? 25_000);
+    this.heartbeat.unref();
+  }
+
+  /** Connected sockets (signed in or still authenticating) and clients dropped for being too slow. */
+  stats(): { clients: number; droppedSlow: number } {
+    return { clients: this.clients.size, droppedSlow: this.droppedSlow };
+  }
+
+  /** The node server's `upgrade` handler: accepts `/ws`, refuses every other path. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const path = new URL(request.url ?? "/", "http://localhost").pathname;
+    if (path !== this.path) {
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    let identity: WsIdentity | undefined;
+    try {
+      identity = this.auth.fromUpgrade(request);
+    } catch (err) {
+      this.log.error("WebSocket: authenticating the upgrade failed", err);
+    }
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, identity));
+  }
+
+  private accept(ws: WebSocket, identity: WsIdentity | undefined): void {
+    const client = new HubClient(ws, {
+      source: this.source,
+      limits: this.limits,
+      serialize: this.serialize,
+      log: this.log,
+      onTooSlow: () => {
+        this.droppedSlow++;
+      },
+    });
+    this.clients.add(client);
+    ws.on("pong", () => {
+      client.missedPongs = 0;
+    });
+    ws.on("error", (err) => this.log.warn(`WebSocket: ${err.message}`));
+    ws.on("close", () => {
+      client.dispose();
+      this.clients.delete(client);
+    });
+    if (identity) {
+      client.signIn(identity);
+      ws.on("message", (data, isBinary) => this.receive(client, data, isBinary));
+      return;
+    }
+    const timer = setTimeout(() => {
+      if (!client.identity) client.close(CloseCode.unauthenticated, "authentication timeout");
+    }, this.authTimeoutMs);
+    timer.unref();
+    ws.once("close", () => clearTimeout(timer));
+    ws.on("message", (data, isBinary) => {
+      if (client.identity) return this.receive(client, data, isBinary);
+      clearTimeout(timer);
+      const parsed = isBinary ? undefined : clientFrameSchema.safeParse(safeJson(text(data)));
+      const frame = parsed?.success ? parsed.data : undefined;
+      const found = frame?.type === "auth" ? this.auth.fromToken(frame.token) : undefined;
+      if (!found) {
+        client.close(CloseCode.unauthenticated, "unauthenticated");
+        return;
+      }
+      client.signIn(found);
+    });
+  }
+
+  private receive(client: HubClient, data: RawData, isBinary: boolean): void {
+    if (isBinary) {
+      client.send({ type: "error", message: "bad frame: binary frames are not supported" });
+      return;
+    }
+    client.receive(text(data));
+  }
+
+  private beat(): void {
+    for (const client of this.clients) {
+      if (client.identity && !client.identity.isValid()) {
+        client.close(CloseCode.unauthenticated, "session ended");
+        continue;
+      }
+      if (client.missedPongs >= 2) {
+        client.dispose();
+        client.ws.terminate();
+        continue;
+      }
+      client.missedPongs++;
+      try {
+        client.ws.ping();
+      } catch {
+        // The socket is already closing; its close event cleans up.
+      }
+    }
+  }
+
+  /** Closes every connection (1001) and stops the heartbeat; resolves when all sockets are gone. */
+  async close(timeoutMs = 1000): Promise<void> {
+    clearInterval(this.heartbeat);
+    for (const client of this.clients) client.close(CloseCode.goingAway, "server shutting down");
+    const deadline = Date.now() + timeoutMs;
+    while (this.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const client of this.clients) client.ws.terminate();
+    this.clients.clear();
+    this.wss.close();
+  }
+}
+
+function safeJson(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+}

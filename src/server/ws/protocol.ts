@@ -1,0 +1,32 @@
+/** WebSocket frames: what clients send (validated) and what the server sends besides TeamEvents. */
+import { z } from "zod";
+import type { ChannelMessage, Team } from "../../team/types.js";
+
+/** The part of the team facade the hub needs; tests supply a small in-memory one. */
+export type TeamEventSource = Pick<Team, "getChannel" | "listMessages" | "subscribe">;
+
+export const clientFrameSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("auth"), token: z.string().min(1).max(300) }),
+  z.object({
+    type: z.literal("subscribe"),
+    channelId: z.string().min(1).max(200),
+    since: z.number().int().nonnegative().optional(),
+  }),
+  z.object({ type: z.literal("unsubscribe"), channelId: z.string().min(1).max(200) }),
+  z.object({ type: z.literal("ping") }),
+]);
+
+export type ClientFrame = z.output<typeof clientFrameSchema>;
+
+export type ServerFrame =
+  | { type: "ready"; user: { id: string; role: string } }
+  | { type: "backlog"; channelId: string; messages: ChannelMessage[] }
+  | { type: "pong" }
+  | { type: "error"; message: string; channelId?: string; code?: string };
+
+/** Close codes the hub uses (4xxx are application codes; 1001 is a normal shutdown). */
+export const CloseCode = {
+  unauthenticated: 4401,
+  tooSlow: 4408,
+  goingAway: 1001,
+} as const;
