@@ -20,6 +20,8 @@ export interface AgentRecord {
   skills: string[];
   createdAt: number;
   updatedAt: number;
+  /** Whether its SOUL.md is usable; filled by `listAgents`/`getAgent` (added for the agent list UI). */
+  soulStatus?: SoulFile["status"];
 }
 
 export interface AgentInput {
@@ -107,6 +109,8 @@ export interface TeamRun {
   stepIndex?: number;
   /** Depth in call_agent nesting (0 for runs started by a message). */
   depth: number;
+  /** The run whose call_agent started this one (depth >= 1). */
+  parentRunId?: string;
   error?: string;
   usage?: Usage;
   startedAt: number;
@@ -211,14 +215,22 @@ export interface Team {
   listChannels(actor: Actor): Promise<Array<ChannelRecord & { unread: number }>>;
   getChannel(actor: Actor, id: string): Promise<ChannelRecord>;
   createChannel(actor: Actor, input: ChannelInput): Promise<ChannelRecord>;
-  updateChannel(actor: Actor, id: string, patch: { name?: string; leaderAgentId?: string | null }): Promise<ChannelRecord>;
+  updateChannel(
+    actor: Actor,
+    id: string,
+    patch: { name?: string; leaderAgentId?: string | null },
+  ): Promise<ChannelRecord>;
   deleteChannel(actor: Actor, id: string): Promise<void>;
   addMember(actor: Actor, channelId: string, member: ChannelMember): Promise<ChannelRecord>;
   removeMember(actor: Actor, channelId: string, member: ChannelMember): Promise<ChannelRecord>;
   setChain(actor: Actor, channelId: string, steps: ChainStep[]): Promise<ChannelRecord>;
 
   /** Messages before `before` (exclusive), newest last, at most `limit`. */
-  listMessages(actor: Actor, channelId: string, options?: { before?: number; after?: number; limit?: number }): Promise<ChannelMessage[]>;
+  listMessages(
+    actor: Actor,
+    channelId: string,
+    options?: { before?: number; after?: number; limit?: number },
+  ): Promise<ChannelMessage[]>;
   /** Marks the channel read up to a message id for this user (unread counts). */
   markRead(actor: Actor, channelId: string, messageId: number): Promise<void>;
   /**
@@ -227,7 +239,11 @@ export interface Team {
    */
   postMessage(actor: Actor, channelId: string, text: string): Promise<PostResult>;
   deleteMessage(actor: Actor, messageId: number): Promise<void>;
-  searchMessages(actor: Actor, query: string, options?: { channelId?: string; limit?: number }): Promise<ChannelMessage[]>;
+  searchMessages(
+    actor: Actor,
+    query: string,
+    options?: { channelId?: string; limit?: number },
+  ): Promise<ChannelMessage[]>;
 
   getRun(actor: Actor, runId: string): Promise<TeamRun>;
   cancelRun(actor: Actor, runId: string): Promise<TeamRun>;

@@ -1,0 +1,169 @@
+/** Agent management: validated create/update/delete, and SOUL.md personas. */
+import { parseModelString } from "../config/resolve-model.js";
+import { DimsumError } from "../errors.js";
+import { assertCanManageAgents, assertNotGuest } from "./access.js";
+import { CALL_AGENT_TOOL } from "./call-agent-tool.js";
+import type { PersonaFiles } from "./personas.js";
+import { conflict, invalid, notFound } from "./team-failure.js";
+import type { TeamStore } from "./team-store.js";
+import type { Actor, AgentInput, AgentPatch, AgentRecord, SoulFile } from "./types.js";
+
+const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+/** Mention keywords cannot be agent ids. */
+const RESERVED_IDS = new Set(["all", "chain", "system", "everyone", "here"]);
+const MAX_SOUL_BYTES = 256 * 1024;
+
+export interface AgentServiceDeps {
+  store: TeamStore;
+  personas: PersonaFiles;
+  /** Names of the tools agents may be allowed or denied. */
+  toolNames: () => string[];
+  now: () => number;
+  /** Called after an agent is deleted (the facade drops it from channels). */
+  onDeleted: (agentId: string) => Promise<void>;
+}
+
+/** Agents and their personas. */
+export class AgentService {
+  readonly #deps: AgentServiceDeps;
+
+  constructor(deps: AgentServiceDeps) {
+    this.#deps = deps;
+  }
+
+  /** Every agent with its persona status. */
+  async list(): Promise<AgentRecord[]> {
+    const agents = await this.#deps.store.agents.list();
+    return Promise.all(agents.map((a) => this.#withStatus(a)));
+  }
+
+  /** The agent, or `not_found` naming the known ids. */
+  async require(id: string): Promise<AgentRecord> {
+    const agent = await this.#deps.store.agents.get(id);
+    if (agent) return agent;
+    const ids = (await this.#deps.store.agents.list()).map((a) => a.id);
+    throw notFound(`No agent with id "${id}".`, `known agents: ${ids.join(", ") || "(none)"}`);
+  }
+
+  async get(id: string): Promise<AgentRecord> {
+    return this.#withStatus(await this.require(id));
+  }
+
+  /** Creates an agent (owner/admin), writing its SOUL.md when given. */
+  async create(actor: Actor, input: AgentInput): Promise<AgentRecord> {
+    assertCanManageAgents(actor);
+    return this.createUnchecked(input);
+  }
+
+  /** Creates an agent without an access check (starter agents). */
+  async createUnchecked(input: AgentInput): Promise<AgentRecord> {
+    const id = typeof input.id === "string" ? input.id : "";
+    if (!AGENT_ID.test(id)) {
+      throw invalid(
+        `The agent id "${id}" is not allowed.`,
+        "use 1 to 40 lower-case letters, digits, - or _, starting with a letter or digit",
+      );
+    }
+    if (RESERVED_IDS.has(id)) throw invalid(`"${id}" is a mention keyword and cannot be an agent id.`);
+    if (await this.#deps.store.agents.get(id)) throw conflict(`An agent with id "${id}" already exists.`);
+    const now = this.#deps.now();
+    const agent = this.#validated({
+      id,
+      name: input.name,
+      emoji: input.emoji ?? "",
+      toolsDeny: input.toolsDeny ?? [],
+      memory: input.memory ?? true,
+      skills: input.skills ?? [],
+      createdAt: now,
+      updatedAt: now,
+      ...(input.model !== undefined ? { model: input.model } : {}),
+      ...(input.toolsAllow !== undefined ? { toolsAllow: input.toolsAllow } : {}),
+    });
+    if (input.soul !== undefined) checkSoul(input.soul);
+    await this.#deps.store.agents.insert(agent);
+    if (input.soul !== undefined) await this.#deps.personas.write(id, input.soul);
+    return this.#withStatus(agent);
+  }
+
+  /** Changes an agent's settings (owner/admin). `model: ""` or `toolsAllow: null`-like empties reset. */
+  async update(actor: Actor, id: string, patch: AgentPatch): Promise<AgentRecord> {
+    assertCanManageAgents(actor);
+    const current = await this.require(id);
+    const next: AgentRecord = { ...current, updatedAt: this.#deps.now() };
+    if (patch.name !== undefined) next.name = patch.name;
+    if (patch.emoji !== undefined) next.emoji = patch.emoji;
+    if (patch.model !== undefined) {
+      if (patch.model === "") delete next.model;
+      else next.model = patch.model;
+    }
+    if ("toolsAllow" in patch) {
+      if (patch.toolsAllow === undefined || patch.toolsAllow === null) delete next.toolsAllow;
+      else next.toolsAllow = patch.toolsAllow;
+    }
+    if (patch.toolsDeny !== undefined) next.toolsDeny = patch.toolsDeny;
+    if (patch.memory !== undefined) next.memory = patch.memory;
+    if (patch.skills !== undefined) next.skills = patch.skills;
+    await this.#deps.store.agents.update(this.#validated(next));
+    return this.#withStatus(next);
+  }
+
+  /** Deletes the agent and its persona folder (owner/admin). */
+  async delete(actor: Actor, id: string): Promise<void> {
+    assertCanManageAgents(actor);
+    await this.require(id);
+    await this.#deps.onDeleted(id);
+    await this.#deps.store.agents.delete(id);
+    await this.#deps.personas.remove(id);
+  }
+
+  /** The SOUL.md of an agent (members and up). */
+  async getSoul(actor: Actor, id: string): Promise<SoulFile> {
+    assertNotGuest(actor, "read agent personas");
+    await this.require(id);
+    return this.#deps.personas.read(id);
+  }
+
+  /** Replaces the SOUL.md of an agent (owner/admin). */
+  async putSoul(actor: Actor, id: string, content: string): Promise<SoulFile> {
+    assertCanManageAgents(actor);
+    await this.require(id);
+    checkSoul(content);
+    return this.#deps.personas.write(id, content);
+  }
+
+  async #withStatus(agent: AgentRecord): Promise<AgentRecord> {
+    return { ...agent, soulStatus: (await this.#deps.personas.read(agent.id)).status };
+  }
+
+  #validated(agent: AgentRecord): AgentRecord {
+    const name = typeof agent.name === "string" ? agent.name.trim() : "";
+    if (name === "" || name.length > 80) throw invalid("An agent needs a name of 1 to 80 characters.");
+    agent.name = name;
+    if (typeof agent.emoji !== "string" || [...agent.emoji].length > 8) {
+      throw invalid("The emoji must be a short string (at most 8 characters).");
+    }
+    if (agent.model !== undefined) {
+      try {
+        parseModelString(agent.model);
+      } catch (err) {
+        throw invalid(err instanceof DimsumError ? err.message : String(err), "for example openai:gpt-4o");
+      }
+    }
+    const known = new Set([...this.#deps.toolNames(), CALL_AGENT_TOOL]);
+    for (const list of [agent.toolsAllow ?? [], agent.toolsDeny]) {
+      const unknown = list.filter((name) => !known.has(name));
+      if (unknown.length > 0) {
+        throw invalid(`Unknown tools: ${unknown.join(", ")}.`, `available tools: ${[...known].join(", ")}`);
+      }
+    }
+    if (!agent.skills.every((s) => typeof s === "string")) throw invalid("Skills must be a list of names.");
+    return agent;
+  }
+}
+
+function checkSoul(content: string): void {
+  if (typeof content !== "string") throw invalid("SOUL.md content must be text.");
+  if (Buffer.byteLength(content) > MAX_SOUL_BYTES) {
+    throw invalid(`SOUL.md is larger than ${MAX_SOUL_BYTES / 1024} KB.`, "shorten the persona");
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Agent personas: `<home>/agents/<id>/SOUL.md`, read whole as the agent's persona section. The file is
+ * the source of truth (people may edit it by hand), so it is read fresh for every run and never copied
+ * into the database or any search index. Ids are validated slugs, so paths cannot leave the folder.
+ */
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { DimsumError } from "../errors.js";
+import type { SoulFile } from "./types.js";
+
+export const SOUL_FILE_NAME = "SOUL.md";
+const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+
+/** Reads and writes agents' SOUL.md files under one home folder. */
+export class PersonaFiles {
+  readonly #root: string;
+
+  constructor(home: string) {
+    this.#root = join(home, "agents");
+  }
+
+  /** The SOUL.md path of an agent. */
+  pathOf(agentId: string): string {
+    if (!AGENT_ID.test(agentId)) {
+      throw new DimsumError("internal", `Refusing a persona path for the bad agent id "${agentId}".`);
+    }
+    return join(this.#root, agentId, SOUL_FILE_NAME);
+  }
+
+  /** The persona with its status: `missing` (no file), `empty` (only whitespace) or `ok`. */
+  async read(agentId: string): Promise<SoulFile> {
+    let content: string;
+    try {
+      content = await readFile(this.pathOf(agentId), "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+        return { agentId, content: "", status: "missing" };
+      }
+      throw personaError(err, this.pathOf(agentId), "read");
+    }
+    return { agentId, content, status: content.trim() === "" ? "empty" : "ok" };
+  }
+
+  /** Writes the persona atomically (temp file, then rename) so a run never reads half a file. */
+  async write(agentId: string, content: string): Promise<SoulFile> {
+    const path = this.pathOf(agentId);
+    const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+    try {
+      await mkdir(join(this.#root, agentId), { recursive: true });
+      await writeFile(temp, content, "utf8");
+      await rename(temp, path);
+    } catch (err) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      throw personaError(err, path, "write");
+    }
+    return { agentId, content, status: content.trim() === "" ? "empty" : "ok" };
+  }
+
+  /** Writes the persona only when no file exists yet (starter agents never overwrite edits). */
+  async writeIfMissing(agentId: string, content: string): Promise<void> {
+    if ((await this.read(agentId)).status === "missing") await this.write(agentId, content);
+  }
+
+  /** Removes the agent's folder with its persona. */
+  async remove(agentId: string): Promise<void> {
+    await rm(join(this.#root, agentId), { recursive: true, force: true });
+  }
+}
+
+function personaError(err: unknown, path: string, action: string): DimsumError {
+  const detail = err instanceof Error ? err.message : String(err);
+  return new DimsumError("config", `Could not ${action} the persona file ${path}: ${detail}`, {
+    hint: "check that DIMSUM_HOME is writable",
+    cause: err,
+  });
+}

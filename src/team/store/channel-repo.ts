@@ -1,0 +1,166 @@
+/** Channels with their members and collaboration chain. */
+import type { Database, Statement } from "better-sqlite3";
+import type { ChainStep, ChannelMember, ChannelRecord } from "../types.js";
+import { guard, parseJson } from "./sql-guard.js";
+
+interface ChannelRow {
+  id: string;
+  kind: "direct" | "group";
+  name: string;
+  leader_agent_id: string | null;
+  chain_json: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+interface MemberRow {
+  channel_id: string;
+  member_type: "user" | "agent";
+  member_id: string;
+}
+
+/** The channel tables. */
+export class ChannelRepo {
+  readonly #db: Database;
+  readonly #sql: {
+    get: Statement<[string], ChannelRow>;
+    list: Statement<[], ChannelRow>;
+    members: Statement<[string], MemberRow>;
+    allMembers: Statement<[], MemberRow>;
+    insert: Statement<unknown[]>;
+    update: Statement<unknown[]>;
+    delete: Statement<[string]>;
+    addMember: Statement<[string, string, string, number]>;
+    removeMember: Statement<[string, string, string]>;
+  };
+  readonly #insertTx: (channel: ChannelRecord) => void;
+
+  constructor(db: Database) {
+    this.#db = db;
+    this.#sql = {
+      get: db.prepare("SELECT * FROM team_channels WHERE id = ?"),
+      list: db.prepare("SELECT * FROM team_channels ORDER BY created_at, rowid"),
+      members: db.prepare(
+        "SELECT * FROM team_channel_members WHERE channel_id = ? ORDER BY added_at, member_type, member_id",
+      ),
+      allMembers: db.prepare("SELECT * FROM team_channel_members ORDER BY added_at, member_type, member_id"),
+      insert: db.prepare(
+        `INSERT INTO team_channels (id, kind, name, leader_agent_id, chain_json, created_by, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      update: db.prepare(
+        "UPDATE team_channels SET name = ?, leader_agent_id = ?, chain_json = ?, updated_at = ? WHERE id = ?",
+      ),
+      delete: db.prepare("DELETE FROM team_channels WHERE id = ?"),
+      addMember: db.prepare(
+        `INSERT INTO team_channel_members (channel_id, member_type, member_id, added_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT DO NOTHING`,
+      ),
+      removeMember: db.prepare(
+        "DELETE FROM team_channel_members WHERE channel_id = ? AND member_type = ? AND member_id = ?",
+      ),
+    };
+    this.#insertTx = db.transaction((channel: ChannelRecord) => {
+      this.#sql.insert.run(
+        channel.id,
+        channel.kind,
+        channel.name,
+        channel.leaderAgentId ?? null,
+        JSON.stringify(channel.chain),
+        channel.createdBy,
+        channel.createdAt,
+        channel.updatedAt,
+      );
+      for (const member of channel.members) {
+        this.#sql.addMember.run(channel.id, member.type, member.id, channel.createdAt);
+      }
+    });
+  }
+
+  get(id: string): Promise<ChannelRecord | undefined> {
+    return guard(this.#db, "read a channel from", () => {
+      const row = this.#sql.get.get(id);
+      return row ? this.#toChannel(row, this.#sql.members.all(id)) : undefined;
+    });
+  }
+
+  /** Every channel, oldest first. */
+  list(): Promise<ChannelRecord[]> {
+    return guard(this.#db, "read channels from", () => {
+      const byChannel = new Map<string, MemberRow[]>();
+      for (const member of this.#sql.allMembers.all()) {
+        const list = byChannel.get(member.channel_id) ?? [];
+        list.push(member);
+        byChannel.set(member.channel_id, list);
+      }
+      return this.#sql.list.all().map((row) => this.#toChannel(row, byChannel.get(row.id) ?? []));
+    });
+  }
+
+  /** Every (channel, person) membership, for the in-memory visibility index. */
+  userMemberships(): Promise<Array<{ channelId: string; userId: string }>> {
+    return guard(this.#db, "read channel members from", () =>
+      this.#sql.allMembers
+        .all()
+        .filter((m) => m.member_type === "user")
+        .map((m) => ({ channelId: m.channel_id, userId: m.member_id })),
+    );
+  }
+
+  /** Inserts the channel and its members in one transaction. */
+  insert(channel: ChannelRecord): Promise<ChannelRecord> {
+    return guard(this.#db, "save a channel in", () => {
+      this.#insertTx(channel);
+      return channel;
+    });
+  }
+
+  /** Saves name, leader and chain. */
+  update(channel: ChannelRecord): Promise<ChannelRecord> {
+    return guard(this.#db, "save a channel in", () => {
+      this.#sql.update.run(
+        channel.name,
+        channel.leaderAgentId ?? null,
+        JSON.stringify(channel.chain),
+        channel.updatedAt,
+        channel.id,
+      );
+      return channel;
+    });
+  }
+
+  /** Deletes the channel; members, messages, markers and flows go with it (foreign keys). */
+  delete(id: string): Promise<boolean> {
+    return guard(this.#db, "delete a channel from", () => this.#sql.delete.run(id).changes > 0);
+  }
+
+  addMember(channelId: string, member: ChannelMember, at: number): Promise<void> {
+    return guard(this.#db, "add a channel member in", () => {
+      this.#sql.addMember.run(channelId, member.type, member.id, at);
+    });
+  }
+
+  removeMember(channelId: string, member: ChannelMember): Promise<boolean> {
+    return guard(
+      this.#db,
+      "remove a channel member in",
+      () => this.#sql.removeMember.run(channelId, member.type, member.id).changes > 0,
+    );
+  }
+
+  #toChannel(row: ChannelRow, members: MemberRow[]): ChannelRecord {
+    const channel: ChannelRecord = {
+      id: row.id,
+      kind: row.kind,
+      name: row.name,
+      members: members.map((m) => ({ type: m.member_type, id: m.member_id })),
+      chain: parseJson<ChainStep[]>(row.chain_json, []),
+      createdBy: row.created_by,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+    if (row.leader_agent_id !== null) channel.leaderAgentId = row.leader_agent_id;
+    return channel;
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * Channel messages, their full-text index and read markers. The index holds processed terms (see
+ * search-text.ts) written in the same transaction as the message; a trigger removes them.
+ */
+import type { Database, Statement } from "better-sqlite3";
+import { searchDocument } from "../search-text.js";
+import type { ChannelMessage } from "../types.js";
+import { guard, parseJson } from "./sql-guard.js";
+
+interface MessageRow {
+  id: number;
+  channel_id: string;
+  author_type: "user" | "agent" | "system";
+  author_id: string;
+  text: string;
+  run_id: string | null;
+  mentions_json: string;
+  created_at: number;
+}
+
+export type NewMessage = Omit<ChannelMessage, "id">;
+
+export interface SearchScope {
+  channelId?: string;
+  /** Only channels this person is a member of. */
+  memberUserId?: string;
+}
+
+export interface ListOptions {
+  before?: number;
+  after?: number;
+  limit: number;
+}
+
+function toMessage(row: MessageRow): ChannelMessage {
+  const message: ChannelMessage = {
+    id: row.id,
+    channelId: row.channel_id,
+    author: { type: row.author_type, id: row.author_id },
+    text: row.text,
+    mentions: parseJson<string[]>(row.mentions_json, []),
+    createdAt: row.created_at,
+  };
+  if (row.run_id !== null) message.runId = row.run_id;
+  return message;
+}
+
+/** The message tables. */
+export class MessageRepo {
+  readonly #db: Database;
+  readonly #sql: {
+    insert: Statement<unknown[]>;
+    index: Statement<[number, string]>;
+    get: Statement<[number], MessageRow>;
+    latest: Statement<[string, number], MessageRow>;
+    before: Statement<[string, number, number], MessageRow>;
+    after: Statement<[string, number, number], MessageRow>;
+    range: Statement<[string, number, number, number], MessageRow>;
+    delete: Statement<[number]>;
+    marker: Statement<[string, string], number>;
+    setMarker: Statement<[string, string, number, number]>;
+    unread: Statement<[{ user: string; channel: string }], number>;
+  };
+  readonly #insertTx: (message: NewMessage) => ChannelMessage;
+
+  constructor(db: Database) {
+    this.#db = db;
+    this.#sql = {
+      insert: db.prepare(
+        `INSERT INTO team_messages (channel_id, author_type, author_id, text, run_id, mentions_json, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      index: db.prepare("INSERT INTO team_messages_fts (rowid, terms) VALUES (?, ?)"),
+      get: db.prepare("SELECT * FROM team_messages WHERE id = ?"),
+      latest: db.prepare("SELECT * FROM team_messages WHERE channel_id = ? ORDER BY id DESC LIMIT ?"),
+      before: db.prepare(
+        "SELECT * FROM team_messages WHERE channel_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+      ),
+      after: db.prepare("SELECT * FROM team_messages WHERE channel_id = ? AND id > ? ORDER BY id LIMIT ?"),
+      // The newest `limit` messages in (after, upto]: what an agent has not seen yet.
+      range: db.prepare(
+        `SELECT * FROM (SELECT * FROM team_messages WHERE channel_id = ? AND id > ? AND id <= ?
+         ORDER BY id DESC LIMIT ?) ORDER BY id`,
+      ),
+      delete: db.prepare("DELETE FROM team_messages WHERE id = ?"),
+      marker: db
+        .prepare<[string, string], number>(
+          "SELECT message_id FROM team_read_markers WHERE reader_id = ? AND channel_id = ?",
+        )
+        .pluck(),
+      setMarker: db.prepare(
+        `INSERT INTO team_read_markers (reader_id, channel_id, message_id, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (reader_id, channel_id) DO UPDATE SET message_id = max(message_id, excluded.message_id),
+           updated_at = excluded.updated_at`,
+      ),
+      unread: db
+        .prepare<[{ user: string; channel: string }], number>(
+          `SELECT count(*) FROM team_messages WHERE channel_id = @channel
+             AND id > coalesce((SELECT message_id FROM team_read_markers WHERE reader_id = @user AND channel_id = @channel), 0)
+             AND NOT (author_type = 'user' AND author_id = @user)`,
+        )
+        .pluck(),
+    };
+    this.#insertTx = db.transaction((message: NewMessage): ChannelMessage => {
+      const info = this.#sql.insert.run(
+        message.channelId,
+        message.author.type,
+        message.author.id,
+        message.text,
+        message.runId ?? null,
+        JSON.stringify(message.mentions),
+        message.createdAt,
+      );
+      const id = Number(info.lastInsertRowid);
+      const terms = searchDocument(message.text);
+      if (terms !== "") this.#sql.index.run(id, terms);
+      return { ...message, id };
+    });
+  }
+
+  /** Stores a message and its search terms in one transaction. */
+  insert(message: NewMessage): Promise<ChannelMessage> {
+    return guard(this.#db, "save a message in", () => this.#insertTx(message));
+  }
+
+  get(id: number): Promise<ChannelMessage | undefined> {
+    return guard(this.#db, "read a message from", () => {
+      const row = this.#sql.get.get(id);
+      return row ? toMessage(row) : undefined;
+    });
+  }
+
+  /** A page of a channel's messages, oldest first. */
+  list(channelId: string, options: ListOptions): Promise<ChannelMessage[]> {
+    return guard(this.#db, "read messages from", () => {
+      if (options.after !== undefined) {
+        const rows = this.#sql.after.all(channelId, options.after, options.limit);
+        return rows.filter((row) => options.before === undefined || row.id < options.before).map(toMessage);
+      }
+      const rows =
+        options.before !== undefined
+          ? this.#sql.before.all(channelId, options.before, options.limit)
+          : this.#sql.latest.all(channelId, options.limit);
+      return rows.reverse().map(toMessage);
+    });
+  }
+
+  /** Up to `limit` newest messages with `after < id <= upto`, oldest first. */
+  range(channelId: string, after: number, upto: number, limit: number): Promise<ChannelMessage[]> {
+    return guard(this.#db, "read messages from", () =>
+      this.#sql.range.all(channelId, after, upto, limit).map(toMessage),
+    );
+  }
+
+  delete(id: number): Promise<boolean> {
+    return guard(this.#db, "delete a message from", () => this.#sql.delete.run(id).changes > 0);
+  }
+
+  /**
+   * Messages matching an FTS5 expression, best first, within one channel and/or the channels a
+   * person belongs to (neither: every channel).
+   */
+  search(expression: string, scope: SearchScope, limit: number): Promise<ChannelMessage[]> {
+    return guard(this.#db, "search messages in", () => {
+      const filters: string[] = [];
+      const params: unknown[] = [expression];
+      if (scope.channelId !== undefined) {
+        filters.push("AND m.channel_id = ?");
+        params.push(scope.channelId);
+      }
+      if (scope.memberUserId !== undefined) {
+        filters.push(`AND m.channel_id IN (SELECT channel_id FROM team_channel_members
+          WHERE member_type = 'user' AND member_id = ?)`);
+        params.push(scope.memberUserId);
+      }
+      const rows = this.#db
+        .prepare<unknown[], MessageRow>(
+          `SELECT m.* FROM team_messages_fts f JOIN team_messages m ON m.id = f.rowid
+           WHERE team_messages_fts MATCH ? ${filters.join(" ")}
+           ORDER BY bm25(team_messages_fts), m.id DESC LIMIT ?`,
+        )
+        .all(...params, limit);
+      return rows.map(toMessage);
+    });
+  }
+
+  /** The last message id a reader (a person, or `agent:<id>`) has seen in a channel; 0 if none. */
+  marker(readerId: string, channelId: string): Promise<number> {
+    return guard(this.#db, "read a read marker from", () => this.#sql.marker.get(readerId, channelId) ?? 0);
+  }
+
+  /** Moves a reader's marker forward (never back). */
+  setMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<void> {
+    return guard(this.#db, "save a read marker in", () => {
+      this.#sql.setMarker.run(readerId, channelId, messageId, at);
+    });
+  }
+
+  /** Messages after the person's marker, not counting their own. */
+  unread(userId: string, channelIds: readonly string[]): Promise<Map<string, number>> {
+    return guard(this.#db, "count unread messages in", () => {
+      const counts = new Map<string, number>();
+      for (const id of channelIds) counts.set(id, this.#sql.unread.get({ user: userId, channel: id }) ?? 0);
+      return counts;
+    });
+  }
+}

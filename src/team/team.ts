@@ -1,0 +1,332 @@
+/**
+ * The team facade: the composition root of the team domain and the one object the HTTP/WebSocket edge
+ * talks to. It checks access, routes messages to agents (mentions, @all, leader, flows) and wires the
+ * runs, flows and events together.
+ */
+import { mkdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import type { Database } from "better-sqlite3";
+import type { LayerProvider } from "../agent/layered-context.js";
+import type { DimsumConfig } from "../config/load-config.js";
+import { resolveModel } from "../config/resolve-model.js";
+import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
+import { SqliteSessionStore } from "../store/sqlite-session-store.js";
+import type { SessionRef, SessionStore } from "../store/types.js";
+import { createBuiltinRegistry } from "../tools/builtin/index.js";
+import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
+import { assertCanManage, assertCanSee, assertNotGuest, isAdmin } from "./access.js";
+import { AgentRunner } from "./agent-runner.js";
+import { AgentService } from "./agent-service.js";
+import type { TurnRuntime } from "./agent-turn.js";
+import { ChannelService } from "./channel-service.js";
+import { EventBus, MembershipIndex } from "./event-bus.js";
+import { FlowRunner } from "./flow-runner.js";
+import { PersonaFiles } from "./personas.js";
+import { routeMessage } from "./routing.js";
+import { RunManager } from "./run-manager.js";
+import { STARTER_AGENTS } from "./starter-agents.js";
+import { forbidden, invalid, notFound } from "./team-failure.js";
+import { createSqliteTeamStore, type StoredRun, type TeamStore } from "./team-store.js";
+import type { Actor, AgentRecord, ChannelRecord, PostResult, Team, TeamRun } from "./types.js";
+
+export interface TeamDeps {
+  /** A migrated Dimsum database (`openDatabase`); the caller closes it after `team.close()`. */
+  db: Database;
+  /** DIMSUM_HOME: personas live in `<home>/agents`, workspaces in `<home>/workspaces`. */
+  home: string;
+  config: DimsumConfig;
+  /** Where agent turns are stored (default: the SQLite session store on `db`). */
+  store?: SessionStore;
+  /** The provider function (default: by each model's wire protocol). */
+  stream?: StreamFunction;
+  streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+  /** The model of an agent (default: its `model`, else the configured default). */
+  resolveAgentModel?: (agent: AgentRecord) => ModelSpec;
+  /** The tools' workspace for a channel (default `<home>/workspaces/<channelId>`, created). */
+  workspaceFor?: (channelId: string) => string;
+  now?: () => number;
+  /** A person's display name in agents' input (default: the user id). */
+  userName?: (userId: string) => string;
+  /** More context layers for an agent's turn (skills, memory when the agent has it on). */
+  extraLayers?: (agent: AgentRecord, ref: SessionRef) => LayerProvider | undefined;
+  /** Create the starter agents on first start (default true). */
+  starterAgents?: boolean;
+  /** Failures of background bookkeeping (default: a process warning). */
+  onError?: (err: unknown) => void;
+}
+
+const STARTERS_KEY = "starter_agents_created";
+const MAX_MESSAGE_BYTES = 32 * 1024;
+const INTERRUPTED = "interrupted: the server stopped before the run finished";
+
+function defaultWorkspaces(home: string): (key: string) => string {
+  return (key) => {
+    const dir = join(home, "workspaces", key);
+    mkdirSync(dir, { recursive: true });
+    return realpathSync(dir);
+  };
+}
+
+/** Creates the team over a database; startup work (recovery, starter agents) finishes before any call. */
+export function createTeam(deps: TeamDeps): Team {
+  const now = deps.now ?? Date.now;
+  const onError =
+    deps.onError ??
+    ((err: unknown) =>
+      process.emitWarning(err instanceof Error ? err.message : String(err), "DimsumTeamWarning"));
+  const store: TeamStore = createSqliteTeamStore(deps.db);
+  const sessions = deps.store ?? new SqliteSessionStore(deps.db);
+  const personas = new PersonaFiles(deps.home);
+  const members = new MembershipIndex();
+  const bus = new EventBus(members, onError);
+  const emit = bus.emit.bind(bus);
+  const nameOf = deps.userName ?? ((id: string) => id);
+  const baseTools = createBuiltinRegistry(undefined, { webSearch: webSearchConfigFromEnv(deps.config.env) });
+  const runtime: TurnRuntime = {
+    store: sessions,
+    config: deps.config,
+    personas,
+    baseTools,
+    resolveModel: deps.resolveAgentModel ?? ((agent) => resolveModel(deps.config, agent.model)),
+    emit,
+    ...(deps.stream ? { stream: deps.stream } : {}),
+    ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+    ...(deps.extraLayers ? { extraLayers: deps.extraLayers } : {}),
+  };
+  const runs = new RunManager({ runs: store.runs, emit, now, onError });
+  const runner = new AgentRunner({
+    store,
+    sessions,
+    runs,
+    runtime,
+    bus,
+    now,
+    workspaceFor: deps.workspaceFor ?? defaultWorkspaces(deps.home),
+    nameOf,
+  });
+  const flows = new FlowRunner({
+    flows: store.flows,
+    emit,
+    now,
+    launch: runner.launchStep,
+    cancelRun: (runId) => runs.cancel(runId, "The flow was stopped."),
+    onError,
+  });
+  const channels = new ChannelService({
+    store,
+    members,
+    bus,
+    now,
+    onDeleting: async (channelId) => {
+      await Promise.all(runs.activeIn(channelId).map((id) => runs.cancel(id, "The channel was deleted.")));
+    },
+  });
+  const agents = new AgentService({
+    store,
+    personas,
+    toolNames: () => baseTools.names(),
+    now,
+    onDeleted: (agentId) => channels.dropAgent(agentId),
+  });
+  const ready = (async () => {
+    for (const stored of await store.runs.listOpen()) {
+      await store.runs.update({ ...stored.run, status: "error", error: INTERRUPTED, endedAt: now() });
+      await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
+    }
+    await flows.recover();
+    if (deps.starterAgents !== false && (await store.meta.get(STARTERS_KEY)) === undefined) {
+      if ((await store.agents.list()).length === 0) {
+        for (const input of STARTER_AGENTS) await agents.createUnchecked(input);
+      }
+      await store.meta.set(STARTERS_KEY, String(now()));
+    }
+    members.load(await store.channels.userMemberships());
+  })();
+  ready.catch(onError);
+
+  async function visibleRun(actor: Actor, runId: string): Promise<StoredRun> {
+    const stored = await store.runs.get(runId);
+    if (!stored) throw notFound(`No run with id "${runId}".`);
+    if (stored.run.channelId === "") {
+      if (!isAdmin(actor) && stored.requestedBy !== actor.userId) {
+        throw forbidden("This run belongs to another user.");
+      }
+    } else {
+      assertCanSee(actor, await channels.require(stored.run.channelId));
+    }
+    return stored;
+  }
+
+  async function postRouted(actor: Actor, channel: ChannelRecord, text: string): Promise<PostResult> {
+    const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
+    const route = routeMessage(text, channel, records, nameOf);
+    const targets = route.kind === "agents" ? route.agents : [];
+    const at = now();
+    const message = await store.messages.insert({
+      channelId: channel.id,
+      author: { type: "user", id: actor.userId },
+      text,
+      mentions: targets.map((a) => a.id),
+      createdAt: at,
+    });
+    await store.messages.setMarker(actor.userId, channel.id, message.id, at);
+    emit({ type: "message", channelId: channel.id, message });
+    if (route.kind === "flow") {
+      const flow = await flows.start(channel.id, message.id, channel.chain, route.input);
+      const stepRun = flow.steps[flow.currentStep]?.runId;
+      const started = stepRun ? (await store.runs.get(stepRun))?.run : undefined;
+      return { message, runs: started ? [started] : [], flow };
+    }
+    const started: TeamRun[] = [];
+    for (const agent of targets) {
+      started.push((await runner.startChannelRun(channel, agent, message, actor.userId)).run);
+    }
+    return { message, runs: started };
+  }
+
+  const team: Team = {
+    async listAgents() {
+      await ready;
+      return agents.list();
+    },
+    async getAgent(_actor, id) {
+      await ready;
+      return agents.get(id);
+    },
+    async createAgent(actor, input) {
+      await ready;
+      return agents.create(actor, input);
+    },
+    async updateAgent(actor, id, patch) {
+      await ready;
+      return agents.update(actor, id, patch);
+    },
+    async deleteAgent(actor, id) {
+      await ready;
+      return agents.delete(actor, id);
+    },
+    async getSoul(actor, id) {
+      await ready;
+      return agents.getSoul(actor, id);
+    },
+    async putSoul(actor, id, content) {
+      await ready;
+      return agents.putSoul(actor, id, content);
+    },
+
+    async listChannels(actor) {
+      await ready;
+      return channels.list(actor);
+    },
+    async getChannel(actor, id) {
+      await ready;
+      return channels.visible(actor, id);
+    },
+    async createChannel(actor, input) {
+      await ready;
+      return channels.create(actor, input);
+    },
+    async updateChannel(actor, id, patch) {
+      await ready;
+      return channels.update(actor, id, patch);
+    },
+    async deleteChannel(actor, id) {
+      await ready;
+      return channels.delete(actor, id);
+    },
+    async addMember(actor, channelId, member) {
+      await ready;
+      return channels.addMember(actor, channelId, member);
+    },
+    async removeMember(actor, channelId, member) {
+      await ready;
+      return channels.removeMember(actor, channelId, member);
+    },
+    async setChain(actor, channelId, steps) {
+      await ready;
+      return channels.setChain(actor, channelId, steps);
+    },
+
+    async listMessages(actor, channelId, options) {
+      await ready;
+      return channels.messages(actor, channelId, options);
+    },
+    async markRead(actor, channelId, messageId) {
+      await ready;
+      return channels.markRead(actor, channelId, messageId);
+    },
+    async postMessage(actor, channelId, text) {
+      await ready;
+      const channel = await channels.visible(actor, channelId);
+      if (typeof text !== "string" || text.trim() === "") throw invalid("A message needs some text.");
+      if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) {
+        throw invalid(
+          `A message is limited to ${MAX_MESSAGE_BYTES / 1024} KB.`,
+          "attach long text as a file instead",
+        );
+      }
+      return postRouted(actor, channel, text);
+    },
+    async deleteMessage(actor, messageId) {
+      await ready;
+      return channels.deleteMessage(actor, messageId);
+    },
+    async searchMessages(actor, query, options) {
+      await ready;
+      return channels.search(actor, query, options);
+    },
+
+    async getRun(actor, runId) {
+      await ready;
+      const stored = await visibleRun(actor, runId);
+      return runs.snapshot(runId) ?? stored.run;
+    },
+    async cancelRun(actor, runId) {
+      await ready;
+      const stored = await visibleRun(actor, runId);
+      return (await runs.cancel(runId, `Cancelled by ${nameOf(actor.userId)}.`)) ?? stored.run;
+    },
+    async getRunTrace(actor, runId) {
+      await ready;
+      const stored = await visibleRun(actor, runId);
+      return (await sessions.getRunEvents(stored.ref, runId)).map((e) => e.payload);
+    },
+
+    async getFlow(actor, flowId) {
+      await ready;
+      const flow = await flows.get(flowId);
+      assertCanSee(actor, await channels.require(flow.channelId));
+      return flow;
+    },
+    async flowAction(actor, flowId, action) {
+      await ready;
+      const flow = await flows.get(flowId);
+      assertCanManage(actor, await channels.require(flow.channelId));
+      return flows.act(flowId, action);
+    },
+
+    async complete(actor, agentId, messages, options = {}) {
+      await ready;
+      assertNotGuest(actor, "talk to agents through the API");
+      const agent = await agents.require(agentId);
+      const last = messages.at(-1);
+      if (last?.role !== "user" || typeof last.content !== "string") {
+        throw invalid("The conversation must end with a user message.");
+      }
+      const system = messages.filter((m) => m.role === "system").map((m) => m.content);
+      const history = messages.slice(0, -1).filter((m) => m.role !== "system");
+      return runner.complete(actor.userId, agent, system, history, last.content, options);
+    },
+
+    subscribe(actor, listener) {
+      return bus.subscribe(actor, listener);
+    },
+    async close() {
+      await ready.catch(() => undefined);
+      const flowsClosed = flows.close();
+      await runs.cancelAll("The server is shutting down.");
+      await flowsClosed;
+    },
+  };
+  return team;
+}
