@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import {
+  agentToForm,
+  emptyAgentForm,
+  formToInput,
+  formToPatch,
+  splitList,
+  validateAgentForm,
+} from "../../web/src/state/agent-form.js";
+import { chainProblem, moveStep, normaliseChain, removeStep, updateStep } from "../../web/src/state/chain.js";
+import { parseRoute, type Route, routeChannel, routePath } from "../../web/src/state/route.js";
+import type { AgentRecord, ChainStep } from "../../web/src/types.js";
+
+describe("routes", () => {
+  const routes: Route[] = [
+    { name: "home" },
+    { name: "channel", channelId: "c 1/x" },
+    { name: "channel_settings", channelId: "abc" },
+    { name: "agents" },
+    { name: "agent_new" },
+    { name: "agent", agentId: "new" },
+    { name: "settings" },
+  ];
+
+  it("round-trips every route through its path", () => {
+    for (const route of routes) expect(parseRoute(routePath(route))).toEqual(route);
+  });
+
+  it("sends unknown or malformed paths home", () => {
+    for (const path of ["/nope", "/c", "/c/x/y/z", "/agents/a/b", "/c/%E0%A4%A", "/settings/x"]) {
+      expect(parseRoute(path), path).toEqual({ name: "home" });
+    }
+  });
+
+  it("knows which channel a route follows", () => {
+    expect(routeChannel({ name: "channel", channelId: "a" })).toBe("a");
+    expect(routeChannel({ name: "channel_settings", channelId: "b" })).toBe("b");
+    expect(routeChannel({ name: "agents" })).toBeUndefined();
+  });
+});
+
+describe("agent form", () => {
+  const agent: AgentRecord = {
+    id: "coder",
+    name: "Coder",
+    emoji: "💻",
+    model: "openai:gpt-x",
+    toolsAllow: ["read_file", "write_file"],
+    toolsDeny: ["run_command"],
+    memory: false,
+    skills: ["git"],
+    createdAt: 1,
+    updatedAt: 1,
+  };
+
+  it("splitList accepts commas, spaces and new lines, without duplicates", () => {
+    expect(splitList(" a, b  c\nd,,a ")).toEqual(["a", "b", "c", "d"]);
+    expect(splitList("")).toEqual([]);
+  });
+
+  it("round-trips an agent through the form into a patch", () => {
+    expect(formToPatch(agentToForm(agent))).toEqual({
+      name: "Coder",
+      emoji: "💻",
+      model: "openai:gpt-x",
+      toolsAllow: ["read_file", "write_file"],
+      toolsDeny: ["run_command"],
+      memory: false,
+      skills: ["git"],
+    });
+  });
+
+  it("clears the model and the allow list with null", () => {
+    const values = { ...agentToForm(agent), model: " ", toolsMode: "all" as const };
+    expect(formToPatch(values)).toMatchObject({ model: null, toolsAllow: null });
+  });
+
+  it("builds a create body with the persona and without empty optionals", () => {
+    const values = { ...emptyAgentForm(), id: "writer", name: "Writer", toolsDeny: "shell" };
+    expect(formToInput(values, "# Writer")).toEqual({
+      id: "writer",
+      name: "Writer",
+      emoji: "🤖",
+      soul: "# Writer",
+      toolsDeny: ["shell"],
+      memory: true,
+      skills: [],
+    });
+  });
+
+  it("validates the id (only when creating), the name and the model format", () => {
+    const bad = { ...emptyAgentForm(), id: "Bad Id", name: " ", model: "gpt" };
+    expect(Object.keys(validateAgentForm(bad, true)).sort()).toEqual(["id", "model", "name"]);
+    expect(Object.keys(validateAgentForm(bad, false)).sort()).toEqual(["model", "name"]);
+    expect(
+      validateAgentForm({ ...emptyAgentForm(), id: "a_1-b", name: "A", model: "anthropic:claude-x" }, true),
+    ).toEqual({});
+  });
+});
+
+describe("chain editing", () => {
+  const steps: ChainStep[] = [
+    { agentId: "a", requiresApproval: false },
+    { agentId: "b", requiresApproval: true, instruction: "  check it  " },
+    { agentId: "c", requiresApproval: false, instruction: " " },
+  ];
+
+  it("moves, removes and updates steps without touching the input", () => {
+    expect(moveStep(steps, 0, 1).map((s) => s.agentId)).toEqual(["b", "a", "c"]);
+    expect(moveStep(steps, 2, -2).map((s) => s.agentId)).toEqual(["c", "a", "b"]);
+    expect(moveStep(steps, 0, -1)).toBe(steps);
+    expect(removeStep(steps, 1).map((s) => s.agentId)).toEqual(["a", "c"]);
+    expect(updateStep(steps, 0, { requiresApproval: true })[0]).toEqual({
+      agentId: "a",
+      requiresApproval: true,
+    });
+    expect(steps.map((s) => s.agentId)).toEqual(["a", "b", "c"]);
+  });
+
+  it("normalises instructions: trimmed, empty ones dropped", () => {
+    expect(normaliseChain(steps)).toEqual([
+      { agentId: "a", requiresApproval: false },
+      { agentId: "b", requiresApproval: true, instruction: "check it" },
+      { agentId: "c", requiresApproval: false },
+    ]);
+  });
+
+  it("explains why a chain cannot be saved", () => {
+    expect(chainProblem(steps, ["a", "b", "c"])).toBeUndefined();
+    expect(chainProblem(steps, ["a", "b"])).toMatch(/Step 3 uses @c, who is not in this group/);
+    expect(chainProblem([{ agentId: "", requiresApproval: false }], ["a"])).toMatch(/Step 1 has no agent/);
+  });
+});

@@ -1,0 +1,362 @@
+/**
+ * Typed fetch client for the Dimsum HTTP API (notes/team-api.md). Auth rides on the HttpOnly session
+ * cookie; the CSRF token is kept in memory only and sent on every state-changing request.
+ */
+import type {
+  AgentInput,
+  AgentPatch,
+  AgentPatchBody,
+  AgentRecord,
+  ApiTokenInfo,
+  AuthResult,
+  ChainStep,
+  ChannelInput,
+  ChannelMember,
+  ChannelMessage,
+  ChannelRecord,
+  ChannelSummary,
+  CreatedToken,
+  FlowAction,
+  FlowRecord,
+  McpServerInfo,
+  PostResult,
+  SessionInfo,
+  SessionUser,
+  Settings,
+  SettingsUpdate,
+  SoulFile,
+  TeamRun,
+  UserInput,
+} from "./types.js";
+
+export interface ApiIssue {
+  path: string;
+  message: string;
+}
+
+/** An API call that failed: the server's error code and message, or a network failure (status 0). */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly issues: ApiIssue[];
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(status: number, code: string, message: string, issues: ApiIssue[] = [], retryAfter?: number) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.issues = issues;
+    this.retryAfterSeconds = retryAfter;
+  }
+}
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+export interface ApiClientOptions {
+  /** Prefix for every path; empty in the browser (same origin), an http URL in tests. */
+  baseUrl?: string;
+  fetch?: typeof fetch;
+  /** Called when an authenticated call comes back 401, so the app can show the login page. */
+  onUnauthenticated?: () => void;
+}
+
+interface ErrorBody {
+  error?: { code?: string; message?: string; issues?: ApiIssue[] };
+}
+
+const STATE_CHANGING: ReadonlySet<HttpMethod> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== "") search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+const enc = encodeURIComponent;
+
+/** One method per route of the contract; all return parsed JSON or throw ApiError. */
+export class ApiClient {
+  private csrf: string | undefined;
+  private readonly baseUrl: string;
+  private readonly fetchFn: typeof fetch;
+  private readonly onUnauthenticated: (() => void) | undefined;
+
+  constructor(options: ApiClientOptions = {}) {
+    this.baseUrl = options.baseUrl ?? "";
+    // Bound so a bare `fetch` reference keeps its global receiver in browsers.
+    this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
+    this.onUnauthenticated = options.onUnauthenticated;
+  }
+
+  /** The CSRF token of the current session, if logged in. */
+  get csrfToken(): string | undefined {
+    return this.csrf;
+  }
+
+  /** Forgets the CSRF token (after logout or when the session expired). */
+  clearSession(): void {
+    this.csrf = undefined;
+  }
+
+  /** Sends one request; JSON body in, parsed JSON (or undefined for 204) out. */
+  async request<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (STATE_CHANGING.has(method) && this.csrf) headers["x-csrf-token"] = this.csrf;
+    let response: Response;
+    try {
+      response = await this.fetchFn(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        credentials: "same-origin",
+        body: body === undefined ? null : JSON.stringify(body),
+      });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new ApiError(
+        0,
+        "network",
+        `Cannot reach the Dimsum server (${reason}); check that it is running.`,
+      );
+    }
+    if (!response.ok) throw await this.toError(response, path);
+    if (response.status === 204) return undefined as T;
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  private async toError(response: Response, path: string): Promise<ApiError> {
+    let parsed: ErrorBody = {};
+    try {
+      parsed = JSON.parse(await response.text()) as ErrorBody;
+    } catch {
+      // Not JSON (a proxy page, say): fall back to the status line below.
+    }
+    const retryHeader = response.headers.get("retry-after");
+    const retryAfter = retryHeader ? Number(retryHeader) : undefined;
+    const code = parsed.error?.code ?? `http_${response.status}`;
+    const message = parsed.error?.message ?? `${response.status} ${response.statusText} from ${path}`;
+    if (response.status === 401 && !path.startsWith("/api/auth/")) this.onUnauthenticated?.();
+    return new ApiError(response.status, code, message, parsed.error?.issues ?? [], retryAfter);
+  }
+
+  private remember<T extends { csrfToken: string }>(result: T): T {
+    this.csrf = result.csrfToken;
+    return result;
+  }
+
+  // --- auth ---
+  /** Whether the server still needs its first (owner) account. */
+  authStatus(): Promise<{ needsSetup: boolean }> {
+    return this.request("GET", "/api/auth/status");
+  }
+  /** Creates the owner account and logs in. */
+  async setup(username: string, password: string): Promise<AuthResult> {
+    return this.remember(await this.request<AuthResult>("POST", "/api/auth/setup", { username, password }));
+  }
+  /** Logs in; the server sets the session cookie. */
+  async login(username: string, password: string): Promise<AuthResult> {
+    return this.remember(await this.request<AuthResult>("POST", "/api/auth/login", { username, password }));
+  }
+  /** The logged-in user (and a CSRF token for this page load), or ApiError 401. */
+  async me(): Promise<{ user: SessionUser; csrfToken: string }> {
+    return this.remember(await this.request<{ user: SessionUser; csrfToken: string }>("GET", "/api/auth/me"));
+  }
+  /** Ends this session. */
+  async logout(): Promise<void> {
+    await this.request<void>("POST", "/api/auth/logout");
+    this.csrf = undefined;
+  }
+  /** Ends every session of this user. */
+  async logoutAll(): Promise<void> {
+    await this.request<void>("POST", "/api/auth/logout-all");
+    this.csrf = undefined;
+  }
+  /** This user's sessions. */
+  listSessions(): Promise<SessionInfo[]> {
+    return this.request("GET", "/api/auth/sessions");
+  }
+  /** Revokes one session. */
+  revokeSession(id: string): Promise<void> {
+    return this.request("DELETE", `/api/auth/sessions/${enc(id)}`);
+  }
+
+  // --- users ---
+  /** Every user (owner/admin). */
+  listUsers(): Promise<SessionUser[]> {
+    return this.request("GET", "/api/users");
+  }
+  /** Creates a user (owner/admin). */
+  createUser(input: UserInput): Promise<SessionUser> {
+    return this.request("POST", "/api/users", input);
+  }
+  /** Changes a user's role or password. */
+  updateUser(id: string, patch: Partial<Omit<UserInput, "username">>): Promise<SessionUser> {
+    return this.request("PATCH", `/api/users/${enc(id)}`, patch);
+  }
+  /** Deletes a user. */
+  deleteUser(id: string): Promise<void> {
+    return this.request("DELETE", `/api/users/${enc(id)}`);
+  }
+
+  // --- agents ---
+  /** Every agent, each with its persona status. */
+  listAgents(): Promise<AgentRecord[]> {
+    return this.request("GET", "/api/agents");
+  }
+  /** One agent. */
+  getAgent(id: string): Promise<AgentRecord> {
+    return this.request("GET", `/api/agents/${enc(id)}`);
+  }
+  /** Creates an agent. */
+  createAgent(input: AgentInput): Promise<AgentRecord> {
+    return this.request("POST", "/api/agents", input);
+  }
+  /** Changes an agent. */
+  updateAgent(id: string, patch: AgentPatch | AgentPatchBody): Promise<AgentRecord> {
+    return this.request("PATCH", `/api/agents/${enc(id)}`, patch);
+  }
+  /** Deletes an agent. */
+  deleteAgent(id: string): Promise<void> {
+    return this.request("DELETE", `/api/agents/${enc(id)}`);
+  }
+  /** An agent's SOUL.md persona. */
+  getSoul(id: string): Promise<SoulFile> {
+    return this.request("GET", `/api/agents/${enc(id)}/soul`);
+  }
+  /** Replaces an agent's SOUL.md persona. */
+  putSoul(id: string, content: string): Promise<SoulFile> {
+    return this.request("PUT", `/api/agents/${enc(id)}/soul`, { content });
+  }
+
+  // --- channels and messages ---
+  /** The channels this user can see, with unread counts. */
+  listChannels(): Promise<ChannelSummary[]> {
+    return this.request("GET", "/api/channels");
+  }
+  /** One channel. */
+  getChannel(id: string): Promise<ChannelRecord> {
+    return this.request("GET", `/api/channels/${enc(id)}`);
+  }
+  /** Creates a direct chat or a group. */
+  createChannel(input: ChannelInput): Promise<ChannelRecord> {
+    return this.request("POST", "/api/channels", input);
+  }
+  /** Renames a channel or changes its leader (null clears it). */
+  updateChannel(id: string, patch: { name?: string; leaderAgentId?: string | null }): Promise<ChannelRecord> {
+    return this.request("PATCH", `/api/channels/${enc(id)}`, patch);
+  }
+  /** Deletes a channel. */
+  deleteChannel(id: string): Promise<void> {
+    return this.request("DELETE", `/api/channels/${enc(id)}`);
+  }
+  /** Adds an agent or a user to a channel. */
+  addMember(channelId: string, member: ChannelMember): Promise<ChannelRecord> {
+    return this.request("POST", `/api/channels/${enc(channelId)}/members`, member);
+  }
+  /** Removes an agent or a user from a channel. */
+  removeMember(channelId: string, member: ChannelMember): Promise<ChannelRecord> {
+    return this.request(
+      "DELETE",
+      `/api/channels/${enc(channelId)}/members/${enc(member.type)}/${enc(member.id)}`,
+    );
+  }
+  /** Replaces a group's collaboration chain. */
+  setChain(channelId: string, steps: ChainStep[]): Promise<ChannelRecord> {
+    return this.request("PUT", `/api/channels/${enc(channelId)}/chain`, { steps });
+  }
+  /** A page of messages, oldest first. */
+  listMessages(
+    channelId: string,
+    options: { before?: number; after?: number; limit?: number } = {},
+  ): Promise<ChannelMessage[]> {
+    return this.request("GET", `/api/channels/${enc(channelId)}/messages${query({ ...options })}`);
+  }
+  /** Posts a message; the result names the runs (and flow) it started. */
+  postMessage(channelId: string, text: string): Promise<PostResult> {
+    return this.request("POST", `/api/channels/${enc(channelId)}/messages`, { text });
+  }
+  /** Marks a channel read up to a message. */
+  markRead(channelId: string, messageId: number): Promise<void> {
+    return this.request("POST", `/api/channels/${enc(channelId)}/read`, { messageId });
+  }
+  /** Deletes a message. */
+  deleteMessage(id: number): Promise<void> {
+    return this.request("DELETE", `/api/messages/${id}`);
+  }
+  /** Full-text search over the channels this user can see. */
+  search(q: string, channelId?: string): Promise<ChannelMessage[]> {
+    return this.request("GET", `/api/search${query({ q, channelId })}`);
+  }
+
+  // --- runs and flows ---
+  /** One run. */
+  getRun(id: string): Promise<TeamRun> {
+    return this.request("GET", `/api/runs/${enc(id)}`);
+  }
+  /** Cancels one run; others in the channel keep going. */
+  cancelRun(id: string): Promise<TeamRun> {
+    return this.request("POST", `/api/runs/${enc(id)}/cancel`);
+  }
+  /** The stored trace events of a run. */
+  getRunTrace(id: string): Promise<unknown[]> {
+    return this.request("GET", `/api/runs/${enc(id)}/trace`);
+  }
+  /** One collaboration flow. */
+  getFlow(id: string): Promise<FlowRecord> {
+    return this.request("GET", `/api/flows/${enc(id)}`);
+  }
+  /** Pauses, resumes, stops, skips, retries, approves or edits a flow. */
+  flowAction(id: string, action: FlowAction): Promise<FlowRecord> {
+    return this.request("POST", `/api/flows/${enc(id)}/actions`, action);
+  }
+
+  // --- settings, tokens, MCP ---
+  /** Providers (keys previewed only) and the default model. */
+  getSettings(): Promise<Settings> {
+    return this.request("GET", "/api/settings");
+  }
+  /** Changes providers or the default model; an `apiKey` replaces the stored key. */
+  putSettings(update: SettingsUpdate): Promise<Settings> {
+    return this.request("PUT", "/api/settings", update);
+  }
+  /** This user's API tokens (previews only). */
+  listTokens(): Promise<ApiTokenInfo[]> {
+    return this.request("GET", "/api/tokens");
+  }
+  /** Creates an API token; the full token is in this response only. */
+  createToken(name: string): Promise<CreatedToken> {
+    return this.request("POST", "/api/tokens", { name });
+  }
+  /** Revokes an API token. */
+  deleteToken(id: string): Promise<void> {
+    return this.request("DELETE", `/api/tokens/${enc(id)}`);
+  }
+  /** MCP servers and their connection status. */
+  async listMcp(): Promise<McpServerInfo[]> {
+    // Accept a bare array or `{servers: [...]}`: the contract only says "servers with status".
+    const body = await this.request<McpServerInfo[] | { servers?: McpServerInfo[] }>("GET", "/api/mcp");
+    return Array.isArray(body) ? body : (body.servers ?? []);
+  }
+  /** Connects an MCP server. */
+  connectMcp(name: string): Promise<unknown> {
+    return this.request("POST", `/api/mcp/${enc(name)}/connect`);
+  }
+  /** Disconnects an MCP server. */
+  disconnectMcp(name: string): Promise<unknown> {
+    return this.request("POST", `/api/mcp/${enc(name)}/disconnect`);
+  }
+}
+
+/** A person-readable line for any error thrown by an API call. */
+export function errorText(err: unknown): string {
+  if (err instanceof ApiError) {
+    const first = err.issues[0];
+    return first ? `${err.message} (${first.path}: ${first.message})` : err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,141 @@
+/** The ordered steps of a group's collaboration chain: agent, approval pause and instruction per step. */
+import { useEffect, useState } from "preact/hooks";
+import { useAction, useServices } from "../hooks.js";
+import { chainProblem, moveStep, normaliseChain, removeStep, updateStep } from "../state/chain.js";
+import type { AgentRecord, ChainStep, ChannelRecord } from "../types.js";
+
+/** The chain editor of a group. */
+export function ChainEditor({
+  channel,
+  agents,
+  canEdit,
+}: {
+  channel: ChannelRecord;
+  agents: AgentRecord[];
+  canEdit: boolean;
+}) {
+  const { api, store } = useServices();
+  const [steps, setSteps] = useState<ChainStep[]>(channel.chain);
+  useEffect(() => setSteps(channel.chain), [channel.chain]);
+  const memberAgents = channel.members.filter((m) => m.type === "agent").map((m) => m.id);
+  const byId = new Map(agents.map((a) => [a.id, a]));
+  const problem = chainProblem(steps, memberAgents);
+  const dirty = JSON.stringify(normaliseChain(steps)) !== JSON.stringify(normaliseChain(channel.chain));
+
+  const [save, saving] = useAction(async () => {
+    if (problem) throw new Error(problem);
+    const updated = await api.setChain(channel.id, normaliseChain(steps));
+    store.dispatch({ type: "channel_saved", channel: updated });
+    store.dispatch({ type: "notice", kind: "info", text: "Chain saved." });
+  });
+
+  return (
+    <section class="form" data-testid="chain-editor">
+      <h3>Collaboration chain</h3>
+      <p class="muted">
+        A message starting with <code>/flow</code> (or mentioning <code>@chain</code>) runs these agents in
+        order; each step's output becomes the next step's input.
+      </p>
+      {steps.length === 0 && <p class="muted">No steps yet.</p>}
+      <ol class="chain-steps">
+        {steps.map((step, index) => (
+          <li key={index} class="chain-step" data-testid="chain-step" data-step-index={index}>
+            <span class="step-index">{index + 1}</span>
+            <select
+              value={step.agentId}
+              disabled={!canEdit}
+              onChange={(e) => setSteps(updateStep(steps, index, { agentId: e.currentTarget.value }))}
+              data-testid="chain-step-agent"
+            >
+              <option value="">Pick an agent…</option>
+              {memberAgents.map((id) => (
+                <option key={id} value={id}>
+                  {byId.get(id)?.emoji ?? "🤖"} {byId.get(id)?.name ?? id}
+                </option>
+              ))}
+            </select>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={step.requiresApproval}
+                disabled={!canEdit}
+                onChange={(e) =>
+                  setSteps(updateStep(steps, index, { requiresApproval: e.currentTarget.checked }))
+                }
+                data-testid="chain-step-approval"
+              />
+              Pause for approval
+            </label>
+            <input
+              class="chain-instruction"
+              placeholder="Instruction for this step (optional)"
+              value={step.instruction ?? ""}
+              disabled={!canEdit}
+              onInput={(e) => setSteps(updateStep(steps, index, { instruction: e.currentTarget.value }))}
+              data-testid="chain-step-instruction"
+            />
+            {canEdit && (
+              <span class="chain-step-buttons">
+                <button
+                  type="button"
+                  class="icon-btn"
+                  aria-label="Move up"
+                  disabled={index === 0}
+                  onClick={() => setSteps(moveStep(steps, index, -1))}
+                  data-testid="chain-step-up"
+                >
+                  ↑
+                </button>
+                <button
+                  type="button"
+                  class="icon-btn"
+                  aria-label="Move down"
+                  disabled={index === steps.length - 1}
+                  onClick={() => setSteps(moveStep(steps, index, 1))}
+                  data-testid="chain-step-down"
+                >
+                  ↓
+                </button>
+                <button
+                  type="button"
+                  class="icon-btn"
+                  aria-label="Remove step"
+                  onClick={() => setSteps(removeStep(steps, index))}
+                  data-testid="chain-step-remove"
+                >
+                  ×
+                </button>
+              </span>
+            )}
+          </li>
+        ))}
+      </ol>
+      {dirty && problem && (
+        <p class="form-error" data-testid="chain-problem">
+          {problem}
+        </p>
+      )}
+      {canEdit && (
+        <div class="form-actions">
+          <button
+            type="button"
+            class="btn"
+            onClick={() => setSteps([...steps, { agentId: memberAgents[0] ?? "", requiresApproval: false }])}
+            data-testid="chain-add-step"
+          >
+            + Add step
+          </button>
+          <button
+            type="button"
+            class="btn btn-primary"
+            disabled={!dirty || saving || problem !== undefined}
+            onClick={() => void save()}
+            data-testid="chain-save"
+          >
+            Save chain
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}

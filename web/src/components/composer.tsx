@@ -1,0 +1,168 @@
+/**
+ * The message composer: Enter sends, Shift+Enter adds a line, `@` opens agent autocomplete
+ * (arrows move, Enter/Tab pick, Escape closes).
+ */
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useReportError, useServices } from "../hooks.js";
+import {
+  applyMention,
+  type MentionCandidate,
+  type MentionMenu,
+  mentionCandidates,
+  mentionKey,
+  mentionMenuAt,
+} from "../state/mention.js";
+import type { AgentRecord, ChannelRecord } from "../types.js";
+
+const MAX_MESSAGE_BYTES = 32 * 1024;
+const MAX_HEIGHT_PX = 240;
+
+export interface ComposerProps {
+  channel: ChannelRecord;
+  agents: AgentRecord[];
+  disabled?: boolean;
+}
+
+/** The composer of a channel. */
+export function Composer({ channel, agents, disabled }: ComposerProps) {
+  const { api, store } = useServices();
+  const report = useReportError();
+  const [text, setText] = useState("");
+  const [menu, setMenu] = useState<MentionMenu | null>(null);
+  const [sending, setSending] = useState(false);
+  const input = useRef<HTMLTextAreaElement>(null);
+  const caretAfterRender = useRef<number | null>(null);
+  const candidates = useMemo(() => mentionCandidates(channel, agents), [channel, agents]);
+
+  useLayoutEffect(() => {
+    const el = input.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = `${Math.min(el.scrollHeight, MAX_HEIGHT_PX)}px`;
+    if (caretAfterRender.current !== null) {
+      el.setSelectionRange(caretAfterRender.current, caretAfterRender.current);
+      caretAfterRender.current = null;
+    }
+  });
+
+  const refreshMenu = (value: string, caret: number) =>
+    setMenu((prev) => mentionMenuAt(value, caret, candidates, prev));
+
+  const pick = (item: MentionCandidate) => {
+    if (!menu) return;
+    const next = applyMention(text, menu.query, item.id);
+    setText(next.text);
+    setMenu(null);
+    caretAfterRender.current = next.caret;
+    input.current?.focus();
+  };
+
+  const send = async () => {
+    const body = text.trim();
+    if (!body || sending) return;
+    if (new TextEncoder().encode(body).length > MAX_MESSAGE_BYTES) {
+      report(new Error("The message is over 32 KB; shorten it or split it into several messages."));
+      return;
+    }
+    setSending(true);
+    try {
+      const result = await api.postMessage(channel.id, body);
+      store.dispatch({ type: "posted", channelId: channel.id, result });
+      setText("");
+      setMenu(null);
+    } catch (err) {
+      report(err);
+    } finally {
+      setSending(false);
+      input.current?.focus();
+    }
+  };
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.isComposing) return;
+    if (menu) {
+      const result = mentionKey(menu, event.key);
+      if (result.kind !== "ignore") event.preventDefault();
+      if (result.kind === "move") setMenu({ ...menu, index: result.index });
+      else if (result.kind === "pick") pick(result.item);
+      else if (result.kind === "close") setMenu(null);
+      if (result.kind !== "ignore") return;
+    }
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      void send();
+    }
+  };
+
+  const onCaretMove = (event: KeyboardEvent | MouseEvent) => {
+    if (event instanceof KeyboardEvent && !["ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key))
+      return;
+    const el = event.currentTarget as HTMLTextAreaElement;
+    refreshMenu(el.value, el.selectionStart);
+  };
+
+  const activeId = menu ? `mention-${menu.items[menu.index]?.id}` : undefined;
+  return (
+    <form
+      class="composer"
+      data-testid="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void send();
+      }}
+    >
+      {menu && (
+        <div class="mention-menu" role="listbox" aria-label="Mention an agent" data-testid="mention-menu">
+          {menu.items.map((item, index) => (
+            <div
+              key={item.id}
+              id={`mention-${item.id}`}
+              role="option"
+              tabIndex={-1}
+              aria-selected={index === menu.index}
+              class={index === menu.index ? "selected" : ""}
+              data-testid="mention-option"
+              data-agent-id={item.id}
+              onMouseDown={(e) => {
+                // Keep focus (and the caret) in the textarea.
+                e.preventDefault();
+                pick(item);
+              }}
+            >
+              <span aria-hidden="true">{item.emoji}</span> <strong>@{item.id}</strong>{" "}
+              <span class="muted">{item.name}</span>
+            </div>
+          ))}
+        </div>
+      )}
+      <textarea
+        ref={input}
+        class="composer-input"
+        rows={1}
+        placeholder={`Message ${channel.name} — @ to mention an agent`}
+        value={text}
+        disabled={disabled}
+        aria-autocomplete="list"
+        aria-activedescendant={activeId}
+        onInput={(e) => {
+          const el = e.currentTarget;
+          setText(el.value);
+          refreshMenu(el.value, el.selectionStart);
+        }}
+        onKeyDown={onKeyDown}
+        onKeyUp={onCaretMove}
+        onClick={onCaretMove}
+        onBlur={() => setMenu(null)}
+        data-testid="composer-input"
+      />
+      <button
+        type="submit"
+        class="btn btn-primary composer-send"
+        disabled={disabled || sending || !text.trim()}
+        data-testid="composer-send"
+      >
+        Send
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,240 @@
+/**
+ * The live state of a collaboration flow: each step with its status, and the controls people have
+ * over it (pause, resume, stop; per step approve, skip, retry, edit output). Updated by `flow` events.
+ */
+import { useState } from "preact/hooks";
+import { useAction, useServices } from "../hooks.js";
+import type { AgentRecord, FlowAction, FlowRecord, FlowStep } from "../types.js";
+import { MarkdownView } from "./markdown-view.js";
+
+const ACTIVE = new Set(["idle", "running", "paused"]);
+
+function StepOutputEditor({
+  output,
+  onSave,
+  onCancel,
+  busy,
+}: {
+  output: string;
+  onSave: (text: string) => void;
+  onCancel: () => void;
+  busy: boolean;
+}) {
+  const [text, setText] = useState(output);
+  return (
+    <div class="step-editor">
+      <textarea
+        class="code-input"
+        rows={6}
+        value={text}
+        onInput={(e) => setText(e.currentTarget.value)}
+        data-testid="flow-step-edit-input"
+      />
+      <div class="form-actions">
+        <button type="button" class="btn btn-small" onClick={onCancel}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          class="btn btn-small btn-primary"
+          disabled={busy}
+          onClick={() => onSave(text)}
+          data-testid="flow-step-edit-save"
+        >
+          Save output
+        </button>
+      </div>
+    </div>
+  );
+}
+
+interface StepRowProps {
+  flow: FlowRecord;
+  step: FlowStep;
+  index: number;
+  agent: AgentRecord | undefined;
+  act: (action: FlowAction) => Promise<void>;
+  busy: boolean;
+}
+
+function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
+  const [editing, setEditing] = useState(false);
+  const open = ACTIVE.has(flow.status) || flow.status === "error";
+  const pausedHere = flow.status === "paused" && flow.currentStep === index;
+  const canEdit = step.status === "completed" && flow.status !== "running" && open;
+  return (
+    <li
+      class={`flow-step step-${step.status}${flow.currentStep === index ? " current" : ""}`}
+      data-testid="flow-step"
+      data-step-index={index}
+      data-status={step.status}
+    >
+      <div class="flow-step-head">
+        <span class="step-index">{index + 1}</span>
+        <span aria-hidden="true">{agent?.emoji ?? "🤖"}</span>
+        <span class="step-agent">{agent?.name ?? step.agentId}</span>
+        {step.requiresApproval && (
+          <span class="badge badge-approval" title="Pauses for a person after this step">
+            approval
+          </span>
+        )}
+        <span class={`badge badge-step-${step.status}`} data-testid="flow-step-status">
+          {step.status}
+        </span>
+        <span class="flow-step-actions">
+          {pausedHere && (
+            <button
+              type="button"
+              class="btn btn-small btn-primary"
+              disabled={busy}
+              onClick={() => void act({ action: "approve", stepIndex: index })}
+              data-testid="flow-step-approve"
+            >
+              Approve
+            </button>
+          )}
+          {open && (step.status === "waiting" || step.status === "error") && (
+            <button
+              type="button"
+              class="btn btn-small"
+              disabled={busy}
+              onClick={() => void act({ action: "skip", stepIndex: index })}
+              data-testid="flow-step-skip"
+            >
+              Skip
+            </button>
+          )}
+          {step.status === "error" && open && (
+            <button
+              type="button"
+              class="btn btn-small"
+              disabled={busy}
+              onClick={() => void act({ action: "retry", stepIndex: index })}
+              data-testid="flow-step-retry"
+            >
+              Retry
+            </button>
+          )}
+          {canEdit && !editing && (
+            <button
+              type="button"
+              class="btn btn-small"
+              onClick={() => setEditing(true)}
+              data-testid="flow-step-edit"
+            >
+              Edit output
+            </button>
+          )}
+        </span>
+      </div>
+      {step.instruction && <p class="step-instruction muted">{step.instruction}</p>}
+      {step.error && (
+        <p class="run-error" data-testid="flow-step-error">
+          {step.error}
+        </p>
+      )}
+      {editing ? (
+        <StepOutputEditor
+          output={step.output ?? ""}
+          busy={busy}
+          onCancel={() => setEditing(false)}
+          onSave={(output) => {
+            void act({ action: "edit", stepIndex: index, output }).then(() => setEditing(false));
+          }}
+        />
+      ) : (
+        step.output && (
+          <details class="step-output" open={pausedHere}>
+            <summary>Output</summary>
+            <MarkdownView text={step.output} testId="flow-step-output" />
+          </details>
+        )
+      )}
+    </li>
+  );
+}
+
+/** The flow panel. */
+export function FlowPanel({ flow, agents }: { flow: FlowRecord; agents: AgentRecord[] }) {
+  const { api, store } = useServices();
+  const finished = !ACTIVE.has(flow.status);
+  // A finished flow folds away (its outputs are in the conversation); toggling overrides that.
+  const [folded, setFolded] = useState<boolean | undefined>(undefined);
+  const collapsed = folded ?? finished;
+  const [act, busy] = useAction(async (action: FlowAction) => {
+    const next = await api.flowAction(flow.id, action);
+    store.dispatch({ type: "flow", flow: next });
+  });
+  const byId = new Map(agents.map((a) => [a.id, a]));
+  return (
+    <section class="flow-panel" data-testid="flow-panel" data-flow-id={flow.id} data-status={flow.status}>
+      <header class="flow-head">
+        <button
+          type="button"
+          class="icon-btn"
+          aria-expanded={!collapsed}
+          aria-label={collapsed ? "Show steps" : "Hide steps"}
+          onClick={() => setFolded(!collapsed)}
+          data-testid="flow-toggle"
+        >
+          {collapsed ? "▸" : "▾"}
+        </button>
+        <h3>Collaboration flow</h3>
+        <span class="muted flow-progress" data-testid="flow-progress">
+          step {Math.min(flow.currentStep + 1, flow.steps.length)} of {flow.steps.length}
+        </span>
+        <span class={`badge badge-flow-${flow.status}`} data-testid="flow-status">
+          {flow.status}
+        </span>
+        <span class="flow-actions">
+          {flow.status === "running" && (
+            <button
+              type="button"
+              class="btn btn-small"
+              disabled={busy}
+              onClick={() => void act({ action: "pause" })}
+              data-testid="flow-pause"
+            >
+              Pause
+            </button>
+          )}
+          {flow.status === "paused" && (
+            <button
+              type="button"
+              class="btn btn-small"
+              disabled={busy}
+              onClick={() => void act({ action: "resume" })}
+              data-testid="flow-resume"
+            >
+              Resume
+            </button>
+          )}
+          {ACTIVE.has(flow.status) && (
+            <button
+              type="button"
+              class="btn btn-small btn-danger"
+              disabled={busy}
+              onClick={() => void act({ action: "stop" })}
+              data-testid="flow-stop"
+            >
+              Stop
+            </button>
+          )}
+        </span>
+      </header>
+      <ol class="flow-steps" hidden={collapsed}>
+        {flow.steps.map((step, index) => (
+          <StepRow
+            key={index}
+            flow={flow}
+            step={step}
+            index={index}
+            agent={byId.get(step.agentId)}
+            act={act}
+            busy={busy}
+          />
+        ))}
+      </ol>
+    </section>
+  );
+}

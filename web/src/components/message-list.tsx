@@ -1,0 +1,86 @@
+/**
+ * The scrolling conversation: stored messages, then live run bubbles. Stays pinned to the bottom
+ * while the reader is there, and keeps the reading position when older messages are prepended.
+ */
+import { useLayoutEffect, useMemo, useRef } from "preact/hooks";
+import { useAction, useSelector, useServices } from "../hooks.js";
+import { type ChatState, firstMessageId, liveRuns } from "../state/chat.js";
+import type { SessionUser } from "../types.js";
+import { MessageItem, RunBubble } from "./message-item.js";
+
+export const PAGE_SIZE = 50;
+const NEAR_BOTTOM_PX = 80;
+
+/** The message list of the open channel. */
+export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) {
+  const { api, store } = useServices();
+  const agentList = useSelector((s) => s.agents);
+  const agents = useMemo(() => new Map(agentList.map((a) => [a.id, a])), [agentList]);
+  const live = useMemo(() => liveRuns(chat), [chat]);
+  const scroller = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+  const anchor = useRef<{ height: number; top: number } | null>(null);
+
+  const [loadOlder, loadingOlder] = useAction(async () => {
+    const before = firstMessageId(chat);
+    const el = scroller.current;
+    const page = await api.listMessages(chat.channelId, { ...(before ? { before } : {}), limit: PAGE_SIZE });
+    if (el) anchor.current = { height: el.scrollHeight, top: el.scrollTop };
+    store.dispatch({
+      type: "history",
+      channelId: chat.channelId,
+      messages: page,
+      hasOlder: page.length >= PAGE_SIZE,
+    });
+  });
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    if (anchor.current) {
+      el.scrollTop = el.scrollHeight - anchor.current.height + anchor.current.top;
+      anchor.current = null;
+    } else if (pinned.current) {
+      el.scrollTop = el.scrollHeight;
+    }
+  });
+
+  const onScroll = () => {
+    const el = scroller.current;
+    if (el) pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_BOTTOM_PX;
+  };
+
+  return (
+    <div class="message-scroller" ref={scroller} onScroll={onScroll} data-testid="message-list">
+      {chat.hasOlder && (
+        <button
+          type="button"
+          class="btn btn-small load-older"
+          onClick={() => void loadOlder()}
+          disabled={loadingOlder}
+          data-testid="load-older"
+        >
+          {loadingOlder ? "Loading…" : "Load earlier messages"}
+        </button>
+      )}
+      {chat.loaded && chat.messages.length === 0 && live.length === 0 && (
+        <p class="empty-chat muted" data-testid="empty-chat">
+          No messages yet. Say hello — type <kbd>@</kbd> to address a specific agent.
+        </p>
+      )}
+      {!chat.loaded && <p class="muted empty-chat">Loading messages…</p>}
+      {chat.messages.map((message) => (
+        <MessageItem
+          key={message.id}
+          message={message}
+          run={message.runId ? chat.runs[message.runId] : undefined}
+          agents={agents}
+          me={me}
+        />
+      ))}
+      {live.map((view) => (
+        <RunBubble key={view.id} view={view} agents={agents} />
+      ))}
+    </div>
+  );
+}

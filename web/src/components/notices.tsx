@@ -1,0 +1,45 @@
+/** Transient error/info messages in a corner; each can be dismissed and fades out on its own. */
+import { useEffect } from "preact/hooks";
+import { useSelector, useServices } from "../hooks.js";
+import type { Notice } from "../state/app.js";
+
+const LIFETIME_MS = 8000;
+
+function NoticeItem({ notice }: { notice: Notice }) {
+  const { store } = useServices();
+  useEffect(() => {
+    const timer = setTimeout(() => store.dispatch({ type: "dismiss", id: notice.id }), LIFETIME_MS);
+    return () => clearTimeout(timer);
+  }, [notice.id, store]);
+  return (
+    <div
+      class={`notice notice-${notice.kind}`}
+      role={notice.kind === "error" ? "alert" : "status"}
+      data-testid="notice"
+    >
+      <span class="notice-text">{notice.text}</span>
+      <button
+        type="button"
+        class="icon-btn"
+        aria-label="Dismiss"
+        onClick={() => store.dispatch({ type: "dismiss", id: notice.id })}
+        data-testid="notice-dismiss"
+      >
+        ×
+      </button>
+    </div>
+  );
+}
+
+/** The notice stack. */
+export function Notices() {
+  const notices = useSelector((s) => s.notices);
+  if (notices.length === 0) return null;
+  return (
+    <div class="notices" data-testid="notices">
+      {notices.map((notice) => (
+        <NoticeItem key={notice.id} notice={notice} />
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,72 @@
+/** MCP servers with their connection status, and connect/disconnect buttons. */
+import { useEffect, useState } from "preact/hooks";
+import { useAction, useReportError, useServices } from "../../hooks.js";
+import type { McpServerInfo } from "../../types.js";
+
+function toolCount(tools: McpServerInfo["tools"]): string | undefined {
+  if (tools === undefined) return undefined;
+  const n = Array.isArray(tools) ? tools.length : tools;
+  return `${n} tool${n === 1 ? "" : "s"}`;
+}
+
+/** The MCP section (owner/admin). */
+export function McpSection() {
+  const { api } = useServices();
+  const report = useReportError();
+  const [servers, setServers] = useState<McpServerInfo[] | undefined>(undefined);
+  const reload = () => api.listMcp().then(setServers).catch(report);
+  useEffect(() => {
+    void reload();
+  }, [api]);
+
+  const [toggle, busy] = useAction(async (server: McpServerInfo) => {
+    if (server.status === "connected") await api.disconnectMcp(server.name);
+    else await api.connectMcp(server.name);
+    await reload();
+  });
+
+  return (
+    <section class="form" data-testid="settings-mcp">
+      <h3>MCP servers</h3>
+      {servers === undefined ? (
+        <p class="muted">Loading…</p>
+      ) : servers.length === 0 ? (
+        <p class="muted">
+          No MCP servers configured. Add them to <code>mcp.json</code> in the Dimsum home folder.
+        </p>
+      ) : (
+        <ul class="mcp-list">
+          {servers.map((server) => (
+            <li
+              key={server.name}
+              class="mcp-server"
+              data-testid="mcp-server"
+              data-mcp={server.name}
+              data-status={server.status}
+            >
+              <strong>{server.name}</strong>
+              {server.transport && <span class="muted">{server.transport}</span>}
+              <span class={`badge badge-mcp-${server.status}`} data-testid="mcp-status">
+                {server.status}
+              </span>
+              {toolCount(server.tools) && <span class="muted">{toolCount(server.tools)}</span>}
+              {server.error && <span class="run-error">{server.error}</span>}
+              <button
+                type="button"
+                class="btn btn-small"
+                disabled={busy}
+                onClick={() => void toggle(server)}
+                data-testid={server.status === "connected" ? "mcp-disconnect" : "mcp-connect"}
+              >
+                {server.status === "connected" ? "Disconnect" : "Connect"}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <button type="button" class="btn btn-small" onClick={() => void reload()} data-testid="mcp-refresh">
+        Refresh
+      </button>
+    </section>
+  );
+}

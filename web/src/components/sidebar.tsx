@@ -1,0 +1,111 @@
+/** The channel list (direct chats and groups, with unread counts) and the app's navigation. */
+import { useState } from "preact/hooks";
+import { useSelector } from "../hooks.js";
+import { splitChannels } from "../state/channels.js";
+import { type Route, routeChannel } from "../state/route.js";
+import type { AgentRecord, ChannelSummary } from "../types.js";
+import { Link } from "./link.js";
+import { Modal } from "./modal.js";
+import { NewChannelForm } from "./new-channel-form.js";
+
+function channelIcon(channel: ChannelSummary, agents: AgentRecord[]): string {
+  if (channel.kind === "group") return "#";
+  const agentId = channel.leaderAgentId ?? channel.members.find((m) => m.type === "agent")?.id;
+  return agents.find((a) => a.id === agentId)?.emoji ?? "🤖";
+}
+
+function ChannelSection({
+  title,
+  list,
+  route,
+  testId,
+}: {
+  title: string;
+  list: ChannelSummary[];
+  route: Route;
+  testId: string;
+}) {
+  const agents = useSelector((s) => s.agents);
+  const openId = routeChannel(route);
+  return (
+    <section class="side-section" data-testid={testId}>
+      <h3 class="side-heading">{title}</h3>
+      {list.length === 0 && <p class="muted side-empty">None yet</p>}
+      <ul class="channel-list">
+        {list.map((channel) => (
+          <li key={channel.id}>
+            <Link
+              to={{ name: "channel", channelId: channel.id }}
+              class={`channel-link${openId === channel.id ? " active" : ""}${channel.unread > 0 ? " has-unread" : ""}`}
+              current={openId === channel.id}
+              testId={`channel-item-${channel.id}`}
+            >
+              <span class="channel-icon" aria-hidden="true">
+                {channelIcon(channel, agents)}
+              </span>
+              <span class="channel-name" data-testid="channel-name">
+                {channel.name}
+              </span>
+              {channel.unread > 0 && (
+                <span
+                  class="badge badge-unread"
+                  data-testid="channel-unread"
+                  title={`${channel.unread} unread`}
+                >
+                  {channel.unread > 99 ? "99+" : channel.unread}
+                </span>
+              )}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** The sidebar; on phones it is the drawer. */
+export function Sidebar({ route }: { route: Route }) {
+  const channels = useSelector((s) => s.channels);
+  const auth = useSelector((s) => s.auth);
+  const [creating, setCreating] = useState(false);
+  const { direct, groups } = splitChannels(channels.list);
+  const canCreate = auth.phase === "ready" && auth.user.role !== "guest";
+  return (
+    <nav class="sidebar" aria-label="Channels" data-testid="sidebar">
+      <div class="side-nav">
+        <Link
+          to={{ name: "agents" }}
+          class={`nav-link${route.name.startsWith("agent") ? " active" : ""}`}
+          testId="nav-agents"
+        >
+          🧑‍🚀 Agents
+        </Link>
+        <Link
+          to={{ name: "settings" }}
+          class={`nav-link${route.name === "settings" ? " active" : ""}`}
+          testId="nav-settings"
+        >
+          ⚙️ Settings
+        </Link>
+      </div>
+      {canCreate && (
+        <button
+          type="button"
+          class="btn btn-primary btn-block"
+          onClick={() => setCreating(true)}
+          data-testid="new-channel"
+        >
+          + New chat
+        </button>
+      )}
+      {!channels.loaded && <p class="muted side-empty">Loading…</p>}
+      <ChannelSection title="Direct chats" list={direct} route={route} testId="channel-list-direct" />
+      <ChannelSection title="Groups" list={groups} route={route} testId="channel-list-groups" />
+      {creating && (
+        <Modal title="New chat" onClose={() => setCreating(false)} testId="new-channel-dialog">
+          <NewChannelForm onDone={() => setCreating(false)} />
+        </Modal>
+      )}
+    </nav>
+  );
+}

@@ -1,0 +1,33 @@
+/** Small display helpers shared by components. */
+
+/** "14:05" today, "3 Mar 14:05" otherwise. */
+export function formatTime(epochMs: number, now: number = Date.now()): string {
+  const date = new Date(epochMs);
+  const time = date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  if (new Date(now).toDateString() === date.toDateString()) return time;
+  return `${date.toLocaleDateString(undefined, { day: "numeric", month: "short" })} ${time}`;
+}
+
+/** "850 ms", "2.4 s", "3 min 5 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** Pretty JSON for tool arguments; strings are shown as they are. */
+export function formatJson(value: unknown): string {
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** One line, at most `max` characters, for summaries. */
+export function oneLine(text: string, max = 80): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,134 @@
+/**
+ * Glue between the WebSocket client and the store: frames become actions, the open channel is the
+ * one followed, and after a reconnect whatever may have been missed (finished runs, unread counts)
+ * is fetched again. Runs or flows first seen through stream events are looked up once over HTTP.
+ */
+import { type ApiClient, errorText } from "./api.js";
+import type { AppAction, AppState } from "./state/app.js";
+import { activeRuns, lastMessageId } from "./state/chat.js";
+import type { Store } from "./state/store.js";
+import type { ServerFrame } from "./types.js";
+import { type CreateSocket, WsClient, type WsStatus } from "./ws.js";
+
+export interface LiveOptions {
+  url: string;
+  createSocket: CreateSocket;
+  /** Called when the server refuses the socket's session (close 4401). */
+  onUnauthorized: () => void;
+}
+
+/** One per logged-in session: `start` on login, `stop` on logout. */
+export class LiveConnection {
+  private readonly api: ApiClient;
+  private readonly store: Store<AppState, AppAction>;
+  private readonly options: LiveOptions;
+  private client: WsClient | undefined;
+  private followed: string | undefined;
+  private wasOpen = false;
+  private readonly requested = new Set<string>();
+
+  constructor(api: ApiClient, store: Store<AppState, AppAction>, options: LiveOptions) {
+    this.api = api;
+    this.store = store;
+    this.options = options;
+  }
+
+  /** Connects (idempotent). */
+  start(): void {
+    if (this.client) return;
+    this.wasOpen = false;
+    this.client = new WsClient({
+      url: this.options.url,
+      createSocket: this.options.createSocket,
+      onFrame: (frame) => this.handleFrame(frame),
+      onStatus: (status) => this.handleStatus(status),
+      sinceFor: (channelId) => {
+        const chat = this.store.getState().chat;
+        if (chat?.channelId !== channelId || !chat.loaded) return undefined;
+        // History loaded and empty: everything after 0 is new, so ask for it rather than nothing.
+        return lastMessageId(chat) ?? 0;
+      },
+    });
+    if (this.followed) this.client.subscribe(this.followed);
+    this.client.connect();
+  }
+
+  /** Disconnects and forgets the followed channel. */
+  stop(): void {
+    this.client?.close();
+    this.client = undefined;
+    this.followed = undefined;
+    this.requested.clear();
+  }
+
+  /** Follows one channel (or none); the previous one is unsubscribed. */
+  follow(channelId: string | undefined): void {
+    if (channelId === this.followed) return;
+    if (this.followed) this.client?.unsubscribe(this.followed);
+    this.followed = channelId;
+    if (channelId) this.client?.subscribe(channelId);
+  }
+
+  /** Looks a run's flow up once, so the flow panel shows flows started before this page load. */
+  discoverRun(runId: string): void {
+    if (this.requested.has(`run:${runId}`)) return;
+    this.requested.add(`run:${runId}`);
+    this.api
+      .getRun(runId)
+      .then((run) => {
+        this.store.dispatch({ type: "run", run });
+        if (run.flowId) this.discoverFlow(run.flowId);
+      })
+      .catch(() => this.requested.delete(`run:${runId}`));
+  }
+
+  private discoverFlow(flowId: string): void {
+    const chat = this.store.getState().chat;
+    if (chat?.flows[flowId] || this.requested.has(`flow:${flowId}`)) return;
+    this.requested.add(`flow:${flowId}`);
+    this.api
+      .getFlow(flowId)
+      .then((flow) => this.store.dispatch({ type: "flow", flow }))
+      .catch(() => this.requested.delete(`flow:${flowId}`));
+  }
+
+  private handleFrame(frame: ServerFrame): void {
+    this.store.dispatch({ type: "frame", frame });
+    const chat = this.store.getState().chat;
+    if (!chat || !("channelId" in frame) || frame.channelId !== chat.channelId) return;
+    if (frame.type === "run" && frame.run.flowId) this.discoverFlow(frame.run.flowId);
+    if ("runId" in frame && !chat.runs[frame.runId]?.run) {
+      // Stream events of a run that started before we subscribed: fetch the run itself.
+      this.discoverRun(frame.runId);
+    }
+  }
+
+  private handleStatus(status: WsStatus): void {
+    this.store.dispatch({ type: "connection", status });
+    if (status === "unauthorized") {
+      this.options.onUnauthorized();
+      return;
+    }
+    if (status !== "open") return;
+    if (this.wasOpen) this.refreshAfterReconnect();
+    this.wasOpen = true;
+  }
+
+  private refreshAfterReconnect(): void {
+    const report = (err: unknown) =>
+      this.store.dispatch({ type: "notice", kind: "error", text: errorText(err) });
+    this.api
+      .listChannels()
+      .then((list) => this.store.dispatch({ type: "channels_loaded", list }))
+      .catch(report);
+    const chat = this.store.getState().chat;
+    if (!chat) return;
+    // A run that ended while we were away sent its final lifecycle event into the void.
+    for (const view of activeRuns(chat)) {
+      this.api
+        .getRun(view.id)
+        .then((run) => this.store.dispatch({ type: "run", run }))
+        .catch(() => undefined);
+    }
+  }
+}

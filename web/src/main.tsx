@@ -1,0 +1,50 @@
+/** Entry point: builds the services, applies the theme, renders the app and resumes the session. */
+import "./styles/app.css";
+import { render } from "preact";
+import { ApiClient } from "./api.js";
+import { createBrowserSocket, liveUrl } from "./browser-socket.js";
+import { App } from "./components/app.js";
+import { LiveConnection } from "./live.js";
+import type { Services } from "./services.js";
+import { bootstrap, endSession } from "./session.js";
+import { appReducer, initialAppState } from "./state/app.js";
+import { routePath } from "./state/route.js";
+import { createStore } from "./state/store.js";
+import { applyTheme, loadTheme } from "./theme.js";
+
+applyTheme(loadTheme());
+
+const store = createStore(appReducer, initialAppState());
+let expiring = false;
+const sessionLost = () => {
+  if (expiring || store.getState().auth.phase !== "ready") return;
+  expiring = true;
+  void endSession(services, "Your session has ended; sign in again.").finally(() => {
+    expiring = false;
+  });
+};
+const api = new ApiClient({ onUnauthenticated: sessionLost });
+const live = new LiveConnection(api, store, {
+  url: liveUrl(location),
+  createSocket: createBrowserSocket,
+  onUnauthorized: sessionLost,
+});
+const services: Services = {
+  api,
+  store,
+  live,
+  navigate(route, options) {
+    const path = routePath(route);
+    if (path !== location.pathname) {
+      if (options?.replace) history.replaceState(null, "", path);
+      else history.pushState(null, "", path);
+    }
+    // pushState does not fire popstate; useRoute listens for it, so announce the change.
+    window.dispatchEvent(new PopStateEvent("popstate"));
+  },
+};
+
+const root = document.getElementById("app");
+if (!root) throw new Error("index.html has no #app element; the UI cannot start.");
+render(<App services={services} />, root);
+void bootstrap(services);

@@ -1,0 +1,78 @@
+/** Agents: the list (with persona warnings) beside the editor of the selected or new agent. */
+import { AgentForm } from "../components/agent-form.js";
+import { Link } from "../components/link.js";
+import { useSelector } from "../hooks.js";
+import type { AgentWithSoul, SessionUser } from "../types.js";
+
+export interface AgentsPageProps {
+  /** The agent being edited, "new", or undefined for the list only. */
+  selected: string | "new" | undefined;
+  me: SessionUser;
+}
+
+/** The agents page. */
+export function AgentsPage({ selected, me }: AgentsPageProps) {
+  const agents = useSelector((s) => s.agents) as AgentWithSoul[];
+  const loaded = useSelector((s) => s.agentsLoaded);
+  const canManage = me.role === "owner" || me.role === "admin";
+  const agent = selected && selected !== "new" ? agents.find((a) => a.id === selected) : undefined;
+  return (
+    <section class={`page split${selected ? " has-detail" : ""}`} data-testid="agents-page">
+      <div class="split-list">
+        <header class="page-head">
+          <h2>Agents</h2>
+          {canManage && (
+            <Link to={{ name: "agent_new" }} class="btn btn-primary btn-small" testId="agent-new">
+              + New agent
+            </Link>
+          )}
+        </header>
+        {!loaded && <p class="muted">Loading…</p>}
+        <ul class="agent-list" data-testid="agent-list">
+          {agents.map((a) => (
+            <li key={a.id}>
+              <Link
+                to={{ name: "agent", agentId: a.id }}
+                class={`agent-link${a.id === selected ? " active" : ""}`}
+                testId={`agent-item-${a.id}`}
+              >
+                <span class="avatar" aria-hidden="true">
+                  {a.emoji}
+                </span>
+                <span class="agent-link-text">
+                  <strong>{a.name}</strong> <code>@{a.id}</code>
+                  <span class="muted agent-model">{a.model ?? "default model"}</span>
+                </span>
+                {a.soulStatus && a.soulStatus !== "ok" && (
+                  <span
+                    class="badge badge-warning"
+                    title={`SOUL.md is ${a.soulStatus}`}
+                    data-testid="agent-soul-warning"
+                  >
+                    ⚠ persona {a.soulStatus}
+                  </span>
+                )}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </div>
+      <div class="split-detail">
+        {selected && (
+          <Link to={{ name: "agents" }} class="back-link" testId="agents-back">
+            ← Agents
+          </Link>
+        )}
+        {selected === "new" ? (
+          <AgentForm agent={undefined} canManage={canManage} />
+        ) : agent ? (
+          <AgentForm agent={agent} canManage={canManage} />
+        ) : selected ? (
+          <p class="muted">{loaded ? `No agent @${selected}.` : "Loading…"}</p>
+        ) : (
+          <p class="muted placeholder">Pick an agent to edit it{canManage ? ", or create a new one" : ""}.</p>
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,84 @@
+/** A channel's conversation: header, live flow panel, messages and the composer. */
+import { useEffect, useRef } from "preact/hooks";
+import { Composer } from "../components/composer.js";
+import { FlowPanel } from "../components/flow-panel.js";
+import { Link } from "../components/link.js";
+import { MessageList } from "../components/message-list.js";
+import { useSelector, useServices } from "../hooks.js";
+import { currentFlow, lastMessageId } from "../state/chat.js";
+import type { SessionUser } from "../types.js";
+import { useOpenChannel, usePageVisible } from "../use-open-channel.js";
+
+const MARK_READ_DELAY_MS = 500;
+
+/** Marks the channel read up to the newest message while the page is visible. */
+function useMarkRead(channelId: string, lastId: number | undefined): void {
+  const { api, store } = useServices();
+  const visible = usePageVisible();
+  const marked = useRef(0);
+  useEffect(() => {
+    if (!visible || lastId === undefined || lastId <= marked.current) return;
+    const timer = setTimeout(() => {
+      marked.current = lastId;
+      store.dispatch({ type: "channel_read", channelId });
+      api.markRead(channelId, lastId).catch(() => {
+        marked.current = 0;
+      });
+    }, MARK_READ_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [api, store, channelId, lastId, visible]);
+}
+
+/** The chat page of one channel. */
+export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser }) {
+  useOpenChannel(channelId);
+  const chat = useSelector((s) => s.chat);
+  const channels = useSelector((s) => s.channels);
+  const agents = useSelector((s) => s.agents);
+  const channel = channels.list.find((c) => c.id === channelId);
+  const open = chat?.channelId === channelId ? chat : undefined;
+  useMarkRead(channelId, open ? lastMessageId(open) : undefined);
+
+  if (!channel) {
+    return (
+      <section class="page" data-testid="chat-page">
+        <p class="muted" data-testid="channel-missing">
+          {channels.loaded ? "This channel does not exist or you are not a member." : "Loading…"}
+        </p>
+      </section>
+    );
+  }
+  const flow = open ? currentFlow(open) : undefined;
+  const agentCount = channel.members.filter((m) => m.type === "agent").length;
+  const peopleCount = channel.members.filter((m) => m.type === "user").length;
+  return (
+    <section class="chat" data-testid="chat-page" data-channel-id={channel.id}>
+      <header class="page-head chat-head">
+        <div class="chat-title-wrap">
+          <h2 class="chat-title" data-testid="chat-title">
+            {channel.kind === "group" ? "# " : ""}
+            {channel.name}
+          </h2>
+          <span class="muted chat-sub">
+            {channel.kind === "group" ? `${agentCount} agents · ${peopleCount} people` : "direct chat"}
+            {channel.chain.length > 0 && ` · chain of ${channel.chain.length}`}
+          </span>
+        </div>
+        <Link
+          to={{ name: "channel_settings", channelId: channel.id }}
+          class="btn btn-small"
+          testId="channel-settings-link"
+        >
+          ⚙ Settings
+        </Link>
+      </header>
+      {flow && (
+        <div class="chat-flow">
+          <FlowPanel flow={flow} agents={agents} />
+        </div>
+      )}
+      {open ? <MessageList chat={open} me={me} /> : <div class="message-scroller" />}
+      <Composer channel={channel} agents={agents} />
+    </section>
+  );
+}

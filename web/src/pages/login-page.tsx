@@ -1,0 +1,106 @@
+/** Login form, or the first-run form that creates the owner account when no user exists yet. */
+import { useState } from "preact/hooks";
+import { errorText } from "../api.js";
+import { useServices } from "../hooks.js";
+import { startSession } from "../session.js";
+
+export interface LoginPageProps {
+  needsSetup: boolean;
+  reason?: string | undefined;
+}
+
+/** The page shown to anyone not logged in. */
+export function LoginPage({ needsSetup, reason }: LoginPageProps) {
+  const services = useServices();
+  const [username, setUsername] = useState(needsSetup ? "owner" : "");
+  const [password, setPassword] = useState("");
+  const [confirm, setConfirm] = useState("");
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (needsSetup && password !== confirm) {
+      setError("The two passwords differ; type the same password twice.");
+      return;
+    }
+    setBusy(true);
+    setError(undefined);
+    try {
+      const result = needsSetup
+        ? await services.api.setup(username.trim(), password)
+        : await services.api.login(username.trim(), password);
+      startSession(services, result.user);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="login" data-testid="login-page">
+      <form class="login-card" onSubmit={submit} data-testid={needsSetup ? "setup-form" : "login-form"}>
+        <h1 class="login-title">
+          <span aria-hidden="true">🥟</span> Dimsum
+        </h1>
+        {needsSetup ? (
+          <p class="muted">Welcome! Create the owner account to finish setting up this server.</p>
+        ) : (
+          <p class="muted">Sign in to chat with your team of agents.</p>
+        )}
+        {reason && (
+          <p class="notice notice-info" data-testid="login-reason">
+            {reason}
+          </p>
+        )}
+        <label class="field">
+          <span>Username</span>
+          <input
+            name="username"
+            autocomplete="username"
+            required
+            value={username}
+            onInput={(e) => setUsername(e.currentTarget.value)}
+            data-testid="login-username"
+          />
+        </label>
+        <label class="field">
+          <span>Password</span>
+          <input
+            name="password"
+            type="password"
+            autocomplete={needsSetup ? "new-password" : "current-password"}
+            required
+            minLength={needsSetup ? 8 : undefined}
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+            data-testid="login-password"
+          />
+        </label>
+        {needsSetup && (
+          <label class="field">
+            <span>Repeat password</span>
+            <input
+              name="confirm"
+              type="password"
+              autocomplete="new-password"
+              required
+              value={confirm}
+              onInput={(e) => setConfirm(e.currentTarget.value)}
+              data-testid="setup-confirm"
+            />
+          </label>
+        )}
+        {error && (
+          <p class="form-error" role="alert" data-testid="login-error">
+            {error}
+          </p>
+        )}
+        <button class="btn btn-primary" type="submit" disabled={busy} data-testid="login-submit">
+          {needsSetup ? "Create owner account" : busy ? "Signing in…" : "Sign in"}
+        </button>
+      </form>
+    </main>
+  );
+}

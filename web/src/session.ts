@@ -1,0 +1,44 @@
+/** Logging in and out: what to load when a session starts and what to forget when it ends. */
+import { errorText } from "./api.js";
+import type { Services } from "./services.js";
+import type { SessionUser } from "./types.js";
+
+/** Starts the live connection and loads the agents and channels for a logged-in user. */
+export function startSession(services: Services, user: SessionUser): void {
+  const { api, store, live } = services;
+  store.dispatch({ type: "auth", auth: { phase: "ready", user } });
+  live.start();
+  const report = (err: unknown) => store.dispatch({ type: "notice", kind: "error", text: errorText(err) });
+  api
+    .listAgents()
+    .then((agents) => store.dispatch({ type: "agents_loaded", agents }))
+    .catch(report);
+  api
+    .listChannels()
+    .then((list) => store.dispatch({ type: "channels_loaded", list }))
+    .catch(report);
+}
+
+/** Drops the session client-side and shows the login page (with a reason when it was not asked for). */
+export async function endSession(services: Services, reason?: string): Promise<void> {
+  services.live.stop();
+  services.api.clearSession();
+  const needsSetup = await services.api
+    .authStatus()
+    .then((s) => s.needsSetup)
+    .catch(() => false);
+  services.store.dispatch({
+    type: "auth",
+    auth: reason ? { phase: "login", needsSetup, reason } : { phase: "login", needsSetup },
+  });
+}
+
+/** Resumes an existing cookie session on page load, or shows login / first-run setup. */
+export async function bootstrap(services: Services): Promise<void> {
+  try {
+    const { user } = await services.api.me();
+    startSession(services, user);
+  } catch {
+    await endSession(services);
+  }
+}

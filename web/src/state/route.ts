@@ -1,0 +1,60 @@
+/** The app's routes and their paths; the server answers every non-API path with the SPA. */
+
+export type Route =
+  | { name: "home" }
+  | { name: "channel"; channelId: string }
+  | { name: "channel_settings"; channelId: string }
+  | { name: "agents" }
+  | { name: "agent_new" }
+  | { name: "agent"; agentId: string }
+  | { name: "settings" };
+
+function segment(value: string): string | undefined {
+  try {
+    const decoded = decodeURIComponent(value);
+    return decoded === "" ? undefined : decoded;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The route for a path; unknown paths lead home. */
+export function parseRoute(pathname: string): Route {
+  const parts = pathname.split("/").filter((p) => p !== "");
+  const [first, second, third] = parts;
+  const id = second === undefined ? undefined : segment(second);
+  if (first === "c" && id && parts.length === 2) return { name: "channel", channelId: id };
+  if (first === "c" && id && third === "settings" && parts.length === 3) {
+    return { name: "channel_settings", channelId: id };
+  }
+  if (first === "agents" && parts.length === 1) return { name: "agents" };
+  if (first === "agents" && second === "_new" && parts.length === 2) return { name: "agent_new" };
+  if (first === "agents" && id && parts.length === 2) return { name: "agent", agentId: id };
+  if (first === "settings" && parts.length === 1) return { name: "settings" };
+  return { name: "home" };
+}
+
+/** The path of a route. */
+export function routePath(route: Route): string {
+  switch (route.name) {
+    case "home":
+      return "/";
+    case "channel":
+      return `/c/${encodeURIComponent(route.channelId)}`;
+    case "channel_settings":
+      return `/c/${encodeURIComponent(route.channelId)}/settings`;
+    case "agents":
+      return "/agents";
+    case "agent_new":
+      return "/agents/_new";
+    case "agent":
+      return `/agents/${encodeURIComponent(route.agentId)}`;
+    case "settings":
+      return "/settings";
+  }
+}
+
+/** The channel a route is about, if any (the one the live connection follows). */
+export function routeChannel(route: Route): string | undefined {
+  return route.name === "channel" || route.name === "channel_settings" ? route.channelId : undefined;
+}

@@ -1,0 +1,139 @@
+/**
+ * The JSON shapes the UI exchanges with the server: the team domain types re-exported from the
+ * server's contract, plus the auth, settings, token and MCP shapes of notes/team-api.md.
+ */
+import type {
+  AgentPatch,
+  AgentRecord,
+  ChannelMessage,
+  ChannelRecord,
+  TeamEvent,
+} from "../../src/team/types.js";
+
+export type {
+  AgentInput,
+  AgentPatch,
+  AgentRecord,
+  ChainStep,
+  ChannelInput,
+  ChannelKind,
+  ChannelMember,
+  ChannelMessage,
+  ChannelRecord,
+  FlowAction,
+  FlowRecord,
+  FlowStatus,
+  FlowStep,
+  PostResult,
+  RunStatus,
+  SoulFile,
+  StepStatus,
+  TeamEvent,
+  TeamRun,
+} from "../../src/team/types.js";
+
+/**
+ * The PATCH body for an agent. Clearing the model or the allow list is sent as `null` (like a
+ * channel's `leaderAgentId`), since an omitted key means "unchanged".
+ */
+export type AgentPatchBody = Omit<AgentPatch, "model" | "toolsAllow"> & {
+  model?: string | null;
+  toolsAllow?: string[] | null;
+};
+
+/** `GET /api/agents` adds the persona status to each record (notes/team-api.md). */
+export type AgentWithSoul = AgentRecord & { soulStatus?: "ok" | "empty" | "missing" };
+
+export type Role = "owner" | "admin" | "member" | "guest";
+
+export interface SessionUser {
+  id: string;
+  username: string;
+  role: Role;
+}
+
+/** What login and first-run setup return; the session token itself lives in the HttpOnly cookie. */
+export interface AuthResult {
+  user: SessionUser;
+  csrfToken: string;
+  token?: string;
+}
+
+export interface SessionInfo {
+  id: string;
+  createdAt: number;
+  lastSeenAt: number;
+  expiresAt: number;
+  userAgent?: string;
+  current: boolean;
+}
+
+export interface UserInput {
+  username: string;
+  password: string;
+  role: Role;
+}
+
+export interface ProviderInfo {
+  name: string;
+  baseUrl?: string;
+  protocol?: string;
+  hasKey: boolean;
+  keyPreview?: string;
+}
+
+export interface Settings {
+  defaultModel?: string;
+  providers: ProviderInfo[];
+}
+
+export interface ProviderUpdate {
+  name: string;
+  baseUrl?: string;
+  apiKey?: string;
+  protocol?: string;
+}
+
+export interface SettingsUpdate {
+  defaultModel?: string;
+  providers?: ProviderUpdate[];
+}
+
+export interface ApiTokenInfo {
+  id: string;
+  name: string;
+  createdAt: number;
+  lastUsedAt?: number | null;
+  preview: string;
+}
+
+/** A freshly created API token: `token` is shown once and never again. */
+export interface CreatedToken {
+  id: string;
+  name: string;
+  token: string;
+}
+
+/** An MCP server as `GET /api/mcp` reports it; fields beyond name and status are shown when present. */
+export interface McpServerInfo {
+  name: string;
+  status: string;
+  error?: string;
+  tools?: number | string[];
+  transport?: string;
+}
+
+export type ChannelSummary = ChannelRecord & { unread: number };
+
+/** Every frame the server sends over `/ws`. */
+export type ServerFrame =
+  | TeamEvent
+  | { type: "backlog"; channelId: string; messages: ChannelMessage[] }
+  | { type: "pong" }
+  | { type: "error"; message: string };
+
+/** Every frame the client sends over `/ws`. */
+export type ClientFrame =
+  | { type: "subscribe"; channelId: string; since?: number }
+  | { type: "unsubscribe"; channelId: string }
+  | { type: "ping" };
