@@ -4,6 +4,7 @@
  */
 import type { LayerProvider } from "../agent/layered-context.js";
 import type { DimsumConfig } from "../config/load-config.js";
+import { loadMcpConfig } from "../mcp/config.js";
 import {
   defaultSkillDirs,
   loadSkills,
@@ -19,10 +20,14 @@ import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
 
 export interface Capabilities {
   tools: ToolRegistry;
+  /** One line per configured MCP server: connected with N tools, or why it failed. */
+  mcpStatus: string[];
   skills: Skill[];
   /** One line per problem: `path[:line]: message`. */
   problems: string[];
   layers: LayerProvider;
+  /** Stops MCP servers this command started. */
+  close(): Promise<void>;
 }
 
 /** Builds the tool registry (narrowed to `toolNames` when given) and the skill layer provider. */
@@ -48,6 +53,7 @@ export async function loadCapabilities(
     if (all.has(tool.name)) problems.push(`tool ${tool.name} is defined twice; the first definition is used`);
     else all.register(tool);
   }
+  const mcp = await startMcp(config, cwd, all, problems);
   const tools = toolNames ? all.subset(toolNames) : all;
   const layers: LayerProvider = async ({ query }) => {
     const command = parseSkillCommand(query);
@@ -59,5 +65,36 @@ export async function loadCapabilities(
       skills: chosen.map((s) => s.name),
     };
   };
-  return { tools, skills: skills.skills, problems, layers };
+  return {
+    tools,
+    skills: skills.skills,
+    problems,
+    layers,
+    mcpStatus: mcp.status,
+    close: mcp.close,
+  };
+}
+
+/** Connects the servers in mcp.json (in parallel) and registers their tools; the SDK loads only if needed. */
+async function startMcp(
+  config: DimsumConfig,
+  cwd: string,
+  registry: ToolRegistry,
+  problems: string[],
+): Promise<{ status: string[]; close: () => Promise<void> }> {
+  let servers: ReturnType<typeof loadMcpConfig>;
+  try {
+    servers = loadMcpConfig({ home: config.home, cwd, env: config.env });
+  } catch (err) {
+    problems.push((err as Error).message);
+    return { status: [], close: async () => {} };
+  }
+  if (servers.length === 0) return { status: [], close: async () => {} };
+  const [{ McpManager }, { describeMcpStatus }] = await Promise.all([
+    import("../mcp/manager.js"),
+    import("./commands/mcp.js"),
+  ]);
+  const manager = new McpManager({ servers, env: config.env, registry });
+  const statuses = await manager.start();
+  return { status: statuses.map(describeMcpStatus), close: () => manager.close() };
 }

@@ -101,6 +101,48 @@ export async function main(argv: string[]): Promise<number> {
       exitCode = await serveCommand(options, io);
     });
 
+  const mcp = program
+    .command("mcp")
+    .description("MCP servers from mcp.json: inspect, call, or serve Dimsum's tools");
+  mcp
+    .command("list")
+    .description("configured servers with status, tool counts and last error")
+    .option("--json", "JSON output")
+    .action(async (options) => {
+      const { mcpListCommand } = await import("./commands/mcp.js");
+      exitCode = await mcpListCommand(options, io);
+    });
+  mcp
+    .command("tools")
+    .description("the tools one server offers")
+    .argument("<server>", "server name from mcp.json")
+    .option("--json", "JSON output")
+    .action(async (server: string, options) => {
+      const { mcpToolsCommand } = await import("./commands/mcp.js");
+      exitCode = await mcpToolsCommand(server, options, io);
+    });
+  mcp
+    .command("call")
+    .description("call one tool for debugging")
+    .argument("<server>", "server name")
+    .argument("<tool>", "tool name")
+    .argument("[json]", "arguments as JSON", "{}")
+    .option("--json", "JSON output")
+    .option("--timeout <ms>", "call timeout in milliseconds", positiveInt)
+    .action(async (server: string, tool: string, json: string, options) => {
+      const { mcpCallCommand } = await import("./commands/mcp.js");
+      exitCode = await mcpCallCommand(server, tool, json, options, io);
+    });
+  mcp
+    .command("serve")
+    .description("serve Dimsum's built-in tools over MCP stdio")
+    .option("-w, --workspace <dir>", "folder the file and shell tools work in")
+    .option("--tools <names>", "comma-separated tool names to expose")
+    .action(async (options) => {
+      const { mcpServeCommand } = await import("./commands/mcp.js");
+      exitCode = await mcpServeCommand(options, io);
+    });
+
   program
     .command("skills")
     .description("list the skills found in ~/.dimsum/skills and ./skills, with any load errors")

@@ -57,6 +57,9 @@ export interface SessionSetup extends StoreHandle {
   layers: LayerProvider;
   /** Tools, plugins or skills that failed to load: `path[:line]: message`. */
   problems: string[];
+  mcpStatus: string[];
+  /** Stops MCP servers, then closes the database. */
+  shutdown(): Promise<void>;
   calibrator: UsageCalibrator;
   secrets: string[];
 }
@@ -80,6 +83,11 @@ export async function setUpSession(
       tools: capabilities.tools,
       layers: capabilities.layers,
       problems: capabilities.problems,
+      mcpStatus: capabilities.mcpStatus,
+      shutdown: async () => {
+        await capabilities.close();
+        handle.close();
+      },
       calibrator: new UsageCalibrator(),
       secrets: secretsFrom(handle.config.env, [model.apiKey]),
     };

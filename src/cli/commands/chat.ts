@@ -70,6 +70,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
         `dimsum chat · ${ref.userId}:${ref.sessionId} · ${model.provider}:${model.id} · ${workspace}\n`,
       ),
     );
+    for (const line of setup.mcpStatus) io.stderr.write(paintErr("dim", `mcp ${line}\n`));
     for (const problem of setup.problems) io.stderr.write(paintErr("yellow", `skipped: ${problem}\n`));
     for (const run of recovered.runs) {
       io.stderr.write(
@@ -131,6 +132,6 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
     return exitCodeFor(error.code);
   } finally {
     rl.close();
-    setup.close();
+    await setup.shutdown();
   }
 }

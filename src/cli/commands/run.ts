@@ -86,6 +86,7 @@ async function* startRun(
   if (options.user || options.session) {
     const setup = await setUpSession(io, options);
     for (const problem of setup.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
+    for (const line of setup.mcpStatus) io.stderr.write(`dimsum: mcp ${line}\n`);
     try {
       const recovered = await setup.store.recoverInterruptedRuns(setup.ref);
       for (const run of recovered.runs) io.stderr.write(`dimsum: closed interrupted run ${run.id}\n`);
@@ -104,7 +105,7 @@ async function* startRun(
         layers: setup.layers,
       });
     } finally {
-      setup.close();
+      await setup.shutdown();
     }
     return;
   }
@@ -112,33 +113,38 @@ async function* startRun(
   const model = resolveModel(config, options.model);
   const capabilities = await loadCapabilities(config, io.cwd, toolNames(options.tools));
   for (const problem of capabilities.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
+  for (const line of capabilities.mcpStatus) io.stderr.write(`dimsum: mcp ${line}\n`);
   const system = options.system ?? DEFAULT_SYSTEM;
   let layers: LayerResult | undefined;
-  yield* runAgent({
-    model,
-    messages: [{ role: "user", content: prompt }],
-    system,
-    tools: capabilities.tools,
-    maxIterations: options.maxIterations ?? config.maxIterations,
-    signal,
-    toolEnvironment: {
-      workspace,
-      todos: memoryTodoStore(),
-      config: config.tools,
-      ...(approve ? { approve } : {}),
-    },
-    buildContext: async ({ runId, messages, tools, toolsOffered, signal: runSignal, report }) => {
-      if (!layers) {
-        layers = await capabilities.layers({ query: prompt, signal: runSignal });
-        report(contextEvent(runId, layers));
-      }
-      return buildLayeredContext(
-        { system, ...layers.layers },
-        messages,
-        toolsOffered ? tools.schemas() : undefined,
-      );
-    },
-  });
+  try {
+    yield* runAgent({
+      model,
+      messages: [{ role: "user", content: prompt }],
+      system,
+      tools: capabilities.tools,
+      maxIterations: options.maxIterations ?? config.maxIterations,
+      signal,
+      toolEnvironment: {
+        workspace,
+        todos: memoryTodoStore(),
+        config: config.tools,
+        ...(approve ? { approve } : {}),
+      },
+      buildContext: async ({ runId, messages, tools, toolsOffered, signal: runSignal, report }) => {
+        if (!layers) {
+          layers = await capabilities.layers({ query: prompt, signal: runSignal });
+          report(contextEvent(runId, layers));
+        }
+        return buildLayeredContext(
+          { system, ...layers.layers },
+          messages,
+          toolsOffered ? tools.schemas() : undefined,
+        );
+      },
+    });
+  } finally {
+    await capabilities.close();
+  }
 }
 
 function approvalFor(

@@ -5,12 +5,20 @@
 import { join } from "node:path";
 import type { DimsumConfig } from "../../config/load-config.js";
 import { loadConfig } from "../../config/load-config.js";
+import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
+import { loadMcpConfig } from "../../mcp/config.js";
+import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
+import type { MemoryStore } from "../../memory/types.js";
 import { createServer } from "../../server/app.js";
+import { UserStore } from "../../server/auth/user-store.js";
 import type { ServerLog } from "../../server/context.js";
+import { McpServerPool } from "../../server/routes/mcp.js";
+import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
 import { openSecretBox } from "../../server/settings/secret-box.js";
 import { SettingsStore } from "../../server/settings/settings-store.js";
 import { type Database, openDatabase } from "../../store/database.js";
+import { createTeam, type TeamDeps } from "../../team/team.js";
 import type { Team } from "../../team/types.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 
@@ -31,16 +39,46 @@ export interface ServeIo {
   signal?: AbortSignal;
 }
 
-/**
- * The one place the team facade is built for the server. Until the lead wires `createTeam`
- * (src/team/team.ts) here, the server runs accounts, settings and the UI without team routes.
- */
-function buildTeam(_context: {
+/** What the composition root hands to `buildTeam`. */
+export interface TeamContext {
   db: Database;
   config: DimsumConfig;
   settings: SettingsStore;
-}): Team | undefined {
-  return undefined;
+  log: ServerLog;
+}
+
+/**
+ * The one place the team facade is built for the server. Agents' models resolve through the
+ * settings at each run, so a key or default model saved in the UI applies without a restart.
+ * `overrides` lets tests tune the team (retries, a fixed clock) while keeping this wiring.
+ */
+export function buildTeam(context: TeamContext, overrides: Partial<TeamDeps> = {}): Team {
+  const { db, config, settings, log } = context;
+  const users = new UserStore(db);
+  return createTeam({
+    db,
+    home: config.home,
+    config: settings.effectiveConfig(config),
+    resolveAgentModel: (agent) => resolveModel(settings.effectiveConfig(config), agent.model),
+    userName: (id) => users.get(id)?.username ?? id,
+    onError: (err) => log.error("team", err),
+    ...overrides,
+  });
+}
+
+/** Long-term memory over the server's database (listing and deleting from the UI). */
+export function buildMemory(db: Database, log: ServerLog): MemoryStore {
+  return new SqliteMemoryStore(db, { warn: (message) => log.warn(message) });
+}
+
+/** The MCP servers of mcp.json (home and working directory), not started until asked to connect. */
+export function buildMcp(config: DimsumConfig, cwd: string, log: ServerLog): McpServerPool | undefined {
+  try {
+    return new McpServerPool(loadMcpConfig({ home: config.home, cwd, env: config.env }), config.env);
+  } catch (err) {
+    log.warn(`MCP servers are unavailable: ${toDimsumError(err).toLine()}`);
+    return undefined;
+  }
 }
 
 function waitForStop(signal: AbortSignal | undefined): Promise<string> {
@@ -88,6 +126,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
   };
   let db: Database | undefined;
   let team: Team | undefined;
+  let mcp: McpServerPool | undefined;
   let server: ReturnType<typeof createServer> | undefined;
   try {
     const config = loadConfig({ cwd: io.cwd, env: io.env });
@@ -95,7 +134,10 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     const host = options.host ?? DEFAULT_HOST;
     db = openDatabase(join(config.home, "dimsum.db"));
     const settings = new SettingsStore(db, openSecretBox(config.home));
-    team = buildTeam({ db, config, settings });
+    team = buildTeam({ db, config, settings, log });
+    mcp = buildMcp(config, io.cwd, log);
+    const routeOptions: TeamRoutesOptions = { team, memory: buildMemory(db, log) };
+    if (mcp) routeOptions.mcp = mcp;
     server = createServer({
       db,
       config,
@@ -103,13 +145,13 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       team,
       settings,
       log,
+      routes: [mountTeamRoutes(routeOptions)],
       trustProxy: config.env.DIMSUM_TRUST_PROXY === "1" || config.env.DIMSUM_TRUST_PROXY === "true",
     });
     const listening = await server.listen(port, host).catch((err: unknown) => {
       throw listenError(err, host, port);
     });
     io.stdout.write(`Dimsum is serving on ${listening.url}  (Ctrl+C to stop)\n`);
-    if (!team) io.stdout.write("Team routes are not wired yet: accounts, settings and the UI only.\n");
     const reason = await waitForStop(io.signal);
     io.stdout.write(`Stopping (${reason})...\n`);
     return EXIT_OK;
@@ -119,6 +161,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     return exitCodeFor(error.code);
   } finally {
     await server?.close();
+    await mcp?.close().catch((err) => log.error("stopping MCP servers failed", err));
     await team?.close().catch((err) => log.error("closing the team failed", err));
     db?.close();
   }

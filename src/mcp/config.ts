@@ -1,0 +1,268 @@
+/**
+ * `mcp.json`: which MCP servers to start. Read from `DIMSUM_HOME` and the working directory (the
+ * project's entries override the home entries of the same name). Two shapes are accepted, so a file
+ * written for another MCP client works as it is:
+ *   {"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers", "transport"}}}
+ *   {"servers": [{"name", "transport": "stdio"|"http"|"sse", ...}]}
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { z } from "zod";
+import { DimsumError } from "../errors.js";
+import { expandVariables } from "./expand-variables.js";
+
+/** Settings every server has, whatever its transport. */
+export interface McpServerCommon {
+  name: string;
+  enabled: boolean;
+  /** Per-call time limit in ms (the registry default applies when absent). */
+  timeoutMs?: number;
+  /** Time limit for starting, initialising and listing tools, in ms. */
+  connectTimeoutMs?: number;
+  /** Tool names or globs (`*`, `?`) to offer; empty means all. */
+  include: string[];
+  /** Tool names or globs to hide; applied after `include`. */
+  exclude: string[];
+  /** The file this entry came from, for messages. */
+  source: string;
+  /** Why this entry cannot start (e.g. a missing `${VAR}`); the server is reported as failed. */
+  problem?: string;
+}
+
+export interface McpStdioServerConfig extends McpServerCommon {
+  transport: "stdio";
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+/** OAuth client-credentials grant (machine-to-machine); the SDK fetches and refreshes the token. */
+export interface McpOAuthClientCredentials {
+  clientId: string;
+  clientSecret: string;
+  scope?: string;
+}
+
+export interface McpHttpServerConfig extends McpServerCommon {
+  /** `http`: Streamable HTTP, falling back to legacy SSE; `sse`: legacy SSE only. */
+  transport: "http" | "sse";
+  url: string;
+  headers: Record<string, string>;
+  oauth?: McpOAuthClientCredentials;
+}
+
+export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
+
+export interface LoadMcpConfigOptions {
+  /** `DIMSUM_HOME`. */
+  home: string;
+  cwd: string;
+  /** Values for `${VAR}` in env, headers, args and URLs. */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export const MCP_CONFIG_FILE = "mcp.json";
+
+const stringList = z.array(z.string());
+const stringMap = z.record(z.string(), z.string());
+const milliseconds = z.number().int().positive();
+
+const commonFields = {
+  enabled: z.boolean().optional(),
+  /** Cline and others write `disabled: true`. */
+  disabled: z.boolean().optional(),
+  timeout: milliseconds.optional(),
+  connectTimeout: milliseconds.optional(),
+  include: stringList.optional(),
+  exclude: stringList.optional(),
+};
+
+const stdioEntry = z.object({
+  ...commonFields,
+  transport: z.literal("stdio").optional(),
+  type: z.literal("stdio").optional(),
+  command: z.string().min(1),
+  args: stringList.optional(),
+  env: stringMap.optional(),
+  cwd: z.string().optional(),
+});
+
+const httpTransport = z.enum(["http", "streamable-http", "streamableHttp", "sse"]);
+
+const httpEntry = z.object({
+  ...commonFields,
+  transport: httpTransport.optional(),
+  type: httpTransport.optional(),
+  url: z.string().min(1),
+  headers: stringMap.optional(),
+  oauth: z
+    .object({ clientId: z.string().min(1), clientSecret: z.string().min(1), scope: z.string().optional() })
+    .optional(),
+});
+
+const entry = z.union([stdioEntry, httpEntry]);
+type Entry = z.output<typeof entry>;
+
+const fileSchema = z.object({
+  mcpServers: z.record(z.string(), z.unknown()).optional(),
+  servers: z.array(z.unknown()).optional(),
+});
+
+/** Reads both config files and merges them by server name (cwd over home). Throws DimsumError('config'). */
+export function loadMcpConfig(options: LoadMcpConfigOptions): McpServerConfig[] {
+  const homeFile = join(options.home, MCP_CONFIG_FILE);
+  const cwdFile = join(options.cwd, MCP_CONFIG_FILE);
+  const byName = new Map<string, McpServerConfig>();
+  const files = resolve(homeFile) === resolve(cwdFile) ? [homeFile] : [homeFile, cwdFile];
+  for (const file of files) {
+    const text = readOptional(file);
+    if (text === undefined) continue;
+    for (const server of parseMcpConfig(text, file, options.env)) byName.set(server.name, server);
+  }
+  return [...byName.values()];
+}
+
+/** Parses one `mcp.json` text; `file` names it in errors and anchors relative `cwd` paths. */
+export function parseMcpConfig(
+  text: string,
+  file: string,
+  env: Readonly<Record<string, string | undefined>>,
+): McpServerConfig[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new DimsumError("config", `MCP config ${file} is not valid JSON: ${(err as Error).message}`, {
+      hint: "fix the syntax or remove the file",
+    });
+  }
+  const top = fileSchema.safeParse(json);
+  if (!top.success || typeof json !== "object" || json === null || Array.isArray(json)) {
+    throw new DimsumError("config", `MCP config ${file} must be a JSON object.`, {
+      hint: 'use {"mcpServers": {"name": {"command": "..."}}} or {"servers": [{"name": "...", ...}]}',
+    });
+  }
+  const raw: Array<{ name: string; value: unknown }> = [];
+  for (const [name, value] of Object.entries(top.data.mcpServers ?? {})) raw.push({ name, value });
+  top.data.servers?.forEach((value, index) => {
+    const name = isRecord(value) && typeof value.name === "string" ? value.name : "";
+    if (name === "") {
+      throw new DimsumError("config", `MCP config ${file}: servers[${index}] has no "name".`, {
+        hint: "give every server a name",
+      });
+    }
+    const rest: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    delete rest.name;
+    raw.push({ name, value: rest });
+  });
+  const seen = new Set<string>();
+  return raw.map(({ name, value }) => {
+    if (seen.has(name)) {
+      throw new DimsumError("config", `MCP config ${file} defines server "${name}" twice.`, {
+        hint: "server names must be unique within a file",
+      });
+    }
+    seen.add(name);
+    return toServerConfig(name, parseEntry(name, value, file), file, env);
+  });
+}
+
+function parseEntry(name: string, value: unknown, file: string): Entry {
+  if (!isRecord(value)) {
+    throw new DimsumError("config", `MCP config ${file}: server "${name}" must be an object.`, {
+      hint: 'give it a "command" (stdio) or a "url" (HTTP)',
+    });
+  }
+  if (!("command" in value) && !("url" in value)) {
+    throw new DimsumError("config", `MCP config ${file}: server "${name}" has neither "command" nor "url".`, {
+      hint: 'stdio servers need "command"; HTTP servers need "url"',
+    });
+  }
+  const schema = "command" in value ? stdioEntry : httpEntry;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.join(".") || "(entry)"}: ${issue.message}`)
+    .join("; ");
+  throw new DimsumError("config", `MCP config ${file}: server "${name}" is invalid: ${problems}`);
+}
+
+function toServerConfig(
+  name: string,
+  entry: Entry,
+  file: string,
+  env: Readonly<Record<string, string | undefined>>,
+): McpServerConfig {
+  const missing = new Set<string>();
+  const expand = (text: string) => expandVariables(text, env, missing);
+  const expandMap = (map: Record<string, string> | undefined) =>
+    Object.fromEntries(Object.entries(map ?? {}).map(([k, v]) => [k, expand(v)]));
+  const common: McpServerCommon = {
+    name,
+    enabled: entry.disabled === true ? false : (entry.enabled ?? true),
+    include: entry.include ?? [],
+    exclude: entry.exclude ?? [],
+    source: file,
+    ...(entry.timeout ? { timeoutMs: entry.timeout } : {}),
+    ...(entry.connectTimeout ? { connectTimeoutMs: entry.connectTimeout } : {}),
+  };
+  let server: McpServerConfig;
+  if ("command" in entry) {
+    server = {
+      ...common,
+      transport: "stdio",
+      command: expand(entry.command),
+      args: (entry.args ?? []).map(expand),
+      env: expandMap(entry.env),
+      ...(entry.cwd ? { cwd: resolve(dirname(file), expand(entry.cwd)) } : {}),
+    };
+  } else {
+    const kind = entry.transport ?? entry.type ?? "http";
+    server = {
+      ...common,
+      transport: kind === "sse" ? "sse" : "http",
+      url: expand(entry.url),
+      headers: expandMap(entry.headers),
+      ...(entry.oauth
+        ? {
+            oauth: {
+              clientId: expand(entry.oauth.clientId),
+              clientSecret: expand(entry.oauth.clientSecret),
+              ...(entry.oauth.scope ? { scope: entry.oauth.scope } : {}),
+            },
+          }
+        : {}),
+    };
+    if (missing.size === 0 && !URL.canParse(server.url)) {
+      throw new DimsumError(
+        "config",
+        `MCP config ${file}: server "${name}" has an invalid url ${server.url}.`,
+        {
+          hint: "use a full URL such as http://127.0.0.1:3001/mcp",
+        },
+      );
+    }
+  }
+  if (missing.size > 0) {
+    const names = [...missing].join(", ");
+    server.problem = `server "${name}" in ${file} uses unset environment variable${missing.size > 1 ? "s" : ""} ${names}; set ${missing.size > 1 ? "them" : "it"} (or write \${VAR:-default})`;
+  }
+  return server;
+}
+
+function readOptional(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new DimsumError("config", `cannot read MCP config ${file}: ${(err as Error).message}`, {
+      hint: "fix the file's permissions or remove it",
+    });
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

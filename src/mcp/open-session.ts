@@ -1,0 +1,185 @@
+/**
+ * Opens one protocol session with an MCP server: spawns a stdio server, or talks Streamable HTTP and
+ * falls back to legacy SSE when the server does not speak it. Only this module and the connection
+ * modules load the SDK's transports, so commands without MCP servers never pay for them.
+ *
+ * Auth: static headers (`Authorization: Bearer ${TOKEN}`) and the OAuth client-credentials grant
+ * (`"oauth": {clientId, clientSecret, scope}`, via the SDK's ClientCredentialsProvider, which discovers
+ * the authorization server, fetches and refreshes tokens). The SDK also implements the interactive
+ * authorization-code flow (PKCE, dynamic client registration) behind `OAuthClientProvider`, but that
+ * needs a browser, a local redirect listener and token storage; Dimsum does not offer it yet.
+ */
+import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from "./config.js";
+import type { StderrTail } from "./stderr-tail.js";
+
+/** How a session ended up talking to its server. */
+export type SessionTransport = "stdio" | "streamable-http" | "sse";
+
+export interface McpSession {
+  client: Client;
+  transport: SessionTransport;
+  /** The stdio server's process id. */
+  pid: number | undefined;
+  /** Ends the session; a stdio server is asked to exit, then terminated. */
+  close(): Promise<void>;
+}
+
+export interface OpenSessionOptions {
+  /** The environment the stdio server's safe base env is taken from. */
+  env: Readonly<Record<string, string | undefined>>;
+  clientInfo: { name: string; version: string };
+  /** Aborts the attempt (the connect timeout); a half-started server is shut down. */
+  signal: AbortSignal;
+  /** Collects a stdio server's stderr lines for error reports. */
+  stderr: StderrTail;
+  /** Called once if the session ends without `close()` (crash, exit, dropped connection). */
+  onUnexpectedClose: (reason: string) => void;
+  /** Wires notification handlers before `initialize`, so none are missed. */
+  prepare?: (client: Client) => void;
+}
+
+/** Variables a server may see besides its own `env`: enough to run, no secrets. */
+const EXTRA_SAFE_VARS = ["LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"];
+const TERMINATE_TIMEOUT_MS = 1000;
+
+/** Connects to `server` and completes `initialize`. Throws on failure, leaving nothing running. */
+export async function openSession(server: McpServerConfig, options: OpenSessionOptions): Promise<McpSession> {
+  if (server.transport === "stdio") return openStdio(server, options);
+  if (server.transport === "sse") return openOver("sse", sseTransport(server), options);
+  try {
+    return await openOver("streamable-http", streamableTransport(server), options);
+  } catch (err) {
+    // A legacy server answers the Streamable HTTP POST with 404/405 (or another 4xx): try SSE.
+    if (!(err instanceof StreamableHTTPError) || !isClientError(err.code) || options.signal.aborted)
+      throw err;
+    try {
+      return await openOver("sse", sseTransport(server), options);
+    } catch (sseErr) {
+      throw new Error(`${describe(err)}; the legacy SSE fallback also failed: ${describe(sseErr)}`, {
+        cause: sseErr,
+      });
+    }
+  }
+}
+
+/** The environment a stdio server starts with: the safe base variables, then its own `env`. */
+export function stdioEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  own: Record<string, string>,
+): Record<string, string> {
+  const base: Record<string, string> = {};
+  for (const key of [...DEFAULT_INHERITED_ENV_VARS, ...EXTRA_SAFE_VARS]) {
+    const value = env[key];
+    // Exported shell functions ("() { ...") are a known injection vector.
+    if (value !== undefined && !value.startsWith("()")) base[key] = value;
+  }
+  return { ...base, ...own };
+}
+
+async function openStdio(server: McpStdioServerConfig, options: OpenSessionOptions): Promise<McpSession> {
+  const transport = new StdioClientTransport({
+    command: server.command,
+    args: server.args,
+    env: stdioEnvironment(options.env, server.env),
+    stderr: "pipe",
+    ...(server.cwd ? { cwd: server.cwd } : {}),
+  });
+  transport.stderr?.on("data", (chunk: Buffer) => options.stderr.push(chunk.toString("utf8")));
+  const session = await openOver("stdio", transport, options);
+  session.pid = transport.pid ?? undefined;
+  return session;
+}
+
+async function openOver(
+  kind: SessionTransport,
+  transport: Transport,
+  options: OpenSessionOptions,
+): Promise<McpSession> {
+  const client = new Client(options.clientInfo, { capabilities: {} });
+  options.prepare?.(client);
+  let closing = false;
+  let ended = false;
+  let established = false;
+  client.onclose = () => {
+    ended = true;
+    // A failed handshake is reported by the caller through the thrown error, not as a crash.
+    if (established && !closing) {
+      options.onUnexpectedClose(kind === "stdio" ? "the server process exited" : "the connection closed");
+    }
+  };
+  // Transport errors also surface as failed requests; keeping a handler stops the SDK from logging them.
+  client.onerror = () => {};
+  const close = async () => {
+    if (closing) return;
+    closing = true;
+    if (ended) return;
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+      // Tell the server the session is over (DELETE), but never let a hung server hold up shutdown.
+      await withTimeout(transport.terminateSession(), TERMINATE_TIMEOUT_MS).catch(() => {});
+    }
+    await client.close().catch(() => {});
+  };
+  const abort = () => void close();
+  options.signal.addEventListener("abort", abort, { once: true });
+  try {
+    await client.connect(transport, { signal: options.signal });
+  } catch (err) {
+    await close();
+    throw err;
+  } finally {
+    options.signal.removeEventListener("abort", abort);
+  }
+  established = true;
+  return { client, transport: kind, pid: undefined, close };
+}
+
+function streamableTransport(server: McpHttpServerConfig): Transport {
+  return new StreamableHTTPClientTransport(new URL(server.url), httpOptions(server));
+}
+
+function sseTransport(server: McpHttpServerConfig): Transport {
+  return new SSEClientTransport(new URL(server.url), httpOptions(server));
+}
+
+function httpOptions(server: McpHttpServerConfig) {
+  return {
+    requestInit: { headers: server.headers },
+    ...(server.oauth ? { authProvider: clientCredentials(server) } : {}),
+  };
+}
+
+function clientCredentials(server: McpHttpServerConfig): ClientCredentialsProvider | undefined {
+  const { oauth } = server;
+  if (!oauth) return undefined;
+  return new ClientCredentialsProvider({
+    clientId: oauth.clientId,
+    clientSecret: oauth.clientSecret,
+    clientName: "dimsum",
+    ...(oauth.scope ? { scope: oauth.scope } : {}),
+  });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function isClientError(code: number | undefined): boolean {
+  return code !== undefined && code >= 400 && code < 500 && code !== 401 && code !== 403;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
