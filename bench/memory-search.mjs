@@ -1,0 +1,205 @@
+/**
+ * Memory search latency at 1k, 10k and 100k memories of one user (p50/p95), hybrid (BM25 + vectors)
+ * and BM25-only, next to a baseline that recomputes TF-IDF over every entry per query (what simple
+ * agents do); plus insert throughput. Synthetic memories: 8–20 words drawn from a Zipf(1) vocabulary
+ * of 20,000 made-up words with English function words mixed in; queries are 3 words of a random memory
+ * plus 1 random word. Vectors are `hashEmbedding` (256 dims) computed in process, so no embedding
+ * API latency is included. Run `npx tsc -p tsconfig.build.json` first.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { SqliteMemoryStore } from "../dist/memory/sqlite-memory-store.js";
+import { simdAvailable } from "../dist/memory/vectors/dot-kernel.js";
+import { openDatabase } from "../dist/store/database.js";
+import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
+
+const DIMS = 256;
+const SIZES = [1_000, 10_000, 100_000];
+const QUERIES = 200;
+const WARMUP = 20;
+const FUNCTION_WORDS = [
+  "the",
+  "a",
+  "of",
+  "to",
+  "and",
+  "in",
+  "is",
+  "for",
+  "on",
+  "with",
+  "that",
+  "user",
+  "likes",
+];
+
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function makeCorpus(count, seed = 7) {
+  const random = rng(seed);
+  const syllables = [
+    "ka",
+    "to",
+    "ri",
+    "mo",
+    "sen",
+    "la",
+    "vi",
+    "por",
+    "da",
+    "ne",
+    "qu",
+    "zel",
+    "fa",
+    "mi",
+    "ro",
+    "tan",
+    "bel",
+    "cor",
+  ];
+  const vocab = Array.from({ length: 20_000 }, (_, i) => {
+    let word = "";
+    for (let j = 0; j < 2 + (i % 3); j++) word += syllables[Math.floor(random() * syllables.length)];
+    return word + i.toString(36);
+  });
+  const zipf = () => vocab[Math.min(vocab.length - 1, Math.floor(vocab.length ** random()) - 1)];
+  const texts = [];
+  for (let i = 0; i < count; i++) {
+    const words = [];
+    const n = 8 + Math.floor(random() * 13);
+    for (let j = 0; j < n; j++)
+      words.push(random() < 0.3 ? FUNCTION_WORDS[Math.floor(random() * FUNCTION_WORDS.length)] : zipf());
+    texts.push(words.join(" "));
+  }
+  const queries = Array.from({ length: QUERIES + WARMUP }, () => {
+    const words = texts[Math.floor(random() * count)].split(" ");
+    const pick = () => words[Math.floor(random() * words.length)];
+    return [pick(), pick(), pick(), zipf()].join(" ");
+  });
+  return { texts, queries };
+}
+
+/** The baseline: tokenise every entry, count document frequencies, score TF-IDF, sort; per query. */
+function tfidfSearch(texts, query, limit = 10) {
+  const tokenize = (t) =>
+    t
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter(Boolean);
+  const docs = texts.map(tokenize);
+  const df = new Map();
+  for (const doc of docs) for (const w of new Set(doc)) df.set(w, (df.get(w) ?? 0) + 1);
+  const terms = tokenize(query);
+  const scored = [];
+  docs.forEach((doc, i) => {
+    const tf = new Map();
+    for (const w of doc) tf.set(w, (tf.get(w) ?? 0) + 1);
+    let score = 0;
+    for (const w of terms) {
+      const f = tf.get(w);
+      if (f) score += (f / doc.length) * Math.log(docs.length / df.get(w));
+    }
+    if (score > 0) scored.push([i, score]);
+  });
+  return scored.sort((a, b) => b[1] - a[1]).slice(0, limit);
+}
+
+const embedder = {
+  model: `bench:hash-${DIMS}`,
+  embed: async (texts) => texts.map((t) => hashEmbedding(t, DIMS)),
+};
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function time(fn, queries, warmup) {
+  for (const q of queries.slice(0, warmup)) await fn(q);
+  const samples = [];
+  for (const q of queries.slice(warmup)) {
+    const start = performance.now();
+    await fn(q);
+    samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
+}
+
+async function measure(size, dir) {
+  const { texts, queries } = makeCorpus(size);
+  const db = openDatabase(join(dir, `bench-${size}.db`));
+  const options = { embedder, maxMemoriesPerUser: 1_000_000, warn: () => {} };
+  const store = new SqliteMemoryStore(db, options);
+  const bulkStart = performance.now();
+  for (let i = 0; i < texts.length; i += 1000) {
+    const batch = texts.slice(i, i + 1000).map((text) => ({ userId: "bench", text, type: "semantic" }));
+    await store.rememberMany(batch, { merge: false });
+  }
+  const bulkPerSecond = texts.length / ((performance.now() - bulkStart) / 1000);
+
+  const coldStart = performance.now();
+  await store.search({ userId: "bench", query: queries[0] });
+  const coldMs = performance.now() - coldStart;
+
+  const hybrid = await time((q) => store.search({ userId: "bench", query: q }), queries, WARMUP);
+  const bm25Store = new SqliteMemoryStore(db, { maxMemoriesPerUser: 1_000_000 });
+  const bm25 = await time((q) => bm25Store.search({ userId: "bench", query: q }), queries, WARMUP);
+  const baselineQueries = size >= 100_000 ? 12 : size >= 10_000 ? 40 : 100;
+  const baseline = await time((q) => tfidfSearch(texts, q), queries.slice(0, baselineQueries), 2);
+
+  // Single inserts through the full write path (embedding, near-duplicate search, FTS, eviction check).
+  const singles = makeCorpus(200, 99).texts;
+  const singleStart = performance.now();
+  for (const text of singles) await store.remember({ userId: "bench", text, type: "semantic" });
+  const singlePerSecond = singles.length / ((performance.now() - singleStart) / 1000);
+  db.close();
+  return { size, hybrid, bm25, baseline, coldMs, bulkPerSecond, singlePerSecond };
+}
+
+const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(2));
+
+/** Runs the benchmark; returns a markdown section. */
+export async function run() {
+  const dir = mkdtempSync(join(tmpdir(), "dimsum-bench-memory-"));
+  const rows = [];
+  try {
+    for (const size of SIZES) rows.push(await measure(size, dir));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const lines = [
+    "## Memory search",
+    "",
+    `One user's archival memories; synthetic text (Zipf vocabulary), ${DIMS}-dim hashEmbedding vectors computed in process; ` +
+      `vector scan: ${simdAvailable() ? "WebAssembly SIMD int8" : "JS int8 (no SIMD)"}. Latency in ms over ${QUERIES} queries ` +
+      "(baseline over fewer). The baseline re-tokenises every memory and recomputes TF-IDF per query.",
+    "",
+    "| memories | hybrid p50 | hybrid p95 | BM25-only p50 | BM25-only p95 | TF-IDF baseline p50 | baseline p95 | speed-up (p50) | first search (loads vectors) | bulk insert /s | single remember /s |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows.map(
+      (r) =>
+        `| ${r.size.toLocaleString("en")} | ${fmt(r.hybrid.p50)} | ${fmt(r.hybrid.p95)} | ${fmt(r.bm25.p50)} | ${fmt(r.bm25.p95)} | ` +
+        `${fmt(r.baseline.p50)} | ${fmt(r.baseline.p95)} | ${(r.baseline.p50 / r.hybrid.p50).toFixed(0)}x | ${fmt(r.coldMs)} | ` +
+        `${Math.round(r.bulkPerSecond).toLocaleString("en")} | ${Math.round(r.singlePerSecond).toLocaleString("en")} |`,
+    ),
+    "",
+    "Targets: hybrid p50 < 10 ms at 100k, and ≥ 50x faster than the baseline there. Bulk insert = `rememberMany` in batches of " +
+      "1,000 without merge checks; single remember = one `remember` call each (merge check included) into the full store.",
+  ];
+  return lines.join("\n");
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.log(await run());
+}

@@ -1,0 +1,67 @@
+/** Maps `memories` rows to MemoryRecords, and the conventions the SQL shares. */
+import type { MemoryRecord, MemoryType } from "../types.js";
+
+/** The columns every read selects (the embedding BLOB is read only where vectors are needed). */
+export const MEMORY_COLUMNS = `id, user_id, agent_id, type, text, tags_json, importance, confidence, source_session_id,
+  source_run_id, access_count, created_at, updated_at, last_accessed_at, embedding_model, embedding_dims`;
+
+export interface MemoryRow {
+  id: number;
+  user_id: string;
+  agent_id: string;
+  type: string;
+  text: string;
+  tags_json: string;
+  importance: number;
+  confidence: number;
+  source_session_id: string | null;
+  source_run_id: string | null;
+  access_count: number;
+  created_at: number;
+  updated_at: number;
+  last_accessed_at: number | null;
+  embedding_model: string | null;
+  embedding_dims: number | null;
+}
+
+/** Shared (agent-less) rows store '' so that keys and indexes need no NULL handling. */
+export function agentKey(agentId: string | undefined): string {
+  return agentId ?? "";
+}
+
+/** Parses a public memory id ("42"); undefined for anything else. */
+export function parseMemoryId(id: string): number | undefined {
+  return /^[1-9][0-9]{0,15}$/.test(id.trim()) ? Number(id.trim()) : undefined;
+}
+
+function parseTags(json: string): string[] {
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? value.filter((t): t is string => typeof t === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A row as the public record. */
+export function toMemoryRecord(row: MemoryRow): MemoryRecord {
+  const record: MemoryRecord = {
+    id: String(row.id),
+    userId: row.user_id,
+    type: row.type as MemoryType,
+    text: row.text,
+    tags: parseTags(row.tags_json),
+    importance: row.importance,
+    confidence: row.confidence,
+    accessCount: row.access_count,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  if (row.agent_id !== "") record.agentId = row.agent_id;
+  if (row.source_session_id !== null) record.sourceSessionId = row.source_session_id;
+  if (row.source_run_id !== null) record.sourceRunId = row.source_run_id;
+  if (row.last_accessed_at !== null) record.lastAccessedAt = row.last_accessed_at;
+  if (row.embedding_model !== null) record.embeddingModel = row.embedding_model;
+  if (row.embedding_dims !== null) record.embeddingDims = row.embedding_dims;
+  return record;
+}

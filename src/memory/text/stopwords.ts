@@ -1,0 +1,13 @@
+/**
+ * English function words dropped from search queries (never from the index): they match most
+ * documents, add little to BM25, and make FTS5 walk long posting lists.
+ */
+const WORDS = `a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just me more most my
+myself no nor not now of off on once only or other our ours ourselves out over own same she should so
+some such than that the their theirs them themselves then there these they this those through to too
+under until up very was we were what when where which while who whom why will with would you your yours
+yourself yourselves s t don doesn didn isn wasn aren weren won let also must shall`;
+
+export const STOPWORDS: ReadonlySet<string> = new Set(WORDS.split(/\s+/).filter((w) => w !== ""));
