@@ -1,0 +1,69 @@
+/**
+ * `/api/channels`: direct chats and groups, their members and collaboration chain. The facade decides
+ * who may see or manage a channel; these routes also check that invited people have accounts.
+ */
+import { Hono } from "hono";
+import type { Team } from "../../team/types.js";
+import { type AppContext, type AppEnv, actorOf } from "../context.js";
+import { HttpError } from "../http/errors.js";
+import { jsonBody, paramsOf } from "../http/validate.js";
+import {
+  chainSchema,
+  channelInputSchema,
+  channelPatchSchema,
+  idParam,
+  memberParams,
+  memberSchema,
+} from "./team-schemas.js";
+
+/** 400 naming each user id without an account (a typo would otherwise add a member nobody is). */
+function requireUsers(c: AppContext, userIds: readonly string[], path: string): void {
+  const { users } = c.get("services");
+  const issues = userIds.flatMap((id, index) =>
+    users.get(id) ? [] : [{ path: path.replace("*", String(index)), message: `no user with id "${id}"` }],
+  );
+  if (issues.length > 0) throw new HttpError(400, "invalid", "unknown user id", { issues });
+}
+
+/** The channel routes, mounted at `/api/channels`. */
+export function channelRoutes(team: Team): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.get("/", async (c) => c.json(await team.listChannels(actorOf(c))));
+
+  app.post("/", jsonBody(channelInputSchema), async (c) => {
+    const input = c.req.valid("json");
+    requireUsers(c, input.userIds, "userIds.*");
+    return c.json(await team.createChannel(actorOf(c), input), 201);
+  });
+
+  app.get("/:id", paramsOf(idParam), async (c) => {
+    return c.json(await team.getChannel(actorOf(c), c.req.valid("param").id));
+  });
+
+  app.patch("/:id", paramsOf(idParam), jsonBody(channelPatchSchema), async (c) => {
+    return c.json(await team.updateChannel(actorOf(c), c.req.valid("param").id, c.req.valid("json")));
+  });
+
+  app.delete("/:id", paramsOf(idParam), async (c) => {
+    await team.deleteChannel(actorOf(c), c.req.valid("param").id);
+    return c.body(null, 204);
+  });
+
+  app.post("/:id/members", paramsOf(idParam), jsonBody(memberSchema), async (c) => {
+    const member = c.req.valid("json");
+    if (member.type === "user") requireUsers(c, [member.id], "id");
+    return c.json(await team.addMember(actorOf(c), c.req.valid("param").id, member));
+  });
+
+  app.delete("/:id/members/:type/:memberId", paramsOf(memberParams), async (c) => {
+    const { id, type, memberId } = c.req.valid("param");
+    return c.json(await team.removeMember(actorOf(c), id, { type, id: memberId }));
+  });
+
+  app.put("/:id/chain", paramsOf(idParam), jsonBody(chainSchema), async (c) => {
+    return c.json(await team.setChain(actorOf(c), c.req.valid("param").id, c.req.valid("json").steps));
+  });
+
+  return app;
+}

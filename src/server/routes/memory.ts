@@ -1,0 +1,66 @@
+/**
+ * `/api/memory`: people's long-term memories. Everyone may list and delete their own; owners and
+ * admins may also those of any user (`?userId=`). Answers 501 when the server runs without memory.
+ */
+import { Hono } from "hono";
+import type { ListMemoriesOptions, MemoryRecord, MemoryStore } from "../../memory/types.js";
+import { type AppContext, type AppEnv, authOf } from "../context.js";
+import { forbidden, HttpError, notFound } from "../http/errors.js";
+import { paramsOf, queryOf } from "../http/validate.js";
+import { idParam, memoryDeleteQuerySchema, memoryQuerySchema } from "./team-schemas.js";
+
+const isAdminRole = (role: string) => role === "owner" || role === "admin";
+
+/** The user whose memory the caller asks about: themselves unless an admin names another. */
+function targetUser(c: AppContext, userId: string | undefined): string {
+  const auth = authOf(c);
+  if (userId === undefined || userId === auth.user.id) return auth.user.id;
+  if (!isAdminRole(auth.actor.role)) throw forbidden("you can see and delete only your own memories");
+  if (!c.get("services").users.get(userId)) throw notFound(`user ${userId}`);
+  return userId;
+}
+
+/** An admin deleting by id alone: find which user the memory belongs to. */
+async function ownerOf(c: AppContext, memory: MemoryStore, id: string): Promise<MemoryRecord | undefined> {
+  const auth = authOf(c);
+  const own = await memory.get(auth.user.id, id);
+  if (own || !isAdminRole(auth.actor.role)) return own;
+  for (const user of c.get("services").users.list()) {
+    const found = await memory.get(user.id, id);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The memory routes, mounted at `/api/memory`. */
+export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  if (!memory) {
+    app.all("*", () => {
+      throw new HttpError(501, "unavailable", "long-term memory is not enabled on this server");
+    });
+    return app;
+  }
+
+  app.get("/", queryOf(memoryQuerySchema), async (c) => {
+    const { userId, agentId, type, limit, offset } = c.req.valid("query");
+    const options: ListMemoriesOptions = {};
+    if (agentId !== undefined) options.agentId = agentId;
+    if (type !== undefined) options.type = type;
+    if (limit !== undefined) options.limit = limit;
+    if (offset !== undefined) options.offset = offset;
+    return c.json(await memory.list(targetUser(c, userId), options));
+  });
+
+  app.delete("/:id", paramsOf(idParam), queryOf(memoryDeleteQuerySchema), async (c) => {
+    const { id } = c.req.valid("param");
+    const { userId } = c.req.valid("query");
+    const record =
+      userId === undefined ? await ownerOf(c, memory, id) : await memory.get(targetUser(c, userId), id);
+    if (!record || !(await memory.forget(record.userId, id))) throw notFound(`memory ${id}`);
+    return c.body(null, 204);
+  });
+
+  return app;
+}

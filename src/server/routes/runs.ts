@@ -1,0 +1,25 @@
+/** `/api/runs`: a run's state, cancelling it (alone: other runs in the channel go on), its trace. */
+import { Hono } from "hono";
+import type { Team } from "../../team/types.js";
+import { type AppEnv, actorOf } from "../context.js";
+import { paramsOf } from "../http/validate.js";
+import { idParam } from "./team-schemas.js";
+
+/** The run routes, mounted at `/api/runs`. */
+export function runRoutes(team: Team): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.get("/:id", paramsOf(idParam), async (c) =>
+    c.json(await team.getRun(actorOf(c), c.req.valid("param").id)),
+  );
+
+  app.post("/:id/cancel", paramsOf(idParam), async (c) => {
+    return c.json(await team.cancelRun(actorOf(c), c.req.valid("param").id));
+  });
+
+  app.get("/:id/trace", paramsOf(idParam), async (c) => {
+    return c.json(await team.getRunTrace(actorOf(c), c.req.valid("param").id));
+  });
+
+  return app;
+}

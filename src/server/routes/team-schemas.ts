@@ -1,0 +1,140 @@
+/**
+ * Request schemas of the team API (agents, channels, messages, runs, flows, memory, MCP) and of the
+ * OpenAI-compatible endpoint. They check shapes and sizes; the team facade checks the domain rules.
+ */
+import { z } from "zod";
+
+/** Largest message text, in characters (the facade also caps it at 32 KB of UTF-8). */
+export const MAX_MESSAGE_CHARS = 32 * 1024;
+const MAX_SOUL_CHARS = 256 * 1024;
+
+const shortText = (max: number) => z.string().max(max, `at most ${max} characters`);
+const idText = z.string().min(1, "required").max(200, "at most 200 characters");
+const nameList = (max: number) => z.array(z.string().min(1).max(100)).max(max, `at most ${max} entries`);
+const positiveInt = z.coerce.number().int("a whole number").positive("a positive number");
+
+export const idParam = z.object({ id: idText });
+export const numericIdParam = z.object({ id: positiveInt });
+export const memberParams = z.object({
+  id: idText,
+  type: z.enum(["user", "agent"]),
+  memberId: idText,
+});
+
+export const agentInputSchema = z.object({
+  id: z.string().min(1, "required").max(40, "at most 40 characters"),
+  name: z.string().trim().min(1, "required").max(80, "at most 80 characters"),
+  emoji: shortText(32).optional(),
+  model: z.string().min(1).max(200).optional(),
+  toolsAllow: nameList(200).optional(),
+  toolsDeny: nameList(200).optional(),
+  memory: z.boolean().optional(),
+  skills: nameList(100).optional(),
+  soul: shortText(MAX_SOUL_CHARS).optional(),
+});
+
+/** `null` clears the model (use the default) or the allow list (all tools); omitted means unchanged. */
+export const agentPatchSchema = z.object({
+  name: z.string().trim().min(1, "required").max(80, "at most 80 characters").optional(),
+  emoji: shortText(32).optional(),
+  model: z.string().max(200).nullable().optional(),
+  toolsAllow: nameList(200).nullable().optional(),
+  toolsDeny: nameList(200).optional(),
+  memory: z.boolean().optional(),
+  skills: nameList(100).optional(),
+});
+
+export const soulSchema = z.object({ content: shortText(MAX_SOUL_CHARS) });
+
+export const channelInputSchema = z.object({
+  kind: z.enum(["direct", "group"]),
+  name: z.string().trim().min(1, "required").max(100, "at most 100 characters"),
+  leaderAgentId: idText.optional(),
+  agentIds: z.array(idText).max(100, "at most 100 agents").default([]),
+  userIds: z.array(idText).max(500, "at most 500 people").default([]),
+});
+
+export const channelPatchSchema = z.object({
+  name: z.string().trim().min(1, "required").max(100, "at most 100 characters").optional(),
+  leaderAgentId: idText.nullable().optional(),
+});
+
+export const memberSchema = z.object({ type: z.enum(["user", "agent"]), id: idText });
+
+export const chainSchema = z.object({
+  steps: z
+    .array(
+      z.object({
+        agentId: idText,
+        requiresApproval: z.boolean().default(false),
+        instruction: shortText(4000).optional(),
+      }),
+    )
+    .max(12, "at most 12 steps"),
+});
+
+export const messagesQuerySchema = z.object({
+  before: positiveInt.optional(),
+  after: z.coerce.number().int("a whole number").nonnegative().optional(),
+  limit: z.coerce.number().int("a whole number").min(1).max(200, "at most 200").optional(),
+});
+
+export const postMessageSchema = z.object({
+  text: z
+    .string()
+    .min(1, "a message needs some text")
+    .max(MAX_MESSAGE_CHARS, `at most ${MAX_MESSAGE_CHARS} characters`),
+});
+
+export const readMarkerSchema = z.object({ messageId: z.number().int().positive() });
+
+export const searchQuerySchema = z.object({
+  q: z.string().trim().min(1, "say what to search for").max(500, "at most 500 characters"),
+  channelId: idText.optional(),
+  limit: z.coerce.number().int().min(1).max(100, "at most 100").optional(),
+});
+
+const stepIndex = z.number().int().nonnegative();
+
+export const flowActionSchema = z.discriminatedUnion("action", [
+  z.object({ action: z.literal("pause") }),
+  z.object({ action: z.literal("resume") }),
+  z.object({ action: z.literal("stop") }),
+  z.object({ action: z.literal("skip"), stepIndex }),
+  z.object({ action: z.literal("retry"), stepIndex }),
+  z.object({ action: z.literal("approve"), stepIndex }),
+  z.object({ action: z.literal("edit"), stepIndex, output: shortText(256 * 1024) }),
+]);
+
+export const memoryQuerySchema = z.object({
+  userId: idText.optional(),
+  agentId: idText.optional(),
+  type: z.enum(["semantic", "episodic", "procedural"]).optional(),
+  limit: z.coerce.number().int().min(1).max(500, "at most 500").optional(),
+  offset: z.coerce.number().int().nonnegative().optional(),
+});
+
+export const memoryDeleteQuerySchema = z.object({ userId: idText.optional() });
+
+export const mcpNameParam = z.object({ name: z.string().min(1).max(100) });
+
+const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+/** One OpenAI chat message; tool and function turns are refused later with a clear message. */
+export const chatMessageSchema = z.looseObject({
+  role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
+  content: z
+    .union([z.string().max(256 * 1024), z.array(contentPart).max(100)])
+    .nullable()
+    .optional(),
+});
+
+export const chatCompletionSchema = z.looseObject({
+  model: z.string().min(1, "name an agent id as the model").max(100),
+  messages: z.array(chatMessageSchema).min(1, "send at least one message").max(500),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
+});
+
+export type ChatCompletionRequest = z.output<typeof chatCompletionSchema>;
+export type ChatMessageInput = z.output<typeof chatMessageSchema>;

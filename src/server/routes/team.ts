@@ -1,0 +1,46 @@
+/**
+ * Mounts the team facade onto the server: the `/api` routes of agents, channels, messages, runs,
+ * flows, memory and MCP, and the OpenAI-compatible `/v1` endpoint. Pass the result to
+ * `createServer({ routes: [mountTeamRoutes({ team })] })`; the server's guards (authentication, CSRF,
+ * body limits) run before these routes.
+ */
+import { Hono } from "hono";
+import type { MemoryStore } from "../../memory/types.js";
+import type { Team } from "../../team/types.js";
+import type { AppEnv, DimsumApp } from "../context.js";
+import { agentRoutes } from "./agents.js";
+import { channelRoutes } from "./channels.js";
+import { flowRoutes } from "./flows.js";
+import { type McpControl, mcpRoutes } from "./mcp.js";
+import { memoryRoutes } from "./memory.js";
+import { messageRoutes } from "./messages.js";
+import { openAiRoutes } from "./openai-compat.js";
+import { runRoutes } from "./runs.js";
+import { teamErrorHandler } from "./team-errors.js";
+
+export interface TeamRoutesOptions {
+  team: Team;
+  /** Long-term memory over the server's database; without it `/api/memory` answers 501. */
+  memory?: MemoryStore;
+  /** The MCP servers of mcp.json; without it `/api/mcp` answers 501. */
+  mcp?: McpControl;
+}
+
+/** Builds the mount function for `ServerDeps.routes`. */
+export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) => void {
+  const { team } = options;
+  return (app) => {
+    const api = new Hono<AppEnv>();
+    // Set before `app.route`, which wraps every handler of `api` with this handler.
+    api.onError(teamErrorHandler);
+    api.route("/agents", agentRoutes(team));
+    api.route("/channels", channelRoutes(team));
+    api.route("/", messageRoutes(team));
+    api.route("/runs", runRoutes(team));
+    api.route("/flows", flowRoutes(team));
+    api.route("/memory", memoryRoutes(options.memory));
+    api.route("/mcp", mcpRoutes(options.mcp));
+    app.route("/api", api);
+    app.route("/v1", openAiRoutes(team));
+  };
+}
