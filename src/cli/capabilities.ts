@@ -16,6 +16,7 @@ import { createBuiltinRegistry } from "../tools/builtin/index.js";
 import { defaultHttpToolDirs, loadHttpTools } from "../tools/http/index.js";
 import { defaultPluginDirs, loadPlugins } from "../tools/plugins/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { Tool } from "../tools/types.js";
 import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
 
 export interface Capabilities {
@@ -35,6 +36,7 @@ export async function loadCapabilities(
   config: DimsumConfig,
   cwd: string,
   toolNames?: string[],
+  extraTools: Tool[] = [],
 ): Promise<Capabilities> {
   const [http, plugins, skills] = await Promise.all([
     loadHttpTools(defaultHttpToolDirs(config.home, cwd), config.env, {
@@ -49,7 +51,7 @@ export async function loadCapabilities(
     ...plugins.errors.map((e) => `${e.path}: ${e.message}`),
     ...skills.errors.map((e) => `${e.path}${e.line ? `:${e.line}` : ""}: ${e.message}`),
   ];
-  for (const tool of [...http.tools, ...plugins.tools]) {
+  for (const tool of [...extraTools, ...http.tools, ...plugins.tools]) {
     if (all.has(tool.name)) problems.push(`tool ${tool.name} is defined twice; the first definition is used`);
     else all.register(tool);
   }

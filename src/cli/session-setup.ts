@@ -5,16 +5,19 @@
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { UsageCalibrator } from "../agent/context/index.js";
-import type { LayerProvider } from "../agent/layered-context.js";
+import { combineLayerProviders, type LayerProvider } from "../agent/layered-context.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
 import { type DimsumConfig, loadConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import type { ModelSpec } from "../llm/types.js";
+import type { MemoryStore } from "../memory/index.js";
+import type { Database } from "../store/database.js";
 import { openDatabase } from "../store/database.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { loadCapabilities } from "./capabilities.js";
+import { setUpMemory } from "./memory-setup.js";
 
 export interface CliIo {
   stdin: NodeJS.ReadStream;
@@ -28,6 +31,7 @@ export interface StoreHandle {
   config: DimsumConfig;
   store: SessionStore;
   dbPath: string;
+  db: Database;
   close(): void;
 }
 
@@ -36,7 +40,7 @@ export function openStore(io: Pick<CliIo, "env" | "cwd">): StoreHandle {
   const config = loadConfig({ cwd: io.cwd, env: io.env });
   const dbPath = join(config.home, "dimsum.db");
   const db = openDatabase(dbPath);
-  return { config, store: new SqliteSessionStore(db), dbPath, close: () => db.close() };
+  return { config, store: new SqliteSessionStore(db), db, dbPath, close: () => db.close() };
 }
 
 /** The user id for CLI sessions: `--user`, else DIMSUM_USER, else the OS account name. */
@@ -55,6 +59,7 @@ export interface SessionSetup extends StoreHandle {
   model: ModelSpec;
   tools: ToolRegistry;
   layers: LayerProvider;
+  memory: MemoryStore;
   /** Tools, plugins or skills that failed to load: `path[:line]: message`. */
   problems: string[];
   mcpStatus: string[];
@@ -72,7 +77,13 @@ export async function setUpSession(
   const handle = openStore(io);
   try {
     const model = resolveModel(handle.config, options.model);
-    const capabilities = await loadCapabilities(handle.config, io.cwd, toolNames(options.tools));
+    const memory = setUpMemory(handle.db, handle.config);
+    const capabilities = await loadCapabilities(
+      handle.config,
+      io.cwd,
+      toolNames(options.tools),
+      memory.tools,
+    );
     return {
       ...handle,
       ref: {
@@ -81,7 +92,8 @@ export async function setUpSession(
       },
       model,
       tools: capabilities.tools,
-      layers: capabilities.layers,
+      layers: combineLayerProviders([capabilities.layers, memory.layers]),
+      memory: memory.store,
       problems: capabilities.problems,
       mcpStatus: capabilities.mcpStatus,
       shutdown: async () => {

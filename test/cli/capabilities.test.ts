@@ -14,7 +14,11 @@ beforeAll(async () => {
   llm = await startFakeLlmServer({ strict: true });
   api = createServer((req, res) => {
     res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify({ ticket: { id: new URL(req.url ?? "", "http://x").searchParams.get("id"), state: "open" } }));
+    res.end(
+      JSON.stringify({
+        ticket: { id: new URL(req.url ?? "", "http://x").searchParams.get("id"), state: "open" },
+      }),
+    );
   });
   await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
   const address = api.address();
@@ -59,7 +63,11 @@ function project(): string {
 describe("tools and skills from the project folder", () => {
   it("injects a matching skill and calls an HTTP tool and a JS plugin in one run", async () => {
     const cwd = project();
-    const env = cleanEnv({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${llm.url}/v1`, DIMSUM_MODEL: "openai:gpt-4o" });
+    const env = cleanEnv({
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: `${llm.url}/v1`,
+      DIMSUM_MODEL: "openai:gpt-4o",
+    });
     llm.enqueue(
       {
         toolCalls: [
@@ -87,7 +95,11 @@ describe("tools and skills from the project folder", () => {
     const cwd = project();
     mkdirSync(join(cwd, "skills/bad"), { recursive: true });
     writeFileSync(join(cwd, "skills/bad/SKILL.md"), "---\nname: bad\ndescription: [unclosed\n---\nbody\n");
-    const env = cleanEnv({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${llm.url}/v1`, DIMSUM_MODEL: "openai:gpt-4o" });
+    const env = cleanEnv({
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: `${llm.url}/v1`,
+      DIMSUM_MODEL: "openai:gpt-4o",
+    });
     llm.enqueue({ text: "4" });
     await runCli(["run", "what is 2+2"], { env, cwd });
     expect(JSON.stringify(llm.requests[0]?.body)).not.toContain("SKILL-MARKER-42");

@@ -1,12 +1,14 @@
 /** The chat's slash commands: small functions over the session store. */
 import { compactSession } from "../../agent/session-runner.js";
 import type { ModelSpec } from "../../llm/types.js";
+import type { MemoryStore } from "../../memory/index.js";
 import type { SessionRef, SessionStore } from "../../store/types.js";
 import { renderTodos } from "../../tools/builtin/todo.js";
 import type { Painter } from "../render/style.js";
 
 export interface SlashContext {
   store: SessionStore;
+  memory?: MemoryStore;
   ref: SessionRef;
   model: ModelSpec;
   out: NodeJS.WritableStream;
@@ -21,6 +23,7 @@ const help = `Commands:
   /clear      start over in this session (history stays stored, the model no longer sees it)
   /compact    summarise older turns now
   /todos      this session's todo list
+  /memory [q] what Dimsum remembers about you (core blocks and memories; q searches)
   /exit       leave (also /quit, Ctrl-D)`;
 
 /** Runs a slash command line; unknown commands print the help. */
@@ -58,6 +61,21 @@ export async function runSlashCommand(line: string, ctx: SlashContext): Promise<
           ? `compacted: ${summary.messagesRemoved} messages folded into the summary\n`
           : "nothing to compact yet\n",
       );
+      return "continue";
+    }
+    case "memory": {
+      if (!ctx.memory) {
+        ctx.out.write("long-term memory is not available here\n");
+        return "continue";
+      }
+      const query = line.trim().slice("/memory".length).trim();
+      const blocks = await ctx.memory.coreBlocks({ userId: ctx.ref.userId });
+      for (const b of blocks.filter((x) => x.value.trim())) ctx.out.write(`[${b.label}] ${b.value}\n`);
+      const records = query
+        ? (await ctx.memory.search({ userId: ctx.ref.userId, query, limit: 10 })).hits.map((h) => h.memory)
+        : await ctx.memory.list(ctx.ref.userId, { limit: 20 });
+      if (records.length === 0) ctx.out.write(query ? "no matching memories\n" : "no memories yet\n");
+      for (const m of records) ctx.out.write(`#${m.id} ${ctx.paint("dim", m.type)} ${m.text}\n`);
       return "continue";
     }
     case "todos": {

@@ -93,7 +93,14 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
         continue;
       }
       if (line.startsWith("/")) {
-        const result = await runSlashCommand(line, { store, ref, model, out: io.stdout, paint: paintOut });
+        const result = await runSlashCommand(line, {
+          store,
+          memory: setup.memory,
+          ref,
+          model,
+          out: io.stdout,
+          paint: paintOut,
+        });
         if (result === "exit") break;
         if (interactive) rl.prompt();
         continue;
