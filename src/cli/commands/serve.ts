@@ -3,11 +3,13 @@
  * SQLite database under DIMSUM_HOME. Stops cleanly on SIGINT/SIGTERM.
  */
 import { join } from "node:path";
+import type { LayerProvider, LayerResult } from "../../agent/layered-context.js";
 import type { DimsumConfig } from "../../config/load-config.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
 import { loadMcpConfig } from "../../mcp/config.js";
+import { memoryLayers } from "../../memory/injection.js";
 import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
 import type { MemoryStore } from "../../memory/types.js";
 import { createServer } from "../../server/app.js";
@@ -17,9 +19,11 @@ import { McpServerPool } from "../../server/routes/mcp.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
 import { openSecretBox } from "../../server/settings/secret-box.js";
 import { SettingsStore } from "../../server/settings/settings-store.js";
+import { defaultSkillDirs, loadSkills, type Skill, selectSkills } from "../../skills/index.js";
 import { type Database, openDatabase } from "../../store/database.js";
+import type { SessionRef } from "../../store/types.js";
 import { createTeam, type TeamDeps } from "../../team/team.js";
-import type { Team } from "../../team/types.js";
+import type { AgentRecord, Team } from "../../team/types.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 
 export const DEFAULT_PORT = 18800;
@@ -42,6 +46,10 @@ export interface ServeIo {
 /** What the composition root hands to `buildTeam`. */
 export interface TeamContext {
   db: Database;
+  /** Shared with the memory routes; created when absent. */
+  memory?: MemoryStore;
+  /** Where the project's skills/ folder is looked up (default: the process's working directory). */
+  cwd?: string;
   config: DimsumConfig;
   settings: SettingsStore;
   log: ServerLog;
@@ -55,7 +63,13 @@ export interface TeamContext {
 export function buildTeam(context: TeamContext, overrides: Partial<TeamDeps> = {}): Team {
   const { db, config, settings, log } = context;
   const users = new UserStore(db);
+  const memory = context.memory ?? buildMemory(db, log);
+  const skills = loadSkills(defaultSkillDirs(config.home, context.cwd ?? process.cwd())).then((r) => {
+    for (const e of r.errors) log.warn(`skill skipped: ${e.path}${e.line ? `:${e.line}` : ""}: ${e.message}`);
+    return r.skills;
+  });
   return createTeam({
+    extraLayers: (agent, ref) => agentLayers(agent, ref, memory, skills),
     db,
     home: config.home,
     config: settings.effectiveConfig(config),
@@ -64,6 +78,32 @@ export function buildTeam(context: TeamContext, overrides: Partial<TeamDeps> = {
     onError: (err) => log.error("team", err),
     ...overrides,
   });
+}
+
+/**
+ * Skills for every agent (its named skills always, others when they match), and memory when the agent
+ * has it on, scoped to the conversation (channel) and the agent.
+ */
+function agentLayers(
+  agent: AgentRecord,
+  ref: SessionRef,
+  memory: MemoryStore,
+  skills: Promise<Skill[]>,
+): LayerProvider {
+  return async ({ query, signal }) => {
+    const chosen = selectSkills(await skills, query, { explicit: agent.skills });
+    const result: LayerResult = {
+      layers: { skills: chosen.map((s) => ({ name: s.name, body: s.body })) },
+      skills: chosen.map((s) => s.name),
+    };
+    if (!agent.memory) return result;
+    const recalled = await memoryLayers(memory, { userId: ref.userId, agentId: agent.id, query, signal });
+    result.layers.coreMemory = recalled.coreMemory;
+    result.layers.memories = recalled.memories;
+    result.memories = recalled.trace.ids.map((id) => ({ id }));
+    result.memoryMode = recalled.trace.mode;
+    return result;
+  };
 }
 
 /** Long-term memory over the server's database (listing and deleting from the UI). */
@@ -134,9 +174,10 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     const host = options.host ?? DEFAULT_HOST;
     db = openDatabase(join(config.home, "dimsum.db"));
     const settings = new SettingsStore(db, openSecretBox(config.home));
-    team = buildTeam({ db, config, settings, log });
+    const memory = buildMemory(db, log);
+    team = buildTeam({ db, config, settings, log, cwd: io.cwd, memory });
     mcp = buildMcp(config, io.cwd, log);
-    const routeOptions: TeamRoutesOptions = { team, memory: buildMemory(db, log) };
+    const routeOptions: TeamRoutesOptions = { team, memory };
     if (mcp) routeOptions.mcp = mcp;
     server = createServer({
       db,
