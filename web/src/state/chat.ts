@@ -84,8 +84,9 @@ function withRun(state: ChatState, runId: string, update: (view: RunView) => Run
 function upsertRun(state: ChatState, run: TeamRun): ChatState {
   if (run.channelId !== state.channelId) return state;
   return withRun(state, run.id, (view) => {
-    // Events and HTTP responses can race; a finished run never goes back to running.
-    if (view.run && isTerminal(view.run.status) && !isTerminal(run.status)) return view;
+    // Events and HTTP responses can race; a run never goes back (finished to live, running to queued).
+    if (view.run && (isTerminal(view.run.status) || run.status === "queued") && !isTerminal(run.status))
+      return view;
     return { ...view, run };
   });
 }

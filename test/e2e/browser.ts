@@ -1,0 +1,142 @@
+/**
+ * Headless Chromium for the browser tests: Debian's `chromium` driven by playwright-core (which never
+ * downloads a browser), a log of what the page printed, and screenshots saved as test artifacts.
+ */
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Browser, chromium, type Page } from "playwright-core";
+
+/** Where screenshots go (CI keeps this folder as the run's artifacts). */
+export const ARTIFACTS_DIR = fileURLToPath(new URL("../../test-artifacts/e2e/", import.meta.url));
+
+const CHROMIUM_CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
+
+const CHROMIUM_ARGS = [
+  "--headless=new",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** The Chromium binary: `DIMSUM_CHROMIUM` if set, else Debian's; fails with how to install it. */
+export function chromiumPath(): string {
+  const override = process.env.DIMSUM_CHROMIUM;
+  const found = override ? [override].filter(existsSync) : CHROMIUM_CANDIDATES.filter(existsSync);
+  if (found[0]) return found[0];
+  throw new Error(
+    `Chromium was not found at ${override ?? CHROMIUM_CANDIDATES.join(" or ")}; the web UI's end-to-end tests need it. ` +
+      "Install Debian's chromium (`apt-get install chromium`, as .ci/run does) or point DIMSUM_CHROMIUM at a Chromium binary. " +
+      "playwright-core never downloads a browser.",
+  );
+}
+
+/** Launches headless Chromium with a fresh temporary profile. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, timeout: 30_000 });
+}
+
+/**
+ * Runs in the page before its own scripts: reports CSP violations to the console (so they are
+ * collected with the rest) and records every text a streaming run bubble shows, in order.
+ */
+const PAGE_PROBE = `
+document.addEventListener("securitypolicyviolation", (e) => {
+  console.error("Content Security Policy violation: " + e.violatedDirective + " blocked " + e.blockedURI);
+});
+window.__runTexts = {};
+new MutationObserver(() => {
+  for (const el of document.querySelectorAll('[data-testid="run-text"]')) {
+    const id = el.closest('[data-testid="run-bubble"]')?.getAttribute("data-run-id");
+    if (!id) continue;
+    const seen = (window.__runTexts[id] ??= []);
+    const text = el.textContent.trim();
+    if (seen[seen.length - 1] !== text) seen.push(text);
+  }
+}).observe(document, { subtree: true, childList: true, characterData: true });
+`;
+
+/** What a page printed: console messages and uncaught errors. */
+export class PageLog {
+  readonly lines: string[] = [];
+
+  constructor(page: Page) {
+    page.on("console", (m) => this.lines.push(`console.${m.type()}: ${m.text()}`));
+    page.on("pageerror", (err) => this.lines.push(`pageerror: ${err.stack ?? err.message}`));
+  }
+
+  /** Console errors and uncaught exceptions. */
+  errors(): string[] {
+    return this.lines.filter((l) => l.startsWith("console.error") || l.startsWith("pageerror"));
+  }
+
+  /** Uncaught exceptions only. */
+  uncaught(): string[] {
+    return this.lines.filter((l) => l.startsWith("pageerror"));
+  }
+
+  /** Every message about the Content Security Policy (Chromium's own and the probe's). */
+  cspViolations(): string[] {
+    return this.lines.filter((l) => l.includes("Content Security Policy"));
+  }
+}
+
+/** Opens a page with the probe installed and its log attached. */
+export async function openPage(browser: Browser): Promise<{ page: Page; log: PageLog }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await context.addInitScript({ content: PAGE_PROBE });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  return { page, log: new PageLog(page) };
+}
+
+/** The texts the run's bubble showed while it streamed, in order. */
+export async function runTextsOf(page: Page, runId: string): Promise<string[]> {
+  const all = await page.evaluate<Record<string, string[]>>("window.__runTexts");
+  return all[runId] ?? [];
+}
+
+/** Empties the artifacts folder so it holds this run's screenshots only. */
+export function resetArtifacts(): void {
+  rmSync(ARTIFACTS_DIR, { recursive: true, force: true });
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+}
+
+/** Saves a full-page screenshot as `test-artifacts/e2e/<name>.png`. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  const path = join(ARTIFACTS_DIR, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/**
+ * Runs one flow; on failure saves `<name>-failed.png` and rethrows with the page's console errors
+ * and the server's log lines, so the report says what the browser saw.
+ */
+export async function flow(
+  page: Page,
+  log: PageLog,
+  serverLog: string[],
+  name: string,
+  body: () => Promise<void>,
+): Promise<void> {
+  try {
+    await body();
+    await screenshot(page, name);
+  } catch (err) {
+    const shot = await screenshot(page, `${name}-failed`).catch((e: unknown) => `none (${String(e)})`);
+    const error = err instanceof Error ? err : new Error(String(err));
+    error.message = [
+      error.message,
+      `screenshot: ${shot}`,
+      `page URL: ${page.url()}`,
+      `page console errors:\n  ${log.errors().join("\n  ") || "(none)"}`,
+      `server log:\n  ${serverLog.join("\n  ") || "(empty)"}`,
+    ].join("\n");
+    throw error;
+  }
+}
