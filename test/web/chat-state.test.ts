@@ -85,6 +85,19 @@ describe("chatReducer", () => {
     expect(after).toBe(start);
   });
 
+  it("never moves a run back from running to queued when the POST answer arrives after the WS event", () => {
+    const state = apply(
+      emptyChat("c1"),
+      ev({ type: "run", channelId: "c1", run: run("r1", { status: "running" }) }),
+      {
+        type: "posted",
+        channelId: "c1",
+        result: { message: message(1), runs: [run("r1", { status: "queued" })] },
+      },
+    );
+    expect(state.runs.r1?.run?.status).toBe("running");
+  });
+
   it("keeps two concurrent runs' streams apart", () => {
     const state = apply(
       emptyChat("c1"),
