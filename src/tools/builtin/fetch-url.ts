@@ -3,18 +3,10 @@
  * Each hop (the first request and every redirect) is checked by the network guard, and the request
  * connects to the checked addresses only. Redirects are followed by hand so each one is re-checked.
  */
-import {
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-} from "node:http";
-import { request as httpsRequest } from "node:https";
-import type { Readable } from "node:stream";
-import { pipeline } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 import { z } from "zod";
 import { DimsumError } from "../../errors.js";
+import { decodedBody, readCappedBody, sendPinnedRequest } from "../net/http-body.js";
 import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
 import { renderBody } from "./fetch-content.js";
 import { formatSize } from "./files.js";
@@ -23,7 +15,6 @@ import {
   defaultGuardDeps,
   type GuardDeps,
   parseFetchUrl,
-  pinnedLookup,
   type ResolvedAddress,
 } from "./network-guard.js";
 import { errnoCode, errorResult, toolFailure } from "./tool-error.js";
@@ -51,87 +42,18 @@ interface RequestPlan {
   body: string | undefined;
 }
 
-/** Sends one request, connecting only to `addresses` when given, and resolves once headers arrive. */
 function openResponse(plan: RequestPlan, addresses: ResolvedAddress[] | undefined, signal: AbortSignal) {
-  return new Promise<IncomingMessage>((resolve, reject) => {
-    const send = plan.url.protocol === "https:" ? httpsRequest : httpRequest;
-    const headers: OutgoingHttpHeaders = {
-      "user-agent": USER_AGENT,
-      accept: "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,*/*;q=0.5",
-      "accept-encoding": "gzip, deflate, br",
-      ...plan.headers,
-    };
-    if (plan.body !== undefined) headers["content-length"] = Buffer.byteLength(plan.body);
-    const req = send(plan.url, {
-      method: plan.method,
-      headers,
-      signal,
-      // No pooled sockets: a kept-alive socket to the same host name could lead to an address this
-      // request did not check (for example one opened by a run that allows private networks).
-      agent: false,
-      ...(addresses ? { lookup: pinnedLookup(addresses) } : {}),
-    });
-    req.on("response", resolve);
-    req.on("error", reject);
-    req.end(plan.body);
-  });
-}
-
-/** The decompressed body stream of a response. */
-function bodyStream(res: IncomingMessage): Readable {
-  const encoding = String(res.headers["content-encoding"] ?? "")
-    .trim()
-    .toLowerCase();
-  const decoder =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? createGunzip()
-      : encoding === "deflate"
-        ? createInflate()
-        : encoding === "br"
-          ? createBrotliDecompress()
-          : undefined;
-  if (!decoder) return res;
-  // Errors reach the reader through the decoder; a premature close after truncation is expected.
-  pipeline(res, decoder, () => undefined);
-  return decoder;
-}
-
-/** Reads at most `maxBytes` (after decompression), then stops the download. */
-function readBody(stream: Readable, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (truncated: boolean) => {
-      if (done) return;
-      done = true;
-      resolve({ body: Buffer.concat(chunks, size), truncated });
-      if (truncated) stream.destroy();
-    };
-    stream.on("data", (chunk: Buffer) => {
-      if (done) return;
-      const room = maxBytes - size;
-      if (chunk.length > room) {
-        chunks.push(chunk.subarray(0, room));
-        size += room;
-        finish(true);
-        return;
-      }
-      chunks.push(chunk);
-      size += chunk.length;
-    });
-    stream.on("end", () => finish(false));
-    stream.on("error", (err) => {
-      if (done) return;
-      done = true;
-      reject(err);
-    });
-    stream.on("close", () => {
-      if (done) return;
-      done = true;
-      reject(toolFailure("The connection closed before the whole response arrived.", "try again"));
-    });
-  });
+  const headers: OutgoingHttpHeaders = {
+    "user-agent": USER_AGENT,
+    accept: "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,*/*;q=0.5",
+    "accept-encoding": "gzip, deflate, br",
+    ...plan.headers,
+  };
+  return sendPinnedRequest(
+    { url: plan.url, method: plan.method, headers, body: plan.body },
+    addresses,
+    signal,
+  );
 }
 
 function isRedirect(status: number): boolean {
@@ -180,7 +102,7 @@ async function download(first: RequestPlan, ctx: ToolContext, guard: GuardDeps, 
       plan = redirectPlan(plan, status, location);
       continue;
     }
-    const { body, truncated } = await readBody(bodyStream(res), ctx.config.fetch.maxBytes);
+    const { body, truncated } = await readCappedBody(decodedBody(res), ctx.config.fetch.maxBytes);
     const downloaded: Downloaded = {
       url: plan.url,
       status,

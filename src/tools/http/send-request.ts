@@ -3,12 +3,10 @@
  * checked by the network guard first and the socket connects only to the checked addresses.
  * Redirects are not followed: an API tool's URL should point at the final endpoint.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { pipeline, type Readable } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import type { IncomingHttpHeaders } from "node:http";
 import { DimsumError } from "../../errors.js";
-import { checkUrl, type GuardDeps, pinnedLookup, type ResolvedAddress } from "../builtin/network-guard.js";
+import { checkUrl, type GuardDeps, type ResolvedAddress } from "../builtin/network-guard.js";
+import { decodedBody, readCappedBody, sendPinnedRequest } from "../net/http-body.js";
 
 export interface HttpRequestPlan {
   method: string;
@@ -53,7 +51,7 @@ export async function sendHttpRequest(plan: HttpRequestPlan, options: SendOption
     }
   }
   const res = await open(plan, addresses, options.signal);
-  const { body, truncated } = await readBody(decoded(res), options.maxBytes);
+  const { body, truncated } = await readCappedBody(decodedBody(res), options.maxBytes);
   return {
     status: res.statusCode ?? 0,
     statusText: res.statusMessage ?? "",
@@ -64,76 +62,11 @@ export async function sendHttpRequest(plan: HttpRequestPlan, options: SendOption
 }
 
 function open(plan: HttpRequestPlan, addresses: ResolvedAddress[] | undefined, signal: AbortSignal) {
-  return new Promise<IncomingMessage>((resolve, reject) => {
-    const send = plan.url.protocol === "https:" ? httpsRequest : httpRequest;
-    const headers: Record<string, string | number> = { ...DEFAULT_HEADERS };
-    for (const [name, value] of Object.entries(plan.headers)) headers[name.toLowerCase()] = value;
-    if (plan.body !== undefined) headers["content-length"] = Buffer.byteLength(plan.body);
-    const req = send(plan.url, {
-      method: plan.method,
-      headers,
-      signal,
-      // No pooled sockets: a kept-alive socket could lead to an address this request did not check.
-      agent: false,
-      ...(addresses ? { lookup: pinnedLookup(addresses) } : {}),
-    });
-    req.on("response", resolve);
-    req.on("error", reject);
-    req.end(plan.body);
-  });
-}
-
-function decoded(res: IncomingMessage): Readable {
-  const encoding = String(res.headers["content-encoding"] ?? "")
-    .trim()
-    .toLowerCase();
-  const decoder =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? createGunzip()
-      : encoding === "deflate"
-        ? createInflate()
-        : encoding === "br"
-          ? createBrotliDecompress()
-          : undefined;
-  if (!decoder) return res;
-  // Errors reach the reader through the decoder; a premature close after truncation is expected.
-  pipeline(res, decoder, () => undefined);
-  return decoder;
-}
-
-function readBody(stream: Readable, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (truncated: boolean) => {
-      if (done) return;
-      done = true;
-      resolve({ body: Buffer.concat(chunks, size), truncated });
-      if (truncated) stream.destroy();
-    };
-    stream.on("data", (chunk: Buffer) => {
-      if (done) return;
-      const room = maxBytes - size;
-      if (chunk.length > room) {
-        chunks.push(chunk.subarray(0, room));
-        size += room;
-        finish(true);
-        return;
-      }
-      chunks.push(chunk);
-      size += chunk.length;
-    });
-    stream.on("end", () => finish(false));
-    stream.on("error", (err) => {
-      if (done) return;
-      done = true;
-      reject(err);
-    });
-    stream.on("close", () => {
-      if (done) return;
-      done = true;
-      reject(new DimsumError("tool_failed", "The connection closed before the whole response arrived."));
-    });
-  });
+  const headers: Record<string, string | number> = { ...DEFAULT_HEADERS };
+  for (const [name, value] of Object.entries(plan.headers)) headers[name.toLowerCase()] = value;
+  return sendPinnedRequest(
+    { url: plan.url, method: plan.method, headers, body: plan.body },
+    addresses,
+    signal,
+  );
 }
