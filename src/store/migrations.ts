@@ -344,6 +344,77 @@ CREATE TABLE provider_settings (
 ) WITHOUT ROWID;
 `),
   },
+  {
+    version: 5,
+    name: "knowledge base: bases, documents, parent and child chunks with vectors, chunk search index",
+    // Child chunks are what search matches (FTS terms written by the app, as for memories; `kb` holds
+    // `kbid<N>` so one FTS query can stay inside chosen bases); parents are what the model reads.
+    // `kb_bases.version` is bumped by every write so in-memory vector indexes know when to reload.
+    up: (db) =>
+      db.exec(`
+CREATE TABLE kb_bases (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  agent_id TEXT NOT NULL DEFAULT '',
+  description TEXT NOT NULL DEFAULT '',
+  version INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (agent_id, name)
+);
+CREATE TABLE kb_documents (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kb_id INTEGER NOT NULL REFERENCES kb_bases (id) ON DELETE CASCADE,
+  source TEXT NOT NULL,
+  title TEXT NOT NULL,
+  mime TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  content_hash TEXT NOT NULL,
+  pages INTEGER,
+  status TEXT NOT NULL CHECK (status IN ('ready', 'failed')),
+  error TEXT,
+  parent_count INTEGER NOT NULL DEFAULT 0,
+  chunk_count INTEGER NOT NULL DEFAULT 0,
+  embedding_model TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (kb_id, source)
+);
+CREATE TABLE kb_parent_chunks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  document_id INTEGER NOT NULL REFERENCES kb_documents (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  section TEXT,
+  page_start INTEGER,
+  page_end INTEGER,
+  tokens INTEGER NOT NULL
+);
+CREATE INDEX kb_parent_chunks_document ON kb_parent_chunks (document_id, seq);
+CREATE TABLE kb_child_chunks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  parent_id INTEGER NOT NULL REFERENCES kb_parent_chunks (id) ON DELETE CASCADE,
+  document_id INTEGER NOT NULL,
+  kb_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  section TEXT,
+  page_start INTEGER,
+  page_end INTEGER,
+  tokens INTEGER NOT NULL,
+  embedding BLOB,
+  embedding_model TEXT,
+  embedding_dims INTEGER
+);
+CREATE INDEX kb_child_chunks_parent ON kb_child_chunks (parent_id);
+CREATE INDEX kb_child_chunks_kb_model ON kb_child_chunks (kb_id, embedding_model);
+CREATE VIRTUAL TABLE kb_chunks_fts USING fts5 (terms, kb, tokenize = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
+CREATE VIRTUAL TABLE kb_chunks_fts_vocab USING fts5vocab (kb_chunks_fts, 'row');
+CREATE TRIGGER kb_child_chunks_after_delete AFTER DELETE ON kb_child_chunks BEGIN
+  DELETE FROM kb_chunks_fts WHERE rowid = old.id;
+END;
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

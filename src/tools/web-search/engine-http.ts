@@ -5,11 +5,10 @@
  * fetch_url's network guard is deliberately not applied: engine addresses come from the user's
  * configuration, never from the model, and a self-hosted SearXNG on a private address is normal.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
-import { pipeline } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { decodedBody } from "../net/http-body.js";
 import { badAnswer, parseRetryAfter, SearchEngineError } from "./engine-error.js";
 import { cleanText } from "./markup.js";
 
@@ -39,23 +38,6 @@ export interface EngineResponse {
 /** The address to show people: no user name or password, no query string. */
 export function displayUrl(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
-}
-
-function decoded(res: IncomingMessage): Readable {
-  const encoding = String(res.headers["content-encoding"] ?? "")
-    .trim()
-    .toLowerCase();
-  const decoder =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? createGunzip()
-      : encoding === "deflate"
-        ? createInflate()
-        : encoding === "br"
-          ? createBrotliDecompress()
-          : undefined;
-  if (!decoder) return res;
-  pipeline(res, decoder, () => undefined);
-  return decoder;
 }
 
 function readAll(stream: Readable, maxBytes: number, label: string): Promise<Buffer> {
@@ -122,7 +104,7 @@ export function sendEngineRequest(req: EngineRequest): Promise<EngineResponse> {
       );
     });
     outgoing.on("response", (res) => {
-      readAll(decoded(res), maxBytes, req.label).then(
+      readAll(decodedBody(res), maxBytes, req.label).then(
         (body) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: body.toString("utf8") }),
         (err: unknown) => {
           res.destroy();
