@@ -50,11 +50,12 @@ it("carries a preference from session 1 into session 2 of the same user, never t
     },
   );
   expect(second.code).toBe(0);
-  const system = JSON.stringify((server.requests.at(-1)?.body as { messages: unknown[] }).messages[0]);
+  const body = server.requests.at(-1)?.body as { messages: unknown[] } | undefined;
+  const system = JSON.stringify(body?.messages[0]);
   expect(system).toContain("prefers metric units");
   const context = jsonLines(second.stdout).find((e) => e.type === "context");
   expect(context).toMatchObject({ memoryMode: "bm25" });
-  expect((context?.memories as unknown[]).length).toBe(1);
+  expect(context?.memories).toHaveLength(1);
 
   server.enqueue({ text: "Miles, then." });
   await runCli(["run", "--user", "B", "--session", "one", "How far is the walk in metric units?"], { env });
