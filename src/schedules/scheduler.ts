@@ -1,0 +1,273 @@
+/**
+ * The scheduler inside the server process. The database holds what is due (`next_run_at`); one timer
+ * wakes the scheduler at the earliest due time, or after `pollMs` at the latest so schedules written by
+ * another process (`dimsum schedule add|run`) are picked up. Each firing records a run; a schedule
+ * whose previous run is still going is skipped and the skip recorded, never doubled. Occurrences
+ * missed by more than `missedGraceMs` (the server was down or asleep) follow the schedule's policy.
+ */
+import { randomUUID } from "node:crypto";
+import { notFound } from "../team/team-failure.js";
+import type { Actor } from "../team/types.js";
+import { systemClock } from "./clock.js";
+import type { RunOutcome, RunProgress, TargetExecutor } from "./run-target.js";
+import type { ScheduleStore } from "./schedule-store.js";
+import { countOccurrences, nextRunAfter } from "./timing.js";
+import type { Clock, ScheduleRecord, ScheduleRunRecord, ScheduleRunTrigger } from "./types.js";
+
+export const DEFAULT_POLL_MS = 15_000;
+export const DEFAULT_MISSED_GRACE_MS = 60_000;
+const INTERRUPTED = "interrupted: the server stopped before the run finished";
+
+export interface SchedulerLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface SchedulerOptions {
+  store: ScheduleStore;
+  execute: TargetExecutor;
+  /** Who a schedule's runs act as; undefined when the owner's account is gone. */
+  actorOf: (userId: string) => Actor | undefined;
+  clock?: Clock;
+  /** Longest sleep between looks at the database (default 15 s). */
+  pollMs?: number;
+  /** How late a run may start and still count as on time rather than missed (default 60 s). */
+  missedGraceMs?: number;
+  log?: SchedulerLog;
+}
+
+interface InFlight {
+  run: ScheduleRunRecord;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Fires due schedules and records their runs. */
+export class Scheduler {
+  readonly #store: ScheduleStore;
+  readonly #execute: TargetExecutor;
+  readonly #actorOf: (userId: string) => Actor | undefined;
+  readonly #clock: Clock;
+  readonly #pollMs: number;
+  readonly #graceMs: number;
+  readonly #log: SchedulerLog | undefined;
+  readonly #inFlight = new Map<string, InFlight>();
+  #timer: unknown;
+  #started = false;
+
+  constructor(options: SchedulerOptions) {
+    this.#store = options.store;
+    this.#execute = options.execute;
+    this.#actorOf = options.actorOf;
+    this.#clock = options.clock ?? systemClock;
+    this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+    this.#graceMs = options.missedGraceMs ?? DEFAULT_MISSED_GRACE_MS;
+    this.#log = options.log;
+  }
+
+  /** The scheduler's clock (the service computes next runs on it too). */
+  get clock(): Clock {
+    return this.#clock;
+  }
+
+  /**
+   * Starts: runs left "running" by a previous process are ended as interrupted, missed occurrences
+   * are handled by each schedule's policy, due ones fire, and the timer is armed.
+   */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    const stale = this.#store.interruptRunning(this.#clock.now(), INTERRUPTED);
+    if (stale > 0) this.#log?.warn(`schedules: ${stale} run(s) were interrupted by the last shutdown`);
+    this.#tick();
+  }
+
+  /** Stops the timer and ends runs in progress as interrupted (their team work is not cancelled here). */
+  async stop(): Promise<void> {
+    this.#started = false;
+    if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
+    this.#timer = undefined;
+    const running = [...this.#inFlight.values()];
+    for (const flight of running) flight.controller.abort();
+    await Promise.all(running.map((f) => f.done));
+  }
+
+  /** Re-reads when the next schedule is due (after a schedule was created, changed or deleted). */
+  wake(): void {
+    if (this.#started) this.#arm();
+  }
+
+  /** True while a run of the schedule is in progress in this process. */
+  isRunning(scheduleId: string): boolean {
+    return this.#inFlight.has(scheduleId);
+  }
+
+  /** Starts a run of the schedule now (or records it skipped when one is in progress). */
+  runNow(scheduleId: string): ScheduleRunRecord {
+    const schedule = this.#store.get(scheduleId);
+    if (!schedule) throw notFound(`No schedule with id "${scheduleId}".`);
+    return this.#fire(schedule, "manual", undefined);
+  }
+
+  /** Waits for a run started here to end and returns its final record. */
+  async waitForRun(runId: string): Promise<ScheduleRunRecord | undefined> {
+    const flight = [...this.#inFlight.values()].find((f) => f.run.id === runId);
+    await flight?.done;
+    return this.#store.getRun(runId);
+  }
+
+  /** Resolves when no run is in progress (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight.values()].map((f) => f.done));
+  }
+
+  #arm(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
+    this.#timer = undefined;
+    if (!this.#started) return;
+    const wake = this.#store.nextWake();
+    const now = this.#clock.now();
+    const delay = wake === undefined ? this.#pollMs : Math.min(Math.max(0, wake - now), this.#pollMs);
+    this.#timer = this.#clock.setTimer(() => {
+      this.#timer = undefined;
+      this.#tick();
+    }, delay);
+  }
+
+  #tick(): void {
+    try {
+      const now = this.#clock.now();
+      for (const schedule of this.#store.listDue(now)) {
+        try {
+          this.#handleDue(schedule, now);
+        } catch (err) {
+          // One broken schedule must not stop the others, nor spin the timer on it.
+          this.#store.setNextRun(schedule.id, undefined);
+          this.#log?.warn(`schedule "${schedule.name}" (${schedule.id}) was paused: ${messageOf(err)}`);
+        }
+      }
+    } catch (err) {
+      this.#log?.warn(`schedules: could not read due schedules: ${messageOf(err)}`);
+    } finally {
+      this.#arm();
+    }
+  }
+
+  #handleDue(schedule: ScheduleRecord, now: number): void {
+    if (schedule.runRequestedAt !== undefined) {
+      this.#store.clearRunRequest(schedule.id);
+      this.#fire(schedule, "manual", undefined);
+    }
+    const due = schedule.nextRunAt;
+    if (!schedule.enabled || due === undefined || due > now) return;
+    this.#store.setNextRun(schedule.id, nextRunAfter(schedule.timing, due, now));
+    if (now - due <= this.#graceMs) {
+      this.#fire(schedule, "schedule", due);
+      return;
+    }
+    const missed = countOccurrences(schedule.timing, due, now);
+    const what = `${missed} run${missed === 1 ? "" : "s"} due from ${iso(due)} (the server was down or asleep)`;
+    if (schedule.missedPolicy === "run_once") {
+      this.#log?.info(`schedule "${schedule.name}": running once now for ${what}`);
+      this.#fire(schedule, "missed", due);
+    } else {
+      this.#skip(schedule, "missed", due, `Missed ${what}; skipped by the schedule's missed-run policy.`);
+    }
+  }
+
+  #skip(
+    schedule: ScheduleRecord,
+    trigger: ScheduleRunTrigger,
+    scheduledFor: number | undefined,
+    reason: string,
+  ): ScheduleRunRecord {
+    const now = this.#clock.now();
+    const run: ScheduleRunRecord = {
+      id: randomUUID(),
+      scheduleId: schedule.id,
+      trigger,
+      startedAt: now,
+      endedAt: now,
+      status: "skipped",
+      error: reason,
+    };
+    if (scheduledFor !== undefined) run.scheduledFor = scheduledFor;
+    this.#store.insertRun(run);
+    this.#log?.info(`schedule "${schedule.name}" (${schedule.id}) skipped: ${reason}`);
+    return run;
+  }
+
+  #fire(
+    schedule: ScheduleRecord,
+    trigger: ScheduleRunTrigger,
+    scheduledFor: number | undefined,
+  ): ScheduleRunRecord {
+    const previous = this.#inFlight.get(schedule.id);
+    if (previous) {
+      return this.#skip(
+        schedule,
+        trigger,
+        scheduledFor,
+        `The previous run ${previous.run.id} (started ${iso(previous.run.startedAt)}) was still running.`,
+      );
+    }
+    const now = this.#clock.now();
+    const run: ScheduleRunRecord = {
+      id: randomUUID(),
+      scheduleId: schedule.id,
+      trigger,
+      startedAt: now,
+      status: "running",
+    };
+    if (scheduledFor !== undefined) run.scheduledFor = scheduledFor;
+    this.#store.insertRun(run);
+    this.#store.setLastRun(schedule.id, now);
+    const controller = new AbortController();
+    const flight: InFlight = { run, controller, done: Promise.resolve() };
+    this.#inFlight.set(schedule.id, flight);
+    flight.done = this.#carryOut(schedule, run, controller.signal).finally(() => {
+      if (this.#inFlight.get(schedule.id) === flight) this.#inFlight.delete(schedule.id);
+    });
+    return { ...run };
+  }
+
+  async #carryOut(schedule: ScheduleRecord, run: ScheduleRunRecord, signal: AbortSignal): Promise<void> {
+    const actor = this.#actorOf(schedule.ownerId);
+    let outcome: RunOutcome;
+    if (!actor) {
+      outcome = {
+        status: "error",
+        error: `The schedule's owner "${schedule.ownerId}" no longer has an account; an admin can delete the schedule.`,
+      };
+    } else {
+      try {
+        outcome = await this.#execute(schedule, actor, signal, (progress: RunProgress) => {
+          Object.assign(run, progress);
+          this.#store.updateRun(run);
+        });
+      } catch (err) {
+        outcome = { status: "error", error: messageOf(err) };
+      }
+    }
+    if (signal.aborted && outcome.status === "error") outcome.error = INTERRUPTED;
+    const final: ScheduleRunRecord = { ...run, status: outcome.status, endedAt: this.#clock.now() };
+    if (outcome.output !== undefined) final.output = outcome.output;
+    if (outcome.error !== undefined) final.error = outcome.error;
+    try {
+      this.#store.updateRun(final);
+    } catch (err) {
+      this.#log?.warn(`schedule "${schedule.name}": could not record run ${run.id}: ${messageOf(err)}`);
+    }
+    if (final.status === "error") {
+      this.#log?.warn(
+        `schedule "${schedule.name}" (${schedule.id}) run failed: ${final.error ?? "unknown error"}`,
+      );
+    }
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,155 @@
+/**
+ * The schedules API (`/api/schedules`) for the web app: its types, typed calls over the shared
+ * ApiClient, and the create form's conversion to a request body (checked before sending).
+ */
+import type { ApiClient } from "../api.js";
+
+export type ScheduleTiming =
+  | { kind: "cron"; expression: string; timezone: string }
+  | { kind: "once"; at: string }
+  | { kind: "interval"; seconds: number };
+
+export type ScheduleTarget =
+  | { type: "agent"; agentId: string; prompt: string; channelId: string }
+  | { type: "chain"; channelId: string; input: string };
+
+export type MissedPolicy = "skip" | "run_once";
+
+export interface Schedule {
+  id: string;
+  name: string;
+  ownerId: string;
+  enabled: boolean;
+  timing: ScheduleTiming;
+  target: ScheduleTarget;
+  missedPolicy: MissedPolicy;
+  createdAt: number;
+  updatedAt: number;
+  lastRunAt?: number;
+  nextRunAt?: number;
+  running: boolean;
+}
+
+export interface ScheduleInput {
+  name: string;
+  enabled?: boolean;
+  timing: ScheduleTiming;
+  target: ScheduleTarget;
+  missedPolicy?: MissedPolicy;
+}
+
+export interface ScheduleRun {
+  id: string;
+  scheduleId: string;
+  trigger: "schedule" | "manual" | "missed";
+  scheduledFor?: number;
+  startedAt: number;
+  endedAt?: number;
+  status: "running" | "done" | "error" | "skipped";
+  output?: string;
+  error?: string;
+  teamRunId?: string;
+  flowId?: string;
+}
+
+const enc = encodeURIComponent;
+
+/** Typed calls of the schedules API. */
+export function scheduleApi(api: ApiClient) {
+  return {
+    list: () => api.request<Schedule[]>("GET", "/api/schedules"),
+    create: (input: ScheduleInput) => api.request<Schedule>("POST", "/api/schedules", input),
+    update: (id: string, patch: Partial<ScheduleInput>) =>
+      api.request<Schedule>("PATCH", `/api/schedules/${enc(id)}`, patch),
+    remove: (id: string) => api.request<void>("DELETE", `/api/schedules/${enc(id)}`),
+    runNow: (id: string) => api.request<ScheduleRun>("POST", `/api/schedules/${enc(id)}/run`),
+    runs: (id: string, limit = 10) =>
+      api.request<ScheduleRun[]>("GET", `/api/schedules/${enc(id)}/runs?limit=${limit}`),
+  };
+}
+
+/** What the create form holds, all as typed text. */
+export interface ScheduleForm {
+  name: string;
+  kind: ScheduleTiming["kind"];
+  expression: string;
+  timezone: string;
+  /** `datetime-local` value, read in the browser's time zone. */
+  at: string;
+  minutes: string;
+  targetType: ScheduleTarget["type"];
+  channelId: string;
+  agentId: string;
+  prompt: string;
+  missedPolicy: MissedPolicy;
+}
+
+/** The browser's IANA time zone (UTC when it cannot tell). */
+export function browserTimezone(): string {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  } catch {
+    return "UTC";
+  }
+}
+
+/** An empty form: daily at 09:00 in the browser's time zone, answered by an agent. */
+export function emptyScheduleForm(timezone = browserTimezone()): ScheduleForm {
+  return {
+    name: "",
+    kind: "cron",
+    expression: "0 9 * * *",
+    timezone,
+    at: "",
+    minutes: "60",
+    targetType: "agent",
+    channelId: "",
+    agentId: "",
+    prompt: "",
+    missedPolicy: "skip",
+  };
+}
+
+/** The request body for a filled form, or the first problem to show. */
+export function formToScheduleInput(form: ScheduleForm): { input: ScheduleInput } | { problem: string } {
+  const name = form.name.trim();
+  if (!name) return { problem: "Give the schedule a name." };
+  let timing: ScheduleTiming;
+  if (form.kind === "cron") {
+    if (!form.expression.trim()) return { problem: "Enter a cron expression, e.g. 0 9 * * 1-5." };
+    timing = { kind: "cron", expression: form.expression.trim(), timezone: form.timezone.trim() || "UTC" };
+  } else if (form.kind === "once") {
+    const at = new Date(form.at);
+    if (!form.at || Number.isNaN(at.getTime())) return { problem: "Pick the date and time to run at." };
+    timing = { kind: "once", at: at.toISOString() };
+  } else {
+    const minutes = Number(form.minutes);
+    if (!Number.isInteger(minutes) || minutes < 1)
+      return { problem: "Run at most once a minute (1 or more)." };
+    timing = { kind: "interval", seconds: minutes * 60 };
+  }
+  if (!form.channelId) return { problem: "Pick the channel to post in." };
+  const prompt = form.prompt.trim();
+  if (!prompt)
+    return { problem: form.targetType === "agent" ? "Write the prompt." : "Write the chain's input." };
+  let target: ScheduleTarget;
+  if (form.targetType === "agent") {
+    if (!form.agentId) return { problem: "Pick the agent that answers." };
+    target = { type: "agent", agentId: form.agentId, channelId: form.channelId, prompt };
+  } else {
+    target = { type: "chain", channelId: form.channelId, input: prompt };
+  }
+  return { input: { name, timing, target, missedPolicy: form.missedPolicy } };
+}
+
+/** A short description of when a schedule runs. */
+export function describeTiming(timing: ScheduleTiming): string {
+  switch (timing.kind) {
+    case "cron":
+      return `cron ${timing.expression} (${timing.timezone})`;
+    case "once":
+      return `once at ${new Date(timing.at).toLocaleString()}`;
+    case "interval":
+      return timing.seconds % 60 === 0 ? `every ${timing.seconds / 60} min` : `every ${timing.seconds} s`;
+  }
+}
