@@ -90,6 +90,7 @@ export class AgentRunner {
           workspace,
           signal,
           extraTools: [this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace)],
+          requestedBy,
         });
         await this.#postAnswer(channel.id, agent.id, result.answer, runId);
         return result;
@@ -136,6 +137,7 @@ export class AgentRunner {
           extraTools: [
             this.#callTool(runId, channel.id, flow.triggerMessageId, 0, [agent.id], requestedBy, workspace),
           ],
+          requestedBy,
         });
         output = result.answer;
         await this.#postAnswer(channel.id, agent.id, result.answer, runId);
@@ -191,6 +193,7 @@ export class AgentRunner {
                 scope.workspace,
               ),
             ],
+            requestedBy: scope.requestedBy,
           });
           answer = result.answer;
           return result;

@@ -27,6 +27,11 @@ export interface TurnRuntime {
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
   /** More context layers for an agent's turn (skills, memory), composed by the edge. */
   extraLayers?: (agent: AgentRecord, ref: SessionRef) => LayerProvider | undefined;
+  /**
+   * Tools an agent gets only when its `toolsAllow` names them explicitly (e.g. `manage_schedule`),
+   * acting for the person who started the run.
+   */
+  grantedTools?: (agent: AgentRecord, requestedBy: string) => Tool[];
 }
 
 export interface TurnRequest {
@@ -42,6 +47,8 @@ export interface TurnRequest {
   signal: AbortSignal;
   /** Tools beyond the built-ins (call_agent), still subject to the agent's allow/deny lists. */
   extraTools?: Tool[];
+  /** User id of the person whose message started the run ("system" for scheduled or internal runs). */
+  requestedBy?: string;
   onDelta?: (text: string) => void;
 }
 
@@ -77,7 +84,10 @@ function layersFor(runtime: TurnRuntime, agent: AgentRecord, ref: SessionRef): L
 export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): Promise<TurnResult> {
   const { agent, runId, channelId } = request;
   const model = runtime.resolveModel(agent);
-  const tools = toolsForAgent(agent, runtime.baseTools, request.extraTools);
+  const granted = (runtime.grantedTools?.(agent, request.requestedBy ?? "system") ?? []).filter((tool) =>
+    agent.toolsAllow?.includes(tool.name),
+  );
+  const tools = toolsForAgent(agent, runtime.baseTools, [...(request.extraTools ?? []), ...granted]);
   let result: TurnResult | undefined;
   for await (const event of runSessionTurn({
     store: runtime.store,

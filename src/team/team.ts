@@ -13,6 +13,7 @@ import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import { createBuiltinRegistry } from "../tools/builtin/index.js";
+import type { Tool } from "../tools/types.js";
 import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
 import { assertCanManage, assertCanSee, assertNotGuest, isAdmin } from "./access.js";
 import { AgentRunner } from "./agent-runner.js";
@@ -49,6 +50,11 @@ export interface TeamDeps {
   userName?: (userId: string) => string;
   /** More context layers for an agent's turn (skills, memory when the agent has it on). */
   extraLayers?: (agent: AgentRecord, ref: SessionRef) => LayerProvider | undefined;
+  /**
+   * Tools an agent gets only when its allow list names them (e.g. `manage_schedule`): their names
+   * (accepted in allow lists) and a factory acting for the person who started the run.
+   */
+  grantableTools?: { names: string[]; create: (agent: AgentRecord, requestedBy: string) => Tool[] };
   /** Create the starter agents on first start (default true). */
   starterAgents?: boolean;
   /** Failures of background bookkeeping (default: a process warning). */
@@ -92,6 +98,7 @@ export function createTeam(deps: TeamDeps): Team {
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
     ...(deps.extraLayers ? { extraLayers: deps.extraLayers } : {}),
+    ...(deps.grantableTools ? { grantedTools: deps.grantableTools.create } : {}),
   };
   const runs = new RunManager({ runs: store.runs, emit, now, onError });
   const runner = new AgentRunner({
@@ -124,7 +131,7 @@ export function createTeam(deps: TeamDeps): Team {
   const agents = new AgentService({
     store,
     personas,
-    toolNames: () => baseTools.names(),
+    toolNames: () => [...baseTools.names(), ...(deps.grantableTools?.names ?? [])],
     now,
     onDeleted: (agentId) => channels.dropAgent(agentId),
   });
