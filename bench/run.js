@@ -7,7 +7,17 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const all = ["agent-loop", "session-context", "memory-search", "memory-quality", "mcp-startup"];
+const all = [
+  "agent-loop",
+  "session-context",
+  "memory-search",
+  "memory-quality",
+  "kb-quality",
+  "kb-speed",
+  "mcp-startup",
+  "mcp-conformance",
+  "ws-load",
+];
 const only = process.argv.slice(2);
 const names = only.length > 0 ? only : all;
 

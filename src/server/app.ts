@@ -66,6 +66,8 @@ export interface ServerDeps {
   ensureOwner?: boolean;
   /** More routes (the team API, the OpenAI endpoint), mounted after the built-in API, before the SPA. */
   routes?: Array<(app: DimsumApp) => void>;
+  /** Routes that authenticate callers themselves (signed platform webhooks), mounted before the session guards. */
+  publicRoutes?: Array<(app: DimsumApp) => void>;
 }
 
 export interface Listening {
@@ -100,7 +102,7 @@ export const stderrLog: ServerLog = {
 /** Builds the Hono app over the given services (no network). */
 export function createApp(
   services: ServerServices,
-  deps: Pick<ServerDeps, "staticDir" | "maxBodyBytes" | "routes">,
+  deps: Pick<ServerDeps, "staticDir" | "maxBodyBytes" | "routes" | "publicRoutes">,
 ): DimsumApp {
   const app = new Hono<AppEnv>();
   const { log, trustProxy } = services;
@@ -138,6 +140,8 @@ export function createApp(
   });
   app.use("/api/*", limit);
   app.use("/v1/*", limit);
+  // These answer without calling next(), so the session guards below never see their requests.
+  for (const mount of deps.publicRoutes ?? []) mount(app);
   app.use("/api/*", authenticate, csrfGuard, requireAuth);
 
   app.route("/api/auth", authRoutes());
@@ -214,6 +218,10 @@ export function createServer(deps: ServerDeps): DimsumServer {
   const server = deps.tls
     ? createHttpsServer({ key: deps.tls.key, cert: deps.tls.cert }, listener)
     : createHttpServer(listener);
+  // Browsers and proxies keep connections open for about a minute; Node's 5 s default makes busy
+  // clients reconnect, and a loaded server accepts new connections slowly.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   server.on("upgrade", (request, socket, head) => hub.handleUpgrade(request, socket, head));
   server.on("clientError", (_err, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");

@@ -3,7 +3,7 @@
  * the source of truth (people may edit it by hand), so it is read fresh for every run and never copied
  * into the database or any search index. Ids are validated slugs, so paths cannot leave the folder.
  */
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DimsumError } from "../errors.js";
 import type { SoulFile } from "./types.js";
@@ -14,6 +14,7 @@ const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 /** Reads and writes agents' SOUL.md files under one home folder. */
 export class PersonaFiles {
   readonly #root: string;
+  readonly #cache = new Map<string, { mtimeMs: number; size: number; soul: SoulFile }>();
 
   constructor(home: string) {
     this.#root = join(home, "agents");
@@ -27,18 +28,28 @@ export class PersonaFiles {
     return join(this.#root, agentId, SOUL_FILE_NAME);
   }
 
-  /** The persona with its status: `missing` (no file), `empty` (only whitespace) or `ok`. */
+  /**
+   * The persona with its status: `missing` (no file), `empty` (only whitespace) or `ok`. Read for
+   * every run so edits apply at once, but only re-read from disk when the file changed.
+   */
   async read(agentId: string): Promise<SoulFile> {
+    const path = this.pathOf(agentId);
     let content: string;
     try {
-      content = await readFile(this.pathOf(agentId), "utf8");
+      const info = await stat(path);
+      const cached = this.#cache.get(agentId);
+      if (cached && cached.mtimeMs === info.mtimeMs && cached.size === info.size) return cached.soul;
+      content = await readFile(path, "utf8");
+      const soul: SoulFile = { agentId, content, status: content.trim() === "" ? "empty" : "ok" };
+      this.#cache.set(agentId, { mtimeMs: info.mtimeMs, size: info.size, soul });
+      return soul;
     } catch (err) {
+      this.#cache.delete(agentId);
       if ((err as NodeJS.ErrnoException).code === "ENOENT") {
         return { agentId, content: "", status: "missing" };
       }
-      throw personaError(err, this.pathOf(agentId), "read");
+      throw personaError(err, path, "read");
     }
-    return { agentId, content, status: content.trim() === "" ? "empty" : "ok" };
   }
 
   /** Writes the persona atomically (temp file, then rename) so a run never reads half a file. */
@@ -49,6 +60,7 @@ export class PersonaFiles {
       await mkdir(join(this.#root, agentId), { recursive: true });
       await writeFile(temp, content, "utf8");
       await rename(temp, path);
+      this.#cache.delete(agentId);
     } catch (err) {
       await rm(temp, { force: true }).catch(() => undefined);
       throw personaError(err, path, "write");
@@ -63,6 +75,7 @@ export class PersonaFiles {
 
   /** Removes the agent's folder with its persona. */
   async remove(agentId: string): Promise<void> {
+    this.#cache.delete(agentId);
     await rm(join(this.#root, agentId), { recursive: true, force: true });
   }
 }

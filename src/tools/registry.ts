@@ -241,7 +241,18 @@ export class ToolRegistry {
 
 type RunTool = (args: unknown, ctx: ToolContext) => Promise<ToolResult | string>;
 
+// Converting a zod schema costs as much as the rest of building a request: do it once per tool.
+const convertedSchemas = new WeakMap<Tool, JsonSchema>();
+
 function parametersOf(tool: Tool): JsonSchema {
+  const cached = convertedSchemas.get(tool);
+  if (cached) return cached;
+  const schema = convertParameters(tool);
+  convertedSchemas.set(tool, schema);
+  return schema;
+}
+
+function convertParameters(tool: Tool): JsonSchema {
   if (tool.kind === "zod") {
     try {
       return zodToJsonSchema(tool.parameters);

@@ -3,6 +3,9 @@
  * sliding idle window (default 14 days since last use) and can be revoked one by one or all at once.
  */
 import type { Database } from "../../store/database.js";
+
+type Statement = ReturnType<Database["prepare"]>;
+
 import { hashToken, randomId, randomToken } from "./secrets.js";
 import type { Role, UserRecord } from "./user-store.js";
 
@@ -62,6 +65,7 @@ export interface SessionAuth {
 /** The `auth_sessions` repository. */
 export class SessionStore {
   readonly ttlMs: number;
+  #byToken: Statement | undefined;
 
   constructor(
     private readonly db: Database,
@@ -110,12 +114,12 @@ export class SessionStore {
   /** The live session and account for a token, sliding its expiry; undefined if unknown or expired. */
   authenticate(token: string): SessionAuth | undefined {
     if (!token || token.length > 200) return undefined;
-    const row = this.db
-      .prepare(
-        `SELECT s.*, u.username, u.role, u.created_at AS user_created_at, u.updated_at AS user_updated_at
-         FROM auth_sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
-      )
-      .get(hashToken(token)) as JoinedRow | undefined;
+    // Every authenticated request runs this: prepare the statement once per store.
+    this.#byToken ??= this.db.prepare(
+      `SELECT s.*, u.username, u.role, u.created_at AS user_created_at, u.updated_at AS user_updated_at
+       FROM auth_sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
+    );
+    const row = this.#byToken.get(hashToken(token)) as JoinedRow | undefined;
     const now = Date.now();
     if (!row || row.expires_at <= now) return undefined;
     let refreshed = false;

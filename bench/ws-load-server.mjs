@@ -1,0 +1,187 @@
+// Child processes of bench/ws-load.mjs, so the load generator, the Dimsum server and the fake LLM
+// each have their own event loop and their CPU time and memory are measured apart.
+//   node bench/ws-load-server.mjs llm     the fake LLM: waits LATENCY_MS, then streams a short answer
+//   node bench/ws-load-server.mjs server  `dimsum serve`'s wiring (buildTeam + createServer + team routes)
+// Both print their URL as the first stdout line. The server answers IPC requests from its parent:
+// {type:"stats"} → memory, CPU, event-loop delay and hub.stats(); {type:"reset"} restarts those
+// counters (and starts the CPU profiler when PROFILE_FILE is set; `stats` writes the profile there);
+// {type:"stop"} closes everything and exits.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { buildMemory, buildTeam } from "../dist/cli/commands/serve.js";
+import { loadConfig } from "../dist/config/load-config.js";
+import { createServer } from "../dist/server/app.js";
+import { mountTeamRoutes } from "../dist/server/routes/team.js";
+import { openSecretBox } from "../dist/server/settings/secret-box.js";
+import { SettingsStore } from "../dist/server/settings/settings-store.js";
+import { openDatabase } from "../dist/store/database.js";
+import { startFakeLlmServer } from "../dist/testing/fake-llm-server.js";
+
+/** Raised for the bench: every client logs in and posts from 127.0.0.1, far beyond the defaults. */
+const BENCH_RATE_LIMITS = {
+  loginPerIp: { capacity: 1_000_000, perMinute: 1_000_000 },
+  loginPerUsername: { capacity: 1_000_000, perMinute: 1_000_000 },
+  messagePerUser: { capacity: 1_000_000, perMinute: 1_000_000 },
+  messagePerIp: { capacity: 1_000_000, perMinute: 1_000_000 },
+};
+
+/** CPU time (user + system, all threads) since `from`. */
+function cpuMs(from) {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
+}
+
+const TAG = /\[bench:([A-Za-z0-9]+)\]/;
+
+/** The tag of the newest user message in an OpenAI request body (the bench puts one in every post). */
+function tagOf(body) {
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role !== "user") continue;
+    const text = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
+    const found = TAG.exec(text);
+    if (found) return found[1];
+  }
+  return "none";
+}
+
+async function runLlm() {
+  const latencyMs = Number(process.env.LATENCY_MS ?? 200);
+  const server = await startFakeLlmServer({
+    // The turn waits itself (instead of `delayMs`) so it can time its own wait: timer lateness in
+    // this process is the fake's own time, not Dimsum's, and the client subtracts it per answer.
+    defaultTurn: async (request) => {
+      const t0 = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, latencyMs));
+      const own = performance.now() - t0;
+      return {
+        text: `Answer [bench:${tagOf(request.body)}]: a short streamed reply from the fake model. [fake-ms=${own.toFixed(3)}]`,
+        usage: { input: 300, output: 20 },
+      };
+    },
+  });
+  // Keep the request log (bodies with every tool schema) from growing across thousands of runs.
+  setInterval(() => server.requests.splice(0), 500).unref();
+  let cpu = process.cpuUsage();
+  process.on("message", (msg) => {
+    if (msg?.type === "reset") cpu = process.cpuUsage();
+    if (msg?.type === "reset" || msg?.type === "stats") process.send({ type: msg.type, cpuMs: cpuMs(cpu) });
+  });
+  process.stdout.write(`${server.url}\n`);
+  const stop = () => server.close().then(() => process.exit(0));
+  process.on("SIGTERM", stop);
+  process.on("disconnect", stop);
+}
+
+async function runServer() {
+  const home = mkdtempSync(join(tmpdir(), "dimsum-ws-load-"));
+  const db = openDatabase(join(home, "dimsum.db"));
+  const log = {
+    info: () => {},
+    warn: (message) => process.stderr.write(`server: ${message}\n`),
+    error: (message, err) => process.stderr.write(`server: ${message}: ${err?.stack ?? err ?? ""}\n`),
+  };
+  const config = loadConfig({
+    cwd: home,
+    env: {
+      DIMSUM_HOME: home,
+      DIMSUM_MODEL: "openai:gpt-bench",
+      OPENAI_API_KEY: "sk-bench-key-0000",
+      OPENAI_BASE_URL: `${process.env.LLM_URL}/v1`,
+    },
+  });
+  const settings = new SettingsStore(db, openSecretBox(home));
+  const memory = buildMemory(db, log);
+  // cwd = the temp home, so no project skills/ folder of the checkout leaks into the measure.
+  const team = buildTeam(
+    { db, config, settings, log, memory, cwd: home },
+    { streamOptions: { retry: { maxRetries: 0 } } },
+  );
+  const server = createServer({
+    db,
+    config,
+    home,
+    team,
+    settings,
+    log,
+    ensureOwner: false,
+    // Account setup is not what is measured: cheap scrypt keeps creating N users quick.
+    passwordHashParams: { N: 1024, r: 8, p: 1 },
+    rateLimits: BENCH_RATE_LIMITS,
+    staticDir: join(home, "no-web-build"),
+    routes: [mountTeamRoutes({ team, memory })],
+  });
+  const listening = await server.listen(0, "127.0.0.1");
+
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  let peakRss = 0;
+  let cpu = process.cpuUsage();
+  let since = performance.now();
+  const sample = () => {
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+  };
+  setInterval(sample, 100).unref();
+
+  const stop = async () => {
+    await listening.close();
+    await team.close();
+    db.close();
+    rmSync(home, { recursive: true, force: true });
+    process.exit(0);
+  };
+  // The parent died (e.g. a timeout killed it): do not linger as an orphan holding a temp dir.
+  process.on("disconnect", stop);
+  // PROFILE_FILE: a CPU profile of the measured phase only (reset → stats), not of setup.
+  const profiler = process.env.PROFILE_FILE ? new Session() : undefined;
+  profiler?.connect();
+  process.on("message", async (msg) => {
+    if (msg?.type === "reset") {
+      if (profiler) {
+        await profiler.post("Profiler.enable");
+        await profiler.post("Profiler.setSamplingInterval", { interval: 500 });
+        await profiler.post("Profiler.start");
+      }
+      sample();
+      peakRss = process.memoryUsage.rss();
+      cpu = process.cpuUsage();
+      since = performance.now();
+      delay.reset();
+      process.send({ type: "reset" });
+    } else if (msg?.type === "stats") {
+      sample();
+      const stats = {
+        type: "stats",
+        peakRss,
+        maxRssLifetime: process.resourceUsage().maxRSS * 1024,
+        cpuMs: cpuMs(cpu),
+        wallMs: performance.now() - since,
+        loopDelayP99Ms: delay.percentile(99) / 1e6,
+        loopDelayMaxMs: delay.max / 1e6,
+        hub: server.hub.stats(),
+      };
+      // After the figures above, so writing the profile is not counted in them.
+      if (profiler) {
+        const { profile } = await profiler.post("Profiler.stop");
+        writeFileSync(process.env.PROFILE_FILE, JSON.stringify(profile));
+      }
+      process.send(stats);
+    } else if (msg?.type === "stop") {
+      process.off("disconnect", stop);
+      await stop();
+    }
+  });
+  process.stdout.write(`${listening.url}\n`);
+}
+
+const role = process.argv[2];
+if (role === "llm") await runLlm();
+else if (role === "server") await runServer();
+else {
+  process.stderr.write("usage: node bench/ws-load-server.mjs llm|server\n");
+  process.exit(2);
+}

@@ -1,0 +1,479 @@
+// The team server under N concurrent WebSocket clients (issue 6 acceptance).
+// Three processes: this one (the N clients), the Dimsum server (`ws-load-server.mjs server`: the wiring
+// of `dimsum serve`) and the fake LLM (`ws-load-server.mjs llm`), so the server's CPU and memory are
+// its own. Each client is a member account with its own direct chat with @assistant, its own keep-alive
+// HTTP connection (like a browser tab) and a WebSocket signed in with an auth frame and subscribed. It
+// posts M messages in sequence and waits for the agent's answer `message` event on its socket before
+// the next. The fake LLM waits L ms, then streams a ~90-character answer.
+//   added latency        = (POST sent → answer received on WS) − L
+//   Dimsum-side latency  = (POST sent → answer received on WS) − the fake LLM's own measured time
+// Standalone: `node bench/ws-load.mjs [N…]`; `--profile` profiles the server during the N=100 phase.
+import { fork } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { cpus, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { WebSocket } from "ws";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const LATENCY_MS = 200;
+/** Messages per client: more at small N so every percentile rests on at least 100 answers. */
+const PLAN = [
+  { n: 10, m: 10 },
+  { n: 100, m: 5 },
+  { n: 500, m: 3 },
+];
+const WARMUP_CLIENTS = 10;
+const WARMUP_MESSAGES = 3;
+const ANSWER_TIMEOUT_MS = 30_000;
+const TARGET_P99_MS = 50;
+const TAG = /\[bench:([A-Za-z0-9]+)\]/;
+const FAKE_MS = /\[fake-ms=([0-9.]+)\]/;
+
+/** Starts a role of ws-load-server.mjs; resolves once it printed its URL. */
+function spawnRole(role, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = fork(join(here, "ws-load-server.mjs"), [role], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "inherit", "ipc"],
+    });
+    let out = "";
+    const onData = (d) => {
+      out += String(d);
+      if (!out.includes("\n")) return;
+      child.stdout.off("data", onData);
+      resolve({ child, url: out.split("\n")[0].trim() });
+    };
+    child.stdout.on("data", onData);
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`the ${role} process exited early (${code})`)));
+  });
+}
+
+/** One IPC request to a child; resolves with its reply of the same type. */
+function ask(child, type) {
+  return new Promise((resolve) => {
+    const onMessage = (msg) => {
+      if (msg?.type !== type) return;
+      child.off("message", onMessage);
+      resolve(msg);
+    };
+    child.on("message", onMessage);
+    child.send({ type });
+  });
+}
+
+function send(url, method, data, headers, agent, conn) {
+  return new Promise((resolve, reject) => {
+    let reused = false;
+    const req = request(url, { method, headers, agent }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        resolve({ status: res.statusCode, json: text ? JSON.parse(text) : undefined });
+      });
+    });
+    req.on("socket", (socket) => {
+      reused = !socket.connecting;
+      if (!reused && conn) conn.opened++;
+    });
+    req.on("error", (err) => reject(Object.assign(err, { reused })));
+    req.end(data);
+  });
+}
+
+/**
+ * One JSON request. Like a browser, a request that fails on a reused keep-alive socket (the server
+ * closed it as idle just as it was reused) is sent once more on a fresh connection, and counted.
+ */
+async function api(base, method, path, { body, token, agent, conn } = {}) {
+  const data = body === undefined ? undefined : JSON.stringify(body);
+  const headers = { accept: "application/json" };
+  if (data !== undefined) headers["content-type"] = "application/json";
+  if (token) headers.authorization = `Bearer ${token}`;
+  try {
+    return await send(`${base}${path}`, method, data, headers, agent, conn);
+  } catch (err) {
+    if (!err.reused || !["ECONNRESET", "EPIPE"].includes(err.code)) throw err;
+    if (conn) conn.retried++;
+    return send(`${base}${path}`, method, data, headers, agent, conn);
+  }
+}
+
+async function expectStatus(promise, status, what) {
+  const res = await promise;
+  if (res.status !== status) throw new Error(`${what}: HTTP ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool(items, limit, fn) {
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** One person: a keep-alive HTTP connection and a signed-in, subscribed socket, awaiting answers by tag. */
+class LoadClient {
+  constructor(base, user) {
+    Object.assign(this, { base, user, waiting: new Map(), deltas: 0, unexpected: 0, runErrors: [] });
+    this.serverClose = undefined;
+  }
+
+  async open() {
+    const ws = new WebSocket(`${this.base.replace(/^http/, "ws")}/ws`, { perMessageDeflate: false });
+    this.ws = ws;
+    const frames = { ready: undefined, backlog: undefined };
+    const seen = (type) => new Promise((r) => (frames[type] = r));
+    const ready = seen("ready");
+    const backlog = seen("backlog");
+    ws.on("message", (data) => {
+      const at = performance.now();
+      const text = data.toString();
+      // Token deltas are most frames: count them without parsing, so the load generator stays light.
+      if (text.startsWith('{"type":"delta"')) {
+        this.deltas++;
+        return;
+      }
+      const frame = JSON.parse(text);
+      if (frame.type === "message" && frame.message.author.type === "agent") {
+        const tag = TAG.exec(frame.message.text)?.[1];
+        const waiter = tag === undefined ? undefined : this.waiting.get(tag);
+        if (!waiter) this.unexpected++;
+        else {
+          this.waiting.delete(tag);
+          waiter({ at, fakeMs: Number(FAKE_MS.exec(frame.message.text)?.[1] ?? Number.NaN) });
+        }
+      } else if (frame.type === "run" && frame.run.status === "error") this.runErrors.push(frame.run.error);
+      else if (frame.type === "error") this.runErrors.push(`error frame: ${frame.message}`);
+      else frames[frame.type]?.();
+    });
+    ws.on("close", (code) => {
+      if (!this.closing) this.serverClose = code;
+    });
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    ws.send(JSON.stringify({ type: "auth", token: this.user.token }));
+    await ready;
+    ws.send(JSON.stringify({ type: "subscribe", channelId: this.user.channelId }));
+    await backlog;
+  }
+
+  /** Opens (or keeps) this client's HTTP connection, as the web UI does when it loads. */
+  async touch() {
+    const { token, agent } = this.user;
+    await expectStatus(api(this.base, "GET", "/api/auth/me", { token, agent }), 200, "me");
+  }
+
+  /** Posts one tagged message; resolves with its timings, or `lost` after the timeout. */
+  async exchange(tag) {
+    const answered = new Promise((resolve) => {
+      this.waiting.set(tag, resolve);
+      setTimeout(() => resolve(undefined), ANSWER_TIMEOUT_MS).unref();
+    });
+    const { token, agent, conn, channelId } = this.user;
+    const body = { text: `[bench:${tag}] Please answer in one short sentence.` };
+    const t0 = performance.now();
+    const res = await api(this.base, "POST", `/api/channels/${channelId}/messages`, {
+      body,
+      token,
+      agent,
+      conn,
+    });
+    const postMs = performance.now() - t0;
+    if (res.status !== 201) {
+      this.waiting.delete(tag);
+      return { lost: true, postMs, error: `POST ${res.status} ${JSON.stringify(res.json)}` };
+    }
+    const answer = await answered;
+    this.waiting.delete(tag);
+    return answer
+      ? { lost: false, postMs, e2eMs: answer.at - t0, fakeMs: answer.fakeMs }
+      : { lost: true, postMs };
+  }
+
+  close() {
+    this.closing = true;
+    this.ws?.close();
+    this.user.agent.destroy();
+  }
+}
+
+/** N member accounts, each signed in over its own connection with a direct chat with @assistant. */
+async function createClients(base, owner, prefix, n) {
+  const password = "bench-password-1";
+  const users = await pool(
+    Array.from({ length: n }, (_, i) => `${prefix}${i}`),
+    16,
+    async (username) => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const body = { username, password, role: "member" };
+      await expectStatus(api(base, "POST", "/api/users", { body, ...owner }), 201, "create user");
+      const login = { body: { username, password }, agent };
+      const { token } = await expectStatus(api(base, "POST", "/api/auth/login", login), 200, "login");
+      const chat = {
+        body: { kind: "direct", name: `bench ${username}`, agentIds: ["assistant"] },
+        token,
+        agent,
+      };
+      const channel = await expectStatus(api(base, "POST", "/api/channels", chat), 201, "create chat");
+      return { token, agent, channelId: channel.id, conn: { opened: 0, retried: 0 } };
+    },
+  );
+  const clients = users.map((u) => new LoadClient(base, u));
+  await pool(clients, 50, (c) => c.open());
+  return clients;
+}
+
+/** Every client posts `m` messages in sequence; starts are spread over L so they do not move in lockstep. */
+async function drive(clients, m, label) {
+  const results = [];
+  const t0 = performance.now();
+  await Promise.all(
+    clients.map(async (client, i) => {
+      await new Promise((r) => setTimeout(r, Math.random() * LATENCY_MS));
+      for (let k = 0; k < m; k++) results.push(await client.exchange(`${label}c${i}m${k}`));
+    }),
+  );
+  return { results, wallMs: performance.now() - t0 };
+}
+
+function percentile(xs, p) {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+}
+
+/** Busy and total CPU ticks of the whole machine (Linux `/proc/stat`), to see other processes' load. */
+function machineTicks() {
+  try {
+    const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return { total, busy: total - f[3] - f[4] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The measured phase: CPU of each process (share of one core) and of everything else on the machine. */
+async function measuredPhase(server, llm, clients, m) {
+  await Promise.all([ask(server, "reset"), ask(llm, "reset")]);
+  const cpu0 = process.cpuUsage();
+  const ticks0 = machineTicks();
+  const { results, wallMs } = await drive(clients, m, "r");
+  const [stats, llmStats] = await Promise.all([ask(server, "stats"), ask(llm, "stats")]);
+  const used = process.cpuUsage(cpu0);
+  const ticks1 = machineTicks();
+  const cpu = {
+    server: stats.cpuMs / wallMs,
+    llm: llmStats.cpuMs / wallMs,
+    client: (used.user + used.system) / 1000 / wallMs,
+  };
+  const machine =
+    ticks0 && ticks1 ? (cpus().length * (ticks1.busy - ticks0.busy)) / (ticks1.total - ticks0.total) : NaN;
+  cpu.other = Math.max(0, machine - cpu.server - cpu.llm - cpu.client);
+  return { results, wallMs, stats, cpu };
+}
+
+/** One N: a fresh server process, accounts and sockets, a warm-up, the measured phase. */
+async function measure(llm, n, m, env = {}) {
+  const { child, url } = await spawnRole("server", { LLM_URL: llm.url, ...env });
+  const ownerAgent = new Agent({ keepAlive: true, maxSockets: 16 });
+  let clients = [];
+  try {
+    const setupStart = performance.now();
+    const body = { username: "owner", password: "bench-owner-pass" };
+    const setup = await expectStatus(api(url, "POST", "/api/auth/setup", { body }), 201, "setup");
+    const owner = { token: setup.token, agent: ownerAgent };
+    clients = await createClients(url, owner, "u", n);
+    const warm = await createClients(url, owner, "w", WARMUP_CLIENTS);
+    const setupMs = performance.now() - setupStart;
+    // Warm the JIT and the LLM connection pool on other users; the measured clients' first messages
+    // (new agent sessions) are part of the measure.
+    await drive(warm, WARMUP_MESSAGES, "w");
+    for (const c of warm) c.close();
+    // The server drops idle keep-alive sockets after 5 s: reopen them now, so the phase starts like
+    // N open browser tabs rather than N simultaneous new connections.
+    await pool(clients, 50, (c) => c.touch());
+    const { results, wallMs, stats, cpu } = await measuredPhase(child, llm.child, clients, m);
+    await new Promise((r) => setTimeout(r, 100)); // let late or duplicate frames arrive
+    const done = results.filter((r) => !r.lost);
+    const added = done.map((r) => r.e2eMs - LATENCY_MS);
+    const dimsum = done.map((r) => r.e2eMs - r.fakeMs);
+    const posts = results.map((r) => r.postMs);
+    const sum = (f) => clients.reduce((s, c) => s + f(c), 0);
+    return {
+      n,
+      m,
+      setupMs,
+      expected: n * m,
+      lost: n * m - done.length,
+      runsPerSec: done.length / (wallMs / 1000),
+      added: [50, 99, 100].map((p) => percentile(added, p)),
+      dimsum: [50, 99].map((p) => percentile(dimsum, p)),
+      fakeLate99: percentile(
+        done.map((r) => r.fakeMs - LATENCY_MS),
+        99,
+      ),
+      post: [50, 99].map((p) => percentile(posts, p)),
+      deltas: sum((c) => c.deltas),
+      unexpected: sum((c) => c.unexpected),
+      opened: sum((c) => c.user.conn.opened),
+      retried: sum((c) => c.user.conn.retried),
+      serverClosed: sum((c) => (c.serverClose === undefined ? 0 : 1)),
+      errors: [...clients.flatMap((c) => c.runErrors), ...results.filter((r) => r.error).map((r) => r.error)],
+      stats,
+      cpu,
+      cpuPerRunMs: stats.cpuMs / Math.max(1, done.length),
+    };
+  } finally {
+    for (const c of clients) c.close();
+    ownerAgent.destroy();
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.send({ type: "stop" });
+      await exited;
+    }
+  }
+}
+
+const ms = (x) => `${x.toFixed(1)} ms`;
+const mib = (x) => `${(x / 2 ** 20).toFixed(0)} MiB`;
+const pct = (x) => `${(100 * x).toFixed(0)} %`;
+
+function table(rows) {
+  const line = (cells) => `| ${cells.join(" | ")} |`;
+  const out = [line(["measure", ...rows.map((r) => `N = ${r.n}`)]), line(["---", ...rows.map(() => "---")])];
+  const add = (label, f) => out.push(line([label, ...rows.map(f)]));
+  add("messages per client (M) / answers expected", (r) => `${r.m} / ${r.expected}`);
+  add(
+    "completed runs/s (closed-loop ceiling N/L)",
+    (r) => `${r.runsPerSec.toFixed(0)} (${(1000 * r.n) / LATENCY_MS})`,
+  );
+  add("**added latency p50 / p99** (e2e − L)", (r) => `**${ms(r.added[0])} / ${ms(r.added[1])}**`);
+  add("added latency max", (r) => ms(r.added[2]));
+  add(
+    "Dimsum-side latency p50 / p99 (e2e − fake's own time)",
+    (r) => `${ms(r.dimsum[0])} / ${ms(r.dimsum[1])}`,
+  );
+  add("fake LLM's own lateness over L, p99", (r) => ms(r.fakeLate99));
+  add("POST → 201 p50 / p99", (r) => `${ms(r.post[0])} / ${ms(r.post[1])}`);
+  add("**lost answers**", (r) => `**${r.lost}**`);
+  add("run or POST errors / sockets closed by the server", (r) => `${r.errors.length} / ${r.serverClosed}`);
+  add("WS clients dropped as too slow (`hub.stats()`)", (r) => String(r.stats.hub.droppedSlow));
+  add("HTTP connections opened in the phase / POSTs retried", (r) => `${r.opened} / ${r.retried}`);
+  add("delta frames received / duplicate or late answers", (r) => `${r.deltas} / ${r.unexpected}`);
+  add(
+    "server RSS: peak in the phase / process lifetime max",
+    (r) => `${mib(r.stats.peakRss)} / ${mib(r.stats.maxRssLifetime)}`,
+  );
+  add(
+    "CPU in the phase, % of one core: server / fake LLM / clients",
+    (r) => `${pct(r.cpu.server)} / ${pct(r.cpu.llm)} / ${pct(r.cpu.client)}`,
+  );
+  add("other processes on the machine meanwhile, % of one core", (r) => pct(r.cpu.other));
+  add(
+    "server CPU per completed run (→ runs/s one free core could serve)",
+    (r) => `${ms(r.cpuPerRunMs)} (≈ ${(1000 / r.cpuPerRunMs).toFixed(0)})`,
+  );
+  add(
+    "server event-loop delay p99 / max",
+    (r) => `${ms(r.stats.loopDelayP99Ms)} / ${ms(r.stats.loopDelayMaxMs)}`,
+  );
+  add("setup (accounts, logins, chats, sockets)", (r) => `${(r.setupMs / 1000).toFixed(1)} s`);
+  return out.join("\n");
+}
+
+/** Self time by function from a V8 CPU profile, largest first. */
+export function hotSpots(profile, top = 15) {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const self = new Map();
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const dt = profile.timeDeltas[i] ?? 0;
+    total += dt;
+    const frame = byId.get(profile.samples[i])?.callFrame;
+    if (!frame) continue;
+    const file = frame.url.replace(/^file:\/\//, "").replace(/^.*?\/(node_modules|dist)\//, "$1/");
+    const key = `${frame.functionName || "(anonymous)"} ${file}${file ? `:${frame.lineNumber + 1}` : ""}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+  }
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([name, us]) => ({ name, ms: us / 1000, share: us / total }));
+}
+
+async function withLlm(fn) {
+  const llm = await spawnRole("llm", { LATENCY_MS: String(LATENCY_MS) });
+  try {
+    return await fn(llm);
+  } finally {
+    llm.child.kill("SIGTERM");
+  }
+}
+
+/** The bench section for BENCHMARKS.md (all of PLAN, or the given N). */
+export async function run(ns = PLAN.map((p) => p.n)) {
+  const failures = [];
+  const rows = await withLlm(async (llm) => {
+    const out = [];
+    for (const n of ns) {
+      process.stderr.write(`ws-load: N=${n}…\n`);
+      try {
+        out.push(await measure(llm, n, PLAN.find((p) => p.n === n)?.m ?? 5));
+      } catch (err) {
+        failures.push(`N = ${n} failed: ${err?.stack ?? err}`);
+      }
+    }
+    return out;
+  });
+  const at100 = rows.find((r) => r.n === 100);
+  const met = at100 && at100.added[1] < TARGET_P99_MS;
+  const errors = rows.flatMap((r) => r.errors).slice(0, 3);
+  return [
+    "## Team server under concurrent WebSocket clients (issue 6)",
+    "",
+    `Three processes on this machine: the load generator (N \`ws\` clients and their HTTP posts), the Dimsum server (the wiring of \`dimsum serve\`: \`buildTeam\` + \`createServer\` + the team routes, SQLite in a temp dir) and the fake LLM (OpenAI protocol; waits L = ${LATENCY_MS} ms, then streams a ~90-character answer in 3–8 character chunks). Each client is its own member account with a direct chat with @assistant, one keep-alive HTTP connection and a WebSocket signed in with an auth frame and subscribed; it posts M messages in sequence (\`POST /api/channels/:id/messages\`, bearer token) and waits for the agent's answer \`message\` event on its socket before the next. Client starts are spread over L. Added latency = POST sent → answer received on the socket, minus L; the Dimsum-side latency subtracts the fake LLM's own measured time per answer instead. A fresh server per N, warmed by ${WARMUP_CLIENTS} other users × ${WARMUP_MESSAGES} messages. Rate limits raised for the bench: capacity = perMinute = 1,000,000 for logins per IP and per username and messages per user and per IP (every client posts from 127.0.0.1); scrypt N = 2^10 for the accounts.`,
+    "",
+    table(rows),
+    "",
+    at100
+      ? `Target p99 added latency < ${TARGET_P99_MS} ms at N = 100: **${met ? "met" : "not met"}** (${ms(at100.added[1])}).`
+      : "",
+    ...failures.map((f) => `\n${f}`),
+    errors.length > 0 ? `\nFirst errors: ${errors.map((e) => `\`${e}\``).join(", ")}` : "",
+  ].join("\n");
+}
+
+/** `--profile`: the N = 100 phase under the V8 CPU profiler (inside the server); prints hot spots. */
+async function profile() {
+  const file = join(mkdtempSync(join(tmpdir(), "dimsum-ws-prof-")), "server.cpuprofile");
+  const plan = PLAN.find((p) => p.n === 100);
+  const row = await withLlm((llm) => measure(llm, plan.n, plan.m, { PROFILE_FILE: file }));
+  console.log(table([row]));
+  console.log(`\nServer self time during the measured phase (profile kept at ${file}):`);
+  for (const s of hotSpots(JSON.parse(readFileSync(file, "utf8")), 25)) {
+    console.log(`${(100 * s.share).toFixed(1).padStart(5)} %  ${ms(s.ms)}  ${s.name}`);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const args = process.argv.slice(2);
+  if (args.includes("--profile")) await profile();
+  else {
+    const ns = args.map(Number).filter((x) => x > 0);
+    console.log(await run(ns.length > 0 ? ns : undefined));
+  }
+}
