@@ -169,6 +169,31 @@ export async function main(argv: string[]): Promise<number> {
       exitCode = await skillsCommand(options, io);
     });
 
+  program
+    .command("schedule")
+    .description("schedules of agents and chains: list, add, rm, or run one now (via the running server)")
+    .argument("<action>", "list | add | rm | run")
+    .argument("[id]", "schedule id (rm, run)")
+    .option("--name <name>", "schedule name (add)")
+    .option("--cron <expression>", "cron expression, e.g. '0 9 * * 1-5' (add)")
+    .option("--tz <zone>", "IANA time zone of --cron (default UTC)")
+    .option("--at <iso>", "run once at this ISO 8601 time (add)")
+    .option("--every <seconds>", "run every N seconds, at least 60 (add)", positiveInt)
+    .option("--channel <id>", "channel the run posts in (add)")
+    .option("--agent <id>", "agent that answers --prompt (add)")
+    .option("--prompt <text>", "what the agent is asked (add)")
+    .option("--chain <input>", "start the channel's collaboration chain with this input (add)")
+    .option("--missed <policy>", "runs missed while the server was down: skip | run_once (add)")
+    .option("--owner <username>", "account the runs act as (default: the server's owner)")
+    .option("--disabled", "create it switched off (add)")
+    .option("--no-wait", "run: only queue the run")
+    .option("--timeout <seconds>", "run: how long to wait for the outcome", positiveInt)
+    .option("--json", "JSON output")
+    .action(async (action: string, id: string | undefined, options) => {
+      const { scheduleCommand } = await import("./commands/schedule.js");
+      exitCode = await scheduleCommand(action, id === undefined ? [] : [id], options, io);
+    });
+
   try {
     await program.parseAsync(argv);
   } catch (err) {

@@ -415,6 +415,108 @@ CREATE TRIGGER kb_child_chunks_after_delete AFTER DELETE ON kb_child_chunks BEGI
 END;
 `),
   },
+  {
+    version: 6,
+    name: "schedules: cron, one-shot and interval schedules of agents and chains, with their runs",
+    // `run_requested_at` lets `dimsum schedule run` ask a running server (which polls) to run one now.
+    up: (db) =>
+      db.exec(`
+CREATE TABLE schedules (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  enabled INTEGER NOT NULL DEFAULT 1,
+  timing_json TEXT NOT NULL,
+  target_json TEXT NOT NULL,
+  missed_policy TEXT NOT NULL CHECK (missed_policy IN ('skip', 'run_once')),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  last_run_at INTEGER,
+  next_run_at INTEGER,
+  run_requested_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX schedules_owner ON schedules (owner_id, created_at);
+CREATE INDEX schedules_due ON schedules (next_run_at) WHERE enabled = 1 AND next_run_at IS NOT NULL;
+CREATE TABLE schedule_runs (
+  id TEXT PRIMARY KEY,
+  schedule_id TEXT NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,
+  run_trigger TEXT NOT NULL CHECK (run_trigger IN ('schedule', 'manual', 'missed')),
+  scheduled_for INTEGER,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  status TEXT NOT NULL CHECK (status IN ('running', 'done', 'error', 'skipped')),
+  output TEXT,
+  error TEXT,
+  team_run_id TEXT,
+  flow_id TEXT,
+  message_id INTEGER
+);
+CREATE INDEX schedule_runs_schedule ON schedule_runs (schedule_id, started_at);
+CREATE INDEX schedule_runs_running ON schedule_runs (status) WHERE status = 'running';
+`),
+  },
+  {
+    version: 7,
+    name: "chat connectors: configs with sealed secrets, external users and chats, inbound de-dup, outbox, state",
+    // Secrets are AES-GCM sealed JSON. Outbox rows are deleted once delivered; `failed` rows stay for
+    // inspection. Mappings vanish with their connector, user or channel.
+    up: (db) =>
+      db.exec(`
+CREATE TABLE connectors (
+  id TEXT PRIMARY KEY,
+  type TEXT NOT NULL CHECK (type IN ('telegram', 'webhook', 'feishu')),
+  name TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  settings_json TEXT NOT NULL DEFAULT '{}',
+  secrets_enc TEXT,
+  secret_previews_json TEXT NOT NULL DEFAULT '{}',
+  user_mode TEXT NOT NULL DEFAULT 'guest' CHECK (user_mode IN ('guest', 'user')),
+  user_id TEXT,
+  enabled INTEGER NOT NULL DEFAULT 0,
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE connector_users (
+  connector_id TEXT NOT NULL REFERENCES connectors (id) ON DELETE CASCADE,
+  external_user_id TEXT NOT NULL,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  PRIMARY KEY (connector_id, external_user_id)
+) WITHOUT ROWID;
+CREATE TABLE connector_chats (
+  connector_id TEXT NOT NULL REFERENCES connectors (id) ON DELETE CASCADE,
+  external_chat_id TEXT NOT NULL,
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  PRIMARY KEY (connector_id, external_chat_id)
+) WITHOUT ROWID;
+CREATE INDEX connector_chats_channel ON connector_chats (channel_id);
+CREATE TABLE connector_inbound (
+  connector_id TEXT NOT NULL REFERENCES connectors (id) ON DELETE CASCADE,
+  dedupe_key TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  PRIMARY KEY (connector_id, dedupe_key)
+) WITHOUT ROWID;
+CREATE INDEX connector_inbound_age ON connector_inbound (received_at);
+CREATE TABLE connector_outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  connector_id TEXT NOT NULL REFERENCES connectors (id) ON DELETE CASCADE,
+  chat_id TEXT NOT NULL,
+  payload_json TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  last_error TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX connector_outbox_due ON connector_outbox (connector_id, status, chat_id, id);
+CREATE TABLE connector_state (
+  connector_id TEXT NOT NULL REFERENCES connectors (id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (connector_id, key)
+) WITHOUT ROWID;
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

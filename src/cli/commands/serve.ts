@@ -7,15 +7,25 @@ import type { LayerProvider, LayerResult } from "../../agent/layered-context.js"
 import type { DimsumConfig } from "../../config/load-config.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
+import { ConnectorManager } from "../../connectors/connector-manager.js";
+import { manageChannelGrant } from "../../connectors/manage-channel-tool.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
 import { loadMcpConfig } from "../../mcp/config.js";
 import { memoryLayers } from "../../memory/injection.js";
 import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
 import type { MemoryStore } from "../../memory/types.js";
+import { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "../../schedules/manage-schedule-tool.js";
+import { createScheduling, type Scheduling } from "../../schedules/setup.js";
 import { createServer } from "../../server/app.js";
 import { UserStore } from "../../server/auth/user-store.js";
 import type { ServerLog } from "../../server/context.js";
+import {
+  connectorUsersFrom,
+  mountConnectorInbound,
+  mountConnectorRoutes,
+} from "../../server/routes/connectors.js";
 import { McpServerPool } from "../../server/routes/mcp.js";
+import { mountScheduleRoutes } from "../../server/routes/schedules.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
 import { openSecretBox } from "../../server/settings/secret-box.js";
 import { SettingsStore } from "../../server/settings/settings-store.js";
@@ -167,6 +177,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
   let db: Database | undefined;
   let team: Team | undefined;
   let mcp: McpServerPool | undefined;
+  let scheduling: Scheduling | undefined;
+  let connectors: ConnectorManager | undefined;
   let server: ReturnType<typeof createServer> | undefined;
   try {
     const config = loadConfig({ cwd: io.cwd, env: io.env });
@@ -175,10 +187,47 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     db = openDatabase(join(config.home, "dimsum.db"));
     const settings = new SettingsStore(db, openSecretBox(config.home));
     const memory = buildMemory(db, log);
-    team = buildTeam({ db, config, settings, log, cwd: io.cwd, memory });
+    team = buildTeam(
+      { db, config, settings, log, cwd: io.cwd, memory },
+      // Looked up when a granted agent runs, by then both exist.
+      {
+        grantableTools: combineGrants([
+          manageChannelGrant(
+            () => connectors,
+            (id) => users.get(id),
+          ),
+          {
+            names: [MANAGE_SCHEDULE_TOOL],
+            create: (_agent, requestedBy) => {
+              const user = users.get(requestedBy);
+              return scheduling && user
+                ? [createManageScheduleTool(scheduling.service, { userId: user.id, role: user.role })]
+                : [];
+            },
+          },
+        ]),
+      },
+    );
     mcp = buildMcp(config, io.cwd, log);
     const routeOptions: TeamRoutesOptions = { team, memory };
     if (mcp) routeOptions.mcp = mcp;
+    const users = new UserStore(db);
+    scheduling = createScheduling({
+      db,
+      team,
+      actorOf: (id) => {
+        const user = users.get(id);
+        return user ? { userId: user.id, role: user.role } : undefined;
+      },
+      log,
+    });
+    connectors = new ConnectorManager({
+      db,
+      box: openSecretBox(config.home),
+      team,
+      users: connectorUsersFrom(users),
+      log,
+    });
     server = createServer({
       db,
       config,
@@ -186,13 +235,20 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       team,
       settings,
       log,
-      routes: [mountTeamRoutes(routeOptions)],
+      routes: [
+        mountTeamRoutes(routeOptions),
+        mountScheduleRoutes(scheduling.service),
+        mountConnectorRoutes(connectors),
+      ],
+      publicRoutes: [mountConnectorInbound(connectors)],
       trustProxy: config.env.DIMSUM_TRUST_PROXY === "1" || config.env.DIMSUM_TRUST_PROXY === "true",
     });
     const listening = await server.listen(port, host).catch((err: unknown) => {
       throw listenError(err, host, port);
     });
     io.stdout.write(`Dimsum is serving on ${listening.url}  (Ctrl+C to stop)\n`);
+    scheduling.scheduler.start();
+    await connectors.startEnabled();
     const reason = await waitForStop(io.signal);
     io.stdout.write(`Stopping (${reason})...\n`);
     return EXIT_OK;
@@ -202,8 +258,20 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     return exitCodeFor(error.code);
   } finally {
     await server?.close();
+    await connectors?.close().catch((err) => log.error("stopping connectors failed", err));
+    await scheduling?.scheduler.stop().catch((err) => log.error("stopping the scheduler failed", err));
     await mcp?.close().catch((err) => log.error("stopping MCP servers failed", err));
     await team?.close().catch((err) => log.error("closing the team failed", err));
     db?.close();
   }
+}
+
+type Grant = NonNullable<TeamDeps["grantableTools"]>;
+
+/** Several grantable tool sets as one: all their names, all the tools they create. */
+function combineGrants(grants: Grant[]): Grant {
+  return {
+    names: grants.flatMap((g) => g.names),
+    create: (agent, requestedBy) => grants.flatMap((g) => g.create(agent, requestedBy)),
+  };
 }

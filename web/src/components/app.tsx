@@ -4,8 +4,10 @@ import { useRoute, useSelector, useServices } from "../hooks.js";
 import { AgentsPage } from "../pages/agents-page.js";
 import { ChannelSettingsPage } from "../pages/channel-settings-page.js";
 import { ChatPage } from "../pages/chat-page.js";
+import { ConnectorsPage } from "../pages/connectors-page.js";
 import { HomePage } from "../pages/home-page.js";
 import { LoginPage } from "../pages/login-page.js";
+import { SchedulesPage } from "../pages/schedules-page.js";
 import { SettingsPage } from "../pages/settings-page.js";
 import { type Services, ServicesContext } from "../services.js";
 import { endSession } from "../session.js";
@@ -72,6 +74,10 @@ function Page({ route, me }: { route: Route; me: SessionUser }) {
       return <AgentsPage selected={route.agentId} me={me} />;
     case "settings":
       return <SettingsPage me={me} />;
+    case "schedules":
+      return <SchedulesPage me={me} />;
+    case "connectors":
+      return <ConnectorsPage me={me} />;
   }
 }
 

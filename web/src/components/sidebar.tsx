@@ -81,6 +81,22 @@ export function Sidebar({ route }: { route: Route }) {
           🧑‍🚀 Agents
         </Link>
         <Link
+          to={{ name: "schedules" }}
+          class={`nav-link${route.name === "schedules" ? " active" : ""}`}
+          testId="nav-schedules"
+        >
+          ⏰ Schedules
+        </Link>
+        {auth.phase === "ready" && (auth.user.role === "owner" || auth.user.role === "admin") && (
+          <Link
+            to={{ name: "connectors" }}
+            class={`nav-link${route.name === "connectors" ? " active" : ""}`}
+            testId="nav-connectors"
+          >
+            🔌 Connectors
+          </Link>
+        )}
+        <Link
           to={{ name: "settings" }}
           class={`nav-link${route.name === "settings" ? " active" : ""}`}
           testId="nav-settings"

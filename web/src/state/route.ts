@@ -7,7 +7,9 @@ export type Route =
   | { name: "agents" }
   | { name: "agent_new" }
   | { name: "agent"; agentId: string }
-  | { name: "settings" };
+  | { name: "settings" }
+  | { name: "schedules" }
+  | { name: "connectors" };
 
 function segment(value: string): string | undefined {
   try {
@@ -31,6 +33,8 @@ export function parseRoute(pathname: string): Route {
   if (first === "agents" && second === "_new" && parts.length === 2) return { name: "agent_new" };
   if (first === "agents" && id && parts.length === 2) return { name: "agent", agentId: id };
   if (first === "settings" && parts.length === 1) return { name: "settings" };
+  if (first === "schedules" && parts.length === 1) return { name: "schedules" };
+  if (first === "connectors" && parts.length === 1) return { name: "connectors" };
   return { name: "home" };
 }
 
@@ -51,6 +55,10 @@ export function routePath(route: Route): string {
       return `/agents/${encodeURIComponent(route.agentId)}`;
     case "settings":
       return "/settings";
+    case "schedules":
+      return "/schedules";
+    case "connectors":
+      return "/connectors";
   }
 }
 

@@ -1,0 +1,113 @@
+/**
+ * Sends agents' answers back out: listens to the team's events, and for a channel that belongs to an
+ * external chat streams the run's text into a preview (where the platform edits messages) and queues
+ * the final answer, split to the platform's size, in the outbox. Answers are queued whether or not
+ * the connector runs, so a stopped connector delivers them when it starts again.
+ */
+import { KeyedLock } from "../team/keyed-lock.js";
+import type { ChannelMessage, Team, TeamEvent, TeamRun } from "../team/types.js";
+import { splitText } from "./split-text.js";
+import type { MappingRepo } from "./store/mapping-repo.js";
+import type { PreviewStreams, PreviewTarget } from "./stream-preview.js";
+import type { OutboundMessage } from "./types.js";
+
+/** Who listens to every channel's events (an admin sees all channels). */
+const LISTENER = { userId: "connector:router", role: "admin" } as const;
+
+export interface ChatRef {
+  connectorId: string;
+  chatId: string;
+}
+
+export interface AnswerRouterDeps {
+  team: Team;
+  mappings: MappingRepo;
+  previews: PreviewStreams;
+  /** Where a running connector streams previews (undefined: stopped, or no streaming). */
+  previewTarget(chat: ChatRef): PreviewTarget | undefined;
+  /** The message size of a connector's platform (undefined once the connector is gone). */
+  limitOf(connectorId: string): PreviewTarget["limit"] | undefined;
+  /** Queues messages in the outbox and wakes the connector's worker. */
+  enqueue(connectorId: string, messages: OutboundMessage[]): void;
+  onError(err: unknown): void;
+}
+
+/** Agent answers from connector channels to their external chats. */
+export class AnswerRouter {
+  readonly #deps: AnswerRouterDeps;
+  readonly #chats = new Map<string, ChatRef | null>();
+  readonly #lock = new KeyedLock();
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(deps: AnswerRouterDeps) {
+    this.#deps = deps;
+  }
+
+  start(): void {
+    this.#unsubscribe ??= this.#deps.team.subscribe(LISTENER, (event) => this.#onEvent(event));
+  }
+
+  stop(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+  }
+
+  /** A channel now belongs to an external chat. */
+  remember(channelId: string, chat: ChatRef): void {
+    this.#chats.set(channelId, chat);
+  }
+
+  #chatOf(channelId: string): ChatRef | undefined {
+    let chat = this.#chats.get(channelId);
+    if (chat === undefined) {
+      chat = this.#deps.mappings.chatOf(channelId) ?? null;
+      this.#chats.set(channelId, chat);
+    }
+    return chat ?? undefined;
+  }
+
+  #onEvent(event: TeamEvent): void {
+    if (event.type !== "delta" && event.type !== "message" && event.type !== "run") return;
+    const chat = this.#chatOf(event.channelId);
+    if (!chat) return;
+    if (event.type === "delta") {
+      const target = this.#deps.previewTarget(chat);
+      if (target) this.#deps.previews.delta(event.runId, target, event.text);
+      return;
+    }
+    // Events of one channel are handled in order: a preview settles before its answer is queued.
+    const work =
+      event.type === "message"
+        ? () => this.#answer(chat, event.message)
+        : () => this.#runEnded(chat, event.run);
+    this.#lock.run(event.channelId, work).catch(this.#deps.onError);
+  }
+
+  async #answer(chat: ChatRef, message: ChannelMessage): Promise<void> {
+    if (message.author.type !== "agent") return;
+    const previewId = message.runId ? await this.#deps.previews.finish(message.runId) : undefined;
+    this.#queue(chat, message.text, previewId, message.runId);
+  }
+
+  async #runEnded(chat: ChatRef, run: TeamRun): Promise<void> {
+    // Nested call_agent runs report to their caller, not to the chat.
+    if (run.depth > 0 || (run.status !== "error" && run.status !== "cancelled")) return;
+    const previewId = await this.#deps.previews.finish(run.id);
+    if (run.status === "cancelled" && previewId === undefined) return;
+    const why = run.status === "error" ? (run.error ?? "the run failed") : "the run was cancelled";
+    this.#queue(chat, `⚠️ @${run.agentId} could not answer: ${why}`, previewId, run.id);
+  }
+
+  #queue(chat: ChatRef, text: string, previewId: string | undefined, runId: string | undefined): void {
+    const limit = this.#deps.limitOf(chat.connectorId);
+    if (!limit) return;
+    const pieces = splitText(text.trim() === "" ? "(empty answer)" : text, limit);
+    const messages = pieces.map((piece, i): OutboundMessage => {
+      const out: OutboundMessage = { chatId: chat.chatId, text: piece, part: i + 1, parts: pieces.length };
+      if (runId) out.runId = runId;
+      if (i === 0 && previewId !== undefined) out.editMessageId = previewId;
+      return out;
+    });
+    this.#deps.enqueue(chat.connectorId, messages);
+  }
+}

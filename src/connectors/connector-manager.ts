@@ -1,0 +1,396 @@
+/**
+ * The connectors service: configs (CRUD, owners and admins only), running connectors (driver plus
+ * outbox worker), inbound requests from platforms, and answers going back out. Create one per server
+ * in the composition root, `startEnabled()` after the server listens, `close()` before the team.
+ */
+import type { Database } from "better-sqlite3";
+import { forbidden, invalid, notFound } from "../team/team-failure.js";
+import type { Actor, Team } from "../team/types.js";
+import { AnswerRouter } from "./answer-router.js";
+import { applyPatch, missingSecrets, recordFromInput, viewOf } from "./connector-config.js";
+import { InboundPipeline, serviceActor } from "./inbound-pipeline.js";
+import { messageOf } from "./kind-helpers.js";
+import { BUILTIN_KINDS } from "./kinds.js";
+import { type BackoffPolicy, backoffDelayMs, DEFAULT_BACKOFF, OutboxWorker } from "./outbox-worker.js";
+import { StatusBoard } from "./status-board.js";
+import { ConnectorRepo, type Sealer, type StoredConnector } from "./store/connector-repo.js";
+import { MappingRepo } from "./store/mapping-repo.js";
+import { OutboxRepo } from "./store/outbox-repo.js";
+import { PreviewStreams } from "./stream-preview.js";
+import type {
+  ConnectorDriver,
+  ConnectorInput,
+  ConnectorKind,
+  ConnectorLog,
+  ConnectorPatch,
+  ConnectorRecord,
+  ConnectorSecrets,
+  ConnectorStatus,
+  ConnectorType,
+  ConnectorUsers,
+  ConnectorView,
+  InboundMessage,
+  InboundRequest,
+  OutboundMessage,
+} from "./types.js";
+
+export interface ConnectorManagerDeps {
+  db: Database;
+  /** Seals secrets at rest (the server's secret box). */
+  box: Sealer;
+  team: Team;
+  users: ConnectorUsers;
+  log: ConnectorLog;
+  kinds?: ReadonlyMap<ConnectorType, ConnectorKind>;
+  /** Outbox and background retry timing (default 1 s doubling to 5 min). */
+  backoff?: BackoffPolicy;
+  /** Least time between two edits of a streamed preview (default 1000 ms). */
+  editIntervalMs?: number;
+  now?: () => number;
+  random?: () => number;
+}
+
+/** What the inbound endpoint answers. */
+export interface InboundResponse {
+  status: 200 | 400 | 401 | 403 | 404 | 500 | 503;
+  body: unknown;
+}
+
+interface Running {
+  driver: ConnectorDriver;
+  worker: OutboxWorker;
+  record: ConnectorRecord;
+}
+
+function assertAdmin(actor: Actor): void {
+  if (actor.role !== "owner" && actor.role !== "admin") {
+    throw forbidden("Only owners and admins can manage connectors.", "ask an admin");
+  }
+}
+
+/** The connectors of one server. */
+export class ConnectorManager {
+  readonly #deps: ConnectorManagerDeps;
+  readonly #kinds: ReadonlyMap<ConnectorType, ConnectorKind>;
+  readonly #repo: ConnectorRepo;
+  readonly #mappings: MappingRepo;
+  readonly #outbox: OutboxRepo;
+  readonly #running = new Map<string, Running>();
+  readonly #status = new StatusBoard();
+  readonly #pipeline: InboundPipeline;
+  readonly #router: AnswerRouter;
+  readonly #previews: PreviewStreams;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #backoff: BackoffPolicy;
+
+  constructor(deps: ConnectorManagerDeps) {
+    this.#deps = deps;
+    this.#kinds = deps.kinds ?? BUILTIN_KINDS;
+    this.#repo = new ConnectorRepo(deps.db, deps.box);
+    this.#mappings = new MappingRepo(deps.db);
+    this.#outbox = new OutboxRepo(deps.db);
+    this.#now = deps.now ?? Date.now;
+    this.#random = deps.random ?? Math.random;
+    this.#backoff = deps.backoff ?? DEFAULT_BACKOFF;
+    this.#previews = new PreviewStreams({
+      intervalMs: deps.editIntervalMs ?? 1000,
+      now: this.#now,
+      onError: (err) => deps.log.warn(`connector preview failed: ${messageOf(err)}`),
+    });
+    this.#pipeline = new InboundPipeline({
+      team: deps.team,
+      mappings: this.#mappings,
+      users: deps.users,
+      now: this.#now,
+      onMapped: (channelId, connectorId, chatId) => this.#router.remember(channelId, { connectorId, chatId }),
+      notify: (connector, chatId, text) => this.#enqueue(connector.id, [{ chatId, text, part: 1, parts: 1 }]),
+    });
+    this.#router = new AnswerRouter({
+      team: deps.team,
+      mappings: this.#mappings,
+      previews: this.#previews,
+      previewTarget: (chat) => {
+        const running = this.#running.get(chat.connectorId);
+        const kind = running ? this.#kinds.get(running.record.type) : undefined;
+        if (!running?.driver.preview || !kind?.streams(running.record.settings)) return undefined;
+        return { driver: running.driver.preview, ...chat, limit: kind.limit(running.record.settings) };
+      },
+      limitOf: (connectorId) => {
+        const record = this.#running.get(connectorId)?.record ?? this.#repo.record(connectorId);
+        return record ? this.#kind(record.type).limit(record.settings) : undefined;
+      },
+      enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
+      onError: (err) => deps.log.error("connector answer routing failed", err),
+    });
+    this.#router.start();
+  }
+
+  #kind(type: ConnectorType): ConnectorKind {
+    const kind = this.#kinds.get(type);
+    if (!kind)
+      throw invalid(`Unknown connector type "${type}".`, `use one of ${[...this.#kinds.keys()].join(", ")}`);
+    return kind;
+  }
+
+  #require(id: string): StoredConnector {
+    const stored = this.#repo.get(id);
+    if (!stored) throw notFound(`No connector with id "${id}".`);
+    return stored;
+  }
+
+  #statusOf(id: string): ConnectorStatus {
+    return { ...this.#status.get(id), ...this.#outbox.counts(id) };
+  }
+
+  #view(stored: StoredConnector): ConnectorView {
+    return viewOf(this.#kind(stored.record.type), stored, this.#statusOf(stored.record.id));
+  }
+
+  #enqueue(connectorId: string, messages: OutboundMessage[]): void {
+    if (messages.length === 0) return;
+    this.#outbox.add(connectorId, messages, this.#now());
+    this.#running.get(connectorId)?.worker.kick();
+  }
+
+  /** Every connector. */
+  list(actor: Actor): ConnectorView[] {
+    assertAdmin(actor);
+    return this.#repo.list().map((stored) => this.#view(stored));
+  }
+
+  /** One connector. */
+  get(actor: Actor, id: string): ConnectorView {
+    assertAdmin(actor);
+    return this.#view(this.#require(id));
+  }
+
+  /** Creates a connector (stopped). */
+  async create(actor: Actor, input: ConnectorInput): Promise<ConnectorView> {
+    assertAdmin(actor);
+    const kind = this.#kind(input.type);
+    await this.#requireAgent(input.agentId);
+    const { record, secrets } = recordFromInput(kind, input, actor.userId, this.#now());
+    this.#checkUser(record);
+    this.#repo.save(record, secrets);
+    return this.#view(this.#require(record.id));
+  }
+
+  /** Changes a connector; a running one restarts with the new config. */
+  async update(actor: Actor, id: string, patch: ConnectorPatch): Promise<ConnectorView> {
+    assertAdmin(actor);
+    const stored = this.#require(id);
+    const kind = this.#kind(stored.record.type);
+    if (patch.agentId !== undefined) await this.#requireAgent(patch.agentId);
+    const next = applyPatch(
+      kind,
+      { record: stored.record, secrets: this.#secretsOf(stored) },
+      patch,
+      this.#now(),
+    );
+    this.#checkUser(next.record);
+    const wasRunning = this.#running.has(id);
+    if (wasRunning) await this.#halt(id, false);
+    this.#repo.save(next.record, next.secrets);
+    if (wasRunning) await this.#launch(id);
+    return this.#view(this.#require(id));
+  }
+
+  /** Stops and deletes a connector with its mappings and outbox; its channels and users stay. */
+  async delete(actor: Actor, id: string): Promise<void> {
+    assertAdmin(actor);
+    this.#require(id);
+    await this.#halt(id, true);
+    this.#repo.delete(id);
+    this.#status.delete(id);
+  }
+
+  /** Starts a connector and marks it to start with the server. */
+  async start(actor: Actor, id: string): Promise<ConnectorView> {
+    assertAdmin(actor);
+    await this.#launch(id);
+    this.#repo.setEnabled(id, true, this.#now());
+    return this.#view(this.#require(id));
+  }
+
+  /** Stops a connector (answers keep queueing in its outbox). */
+  async stop(actor: Actor, id: string): Promise<ConnectorView> {
+    assertAdmin(actor);
+    this.#require(id);
+    await this.#halt(id, true);
+    this.#repo.setEnabled(id, false, this.#now());
+    return this.#view(this.#require(id));
+  }
+
+  /** Checks a connector's credentials against its platform without starting it. */
+  async test(actor: Actor, id: string): Promise<{ ok: boolean; message: string }> {
+    assertAdmin(actor);
+    const stored = this.#require(id);
+    try {
+      const driver = this.#driverFor(stored);
+      return { ok: true, message: await driver.test() };
+    } catch (err) {
+      return { ok: false, message: messageOf(err) };
+    }
+  }
+
+  /** Starts every connector marked to run; failures are logged, not thrown. */
+  async startEnabled(): Promise<void> {
+    for (const stored of this.#repo.list()) {
+      if (!stored.record.enabled) continue;
+      await this.#launch(stored.record.id).catch((err: unknown) =>
+        this.#deps.log.error(`connector "${stored.record.name}" did not start`, err),
+      );
+    }
+  }
+
+  /** Stops everything (server shutdown); connectors stay marked to start next time. */
+  async close(): Promise<void> {
+    this.#router.stop();
+    await Promise.all([...this.#running.keys()].map((id) => this.#halt(id, false)));
+  }
+
+  /** The outbox rows of a connector (inspection and tests). */
+  outbox(id: string): ReturnType<OutboxRepo["list"]> {
+    return this.#outbox.list(id);
+  }
+
+  /** Handles a platform's POST to `/api/connectors/:id/inbound`: verify, then take the messages. */
+  async handleInbound(id: string, request: InboundRequest): Promise<InboundResponse> {
+    const running = this.#running.get(id);
+    if (!running?.driver.inbound) {
+      const known = this.#repo.record(id) !== undefined;
+      const why = known ? "this connector is not running or takes no inbound calls" : "no such connector";
+      return {
+        status: known ? 503 : 404,
+        body: { error: { code: known ? "unavailable" : "not_found", message: why } },
+      };
+    }
+    const record = running.record;
+    const outcome = await running.driver.inbound(request);
+    if (outcome.kind === "rejected") {
+      this.#status.rejected(id);
+      this.#deps.log.warn(`connector "${record.name}" (${id}) refused an inbound request: ${outcome.reason}`);
+      const code =
+        outcome.status === 400 ? "invalid" : outcome.status === 401 ? "unauthenticated" : "forbidden";
+      return { status: outcome.status, body: { error: { code, message: outcome.reason } } };
+    }
+    if (outcome.kind === "reply") return { status: 200, body: outcome.body };
+    try {
+      await this.#receive(record, outcome.messages);
+    } catch (err) {
+      this.#deps.log.error(`connector "${record.name}" could not take an inbound message`, err);
+      return {
+        status: 500,
+        body: { error: { code: "internal", message: "could not store the message; retry" } },
+      };
+    }
+    return { status: 200, body: outcome.body ?? { ok: true } };
+  }
+
+  async #receive(record: ConnectorRecord, messages: readonly InboundMessage[]): Promise<void> {
+    for (const message of messages) {
+      if (await this.#pipeline.take(record, message))
+        this.#status.set(record.id, { lastInboundAt: this.#now() });
+    }
+  }
+
+  async #requireAgent(agentId: string): Promise<void> {
+    await this.#deps.team.getAgent(serviceActor("manager"), agentId);
+  }
+
+  #checkUser(record: ConnectorRecord): void {
+    if (record.userMode === "user" && !this.#deps.users.get(record.userId ?? "")) {
+      throw invalid(`No user with id "${record.userId}" to post as.`, "pick an existing user");
+    }
+  }
+
+  #secretsOf(stored: StoredConnector): ConnectorSecrets {
+    if (stored.secrets === undefined) {
+      throw invalid(
+        `The secrets of connector "${stored.record.name}" cannot be decrypted (secret.key changed).`,
+        "enter its secrets again",
+      );
+    }
+    return stored.secrets;
+  }
+
+  #driverFor(stored: StoredConnector, report?: (error: string | undefined) => void): ConnectorDriver {
+    const { record } = stored;
+    const kind = this.#kind(record.type);
+    const secrets = this.#secretsOf(stored);
+    const missing = missingSecrets(kind, secrets);
+    if (missing.length > 0) {
+      throw invalid(
+        `Connector "${record.name}" is missing secrets: ${missing.join(", ")}.`,
+        "set them and start again",
+      );
+    }
+    return kind.create({
+      connector: record,
+      settings: kind.parseSettings(record.settings),
+      secrets,
+      state: this.#mappings.stateOf(record.id),
+      log: this.#deps.log,
+      receive: (messages) => this.#receive(record, messages),
+      report: report ?? (() => undefined),
+      backoff: (attempt) => backoffDelayMs(attempt, this.#backoff, this.#random),
+      now: this.#now,
+    });
+  }
+
+  async #launch(id: string): Promise<void> {
+    if (this.#running.has(id)) return;
+    const stored = this.#require(id);
+    await this.#requireAgent(stored.record.agentId);
+    const log = this.#deps.log;
+    const name = stored.record.name;
+    const report = (error: string | undefined) => {
+      if (error !== undefined && error !== this.#status.get(id).error)
+        log.warn(`connector "${name}": ${error}`);
+      this.#status.set(id, { error });
+    };
+    const driver = this.#driverFor(stored, report);
+    this.#status.set(id, { state: "starting", error: undefined });
+    try {
+      await driver.start();
+    } catch (err) {
+      this.#status.set(id, { state: "error", error: messageOf(err) });
+      throw invalid(`Connector "${name}" could not start: ${messageOf(err)}`);
+    }
+    const worker = new OutboxWorker({
+      connectorId: id,
+      outbox: this.#outbox,
+      send: (message, signal) => driver.send(message, signal),
+      policy: this.#backoff,
+      now: this.#now,
+      random: this.#random,
+      onDelivered: () => this.#status.set(id, { lastDeliveryAt: this.#now(), error: undefined }),
+      onFailure: (item, error, permanent) => {
+        log.warn(
+          `connector "${name}": ${permanent ? "gave up on" : "will retry"} reply ${item.id}: ${error}`,
+        );
+        this.#status.set(id, { error });
+      },
+      onCrash: (err) => {
+        log.error(`connector "${name}": delivery stopped`, err);
+        this.#status.set(id, { state: "error", error: messageOf(err) });
+      },
+    });
+    this.#running.set(id, { driver, worker, record: stored.record });
+    this.#status.set(id, { state: "running" });
+    worker.start();
+  }
+
+  async #halt(id: string, final: boolean): Promise<void> {
+    const running = this.#running.get(id);
+    if (!running) return;
+    this.#running.delete(id);
+    this.#previews.discard(id);
+    await running.worker.stop();
+    await running.driver
+      .stop(final)
+      .catch((err: unknown) => this.#deps.log.warn(`connector stop: ${messageOf(err)}`));
+    this.#status.set(id, { state: "stopped" });
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The Feishu/Lark Open API calls the connector uses: a tenant access token from
+ * `POST /open-apis/auth/v3/tenant_access_token/internal` (`{app_id, app_secret}` →
+ * `{code: 0, tenant_access_token, expire}` in seconds), cached until shortly before it expires, and
+ * `POST /open-apis/im/v1/messages?receive_id_type=chat_id` to send a text message. Responses carry
+ * `{code, msg, data}`; `code` 0 is success.
+ */
+import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
+import { DeliveryError } from "../types.js";
+
+export const FEISHU_API = "https://open.feishu.cn";
+
+/** Codes meaning the access token is missing or invalid: fetch a new one and try again. */
+const TOKEN_CODES = new Set([99991661, 99991663]);
+/** "request trigger frequency limit" (sent with HTTP 429 or, by older APIs, 400) and "internal error". */
+const RETRY_CODES = new Set([99991400, 1500]);
+/** Renew this long before the token's expiry. */
+const TOKEN_MARGIN_MS = 5 * 60 * 1000;
+
+interface FeishuReply {
+  code?: number;
+  msg?: string;
+  tenant_access_token?: string;
+  expire?: number;
+  data?: { message_id?: string };
+}
+
+function replyOf(body: unknown): FeishuReply {
+  return (typeof body === "object" && body !== null ? body : {}) as FeishuReply;
+}
+
+/** A client for one app. */
+export class FeishuApi {
+  readonly #base: string;
+  readonly #appId: string;
+  readonly #appSecret: string;
+  readonly #now: () => number;
+  #token: { value: string; until: number } | undefined;
+  #pending: Promise<string> | undefined;
+
+  constructor(options: { baseUrl: string; appId: string; appSecret: string; now: () => number }) {
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#appId = options.appId;
+    this.#appSecret = options.appSecret;
+    this.#now = options.now;
+  }
+
+  /** The cached tenant access token, fetched when missing or about to expire. */
+  tenantToken(signal?: AbortSignal): Promise<string> {
+    if (this.#token && this.#token.until > this.#now()) return Promise.resolve(this.#token.value);
+    // Concurrent sends share one token request.
+    this.#pending ??= this.#fetchToken(signal).finally(() => {
+      this.#pending = undefined;
+    });
+    return this.#pending;
+  }
+
+  async #fetchToken(signal?: AbortSignal): Promise<string> {
+    const response = await requestJson(`${this.#base}/open-apis/auth/v3/tenant_access_token/internal`, {
+      body: { app_id: this.#appId, app_secret: this.#appSecret },
+      ...(signal ? { signal } : {}),
+    });
+    const reply = replyOf(response.body);
+    if (response.status !== 200 || reply.code !== 0 || !reply.tenant_access_token) {
+      throw this.#failure("tenant_access_token", response.status, response.body, response.headers);
+    }
+    const lifetimeMs = (reply.expire ?? 7200) * 1000;
+    this.#token = {
+      value: reply.tenant_access_token,
+      until: this.#now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2),
+    };
+    return reply.tenant_access_token;
+  }
+
+  #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
+    const reply = replyOf(body);
+    const code = reply.code;
+    const detail = code !== undefined ? `code ${code}: ${reply.msg ?? ""}` : bodyExcerpt(body);
+    const retryable =
+      retryableStatus(status) || (code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code)));
+    // Rate limits say when the window resets in `x-ogw-ratelimit-reset` (seconds).
+    const reset = Number(headers.get("x-ogw-ratelimit-reset") ?? Number.NaN);
+    const after = Number.isFinite(reset) && reset >= 0 ? reset * 1000 : retryAfterMs(headers);
+    return new DeliveryError(`Feishu ${what} failed (HTTP ${status}, ${detail})`, {
+      retryable,
+      ...(after !== undefined ? { retryAfterMs: after } : {}),
+    });
+  }
+
+  /** Sends a text message to a chat; resolves with its message id. */
+  async sendText(chatId: string, text: string, uuid?: string, signal?: AbortSignal): Promise<string> {
+    const token = await this.tenantToken(signal);
+    const body: Record<string, string> = {
+      receive_id: chatId,
+      msg_type: "text",
+      content: JSON.stringify({ text }),
+    };
+    // Feishu sends at most one message per uuid within an hour: a retried delivery is not doubled.
+    if (uuid) body.uuid = uuid.slice(0, 50);
+    const response = await requestJson(`${this.#base}/open-apis/im/v1/messages?receive_id_type=chat_id`, {
+      headers: { authorization: `Bearer ${token}` },
+      body,
+      ...(signal ? { signal } : {}),
+    });
+    const reply = replyOf(response.body);
+    if (response.status === 200 && reply.code === 0) return reply.data?.message_id ?? "";
+    if (reply.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token = undefined;
+    throw this.#failure("send message", response.status, response.body, response.headers);
+  }
+}

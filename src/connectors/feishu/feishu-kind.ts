@@ -1,0 +1,172 @@
+/**
+ * The Feishu/Lark connector: the app's event subscription ("send events to the developer's server")
+ * points at `/api/connectors/<id>/inbound`. An Encrypt Key is required: every event must be
+ * encrypted and signed (`X-Lark-Signature`), and carry the app's Verification Token; the unsigned
+ * `url_verification` handshake is answered only when it decrypts with the key and carries the token.
+ * Text messages (`im.message.receive_v1`) are taken; answers go back as text messages to the chat.
+ */
+import { z } from "zod";
+import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
+import { constantTimeEqual } from "../signatures.js";
+import type {
+  ConnectorDriver,
+  ConnectorKind,
+  DriverContext,
+  InboundMessage,
+  InboundOutcome,
+  InboundRequest,
+  OutboundMessage,
+} from "../types.js";
+import { FEISHU_API, FeishuApi } from "./feishu-api.js";
+import { decryptLarkEvent, LARK_SIGNATURE_HEADER, verifyLarkSignature } from "./feishu-crypto.js";
+
+const settingsSchema = z
+  .object({
+    appId: z.string().trim().min(1).max(100),
+    /** https://open.feishu.cn (Feishu) or https://open.larksuite.com (Lark). */
+    baseUrl: httpUrl.default(FEISHU_API),
+  })
+  .strict();
+
+interface FeishuEvent {
+  schema?: string;
+  type?: string;
+  token?: string;
+  challenge?: string;
+  header?: { event_id?: string; event_type?: string; token?: string };
+  event?: {
+    sender?: { sender_id?: { open_id?: string; user_id?: string; union_id?: string }; sender_type?: string };
+    message?: {
+      message_id?: string;
+      chat_id?: string;
+      chat_type?: string;
+      message_type?: string;
+      content?: string;
+    };
+  };
+}
+
+/** The text of a message event, without the `@_user_N` placeholders of mentions (the bot's own). */
+function textOf(content: string | undefined): string {
+  try {
+    const parsed = JSON.parse(content ?? "") as { text?: unknown };
+    return typeof parsed.text === "string" ? parsed.text.replace(/@_user_\d+/g, "").trim() : "";
+  } catch {
+    return "";
+  }
+}
+
+/** The platform-neutral message of a decrypted v2 event; undefined for events the connector ignores. */
+export function inboundOfEvent(event: FeishuEvent): InboundMessage | undefined {
+  if (event.header?.event_type !== "im.message.receive_v1") return undefined;
+  const message = event.event?.message;
+  const sender = event.event?.sender;
+  if (message?.message_type !== "text" || sender?.sender_type !== "user" || !message.chat_id)
+    return undefined;
+  const userId = sender.sender_id?.open_id ?? sender.sender_id?.union_id ?? sender.sender_id?.user_id;
+  const text = textOf(message.content);
+  if (!userId || text === "") return undefined;
+  return {
+    dedupeKey: `event:${event.header.event_id ?? message.message_id ?? ""}`,
+    chat: {
+      id: message.chat_id,
+      ...(message.chat_type === "p2p" ? {} : { name: `group ${message.chat_id}` }),
+    },
+    user: { id: userId },
+    text,
+  };
+}
+
+class FeishuDriver implements ConnectorDriver {
+  readonly #context: DriverContext;
+  readonly #api: FeishuApi;
+
+  constructor(context: DriverContext) {
+    this.#context = context;
+    this.#api = new FeishuApi({
+      baseUrl: String(context.settings.baseUrl),
+      appId: String(context.settings.appId),
+      appSecret: context.secrets.appSecret ?? "",
+      now: context.now,
+    });
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.#api.tenantToken();
+    } catch (err) {
+      // Wrong app credentials fail the start; an outage only delays the first reply.
+      if (err instanceof Error && "retryable" in err && err.retryable === true)
+        this.#context.report(messageOf(err));
+      else throw err;
+    }
+  }
+
+  async stop(): Promise<void> {}
+
+  async inbound(request: InboundRequest): Promise<InboundOutcome> {
+    const encryptKey = this.#context.secrets.encryptKey ?? "";
+    const signed = request.headers[LARK_SIGNATURE_HEADER] !== undefined;
+    if (signed && !verifyLarkSignature(request.headers, encryptKey, request.body)) {
+      return { kind: "rejected", status: 401, reason: "X-Lark-Signature does not match the body" };
+    }
+    let outer: { encrypt?: unknown };
+    try {
+      outer = JSON.parse(request.body) as { encrypt?: unknown };
+    } catch {
+      return { kind: "rejected", status: 400, reason: "the body is not JSON" };
+    }
+    if (typeof outer.encrypt !== "string") {
+      return {
+        kind: "rejected",
+        status: 400,
+        reason: "expected an encrypted event; set the same Encrypt Key in the Feishu console",
+      };
+    }
+    const plain = decryptLarkEvent(encryptKey, outer.encrypt);
+    let event: FeishuEvent;
+    try {
+      event = JSON.parse(plain ?? "") as FeishuEvent;
+    } catch {
+      return {
+        kind: "rejected",
+        status: 401,
+        reason: "the event does not decrypt with this connector's Encrypt Key",
+      };
+    }
+    const token = event.header?.token ?? event.token ?? "";
+    if (!constantTimeEqual(token, this.#context.secrets.verificationToken ?? "")) {
+      return { kind: "rejected", status: 401, reason: "wrong Verification Token in the event" };
+    }
+    if (event.type === "url_verification") return { kind: "reply", body: { challenge: event.challenge } };
+    if (!signed)
+      return { kind: "rejected", status: 401, reason: "unsigned event (no X-Lark-Signature header)" };
+    const message = inboundOfEvent(event);
+    return { kind: "messages", messages: message ? [message] : [], body: {} };
+  }
+
+  async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    return this.#api.sendText(message.chatId, message.text, message.deliveryId, signal);
+  }
+
+  async test(): Promise<string> {
+    await this.#api.tenantToken();
+    return `got a tenant access token for app ${String(this.#context.settings.appId)}`;
+  }
+}
+
+/** The Feishu/Lark kind. */
+export const feishuKind: ConnectorKind = {
+  type: "feishu",
+  label: "Feishu/Lark",
+  secrets: [
+    { name: "appSecret", required: true },
+    { name: "encryptKey", required: true },
+    { name: "verificationToken", required: true },
+  ],
+  parseSettings: (settings) => parseWith(settingsSchema, settings, "Feishu/Lark"),
+  // Text messages may be up to 150 KB; 30,000 bytes keeps a message readable and far inside that.
+  limit: () => ({ max: 30_000, unit: "utf8" }),
+  streams: () => false,
+  create: (context) => new FeishuDriver(context),
+};

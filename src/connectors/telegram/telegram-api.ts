@@ -1,0 +1,120 @@
+/**
+ * The Telegram Bot API calls the connector uses: `POST <base>/bot<token>/<method>` with a JSON body,
+ * answered `{ok: true, result}` or `{ok: false, error_code, description, parameters?: {retry_after}}`.
+ * The token is part of the URL, so errors name the host and method, never the URL.
+ */
+import { bodyExcerpt, requestJson, retryableStatus } from "../http-json.js";
+import { DeliveryError } from "../types.js";
+
+export const TELEGRAM_API = "https://api.telegram.org";
+
+interface TelegramReply {
+  ok?: boolean;
+  result?: unknown;
+  error_code?: number;
+  description?: string;
+  parameters?: { retry_after?: number };
+}
+
+/** A refused Bot API call, with Telegram's error code (e.g. 401 bad token, 409 webhook conflict). */
+export class TelegramError extends DeliveryError {
+  readonly code: number;
+
+  constructor(method: string, code: number, description: string, retryAfterSec?: number) {
+    super(`Telegram ${method} failed (${code}): ${description}`, {
+      retryable: retryableStatus(code),
+      ...(retryAfterSec !== undefined ? { retryAfterMs: retryAfterSec * 1000 } : {}),
+    });
+    this.name = "TelegramError";
+    this.code = code;
+  }
+}
+
+export interface TelegramUser {
+  id: number;
+  is_bot?: boolean;
+  first_name?: string;
+  last_name?: string;
+  username?: string;
+}
+
+export interface TelegramChat {
+  id: number;
+  type: string;
+  title?: string;
+  username?: string;
+  first_name?: string;
+  last_name?: string;
+}
+
+export interface TelegramMessage {
+  message_id: number;
+  from?: TelegramUser;
+  chat: TelegramChat;
+  date?: number;
+  text?: string;
+}
+
+export interface TelegramUpdate {
+  update_id: number;
+  message?: TelegramMessage;
+}
+
+/** A client for one bot. */
+export class TelegramApi {
+  readonly #base: string;
+  readonly #token: string;
+
+  constructor(baseUrl: string, token: string) {
+    this.#base = baseUrl.replace(/\/+$/, "");
+    this.#token = token;
+  }
+
+  /** Calls a method; resolves with `result`, throws TelegramError or a retryable DeliveryError. */
+  async call<T>(
+    method: string,
+    params: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<T> {
+    const response = await requestJson(`${this.#base}/bot${this.#token}/${method}`, {
+      body: params,
+      ...options,
+    });
+    const reply = (
+      typeof response.body === "object" && response.body !== null ? response.body : {}
+    ) as TelegramReply;
+    if (response.status === 200 && reply.ok === true) return reply.result as T;
+    const code = typeof reply.error_code === "number" ? reply.error_code : response.status;
+    const description = reply.description ?? `HTTP ${response.status}: ${bodyExcerpt(response.body)}`;
+    throw new TelegramError(method, code, description, reply.parameters?.retry_after);
+  }
+
+  /** Sends a text message; resolves with its message id. */
+  async sendMessage(chatId: string, text: string, signal?: AbortSignal): Promise<string> {
+    const sent = await this.call<TelegramMessage>(
+      "sendMessage",
+      { chat_id: chatId, text },
+      signal ? { signal } : {},
+    );
+    return String(sent.message_id);
+  }
+
+  /** Replaces a message's text; an unchanged text counts as done. */
+  async editMessageText(
+    chatId: string,
+    messageId: string,
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      await this.call(
+        "editMessageText",
+        { chat_id: chatId, message_id: Number(messageId), text },
+        signal ? { signal } : {},
+      );
+    } catch (err) {
+      if (err instanceof TelegramError && err.code === 400 && /not modified/i.test(err.message)) return;
+      throw err;
+    }
+  }
+}

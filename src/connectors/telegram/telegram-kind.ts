@@ -1,0 +1,224 @@
+/**
+ * The Telegram connector (Bot API). `mode: "polling"` long-polls `getUpdates` (offset kept across
+ * restarts); `mode: "webhook"` registers `<publicUrl>/api/connectors/<id>/inbound` with `setWebhook`
+ * and a secret token that every inbound POST must carry in `X-Telegram-Bot-Api-Secret-Token`.
+ * Answers are sent as plain text (at most 4096 characters each) and streamed by editing a preview.
+ */
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { httpUrl, messageOf, parseWith, retryUntilDone } from "../kind-helpers.js";
+import { constantTimeEqual } from "../signatures.js";
+import type {
+  ConnectorDriver,
+  ConnectorKind,
+  DriverContext,
+  InboundMessage,
+  InboundOutcome,
+  InboundRequest,
+  OutboundMessage,
+} from "../types.js";
+import { TELEGRAM_API, TelegramApi, TelegramError, type TelegramUpdate } from "./telegram-api.js";
+
+export const TELEGRAM_SECRET_HEADER = "x-telegram-bot-api-secret-token";
+const OFFSET_KEY = "telegram.offset";
+const ALLOWED_UPDATES = ["message"];
+
+const settingsSchema = z
+  .object({
+    mode: z.enum(["polling", "webhook"]).default("polling"),
+    baseUrl: httpUrl.default(TELEGRAM_API),
+    /** This server's public base URL (webhook mode), e.g. https://dimsum.example.com */
+    publicUrl: httpUrl.optional(),
+    /** Seconds each getUpdates call waits for news. */
+    pollTimeoutSec: z.number().int().min(0).max(50).default(25),
+    /** Stream answers by editing a preview message. */
+    streaming: z.boolean().default(true),
+  })
+  .strict()
+  .refine((s) => s.mode !== "webhook" || s.publicUrl !== undefined, {
+    message: "webhook mode needs publicUrl, the address Telegram can reach this server at",
+    path: ["publicUrl"],
+  });
+
+/** The platform-neutral message of an update; undefined for updates the connector ignores. */
+export function inboundOfUpdate(update: TelegramUpdate): InboundMessage | undefined {
+  const message = update.message;
+  if (!message?.text || !message.from || message.from.is_bot) return undefined;
+  const from = message.from;
+  const person = [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username;
+  const chatName =
+    message.chat.title ??
+    ([message.chat.first_name, message.chat.last_name].filter(Boolean).join(" ") || message.chat.username);
+  return {
+    dedupeKey: `update:${update.update_id}`,
+    chat: { id: String(message.chat.id), ...(chatName ? { name: chatName } : {}) },
+    user: { id: String(from.id), ...((from.username ?? person) ? { name: from.username ?? person } : {}) },
+    text: message.text,
+  };
+}
+
+class TelegramDriver implements ConnectorDriver {
+  readonly #context: DriverContext;
+  readonly #api: TelegramApi;
+  readonly #mode: "polling" | "webhook";
+  readonly #abort = new AbortController();
+  #background: Promise<void> | undefined;
+
+  constructor(context: DriverContext) {
+    this.#context = context;
+    this.#api = new TelegramApi(String(context.settings.baseUrl), context.secrets.botToken ?? "");
+    this.#mode = context.settings.mode === "webhook" ? "webhook" : "polling";
+  }
+
+  readonly preview = {
+    send: (chatId: string, text: string) => this.#api.sendMessage(chatId, text),
+    edit: (chatId: string, messageId: string, text: string) =>
+      this.#api.editMessageText(chatId, messageId, text),
+  };
+
+  async start(): Promise<void> {
+    // A refused token fails the start; an unreachable Telegram only delays the work to the background.
+    await this.#once(() => this.#api.call("getMe", {}));
+    const signal = this.#abort.signal;
+    if (this.#mode === "webhook") {
+      const registered = await this.#once(() => this.#setWebhook(signal));
+      if (!registered) {
+        this.#background = retryUntilDone(this.#context, signal, "setWebhook", () =>
+          this.#setWebhook(signal),
+        );
+      }
+      return;
+    }
+    const cleared = await this.#once(() => this.#deleteWebhook(signal));
+    this.#background = (
+      cleared
+        ? Promise.resolve()
+        : retryUntilDone(this.#context, signal, "deleteWebhook", () => this.#deleteWebhook(signal))
+    ).then(() => this.#poll(signal));
+  }
+
+  /** Tries a call once: true when it worked, false after a passing failure (reported), throws otherwise. */
+  async #once(call: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await call();
+      return true;
+    } catch (err) {
+      if (err instanceof TelegramError && !err.retryable) throw err;
+      this.#context.report(messageOf(err));
+      return false;
+    }
+  }
+
+  async stop(final: boolean): Promise<void> {
+    this.#abort.abort();
+    await this.#background;
+    // Unregistered, Telegram keeps updates for the next start instead of failing to deliver them.
+    if (final && this.#mode === "webhook") await this.#deleteWebhook().catch(() => undefined);
+  }
+
+  async #setWebhook(signal: AbortSignal): Promise<void> {
+    const { settings, secrets, connector } = this.#context;
+    await this.#api.call(
+      "setWebhook",
+      {
+        url: `${String(settings.publicUrl)}/api/connectors/${encodeURIComponent(connector.id)}/inbound`,
+        secret_token: secrets.webhookSecret,
+        allowed_updates: ALLOWED_UPDATES,
+      },
+      { signal },
+    );
+  }
+
+  async #deleteWebhook(signal?: AbortSignal): Promise<void> {
+    await this.#api.call("deleteWebhook", { drop_pending_updates: false }, signal ? { signal } : {});
+  }
+
+  async #poll(signal: AbortSignal): Promise<void> {
+    const timeout = Number(this.#context.settings.pollTimeoutSec ?? 25);
+    const { state } = this.#context;
+    while (!signal.aborted) {
+      await retryUntilDone(this.#context, signal, "getUpdates", async () => {
+        const offset = Number(state.get(OFFSET_KEY) ?? 0);
+        let updates: TelegramUpdate[];
+        try {
+          updates = await this.#api.call<TelegramUpdate[]>(
+            "getUpdates",
+            { offset, timeout, allowed_updates: ALLOWED_UPDATES },
+            { signal, timeoutMs: (timeout + 15) * 1000 },
+          );
+        } catch (err) {
+          // Someone set a webhook meanwhile: polling needs it gone.
+          if (err instanceof TelegramError && err.code === 409) await this.#deleteWebhook(signal);
+          throw err;
+        }
+        for (const update of updates) {
+          const message = inboundOfUpdate(update);
+          // The offset moves only past updates that were stored, so nothing is skipped on failure.
+          if (message) await this.#context.receive([message]);
+          state.set(OFFSET_KEY, String(update.update_id + 1));
+        }
+      });
+    }
+  }
+
+  async inbound(request: InboundRequest): Promise<InboundOutcome> {
+    if (this.#mode !== "webhook") {
+      return {
+        kind: "rejected",
+        status: 403,
+        reason: "this Telegram connector polls; it takes no webhook calls",
+      };
+    }
+    const sent = request.headers[TELEGRAM_SECRET_HEADER] ?? "";
+    if (!constantTimeEqual(sent, this.#context.secrets.webhookSecret ?? "")) {
+      return { kind: "rejected", status: 401, reason: `wrong or missing ${TELEGRAM_SECRET_HEADER} header` };
+    }
+    let update: TelegramUpdate;
+    try {
+      update = JSON.parse(request.body) as TelegramUpdate;
+      if (typeof update.update_id !== "number") throw new Error("no update_id");
+    } catch {
+      return { kind: "rejected", status: 400, reason: "the body is not a Telegram Update" };
+    }
+    const message = inboundOfUpdate(update);
+    return { kind: "messages", messages: message ? [message] : [], body: {} };
+  }
+
+  async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    if (message.editMessageId !== undefined) {
+      await this.#api.editMessageText(message.chatId, message.editMessageId, message.text, signal);
+      return message.editMessageId;
+    }
+    return this.#api.sendMessage(message.chatId, message.text, signal);
+  }
+
+  async test(): Promise<string> {
+    const me = await this.#api.call<{ username?: string; first_name?: string }>("getMe", {});
+    return `connected as @${me.username ?? me.first_name ?? "?"}`;
+  }
+}
+
+/** The Telegram kind. */
+export const telegramKind: ConnectorKind = {
+  type: "telegram",
+  label: "Telegram",
+  secrets: [
+    {
+      name: "botToken",
+      required: true,
+      pattern: /^\d+:[\w-]{20,}$/,
+      rule: "a bot token like 123456:ABC-DEF… from @BotFather",
+    },
+    {
+      name: "webhookSecret",
+      required: true,
+      pattern: /^[A-Za-z0-9_-]{1,256}$/,
+      rule: "1-256 of A-Z a-z 0-9 _ -",
+    },
+  ],
+  parseSettings: (settings) => parseWith(settingsSchema, settings, "Telegram"),
+  generateSecrets: () => ({ webhookSecret: randomBytes(24).toString("base64url") }),
+  limit: () => ({ max: 4096, unit: "utf16" }),
+  streams: (settings) => settings.streaming !== false,
+  create: (context) => new TelegramDriver(context),
+};

@@ -1,0 +1,221 @@
+/**
+ * Connectors bring external chat platforms (Telegram, a generic signed webhook, Feishu/Lark) into the
+ * team: a message from an external chat becomes a message in a Dimsum direct channel with the
+ * connector's agent, and the agent's answer goes back to that chat.
+ *
+ * Identity mapping (the decision, recorded here): by default every external user becomes
+ * a Dimsum account with the `guest` role (a random, never-shown password, so it cannot sign in), one
+ * per connector and external user; a connector may instead post everything as one configured user
+ * (`userMode: "user"`). Every external chat gets one direct channel with the connector's agent, created
+ * on its first message by the connector's service identity `connector:<id>` (which then leaves it);
+ * people of a group chat join that channel as they speak.
+ */
+import type { Actor } from "../team/types.js";
+
+export type ConnectorType = "telegram" | "webhook" | "feishu";
+
+export const CONNECTOR_TYPES: readonly ConnectorType[] = ["telegram", "webhook", "feishu"];
+
+/** Plain settings of a connector (per type; validated by the type's kind). */
+export type ConnectorSettings = Record<string, string | number | boolean>;
+
+/** Secrets of a connector, by name; stored sealed and never returned. */
+export type ConnectorSecrets = Record<string, string>;
+
+export interface ConnectorRecord {
+  id: string;
+  type: ConnectorType;
+  name: string;
+  /** The agent answering every chat of this connector. */
+  agentId: string;
+  settings: ConnectorSettings;
+  /** `guest`: one guest account per external user; `user`: everything is posted as `userId`. */
+  userMode: "guest" | "user";
+  userId?: string;
+  /** Started with the server (set by start, cleared by stop). */
+  enabled: boolean;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type ConnectorState = "stopped" | "starting" | "running" | "error";
+
+export interface ConnectorStatus {
+  state: ConnectorState;
+  /** The last failure (start, polling, delivery), cleared by a later success. */
+  error?: string;
+  lastInboundAt?: number;
+  lastDeliveryAt?: number;
+  /** Inbound requests refused for a bad signature or token since the server started. */
+  rejected: number;
+  /** Replies waiting in the outbox (also while stopped). */
+  pending: number;
+  /** Replies the platform refused for good (kept for inspection). */
+  failed: number;
+}
+
+/** What the API and UI see: secrets only as "set" flags and short previews. */
+export interface ConnectorView extends ConnectorRecord {
+  secrets: Record<string, { set: boolean; preview?: string }>;
+  status: ConnectorStatus;
+  /** Path of the public inbound endpoint (webhook, Telegram webhook mode, Feishu callback). */
+  inboundPath: string;
+}
+
+export interface ConnectorInput {
+  type: ConnectorType;
+  name: string;
+  agentId: string;
+  settings?: ConnectorSettings;
+  secrets?: ConnectorSecrets;
+  userMode?: "guest" | "user";
+  userId?: string;
+}
+
+/** A change: settings are merged; a secret given replaces the stored one, `""` removes it. */
+export interface ConnectorPatch {
+  name?: string;
+  agentId?: string;
+  settings?: ConnectorSettings;
+  secrets?: ConnectorSecrets;
+  userMode?: "guest" | "user";
+  userId?: string | null;
+}
+
+/** One message from an external chat, in platform-neutral terms. */
+export interface InboundMessage {
+  /** De-duplication key (Telegram update_id, Feishu event_id, the webhook's id); absent: no de-dup. */
+  dedupeKey?: string;
+  chat: { id: string; name?: string };
+  user: { id: string; name?: string };
+  text: string;
+}
+
+/** One reply to deliver; kept in the outbox until the platform accepted it. */
+export interface OutboundMessage {
+  chatId: string;
+  text: string;
+  /** Replace this platform message (a streamed preview) instead of sending a new one. */
+  editMessageId?: string;
+  /** Part number and count when an answer was split. */
+  part: number;
+  parts: number;
+  runId?: string;
+  /** Stable per outbox row, for platforms that de-duplicate retried sends (Feishu's `uuid`). */
+  deliveryId?: string;
+}
+
+/** The raw inbound HTTP request as the server received it (the body unparsed, for signatures). */
+export interface InboundRequest {
+  headers: Record<string, string | undefined>;
+  body: string;
+}
+
+/** What a driver made of an inbound request. Verification happens before anything is stored. */
+export type InboundOutcome =
+  | { kind: "rejected"; status: 400 | 401 | 403; reason: string }
+  /** Answer directly (Feishu's url_verification challenge), nothing to process. */
+  | { kind: "reply"; body: unknown }
+  | { kind: "messages"; messages: InboundMessage[]; body?: unknown };
+
+/** A failed platform call: `retryable` ones (5xx, 429, network) are retried from the outbox. */
+export class DeliveryError extends Error {
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options: { retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "DeliveryError";
+    this.retryable = options.retryable;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** Where connectors write what operators should see (the server's log). */
+export interface ConnectorLog {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string, err?: unknown): void;
+}
+
+/** Per-connector persistent key/value state (e.g. Telegram's update offset). */
+export interface DriverState {
+  get(key: string): string | undefined;
+  set(key: string, value: string): void;
+}
+
+/** What a running driver gets from the manager. */
+export interface DriverContext {
+  connector: ConnectorRecord;
+  settings: ConnectorSettings;
+  secrets: ConnectorSecrets;
+  state: DriverState;
+  log: ConnectorLog;
+  /** Hands messages the driver pulled itself (polling) to the pipeline; resolves once stored. */
+  receive(messages: InboundMessage[]): Promise<void>;
+  /** Reports a background failure (shown as the connector's error) or its recovery (`undefined`). */
+  report(error: string | undefined): void;
+  /** Delay before retry number `attempt` (1-based) of background work such as polling. */
+  backoff(attempt: number): number;
+  now(): number;
+}
+
+/** The size limit of one platform message. */
+export interface MessageLimit {
+  max: number;
+  /** `utf16`: JavaScript string length (Telegram counts UTF-16 units); `utf8`: bytes. */
+  unit: "utf16" | "utf8";
+}
+
+/** One platform's implementation. */
+export interface ConnectorDriver {
+  /** Starts polling / registers the webhook; rejects when the platform refuses (bad token). */
+  start(): Promise<void>;
+  /** Stops background work. `final` is true for a user's stop (unregister), false at shutdown. */
+  stop(final: boolean): Promise<void>;
+  /** Verifies and parses an inbound request; stores nothing. Absent for drivers without one. */
+  inbound?(request: InboundRequest): Promise<InboundOutcome>;
+  /** Delivers one reply; returns the platform's message id; throws DeliveryError. */
+  send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined>;
+  /** Streaming previews where the platform can edit messages. */
+  preview?: {
+    send(chatId: string, text: string): Promise<string>;
+    edit(chatId: string, messageId: string, text: string): Promise<void>;
+  };
+  /** Checks the credentials against the platform; resolves with a short description. */
+  test(): Promise<string>;
+}
+
+/** One secret of a connector type. */
+export interface SecretSpec {
+  name: string;
+  required: boolean;
+  /** What a valid value looks like, and the rule for it. */
+  pattern?: RegExp;
+  rule?: string;
+}
+
+/** A connector type: its settings and secrets, validated, and how to build its driver. */
+export interface ConnectorKind {
+  type: ConnectorType;
+  label: string;
+  /** Secrets this type uses; `required` ones must be set before it can start. */
+  secrets: ReadonlyArray<SecretSpec>;
+  /** Validates settings (throws `invalid` with the cause); returns them with defaults applied. */
+  parseSettings(settings: ConnectorSettings): ConnectorSettings;
+  /** The size of one platform message, for splitting answers. */
+  limit(settings: ConnectorSettings): MessageLimit;
+  /** Whether answers are streamed into an edited preview message (needs `driver.preview`). */
+  streams(settings: ConnectorSettings): boolean;
+  /** Fills secrets the connector can make itself (e.g. a webhook secret token), at creation. */
+  generateSecrets?(): ConnectorSecrets;
+  create(context: DriverContext): ConnectorDriver;
+}
+
+/** The accounts connectors map external users to (the server's user store, adapted). */
+export interface ConnectorUsers {
+  get(userId: string): { id: string; username: string; role: Actor["role"] } | undefined;
+  /** Creates a guest account that cannot sign in; throws a `conflict` error when the name is taken. */
+  createGuest(username: string): Promise<{ id: string; username: string }>;
+}

@@ -1,0 +1,264 @@
+/**
+ * A fake Telegram Bot API on 127.0.0.1, built from the documented request and response shapes:
+ * `POST /bot<token>/<method>` answering `{ok: true, result}` or `{ok: false, error_code, description}`.
+ * It queues updates for `getUpdates` (long polling with offset and timeout), records `sendMessage` and
+ * `editMessageText`, keeps the `setWebhook` registration (and can deliver updates to it with the
+ * secret token header, as Telegram does), and can be switched to fail with 502 or refuse connections.
+ */
+import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-platform-server.js";
+
+export interface FakeTelegramMessage {
+  chatId: string;
+  messageId: number;
+  text: string;
+}
+
+export interface FakeTelegramCall {
+  method: string;
+  body: Record<string, unknown>;
+}
+
+interface Update {
+  update_id: number;
+  message?: Record<string, unknown>;
+}
+
+interface Poller {
+  offset: number;
+  respond: (updates: Update[]) => void;
+}
+
+const BOT = { id: 777000111, is_bot: true, first_name: "Dimsum Test Bot", username: "dimsum_test_bot" };
+
+/** The fake Bot API of one bot. */
+export class FakeTelegram {
+  readonly token: string;
+  readonly #server: FakePlatformServer;
+  /** Every call, in order (`getUpdates` too). */
+  readonly calls: FakeTelegramCall[] = [];
+  /** Messages the bot sent, with their current text (edits applied). */
+  readonly sent: FakeTelegramMessage[] = [];
+  /** Every `editMessageText` that changed a message. */
+  readonly edits: FakeTelegramMessage[] = [];
+  webhook: { url: string; secretToken: string | undefined } | undefined;
+  #updates: Update[] = [];
+  #nextUpdateId = 1000;
+  #nextMessageId = 1;
+  #pollers: Poller[] = [];
+
+  private constructor(token: string, server: FakePlatformServer) {
+    this.token = token;
+    this.#server = server;
+  }
+
+  /** Starts the fake for a bot token (the default is a well-formed dummy). */
+  static async start(token = "123456789:AAFakeTokenForTestsOnly_abcdefghij"): Promise<FakeTelegram> {
+    let fake: FakeTelegram | undefined;
+    const server = await FakePlatformServer.start(
+      (req, body, closed) => fake?.handle(req.url ?? "", body, closed) ?? reply(503, {}),
+    );
+    fake = new FakeTelegram(token, server);
+    return fake;
+  }
+
+  /** Base URL to configure as the connector's `baseUrl`. */
+  get url(): string {
+    return this.#server.url;
+  }
+
+  /** Queues a text message from a person, as an update; returns the update. */
+  userMessage(options: {
+    chatId: number;
+    userId: number;
+    text: string;
+    firstName?: string;
+    username?: string;
+    chatTitle?: string;
+  }): Update {
+    const from = {
+      id: options.userId,
+      is_bot: false,
+      first_name: options.firstName ?? "Tess",
+      ...(options.username ? { username: options.username } : {}),
+    };
+    const chat = options.chatTitle
+      ? { id: options.chatId, type: "group", title: options.chatTitle }
+      : { id: options.chatId, type: "private", first_name: from.first_name };
+    const update: Update = {
+      update_id: this.#nextUpdateId++,
+      message: {
+        message_id: this.#nextMessageId++,
+        from,
+        chat,
+        date: Math.floor(Date.now() / 1000),
+        text: options.text,
+      },
+    };
+    this.push(update);
+    return update;
+  }
+
+  /** Queues an update (also a repeated one, to test de-duplication). */
+  push(update: Update): void {
+    this.#updates.push(update);
+    this.#answerPollers();
+  }
+
+  /**
+   * POSTs an update to the registered webhook the way Telegram does (with the registered secret
+   * token, another one, or none for `null`); resolves with the HTTP status.
+   */
+  async deliverWebhook(update: Update, options: { secretToken?: string | null } = {}): Promise<number> {
+    if (!this.webhook) throw new Error("no webhook is set");
+    const secretToken = options.secretToken === undefined ? this.webhook.secretToken : options.secretToken;
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (typeof secretToken === "string") headers["x-telegram-bot-api-secret-token"] = secretToken;
+    const res = await fetch(this.webhook.url, { method: "POST", headers, body: JSON.stringify(update) });
+    await res.arrayBuffer();
+    return res.status;
+  }
+
+  /** Requests answered 502 during outages. */
+  get outageHits(): number {
+    return this.#server.outageHits;
+  }
+
+  /** Makes calls fail with 502, refuses connections, or works again. */
+  outage(mode: Outage): Promise<void> {
+    return this.#server.outage(mode);
+  }
+
+  /** Waits until `test()` holds (checked after every call). */
+  waitUntil(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
+    return this.#server.waitUntil(test, what, timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    for (const poller of this.#pollers.splice(0)) poller.respond([]);
+    await this.#server.close();
+  }
+
+  #answerPollers(): void {
+    this.#pollers = this.#pollers.filter((poller) => {
+      const ready = this.#pending(poller.offset);
+      if (ready.length === 0) return true;
+      poller.respond(ready);
+      return false;
+    });
+  }
+
+  /** Confirms updates below `offset` (dropping them) and returns the rest. */
+  #pending(offset: number): Update[] {
+    if (offset > 0) this.#updates = this.#updates.filter((u) => u.update_id >= offset);
+    return [...this.#updates];
+  }
+
+  /** Answers one Bot API request. */
+  handle(url: string, raw: string, closed: AbortSignal): FakeReply | Promise<FakeReply> {
+    const match = /^\/bot([^/]+)\/(\w+)$/.exec(url.split("?")[0] ?? "");
+    if (!match) return reply(404, { ok: false, error_code: 404, description: "Not Found" });
+    if (match[1] !== this.token)
+      return reply(401, { ok: false, error_code: 401, description: "Unauthorized" });
+    const method = match[2] ?? "";
+    let body: Record<string, unknown> = {};
+    try {
+      body = raw === "" ? {} : (JSON.parse(raw) as Record<string, unknown>);
+    } catch {
+      return bad("invalid JSON");
+    }
+    this.calls.push({ method, body });
+    switch (method) {
+      case "getMe":
+        return ok(BOT);
+      case "setWebhook":
+        this.webhook = {
+          url: String(body.url),
+          secretToken: typeof body.secret_token === "string" ? body.secret_token : undefined,
+        };
+        return ok(true);
+      case "deleteWebhook":
+        this.webhook = undefined;
+        return ok(true);
+      case "getUpdates":
+        return this.#getUpdates(body, closed);
+      case "sendMessage":
+        return this.#sendMessage(body);
+      case "editMessageText":
+        return this.#editMessageText(body);
+      default:
+        return reply(404, { ok: false, error_code: 404, description: "Not Found: method not found" });
+    }
+  }
+
+  #getUpdates(body: Record<string, unknown>, closed: AbortSignal): FakeReply | Promise<FakeReply> {
+    if (this.webhook) {
+      return reply(409, {
+        ok: false,
+        error_code: 409,
+        description:
+          "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+      });
+    }
+    const offset = typeof body.offset === "number" ? body.offset : 0;
+    const timeout = typeof body.timeout === "number" ? body.timeout : 0;
+    const ready = this.#pending(offset);
+    if (ready.length > 0 || timeout === 0) return ok(ready);
+    // Long polling: answer when an update arrives, the timeout passes, or the client leaves.
+    return new Promise((resolve) => {
+      const poller: Poller = {
+        offset,
+        respond: (updates) => {
+          clearTimeout(timer);
+          closed.removeEventListener("abort", leave);
+          this.#pollers = this.#pollers.filter((p) => p !== poller);
+          resolve(ok(updates));
+        },
+      };
+      const timer = setTimeout(() => poller.respond([]), timeout * 1000);
+      const leave = () => poller.respond([]);
+      closed.addEventListener("abort", leave, { once: true });
+      this.#pollers.push(poller);
+    });
+  }
+
+  #sendMessage(body: Record<string, unknown>): FakeReply {
+    const text = typeof body.text === "string" ? body.text : "";
+    if (text.trim() === "") return bad("message text is empty");
+    if (text.length > 4096) return bad("message is too long");
+    const message = { chatId: String(body.chat_id), messageId: this.#nextMessageId++, text };
+    this.sent.push(message);
+    return ok({
+      message_id: message.messageId,
+      chat: { id: Number(body.chat_id) },
+      date: Math.floor(Date.now() / 1000),
+      text,
+      from: BOT,
+    });
+  }
+
+  #editMessageText(body: Record<string, unknown>): FakeReply {
+    const text = typeof body.text === "string" ? body.text : "";
+    const message = this.sent.find(
+      (m) => m.chatId === String(body.chat_id) && m.messageId === Number(body.message_id),
+    );
+    if (!message) return bad("message to edit not found");
+    if (text.trim() === "") return bad("message text is empty");
+    if (text.length > 4096) return bad("MESSAGE_TOO_LONG");
+    if (text === message.text) {
+      return bad(
+        "message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
+      );
+    }
+    message.text = text;
+    this.edits.push({ ...message });
+    return ok({ message_id: message.messageId, chat: { id: Number(body.chat_id) }, text });
+  }
+}
+
+function ok(result: unknown): FakeReply {
+  return reply(200, { ok: true, result });
+}
+
+function bad(description: string): FakeReply {
+  return reply(400, { ok: false, error_code: 400, description: `Bad Request: ${description}` });
+}

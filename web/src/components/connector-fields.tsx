@@ -1,0 +1,92 @@
+/** The type-specific inputs of a connector form: plain settings, and write-only secrets. */
+import { useId } from "preact/hooks";
+import {
+  CONNECTOR_FIELDS,
+  type ConnectorType,
+  type ConnectorView,
+  type FieldValues,
+} from "./connector-api.js";
+
+export interface ConnectorFieldsProps {
+  type: ConnectorType;
+  values: FieldValues;
+  onChange: (values: FieldValues) => void;
+  /** The stored connector when editing: secrets show "set" and stay unless replaced. */
+  stored?: ConnectorView;
+}
+
+/** The inputs for one connector type. */
+export function ConnectorFields({ type, values, onChange, stored }: ConnectorFieldsProps) {
+  // Several forms show the same fields at once (create, and each editor): ids must stay unique.
+  const base = useId();
+  const idOf = (key: string) => `${base}-${key}`;
+  const set = (key: string, value: string) => onChange({ ...values, [key]: value });
+  const secretHint = (key: string) => {
+    const secret = stored?.secrets[key];
+    return secret?.set ? `set (${secret.preview ?? "…"}); type to replace` : undefined;
+  };
+  const text = (key: string, placeholder: string | undefined) => ({
+    id: idOf(key),
+    autocomplete: "off",
+    value: values[key] ?? "",
+    placeholder: placeholder ?? "",
+    onInput: (e: { currentTarget: HTMLInputElement }) => set(key, e.currentTarget.value),
+    "data-testid": `connector-field-${key}`,
+  });
+  return (
+    <div class="form-grid">
+      {CONNECTOR_FIELDS[type].map((field) => {
+        const testId = `connector-field-${field.key}`;
+        if (field.input === "checkbox") {
+          return (
+            <label key={field.key} class="check">
+              <input
+                type="checkbox"
+                checked={(values[field.key] ?? "true") === "true"}
+                onChange={(e) => set(field.key, e.currentTarget.checked ? "true" : "false")}
+                data-testid={testId}
+              />
+              {field.label}
+            </label>
+          );
+        }
+        return (
+          <label key={field.key} class="field" for={idOf(field.key)}>
+            <span>
+              {field.label}
+              {field.required ? " *" : ""}
+              {field.hint ? <span class="muted"> ({field.hint})</span> : null}
+            </span>
+            {field.input === "select" ? (
+              <select
+                id={idOf(field.key)}
+                value={values[field.key] ?? field.options?.[0] ?? ""}
+                onChange={(e) => set(field.key, e.currentTarget.value)}
+                data-testid={testId}
+              >
+                {field.options?.map((o) => (
+                  <option key={o} value={o}>
+                    {o}
+                  </option>
+                ))}
+              </select>
+            ) : field.kind === "secret" ? (
+              <input type="password" {...text(field.key, secretHint(field.key) ?? field.placeholder)} />
+            ) : field.input === "number" ? (
+              <input type="number" {...text(field.key, field.placeholder)} />
+            ) : (
+              <input type="text" {...text(field.key, field.placeholder)} />
+            )}
+          </label>
+        );
+      })}
+    </div>
+  );
+}
+
+/** Form values showing a stored connector's settings (secrets start empty: write-only). */
+export function valuesOf(view: ConnectorView): FieldValues {
+  const values: FieldValues = {};
+  for (const [key, value] of Object.entries(view.settings)) values[key] = String(value);
+  return values;
+}
