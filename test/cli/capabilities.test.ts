@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { cleanEnv, jsonLines, runCli } from "../support/cli.js";
+import { projectRoot } from "../support/fixtures.js";
 
 let llm: FakeLlmServer;
 let api: Server;
@@ -57,11 +58,16 @@ function project(): string {
     `export default { name: "shout", description: "Upper-cases text", parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }, execute: async ({ text }) => text.toUpperCase() };\n`,
   );
   writeFileSync(join(dir, "tools/broken.mjs"), "export default {{{ nope\n");
+  const everything = join(projectRoot, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+  writeFileSync(
+    join(dir, "mcp.json"),
+    JSON.stringify({ mcpServers: { demo: { command: process.execPath, args: [everything, "stdio"] } } }),
+  );
   return dir;
 }
 
 describe("tools and skills from the project folder", () => {
-  it("injects a matching skill and calls an HTTP tool and a JS plugin in one run", async () => {
+  it("injects a matching skill and calls an MCP tool, an HTTP tool and a JS plugin in one run", async () => {
     const cwd = project();
     const env = cleanEnv({
       OPENAI_API_KEY: "sk-test",
@@ -73,6 +79,7 @@ describe("tools and skills from the project folder", () => {
         toolCalls: [
           { name: "get_ticket", args: { id: "T-7" } },
           { name: "shout", args: { text: "open" } },
+          { name: "demo_echo", args: { message: "from mcp" } },
         ],
       },
       { text: "Ticket T-7 is OPEN" },
@@ -86,6 +93,9 @@ describe("tools and skills from the project folder", () => {
     expect(results.find((e) => e.name === "get_ticket")).toMatchObject({ ok: true });
     expect(String(results.find((e) => e.name === "get_ticket")?.output)).toContain("open");
     expect(results.find((e) => e.name === "shout")).toMatchObject({ ok: true, output: "OPEN" });
+    expect(results.find((e) => e.name === "demo_echo")).toMatchObject({ ok: true });
+    expect(String(results.find((e) => e.name === "demo_echo")?.output)).toContain("from mcp");
+    expect(result.stderr).toMatch(/mcp demo: connected/);
     const first = JSON.stringify(llm.requests[0]?.body);
     expect(first).toContain("SKILL-MARKER-42");
     expect(first).toContain('"name":"get_ticket"');
