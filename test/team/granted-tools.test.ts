@@ -51,14 +51,14 @@ it("offers a granted tool only to agents whose allow list names it, acting for t
   scripts.add("planner", { toolCalls: [{ name: "manage_schedule", args: {} }] }, { text: "done" });
   const planned = await h.team.postMessage(alice, channel.id, "@planner schedule the standup");
   await h.finished(planned.runs[0]?.id ?? "");
-  const plannerTools = JSON.stringify((server.requests[0]?.body as { tools?: unknown }).tools);
+  const plannerTools = JSON.stringify((server.requests[0]?.body as { tools?: unknown } | undefined)?.tools);
   expect(plannerTools).toContain("manage_schedule");
   expect(seen).toEqual(["alice"]);
 
   server.reset();
   const helped = await h.team.postMessage(alice, channel.id, "@helper hello");
   await h.finished(helped.runs[0]?.id ?? "");
-  expect(JSON.stringify((server.requests[0]?.body as { tools?: unknown }).tools)).not.toContain(
+  expect(JSON.stringify((server.requests[0]?.body as { tools?: unknown } | undefined)?.tools)).not.toContain(
     "manage_schedule",
   );
 });
