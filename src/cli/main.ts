@@ -161,6 +161,23 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command("kb")
+    .description("knowledge bases: add files or folders, list, remove, reindex, search, status")
+    .argument("<action>", "add | list | remove | reindex | search | status")
+    .argument("[args...]", "kb name, then files/folders (add), a document (remove) or a query (search)")
+    .option("--agent <id>", "a knowledge base of one agent")
+    .option("--json", "JSON output")
+    .option("--limit <n>", "passages to show (search)", positiveInt)
+    .option("--max-files <n>", "refuse batches with more files", positiveInt)
+    .option("--max-file-mb <n>", "refuse files larger than this", positiveInt)
+    .option("--rerank", "rerank the top passages with the model (search)")
+    .option("-m, --model <provider:model>", "model for --rerank")
+    .action(async (action: string, args: string[], options) => {
+      const { kbCommand } = await import("./commands/kb.js");
+      exitCode = await kbCommand(action, args, options, io);
+    });
+
+  program
     .command("skills")
     .description("list the skills found in ~/.dimsum/skills and ./skills, with any load errors")
     .option("--json", "JSON output")

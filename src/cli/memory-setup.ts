@@ -1,7 +1,11 @@
-/** Long-term memory for CLI sessions: the store over the session database, its tools and its context layer. */
+/**
+ * Long-term memory and knowledge for CLI sessions: the memory store over the session database, its
+ * tools and context layer, and the knowledge bases' `rag_query` tool.
+ */
 import type { Database } from "better-sqlite3";
 import type { LayerProvider } from "../agent/layered-context.js";
 import type { DimsumConfig } from "../config/load-config.js";
+import { createRagTool, KnowledgeService } from "../knowledge/index.js";
 import {
   createEmbedder,
   createMemoryTools,
@@ -14,6 +18,7 @@ import type { Tool } from "../tools/types.js";
 
 export interface MemorySetup {
   store: MemoryStore;
+  /** Memory tools, and `rag_query` over the knowledge bases (`dimsum kb add`). */
   tools: Tool[];
   layers: LayerProvider;
 }
@@ -21,7 +26,9 @@ export interface MemorySetup {
 /** Memory for one user's sessions; hybrid retrieval when DIMSUM_EMBEDDING_MODEL is set, else BM25. */
 export function setUpMemory(db: Database, config: DimsumConfig): MemorySetup {
   const embeddingModel = resolveEmbeddingModel(config);
-  const store = new SqliteMemoryStore(db, embeddingModel ? { embedder: createEmbedder(embeddingModel) } : {});
+  const embedder = embeddingModel ? { embedder: createEmbedder(embeddingModel) } : {};
+  const store = new SqliteMemoryStore(db, embedder);
+  const knowledge = new KnowledgeService(db, embedder);
   const layers: LayerProvider = async ({ userId, query, signal }) => {
     if (!userId) return { layers: {} };
     const result = await memoryLayers(store, { userId, query, signal });
@@ -34,5 +41,5 @@ export function setUpMemory(db: Database, config: DimsumConfig): MemorySetup {
       memoryMode: result.trace.mode,
     };
   };
-  return { store, tools: createMemoryTools(store), layers };
+  return { store, tools: [...createMemoryTools(store), createRagTool(knowledge)], layers };
 }
