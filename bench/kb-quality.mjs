@@ -8,16 +8,17 @@
  * the offline embedding from src/testing (hashed words and character trigrams): lexical, not
  * semantic. Run `npm run build` first.
  */
+
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { KnowledgeService } from "../dist/knowledge/knowledge-service.js";
 import { openDatabase } from "../dist/store/database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
+import { sharedDir } from "./shared.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const DATA = resolve(here, "../../shared/datasets/cranfield");
+const DATA = join(sharedDir(), "datasets/cranfield");
 const DIMS = (process.env.KB_DIMS ?? "256,1024").split(",").map(Number);
 
 /** Splits a Cranfield file into records of `.X` fields keyed by letter. */

@@ -5,16 +5,17 @@
  * alone (with and without the BM25 work cap) and hybrid with 256- and 1024-dim hashEmbedding vectors.
  * Run `npx tsc -p tsconfig.build.json` first.
  */
+
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { SqliteMemoryStore } from "../dist/memory/sqlite-memory-store.js";
 import { openDatabase } from "../dist/store/database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
+import { sharedDir } from "./shared.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const DATA = resolve(here, "../../shared/datasets/cranfield");
+const DATA = join(sharedDir(), "datasets/cranfield");
 const DIMS = [256, 1024];
 
 /** Splits a Cranfield file into records of `.X` fields keyed by letter. */

@@ -1,5 +1,5 @@
 /** Loads the recorded provider streams in ../shared/fixtures/provider-streams and replays them. */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ProtocolAdapter, SseEvent } from "../../src/llm/adapter.js";
@@ -7,7 +7,11 @@ import type { ModelEvent, ModelSpec } from "../../src/llm/types.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const projectRoot = resolve(here, "../..");
-export const sharedDir = resolve(projectRoot, "../shared");
+/**
+ * The team's shared data (recorded provider streams, datasets) lives beside the project as
+ * `../shared`; `DIMSUM_SHARED_DIR` points elsewhere when a checkout sits somewhere else.
+ */
+export const sharedDir = findSharedDir();
 export const fixturesDir = join(sharedDir, "fixtures/provider-streams");
 export const datasetsDir = join(sharedDir, "datasets");
 
@@ -69,4 +73,12 @@ export function summarise(events: ModelEvent[]) {
     else if (e.type === "error") error = e;
   }
   return { text, reasoning, toolCalls, usage, done, error };
+}
+
+function findSharedDir(): string {
+  const candidates = [process.env.DIMSUM_SHARED_DIR, resolve(projectRoot, "../shared"), "/work/shared"];
+  for (const dir of candidates) if (dir && existsSync(join(dir, "fixtures"))) return dir;
+  throw new Error(
+    `The shared fixtures folder was not found (looked in ${candidates.filter(Boolean).join(", ")}); set DIMSUM_SHARED_DIR to the folder holding fixtures/ and datasets/`,
+  );
 }
