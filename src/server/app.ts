@@ -37,6 +37,7 @@ import type { WsIdentity } from "./ws/hub-client.js";
 import type { TeamEventSource } from "./ws/protocol.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
 
 export interface ServerDeps {
   db: Database;
@@ -64,6 +65,8 @@ export interface ServerDeps {
   ws?: WsHubOptions;
   /** Create the `owner` account at `listen` when none exists (default true). */
   ensureOwner?: boolean;
+  /** Largest multipart upload (knowledge base files), default 200 MB. */
+  maxUploadBytes?: number;
   /** More routes (the team API, the OpenAI endpoint), mounted after the built-in API, before the SPA. */
   routes?: Array<(app: DimsumApp) => void>;
   /** Routes that authenticate callers themselves (signed platform webhooks), mounted before the session guards. */
@@ -102,7 +105,7 @@ export const stderrLog: ServerLog = {
 /** Builds the Hono app over the given services (no network). */
 export function createApp(
   services: ServerServices,
-  deps: Pick<ServerDeps, "staticDir" | "maxBodyBytes" | "routes" | "publicRoutes">,
+  deps: Pick<ServerDeps, "staticDir" | "maxBodyBytes" | "maxUploadBytes" | "routes" | "publicRoutes">,
 ): DimsumApp {
   const app = new Hono<AppEnv>();
   const { log, trustProxy } = services;
@@ -128,17 +131,19 @@ export function createApp(
     c.set("auth", undefined);
     await next();
   });
-  const limit = bodyLimit({
-    maxSize: deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    onError: () => {
-      throw new HttpError(
-        413,
-        "too_large",
-        `request body over ${deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes`,
-      );
-    },
-  });
-  app.use("/api/*", limit);
+  const sizeLimit = (maxSize: number) =>
+    bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new HttpError(413, "too_large", `request body over ${maxSize} bytes`);
+      },
+    });
+  const limit = sizeLimit(deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  // Knowledge uploads carry files (checked one by one by their route); everything else stays small.
+  const uploadLimit = sizeLimit(deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES);
+  app.use("/api/*", (c, next) =>
+    (/^\/api\/kb\/[^/]+\/upload$/.test(c.req.path) ? uploadLimit : limit)(c, next),
+  );
   app.use("/v1/*", limit);
   // These answer without calling next(), so the session guards below never see their requests.
   for (const mount of deps.publicRoutes ?? []) mount(app);

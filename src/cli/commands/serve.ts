@@ -10,7 +10,10 @@ import { resolveModel } from "../../config/resolve-model.js";
 import { ConnectorManager } from "../../connectors/connector-manager.js";
 import { manageChannelGrant } from "../../connectors/manage-channel-tool.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
+import { KnowledgeService } from "../../knowledge/index.js";
 import { loadMcpConfig } from "../../mcp/config.js";
+import { createEmbedder } from "../../memory/embedder.js";
+import { resolveEmbeddingModel } from "../../memory/embedding-config.js";
 import { memoryLayers } from "../../memory/injection.js";
 import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
 import type { MemoryStore } from "../../memory/types.js";
@@ -24,6 +27,7 @@ import {
   mountConnectorInbound,
   mountConnectorRoutes,
 } from "../../server/routes/connectors.js";
+import { mountKnowledgeRoutes } from "../../server/routes/knowledge.js";
 import { McpServerPool } from "../../server/routes/mcp.js";
 import { mountScheduleRoutes } from "../../server/routes/schedules.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
@@ -119,6 +123,12 @@ function agentLayers(
 /** Long-term memory over the server's database (listing and deleting from the UI). */
 export function buildMemory(db: Database, log: ServerLog): MemoryStore {
   return new SqliteMemoryStore(db, { warn: (message) => log.warn(message) });
+}
+
+/** The knowledge base over the server's database; hybrid when DIMSUM_EMBEDDING_MODEL is set. */
+export function buildKnowledge(db: Database, config: DimsumConfig): KnowledgeService {
+  const embedding = resolveEmbeddingModel(config);
+  return new KnowledgeService(db, embedding ? { embedder: createEmbedder(embedding) } : {});
 }
 
 /** The MCP servers of mcp.json (home and working directory), not started until asked to connect. */
@@ -239,6 +249,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         mountTeamRoutes(routeOptions),
         mountScheduleRoutes(scheduling.service),
         mountConnectorRoutes(connectors),
+        mountKnowledgeRoutes(buildKnowledge(db, config)),
       ],
       publicRoutes: [mountConnectorInbound(connectors)],
       trustProxy: config.env.DIMSUM_TRUST_PROXY === "1" || config.env.DIMSUM_TRUST_PROXY === "true",

@@ -6,6 +6,7 @@ import { ChannelSettingsPage } from "../pages/channel-settings-page.js";
 import { ChatPage } from "../pages/chat-page.js";
 import { ConnectorsPage } from "../pages/connectors-page.js";
 import { HomePage } from "../pages/home-page.js";
+import { KnowledgePage } from "../pages/knowledge-page.js";
 import { LoginPage } from "../pages/login-page.js";
 import { SchedulesPage } from "../pages/schedules-page.js";
 import { SettingsPage } from "../pages/settings-page.js";
@@ -76,6 +77,8 @@ function Page({ route, me }: { route: Route; me: SessionUser }) {
       return <SettingsPage me={me} />;
     case "schedules":
       return <SchedulesPage me={me} />;
+    case "knowledge":
+      return <KnowledgePage me={me} />;
     case "connectors":
       return <ConnectorsPage me={me} />;
   }

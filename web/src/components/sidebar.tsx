@@ -87,6 +87,15 @@ export function Sidebar({ route }: { route: Route }) {
         >
           ⏰ Schedules
         </Link>
+        {auth.phase === "ready" && auth.user.role !== "guest" && (
+          <Link
+            to={{ name: "knowledge" }}
+            class={`nav-link${route.name === "knowledge" ? " active" : ""}`}
+            testId="nav-knowledge"
+          >
+            📚 Knowledge
+          </Link>
+        )}
         {auth.phase === "ready" && (auth.user.role === "owner" || auth.user.role === "admin") && (
           <Link
             to={{ name: "connectors" }}

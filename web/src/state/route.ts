@@ -9,6 +9,7 @@ export type Route =
   | { name: "agent"; agentId: string }
   | { name: "settings" }
   | { name: "schedules" }
+  | { name: "knowledge" }
   | { name: "connectors" };
 
 function segment(value: string): string | undefined {
@@ -34,6 +35,7 @@ export function parseRoute(pathname: string): Route {
   if (first === "agents" && id && parts.length === 2) return { name: "agent", agentId: id };
   if (first === "settings" && parts.length === 1) return { name: "settings" };
   if (first === "schedules" && parts.length === 1) return { name: "schedules" };
+  if (first === "knowledge" && parts.length === 1) return { name: "knowledge" };
   if (first === "connectors" && parts.length === 1) return { name: "connectors" };
   return { name: "home" };
 }
@@ -57,6 +59,8 @@ export function routePath(route: Route): string {
       return "/settings";
     case "schedules":
       return "/schedules";
+    case "knowledge":
+      return "/knowledge";
     case "connectors":
       return "/connectors";
   }

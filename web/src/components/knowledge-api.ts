@@ -1,0 +1,154 @@
+/**
+ * The knowledge base API (`/api/kb`) for the web app: its types, typed calls over the shared
+ * ApiClient, and the upload, sent with XMLHttpRequest because fetch cannot report upload progress.
+ */
+import { type ApiClient, ApiError } from "../api.js";
+
+export type KnowledgeMode = "hybrid" | "bm25";
+
+export interface KnowledgeStatus {
+  mode: KnowledgeMode;
+  embeddingModel?: string;
+  note: string;
+  bases: number;
+  documents: number;
+  childChunks: number;
+}
+
+export interface KnowledgeBase {
+  id: string;
+  name: string;
+  agentId?: string;
+  description: string;
+  documents: number;
+  chunks: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface KnowledgeDocument {
+  id: string;
+  kb: string;
+  source: string;
+  title: string;
+  mime: string;
+  size: number;
+  pages?: number;
+  status: "ready" | "failed";
+  error?: string;
+  childChunks: number;
+  updatedAt: number;
+}
+
+export interface IngestProgress {
+  done: number;
+  total: number;
+  bytesDone: number;
+  bytesTotal: number;
+  current?: string;
+}
+
+export interface IngestJob {
+  id: string;
+  kb: string;
+  status: "running" | "done" | "failed" | "cancelled";
+  progress: IngestProgress;
+  error?: string;
+  result?: {
+    added: number;
+    updated: number;
+    unchanged: number;
+    failed: number;
+    skipped: number;
+    files: Array<{ source: string; outcome: string; reason?: string }>;
+  };
+}
+
+export interface Citation {
+  kb: string;
+  documentId: string;
+  title: string;
+  source: string;
+  mime: string;
+  section?: string;
+  pageStart?: number;
+  pageEnd?: number;
+  chunkId: string;
+}
+
+export interface Passage {
+  text: string;
+  citation: Citation;
+  score: number;
+}
+
+export interface SearchResult {
+  passages: Passage[];
+  trace: { mode: string; warnings: string[]; ms: number };
+}
+
+const enc = encodeURIComponent;
+
+/** Typed calls of the knowledge base API. */
+export function knowledgeApi(api: ApiClient) {
+  return {
+    list: () => api.request<{ status: KnowledgeStatus; bases: KnowledgeBase[] }>("GET", "/api/kb"),
+    create: (name: string) => api.request<KnowledgeBase>("POST", "/api/kb", { name }),
+    remove: (name: string) => api.request<void>("DELETE", `/api/kb/${enc(name)}`),
+    documents: (name: string) => api.request<KnowledgeDocument[]>("GET", `/api/kb/${enc(name)}/documents`),
+    removeDocument: (name: string, id: string) =>
+      api.request<void>("DELETE", `/api/kb/${enc(name)}/documents/${enc(id)}`),
+    job: (id: string) => api.request<IngestJob>("GET", `/api/kb/jobs/${enc(id)}`),
+    cancel: (id: string) => api.request<IngestJob>("POST", `/api/kb/jobs/${enc(id)}/cancel`),
+    search: (name: string, q: string) =>
+      api.request<SearchResult>("GET", `/api/kb/${enc(name)}/search?q=${enc(q)}`),
+  };
+}
+
+/** "p. 3" or "pp. 3–5", when the passage has pages. */
+export function pageLabel(citation: Citation): string | undefined {
+  const { pageStart, pageEnd } = citation;
+  if (pageStart === undefined) return undefined;
+  return pageEnd !== undefined && pageEnd !== pageStart ? `pp. ${pageStart}–${pageEnd}` : `p. ${pageStart}`;
+}
+
+/** The link a citation opens: the source itself when it is a web address, else the passage in the list. */
+export function citationHref(citation: Citation): string {
+  return /^https?:\/\//i.test(citation.source) ? citation.source : `#passage-${citation.chunkId}`;
+}
+
+function uploadError(xhr: XMLHttpRequest): ApiError {
+  try {
+    const body = JSON.parse(xhr.responseText) as { error?: { code?: string; message?: string } };
+    return new ApiError(xhr.status, body.error?.code ?? "error", body.error?.message ?? `HTTP ${xhr.status}`);
+  } catch {
+    return new ApiError(xhr.status, "error", `upload failed (HTTP ${xhr.status})`);
+  }
+}
+
+/** Uploads files to a base; `onProgress` gets the fraction of bytes sent. Resolves to the ingestion job id. */
+export function uploadFiles(
+  api: ApiClient,
+  kb: string,
+  files: readonly File[],
+  onProgress: (fraction: number) => void,
+): Promise<string> {
+  const form = new FormData();
+  for (const file of files) form.append("files", file, file.name);
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", `/api/kb/${enc(kb)}/upload`);
+    const csrf = api.csrfToken;
+    if (csrf) xhr.setRequestHeader("x-csrf-token", csrf);
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable && e.total > 0) onProgress(e.loaded / e.total);
+    };
+    xhr.onload = () => {
+      if (xhr.status !== 202) return reject(uploadError(xhr));
+      onProgress(1);
+      resolve((JSON.parse(xhr.responseText) as { jobId: string }).jobId);
+    };
+    xhr.onerror = () => reject(new ApiError(0, "network", "the upload could not reach the server"));
+    xhr.send(form);
+  });
+}
