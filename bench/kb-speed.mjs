@@ -16,7 +16,8 @@ import { KnowledgeService } from "../dist/knowledge/knowledge-service.js";
 import { simdAvailable } from "../dist/memory/vectors/dot-kernel.js";
 import { openDatabase } from "../dist/store/database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
-import { cranfieldMarkdown, loadCranfield } from "./kb-quality.mjs";
+import { loadCranfield } from "./cranfield.mjs";
+import { cranfieldMarkdown } from "./kb-quality.mjs";
 
 const DIMS = 256;
 const SYNTHETIC_DOCS = 5_000;

@@ -6,62 +6,24 @@
  * Run `npx tsc -p tsconfig.build.json` first.
  */
 
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { SqliteMemoryStore } from "../dist/memory/sqlite-memory-store.js";
 import { openDatabase } from "../dist/store/database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
-import { sharedDir } from "./shared.mjs";
+import { loadCranfield } from "./cranfield.mjs";
 
-const DATA = join(sharedDir(), "datasets/cranfield");
 const DIMS = [256, 1024];
 
-/** Splits a Cranfield file into records of `.X` fields keyed by letter. */
-function parseRecords(text) {
-  const records = [];
-  let current;
-  let field;
-  for (const line of text.split(/\r?\n/)) {
-    const marker = /^\.([A-Z])(?:\s+(.*))?$/.exec(line);
-    if (marker) {
-      if (marker[1] === "I") {
-        current = { id: marker[2]?.trim(), fields: {} };
-        records.push(current);
-        field = undefined;
-      } else {
-        field = marker[1];
-        current.fields[field] = "";
-      }
-      continue;
-    }
-    if (current && field) current.fields[field] += `${line}\n`;
-  }
-  return records;
-}
-
-function loadCranfield() {
-  const docs = parseRecords(readFileSync(join(DATA, "cran.all.1400"), "utf8"))
-    .map((r) => ({
-      id: Number(r.id),
-      text: `${(r.fields.T ?? "").trim()}\n${(r.fields.W ?? "").trim()}`.trim(),
-    }))
-    // Two records (471, 995) have no text at all; a memory cannot be empty.
+/** Cranfield documents as memories: title and text together; two records have no text at all. */
+function loadCollection() {
+  const { docs, queries, qrels } = loadCranfield();
+  const memories = docs
+    .map((d) => ({ id: d.id, text: `${d.title}\n${d.text}`.trim() }))
     .filter((d) => d.text !== "");
-  // Judgments number queries by position in cran.qry, not by its .I ids.
-  const queries = parseRecords(readFileSync(join(DATA, "cran.qry"), "utf8")).map((r, i) => ({
-    id: i + 1,
-    text: (r.fields.W ?? "").replace(/\s+/g, " ").trim(),
-  }));
-  const qrels = new Map();
-  for (const line of readFileSync(join(DATA, "cranqrel"), "utf8").split(/\r?\n/)) {
-    const [q, d, code] = line.trim().split(/\s+/).map(Number);
-    if (!q || !d || !(code >= 1 && code <= 4)) continue;
-    if (!qrels.has(q)) qrels.set(q, new Map());
-    qrels.get(q).set(d, 5 - code);
-  }
-  return { docs, queries, qrels };
+  return { docs: memories, queries, qrels };
 }
 
 function ndcgAt(ranked, gains, k) {
@@ -117,7 +79,7 @@ async function evaluate(name, data, options, dir) {
 
 /** Runs the benchmark; returns a markdown section. */
 export async function run() {
-  const data = loadCranfield();
+  const data = loadCollection();
   const embedder = (dims) => ({
     model: `bench:hash-${dims}`,
     embed: async (texts) => texts.map((t) => hashEmbedding(t, dims)),
