@@ -2,55 +2,29 @@
  * The schedules API (`/api/schedules`) for the web app: its types, typed calls over the shared
  * ApiClient, and the create form's conversion to a request body (checked before sending).
  */
+import type {
+  MissedPolicy,
+  ScheduleInput,
+  ScheduleRecord,
+  ScheduleRunRecord,
+  ScheduleTarget,
+  ScheduleTiming,
+} from "../../../src/schedules/types.js";
 import type { ApiClient } from "../api.js";
 
-export type ScheduleTiming =
-  | { kind: "cron"; expression: string; timezone: string }
-  | { kind: "once"; at: string }
-  | { kind: "interval"; seconds: number };
+export type {
+  MissedPolicy,
+  ScheduleInput,
+  ScheduleTarget,
+  ScheduleTiming,
+} from "../../../src/schedules/types.js";
 
-export type ScheduleTarget =
-  | { type: "agent"; agentId: string; prompt: string; channelId: string }
-  | { type: "chain"; channelId: string; input: string };
-
-export type MissedPolicy = "skip" | "run_once";
-
-export interface Schedule {
-  id: string;
-  name: string;
-  ownerId: string;
-  enabled: boolean;
-  timing: ScheduleTiming;
-  target: ScheduleTarget;
-  missedPolicy: MissedPolicy;
-  createdAt: number;
-  updatedAt: number;
-  lastRunAt?: number;
-  nextRunAt?: number;
+/** A schedule as the API lists it: the stored record plus whether a run is in progress. */
+export interface Schedule extends ScheduleRecord {
   running: boolean;
 }
 
-export interface ScheduleInput {
-  name: string;
-  enabled?: boolean;
-  timing: ScheduleTiming;
-  target: ScheduleTarget;
-  missedPolicy?: MissedPolicy;
-}
-
-export interface ScheduleRun {
-  id: string;
-  scheduleId: string;
-  trigger: "schedule" | "manual" | "missed";
-  scheduledFor?: number;
-  startedAt: number;
-  endedAt?: number;
-  status: "running" | "done" | "error" | "skipped";
-  output?: string;
-  error?: string;
-  teamRunId?: string;
-  flowId?: string;
-}
+export type ScheduleRun = ScheduleRunRecord;
 
 const enc = encodeURIComponent;
 
