@@ -7,6 +7,7 @@
  * files (the I/O floor of ingestion), and a brute-force BM25 in plain JS over pre-tokenised chunks
  * (what a search without an index costs). Run `npm run build` first.
  */
+
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +19,7 @@ import { openDatabase } from "../dist/store/database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
 import { loadCranfield } from "./cranfield.mjs";
 import { cranfieldMarkdown } from "./kb-quality.mjs";
+import { rng, zipfWords } from "./synthetic-text.mjs";
 
 const DIMS = 256;
 const SYNTHETIC_DOCS = 5_000;
@@ -30,17 +32,6 @@ const embedder = {
   model: `bench:hash-${DIMS}`,
   embed: async (texts) => texts.map((t) => hashEmbedding(t, DIMS)),
 };
-
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function syntheticCorpus(seed = 11) {
   const random = rng(seed);
@@ -61,12 +52,7 @@ function syntheticCorpus(seed = 11) {
     "mi",
     "ro",
   ];
-  const vocab = Array.from({ length: 30_000 }, (_, i) => {
-    let word = "";
-    for (let j = 0; j < 2 + (i % 3); j++) word += syllables[Math.floor(random() * syllables.length)];
-    return word + i.toString(36);
-  });
-  const zipf = () => vocab[Math.min(vocab.length - 1, Math.floor(vocab.length ** random()) - 1)];
+  const zipf = zipfWords(random, syllables, 30_000);
   const sentence = () => {
     const words = [];
     const n = 8 + Math.floor(random() * 10);

@@ -6,6 +6,7 @@
  * plus 1 random word. Vectors are `hashEmbedding` (256 dims) computed in process, so no embedding
  * API latency is included. Run `npx tsc -p tsconfig.build.json` first.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import { SqliteMemoryStore } from "../dist/memory/sqlite-memory-store.js";
 import { simdAvailable } from "../dist/memory/vectors/dot-kernel.js";
 import { openDatabase } from "../dist/store/database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
+import { rng, zipfWords } from "./synthetic-text.mjs";
 
 const DIMS = 256;
 const SIZES = [1_000, 10_000, 100_000];
@@ -34,17 +36,6 @@ const FUNCTION_WORDS = [
   "user",
   "likes",
 ];
-
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function makeCorpus(count, seed = 7) {
   const random = rng(seed);
@@ -68,12 +59,7 @@ function makeCorpus(count, seed = 7) {
     "bel",
     "cor",
   ];
-  const vocab = Array.from({ length: 20_000 }, (_, i) => {
-    let word = "";
-    for (let j = 0; j < 2 + (i % 3); j++) word += syllables[Math.floor(random() * syllables.length)];
-    return word + i.toString(36);
-  });
-  const zipf = () => vocab[Math.min(vocab.length - 1, Math.floor(vocab.length ** random()) - 1)];
+  const zipf = zipfWords(random, syllables, 20_000);
   const texts = [];
   for (let i = 0; i < count; i++) {
     const words = [];
