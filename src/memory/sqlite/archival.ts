@@ -129,21 +129,25 @@ export class ArchivalMemory {
   /** Ranked hits: BM25 and vector lists fused with RRF, weighted by recency, importance and use. */
   search(query: ArchivalSearch): MemorySearchHit[] {
     const scope = { userId: query.userId, agentId: query.agentId, type: query.type };
+    const agent = query.agentId;
+    // The vector scan starts first: on a big index a worker thread runs it during the BM25 query.
+    const vectorSearch =
+      query.vector && this.vectors
+        ? this.vectors
+            .index(query.userId, query.vector.length)
+            .beginSearch(
+              query.vector,
+              this.candidates,
+              (meta) =>
+                (agent === undefined || meta.agentId === "" || meta.agentId === agent) &&
+                (query.type === undefined || meta.type === query.type),
+            )
+        : undefined;
     const bm25 = query.terms.length > 0 ? this.bm25.search(scope, query.terms, this.candidates) : [];
     const lists = [bm25.map((h) => String(h.id))];
     const similarity = new Map<string, number>();
-    if (query.vector && this.vectors) {
-      const agent = query.agentId;
-      const hits = this.vectors
-        .index(query.userId, query.vector.length)
-        .search(
-          query.vector,
-          this.candidates,
-          (meta) =>
-            (agent === undefined || meta.agentId === "" || meta.agentId === agent) &&
-            (query.type === undefined || meta.type === query.type),
-        )
-        .filter((h) => h.score >= query.minSimilarity);
+    if (vectorSearch) {
+      const hits = vectorSearch.result().filter((h) => h.score >= query.minSimilarity);
       for (const hit of hits) similarity.set(String(hit.id), hit.score);
       lists.push(hits.map((h) => String(h.id)));
     }

@@ -6,7 +6,7 @@
  * where WebAssembly SIMD is unavailable.
  */
 
-import { type WasmMemory, type WasmModule, wasm } from "./wasm.js";
+import { isShared, type WasmMemory, type WasmModule, wasm } from "./wasm.js";
 
 /**
  * Computes out[r] = Σ_j mat[r·dims + j] · query[j] (int8 inputs, int32 outputs), all offsets in
@@ -90,35 +90,43 @@ const hexBytes = (hex: string): number[] =>
     .filter((b) => b !== "")
     .map((b) => Number.parseInt(b, 16));
 
-function moduleBytes(): Uint8Array {
+/** Largest shared memory a kernel imports, in 64 KiB pages (2 GiB: 8M rows of 256 dimensions). */
+export const SHARED_MAX_PAGES = 32_768;
+
+function moduleBytes(shared: boolean): Uint8Array {
   const section = (id: number, content: number[]) => [id, ...uleb(content.length), ...content];
   const name = (text: string) => [...uleb(text.length), ...Array.from(text, (c) => c.charCodeAt(0))];
   const I32 = 0x7f;
   const V128 = 0x7b;
   const fn = [2, 4, I32, 6, V128, ...BODY.flatMap(([hex]) => hexBytes(hex))];
+  // Memory limits: flags 0 = minimum only; 3 = minimum and maximum, shared between threads.
+  const limits = shared ? [0x03, 0x01, ...uleb(SHARED_MAX_PAGES)] : [0x00, 0x01];
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
     ...section(1, [1, 0x60, 5, I32, I32, I32, I32, I32, 0]),
-    ...section(2, [1, ...name("env"), ...name("memory"), 0x02, 0x00, 0x01]),
+    ...section(2, [1, ...name("env"), ...name("memory"), 0x02, ...limits]),
     ...section(3, [1, 0]),
     ...section(7, [1, ...name("dot_i8"), 0x00, 0]),
     ...section(10, [1, ...uleb(fn.length), ...fn]),
   ]);
 }
 
-let compiled: WasmModule | null | undefined;
+const compiled = new Map<boolean, WasmModule | null>();
 
-function simdModule(): WasmModule | null {
-  if (compiled === undefined) {
-    const bytes = moduleBytes();
+/** The compiled SIMD kernel for plain or shared memory; null where WebAssembly SIMD is unavailable. */
+export function simdModule(shared = false): WasmModule | null {
+  let module = compiled.get(shared);
+  if (module === undefined) {
+    const bytes = moduleBytes(shared);
     try {
-      compiled = wasm?.validate(bytes) ? new wasm.Module(bytes) : null;
+      module = wasm?.validate(bytes) ? new wasm.Module(bytes) : null;
     } catch {
       // A runtime that forbids WebAssembly compilation (e.g. --jitless): use the JS loop.
-      compiled = null;
+      module = null;
     }
+    compiled.set(shared, module);
   }
-  return compiled;
+  return module;
 }
 
 /** True when the SIMD kernel can run here (Node 16.4+ has WebAssembly SIMD). */
@@ -142,7 +150,7 @@ export function jsDotKernel(memory: WasmMemory): DotKernel {
 
 /** A kernel bound to `memory`: the SIMD one when available, unless `forceJs`. */
 export function dotKernel(memory: WasmMemory, forceJs = false): DotKernel {
-  const module = forceJs ? null : simdModule();
+  const module = forceJs ? null : simdModule(isShared(memory));
   if (module === null || !wasm) return jsDotKernel(memory);
   const instance = new wasm.Instance(module, { env: { memory } });
   return instance.exports.dot_i8 as DotKernel;

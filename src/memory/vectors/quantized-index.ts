@@ -5,12 +5,15 @@
  * this adds is far below what separates relevant from unrelated texts. Exact cosines, where they
  * matter (merging near-duplicates), are computed from the stored float32 vectors instead.
  */
-import { type DotKernel, dotKernel } from "./dot-kernel.js";
+import { type DotKernel, dotKernel, SHARED_MAX_PAGES } from "./dot-kernel.js";
+import { parallelScanner, type ScanHandle } from "./parallel-scan.js";
 import { TopK } from "./top-k.js";
-import { createMemory, type WasmMemory } from "./wasm.js";
+import { createMemory, createSharedMemory, isShared, type WasmMemory } from "./wasm.js";
 
 const PAGE = 65_536;
 const INITIAL_ROWS = 64;
+/** Below this many rows a scan takes under a millisecond and is not worth a second thread. */
+const DEFAULT_PARALLEL_MIN_ROWS = 32_768;
 
 export interface VectorHit<M> {
   id: number;
@@ -41,12 +44,38 @@ export function cosine(a: Float32Array, b: Float32Array): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/** A search whose scan may still be running; `result` finishes it (once) and returns the hits. */
+export class PendingSearch<M> {
+  private hits: Array<VectorHit<M>> | undefined;
+
+  constructor(private compute: (() => Array<VectorHit<M>>) | undefined) {}
+
+  result(): Array<VectorHit<M>> {
+    if (!this.hits) {
+      const compute = this.compute;
+      this.compute = undefined;
+      this.hits = compute ? compute() : [];
+    }
+    return this.hits;
+  }
+}
+
+export interface QuantizedIndexOptions {
+  /** Use the scalar JS kernel even where SIMD is available (tests). */
+  forceJs?: boolean;
+  /** Rows from which scans are shared with a worker thread (default 32,768; Infinity = never). */
+  parallelMinRows?: number;
+}
+
 /** Holds rows of one dimensionality, each with an id and caller metadata (used to filter hits). */
 export class QuantizedVectorIndex<M> {
   /** Bytes per row: dims rounded up to the 16-byte SIMD width, zero-padded. */
   readonly stride: number;
-  private readonly memory: WasmMemory;
-  private readonly kernel: DotKernel;
+  private memory: WasmMemory;
+  private kernel: DotKernel;
+  private readonly forceJs: boolean;
+  private readonly parallelMinRows: number;
+  private pending: PendingSearch<M> | undefined;
   private capacity = 0;
   private readonly ids: number[] = [];
   private readonly metas: M[] = [];
@@ -55,11 +84,13 @@ export class QuantizedVectorIndex<M> {
 
   constructor(
     readonly dims: number,
-    options: { forceJs?: boolean } = {},
+    options: QuantizedIndexOptions = {},
   ) {
     this.stride = Math.max(16, Math.ceil(dims / 16) * 16);
+    this.forceJs = options.forceJs ?? false;
+    this.parallelMinRows = options.parallelMinRows ?? DEFAULT_PARALLEL_MIN_ROWS;
     this.memory = createMemory();
-    this.kernel = dotKernel(this.memory, options.forceJs);
+    this.kernel = dotKernel(this.memory, this.forceJs);
     this.reserve(INITIAL_ROWS);
   }
 
@@ -76,6 +107,7 @@ export class QuantizedVectorIndex<M> {
     if (vector.length !== this.dims) {
       throw new RangeError(`vector has ${vector.length} dimensions; this index holds ${this.dims}`);
     }
+    this.settle();
     let row = this.rowOf.get(id);
     if (row === undefined) {
       row = this.ids.length;
@@ -96,6 +128,7 @@ export class QuantizedVectorIndex<M> {
   remove(id: number): boolean {
     const row = this.rowOf.get(id);
     if (row === undefined) return false;
+    this.settle();
     const last = this.ids.length - 1;
     if (row !== last) {
       const bytes = new Uint8Array(this.memory.buffer);
@@ -115,12 +148,52 @@ export class QuantizedVectorIndex<M> {
 
   /** The k rows most similar to `query` among those `accept` lets through, best first. */
   search(query: Float32Array, k: number, accept?: (meta: M) => boolean): Array<VectorHit<M>> {
+    return this.beginSearch(query, k, accept).result();
+  }
+
+  /**
+   * Starts a search and returns before a big scan is done (a worker thread shares it), so the
+   * caller can do other work meanwhile. Any change to the index, or another search, finishes it
+   * first; `accept` runs when the result is taken.
+   */
+  beginSearch(query: Float32Array, k: number, accept?: (meta: M) => boolean): PendingSearch<M> {
+    this.settle();
     const rows = this.ids.length;
-    if (rows === 0 || k <= 0) return [];
-    const unit = normalize(Float32Array.from(query));
-    const queryScale = this.quantize(unit, 0);
-    // The kernel works on pairs of rows; capacity is a power of two, so the spare row always exists.
-    this.kernel(this.matrixOffset, rows + (rows & 1), this.stride, 0, this.outOffset);
+    if (rows === 0 || k <= 0) return new PendingSearch<M>(undefined);
+    const queryScale = this.quantize(normalize(Float32Array.from(query)), 0);
+    const layout = {
+      mat: this.matrixOffset,
+      // The kernel works on pairs of rows; capacity is a power of two, so the spare row always exists.
+      rows: rows + (rows & 1),
+      stride: this.stride,
+      query: 0,
+      out: this.outOffset,
+    };
+    let scan: ScanHandle | undefined;
+    const scanner = rows >= this.parallelMinRows && isShared(this.memory) ? parallelScanner() : undefined;
+    if (scanner) scan = scanner.start(this.memory, this.kernel, layout);
+    else this.kernel(layout.mat, layout.rows, layout.stride, layout.query, layout.out);
+    const pending = new PendingSearch<M>(() => {
+      if (this.pending === pending) this.pending = undefined;
+      scan?.join();
+      return this.select(rows, k, queryScale, accept);
+    });
+    this.pending = pending;
+    return pending;
+  }
+
+  /** Finishes a search still in flight, before the matrix or output area changes. */
+  private settle(): void {
+    this.pending?.result();
+  }
+
+  /** The top k rows from the dot products in the output area. */
+  private select(
+    rows: number,
+    k: number,
+    queryScale: number,
+    accept: ((meta: M) => boolean) | undefined,
+  ): Array<VectorHit<M>> {
     const dots = new Int32Array(this.memory.buffer, this.outOffset, rows);
     const scales = this.scales;
     const metas = this.metas;
@@ -162,10 +235,27 @@ export class QuantizedVectorIndex<M> {
   private reserve(rows: number): void {
     const needed = this.stride + rows * this.stride + rows * 4;
     const have = this.memory.buffer.byteLength;
-    if (needed > have) this.memory.grow(Math.ceil((needed - have) / PAGE));
+    if (rows >= this.parallelMinRows && !this.forceJs && !isShared(this.memory) && parallelScanner()) {
+      this.moveToSharedMemory(Math.ceil(Math.max(needed, have) / PAGE));
+    } else if (needed > have) {
+      this.memory.grow(Math.ceil((needed - have) / PAGE));
+    }
     const scales = new Float32Array(rows);
     scales.set(this.scales.subarray(0, Math.min(this.scales.length, rows)));
     this.scales = scales;
     this.capacity = rows;
+  }
+
+  /** Copies the matrix into memory a worker thread can scan too (once, when the index gets big). */
+  private moveToSharedMemory(pages: number): void {
+    const memory = createSharedMemory(pages, SHARED_MAX_PAGES);
+    if (!memory) {
+      const have = this.memory.buffer.byteLength;
+      if (pages * PAGE > have) this.memory.grow(pages - have / PAGE);
+      return;
+    }
+    new Uint8Array(memory.buffer).set(new Uint8Array(this.memory.buffer));
+    this.memory = memory;
+    this.kernel = dotKernel(memory, this.forceJs);
   }
 }

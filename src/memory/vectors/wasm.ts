@@ -4,14 +4,15 @@
  */
 
 export interface WasmMemory {
-  readonly buffer: ArrayBuffer;
+  /** An ArrayBuffer, or a SharedArrayBuffer for memory shared with the scan worker. */
+  readonly buffer: ArrayBufferLike;
   grow(pages: number): number;
 }
 
 export type WasmModule = object;
 
 export interface WasmApi {
-  Memory: new (descriptor: { initial: number; maximum?: number }) => WasmMemory;
+  Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory;
   Module: new (bytes: Uint8Array) => WasmModule;
   Instance: new (
     module: WasmModule,
@@ -22,6 +23,21 @@ export interface WasmApi {
 
 /** The runtime's WebAssembly object, or undefined where there is none. */
 export const wasm: WasmApi | undefined = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+
+/** True for memory whose buffer can be read by other threads. */
+export function isShared(memory: WasmMemory): boolean {
+  return typeof SharedArrayBuffer !== "undefined" && memory.buffer instanceof SharedArrayBuffer;
+}
+
+/** Shared WebAssembly memory of at least `pages` pages, or undefined where threads cannot share it. */
+export function createSharedMemory(pages: number, maximum: number): WasmMemory | undefined {
+  if (!wasm || typeof SharedArrayBuffer === "undefined" || pages > maximum) return undefined;
+  try {
+    return new wasm.Memory({ initial: pages, maximum, shared: true });
+  } catch {
+    return undefined;
+  }
+}
 
 /** A growable memory for the kernel: real WebAssembly memory, or a plain buffer when WebAssembly is missing. */
 export function createMemory(): WasmMemory {
