@@ -1,6 +1,7 @@
 /** MemoryStore on SQLite: archival memories, core blocks and recall search over one connection. */
 import type { Database } from "better-sqlite3";
 import { DimsumError } from "../errors.js";
+import { joinGroupCommit } from "../store/group-commit.js";
 import { storeError } from "../store/sqlite-errors.js";
 import { type CleanInput, cleanInput, requireUser } from "./input.js";
 import type { SearchWeights } from "./ranking.js";
@@ -60,6 +61,7 @@ function describe(err: unknown): string {
 
 export class SqliteMemoryStore implements MemoryStore {
   private readonly file: string;
+  private readonly db: Database;
   private readonly archival: ArchivalMemory;
   private readonly core: SqliteCoreMemory;
   private readonly recall: RecallSearch;
@@ -73,6 +75,7 @@ export class SqliteMemoryStore implements MemoryStore {
     private readonly options: SqliteMemoryStoreOptions = {},
   ) {
     this.file = db.name;
+    this.db = db;
     this.embedder = options.embedder;
     this.warn = options.warn ?? ((message) => process.emitWarning(message, "DimsumMemoryWarning"));
     const archivalOptions: ArchivalOptions = { ...options };
@@ -231,6 +234,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   private guard<T>(action: string, body: () => T): T {
     try {
+      joinGroupCommit(this.db);
       return body();
     } catch (err) {
       throw storeError(err, this.file, action);

@@ -10,6 +10,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { DimsumConfig } from "../config/load-config.js";
 import type { Database } from "../store/database.js";
+import { enableGroupCommit } from "../store/group-commit.js";
 import type { Actor, Team } from "../team/types.js";
 import { ApiTokenStore } from "./auth/api-token-store.js";
 import { sessionTokenFromCookieHeader } from "./auth/cookies.js";
@@ -69,6 +70,11 @@ export interface ServerDeps {
   maxUploadBytes?: number;
   /** More routes (the team API, the OpenAI endpoint), mounted after the built-in API, before the SPA. */
   routes?: Array<(app: DimsumApp) => void>;
+  /**
+   * Commit the writes of each event-loop turn together (default true): fewer, larger commits under
+   * load; a crash can lose only the current turn's writes. See store/group-commit.ts.
+   */
+  groupCommit?: boolean;
   /** Routes that authenticate callers themselves (signed platform webhooks), mounted before the session guards. */
   publicRoutes?: Array<(app: DimsumApp) => void>;
 }
@@ -165,6 +171,10 @@ export function createApp(
 /** Creates the server (not yet listening). Call `listen` to start and `close` to stop. */
 export function createServer(deps: ServerDeps): DimsumServer {
   const log = deps.log ?? stderrLog;
+  if (deps.groupCommit !== false)
+    enableGroupCommit(deps.db, (err) =>
+      log.error("a database commit failed; that turn's writes were lost", err),
+    );
   const users = new UserStore(
     deps.db,
     deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {},

@@ -3,6 +3,7 @@ import type { Database } from "better-sqlite3";
 import { DimsumError } from "../errors.js";
 import type { Message, ToolResultMessage, Usage } from "../llm/types.js";
 import type { TodoItem } from "../tools/types.js";
+import { joinGroupCommit } from "./group-commit.js";
 import { type MessageRow, messageToColumns, rowToMessage } from "./message-rows.js";
 import { storeError } from "./sqlite-errors.js";
 import { checkRef, label, toRunRecord, toSessionRecord, toStoredMessage } from "./sqlite-records.js";
@@ -43,6 +44,7 @@ const defaultLogger: StoreLogger = { warn: (message) => process.emitWarning(mess
 export class SqliteSessionStore implements SessionStore {
   private readonly sql: Statements;
   private readonly file: string;
+  private readonly db: Database;
   private readonly now: () => number;
   private readonly logger: StoreLogger;
   private readonly estimateTokens: ((message: Message) => number) | undefined;
@@ -56,6 +58,7 @@ export class SqliteSessionStore implements SessionStore {
   /** `db` must come from `openDatabase` (migrated); the caller keeps ownership and closes it. */
   constructor(db: Database, options: SqliteSessionStoreOptions = {}) {
     this.file = db.name;
+    this.db = db;
     this.sql = prepareStatements(db);
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? defaultLogger;
@@ -346,6 +349,7 @@ export class SqliteSessionStore implements SessionStore {
   /** Runs `fn` now (SQLite is synchronous) and reports failures as rejected DimsumErrors. */
   private guard<T>(action: string, fn: () => T): Promise<T> {
     try {
+      joinGroupCommit(this.db);
       return Promise.resolve(fn());
     } catch (err) {
       return Promise.reject(storeError(err, this.file, action));
