@@ -11,6 +11,7 @@ import type { ModelSpec, StreamFunction, StreamOptions, Usage } from "../llm/typ
 import type { SessionRef, SessionStore } from "../store/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
+import { DeltaBatcher } from "./delta-batcher.js";
 import type { PersonaFiles } from "./personas.js";
 import type { AgentRecord, TeamEvent } from "./types.js";
 
@@ -89,58 +90,66 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
   );
   const tools = toolsForAgent(agent, runtime.baseTools, [...(request.extraTools ?? []), ...granted]);
   let result: TurnResult | undefined;
-  for await (const event of runSessionTurn({
-    store: runtime.store,
-    ref: request.ref,
-    model,
-    input: request.input,
-    system: request.system,
-    tools,
-    toolEnvironment: { workspace: request.workspace, config: runtime.config.tools },
-    maxIterations: runtime.config.maxIterations,
-    signal: request.signal,
-    stream: runtime.stream,
-    streamOptions: runtime.streamOptions,
-    layers: layersFor(runtime, agent, request.ref),
-    secrets: secretsFrom(runtime.config.env, [model.apiKey]),
-    runId,
-  })) {
-    switch (event.type) {
-      case "text_delta":
-        runtime.emit({ type: "delta", channelId, runId, text: event.text });
+  const deltas = new DeltaBatcher((type, text) => runtime.emit({ type, channelId, runId, text }));
+  try {
+    for await (const event of runSessionTurn({
+      store: runtime.store,
+      ref: request.ref,
+      model,
+      input: request.input,
+      system: request.system,
+      tools,
+      toolEnvironment: { workspace: request.workspace, config: runtime.config.tools },
+      maxIterations: runtime.config.maxIterations,
+      signal: request.signal,
+      stream: runtime.stream,
+      streamOptions: runtime.streamOptions,
+      layers: layersFor(runtime, agent, request.ref),
+      secrets: secretsFrom(runtime.config.env, [model.apiKey]),
+      runId,
+    })) {
+      if (event.type === "text_delta") {
+        deltas.push("delta", event.text);
         request.onDelta?.(event.text);
-        break;
-      case "reasoning_delta":
-        runtime.emit({ type: "reasoning", channelId, runId, text: event.text });
-        break;
-      case "tool_call":
-        runtime.emit({
-          type: "tool_start",
-          channelId,
-          runId,
-          callId: event.id,
-          name: event.name,
-          args: event.args,
-        });
-        break;
-      case "tool_result":
-        runtime.emit({
-          type: "tool_end",
-          channelId,
-          runId,
-          callId: event.id,
-          name: event.name,
-          ok: event.ok,
-          output: event.output,
-          durationMs: event.durationMs,
-        });
-        break;
-      case "done":
-        result = { answer: event.answer, usage: event.usage };
-        break;
-      case "error":
-        throw new DimsumError(event.code, event.message, event.hint ? { hint: event.hint } : {});
+        continue;
+      }
+      if (event.type === "reasoning_delta") {
+        deltas.push("reasoning", event.text);
+        continue;
+      }
+      deltas.flush();
+      switch (event.type) {
+        case "tool_call":
+          runtime.emit({
+            type: "tool_start",
+            channelId,
+            runId,
+            callId: event.id,
+            name: event.name,
+            args: event.args,
+          });
+          break;
+        case "tool_result":
+          runtime.emit({
+            type: "tool_end",
+            channelId,
+            runId,
+            callId: event.id,
+            name: event.name,
+            ok: event.ok,
+            output: event.output,
+            durationMs: event.durationMs,
+          });
+          break;
+        case "done":
+          result = { answer: event.answer, usage: event.usage };
+          break;
+        case "error":
+          throw new DimsumError(event.code, event.message, event.hint ? { hint: event.hint } : {});
+      }
     }
+  } finally {
+    deltas.flush();
   }
   if (!result) throw new DimsumError("internal", `The run of @${agent.id} ended without an answer.`);
   return result;

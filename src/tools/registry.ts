@@ -241,14 +241,16 @@ export class ToolRegistry {
 
 type RunTool = (args: unknown, ctx: ToolContext) => Promise<ToolResult | string>;
 
-// Converting a zod schema costs as much as the rest of building a request: do it once per tool.
-const convertedSchemas = new WeakMap<Tool, JsonSchema>();
+// Converting a zod schema costs as much as the rest of building a request: do it once per schema
+// object, so tools made per run around a shared schema (call_agent) are converted once too.
+const convertedSchemas = new WeakMap<object, JsonSchema>();
 
 function parametersOf(tool: Tool): JsonSchema {
-  const cached = convertedSchemas.get(tool);
+  const key: object = tool.parameters;
+  const cached = convertedSchemas.get(key);
   if (cached) return cached;
   const schema = convertParameters(tool);
-  convertedSchemas.set(tool, schema);
+  convertedSchemas.set(key, schema);
   return schema;
 }
 

@@ -115,17 +115,36 @@ function contentTokens(content: string | Array<TextPart | ImagePart>, counter: T
   return tokens;
 }
 
+interface SchemaEstimate {
+  counter: TokenCounter;
+  name: string;
+  description: string;
+  tokens: number;
+}
+
+// Registries hand out the same parameters object for a tool every time: estimate it once.
+const schemaEstimates = new WeakMap<object, SchemaEstimate>();
+
 /** Estimates one tool schema as the provider receives it (name, description, JSON parameters). */
 export function estimateToolSchemaTokens(
   tool: ToolSchema,
   counter: TokenCounter = defaultTokenCounter,
 ): number {
-  return (
+  const cached = schemaEstimates.get(tool.parameters);
+  if (
+    cached &&
+    cached.counter === counter &&
+    cached.name === tool.name &&
+    cached.description === tool.description
+  )
+    return cached.tokens;
+  const tokens =
     TOKEN_COSTS.toolSchema +
     counter.count(tool.name) +
     counter.count(tool.description) +
-    counter.count(JSON.stringify(tool.parameters))
-  );
+    counter.count(JSON.stringify(tool.parameters));
+  schemaEstimates.set(tool.parameters, { counter, name: tool.name, description: tool.description, tokens });
+  return tokens;
 }
 
 /** Estimates a whole request: system prompt, every message and the tool schemas. */

@@ -128,6 +128,8 @@ export class ArchivalMemory {
 
   /** Ranked hits: BM25 and vector lists fused with RRF, weighted by recency, importance and use. */
   search(query: ArchivalSearch): MemorySearchHit[] {
+    // Most users of a busy server have no memories yet: one indexed read instead of a search.
+    if (this.count(query.userId) === 0) return [];
     const scope = { userId: query.userId, agentId: query.agentId, type: query.type };
     const agent = query.agentId;
     // The vector scan starts first: on a big index a worker thread runs it during the BM25 query.

@@ -105,11 +105,11 @@ export class WsHub {
     } catch (err) {
       this.log.error("WebSocket: authenticating the upgrade failed", err);
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, identity));
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, identity, socket));
   }
 
-  private accept(ws: WebSocket, identity: WsIdentity | undefined): void {
-    const client = new HubClient(ws, {
+  private accept(ws: WebSocket, identity: WsIdentity | undefined, socket: Duplex): void {
+    const client = new HubClient(ws, socket, {
       source: this.source,
       limits: this.limits,
       serialize: this.serialize,
