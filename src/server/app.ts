@@ -21,6 +21,7 @@ import { SessionStore } from "./auth/session-store.js";
 import { UserStore } from "./auth/user-store.js";
 import type { AppEnv, DimsumApp, ServerLog, ServerServices } from "./context.js";
 import { errorResponse, HttpError, toHttpError } from "./http/errors.js";
+import { readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
 import { settingsRoutes } from "./routes/settings.js";
 import { tokenRoutes } from "./routes/tokens.js";
@@ -144,8 +145,9 @@ export function createApp(
         throw new HttpError(413, "too_large", `request body over ${maxSize} bytes`);
       },
     });
-  const limit = sizeLimit(deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-  // Knowledge uploads carry files (checked one by one by their route); everything else stays small.
+  const limit = readBody(deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  // Knowledge uploads carry files (checked one by one by their route, which parses multipart from
+  // the WHATWG Request); everything else stays small.
   const uploadLimit = sizeLimit(deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES);
   app.use("/api/*", (c, next) =>
     (/^\/api\/kb\/[^/]+\/upload$/.test(c.req.path) ? uploadLimit : limit)(c, next),

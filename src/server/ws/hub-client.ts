@@ -44,6 +44,9 @@ function describe(err: unknown): { message: string; code?: string } {
   return code ? { message, code } : { message };
 }
 
+/** Frames held for one write at the end of the turn, at most (bytes). */
+const CORK_MAX_BYTES = 64 * 1024;
+
 /** What every client shares with its hub. */
 export interface HubClientContext {
   source: TeamEventSource | undefined;
@@ -111,6 +114,8 @@ export class HubClient {
     }
     this.cork();
     this.ws.send(this.context.serialize(frame));
+    // Big frames gain nothing from waiting, and held bytes would count against the client's buffer.
+    if (this.ws.bufferedAmount > CORK_MAX_BYTES) this.uncork();
     return true;
   }
 
@@ -119,13 +124,16 @@ export class HubClient {
    * one system call instead of one per frame. Latency is unchanged; the turn ends either way.
    */
   private cork(): void {
-    const socket = this.socket;
-    if (!socket || this.corked) return;
-    socket.cork();
-    this.corked = setImmediate(() => {
-      this.corked = undefined;
-      socket.uncork();
-    });
+    if (!this.socket || this.corked) return;
+    this.socket.cork();
+    this.corked = setImmediate(() => this.uncork());
+  }
+
+  private uncork(): void {
+    if (!this.corked) return;
+    clearImmediate(this.corked);
+    this.corked = undefined;
+    this.socket?.uncork();
   }
 
   /** Closes once with a code and reason, and stops all event delivery. */
