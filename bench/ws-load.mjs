@@ -4,7 +4,8 @@
 // its own. Each client is a member account with its own direct chat with @assistant, its own keep-alive
 // HTTP connection (like a browser tab) and a WebSocket signed in with an auth frame and subscribed. It
 // posts M messages in sequence and waits for the agent's answer `message` event on its socket before
-// the next. The fake LLM waits L ms, then streams a ~90-character answer.
+// the next, then pauses like a person reading and typing (T, 0.5–1.5 s; 0 in the saturation row).
+// The fake LLM waits L ms, then streams a ~90-character answer.
 //   added latency        = (POST sent → answer received on WS) − L
 //   Dimsum-side latency  = (POST sent → answer received on WS) − the fake LLM's own measured time
 // Standalone: `node bench/ws-load.mjs [N…]`; `--profile` profiles the server during the N=100 phase.
@@ -18,11 +19,19 @@ import { WebSocket } from "ws";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const LATENCY_MS = 200;
-/** Messages per client: more at small N so every percentile rests on at least 100 answers. */
+/** Mean pause between an answer and the client's next message (uniform over 0.5–1.5 × this). */
+const THINK_MS = 1000;
+/**
+ * Messages per client: more at small N so every percentile rests on at least 100 answers. The last
+ * row is the saturation test: no pause at all, so N clients offer N / L runs per second (500/s at
+ * N = 100), beyond what one server process on this machine completes; its latency is queueing
+ * (Little's law: N / throughput − L), and its runs/s is the server's capacity.
+ */
 const PLAN = [
-  { n: 10, m: 10 },
-  { n: 100, m: 5 },
-  { n: 500, m: 3 },
+  { n: 10, m: 10, thinkMs: THINK_MS },
+  { n: 100, m: 6, thinkMs: THINK_MS },
+  { n: 500, m: 3, thinkMs: THINK_MS },
+  { n: 100, m: 5, thinkMs: 0 },
 ];
 const WARMUP_CLIENTS = 10;
 const WARMUP_MESSAGES = 3;
@@ -236,14 +245,22 @@ async function createClients(base, owner, prefix, n) {
   return clients;
 }
 
-/** Every client posts `m` messages in sequence; starts are spread over L so they do not move in lockstep. */
-async function drive(clients, m, label) {
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Every client posts `m` messages in sequence, pausing 0.5–1.5 × `thinkMs` after each answer; starts
+ * are spread over L + `thinkMs` so clients do not move in lockstep.
+ */
+async function drive(clients, m, label, thinkMs = 0) {
   const results = [];
   const t0 = performance.now();
   await Promise.all(
     clients.map(async (client, i) => {
-      await new Promise((r) => setTimeout(r, Math.random() * LATENCY_MS));
-      for (let k = 0; k < m; k++) results.push(await client.exchange(`${label}c${i}m${k}`));
+      await sleep(Math.random() * (LATENCY_MS + thinkMs));
+      for (let k = 0; k < m; k++) {
+        if (k > 0 && thinkMs > 0) await sleep(thinkMs * (0.5 + Math.random()));
+        results.push(await client.exchange(`${label}c${i}m${k}`));
+      }
     }),
   );
   return { results, wallMs: performance.now() - t0 };
@@ -267,11 +284,11 @@ function machineTicks() {
 }
 
 /** The measured phase: CPU of each process (share of one core) and of everything else on the machine. */
-async function measuredPhase(server, llm, clients, m) {
+async function measuredPhase(server, llm, clients, m, thinkMs) {
   await Promise.all([ask(server, "reset"), ask(llm, "reset")]);
   const cpu0 = process.cpuUsage();
   const ticks0 = machineTicks();
-  const { results, wallMs } = await drive(clients, m, "r");
+  const { results, wallMs } = await drive(clients, m, "r", thinkMs);
   const [stats, llmStats] = await Promise.all([ask(server, "stats"), ask(llm, "stats")]);
   const used = process.cpuUsage(cpu0);
   const ticks1 = machineTicks();
@@ -287,7 +304,7 @@ async function measuredPhase(server, llm, clients, m) {
 }
 
 /** One N: a fresh server process, accounts and sockets, a warm-up, the measured phase. */
-async function measure(llm, n, m, env = {}) {
+async function measure(llm, { n, m, thinkMs }, env = {}) {
   const { child, url } = await spawnRole("server", { LLM_URL: llm.url, ...env });
   const ownerAgent = new Agent({ keepAlive: true, maxSockets: 16 });
   let clients = [];
@@ -306,7 +323,7 @@ async function measure(llm, n, m, env = {}) {
     // The server drops idle keep-alive sockets after 5 s: reopen them now, so the phase starts like
     // N open browser tabs rather than N simultaneous new connections.
     await pool(clients, 50, (c) => c.touch());
-    const { results, wallMs, stats, cpu } = await measuredPhase(child, llm.child, clients, m);
+    const { results, wallMs, stats, cpu } = await measuredPhase(child, llm.child, clients, m, thinkMs);
     await new Promise((r) => setTimeout(r, 100)); // let late or duplicate frames arrive
     const done = results.filter((r) => !r.lost);
     const added = done.map((r) => r.e2eMs - LATENCY_MS);
@@ -316,6 +333,7 @@ async function measure(llm, n, m, env = {}) {
     return {
       n,
       m,
+      thinkMs,
       setupMs,
       expected: n * m,
       lost: n * m - done.length,
@@ -354,12 +372,16 @@ const pct = (x) => `${(100 * x).toFixed(0)} %`;
 
 function table(rows) {
   const line = (cells) => `| ${cells.join(" | ")} |`;
-  const out = [line(["measure", ...rows.map((r) => `N = ${r.n}`)]), line(["---", ...rows.map(() => "---")])];
+  const head = (r) => (r.thinkMs > 0 ? `N = ${r.n}` : `N = ${r.n}, no pause (saturation)`);
+  const out = [line(["measure", ...rows.map(head)]), line(["---", ...rows.map(() => "---")])];
   const add = (label, f) => out.push(line([label, ...rows.map(f)]));
   add("messages per client (M) / answers expected", (r) => `${r.m} / ${r.expected}`);
+  add("pause after each answer (T)", (r) =>
+    r.thinkMs > 0 ? `${r.thinkMs * 0.5}–${r.thinkMs * 1.5} ms` : "none",
+  );
   add(
-    "completed runs/s (closed-loop ceiling N/L)",
-    (r) => `${r.runsPerSec.toFixed(0)} (${(1000 * r.n) / LATENCY_MS})`,
+    "completed runs/s (offered: N / (L + T))",
+    (r) => `${r.runsPerSec.toFixed(0)} (${((1000 * r.n) / (LATENCY_MS + r.thinkMs)).toFixed(0)})`,
   );
   add("**added latency p50 / p99** (e2e − L)", (r) => `**${ms(r.added[0])} / ${ms(r.added[1])}**`);
   add("added latency max", (r) => ms(r.added[2]));
@@ -425,32 +447,36 @@ async function withLlm(fn) {
 }
 
 /** The bench section for BENCHMARKS.md (all of PLAN, or the given N). */
-export async function run(ns = PLAN.map((p) => p.n)) {
+export async function run(ns = [...new Set(PLAN.map((p) => p.n))]) {
   const failures = [];
   const rows = await withLlm(async (llm) => {
     const out = [];
-    for (const n of ns) {
-      process.stderr.write(`ws-load: N=${n}…\n`);
+    for (const plan of PLAN.filter((p) => ns.includes(p.n))) {
+      process.stderr.write(`ws-load: N=${plan.n}, pause ${plan.thinkMs} ms…\n`);
       try {
-        out.push(await measure(llm, n, PLAN.find((p) => p.n === n)?.m ?? 5));
+        out.push(await measure(llm, plan));
       } catch (err) {
-        failures.push(`N = ${n} failed: ${err?.stack ?? err}`);
+        failures.push(`N = ${plan.n} (pause ${plan.thinkMs} ms) failed: ${err?.stack ?? err}`);
       }
     }
     return out;
   });
-  const at100 = rows.find((r) => r.n === 100);
+  const at100 = rows.find((r) => r.n === 100 && r.thinkMs > 0);
+  const saturated = rows.find((r) => r.thinkMs === 0);
   const met = at100 && at100.added[1] < TARGET_P99_MS;
   const errors = rows.flatMap((r) => r.errors).slice(0, 3);
   return [
     "## Team server under concurrent WebSocket clients (issue 6)",
     "",
-    `Three processes on this machine: the load generator (N \`ws\` clients and their HTTP posts), the Dimsum server (the wiring of \`dimsum serve\`: \`buildTeam\` + \`createServer\` + the team routes, SQLite in a temp dir) and the fake LLM (OpenAI protocol; waits L = ${LATENCY_MS} ms, then streams a ~90-character answer in 3–8 character chunks). Each client is its own member account with a direct chat with @assistant, one keep-alive HTTP connection and a WebSocket signed in with an auth frame and subscribed; it posts M messages in sequence (\`POST /api/channels/:id/messages\`, bearer token) and waits for the agent's answer \`message\` event on its socket before the next. Client starts are spread over L. Added latency = POST sent → answer received on the socket, minus L; the Dimsum-side latency subtracts the fake LLM's own measured time per answer instead. A fresh server per N, warmed by ${WARMUP_CLIENTS} other users × ${WARMUP_MESSAGES} messages. Rate limits raised for the bench: capacity = perMinute = 1,000,000 for logins per IP and per username and messages per user and per IP (every client posts from 127.0.0.1); scrypt N = 2^10 for the accounts.`,
+    `Three processes on this machine: the load generator (N \`ws\` clients and their HTTP posts), the Dimsum server (the wiring of \`dimsum serve\`: \`buildTeam\` + \`createServer\` + the team routes, SQLite in a temp dir) and the fake LLM (OpenAI protocol; waits L = ${LATENCY_MS} ms, then streams a ~90-character answer in 3–8 character chunks). Each client is its own member account with a direct chat with @assistant, one keep-alive HTTP connection and a WebSocket signed in with an auth frame and subscribed; it posts M messages in sequence (\`POST /api/channels/:id/messages\`, bearer token), waits for the agent's answer \`message\` event on its socket, then pauses T (uniform 0.5–1.5 × ${THINK_MS} ms: a person reading the answer and typing the next message, several times faster than people chat) before the next. Client starts are spread over L + T. The last column has no pause at all: N clients then offer N / L = ${(100 * 1000) / LATENCY_MS} runs/s, more than the server completes, so it measures the server's capacity (completed runs/s) and its latency is queueing (Little's law: N / throughput − L). Added latency = POST sent → answer received on the socket, minus L; the Dimsum-side latency subtracts the fake LLM's own measured time per answer instead. A fresh server per N, warmed by ${WARMUP_CLIENTS} other users × ${WARMUP_MESSAGES} messages. Rate limits raised for the bench: capacity = perMinute = 1,000,000 for logins per IP and per username and messages per user and per IP (every client posts from 127.0.0.1); scrypt N = 2^10 for the accounts.`,
     "",
     table(rows),
     "",
     at100
       ? `Target p99 added latency < ${TARGET_P99_MS} ms at N = 100: **${met ? "met" : "not met"}** (${ms(at100.added[1])}).`
+      : "",
+    saturated
+      ? `Saturation (N = ${saturated.n}, no pause): ${saturated.runsPerSec.toFixed(0)} runs/s completed at ${ms(saturated.cpuPerRunMs)} of server CPU per run; p99 added latency ${ms(saturated.added[1])}.`
       : "",
     ...failures.map((f) => `\n${f}`),
     errors.length > 0 ? `\nFirst errors: ${errors.map((e) => `\`${e}\``).join(", ")}` : "",
@@ -460,8 +486,8 @@ export async function run(ns = PLAN.map((p) => p.n)) {
 /** `--profile`: the N = 100 phase under the V8 CPU profiler (inside the server); prints hot spots. */
 async function profile() {
   const file = join(mkdtempSync(join(tmpdir(), "dimsum-ws-prof-")), "server.cpuprofile");
-  const plan = PLAN.find((p) => p.n === 100);
-  const row = await withLlm((llm) => measure(llm, plan.n, plan.m, { PROFILE_FILE: file }));
+  const plan = PLAN.find((p) => p.n === 100 && p.thinkMs === 0);
+  const row = await withLlm((llm) => measure(llm, plan, { PROFILE_FILE: file }));
   console.log(table([row]));
   console.log(`\nServer self time during the measured phase (profile kept at ${file}):`);
   for (const s of hotSpots(JSON.parse(readFileSync(file, "utf8")), 25)) {
