@@ -8,6 +8,9 @@
  * server enabled group commit on that connection. Their own transactions become savepoints inside
  * the shared one, so each still succeeds or fails as a whole. What a crash can lose is only what the
  * current turn wrote (a few milliseconds of work); nothing is lost that an earlier turn wrote.
+ *
+ * Other processes (the CLI) write between turns. A second connection in the same thread must not
+ * write while a turn is open: its busy wait would block the thread that has to commit.
  */
 import type { Database } from "better-sqlite3";
 

@@ -81,6 +81,10 @@ export async function startScheduleServer(
     team,
     settings,
     ensureOwner: false,
+    // The CLI tests run `dimsum schedule` in this thread on a second connection: while a turn's
+    // shared transaction holds the write lock, that connection's busy wait would block the very
+    // thread that has to commit. Real CLI processes have threads of their own.
+    groupCommit: false,
     passwordHashParams: { N: 1024, r: 8, p: 1 },
     staticDir: staticDir ?? join(home, "no-web-build"),
     rateLimits: {
