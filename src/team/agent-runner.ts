@@ -92,7 +92,7 @@ export class AgentRunner {
           extraTools: [this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace)],
           requestedBy,
         });
-        await this.#postAnswer(channel.id, agent.id, result.answer, runId);
+        await this.#postAnswer(channel.id, agent.id, result.text, runId);
         return result;
       },
     );
@@ -140,7 +140,7 @@ export class AgentRunner {
           requestedBy,
         });
         output = result.answer;
-        await this.#postAnswer(channel.id, agent.id, result.answer, runId);
+        await this.#postAnswer(channel.id, agent.id, result.text, runId);
         return result;
       },
     );

@@ -54,7 +54,10 @@ export interface TurnRequest {
 }
 
 export interface TurnResult {
+  /** The final answer (what call_agent and flow steps hand on). */
   answer: string;
+  /** Everything the agent said, turn after turn, as streamed live: what the channel stores. */
+  text: string;
   usage: Usage;
 }
 
@@ -91,6 +94,9 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
   const tools = toolsForAgent(agent, runtime.baseTools, [...(request.extraTools ?? []), ...granted]);
   let result: TurnResult | undefined;
   const deltas = new DeltaBatcher((type, text) => runtime.emit({ type, channelId, runId, text }));
+  // Text said before a tool call stays part of the message; each later turn starts a new paragraph.
+  let shown = "";
+  let newTurn = false;
   try {
     for await (const event of runSessionTurn({
       store: runtime.store,
@@ -109,8 +115,11 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       runId,
     })) {
       if (event.type === "text_delta") {
-        deltas.push("delta", event.text);
-        request.onDelta?.(event.text);
+        const text = newTurn && shown !== "" && !shown.endsWith("\n\n") ? `\n\n${event.text}` : event.text;
+        newTurn = false;
+        shown += text;
+        deltas.push("delta", text);
+        request.onDelta?.(text);
         continue;
       }
       if (event.type === "reasoning_delta") {
@@ -119,6 +128,9 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       }
       deltas.flush();
       switch (event.type) {
+        case "turn_start":
+          newTurn = event.iteration > 1;
+          break;
         case "tool_call":
           runtime.emit({
             type: "tool_start",
@@ -142,7 +154,11 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
           });
           break;
         case "done":
-          result = { answer: event.answer, usage: event.usage };
+          result = {
+            answer: event.answer,
+            text: shown.trim() === "" ? event.answer : shown,
+            usage: event.usage,
+          };
           break;
         case "error":
           throw new DimsumError(event.code, event.message, event.hint ? { hint: event.hint } : {});
