@@ -38,11 +38,24 @@ export class MembershipIndex {
   has(channelId: string, userId: string): boolean {
     return this.#users.get(channelId)?.has(userId) ?? false;
   }
+
+  /** The people of a channel (empty when none). */
+  membersOf(channelId: string): ReadonlySet<string> {
+    return this.#users.get(channelId) ?? NO_USERS;
+  }
 }
 
-/** Fans events out to subscribers; a throwing listener never stops the others. */
+const NO_USERS: ReadonlySet<string> = new Set();
+
+/**
+ * Fans events out to subscribers; a throwing listener never stops the others. Subscribers are kept
+ * by person, so an event costs a lookup per member of its channel, not a check per connected client.
+ */
 export class EventBus {
-  readonly #subscribers = new Set<Subscriber>();
+  /** Admins see every channel. */
+  readonly #admins = new Set<Subscriber>();
+  readonly #byUser = new Map<string, Set<Subscriber>>();
+  #size = 0;
   readonly #members: MembershipIndex;
   readonly #onListenerError: (err: unknown) => void;
 
@@ -54,9 +67,18 @@ export class EventBus {
   /** Adds a listener for the channels `actor` may see; returns the unsubscribe function. */
   subscribe(actor: Actor, listener: (event: TeamEvent) => void): () => void {
     const subscriber: Subscriber = { actor: { ...actor }, listener };
-    this.#subscribers.add(subscriber);
+    let set = this.#admins;
+    if (!isAdmin(actor)) {
+      set = this.#byUser.get(actor.userId) ?? new Set<Subscriber>();
+      this.#byUser.set(actor.userId, set);
+    }
+    set.add(subscriber);
+    this.#size++;
+    const own = set;
     return () => {
-      this.#subscribers.delete(subscriber);
+      if (!own.delete(subscriber)) return;
+      this.#size--;
+      if (own.size === 0 && own !== this.#admins) this.#byUser.delete(actor.userId);
     };
   }
 
@@ -64,19 +86,23 @@ export class EventBus {
   emit(event: TeamEvent): void {
     // Runs of the OpenAI-compatible endpoint belong to no channel and are nobody's to watch.
     if (event.channelId === "") return;
-    for (const subscriber of this.#subscribers) {
-      const { actor } = subscriber;
-      if (!isAdmin(actor) && !this.#members.has(event.channelId, actor.userId)) continue;
-      try {
-        subscriber.listener(event);
-      } catch (err) {
-        this.#onListenerError(err);
-      }
+    for (const subscriber of this.#admins) this.#deliver(subscriber, event);
+    for (const userId of this.#members.membersOf(event.channelId)) {
+      const subscribers = this.#byUser.get(userId);
+      if (subscribers) for (const subscriber of subscribers) this.#deliver(subscriber, event);
+    }
+  }
+
+  #deliver(subscriber: Subscriber, event: TeamEvent): void {
+    try {
+      subscriber.listener(event);
+    } catch (err) {
+      this.#onListenerError(err);
     }
   }
 
   /** Subscribers currently registered. */
   get size(): number {
-    return this.#subscribers.size;
+    return this.#size;
   }
 }
