@@ -1,34 +1,22 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChannelRecord } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { AgentScripts, alice, lastToolResult, TeamHarness } from "./harness.js";
+import { alice, groupSuite, lastToolResult, type TeamHarness } from "./harness.js";
 
 let server: FakeLlmServer;
-const scripts = new AgentScripts();
 let h: TeamHarness;
 let group: ChannelRecord;
-
-beforeAll(async () => {
-  server = await startFakeLlmServer({ defaultTurn: scripts.turn });
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(async () => {
-  server.reset();
-  scripts.clear();
-  h = new TeamHarness(server);
-  group = await h.team.createChannel(alice, {
-    kind: "group",
+const scripts = groupSuite(
+  {
     name: "Answers",
     leaderAgentId: "assistant",
     agentIds: ["assistant"],
     userIds: [],
-  });
-});
-afterEach(async () => {
-  await h.close();
-});
+  },
+  (suite) => {
+    ({ server, h, group } = suite);
+  },
+);
 
 describe("an agent's answer in the channel", () => {
   it("keeps what it said before a tool call, as streamed, with the final answer in its own paragraph", async () => {

@@ -1,34 +1,22 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChannelRecord, TeamEvent } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { AgentScripts, agentOf, alice, lastToolResult, lastUserText, TeamHarness } from "./harness.js";
+import { agentOf, alice, groupSuite, lastToolResult, lastUserText, type TeamHarness } from "./harness.js";
 
 let server: FakeLlmServer;
-const scripts = new AgentScripts();
 let h: TeamHarness;
 let group: ChannelRecord;
-
-beforeAll(async () => {
-  server = await startFakeLlmServer({ defaultTurn: scripts.turn });
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(async () => {
-  server.reset();
-  scripts.clear();
-  h = new TeamHarness(server);
-  group = await h.team.createChannel(alice, {
-    kind: "group",
+const scripts = groupSuite(
+  {
     name: "Calls",
     leaderAgentId: "assistant",
     agentIds: ["assistant"],
     userIds: [],
-  });
-});
-afterEach(async () => {
-  await h.close();
-});
+  },
+  (suite) => {
+    ({ server, h, group } = suite);
+  },
+);
 
 const call = (agentId: string, task: string, context?: string) => ({
   toolCalls: [{ name: "call_agent", args: context ? { agentId, task, context } : { agentId, task } }],

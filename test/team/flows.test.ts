@@ -1,35 +1,23 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createTeam } from "../../src/team/team.js";
 import type { ChannelRecord, FlowRecord, TeamEvent } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { AgentScripts, agentOf, alice, guest, lastUserText, TeamHarness } from "./harness.js";
+import { agentOf, alice, groupSuite, guest, lastUserText, type TeamHarness } from "./harness.js";
 
 let server: FakeLlmServer;
-const scripts = new AgentScripts();
 let h: TeamHarness;
 let group: ChannelRecord;
-
-beforeAll(async () => {
-  server = await startFakeLlmServer({ defaultTurn: scripts.turn });
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(async () => {
-  server.reset();
-  scripts.clear();
-  h = new TeamHarness(server);
-  group = await h.team.createChannel(alice, {
-    kind: "group",
+const scripts = groupSuite(
+  {
     name: "Newsroom",
     agentIds: ["writer", "editor", "translator"],
     userIds: ["gus"],
-  });
-});
-afterEach(async () => {
-  await h.close();
-});
+  },
+  (suite) => {
+    ({ server, h, group } = suite);
+  },
+);
 
 /** The first flow event (seen or coming) of this flow that passes the test. */
 async function flowWhen(flowId: string, test: (f: FlowRecord) => boolean): Promise<FlowRecord> {

@@ -3,11 +3,17 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { openDatabase } from "../../src/store/database.js";
 import { createTeam, type TeamDeps } from "../../src/team/team.js";
-import type { Actor, Team, TeamEvent, TeamRun } from "../../src/team/types.js";
-import type { FakeLlmServer, FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-server.js";
+import type { Actor, ChannelInput, ChannelRecord, Team, TeamEvent, TeamRun } from "../../src/team/types.js";
+import {
+  type FakeLlmServer,
+  type FakeTurn,
+  type RecordedRequest,
+  startFakeLlmServer,
+} from "../../src/testing/fake-llm-server.js";
 
 export const owner: Actor = { userId: "olivia", role: "owner" };
 export const alice: Actor = { userId: "alice", role: "member" };
@@ -149,4 +155,39 @@ export class TeamHarness {
     await this.team.close();
     this.db.close();
   }
+}
+
+export interface GroupSuite {
+  server: FakeLlmServer;
+  h: TeamHarness;
+  group: ChannelRecord;
+}
+
+/**
+ * Registers a test file's hooks: one scripted fake LLM for the file; per test a fresh team and a
+ * group channel created by alice. `bind` receives the current objects before each test.
+ */
+export function groupSuite(
+  group: Omit<ChannelInput, "kind">,
+  bind: (suite: GroupSuite) => void,
+): AgentScripts {
+  const scripts = new AgentScripts();
+  let server: FakeLlmServer | undefined;
+  let h: TeamHarness | undefined;
+  beforeAll(async () => {
+    server = await startFakeLlmServer({ defaultTurn: scripts.turn });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  beforeEach(async () => {
+    server!.reset();
+    scripts.clear();
+    h = new TeamHarness(server!);
+    bind({ server: server!, h, group: await h.team.createChannel(alice, { kind: "group", ...group }) });
+  });
+  afterEach(async () => {
+    await h?.close();
+  });
+  return scripts;
 }

@@ -1,38 +1,26 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChannelRecord, TeamEvent } from "../../src/team/types.js";
 import {
   type FakeLlmServer,
   type RecordedRequest,
   startFakeLlmServer,
 } from "../../src/testing/fake-llm-server.js";
-import { AgentScripts, agentOf, alice, bob, lastUserText, systemOf, TeamHarness } from "./harness.js";
+import { agentOf, alice, bob, groupSuite, lastUserText, systemOf, type TeamHarness } from "./harness.js";
 
 let server: FakeLlmServer;
-const scripts = new AgentScripts();
 let h: TeamHarness;
 let group: ChannelRecord;
-
-beforeAll(async () => {
-  server = await startFakeLlmServer({ defaultTurn: scripts.turn });
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(async () => {
-  server.reset();
-  scripts.clear();
-  h = new TeamHarness(server);
-  group = await h.team.createChannel(alice, {
-    kind: "group",
+const scripts = groupSuite(
+  {
     name: "Launch",
     leaderAgentId: "assistant",
     agentIds: ["assistant", "coder", "writer"],
     userIds: ["bob"],
-  });
-});
-afterEach(async () => {
-  await h.close();
-});
+  },
+  (suite) => {
+    ({ server, h, group } = suite);
+  },
+);
 
 const requestedAgents = () => server.requests.map(agentOf).sort();
 
