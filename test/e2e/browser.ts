@@ -2,7 +2,7 @@
  * Headless Chromium for the browser tests: Debian's `chromium` driven by playwright-core (which never
  * downloads a browser), a log of what the page printed, and screenshots saved as test artifacts.
  */
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -100,10 +100,14 @@ export async function runTextsOf(page: Page, runId: string): Promise<string[]> {
   return all[runId] ?? [];
 }
 
-/** Empties the artifacts folder so it holds this run's screenshots only. */
+/**
+ * Removes the previous run's screenshots at the top of the artifacts folder; subfolders belong to
+ * other test files (running in parallel), which reset their own.
+ */
 export function resetArtifacts(): void {
-  rmSync(ARTIFACTS_DIR, { recursive: true, force: true });
   mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  for (const entry of readdirSync(ARTIFACTS_DIR, { withFileTypes: true }))
+    if (entry.isFile()) rmSync(join(ARTIFACTS_DIR, entry.name), { force: true });
 }
 
 /** Saves a full-page screenshot as `test-artifacts/e2e/<name>.png`. */

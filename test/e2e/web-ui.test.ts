@@ -38,10 +38,7 @@ const text = (locator: Locator) => async () => ((await locator.textContent()) ??
 const until = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 50 });
 const squash = (s: string) => s.replace(/\s+/g, " ").trim();
 
-/**
- * Waits for a notice, then dismisses every notice: the stack sits over the top-right corner (the
- * channel's settings link) for 8 s otherwise.
- */
+/** Waits for a notice, then dismisses every notice, so later steps start from a page without them. */
 async function seeNotice(message: string): Promise<void> {
   await page.getByTestId("notice").filter({ hasText: message }).waitFor();
   const buttons = byTest("notice-dismiss");

@@ -1,4 +1,7 @@
-/** The app root: login gate, then the shell (top bar, channel drawer, current page, notices). */
+/**
+ * The app root: login gate, then the shell (top bar, channel drawer, notices, current page, and the
+ * message search panel).
+ */
 import { useEffect, useState } from "preact/hooks";
 import { useRoute, useSelector, useServices } from "../hooks.js";
 import { AgentsPage } from "../pages/agents-page.js";
@@ -16,8 +19,13 @@ import { totalUnread } from "../state/channels.js";
 import { type Route, routeChannel } from "../state/route.js";
 import { applyTheme, loadTheme, nextTheme, type ThemeChoice } from "../theme.js";
 import type { SessionUser } from "../types.js";
+import { MessageSearch, type SearchMemory } from "./message-search.js";
 import { Notices } from "./notices.js";
 import { Sidebar } from "./sidebar.js";
+
+// Shown on the search button; the shortcut itself accepts either key everywhere.
+const SHORTCUT_LABEL =
+  typeof navigator !== "undefined" && /Mac|iPhone|iPad/.test(navigator.userAgent) ? "⌘K" : "Ctrl K";
 
 const THEME_ICON: Record<ThemeChoice, string> = { system: "🌓", light: "☀️", dark: "🌙" };
 
@@ -59,6 +67,53 @@ function ConnectionStatus() {
   );
 }
 
+function SearchButton({ onOpen }: { onOpen: () => void }) {
+  return (
+    <button
+      type="button"
+      class="search-trigger"
+      aria-label="Search messages"
+      aria-keyshortcuts="Control+K Meta+K"
+      title={`Search messages (${SHORTCUT_LABEL})`}
+      onClick={onOpen}
+      data-testid="search-open"
+    >
+      <span aria-hidden="true">🔍</span>
+      <span class="search-trigger-text">Search messages</span>
+      <kbd class="search-trigger-key">{SHORTCUT_LABEL}</kbd>
+    </button>
+  );
+}
+
+/** Whether the search panel is open and what it remembers; Ctrl/⌘+K opens it from anywhere. */
+function useSearchPanel(): {
+  open: boolean;
+  memory: SearchMemory;
+  show: () => void;
+  hide: (memory: SearchMemory) => void;
+} {
+  const [open, setOpen] = useState(false);
+  const [memory, setMemory] = useState<SearchMemory>({ query: "", onlyThisChannel: false });
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key.toLowerCase() !== "k" || !(event.ctrlKey || event.metaKey) || event.altKey) return;
+      event.preventDefault();
+      setOpen(true);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+  return {
+    open,
+    memory,
+    show: () => setOpen(true),
+    hide: (next) => {
+      setMemory(next);
+      setOpen(false);
+    },
+  };
+}
+
 function Page({ route, me }: { route: Route; me: SessionUser }) {
   switch (route.name) {
     case "home":
@@ -90,6 +145,11 @@ function Shell({ me }: { me: SessionUser }) {
   const [drawerOpen, setDrawerOpen] = useState(false);
   const unread = useSelector((s) => totalUnread(s.channels.list));
   const channelId = routeChannel(route);
+  const search = useSearchPanel();
+  const openSearch = () => {
+    setDrawerOpen(false);
+    search.show();
+  };
 
   useEffect(() => setDrawerOpen(false), [route]);
   useEffect(() => {
@@ -132,6 +192,7 @@ function Shell({ me }: { me: SessionUser }) {
         >
           <span aria-hidden="true">🥟</span> Dimsum
         </a>
+        <SearchButton onOpen={openSearch} />
         <span class="topbar-spacer" />
         <ConnectionStatus />
         <ThemeToggle />
@@ -142,7 +203,7 @@ function Shell({ me }: { me: SessionUser }) {
           Log out
         </button>
       </header>
-      <Sidebar route={route} />
+      <Sidebar route={route} onSearch={openSearch} />
       <button
         type="button"
         class="drawer-backdrop"
@@ -150,10 +211,13 @@ function Shell({ me }: { me: SessionUser }) {
         tabIndex={-1}
         onClick={() => setDrawerOpen(false)}
       />
+      <Notices />
       <main class="content">
         <Page route={route} me={me} />
       </main>
-      <Notices />
+      {search.open && (
+        <MessageSearch me={me} channelId={channelId} memory={search.memory} onClose={search.hide} />
+      )}
     </div>
   );
 }

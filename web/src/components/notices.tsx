@@ -1,4 +1,8 @@
-/** Transient error/info messages in a corner; each can be dismissed and fades out on its own. */
+/**
+ * Transient error/info messages; each can be dismissed and goes away on its own. In the app shell they
+ * take a row of the layout under the top bar (layout.css) instead of floating over it, so they never
+ * cover navigation such as a page's settings link.
+ */
 import { useEffect } from "preact/hooks";
 import { useSelector, useServices } from "../hooks.js";
 import type { Notice } from "../state/app.js";
@@ -36,10 +40,10 @@ export function Notices() {
   const notices = useSelector((s) => s.notices);
   if (notices.length === 0) return null;
   return (
-    <div class="notices" data-testid="notices">
+    <section class="notices" aria-label="Notices" data-testid="notices">
       {notices.map((notice) => (
         <NoticeItem key={notice.id} notice={notice} />
       ))}
-    </div>
+    </section>
   );
 }

@@ -8,7 +8,8 @@ import { Link } from "./link.js";
 import { Modal } from "./modal.js";
 import { NewChannelForm } from "./new-channel-form.js";
 
-function channelIcon(channel: ChannelSummary, agents: AgentRecord[]): string {
+/** The icon shown before a channel's name: `#` for groups, the agent's emoji for direct chats. */
+export function channelIcon(channel: ChannelSummary, agents: AgentRecord[]): string {
   if (channel.kind === "group") return "#";
   const agentId = channel.leaderAgentId ?? channel.members.find((m) => m.type === "agent")?.id;
   return agents.find((a) => a.id === agentId)?.emoji ?? "🤖";
@@ -63,8 +64,8 @@ function ChannelSection({
   );
 }
 
-/** The sidebar; on phones it is the drawer. */
-export function Sidebar({ route }: { route: Route }) {
+/** The sidebar; on phones it is the drawer. `onSearch` opens the message search panel. */
+export function Sidebar({ route, onSearch }: { route: Route; onSearch: () => void }) {
   const channels = useSelector((s) => s.channels);
   const auth = useSelector((s) => s.auth);
   const [creating, setCreating] = useState(false);
@@ -73,6 +74,9 @@ export function Sidebar({ route }: { route: Route }) {
   return (
     <nav class="sidebar" aria-label="Channels" data-testid="sidebar">
       <div class="side-nav">
+        <button type="button" class="nav-link nav-button" onClick={onSearch} data-testid="nav-search">
+          🔍 Search messages
+        </button>
         <Link
           to={{ name: "agents" }}
           class={`nav-link${route.name.startsWith("agent") ? " active" : ""}`}
