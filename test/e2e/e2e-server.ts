@@ -1,15 +1,17 @@
 /**
- * The server the browser tests drive: `dimsum serve`'s wiring (real team, memory, SQLite in a temp
- * folder) serving the built web UI from `web/dist`, its agents talking to the scripted fake LLM.
+ * The server the browser tests drive: `dimsum serve`'s wiring (real team, memory, knowledge bases,
+ * SQLite in a temp folder) serving the built web UI from `web/dist`, its agents talking to the
+ * scripted fake LLM.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildMemory, buildTeam } from "../../src/cli/commands/serve.js";
+import { buildKnowledge, buildMemory, buildTeam } from "../../src/cli/commands/serve.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createServer } from "../../src/server/app.js";
 import type { ServerLog } from "../../src/server/context.js";
+import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/server/routes/knowledge.js";
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
@@ -26,6 +28,11 @@ export interface E2eServer {
   close(): Promise<void>;
 }
 
+export interface E2eServerOptions {
+  /** Upload limits of `/api/kb` (default: `dimsum serve`'s, 20 MB and 100 files per upload). */
+  knowledge?: KnowledgeRoutesOptions;
+}
+
 const generous = { capacity: 10_000, perMinute: 10_000 };
 
 /** Fails with the fix when the web UI has not been built (npm test builds it first). */
@@ -38,7 +45,7 @@ export function assertWebBuilt(): void {
 }
 
 /** Starts the server on 127.0.0.1:0 with no owner yet (the test sets one up through the UI). */
-export async function startE2eServer(llmUrl: string): Promise<E2eServer> {
+export async function startE2eServer(llmUrl: string, options: E2eServerOptions = {}): Promise<E2eServer> {
   assertWebBuilt();
   const home = mkdtempSync(join(tmpdir(), "dimsum-e2e-"));
   const db = openDatabase(join(home, "dimsum.db"));
@@ -77,7 +84,10 @@ export async function startE2eServer(llmUrl: string): Promise<E2eServer> {
       messagePerUser: generous,
       messagePerIp: generous,
     },
-    routes: [mountTeamRoutes({ team, memory: buildMemory(db, log) })],
+    routes: [
+      mountTeamRoutes({ team, memory: buildMemory(db, log) }),
+      mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
+    ],
   });
   const listening = await server.listen(0, "127.0.0.1");
   return {

@@ -48,6 +48,17 @@ export interface IngestProgress {
   current?: string;
 }
 
+export interface IngestFileResult {
+  source: string;
+  outcome: "added" | "updated" | "unchanged" | "skipped" | "failed";
+  documentId?: string;
+  chunks?: number;
+  /** Why the file failed or was skipped. */
+  reason?: string;
+  /** A problem that did not fail the file (e.g. stored without vectors). */
+  warning?: string;
+}
+
 export interface IngestJob {
   id: string;
   kb: string;
@@ -60,7 +71,7 @@ export interface IngestJob {
     unchanged: number;
     failed: number;
     skipped: number;
-    files: Array<{ source: string; outcome: string; reason?: string }>;
+    files: IngestFileResult[];
   };
 }
 

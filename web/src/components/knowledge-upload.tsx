@@ -1,32 +1,59 @@
 /**
  * The drop zone of a knowledge base: drag and drop or pick files, then two progress bars, bytes
- * sent (XHR upload progress) and files ingested (the job, polled until it ends), with cancel.
+ * sent (XHR upload progress) and files ingested (the job, polled until it ends), with cancel. A
+ * refused upload (unsupported type, too large) says why inline, next to where the files went.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { useReportError, useServices } from "../hooks.js";
-import { type IngestJob, knowledgeApi, uploadFiles } from "./knowledge-api.js";
+import { errorText } from "../api.js";
+import { useServices } from "../hooks.js";
+import { type IngestFileResult, type IngestJob, knowledgeApi, uploadFiles } from "./knowledge-api.js";
 
 const POLL_MS = 500;
+
+const ACCEPT = [
+  ".md,.markdown,.mdx,.txt,.text,.rst,.log,.csv,.html,.htm,.xhtml,.pdf",
+  ".ts,.tsx,.js,.jsx,.mjs,.cjs,.py,.go,.rs,.java,.kt,.c,.h,.cpp,.hpp,.cs,.rb,.php,.swift,.sh,.sql",
+  ".json,.yaml,.yml,.toml,.xml,.css",
+].join(",");
 
 type Phase =
   | { step: "idle" }
   | { step: "uploading"; fraction: number; count: number }
   | { step: "ingesting"; job: IngestJob }
-  | { step: "finished"; job: IngestJob };
+  | { step: "finished"; job: IngestJob }
+  | { step: "problem"; text: string };
+
+const COUNTED = ["added", "updated", "unchanged", "failed", "skipped"] as const;
 
 function summary(job: IngestJob): string {
-  if (job.status === "failed") return `Failed: ${job.error ?? "unknown error"}`;
+  if (job.status === "failed") return `Indexing failed: ${job.error ?? "unknown error"}`;
   const r = job.result;
   const counts = r
-    ? `${r.added} added, ${r.updated} updated, ${r.unchanged} unchanged, ${r.failed} failed, ${r.skipped} skipped`
+    ? COUNTED.filter((k) => r[k] > 0)
+        .map((k) => `${r[k]} ${k}`)
+        .join(", ")
     : "";
-  return job.status === "cancelled" ? `Cancelled. ${counts}` : `Done: ${counts}.`;
+  if (job.status === "cancelled") return `Cancelled${counts ? `; ${counts} before stopping` : ""}.`;
+  return `Done: ${counts || "nothing to index"}.`;
+}
+
+/** The error's message as a sentence part: no trailing full stop, since the caller adds one. */
+function reason(err: unknown): string {
+  return errorText(err).replace(/\.+$/, "");
+}
+
+function fileLine(f: IngestFileResult): string {
+  const chunks =
+    f.chunks !== undefined && f.outcome !== "failed"
+      ? ` (${f.chunks} chunk${f.chunks === 1 ? "" : "s"})`
+      : "";
+  const why = f.reason ?? f.warning;
+  return `${f.source}: ${f.outcome}${chunks}${why ? ` — ${why}` : ""}`;
 }
 
 /** Upload area for one base; calls `onIngested` when a job ends so the documents list can refresh. */
 export function KnowledgeUpload({ kb, onIngested }: { kb: string; onIngested: () => void }) {
   const { api } = useServices();
-  const report = useReportError();
   const [phase, setPhase] = useState<Phase>({ step: "idle" });
   const [over, setOver] = useState(false);
   const picker = useRef<HTMLInputElement>(null);
@@ -47,9 +74,13 @@ export function KnowledgeUpload({ kb, onIngested }: { kb: string; onIngested: ()
             onIngested();
           }
         })
-        .catch((err) => {
-          if (live) setPhase({ step: "idle" });
-          report(err);
+        .catch((err: unknown) => {
+          if (!live) return;
+          setPhase({
+            step: "problem",
+            text: `Lost track of the indexing: ${reason(err)}. Reload the page to see which documents were added.`,
+          });
+          onIngested();
         });
     }, POLL_MS);
     return () => {
@@ -77,48 +108,61 @@ export function KnowledgeUpload({ kb, onIngested }: { kb: string; onIngested: ()
         },
       });
     } catch (err) {
-      setPhase({ step: "idle" });
-      report(err);
+      setPhase({
+        step: "problem",
+        text: `Upload refused: ${reason(err)}. Nothing from these files was added.`,
+      });
     }
   };
 
   return (
-    <div data-testid="kb-upload">
-      <button
-        type="button"
-        class="form"
-        disabled={busy}
-        aria-label="Drop files here or press to pick files"
+    <div data-testid="kb-upload" data-phase={phase.step}>
+      {/* The zone is not the button: a disabled button would let a drop through to the browser, which then opens the file in place of the app. */}
+      <section
+        aria-label="Drop files here to add them"
         data-testid="kb-dropzone"
         data-over={over ? "true" : "false"}
-        style={{
-          display: "block",
-          width: "100%",
-          border: `2px dashed ${over ? "var(--accent, #4a7)" : "var(--border, #999)"}`,
-          padding: "1.5rem",
-          textAlign: "center",
-          cursor: busy ? "progress" : "pointer",
-        }}
-        onClick={() => picker.current?.click()}
-        onDragOver={(e) => {
+        class={`kb-dropzone${over ? " is-over" : ""}${busy ? " is-busy" : ""}`}
+        onDragEnter={(e) => {
           e.preventDefault();
           setOver(true);
         }}
-        onDragLeave={() => setOver(false)}
+        onDragOver={(e) => {
+          e.preventDefault();
+          if (e.dataTransfer) e.dataTransfer.dropEffect = busy ? "none" : "copy";
+          setOver(true);
+        }}
+        onDragLeave={(e) => {
+          // Leaving for a child of the zone is not leaving the zone.
+          if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setOver(false);
+        }}
         onDrop={(e) => {
           e.preventDefault();
           setOver(false);
           void send(e.dataTransfer?.files);
         }}
       >
-        Drop Markdown, text, HTML, PDF or code files here, or click to choose.
-      </button>
+        <p>
+          {busy ? "Wait for this upload to finish before adding more." : "Drop files here, or "}
+          {!busy && (
+            <button
+              type="button"
+              class="btn btn-small"
+              onClick={() => picker.current?.click()}
+              data-testid="kb-pick"
+            >
+              choose files
+            </button>
+          )}
+        </p>
+        <p class="muted">Markdown, plain text, HTML, PDF and source code.</p>
+      </section>
       <input
         ref={picker}
         type="file"
         multiple
         hidden
-        accept=".md,.markdown,.txt,.html,.htm,.pdf,.ts,.tsx,.js,.jsx,.py,.go,.rs,.java,.c,.h,.cpp,.cs,.rb,.php,.sh,.sql,.json,.yaml,.yml,.toml"
+        accept={ACCEPT}
         data-testid="kb-file-input"
         onChange={(e) => {
           const input = e.currentTarget;
@@ -141,7 +185,12 @@ export function KnowledgeUpload({ kb, onIngested }: { kb: string; onIngested: ()
           <button
             type="button"
             class="btn btn-small"
-            onClick={() => void client.cancel(phase.job.id).catch(report)}
+            onClick={() =>
+              void client.cancel(phase.job.id).catch((err: unknown) => {
+                setPhase({ step: "problem", text: `Could not cancel the indexing: ${reason(err)}.` });
+                onIngested();
+              })
+            }
             data-testid="kb-ingest-cancel"
           >
             Cancel
@@ -150,17 +199,33 @@ export function KnowledgeUpload({ kb, onIngested }: { kb: string; onIngested: ()
       )}
       {phase.step === "finished" && (
         <div data-testid="kb-ingest-result" data-status={phase.job.status}>
-          <p>{summary(phase.job)}</p>
+          <p data-testid="kb-ingest-summary">{summary(phase.job)}</p>
           <ul>
-            {(phase.job.result?.files ?? [])
-              .filter((f) => f.reason)
-              .map((f) => (
-                <li key={f.source} class="muted">
-                  {f.source}: {f.reason}
-                </li>
-              ))}
+            {(phase.job.result?.files ?? []).map((f) => (
+              <li
+                key={f.source}
+                class={f.outcome === "failed" ? "form-error" : "muted"}
+                data-testid="kb-ingest-file"
+                data-outcome={f.outcome}
+              >
+                {fileLine(f)}
+              </li>
+            ))}
           </ul>
         </div>
+      )}
+      {phase.step === "problem" && (
+        <p class="form-error" role="alert" data-testid="kb-upload-error">
+          <span data-testid="kb-upload-error-text">{phase.text}</span>{" "}
+          <button
+            type="button"
+            class="btn btn-small"
+            onClick={() => setPhase({ step: "idle" })}
+            data-testid="kb-upload-error-dismiss"
+          >
+            Dismiss
+          </button>
+        </p>
       )}
     </div>
   );

@@ -18,7 +18,18 @@ function sizeText(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-function Documents({ kb, manage, version }: { kb: string; manage: boolean; version: number }) {
+/** One base's documents; `onChanged` runs after a removal so counts and search results follow. */
+function Documents({
+  kb,
+  manage,
+  version,
+  onChanged,
+}: {
+  kb: string;
+  manage: boolean;
+  version: number;
+  onChanged: () => void;
+}) {
   const { api } = useServices();
   const report = useReportError();
   const [docs, setDocs] = useState<KnowledgeDocument[] | undefined>(undefined);
@@ -30,7 +41,8 @@ function Documents({ kb, manage, version }: { kb: string; manage: boolean; versi
   const [remove] = useAction(async (doc: KnowledgeDocument) => {
     if (!confirm(`Remove "${doc.title}" from ${kb}?`)) return;
     await client.removeDocument(kb, doc.id);
-    await reload();
+    // Bumps `version`, which reloads this list too.
+    onChanged();
   });
 
   if (docs === undefined) return <p class="muted">Loading documents…</p>;
@@ -59,9 +71,14 @@ function Documents({ kb, manage, version }: { kb: string; manage: boolean; versi
             <td>
               {d.title}
               {d.status === "failed" && (
-                <span class="badge badge-error" title={d.error}>
-                  failed
-                </span>
+                <>
+                  {" "}
+                  <span class="badge badge-error">failed</span>
+                  <br />
+                  <span class="form-error" data-testid="kb-document-error">
+                    {d.error ?? "could not be read"}
+                  </span>
+                </>
               )}
             </td>
             <td data-testid="kb-document-source">{d.source}</td>
@@ -69,7 +86,7 @@ function Documents({ kb, manage, version }: { kb: string; manage: boolean; versi
               {d.mime}
               {d.pages ? ` · ${d.pages} pages` : ""}
             </td>
-            <td>{sizeText(d.size)}</td>
+            <td class="nowrap">{sizeText(d.size)}</td>
             <td>{d.childChunks}</td>
             <td>{formatTime(d.updatedAt)}</td>
             {manage && (
@@ -154,6 +171,10 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
   });
 
   const shown = bases?.find((b) => b.name === selected);
+  const changed = () => {
+    setVersion((v) => v + 1);
+    void reload();
+  };
   return (
     <section class="page" data-testid="knowledge-page">
       <header class="page-head">
@@ -195,8 +216,8 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
                     </button>
                   </td>
                   <td>{b.agentId ? `@${b.agentId}` : "shared"}</td>
-                  <td>{b.documents}</td>
-                  <td>{b.chunks}</td>
+                  <td data-testid="kb-row-documents">{b.documents}</td>
+                  <td data-testid="kb-row-chunks">{b.chunks}</td>
                   {manage && (
                     <td>
                       <button
@@ -217,17 +238,15 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
         {shown && (
           <section class="form" data-testid="kb-detail" data-kb={shown.name}>
             <h3>{shown.name}</h3>
-            {manage && (
-              <KnowledgeUpload
-                kb={shown.name}
-                onIngested={() => {
-                  setVersion((v) => v + 1);
-                  void reload();
-                }}
-              />
-            )}
-            <Documents kb={shown.name} manage={manage} version={version} />
-            <KnowledgeSearch key={shown.name} kb={shown.name} />
+            {manage && <KnowledgeUpload key={shown.name} kb={shown.name} onIngested={changed} />}
+            <Documents
+              key={shown.name}
+              kb={shown.name}
+              manage={manage}
+              version={version}
+              onChanged={changed}
+            />
+            <KnowledgeSearch key={shown.name} kb={shown.name} revision={version} />
           </section>
         )}
         {manage && (
