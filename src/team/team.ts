@@ -3,7 +3,7 @@
  * talks to. It checks access, routes messages to agents (mentions, @all, leader, flows) and wires the
  * runs, flows and events together.
  */
-import { mkdirSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import type { LayerProvider } from "../agent/layered-context.js";
@@ -66,10 +66,16 @@ const MAX_MESSAGE_BYTES = 32 * 1024;
 const INTERRUPTED = "interrupted: the server stopped before the run finished";
 
 function defaultWorkspaces(home: string): (key: string) => string {
+  // Resolving the real path walks every folder above it; remember it while the folder exists.
+  const known = new Map<string, string>();
   return (key) => {
+    const cached = known.get(key);
+    if (cached !== undefined && existsSync(cached)) return cached;
     const dir = join(home, "workspaces", key);
     mkdirSync(dir, { recursive: true });
-    return realpathSync(dir);
+    const real = realpathSync(dir);
+    known.set(key, real);
+    return real;
   };
 }
 

@@ -2,7 +2,9 @@
  * Personal API tokens for the OpenAI-compatible endpoint: `dsk_` + 32 random bytes, shown once at
  * creation, stored as SHA-256, with a short preview and the time of last use.
  */
+
 import type { Database } from "../../store/database.js";
+import { cachedStatement } from "../../store/statement-cache.js";
 import type { Actor } from "../../team/types.js";
 import { conflict } from "../http/errors.js";
 import { hashToken, randomId, randomToken } from "./secrets.js";
@@ -53,16 +55,17 @@ export class ApiTokenStore {
 
   /** A user's tokens (without secrets), newest first. */
   list(userId: string): ApiTokenRecord[] {
-    const rows = this.db
-      .prepare("SELECT * FROM api_tokens WHERE user_id = ? ORDER BY created_at DESC, id")
-      .all(userId) as TokenRow[];
+    const rows = cachedStatement(
+      this.db,
+      "SELECT * FROM api_tokens WHERE user_id = ? ORDER BY created_at DESC, id",
+    ).all(userId) as TokenRow[];
     return rows.map(toRecord);
   }
 
   /** Issues a token; the secret is in the result and nowhere else. */
   create(userId: string, name: string): ApiTokenRecord & { token: string } {
     const count = (
-      this.db.prepare("SELECT count(*) AS n FROM api_tokens WHERE user_id = ?").get(userId) as {
+      cachedStatement(this.db, "SELECT count(*) AS n FROM api_tokens WHERE user_id = ?").get(userId) as {
         n: number;
       }
     ).n;
@@ -78,29 +81,32 @@ export class ApiTokenStore {
       created_at: Date.now(),
       last_used_at: null,
     };
-    this.db
-      .prepare(
-        "INSERT INTO api_tokens (id, user_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run(row.id, userId, name, hashToken(token), row.preview, row.created_at);
+    cachedStatement(
+      this.db,
+
+      "INSERT INTO api_tokens (id, user_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    ).run(row.id, userId, name, hashToken(token), row.preview, row.created_at);
     return { ...toRecord(row), token };
   }
 
   /** Deletes one of a user's tokens; false when it is not theirs. */
   delete(userId: string, id: string): boolean {
-    return this.db.prepare("DELETE FROM api_tokens WHERE id = ? AND user_id = ?").run(id, userId).changes > 0;
+    return (
+      cachedStatement(this.db, "DELETE FROM api_tokens WHERE id = ? AND user_id = ?").run(id, userId)
+        .changes > 0
+    );
   }
 
   /** The account behind a token (or `Bearer <token>` header value), recording its use. */
   authenticate(bearer: string | undefined): { actor: Actor; user: UserRecord } | undefined {
     const token = bearerValue(bearer);
     if (!token?.startsWith(API_TOKEN_PREFIX) || token.length > 200) return undefined;
-    const row = this.db
-      .prepare(
-        `SELECT t.id, t.last_used_at, u.id AS user_id, u.username, u.role, u.created_at, u.updated_at
+    const row = cachedStatement(
+      this.db,
+
+      `SELECT t.id, t.last_used_at, u.id AS user_id, u.username, u.role, u.created_at, u.updated_at
          FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?`,
-      )
-      .get(hashToken(token)) as
+    ).get(hashToken(token)) as
       | {
           id: string;
           last_used_at: number | null;
@@ -114,7 +120,7 @@ export class ApiTokenStore {
     if (!row) return undefined;
     const now = Date.now();
     if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_GRANULARITY_MS) {
-      this.db.prepare("UPDATE api_tokens SET last_used_at = ? WHERE id = ?").run(now, row.id);
+      cachedStatement(this.db, "UPDATE api_tokens SET last_used_at = ? WHERE id = ?").run(now, row.id);
     }
     const user: UserRecord = {
       id: row.user_id,

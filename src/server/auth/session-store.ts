@@ -3,6 +3,7 @@
  * sliding idle window (default 14 days since last use) and can be revoked one by one or all at once.
  */
 import type { Database } from "../../store/database.js";
+import { cachedStatement } from "../../store/statement-cache.js";
 
 type Statement = ReturnType<Database["prepare"]>;
 
@@ -80,7 +81,7 @@ export class SessionStore {
     meta: { userAgent?: string; ip?: string } = {},
   ): { token: string; session: SessionRecord } {
     const now = Date.now();
-    this.db.prepare("DELETE FROM auth_sessions WHERE expires_at <= ?").run(now);
+    cachedStatement(this.db, "DELETE FROM auth_sessions WHERE expires_at <= ?").run(now);
     const token = randomToken();
     const session: SessionRecord = {
       id: randomId("ses"),
@@ -92,22 +93,21 @@ export class SessionStore {
       lastSeenAt: now,
       expiresAt: now + this.ttlMs,
     };
-    this.db
-      .prepare(
-        `INSERT INTO auth_sessions (id, user_id, token_hash, csrf_token, user_agent, ip, created_at, last_seen_at, expires_at)
+    cachedStatement(
+      this.db,
+      `INSERT INTO auth_sessions (id, user_id, token_hash, csrf_token, user_agent, ip, created_at, last_seen_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        session.id,
-        userId,
-        hashToken(token),
-        session.csrfToken,
-        session.userAgent ?? null,
-        session.ip ?? null,
-        now,
-        now,
-        session.expiresAt,
-      );
+    ).run(
+      session.id,
+      userId,
+      hashToken(token),
+      session.csrfToken,
+      session.userAgent ?? null,
+      session.ip ?? null,
+      now,
+      now,
+      session.expiresAt,
+    );
     return { token, session };
   }
 
@@ -115,7 +115,8 @@ export class SessionStore {
   authenticate(token: string): SessionAuth | undefined {
     if (!token || token.length > 200) return undefined;
     // Every authenticated request runs this: prepare the statement once per store.
-    this.#byToken ??= this.db.prepare(
+    this.#byToken ??= cachedStatement(
+      this.db,
       `SELECT s.*, u.username, u.role, u.created_at AS user_created_at, u.updated_at AS user_updated_at
        FROM auth_sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
     );
@@ -126,9 +127,11 @@ export class SessionStore {
     if (now - row.last_seen_at >= TOUCH_INTERVAL_MS) {
       row.last_seen_at = now;
       row.expires_at = now + this.ttlMs;
-      this.db
-        .prepare("UPDATE auth_sessions SET last_seen_at = ?, expires_at = ? WHERE id = ?")
-        .run(now, row.expires_at, row.id);
+      cachedStatement(this.db, "UPDATE auth_sessions SET last_seen_at = ?, expires_at = ? WHERE id = ?").run(
+        now,
+        row.expires_at,
+        row.id,
+      );
       refreshed = true;
     }
     const user: UserRecord = {
@@ -143,7 +146,7 @@ export class SessionStore {
 
   /** Whether a session still exists and has not expired (long-lived WebSockets re-check this). */
   isActive(id: string): boolean {
-    const row = this.db.prepare("SELECT expires_at FROM auth_sessions WHERE id = ?").get(id) as
+    const row = cachedStatement(this.db, "SELECT expires_at FROM auth_sessions WHERE id = ?").get(id) as
       | { expires_at: number }
       | undefined;
     return row !== undefined && row.expires_at > Date.now();
@@ -151,23 +154,26 @@ export class SessionStore {
 
   /** A user's unexpired sessions, most recently used first. */
   listForUser(userId: string): SessionRecord[] {
-    const rows = this.db
-      .prepare("SELECT * FROM auth_sessions WHERE user_id = ? AND expires_at > ? ORDER BY last_seen_at DESC")
-      .all(userId, Date.now()) as SessionRow[];
+    const rows = cachedStatement(
+      this.db,
+      "SELECT * FROM auth_sessions WHERE user_id = ? AND expires_at > ? ORDER BY last_seen_at DESC",
+    ).all(userId, Date.now()) as SessionRow[];
     return rows.map(toRecord);
   }
 
   /** Revokes one of a user's sessions; false when it is not theirs or does not exist. */
   revoke(userId: string, id: string): boolean {
     return (
-      this.db.prepare("DELETE FROM auth_sessions WHERE id = ? AND user_id = ?").run(id, userId).changes > 0
+      cachedStatement(this.db, "DELETE FROM auth_sessions WHERE id = ? AND user_id = ?").run(id, userId)
+        .changes > 0
     );
   }
 
   /** Revokes every session of a user, optionally keeping one (the caller's own). */
   revokeAll(userId: string, exceptId?: string): number {
-    return this.db
-      .prepare("DELETE FROM auth_sessions WHERE user_id = ? AND id <> ?")
-      .run(userId, exceptId ?? "").changes;
+    return cachedStatement(this.db, "DELETE FROM auth_sessions WHERE user_id = ? AND id <> ?").run(
+      userId,
+      exceptId ?? "",
+    ).changes;
   }
 }

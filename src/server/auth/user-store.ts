@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../store/database.js";
 import { sqliteCode } from "../../store/sqlite-errors.js";
+import { cachedStatement } from "../../store/statement-cache.js";
 import type { Actor } from "../../team/types.js";
 import { conflict } from "../http/errors.js";
 import {
@@ -56,23 +57,28 @@ export class UserStore {
 
   /** How many accounts exist (0 means the server still needs its owner). */
   count(): number {
-    return (this.db.prepare("SELECT count(*) AS n FROM users").get() as { n: number }).n;
+    return (cachedStatement(this.db, "SELECT count(*) AS n FROM users").get() as { n: number }).n;
   }
 
   /** How many accounts have a role (keeps the last owner from being removed). */
   countRole(role: Role): number {
-    return (this.db.prepare("SELECT count(*) AS n FROM users WHERE role = ?").get(role) as { n: number }).n;
+    return (
+      cachedStatement(this.db, "SELECT count(*) AS n FROM users WHERE role = ?").get(role) as { n: number }
+    ).n;
   }
 
   /** Every account, by username. */
   list(): UserRecord[] {
-    const rows = this.db.prepare("SELECT * FROM users ORDER BY username COLLATE NOCASE").all() as UserRow[];
+    const rows = cachedStatement(
+      this.db,
+      "SELECT * FROM users ORDER BY username COLLATE NOCASE",
+    ).all() as UserRow[];
     return rows.map(toRecord);
   }
 
   /** One account by id. */
   get(id: string): UserRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM users WHERE id = ?").get(id) as UserRow | undefined;
+    const row = cachedStatement(this.db, "SELECT * FROM users WHERE id = ?").get(id) as UserRow | undefined;
     return row ? toRecord(row) : undefined;
   }
 
@@ -82,11 +88,10 @@ export class UserStore {
     const now = Date.now();
     const id = randomUUID();
     try {
-      this.db
-        .prepare(
-          "INSERT INTO users (id, username, password_hash, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .run(id, input.username, hash, input.role, now, now);
+      cachedStatement(
+        this.db,
+        "INSERT INTO users (id, username, password_hash, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+      ).run(id, input.username, hash, input.role, now, now);
     } catch (err) {
       if (sqliteCode(err) === "SQLITE_CONSTRAINT_UNIQUE") {
         throw conflict(`the username "${input.username}" is taken; choose another`);
@@ -104,12 +109,11 @@ export class UserStore {
     const hash = await hashPassword(input.password, this.hashParams);
     const now = Date.now();
     const id = randomUUID();
-    const result = this.db
-      .prepare(
-        `INSERT INTO users (id, username, password_hash, role, created_at, updated_at)
+    const result = cachedStatement(
+      this.db,
+      `INSERT INTO users (id, username, password_hash, role, created_at, updated_at)
          SELECT ?, ?, ?, 'owner', ?, ? WHERE NOT EXISTS (SELECT 1 FROM users)`,
-      )
-      .run(id, input.username, hash, now, now);
+    ).run(id, input.username, hash, now, now);
     if (result.changes === 0) return undefined;
     return { id, username: input.username, role: "owner", createdAt: now, updatedAt: now };
   }
@@ -119,18 +123,17 @@ export class UserStore {
     const hash =
       patch.password === undefined ? undefined : await hashPassword(patch.password, this.hashParams);
     const now = Date.now();
-    this.db
-      .prepare(
-        `UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
+    cachedStatement(
+      this.db,
+      `UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
          WHERE id = ?`,
-      )
-      .run(patch.role ?? null, hash ?? null, now, id);
+    ).run(patch.role ?? null, hash ?? null, now, id);
     return this.get(id);
   }
 
   /** Deletes an account; its sessions and API tokens go with it (foreign keys cascade). */
   delete(id: string): boolean {
-    return this.db.prepare("DELETE FROM users WHERE id = ?").run(id).changes > 0;
+    return cachedStatement(this.db, "DELETE FROM users WHERE id = ?").run(id).changes > 0;
   }
 
   /**
@@ -138,7 +141,7 @@ export class UserStore {
    * so timing does not reveal which accounts exist.
    */
   async verifyLogin(username: string, password: string): Promise<UserRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM users WHERE username = ?").get(username) as
+    const row = cachedStatement(this.db, "SELECT * FROM users WHERE username = ?").get(username) as
       | UserRow
       | undefined;
     if (!row) {
@@ -150,7 +153,7 @@ export class UserStore {
 
   /** Checks the password of a known account (password change, re-authentication). */
   async checkPassword(id: string, password: string): Promise<boolean> {
-    const row = this.db.prepare("SELECT password_hash FROM users WHERE id = ?").get(id) as
+    const row = cachedStatement(this.db, "SELECT password_hash FROM users WHERE id = ?").get(id) as
       | Pick<UserRow, "password_hash">
       | undefined;
     if (!row) return verifyAgainstDummy(password, this.hashParams);

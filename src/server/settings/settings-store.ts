@@ -9,6 +9,7 @@ import type { DimsumConfig } from "../../config/load-config.js";
 import { builtinProviders, canonicalProviderName } from "../../config/providers.js";
 import type { WireProtocol } from "../../llm/types.js";
 import type { Database } from "../../store/database.js";
+import { cachedStatement } from "../../store/statement-cache.js";
 import { HttpError } from "../http/errors.js";
 import type { SecretBox } from "./secret-box.js";
 
@@ -70,14 +71,15 @@ export class SettingsStore {
   ) {}
 
   private rows(): ProviderRow[] {
-    return this.db.prepare("SELECT * FROM provider_settings ORDER BY name").all() as ProviderRow[];
+    return cachedStatement(this.db, "SELECT * FROM provider_settings ORDER BY name").all() as ProviderRow[];
   }
 
   /** The stored default model, if one was set in the UI. */
   getDefaultModel(): string | undefined {
-    const row = this.db.prepare("SELECT value_json FROM server_settings WHERE key = 'defaultModel'").get() as
-      | { value_json: string }
-      | undefined;
+    const row = cachedStatement(
+      this.db,
+      "SELECT value_json FROM server_settings WHERE key = 'defaultModel'",
+    ).get() as { value_json: string } | undefined;
     return row ? (JSON.parse(row.value_json) as string) : undefined;
   }
 
@@ -101,14 +103,13 @@ export class SettingsStore {
     const now = Date.now();
     this.db.transaction(() => {
       if (update.defaultModel === null)
-        this.db.prepare("DELETE FROM server_settings WHERE key = 'defaultModel'").run();
+        cachedStatement(this.db, "DELETE FROM server_settings WHERE key = 'defaultModel'").run();
       else if (update.defaultModel !== undefined) {
-        this.db
-          .prepare(
-            `INSERT INTO server_settings (key, value_json, updated_at) VALUES ('defaultModel', ?, ?)
+        cachedStatement(
+          this.db,
+          `INSERT INTO server_settings (key, value_json, updated_at) VALUES ('defaultModel', ?, ?)
              ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
-          )
-          .run(JSON.stringify(update.defaultModel), now);
+        ).run(JSON.stringify(update.defaultModel), now);
       }
       if (update.providers) this.replaceProviders(update.providers, now);
     })();
@@ -135,25 +136,24 @@ export class SettingsStore {
           issues: [{ path: "providers.baseUrl", message: `required for custom provider "${name}"` }],
         });
       }
-      this.db
-        .prepare(
-          `INSERT INTO provider_settings (name, base_url, protocol, api_key_enc, key_preview, updated_at)
+      cachedStatement(
+        this.db,
+        `INSERT INTO provider_settings (name, base_url, protocol, api_key_enc, key_preview, updated_at)
            VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT (name) DO UPDATE SET base_url = excluded.base_url, protocol = excluded.protocol,
              api_key_enc = excluded.api_key_enc, key_preview = excluded.key_preview, updated_at = excluded.updated_at`,
-        )
-        .run(name, baseUrl, protocol, sealed, preview, now);
+      ).run(name, baseUrl, protocol, sealed, preview, now);
     }
     for (const name of existing.keys()) {
-      if (!kept.has(name)) this.db.prepare("DELETE FROM provider_settings WHERE name = ?").run(name);
+      if (!kept.has(name)) cachedStatement(this.db, "DELETE FROM provider_settings WHERE name = ?").run(name);
     }
   }
 
   /** The decrypted key of a provider (aliases accepted), for model resolution; undefined if none. */
   getProviderKey(name: string): string | undefined {
-    const row = this.db
-      .prepare("SELECT api_key_enc FROM provider_settings WHERE name = ?")
-      .get(canonicalProviderName(name)) as Pick<ProviderRow, "api_key_enc"> | undefined;
+    const row = cachedStatement(this.db, "SELECT api_key_enc FROM provider_settings WHERE name = ?").get(
+      canonicalProviderName(name),
+    ) as Pick<ProviderRow, "api_key_enc"> | undefined;
     return row?.api_key_enc ? this.box.open(row.api_key_enc) : undefined;
   }
 
