@@ -9,6 +9,7 @@ import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { DimsumConfig } from "../config/load-config.js";
+import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
 import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
 import type { Actor, Team } from "../team/types.js";
@@ -76,6 +77,8 @@ export interface ServerDeps {
    * load; a crash can lose only the current turn's writes. See store/group-commit.ts.
    */
   groupCommit?: boolean;
+  /** Checkpoint the WAL on a worker thread instead of inside commits (default true). */
+  backgroundCheckpoints?: boolean;
   /** Routes that authenticate callers themselves (signed platform webhooks), mounted before the session guards. */
   publicRoutes?: Array<(app: DimsumApp) => void>;
 }
@@ -177,6 +180,10 @@ export function createServer(deps: ServerDeps): DimsumServer {
     enableGroupCommit(deps.db, (err) =>
       log.error("a database commit failed; that turn's writes were lost", err),
     );
+  const checkpoints =
+    deps.backgroundCheckpoints === false
+      ? undefined
+      : startBackgroundCheckpoints(deps.db, { onError: (err) => log.error("WAL checkpoints", err) });
   const users = new UserStore(
     deps.db,
     deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {},
@@ -252,6 +259,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await checkpoints?.stop();
     })();
     return closing;
   };
