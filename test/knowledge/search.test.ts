@@ -92,6 +92,21 @@ describe("search", () => {
     ]);
   });
 
+  it("cites the section of the best-matching child when one parent spans several short sections", async () => {
+    const { kb } = newService();
+    const handbook =
+      "# Handbook\n\n## Onboarding\n\nNew staff receive a brass compass on day one.\n\n" +
+      "## Payroll\n\nSalaries are paid on the last weekday of each month.";
+    await kb.ingest("staff", [{ kind: "bytes", name: "handbook.md", data: handbook }]);
+    expect(kb.status()).toMatchObject({ documents: 1 });
+    const payroll = await kb.search({ query: "when are salaries paid" });
+    expect(payroll.passages[0]?.citation.section).toBe("Handbook › Payroll");
+    // Both sections share the parent passage, so its text holds both.
+    expect(payroll.passages[0]?.text).toContain("brass compass");
+    const onboarding = await kb.search({ query: "brass compass" });
+    expect(onboarding.passages[0]?.citation.section).toBe("Handbook › Onboarding");
+  });
+
   it("fuses BM25 with vectors from an embeddings API, and falls back to BM25 when the API fails", async () => {
     const { kb } = newService({ embedder: httpEmbedder() });
     await kb.ingest("aero", docs);

@@ -53,7 +53,16 @@ function applyScores(parents: FusedParent[], scores: Map<string, number>): Fused
   return scored.sort((a, b) => (b.s ?? -1) - (a.s ?? -1) || a.i - b.i).map((x) => x.p);
 }
 
-function toPassage(parent: FusedParent, row: PassageRow, rerankScore: number | undefined): Passage {
+/**
+ * The passage of a parent chunk. Its section is the one of its best-matching child: a parent can
+ * span several short sections, and the match sits under the child's heading.
+ */
+function toPassage(
+  parent: FusedParent,
+  row: PassageRow,
+  rerankScore: number | undefined,
+  sectionOf: ReadonlyMap<number, string | null>,
+): Passage {
   const citation: Passage["citation"] = {
     kb: row.kb_name,
     documentId: String(row.document_id),
@@ -63,7 +72,9 @@ function toPassage(parent: FusedParent, row: PassageRow, rerankScore: number | u
     chunkId: String(row.id),
     matchedChunkIds: parent.childIds.map(String),
   };
-  if (row.section !== null) citation.section = row.section;
+  const best = parent.childIds[0];
+  const section = (best === undefined ? undefined : sectionOf.get(best)) ?? row.section;
+  if (section !== null) citation.section = section;
   if (row.page_start !== null) citation.pageStart = row.page_start;
   if (row.page_end !== null) citation.pageEnd = row.page_end;
   const passage: Passage = {
@@ -157,7 +168,9 @@ export async function searchChunks(
 
   // Stage 2.
   const childIds = [...new Set([...bm25.map((h) => h.id), ...vectorIds])];
-  const parentOf = new Map(ctx.repo.children(childIds).map((c) => [c.id, c.parent_id] as const));
+  const children = ctx.repo.children(childIds);
+  const parentOf = new Map(children.map((c) => [c.id, c.parent_id] as const));
+  const sectionOf = new Map(children.map((c) => [c.id, c.section] as const));
   const fusion = fuseToParents(
     bm25.map((h) => h.id),
     vectorIds,
@@ -210,7 +223,7 @@ export async function searchChunks(
   for (const parent of ordered) {
     if (passages.length >= topK) break;
     const row = rows.get(parent.parentId);
-    if (row) passages.push(toPassage(parent, row, scores?.get(String(parent.parentId))));
+    if (row) passages.push(toPassage(parent, row, scores?.get(String(parent.parentId)), sectionOf));
   }
   trace.ms = elapsed(started);
   return { passages, trace };

@@ -54,6 +54,8 @@ export interface ChildRow {
   parent_id: number;
   document_id: number;
   text: string;
+  /** The heading path the child sits under. */
+  section: string | null;
 }
 
 /** Shared bases store '' as their agent, so the unique key needs no NULL handling. */

@@ -101,7 +101,7 @@ export function prepareKnowledge(db: Database) {
       "UPDATE kb_documents SET embedding_model = ?, updated_at = ? WHERE id = ?",
     ),
     children: db.prepare<[string], ChildRow>(
-      "SELECT id, parent_id, document_id, text FROM kb_child_chunks WHERE id IN (SELECT value FROM json_each(?))",
+      "SELECT id, parent_id, document_id, text, section FROM kb_child_chunks WHERE id IN (SELECT value FROM json_each(?))",
     ),
     passages: db.prepare<[string], PassageRow>(
       `SELECT p.id, p.text, p.section, p.page_start, p.page_end, p.document_id, d.title, d.source, d.mime, b.name AS kb_name
