@@ -101,10 +101,16 @@ export async function runTextsOf(page: Page, runId: string): Promise<string[]> {
 }
 
 /**
- * Removes the previous run's screenshots at the top of the artifacts folder; subfolders belong to
- * other test files (running in parallel), which reset their own.
+ * Removes the previous run's screenshots: those at the top of the artifacts folder, or of one
+ * subfolder. Each test file (they run in parallel) resets only its own.
  */
-export function resetArtifacts(): void {
+export function resetArtifacts(subfolder?: string): void {
+  if (subfolder !== undefined) {
+    const dir = join(ARTIFACTS_DIR, subfolder);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    return;
+  }
   mkdirSync(ARTIFACTS_DIR, { recursive: true });
   for (const entry of readdirSync(ARTIFACTS_DIR, { withFileTypes: true }))
     if (entry.isFile()) rmSync(join(ARTIFACTS_DIR, entry.name), { force: true });

@@ -8,10 +8,11 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { ARTIFACTS_DIR, flow, launchChromium, openPage, type PageLog } from "./browser.js";
-import { type E2eServer, startE2eServer } from "./e2e-server.js";
+import { describe, expect, it } from "vitest";
+import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { ARTIFACTS_DIR, flow, type PageLog, resetArtifacts } from "./browser.js";
+import type { E2eServer } from "./e2e-server.js";
+import { e2eStack, setUpOwner } from "./stack.js";
 
 const FLOW_TIMEOUT_MS = 30_000;
 const PASSWORD = "owner-password-1";
@@ -129,33 +130,20 @@ async function seeFinished(summary: string): Promise<void> {
   expect(await byTest("kb-ingest-result").getAttribute("data-status")).toBe("done");
 }
 
-beforeAll(async () => {
-  rmSync(join(ARTIFACTS_DIR, SHOTS), { recursive: true, force: true });
-  mkdirSync(join(ARTIFACTS_DIR, SHOTS), { recursive: true });
-  llm = await startFakeLlmServer({});
-  server = await startE2eServer(llm.url, { knowledge: { maxFileBytes: MAX_FILE_BYTES } });
-  browser = await launchChromium();
-  ({ page, log } = await openPage(browser));
-  await page.context().addInitScript({ content: PHASE_PROBE });
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await llm?.close();
-}, 30_000);
+e2eStack(
+  { before: () => resetArtifacts(SHOTS), server: { knowledge: { maxFileBytes: MAX_FILE_BYTES } } },
+  async (stack) => {
+    ({ llm, server, browser, page, log } = stack);
+    await page.context().addInitScript({ content: PHASE_PROBE });
+  },
+);
 
 describe("knowledge page in headless Chromium", () => {
   it(
     "logs in, opens the knowledge page and creates a base",
     async () => {
       await step("01-base-created", async () => {
-        await page.goto(server.url);
-        await byTest("setup-form").waitFor();
-        await byTest("login-username").fill("owner");
-        await byTest("login-password").fill(PASSWORD);
-        await byTest("setup-confirm").fill(PASSWORD);
-        await byTest("login-submit").click();
+        await setUpOwner(page, server.url, PASSWORD);
         await byTest("app-shell").waitFor();
 
         await byTest("nav-knowledge").click();

@@ -8,11 +8,12 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { describe, expect, it } from "vitest";
+import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { AgentScripts } from "../team/harness.js";
-import { ARTIFACTS_DIR, flow, launchChromium, openPage, type PageLog, screenshot } from "./browser.js";
-import { type E2eServer, startE2eServer } from "./e2e-server.js";
+import { ARTIFACTS_DIR, flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import type { E2eServer } from "./e2e-server.js";
+import { e2eStack, setUpOwner } from "./stack.js";
 
 const STEP_TIMEOUT_MS = 40_000;
 const PASSWORD = "owner-password-1";
@@ -98,34 +99,23 @@ function inListView(messageId: number): Promise<boolean> {
   }, messageId);
 }
 
-beforeAll(async () => {
-  // Other browser test files share test-artifacts/e2e; this one empties only its own subfolder.
-  const shots = join(ARTIFACTS_DIR, "search");
-  rmSync(shots, { recursive: true, force: true });
-  mkdirSync(shots, { recursive: true });
-  llm = await startFakeLlmServer({ defaultTurn: scripts.turn });
-  server = await startE2eServer(llm.url);
-  browser = await launchChromium();
-  ({ page, log } = await openPage(browser));
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await llm?.close();
-}, 30_000);
+e2eStack(
+  {
+    // Other browser test files share test-artifacts/e2e; this one empties only its own subfolder.
+    before: () => resetArtifacts("search"),
+    llm: { defaultTurn: scripts.turn },
+  },
+  (stack) => {
+    ({ llm, server, browser, page, log } = stack);
+  },
+);
 
 describe("message search in headless Chromium", () => {
   it(
     "fills two channels with messages, one answered by an agent",
     async () => {
       await step("search/01-channels", async () => {
-        await page.goto(server.url);
-        await byTest("setup-form").waitFor();
-        await byTest("login-username").fill("owner");
-        await byTest("login-password").fill(PASSWORD);
-        await byTest("setup-confirm").fill(PASSWORD);
-        await byTest("login-submit").click();
+        await setUpOwner(page, server.url, PASSWORD);
         await byTest("home-page").waitFor();
         const me = await page.request.get(`${server.url}/api/auth/me`);
         csrf = ((await me.json()) as { csrfToken: string }).csrfToken;

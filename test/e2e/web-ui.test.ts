@@ -5,12 +5,13 @@
  * that pauses for approval. The flows build on each other, in order, in one page.
  */
 import type { Browser, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChannelMessage, FlowRecord, SoulFile, TeamRun } from "../../src/team/types.js";
-import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { AgentScripts, agentOf, systemOf } from "../team/harness.js";
-import { flow, launchChromium, openPage, type PageLog, resetArtifacts, runTextsOf } from "./browser.js";
-import { type E2eServer, startE2eServer } from "./e2e-server.js";
+import { flow, type PageLog, resetArtifacts, runTextsOf } from "./browser.js";
+import type { E2eServer } from "./e2e-server.js";
+import { e2eStack, setUpOwner } from "./stack.js";
 
 const FLOW_TIMEOUT_MS = 30_000;
 const PASSWORD = "owner-password-1";
@@ -57,32 +58,23 @@ async function apiGet<T>(path: string): Promise<T> {
   return JSON.parse(body) as T;
 }
 
-beforeAll(async () => {
-  resetArtifacts();
-  // Every reply streams in small pieces with a pause between them, so the page shows text growing.
-  llm = await startFakeLlmServer({ defaultTurn: scripts.turn, chunkDelayMs: 40 });
-  server = await startE2eServer(llm.url);
-  browser = await launchChromium();
-  ({ page, log } = await openPage(browser));
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await llm?.close();
-}, 30_000);
+e2eStack(
+  {
+    before: resetArtifacts,
+    // Every reply streams in small pieces with a pause between them, so the page shows text growing.
+    llm: { defaultTurn: scripts.turn, chunkDelayMs: 40 },
+  },
+  (stack) => {
+    ({ llm, server, browser, page, log } = stack);
+  },
+);
 
 describe("web UI in headless Chromium", () => {
   it(
     "sets up the owner, logs out, and logs in through the login form",
     async () => {
       await step("01-login", async () => {
-        await page.goto(server.url);
-        await byTest("setup-form").waitFor();
-        await byTest("login-username").fill("owner");
-        await byTest("login-password").fill(PASSWORD);
-        await byTest("setup-confirm").fill(PASSWORD);
-        await byTest("login-submit").click();
+        await setUpOwner(page, server.url, PASSWORD);
         await byTest("app-shell").waitFor();
         await byTest("logout").click();
 
