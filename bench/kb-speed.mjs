@@ -19,7 +19,7 @@ import { openDatabase } from "../dist/store/database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
 import { loadCranfield } from "./cranfield.mjs";
 import { cranfieldMarkdown } from "./kb-quality.mjs";
-import { rng, zipfWords } from "./synthetic-text.mjs";
+import { rng, SYLLABLES, zipfWords } from "./synthetic-text.mjs";
 
 const DIMS = 256;
 const SYNTHETIC_DOCS = 5_000;
@@ -35,24 +35,7 @@ const embedder = {
 
 function syntheticCorpus(seed = 11) {
   const random = rng(seed);
-  const syllables = [
-    "ka",
-    "to",
-    "ri",
-    "mo",
-    "sen",
-    "la",
-    "vi",
-    "por",
-    "da",
-    "ne",
-    "qu",
-    "zel",
-    "fa",
-    "mi",
-    "ro",
-  ];
-  const zipf = zipfWords(random, syllables, 30_000);
+  const zipf = zipfWords(random, SYLLABLES.slice(0, 15), 30_000);
   const sentence = () => {
     const words = [];
     const n = 8 + Math.floor(random() * 10);

@@ -15,7 +15,7 @@ import { SqliteMemoryStore } from "../dist/memory/sqlite-memory-store.js";
 import { simdAvailable } from "../dist/memory/vectors/dot-kernel.js";
 import { openDatabase } from "../dist/store/database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
-import { rng, zipfWords } from "./synthetic-text.mjs";
+import { rng, SYLLABLES, zipfWords } from "./synthetic-text.mjs";
 
 const DIMS = 256;
 const SIZES = [1_000, 10_000, 100_000];
@@ -39,27 +39,7 @@ const FUNCTION_WORDS = [
 
 function makeCorpus(count, seed = 7) {
   const random = rng(seed);
-  const syllables = [
-    "ka",
-    "to",
-    "ri",
-    "mo",
-    "sen",
-    "la",
-    "vi",
-    "por",
-    "da",
-    "ne",
-    "qu",
-    "zel",
-    "fa",
-    "mi",
-    "ro",
-    "tan",
-    "bel",
-    "cor",
-  ];
-  const zipf = zipfWords(random, syllables, 20_000);
+  const zipf = zipfWords(random, SYLLABLES, 20_000);
   const texts = [];
   for (let i = 0; i < count; i++) {
     const words = [];

@@ -1,6 +1,28 @@
 // Deterministic synthetic text for the retrieval benches: a seeded PRNG and a Zipf-distributed
 // vocabulary of made-up words, so large corpora are reproducible run to run.
 
+/** Syllables the made-up words are built of. */
+export const SYLLABLES = [
+  "ka",
+  "to",
+  "ri",
+  "mo",
+  "sen",
+  "la",
+  "vi",
+  "por",
+  "da",
+  "ne",
+  "qu",
+  "zel",
+  "fa",
+  "mi",
+  "ro",
+  "tan",
+  "bel",
+  "cor",
+];
+
 /** A seeded PRNG (mulberry32) returning numbers in [0, 1). */
 export function rng(seed) {
   let s = seed >>> 0;

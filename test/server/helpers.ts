@@ -170,3 +170,23 @@ export async function withUsers(
   }
   return { owner, users };
 }
+
+/** A stdout/stderr stand-in that keeps what was written. */
+export function sink(): { text: string; write: (s: string) => void } {
+  const out = {
+    text: "",
+    write: (s: string) => {
+      out.text += s;
+    },
+  };
+  return out;
+}
+
+/** Polls `read` every 10 ms until it returns a value. */
+export async function waitFor<T>(read: () => T | undefined): Promise<T> {
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

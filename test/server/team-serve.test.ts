@@ -2,20 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { serveCommand } from "../../src/cli/commands/serve.js";
 import { EXIT_OK } from "../../src/cli/exit-codes.js";
-import { call, login, tempDir } from "./helpers.js";
-
-function sink() {
-  const out = { text: "", write: (s: string) => (out.text += s) };
-  return out;
-}
-
-async function waitFor<T>(read: () => T | undefined): Promise<T> {
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { call, login, sink, tempDir, waitFor } from "./helpers.js";
 
 describe("dimsum serve with the team", () => {
   it("serves the team API, memory, MCP and the OpenAI endpoint", async () => {
