@@ -160,6 +160,8 @@ describe("knowledge page in headless Chromium", () => {
         await page.locator(`[data-testid="kb-detail"][data-kb="${KB}"]`).waitFor();
         await byTest("kb-documents-empty").waitFor();
         expect(await upload().getAttribute("data-phase")).toBe("idle");
+        // The limits the server enforces are stated before anyone uploads.
+        expect(squash(await text(byTest("kb-upload-limits"))())).toMatch(/up to \d+ files of 64 KB each\.$/);
       });
       const list = await apiGet<{ bases: Array<{ name: string; documents: number }> }>("/api/kb");
       expect(list.bases.map((b) => [b.name, b.documents])).toEqual([[KB, 0]]);

@@ -104,8 +104,10 @@ describe("knowledge base routes", () => {
     const listed = await json<{
       status: { mode: string };
       bases: Array<{ name: string; documents: number }>;
+      limits: { maxFileBytes: number; maxFiles: number };
     }>(await call(srv.url, "/api/kb", { session: member }), 200);
     expect(listed.status.mode).toBe("bm25");
+    expect(listed.limits).toEqual({ maxFileBytes: MAX_FILE, maxFiles: 3 });
     expect(listed.bases).toEqual([expect.objectContaining({ name: "docs", documents: 2 })]);
 
     const install = docs.find((d) => d.source === "install.md");

@@ -124,7 +124,10 @@ export function knowledgeRoutes(
     return base;
   };
 
-  app.get("/", readers, (c) => c.json({ status: service.status(), bases: service.listBases({ all: true }) }));
+  // The upload limits let the page state them before anyone uploads.
+  app.get("/", readers, (c) =>
+    c.json({ status: service.status(), bases: service.listBases({ all: true }), limits }),
+  );
 
   app.post("/", managers, jsonBody(createSchema), (c) => {
     const { name, agentId, description } = c.req.valid("json");

@@ -6,6 +6,12 @@ import { type ApiClient, ApiError } from "../api.js";
 
 export type KnowledgeMode = "hybrid" | "bm25";
 
+/** What one upload may hold, as the server enforces it. */
+export interface UploadLimits {
+  maxFileBytes: number;
+  maxFiles: number;
+}
+
 export interface KnowledgeStatus {
   mode: KnowledgeMode;
   embeddingModel?: string;
@@ -103,7 +109,11 @@ const enc = encodeURIComponent;
 /** Typed calls of the knowledge base API. */
 export function knowledgeApi(api: ApiClient) {
   return {
-    list: () => api.request<{ status: KnowledgeStatus; bases: KnowledgeBase[] }>("GET", "/api/kb"),
+    list: () =>
+      api.request<{ status: KnowledgeStatus; bases: KnowledgeBase[]; limits: UploadLimits }>(
+        "GET",
+        "/api/kb",
+      ),
     create: (name: string) => api.request<KnowledgeBase>("POST", "/api/kb", { name }),
     remove: (name: string) => api.request<void>("DELETE", `/api/kb/${enc(name)}`),
     documents: (name: string) => api.request<KnowledgeDocument[]>("GET", `/api/kb/${enc(name)}/documents`),

@@ -6,7 +6,13 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useServices } from "../hooks.js";
-import { type IngestFileResult, type IngestJob, knowledgeApi, uploadFiles } from "./knowledge-api.js";
+import {
+  type IngestFileResult,
+  type IngestJob,
+  knowledgeApi,
+  type UploadLimits,
+  uploadFiles,
+} from "./knowledge-api.js";
 
 const POLL_MS = 500;
 
@@ -52,7 +58,20 @@ function fileLine(f: IngestFileResult): string {
 }
 
 /** Upload area for one base; calls `onIngested` when a job ends so the documents list can refresh. */
-export function KnowledgeUpload({ kb, onIngested }: { kb: string; onIngested: () => void }) {
+/** A byte count as the page shows limits: whole KB or MB. */
+function formatLimit(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MB` : `${Math.round(bytes / 1024)} KB`;
+}
+
+export function KnowledgeUpload({
+  kb,
+  limits,
+  onIngested,
+}: {
+  kb: string;
+  limits: UploadLimits | undefined;
+  onIngested: () => void;
+}) {
   const { api } = useServices();
   const [phase, setPhase] = useState<Phase>({ step: "idle" });
   const [over, setOver] = useState(false);
@@ -155,7 +174,10 @@ export function KnowledgeUpload({ kb, onIngested }: { kb: string; onIngested: ()
             </button>
           )}
         </p>
-        <p class="muted">Markdown, plain text, HTML, PDF and source code.</p>
+        <p class="muted" data-testid="kb-upload-limits">
+          Markdown, plain text, HTML, PDF and source code
+          {limits ? `; up to ${limits.maxFiles} files of ${formatLimit(limits.maxFileBytes)} each` : ""}.
+        </p>
       </section>
       <input
         ref={picker}

@@ -5,6 +5,7 @@ import {
   type KnowledgeDocument,
   type KnowledgeStatus,
   knowledgeApi,
+  type UploadLimits,
 } from "../components/knowledge-api.js";
 import { KnowledgeSearch } from "../components/knowledge-search.js";
 import { KnowledgeUpload } from "../components/knowledge-upload.js";
@@ -145,6 +146,7 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
   const { api } = useServices();
   const report = useReportError();
   const [status, setStatus] = useState<KnowledgeStatus | undefined>(undefined);
+  const [limits, setLimits] = useState<UploadLimits | undefined>(undefined);
   const [bases, setBases] = useState<KnowledgeBase[] | undefined>(undefined);
   const [selected, setSelected] = useState<string | undefined>(undefined);
   const [version, setVersion] = useState(0);
@@ -156,6 +158,7 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
       .list()
       .then((r) => {
         setStatus(r.status);
+        setLimits(r.limits);
         setBases(r.bases);
       })
       .catch(report);
@@ -238,7 +241,9 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
         {shown && (
           <section class="form" data-testid="kb-detail" data-kb={shown.name}>
             <h3>{shown.name}</h3>
-            {manage && <KnowledgeUpload key={shown.name} kb={shown.name} onIngested={changed} />}
+            {manage && (
+              <KnowledgeUpload key={shown.name} kb={shown.name} limits={limits} onIngested={changed} />
+            )}
             <Documents
               key={shown.name}
               kb={shown.name}
