@@ -4,20 +4,15 @@
  * the same processing. The `kb` column holds `kbid<N>` so a query stays inside the chosen bases
  * inside FTS5 itself; it gets weight 0 in the score.
  *
- * Like memory search (and Lucene's common-terms cutoff), very common terms are dropped once the
- * expected work passes `maxPostings`: they carry the least IDF, and the vector side still sees the
- * whole query. When even the rarest term is that common, only its first `maxPostings` matches are
- * scored, so one query of stop-word-like terms cannot cost a scan of the whole corpus.
+ * Very common terms are dropped by the common-terms cutoff shared with memory search
+ * (term-cutoff.ts). When even the rarest term is that common, only its first `maxPostings` matches
+ * are scored, so one query of stop-word-like terms cannot cost a scan of the whole corpus.
  */
 import type { Database, Statement } from "better-sqlite3";
+import { TermCutoff } from "../../memory/text/term-cutoff.js";
 import { ftsDocument, ftsMatchExpression } from "../../memory/text/terms.js";
 
 export const DEFAULT_MAX_POSTINGS = 10_000;
-// Counts only steer pruning, so slightly stale ones are fine: FTS5 computes a count by walking the
-// term's posting list, which for common terms costs more than the search saves.
-const DF_REFRESH_WRITES = 500;
-const DF_CACHE_TERMS = 20_000;
-
 export interface Bm25Hit {
   id: number;
   /** BM25 relevance, higher is better. */
@@ -32,10 +27,8 @@ export function kbTag(kbId: number): string {
 /** Child-chunk FTS maintenance and ranked lookup on one connection. */
 export class ChunkBm25 {
   private readonly insert;
-  private readonly docFrequency;
+  private readonly cutoff: TermCutoff;
   private readonly statements = new Map<string, Statement<Array<string | number>, Bm25Hit>>();
-  private readonly dfCache = new Map<string, { df: number; stamp: number }>();
-  private writes = 0;
 
   constructor(
     private readonly db: Database,
@@ -44,32 +37,16 @@ export class ChunkBm25 {
     this.insert = db.prepare<[number, string, string]>(
       "INSERT INTO kb_chunks_fts (rowid, terms, kb) VALUES (?, ?, ?)",
     );
-    this.docFrequency = db
+    const docFrequency = db
       .prepare<[string], number>("SELECT doc FROM kb_chunks_fts_vocab WHERE term = ?")
       .pluck();
+    this.cutoff = new TermCutoff((term) => docFrequency.get(term), maxPostings);
   }
 
   /** Indexes a new child chunk's text (deletes happen by trigger with the chunk row). */
   put(id: number, kbId: number, text: string): void {
     this.insert.run(id, ftsDocument(text), kbTag(kbId));
-    this.writes++;
-  }
-
-  /** How many chunks (of every base) contain the term, from a short-lived cache. */
-  documentFrequency(term: string): number {
-    const cached = this.dfCache.get(term);
-    if (cached && this.writes - cached.stamp < DF_REFRESH_WRITES) return cached.df;
-    const df = this.docFrequency.get(term) ?? 0;
-    // Zero is never cached: the term may arrive with the next write and must be searched for then.
-    if (df === 0) return 0;
-    if (this.dfCache.size >= DF_CACHE_TERMS) this.dfCache.clear();
-    this.dfCache.set(term, { df, stamp: this.writes });
-    return df;
-  }
-
-  /** The rarest terms whose posting counts add up to at most `maxPostings` (always at least one). */
-  selectTerms(terms: readonly string[]): string[] {
-    return this.plan(terms).kept;
+    this.cutoff.wrote();
   }
 
   /**
@@ -82,7 +59,7 @@ export class ChunkBm25 {
     kbIds?: readonly number[],
     documentIds?: readonly number[],
   ): Bm25Hit[] {
-    const { kept, postings } = this.plan(terms);
+    const { kept, postings } = this.cutoff.plan(terms);
     if (kept.length === 0 || limit <= 0 || kbIds?.length === 0 || documentIds?.length === 0) return [];
     let match = `terms : (${ftsMatchExpression(kept)})`;
     if (kbIds) match = `kb : (${kbIds.map((id) => `"${kbTag(id)}"`).join(" OR ")}) AND ${match}`;
@@ -93,21 +70,6 @@ export class ChunkBm25 {
     if (bounded) params.push(this.maxPostings);
     params.push(limit);
     return this.statement(documentIds !== undefined, bounded).all(...params);
-  }
-
-  private plan(terms: readonly string[]): { kept: string[]; postings: number } {
-    if (!Number.isFinite(this.maxPostings)) return { kept: [...terms], postings: 0 };
-    const counted = terms
-      .map((term) => ({ term, df: this.documentFrequency(term) }))
-      .sort((a, b) => a.df - b.df);
-    const kept: string[] = [];
-    let postings = 0;
-    for (const { term, df } of counted) {
-      if (kept.length > 0 && postings + df > this.maxPostings) break;
-      kept.push(term);
-      postings += df;
-    }
-    return { kept, postings };
   }
 
   private statement(byDocument: boolean, bounded: boolean) {
