@@ -2,106 +2,34 @@
  * The knowledge base API (`/api/kb`) for the web app: its types, typed calls over the shared
  * ApiClient, and the upload, sent with XMLHttpRequest because fetch cannot report upload progress.
  */
+import type {
+  Citation,
+  DocumentRecord,
+  IngestJobSnapshot,
+  KnowledgeBaseInfo,
+  KnowledgeSearchResult,
+  KnowledgeStatus,
+} from "../../../src/knowledge/types.js";
 import { type ApiClient, ApiError } from "../api.js";
 
-export type KnowledgeMode = "hybrid" | "bm25";
+// The server's own types: what the routes return is exactly these.
+export type {
+  Citation,
+  IngestFileResult,
+  IngestProgress,
+  KnowledgeMode,
+  KnowledgeStatus,
+  Passage,
+} from "../../../src/knowledge/types.js";
+export type KnowledgeBase = KnowledgeBaseInfo;
+export type KnowledgeDocument = DocumentRecord;
+export type IngestJob = IngestJobSnapshot;
+export type SearchResult = KnowledgeSearchResult;
 
 /** What one upload may hold, as the server enforces it. */
 export interface UploadLimits {
   maxFileBytes: number;
   maxFiles: number;
-}
-
-export interface KnowledgeStatus {
-  mode: KnowledgeMode;
-  embeddingModel?: string;
-  note: string;
-  bases: number;
-  documents: number;
-  childChunks: number;
-}
-
-export interface KnowledgeBase {
-  id: string;
-  name: string;
-  agentId?: string;
-  description: string;
-  documents: number;
-  chunks: number;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface KnowledgeDocument {
-  id: string;
-  kb: string;
-  source: string;
-  title: string;
-  mime: string;
-  size: number;
-  pages?: number;
-  status: "ready" | "failed";
-  error?: string;
-  childChunks: number;
-  updatedAt: number;
-}
-
-export interface IngestProgress {
-  done: number;
-  total: number;
-  bytesDone: number;
-  bytesTotal: number;
-  current?: string;
-}
-
-export interface IngestFileResult {
-  source: string;
-  outcome: "added" | "updated" | "unchanged" | "skipped" | "failed";
-  documentId?: string;
-  chunks?: number;
-  /** Why the file failed or was skipped. */
-  reason?: string;
-  /** A problem that did not fail the file (e.g. stored without vectors). */
-  warning?: string;
-}
-
-export interface IngestJob {
-  id: string;
-  kb: string;
-  status: "running" | "done" | "failed" | "cancelled";
-  progress: IngestProgress;
-  error?: string;
-  result?: {
-    added: number;
-    updated: number;
-    unchanged: number;
-    failed: number;
-    skipped: number;
-    files: IngestFileResult[];
-  };
-}
-
-export interface Citation {
-  kb: string;
-  documentId: string;
-  title: string;
-  source: string;
-  mime: string;
-  section?: string;
-  pageStart?: number;
-  pageEnd?: number;
-  chunkId: string;
-}
-
-export interface Passage {
-  text: string;
-  citation: Citation;
-  score: number;
-}
-
-export interface SearchResult {
-  passages: Passage[];
-  trace: { mode: string; warnings: string[]; ms: number };
 }
 
 const enc = encodeURIComponent;

@@ -124,6 +124,7 @@ export function KnowledgeUpload({
           kb,
           status: "running",
           progress: { done: 0, total: files.length, bytesDone: 0, bytesTotal: 0 },
+          startedAt: Date.now(),
         },
       });
     } catch (err) {
