@@ -14,13 +14,6 @@
  */
 import type { Database } from "better-sqlite3";
 
-export interface GroupCommit {
-  /** Commits the open shared transaction now (before closing the database). */
-  flush(): void;
-  /** Stops group commit on this connection, after flushing. */
-  disable(): void;
-}
-
 interface State {
   db: Database;
   /** True while the open transaction is the shared one this module began. */
@@ -51,27 +44,16 @@ function commit(state: State): void {
 }
 
 /** Turns group commit on for a connection; `onError` hears about commits that failed. */
-export function enableGroupCommit(db: Database, onError: (err: unknown) => void): GroupCommit {
-  let state = states.get(db);
-  if (!state) {
-    state = { db, open: false, onError, scheduled: undefined };
-    states.set(db, state);
-    // Whoever closes the connection, the turn's writes are committed first (close would roll them back).
-    const pending = state;
-    const close = db.close.bind(db);
-    db.close = () => {
-      commit(pending);
-      states.delete(db);
-      return close();
-    };
-  }
-  const current = state;
-  return {
-    flush: () => commit(current),
-    disable: () => {
-      commit(current);
-      states.delete(db);
-    },
+export function enableGroupCommit(db: Database, onError: (err: unknown) => void): void {
+  if (states.has(db)) return;
+  const state: State = { db, open: false, onError, scheduled: undefined };
+  states.set(db, state);
+  // Whoever closes the connection, the turn's writes are committed first (close would roll them back).
+  const close = db.close.bind(db);
+  db.close = () => {
+    commit(state);
+    states.delete(db);
+    return close();
   };
 }
 

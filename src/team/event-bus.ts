@@ -55,7 +55,6 @@ export class EventBus {
   /** Admins see every channel. */
   readonly #admins = new Set<Subscriber>();
   readonly #byUser = new Map<string, Set<Subscriber>>();
-  #size = 0;
   readonly #members: MembershipIndex;
   readonly #onListenerError: (err: unknown) => void;
 
@@ -73,12 +72,9 @@ export class EventBus {
       this.#byUser.set(actor.userId, set);
     }
     set.add(subscriber);
-    this.#size++;
     const own = set;
     return () => {
-      if (!own.delete(subscriber)) return;
-      this.#size--;
-      if (own.size === 0 && own !== this.#admins) this.#byUser.delete(actor.userId);
+      if (own.delete(subscriber) && own.size === 0 && own !== this.#admins) this.#byUser.delete(actor.userId);
     };
   }
 
@@ -99,10 +95,5 @@ export class EventBus {
     } catch (err) {
       this.#onListenerError(err);
     }
-  }
-
-  /** Subscribers currently registered. */
-  get size(): number {
-    return this.#size;
   }
 }
