@@ -7,7 +7,6 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from "n
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { DimsumConfig } from "../config/load-config.js";
 import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
 import type { Database } from "../store/database.js";
@@ -22,7 +21,7 @@ import { SessionStore } from "./auth/session-store.js";
 import { UserStore } from "./auth/user-store.js";
 import type { AppEnv, DimsumApp, ServerLog, ServerServices } from "./context.js";
 import { errorResponse, HttpError, toHttpError } from "./http/errors.js";
-import { readBody } from "./http/read-body.js";
+import { limitBody, readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
 import { settingsRoutes } from "./routes/settings.js";
 import { tokenRoutes } from "./routes/tokens.js";
@@ -141,17 +140,10 @@ export function createApp(
     c.set("auth", undefined);
     await next();
   });
-  const sizeLimit = (maxSize: number) =>
-    bodyLimit({
-      maxSize,
-      onError: () => {
-        throw new HttpError(413, "too_large", `request body over ${maxSize} bytes`);
-      },
-    });
   const limit = readBody(deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   // Knowledge uploads carry files (checked one by one by their route, which parses multipart from
   // the WHATWG Request); everything else stays small.
-  const uploadLimit = sizeLimit(deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES);
+  const uploadLimit = limitBody(deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES);
   app.use("/api/*", (c, next) =>
     (/^\/api\/kb\/[^/]+\/upload$/.test(c.req.path) ? uploadLimit : limit)(c, next),
   );

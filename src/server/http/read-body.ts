@@ -49,14 +49,22 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Buff
   });
 }
 
-/** Limits request bodies to `maxBytes` (413 beyond) and reads them once for the handlers. */
-export function readBody(maxBytes: number): MiddlewareHandler {
-  const fallback = bodyLimit({
+/**
+ * Hono's bodyLimit with the contract's 413: for multipart uploads, which their route parses from the
+ * WHATWG Request, and for requests made in process.
+ */
+export function limitBody(maxBytes: number): MiddlewareHandler {
+  return bodyLimit({
     maxSize: maxBytes,
     onError: () => {
       throw tooLarge(maxBytes);
     },
   });
+}
+
+/** Limits request bodies to `maxBytes` (413 beyond) and reads them once for the handlers. */
+export function readBody(maxBytes: number): MiddlewareHandler {
+  const fallback = limitBody(maxBytes);
   return async (c, next) => {
     if (BODYLESS.has(c.req.method)) return next();
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
