@@ -12,13 +12,32 @@ export type ErrorCode =
   | "aborted"
   | "tool_args" // the model produced arguments that do not fit the schema
   | "tool_failed"
+  // Refusals and state problems of the domain (team, accounts, schedules, connectors, knowledge):
+  | "invalid" // the input is wrong
+  | "unauthenticated" // who is asking is unknown: sign in
+  | "forbidden" // the caller may not do this
+  | "not_found" // the thing asked for does not exist (or the caller may not know it does)
+  | "conflict" // the request clashes with the current state
+  | "too_large" // the input is over a size limit
+  | "rate_limited" // the caller asked too often
+  | "unavailable" // the feature is not enabled here
   | "internal";
+
+/** A problem with one field of the input (validation). */
+export interface ErrorIssue {
+  path: string;
+  message: string;
+}
 
 export interface DimsumErrorOptions {
   hint?: string;
   status?: number;
   retryable?: boolean;
   cause?: unknown;
+  /** Which fields of the input were wrong (code `invalid`). */
+  issues?: ErrorIssue[];
+  /** When the caller may try again (code `rate_limited`). */
+  retryAfterSeconds?: number;
 }
 
 /** The one error type Dimsum raises or reports; `code` is stable, `message` is for people. */
@@ -27,6 +46,8 @@ export class DimsumError extends Error {
   readonly hint: string | undefined;
   readonly status: number | undefined;
   readonly retryable: boolean;
+  readonly issues: ErrorIssue[] | undefined;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: DimsumErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -35,6 +56,8 @@ export class DimsumError extends Error {
     this.hint = options.hint;
     this.status = options.status;
     this.retryable = options.retryable ?? false;
+    this.issues = options.issues;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   /** One line for a terminal: the cause, then what to do about it. */
@@ -51,4 +74,40 @@ export function toDimsumError(err: unknown, fallback: ErrorCode = "internal"): D
   }
   const message = err instanceof Error ? err.message : String(err);
   return new DimsumError(fallback, message, { cause: err });
+}
+
+const REFUSALS = new Set<ErrorCode>(["invalid", "unauthenticated", "forbidden", "not_found", "conflict"]);
+
+/** True for a refused operation (bad input, no right, missing thing, clash): the caller's to fix. */
+export function isRefusal(err: unknown): err is DimsumError {
+  return err instanceof DimsumError && REFUSALS.has(err.code);
+}
+
+function refusal(code: ErrorCode, message: string, hint: string | undefined): DimsumError {
+  return new DimsumError(code, message, hint === undefined ? {} : { hint });
+}
+
+/** The input is wrong. */
+export function invalid(message: string, hint?: string): DimsumError {
+  return refusal("invalid", message, hint);
+}
+
+/** The caller may not do this. */
+export function forbidden(message: string, hint?: string): DimsumError {
+  return refusal("forbidden", message, hint);
+}
+
+/** The thing asked for does not exist. */
+export function notFound(message: string, hint?: string): DimsumError {
+  return refusal("not_found", message, hint);
+}
+
+/** The request clashes with the current state (duplicate id, wrong state). */
+export function conflict(message: string, hint?: string): DimsumError {
+  return refusal("conflict", message, hint);
+}
+
+/** The feature is not enabled on this server or in this process. */
+export function unavailable(message: string, hint?: string): DimsumError {
+  return refusal("unavailable", message, hint);
 }

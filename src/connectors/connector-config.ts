@@ -4,7 +4,7 @@
  * the view the API returns, which shows secrets only as set/unset with a short preview.
  */
 import { randomBytes } from "node:crypto";
-import { invalid } from "../team/team-failure.js";
+import { invalid } from "../errors.js";
 import type { StoredConnector } from "./store/connector-repo.js";
 import type {
   ConnectorInput,

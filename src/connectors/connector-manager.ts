@@ -4,7 +4,7 @@
  * in the composition root, `startEnabled()` after the server listens, `close()` before the team.
  */
 import type { Database } from "better-sqlite3";
-import { forbidden, invalid, notFound } from "../team/team-failure.js";
+import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
 import { applyPatch, missingSecrets, recordFromInput, viewOf } from "./connector-config.js";

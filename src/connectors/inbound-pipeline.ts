@@ -5,8 +5,8 @@
  * taken one at a time so first contacts never create a user or channel twice.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { invalid, isRefusal } from "../errors.js";
 import { KeyedLock } from "../team/keyed-lock.js";
-import { invalid, isTeamFailure } from "../team/team-failure.js";
 import type { Actor, ChannelRecord, Team } from "../team/types.js";
 import type { MappingRepo } from "./store/mapping-repo.js";
 import type { ConnectorRecord, ConnectorUsers, InboundMessage } from "./types.js";
@@ -86,7 +86,7 @@ export class InboundPipeline {
       return true;
     } catch (err) {
       // A refusal (deleted agent, message too long) is final: say so in the chat, keep the key.
-      if (isTeamFailure(err)) {
+      if (isRefusal(err)) {
         this.#deps.notify(
           connector,
           message.chat.id,
@@ -135,7 +135,7 @@ export class InboundPipeline {
     let channel: ChannelRecord | undefined;
     if (mapped) {
       channel = await team.getChannel(service, mapped).catch((err: unknown) => {
-        if (isTeamFailure(err) && err.code === "not_found") return undefined;
+        if (isRefusal(err) && err.code === "not_found") return undefined;
         throw err;
       });
     }

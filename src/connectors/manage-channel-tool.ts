@@ -6,7 +6,7 @@
  * they never pass through a model or a trace.
  */
 import { z } from "zod";
-import { isTeamFailure } from "../team/team-failure.js";
+import { isRefusal } from "../errors.js";
 import type { Actor, AgentRecord } from "../team/types.js";
 import { defineTool, type Tool, type ToolResult, type ZodTool } from "../tools/types.js";
 import type { ConnectorManager } from "./connector-manager.js";
@@ -110,7 +110,7 @@ export function createManageChannelTool(options: { connectors: ConnectorManager;
           err instanceof Error && "hint" in err && typeof err.hint === "string" ? ` (${err.hint})` : "";
         const message = err instanceof Error ? err.message : String(err);
         return {
-          content: `${isTeamFailure(err) ? "" : "manage_channel failed: "}${message}${hint}`,
+          content: `${isRefusal(err) ? "" : "manage_channel failed: "}${message}${hint}`,
           isError: true,
         };
       }

@@ -4,8 +4,7 @@
  * when the server adds it to that agent's tools.
  */
 import { z } from "zod";
-import { DimsumError } from "../errors.js";
-import { isTeamFailure } from "../team/team-failure.js";
+import { DimsumError, isRefusal } from "../errors.js";
 import type { Actor } from "../team/types.js";
 import { errorResult } from "../tools/builtin/tool-error.js";
 import { defineTool, type Tool } from "../tools/types.js";
@@ -183,7 +182,7 @@ export function createManageScheduleTool(service: ScheduleService, actor: Actor)
         }
       } catch (err) {
         // Team failures carry a hint the model can act on; keep it.
-        return errorResult(isTeamFailure(err) ? fail(err.message, err.hint) : err);
+        return errorResult(isRefusal(err) ? fail(err.message, err.hint) : err);
       }
     },
   });

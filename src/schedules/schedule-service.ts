@@ -5,8 +5,8 @@
  * through here; the scheduler does the timing.
  */
 import { randomUUID } from "node:crypto";
+import { forbidden, invalid, notFound } from "../errors.js";
 import { isAdmin } from "../team/access.js";
-import { forbidden, invalid, notFound } from "../team/team-failure.js";
 import type { Actor, Team } from "../team/types.js";
 import type { ScheduleStore } from "./schedule-store.js";
 import { firstRunAt, validateTiming } from "./timing.js";

@@ -6,7 +6,7 @@
  * missed by more than `missedGraceMs` (the server was down or asleep) follow the schedule's policy.
  */
 import { randomUUID } from "node:crypto";
-import { notFound } from "../team/team-failure.js";
+import { notFound } from "../errors.js";
 import type { Actor } from "../team/types.js";
 import { systemClock } from "./clock.js";
 import type { RunOutcome, RunProgress, TargetExecutor } from "./run-target.js";

@@ -3,7 +3,7 @@
  * croner in the schedule's IANA time zone, so `0 9 * * *` means 09:00 local time across DST changes.
  */
 import { Cron } from "croner";
-import { invalid } from "../team/team-failure.js";
+import { invalid } from "../errors.js";
 import type { ScheduleTiming } from "./types.js";
 
 /** Shortest time between two runs of one schedule. */

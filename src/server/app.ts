@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import type { DimsumConfig } from "../config/load-config.js";
+import { DimsumError } from "../errors.js";
 import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
 import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
@@ -20,7 +21,7 @@ import type { ScryptParams } from "./auth/passwords.js";
 import { SessionStore } from "./auth/session-store.js";
 import { UserStore } from "./auth/user-store.js";
 import type { AppEnv, DimsumApp, ServerLog, ServerServices } from "./context.js";
-import { errorResponse, HttpError, toHttpError } from "./http/errors.js";
+import { errorResponse, internalError, toApiError } from "./http/errors.js";
 import { limitBody, readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
 import { settingsRoutes } from "./routes/settings.js";
@@ -120,14 +121,14 @@ export function createApp(
   const { log, trustProxy } = services;
 
   app.onError((err, c) => {
-    const known = toHttpError(err);
+    const known = toApiError(err);
     if (known) return errorResponse(c, known);
     log.error(`${c.req.method} ${c.req.path} failed`, err);
-    return errorResponse(c, new HttpError(500, "internal", "internal server error; see the server log"));
+    return errorResponse(c, internalError());
   });
   app.notFound((c) => {
     if (isApiPath(c.req.path))
-      return errorResponse(c, new HttpError(404, "not_found", `no route ${c.req.method} ${c.req.path}`));
+      return errorResponse(c, new DimsumError("not_found", `no route ${c.req.method} ${c.req.path}`));
     return c.text("not found", 404);
   });
 

@@ -28,13 +28,9 @@ export {
 } from "./context.js";
 export {
   type ApiErrorBody,
-  type ApiErrorCode,
-  conflict,
   errorResponse,
-  forbidden,
-  HttpError,
-  notFound,
-  toHttpError,
+  statusOf,
+  toApiError,
   unauthenticated,
   type ValidationIssue,
 } from "./http/errors.js";

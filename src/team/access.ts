@@ -3,7 +3,7 @@
  * to, may create channels (joining them) and manage the ones they belong to. Guests only read and post
  * where they were added. Agents are managed by owners and admins; everyone may list them.
  */
-import { forbidden } from "./team-failure.js";
+import { forbidden } from "../errors.js";
 import type { Actor, ChannelRecord } from "./types.js";
 
 /** Owners and admins. */

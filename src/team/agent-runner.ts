@@ -4,7 +4,7 @@
  * run around one agent turn, in its own session.
  */
 import { randomUUID } from "node:crypto";
-import { DimsumError, toDimsumError } from "../errors.js";
+import { DimsumError, notFound, toDimsumError } from "../errors.js";
 import type { Message, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import { runAgentTurn, type TurnRuntime } from "./agent-turn.js";
@@ -13,7 +13,6 @@ import type { EventBus } from "./event-bus.js";
 import type { StepLauncher, StepOutcome } from "./flow-runner.js";
 import { inputFor } from "./flows.js";
 import type { RunHandle, RunManager, RunRequest } from "./run-manager.js";
-import { notFound } from "./team-failure.js";
 import {
   callSystemText,
   channelSystemText,

@@ -1,10 +1,9 @@
 /** Agent management: validated create/update/delete, and SOUL.md personas. */
 import { parseModelString } from "../config/resolve-model.js";
-import { DimsumError } from "../errors.js";
+import { conflict, DimsumError, invalid, notFound } from "../errors.js";
 import { assertCanManageAgents, assertNotGuest } from "./access.js";
 import { CALL_AGENT_TOOL } from "./call-agent-tool.js";
 import type { PersonaFiles } from "./personas.js";
-import { conflict, invalid, notFound } from "./team-failure.js";
 import type { TeamStore } from "./team-store.js";
 import type { Actor, AgentInput, AgentPatch, AgentRecord, SoulFile } from "./types.js";
 

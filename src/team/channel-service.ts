@@ -3,6 +3,7 @@
  * paging, read markers, deletion and search. Every method checks the actor's access first.
  */
 import { randomBytes } from "node:crypto";
+import { conflict, forbidden, invalid, notFound } from "../errors.js";
 import {
   assertCanCreateChannel,
   assertCanDeleteMessage,
@@ -13,7 +14,6 @@ import {
 } from "./access.js";
 import type { EventBus, MembershipIndex } from "./event-bus.js";
 import { searchExpression } from "./search-text.js";
-import { conflict, forbidden, invalid, notFound } from "./team-failure.js";
 import type { TeamStore } from "./team-store.js";
 import type {
   Actor,

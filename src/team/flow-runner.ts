@@ -4,6 +4,7 @@
  * action and a finishing step never interleave.
  */
 import { randomUUID } from "node:crypto";
+import { notFound } from "../errors.js";
 import {
   applyAction,
   beginFlow,
@@ -15,7 +16,6 @@ import {
   type Transition,
 } from "./flows.js";
 import { KeyedLock } from "./keyed-lock.js";
-import { notFound } from "./team-failure.js";
 import type { FlowRepo } from "./team-store.js";
 import type { ChainStep, FlowAction, FlowRecord, TeamEvent } from "./types.js";
 

@@ -5,7 +5,7 @@
  * 0, else the previous step's output); a skipped step passes its input through as its output.
  * Functions return the next state and what the caller must do: start a step, or cancel a run.
  */
-import { conflict, invalid } from "./team-failure.js";
+import { conflict, invalid } from "../errors.js";
 import type { ChainStep, FlowAction, FlowRecord, FlowStep } from "./types.js";
 
 export interface Transition {

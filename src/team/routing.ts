@@ -3,8 +3,9 @@
  * collaboration chain, `@all` to every agent, `@agent` to the agents named, and no mention to the
  * leader (unless the message only addresses people).
  */
+
+import { invalid } from "../errors.js";
 import { parseMentions } from "./mentions.js";
-import { invalid } from "./team-failure.js";
 import type { AgentRecord, ChannelRecord } from "./types.js";
 
 const FLOW_COMMAND = /^\/flow(?:\s+|$)/i;

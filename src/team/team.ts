@@ -9,6 +9,7 @@ import type { Database } from "better-sqlite3";
 import type { LayerProvider } from "../agent/layered-context.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
+import { forbidden, invalid, notFound } from "../errors.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
@@ -26,7 +27,6 @@ import { PersonaFiles } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunManager } from "./run-manager.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
-import { forbidden, invalid, notFound } from "./team-failure.js";
 import { createSqliteTeamStore, type StoredRun, type TeamStore } from "./team-store.js";
 import type { Actor, AgentRecord, ChannelRecord, PostResult, Team, TeamRun } from "./types.js";
 

@@ -3,7 +3,6 @@
  * channel messages, agent runs, and collaboration flows. `Team` is the one facade the HTTP/WebSocket
  * edge talks to; it knows nothing about HTTP.
  */
-import type { ErrorCode } from "../errors.js";
 import type { Usage } from "../llm/types.js";
 
 export interface AgentRecord {
@@ -193,15 +192,10 @@ export interface PostResult {
   flow?: FlowRecord;
 }
 
-export interface TeamError {
-  code: ErrorCode | "not_found" | "forbidden" | "conflict" | "invalid";
-  message: string;
-}
-
 /**
  * The team facade. Every method that touches a channel checks that the actor may: owners and admins
  * see everything; members and guests only channels they belong to; guests cannot create or manage.
- * Denials throw DimsumError-like errors carrying a `TeamError.code` in `code`.
+ * Denials throw DimsumError with a refusal code (`invalid`, `forbidden`, `not_found`, `conflict`).
  */
 export interface Team {
   listAgents(actor: Actor): Promise<AgentRecord[]>;

@@ -211,13 +211,13 @@ describe("POST /v1/chat/completions", () => {
     expect(llm.requests).toHaveLength(0);
   });
 
-  it("reports a server without a model as a 400 naming the setting to fix", async () => {
+  it("reports a server without a model as a 503 naming the setting to fix", async () => {
     const { s, token } = await setUp({ llmUrl: "" });
     const res = await completions(s.url, token, {
       model: "writer",
       messages: [{ role: "user", content: "hi" }],
     });
-    const body = await expectJson<OpenAiErrorBody>(res, 400);
+    const body = await expectJson<OpenAiErrorBody>(res, 503);
     expect(body.error.message).toContain("no model chosen");
     expect(body.error.message).toContain("DIMSUM_MODEL");
   });

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadConfig } from "../../config/load-config.js";
-import { DimsumError, toDimsumError } from "../../errors.js";
+import { DimsumError, isRefusal, notFound, toDimsumError } from "../../errors.js";
 import { systemClock } from "../../schedules/clock.js";
 import {
   type ScheduleEngine,
@@ -26,7 +26,6 @@ import type {
 import { UserStore } from "../../server/auth/user-store.js";
 import { type Database, openDatabase } from "../../store/database.js";
 import { assertCanSee } from "../../team/access.js";
-import { isTeamFailure, notFound } from "../../team/team-failure.js";
 import { createSqliteTeamStore } from "../../team/team-store.js";
 import type { Actor } from "../../team/types.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
@@ -256,7 +255,7 @@ export async function scheduleCommand(
     );
     return run.status === "done" ? EXIT_OK : EXIT_FAILURE;
   } catch (err) {
-    if (isTeamFailure(err)) {
+    if (isRefusal(err)) {
       io.stderr.write(`error: ${err.toLine()}\n`);
       return err.code === "invalid" ? EXIT_USAGE : EXIT_FAILURE;
     }

@@ -3,10 +3,10 @@
  * creation, stored as SHA-256, with a short preview and the time of last use.
  */
 
+import { conflict } from "../../errors.js";
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
 import type { Actor } from "../../team/types.js";
-import { conflict } from "../http/errors.js";
 import { hashToken, randomId, randomToken } from "./secrets.js";
 import type { Role, UserRecord } from "./user-store.js";
 

@@ -3,8 +3,9 @@
  * on the OpenAI-compatible endpoint. Each sets `auth` (with the `Actor` the team facade wants).
  */
 import type { MiddlewareHandler } from "hono";
+import { forbidden } from "../../errors.js";
 import type { AppEnv, AuthState } from "../context.js";
-import { forbidden, unauthenticated } from "../http/errors.js";
+import { unauthenticated } from "../http/errors.js";
 import { bearerValue } from "./api-token-store.js";
 import { sessionCookieOf, setSessionCookie } from "./cookies.js";
 import type { Role } from "./user-store.js";

@@ -1,10 +1,10 @@
 /** Accounts: username, role and scrypt password hash, in the `users` table. */
 import { randomUUID } from "node:crypto";
+import { conflict } from "../../errors.js";
 import type { Database } from "../../store/database.js";
 import { sqliteCode } from "../../store/sqlite-errors.js";
 import { cachedStatement } from "../../store/statement-cache.js";
 import type { Actor } from "../../team/types.js";
-import { conflict } from "../http/errors.js";
 import {
   DEFAULT_SCRYPT_PARAMS,
   hashPassword,

@@ -1,55 +1,21 @@
 /**
- * The API's error shape, `{"error": {"code", "message", "issues"?}}`, and the mapping from anything
- * thrown in a handler (our HttpError, Hono's HTTPException, team errors carrying a code) to it.
+ * The server edge of the one error type: the API's error shape, `{"error": {"code", "message",
+ * "issues"?}}`, and the only map from DimsumError codes to HTTP status. Handlers and middleware throw
+ * DimsumError (or Hono's HTTPException); `toApiError` turns anything thrown into one.
  */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { DimsumError, type ErrorCode, type ErrorIssue } from "../../errors.js";
 
-export type ApiErrorCode =
-  | "invalid"
-  | "unauthenticated"
-  | "forbidden"
-  | "not_found"
-  | "conflict"
-  | "too_large"
-  | "rate_limited"
-  | "unavailable"
-  | "internal";
-
-export interface ValidationIssue {
-  path: string;
-  message: string;
-}
+export type ValidationIssue = ErrorIssue;
 
 export interface ApiErrorBody {
-  error: { code: ApiErrorCode; message: string; issues?: ValidationIssue[] };
+  error: { code: ErrorCode; message: string; issues?: ValidationIssue[] };
 }
 
-/** Thrown by handlers and middleware; becomes a JSON error response with this status. */
-export class HttpError extends Error {
-  readonly status: ContentfulStatusCode;
-  readonly code: ApiErrorCode;
-  readonly issues: ValidationIssue[] | undefined;
-  readonly headers: Record<string, string> | undefined;
-
-  constructor(
-    status: ContentfulStatusCode,
-    code: ApiErrorCode,
-    message: string,
-    extra: { issues?: ValidationIssue[]; headers?: Record<string, string> } = {},
-  ) {
-    super(message);
-    this.name = "HttpError";
-    this.status = status;
-    this.code = code;
-    this.issues = extra.issues;
-    this.headers = extra.headers;
-  }
-}
-
-/** Status for each error code a team facade error may carry (`TeamError.code` and DimsumError codes). */
-const statusByCode: Record<string, ContentfulStatusCode> = {
+/** HTTP status per error code: the one place this mapping exists. */
+const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   invalid: 400,
   bad_request: 400,
   tool_args: 400,
@@ -60,58 +26,51 @@ const statusByCode: Record<string, ContentfulStatusCode> = {
   too_large: 413,
   rate_limited: 429,
   rate_limit: 429,
-  config: 503,
+  internal: 500,
+  unavailable: 501,
   auth: 502,
   provider_unavailable: 502,
+  tool_failed: 502,
+  // The server is not set up for this yet (no model chosen, a key missing): an operator fixes it.
+  config: 503,
   timeout: 504,
+  aborted: 499 as ContentfulStatusCode,
 };
 
-function apiCodeFor(status: number): ApiErrorCode {
-  switch (status) {
-    case 400:
-      return "invalid";
-    case 401:
-      return "unauthenticated";
-    case 403:
-      return "forbidden";
-    case 404:
-      return "not_found";
-    case 409:
-      return "conflict";
-    case 413:
-      return "too_large";
-    case 429:
-      return "rate_limited";
-    default:
-      return status >= 500 ? (status === 500 ? "internal" : "unavailable") : "invalid";
-  }
+/** The status an error code is answered with. */
+export function statusOf(code: ErrorCode): ContentfulStatusCode {
+  return STATUS[code];
 }
 
-/** Maps a thrown value to an HttpError; undefined for unexpected errors (bugs → 500, logged). */
-export function toHttpError(err: unknown): HttpError | undefined {
-  if (err instanceof HttpError) return err;
+function codeOfStatus(status: number): ErrorCode {
+  const found = (Object.entries(STATUS) as Array<[ErrorCode, number]>).find(([, s]) => s === status);
+  return found ? found[0] : status >= 500 ? "internal" : "invalid";
+}
+
+/** Maps a thrown value to a DimsumError; undefined for unexpected errors (bugs → 500, logged). */
+export function toApiError(err: unknown): DimsumError | undefined {
+  if (err instanceof DimsumError) return err.code === "internal" ? undefined : err;
   if (err instanceof HTTPException) {
-    const status = err.status as ContentfulStatusCode;
     const message = err.status === 413 ? "request body too large" : err.message || "bad request";
-    return new HttpError(status, apiCodeFor(status), message);
-  }
-  if (err instanceof Error && "code" in err && typeof err.code === "string") {
-    const status = statusByCode[err.code];
-    if (status) return new HttpError(status, apiCodeFor(status), err.message);
+    return new DimsumError(codeOfStatus(err.status), message);
   }
   return undefined;
 }
 
-/** Builds the JSON error response for an HttpError. */
-export function errorResponse(c: Context, error: HttpError): Response {
-  const body: ApiErrorBody = { error: { code: error.code, message: error.message } };
+/** Builds the JSON error response: message and hint in one line, field issues, Retry-After. */
+export function errorResponse(c: Context, error: DimsumError): Response {
+  const body: ApiErrorBody = { error: { code: error.code, message: error.toLine() } };
   if (error.issues) body.error.issues = error.issues;
-  for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
-  return c.json(body, error.status);
+  if (error.retryAfterSeconds !== undefined) c.header("Retry-After", String(error.retryAfterSeconds));
+  return c.json(body, statusOf(error.code));
 }
 
-/** Shorthands for the common denials. */
-export const unauthenticated = (message = "sign in first") => new HttpError(401, "unauthenticated", message);
-export const forbidden = (message = "you may not do this") => new HttpError(403, "forbidden", message);
-export const notFound = (what: string) => new HttpError(404, "not_found", `${what} not found`);
-export const conflict = (message: string) => new HttpError(409, "conflict", message);
+/** The answer to an unexpected error: no details, which are in the server log. */
+export function internalError(): DimsumError {
+  return new DimsumError("internal", "internal server error; see the server log");
+}
+
+/** The caller has not signed in (or the credentials are no longer valid). */
+export function unauthenticated(message = "sign in first"): DimsumError {
+  return new DimsumError("unauthenticated", message);
+}

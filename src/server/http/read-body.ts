@@ -7,12 +7,12 @@
 import type { IncomingMessage } from "node:http";
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { HttpError } from "./errors.js";
+import { DimsumError } from "../../errors.js";
 
 const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-function tooLarge(maxBytes: number): HttpError {
-  return new HttpError(413, "too_large", `request body over ${maxBytes} bytes`);
+function tooLarge(maxBytes: number): DimsumError {
+  return new DimsumError("too_large", `request body over ${maxBytes} bytes`);
 }
 
 /** The body's bytes, or a 413 as soon as it passes `maxBytes` (the rest is not read). */

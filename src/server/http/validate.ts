@@ -2,7 +2,8 @@
 import type { Context } from "hono";
 import { validator } from "hono/validator";
 import type { z } from "zod";
-import { HttpError, type ValidationIssue } from "./errors.js";
+import { DimsumError, invalid } from "../../errors.js";
+import type { ValidationIssue } from "./errors.js";
 
 /** Flattens zod issues into the contract's `[{path: "a.b", message}]`. */
 export function issuesOf(error: z.ZodError): ValidationIssue[] {
@@ -13,7 +14,7 @@ export function issuesOf(error: z.ZodError): ValidationIssue[] {
 export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new HttpError(400, "invalid", `invalid ${what}`, { issues: issuesOf(result.error) });
+    throw new DimsumError("invalid", `invalid ${what}`, { issues: issuesOf(result.error) });
   }
   return result.data;
 }
@@ -30,7 +31,7 @@ function isJson(c: Context): boolean {
 export function jsonBody<S extends z.ZodType>(schema: S) {
   return validator("json", (value, c): z.output<S> => {
     if (!isJson(c)) {
-      throw new HttpError(400, "invalid", "send a JSON body with Content-Type: application/json");
+      throw invalid("send a JSON body with Content-Type: application/json");
     }
     return parseOr400(schema, value, "request body");
   });

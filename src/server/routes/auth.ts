@@ -1,9 +1,10 @@
 /** `/api/auth/*`: first-run setup, login/logout, the caller's sessions and password. */
 import { Hono } from "hono";
+import { conflict, forbidden, notFound } from "../../errors.js";
 import { clearSessionCookie, setSessionCookie } from "../auth/cookies.js";
 import type { UserRecord } from "../auth/user-store.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
-import { conflict, HttpError, notFound } from "../http/errors.js";
+import { unauthenticated } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
 import { enforce } from "../security/rate-limit.js";
 import { loginSchema, passwordChangeSchema, setupSchema } from "./schemas.js";
@@ -50,7 +51,7 @@ export function authRoutes(): Hono<AppEnv> {
       "login attempts",
     );
     const user = await users.verifyLogin(username, password);
-    if (!user) throw new HttpError(401, "unauthenticated", "wrong username or password");
+    if (!user) throw unauthenticated("wrong username or password");
     return c.json(startSession(c, user));
   });
 
@@ -91,7 +92,7 @@ export function authRoutes(): Hono<AppEnv> {
   app.delete("/sessions/:id", (c) => {
     const auth = authOf(c);
     const id = c.req.param("id");
-    if (!c.get("services").sessions.revoke(auth.user.id, id)) throw notFound(`session ${id}`);
+    if (!c.get("services").sessions.revoke(auth.user.id, id)) throw notFound(`session ${id} not found`);
     if (id === auth.session?.id) clearSessionCookie(c);
     return c.body(null, 204);
   });
@@ -104,7 +105,7 @@ export function authRoutes(): Hono<AppEnv> {
     enforce([[limits.loginPerUsername, auth.user.username.toLowerCase()]], "password attempts");
     const body = c.req.valid("json");
     if (!(await users.checkPassword(auth.user.id, body.currentPassword))) {
-      throw new HttpError(403, "forbidden", "the current password is wrong");
+      throw forbidden("the current password is wrong");
     }
     await users.update(auth.user.id, { password: body.newPassword });
     sessions.revokeAll(auth.user.id, auth.session?.id);

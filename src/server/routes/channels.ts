@@ -3,9 +3,9 @@
  * who may see or manage a channel; these routes also check that invited people have accounts.
  */
 import { Hono } from "hono";
+import { DimsumError } from "../../errors.js";
 import type { Team } from "../../team/types.js";
 import { type AppContext, type AppEnv, actorOf } from "../context.js";
-import { HttpError } from "../http/errors.js";
 import { jsonBody, paramsOf } from "../http/validate.js";
 import {
   chainSchema,
@@ -22,7 +22,7 @@ function requireUsers(c: AppContext, userIds: readonly string[], path: string): 
   const issues = userIds.flatMap((id, index) =>
     users.get(id) ? [] : [{ path: path.replace("*", String(index)), message: `no user with id "${id}"` }],
   );
-  if (issues.length > 0) throw new HttpError(400, "invalid", "unknown user id", { issues });
+  if (issues.length > 0) throw new DimsumError("invalid", "unknown user id", { issues });
 }
 
 /** The channel routes, mounted at `/api/channels`. */

@@ -12,11 +12,11 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import type { ConnectorManager } from "../../connectors/connector-manager.js";
 import { CONNECTOR_TYPES, type ConnectorType, type ConnectorUsers } from "../../connectors/types.js";
+import { unavailable } from "../../errors.js";
 import { requireRole } from "../auth/middleware.js";
 import { randomToken } from "../auth/secrets.js";
 import type { UserStore } from "../auth/user-store.js";
 import { type AppEnv, actorOf, type DimsumApp } from "../context.js";
-import { HttpError } from "../http/errors.js";
 import { jsonBody, paramsOf } from "../http/validate.js";
 import { teamErrorHandler } from "./team-errors.js";
 
@@ -43,8 +43,8 @@ const patchSchema = z.object({
   userId: z.string().max(100).nullable().optional(),
 });
 
-function unavailable(): never {
-  throw new HttpError(501, "unavailable", "connectors are not enabled on this server");
+function notEnabled(): never {
+  throw unavailable("connectors are not enabled on this server");
 }
 
 /** The connector routes, mounted at `/api/connectors`; 501 when the server runs without them. */
@@ -52,7 +52,7 @@ export function connectorRoutes(connectors: ConnectorManager | undefined): Hono<
   const app = new Hono<AppEnv>();
   app.onError(teamErrorHandler);
   app.use("*", requireRole("owner", "admin"));
-  const manager = (): ConnectorManager => connectors ?? unavailable();
+  const manager = (): ConnectorManager => connectors ?? notEnabled();
 
   app.get("/", (c) => c.json(manager().list(actorOf(c))));
 

@@ -5,12 +5,12 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
+import { DimsumError, notFound } from "../../errors.js";
 import type { IngestSource } from "../../knowledge/index.js";
 import { DEFAULT_MAX_FILE_BYTES, formatOf, type KnowledgeService } from "../../knowledge/index.js";
 import { formatBytes } from "../../knowledge/ingest/collect.js";
 import { requireRole } from "../auth/middleware.js";
 import type { AppEnv, DimsumApp } from "../context.js";
-import { HttpError, notFound } from "../http/errors.js";
 import { jsonBody, paramsOf, queryOf } from "../http/validate.js";
 import { teamErrorHandler } from "./team-errors.js";
 
@@ -67,15 +67,10 @@ function uploadedFiles(body: Record<string, unknown>): File[] {
 /** Checks every file before any is ingested, so a bad batch adds nothing. */
 async function toSources(files: File[], options: Required<KnowledgeRoutesOptions>): Promise<IngestSource[]> {
   if (files.length === 0) {
-    throw new HttpError(
-      400,
-      "invalid",
-      "no files in the upload; send them as multipart/form-data file fields",
-    );
+    throw new DimsumError("invalid", "no files in the upload; send them as multipart/form-data file fields");
   }
   if (files.length > options.maxFiles) {
-    throw new HttpError(
-      400,
+    throw new DimsumError(
       "invalid",
       `${files.length} files in one upload, more than the limit of ${options.maxFiles}; upload fewer at a time`,
     );
@@ -83,18 +78,16 @@ async function toSources(files: File[], options: Required<KnowledgeRoutesOptions
   const checked = files.map((file) => {
     const name = safeUploadName(file.name);
     if (!name) {
-      throw new HttpError(400, "invalid", `"${file.name}" is not a usable file name; rename the file`);
+      throw new DimsumError("invalid", `"${file.name}" is not a usable file name; rename the file`);
     }
     if (!formatOf(name)) {
-      throw new HttpError(
-        400,
+      throw new DimsumError(
         "invalid",
         `${name}: unsupported file type; upload Markdown, text, HTML, PDF or source code files`,
       );
     }
     if (file.size > options.maxFileBytes) {
-      throw new HttpError(
-        413,
+      throw new DimsumError(
         "too_large",
         `${name} is ${formatBytes(file.size)}, over the ${formatBytes(options.maxFileBytes)} limit per file; split it or leave it out`,
       );
@@ -120,7 +113,7 @@ export function knowledgeRoutes(
   const app = new Hono<AppEnv>();
   const requireBase = (name: string, agentId: string | undefined) => {
     const base = service.getBase(name, agentId);
-    if (!base) throw notFound(`knowledge base "${name}"`);
+    if (!base) throw notFound(`knowledge base "${name}" not found`);
     return base;
   };
 
@@ -140,20 +133,21 @@ export function knowledgeRoutes(
   // Jobs first: `/jobs/:id` would otherwise read as the base "jobs".
   app.get("/jobs/:id", readers, paramsOf(jobParam), (c) => {
     const job = service.job(c.req.valid("param").id);
-    if (!job) throw notFound("ingestion job");
+    if (!job) throw notFound("ingestion job not found");
     return c.json(job.snapshot());
   });
 
   app.post("/jobs/:id/cancel", managers, paramsOf(jobParam), (c) => {
     const job = service.job(c.req.valid("param").id);
-    if (!job) throw notFound("ingestion job");
+    if (!job) throw notFound("ingestion job not found");
     job.cancel();
     return c.json(job.snapshot(), 202);
   });
 
   app.delete("/:name", managers, paramsOf(nameParam), queryOf(agentQuery), (c) => {
     const { name } = c.req.valid("param");
-    if (!service.removeBase(name, c.req.valid("query").agentId)) throw notFound(`knowledge base "${name}"`);
+    if (!service.removeBase(name, c.req.valid("query").agentId))
+      throw notFound(`knowledge base "${name}" not found`);
     return c.body(null, 204);
   });
 
@@ -168,7 +162,7 @@ export function knowledgeRoutes(
     const { name, id } = c.req.valid("param");
     const { agentId } = c.req.valid("query");
     requireBase(name, agentId);
-    if (!service.removeDocument(name, id, agentId)) throw notFound(`document "${id}" in ${name}`);
+    if (!service.removeDocument(name, id, agentId)) throw notFound(`document "${id}" in ${name} not found`);
     return c.body(null, 204);
   });
 
@@ -177,10 +171,10 @@ export function knowledgeRoutes(
     const { agentId, force } = c.req.valid("query");
     const type = (c.req.header("content-type") ?? "").toLowerCase();
     if (!type.startsWith("multipart/form-data")) {
-      throw new HttpError(400, "invalid", "send the files as multipart/form-data");
+      throw new DimsumError("invalid", "send the files as multipart/form-data");
     }
     const body = await c.req.parseBody({ all: true }).catch((err: unknown) => {
-      throw new HttpError(400, "invalid", `unreadable multipart body: ${(err as Error).message}`);
+      throw new DimsumError("invalid", `unreadable multipart body: ${(err as Error).message}`);
     });
     const sources = await toSources(uploadedFiles(body), limits);
     const ingest: { agentId?: string; force?: boolean } = {};

@@ -4,12 +4,12 @@
  * their tools land in one registry. Answers 501 when the server runs without MCP.
  */
 import { Hono } from "hono";
+import { conflict, notFound, unavailable } from "../../errors.js";
 import type { McpServerConfig } from "../../mcp/config.js";
 import { McpManager, type McpServerState, type McpServerStatus } from "../../mcp/manager.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import { requireRole } from "../auth/middleware.js";
 import type { AppEnv } from "../context.js";
-import { conflict, HttpError, notFound } from "../http/errors.js";
 import { paramsOf } from "../http/validate.js";
 import { mcpNameParam } from "./team-schemas.js";
 
@@ -96,7 +96,7 @@ export class McpServerPool implements McpControl {
 
   #config(name: string): McpServerConfig {
     const config = this.#configs.get(name);
-    if (!config) throw notFound(`MCP server "${name}" (add it to mcp.json)`);
+    if (!config) throw notFound(`MCP server "${name}" (add it to mcp.json) not found`);
     return config;
   }
 
@@ -111,7 +111,7 @@ export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
   app.use("*", requireRole("owner", "admin"));
   if (!mcp) {
     app.all("*", () => {
-      throw new HttpError(501, "unavailable", "MCP servers are not available on this server");
+      throw unavailable("MCP servers are not available on this server");
     });
     return app;
   }

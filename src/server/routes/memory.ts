@@ -3,9 +3,9 @@
  * admins may also those of any user (`?userId=`). Answers 501 when the server runs without memory.
  */
 import { Hono } from "hono";
+import { forbidden, notFound, unavailable } from "../../errors.js";
 import type { ListMemoriesOptions, MemoryRecord, MemoryStore } from "../../memory/types.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
-import { forbidden, HttpError, notFound } from "../http/errors.js";
 import { paramsOf, queryOf } from "../http/validate.js";
 import { idParam, memoryDeleteQuerySchema, memoryQuerySchema } from "./team-schemas.js";
 
@@ -16,7 +16,7 @@ function targetUser(c: AppContext, userId: string | undefined): string {
   const auth = authOf(c);
   if (userId === undefined || userId === auth.user.id) return auth.user.id;
   if (!isAdminRole(auth.actor.role)) throw forbidden("you can see and delete only your own memories");
-  if (!c.get("services").users.get(userId)) throw notFound(`user ${userId}`);
+  if (!c.get("services").users.get(userId)) throw notFound(`user ${userId} not found`);
   return userId;
 }
 
@@ -38,7 +38,7 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
 
   if (!memory) {
     app.all("*", () => {
-      throw new HttpError(501, "unavailable", "long-term memory is not enabled on this server");
+      throw unavailable("long-term memory is not enabled on this server");
     });
     return app;
   }
@@ -58,7 +58,7 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
     const { userId } = c.req.valid("query");
     const record =
       userId === undefined ? await ownerOf(c, memory, id) : await memory.get(targetUser(c, userId), id);
-    if (!record || !(await memory.forget(record.userId, id))) throw notFound(`memory ${id}`);
+    if (!record || !(await memory.forget(record.userId, id))) throw notFound(`memory ${id} not found`);
     return c.body(null, 204);
   });
 

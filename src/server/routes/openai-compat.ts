@@ -6,14 +6,14 @@
 import { randomUUID } from "node:crypto";
 import { type ErrorHandler, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { DimsumError, forbidden, notFound } from "../../errors.js";
 import type { Usage } from "../../llm/types.js";
 import type { Actor, Team } from "../../team/types.js";
 import { apiTokenAuth } from "../auth/middleware.js";
 import { type AppEnv, actorOf, type ServerLog } from "../context.js";
-import { HttpError } from "../http/errors.js";
+import { statusOf, toApiError } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
 import { messageRateLimit } from "../security/rate-limit.js";
-import { teamHttpError } from "./team-errors.js";
 import { type ChatCompletionRequest, type ChatMessageInput, chatCompletionSchema } from "./team-schemas.js";
 
 type CompletionMessage = { role: "system" | "user" | "assistant"; content: string };
@@ -33,12 +33,16 @@ const ERROR_TYPES: Record<number, { type: string; code?: string }> = {
 };
 
 /** The status and OpenAI-shaped body for anything thrown while serving a completion. */
-function openAiErrorOf(err: unknown): { status: ContentfulStatusCode; body: OpenAiError; http?: HttpError } {
-  const known = teamHttpError(err);
-  const aborted = err instanceof Error && "code" in err && err.code === "aborted";
-  const status: ContentfulStatusCode = known?.status ?? 500;
+function openAiErrorOf(err: unknown): {
+  status: ContentfulStatusCode;
+  body: OpenAiError;
+  known?: DimsumError;
+} {
+  const known = toApiError(err);
+  const aborted = err instanceof DimsumError && err.code === "aborted";
+  const status: ContentfulStatusCode = known ? statusOf(known.code) : 500;
   const kind = ERROR_TYPES[status] ?? { type: "server_error" };
-  const message = known?.message ?? (err instanceof Error ? err.message : "internal server error");
+  const message = known?.toLine() ?? (err instanceof Error ? err.message : "internal server error");
   const issue = known?.issues?.[0];
   const body: OpenAiError = {
     error: {
@@ -48,15 +52,15 @@ function openAiErrorOf(err: unknown): { status: ContentfulStatusCode; body: Open
       param: issue?.path || null,
     },
   };
-  return known ? { status, body, http: known } : { status, body };
+  return known ? { status, body, known } : { status, body };
 }
 
 const openAiErrorHandler: ErrorHandler<AppEnv> = (err, c) => {
-  const { status, body, http } = openAiErrorOf(err);
+  const { status, body, known } = openAiErrorOf(err);
   if (status >= 500 && body.error.code !== "aborted") {
     c.get("services").log.error(`${c.req.method} ${c.req.path} failed`, err);
   }
-  for (const [name, value] of Object.entries(http?.headers ?? {})) c.header(name, value);
+  if (known?.retryAfterSeconds !== undefined) c.header("Retry-After", String(known.retryAfterSeconds));
   return c.json(body, status);
 };
 
@@ -73,12 +77,12 @@ function textOf(message: ChatMessageInput): string {
 function toConversation(messages: ChatCompletionRequest["messages"]): CompletionMessage[] {
   return messages.map((message, index) => {
     if (message.role === "tool" || message.role === "function") {
-      throw new HttpError(400, "invalid", "tool messages are not supported: the agent runs its own tools", {
+      throw new DimsumError("invalid", "tool messages are not supported: the agent runs its own tools", {
         issues: [{ path: `messages.${index}.role`, message: `"${message.role}" is not accepted` }],
       });
     }
     if (Array.isArray(message.content) && message.content.some((p) => p.type !== "text")) {
-      throw new HttpError(400, "invalid", "only text content is supported", {
+      throw new DimsumError("invalid", "only text content is supported", {
         issues: [{ path: `messages.${index}.content`, message: "use text parts only" }],
       });
     }
@@ -223,22 +227,17 @@ export function openAiRoutes(team: Team): Hono<AppEnv> {
     const actor = actorOf(c);
     // Checked before any byte is sent, so these still get a proper status.
     const agent = await team.getAgent(actor, body.model).catch((err: unknown) => {
-      const known = teamHttpError(err);
-      if (known?.status === 404) {
-        throw new HttpError(
-          404,
-          "not_found",
-          `The model "${body.model}" does not exist: it must be an agent id.`,
-        );
+      if (err instanceof DimsumError && err.code === "not_found") {
+        throw notFound(`The model "${body.model}" does not exist: it must be an agent id.`);
       }
       throw err;
     });
     if (actor.role === "guest") {
-      throw new HttpError(403, "forbidden", "guests cannot talk to agents through the API");
+      throw forbidden("guests cannot talk to agents through the API");
     }
     const conversation = toConversation(body.messages);
     if (conversation.at(-1)?.role !== "user") {
-      throw new HttpError(400, "invalid", "the conversation must end with a user message", {
+      throw new DimsumError("invalid", "the conversation must end with a user message", {
         issues: [{ path: `messages.${body.messages.length - 1}.role`, message: 'expected "user"' }],
       });
     }

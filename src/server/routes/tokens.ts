@@ -1,7 +1,7 @@
 /** `/api/tokens`: each user's own API tokens for the OpenAI-compatible endpoint (secret shown once). */
 import { Hono } from "hono";
+import { notFound } from "../../errors.js";
 import { type AppEnv, authOf } from "../context.js";
-import { notFound } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
 import { tokenNameSchema } from "./schemas.js";
 
@@ -30,7 +30,8 @@ export function tokenRoutes(): Hono<AppEnv> {
 
   app.delete("/:id", (c) => {
     const id = c.req.param("id");
-    if (!c.get("services").apiTokens.delete(authOf(c).user.id, id)) throw notFound(`API token ${id}`);
+    if (!c.get("services").apiTokens.delete(authOf(c).user.id, id))
+      throw notFound(`API token ${id} not found`);
     return c.body(null, 204);
   });
 

@@ -3,10 +3,10 @@
  * delete owners, and the last owner can be neither demoted nor deleted.
  */
 import { Hono } from "hono";
+import { conflict, forbidden, notFound } from "../../errors.js";
 import { requireRole } from "../auth/middleware.js";
 import type { Role, UserRecord } from "../auth/user-store.js";
 import { type AppEnv, authOf } from "../context.js";
-import { conflict, forbidden, notFound } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
 import { createUserSchema, patchUserSchema } from "./schemas.js";
 
@@ -44,7 +44,7 @@ export function userRoutes(): Hono<AppEnv> {
     const auth = authOf(c);
     const { users, sessions } = c.get("services");
     const target = users.get(c.req.param("id"));
-    if (!target) throw notFound(`user ${c.req.param("id")}`);
+    if (!target) throw notFound(`user ${c.req.param("id")} not found`);
     const body = c.req.valid("json");
     checkMayTouchOwner(auth.actor.role, target.role, body.role);
     if (target.role === "owner" && body.role && body.role !== "owner" && users.countRole("owner") <= 1) {
@@ -53,7 +53,7 @@ export function userRoutes(): Hono<AppEnv> {
     const updated = await users.update(target.id, body);
     // A reset password signs the account out everywhere (except the caller's own current session).
     if (body.password !== undefined) sessions.revokeAll(target.id, auth.session?.id);
-    if (!updated) throw notFound(`user ${target.id}`);
+    if (!updated) throw notFound(`user ${target.id} not found`);
     return c.json(userView(updated));
   });
 
@@ -61,7 +61,7 @@ export function userRoutes(): Hono<AppEnv> {
     const auth = authOf(c);
     const { users } = c.get("services");
     const target = users.get(c.req.param("id"));
-    if (!target) throw notFound(`user ${c.req.param("id")}`);
+    if (!target) throw notFound(`user ${c.req.param("id")} not found`);
     if (target.id === auth.user.id) throw conflict("you cannot delete your own account");
     checkMayTouchOwner(auth.actor.role, target.role, undefined);
     if (target.role === "owner" && users.countRole("owner") <= 1) throw conflict("this is the last owner");

@@ -4,10 +4,10 @@
  * requests carry no ambient authority, so they need no token.
  */
 import type { MiddlewareHandler } from "hono";
+import { forbidden } from "../../errors.js";
 import { PUBLIC_API_PATHS } from "../auth/middleware.js";
 import { safeEqual } from "../auth/secrets.js";
 import type { AppEnv } from "../context.js";
-import { forbidden } from "../http/errors.js";
 import { sameOrigin } from "./request-origin.js";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);

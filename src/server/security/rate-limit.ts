@@ -3,8 +3,8 @@
  * sending (per user and per IP). Over the limit → 429 with `Retry-After`.
  */
 import type { MiddlewareHandler } from "hono";
+import { DimsumError } from "../../errors.js";
 import type { AppEnv } from "../context.js";
-import { HttpError } from "../http/errors.js";
 
 export interface BucketOptions {
   /** Burst size: requests allowed at once. */
@@ -89,9 +89,9 @@ export function createRateLimits(config: RateLimitConfig = {}): ServerRateLimits
 }
 
 /** The 429 for a failed take. */
-export function rateLimited(retryAfterSeconds: number, what: string): HttpError {
-  return new HttpError(429, "rate_limited", `too many ${what}; try again in ${retryAfterSeconds} s`, {
-    headers: { "Retry-After": String(retryAfterSeconds) },
+export function rateLimited(retryAfterSeconds: number, what: string): DimsumError {
+  return new DimsumError("rate_limited", `too many ${what}; try again in ${retryAfterSeconds} s`, {
+    retryAfterSeconds,
   });
 }
 

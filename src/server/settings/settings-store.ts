@@ -7,10 +7,10 @@ import type { CustomProviderEntry } from "../../config/config-file.js";
 import type { EnvMap } from "../../config/env.js";
 import type { DimsumConfig } from "../../config/load-config.js";
 import { builtinProviders, canonicalProviderName } from "../../config/providers.js";
+import { DimsumError } from "../../errors.js";
 import type { WireProtocol } from "../../llm/types.js";
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
-import { HttpError } from "../http/errors.js";
 import type { SecretBox } from "./secret-box.js";
 
 export interface ProviderSettingView {
@@ -132,7 +132,7 @@ export class SettingsStore {
       const protocol = builtin?.protocol ?? input.protocol ?? old?.protocol ?? "openai";
       const baseUrl = input.baseUrl === undefined ? (old?.base_url ?? null) : input.baseUrl;
       if (!builtin && !baseUrl) {
-        throw new HttpError(400, "invalid", `provider "${name}" is not built in, so it needs a baseUrl`, {
+        throw new DimsumError("invalid", `provider "${name}" is not built in, so it needs a baseUrl`, {
           issues: [{ path: "providers.baseUrl", message: `required for custom provider "${name}"` }],
         });
       }
