@@ -1,23 +1,23 @@
 /**
- * Loads what a command can offer the model beyond the built-ins: HTTP tools and JS plugins from the
- * tools folders, and skills from the skills folders. Problems are reported, never fatal.
+ * The CLI's composition of the capability assembly: it creates the services a command needs (the
+ * HTTP tools, plugins and skills of the tools folders; the MCP servers of mcp.json; memory and the
+ * knowledge bases over the session database) and asks `src/capabilities` for the run's tools and
+ * layers. Problems are reported, never fatal.
  */
+import type { Database } from "better-sqlite3";
 import type { LayerProvider } from "../agent/layered-context.js";
+import { CapabilityAssembly, loadExtensions, type McpToolSource } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
+import { KnowledgeService } from "../knowledge/index.js";
 import { loadMcpConfig } from "../mcp/config.js";
 import {
-  defaultSkillDirs,
-  loadSkills,
-  parseSkillCommand,
-  type Skill,
-  selectSkills,
-} from "../skills/index.js";
-import { createBuiltinRegistry } from "../tools/builtin/index.js";
-import { defaultHttpToolDirs, loadHttpTools } from "../tools/http/index.js";
-import { defaultPluginDirs, loadPlugins } from "../tools/plugins/index.js";
+  createEmbedder,
+  type MemoryStore,
+  resolveEmbeddingModel,
+  SqliteMemoryStore,
+} from "../memory/index.js";
+import type { Skill } from "../skills/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { Tool } from "../tools/types.js";
-import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
 
 export interface Capabilities {
   tools: ToolRegistry;
@@ -27,76 +27,96 @@ export interface Capabilities {
   /** One line per problem: `path[:line]: message`. */
   problems: string[];
   layers: LayerProvider;
+  /** The memory store, when the command works on stored sessions. */
+  memory?: MemoryStore;
   /** Stops MCP servers this command started. */
   close(): Promise<void>;
 }
 
-/** Builds the tool registry (narrowed to `toolNames` when given) and the skill layer provider. */
+export interface CapabilityOptions {
+  /** `--tools a,b`: exactly these tools. */
+  only?: string[];
+  /** The session database: memory tools and layers for `person`, and `rag_query`. */
+  db?: Database;
+  /** Whose memory (the session's user). */
+  person?: string;
+}
+
+/** Builds the run's tool registry and context layers for a CLI command. */
 export async function loadCapabilities(
   config: DimsumConfig,
   cwd: string,
-  toolNames?: string[],
-  extraTools: Tool[] = [],
+  options: CapabilityOptions = {},
 ): Promise<Capabilities> {
-  const [http, plugins, skills] = await Promise.all([
-    loadHttpTools(defaultHttpToolDirs(config.home, cwd), config.env, {
-      definitions: config.file.httpTools ?? [],
-    }),
-    loadPlugins(defaultPluginDirs(config.home, cwd)),
-    loadSkills(defaultSkillDirs(config.home, cwd)),
-  ]);
-  const all = createBuiltinRegistry(undefined, { webSearch: webSearchConfigFromEnv(config.env) });
-  const problems = [
-    ...http.errors.map((e) => `${e.path}: ${e.message}`),
-    ...plugins.errors.map((e) => `${e.path}: ${e.message}`),
-    ...skills.errors.map((e) => `${e.path}${e.line ? `:${e.line}` : ""}: ${e.message}`),
-  ];
-  for (const tool of [...extraTools, ...http.tools, ...plugins.tools]) {
-    if (all.has(tool.name)) problems.push(`tool ${tool.name} is defined twice; the first definition is used`);
-    else all.register(tool);
-  }
-  const mcp = await startMcp(config, cwd, all, problems);
-  const tools = toolNames ? all.subset(toolNames) : all;
-  const layers: LayerProvider = async ({ query }) => {
-    const command = parseSkillCommand(query);
-    const chosen = command
-      ? selectSkills(skills.skills, command.rest, { explicit: command.names })
-      : selectSkills(skills.skills, query);
+  const extensions = await loadExtensions(config, cwd);
+  const problems: string[] = [];
+  const mcp = await startMcp(config, cwd, problems);
+  const stored: { memory?: MemoryStore; knowledge?: KnowledgeService } = options.db
+    ? storedServices(options.db, config)
+    : {};
+  try {
+    const assembly = new CapabilityAssembly({
+      config,
+      extensions,
+      ...stored,
+      ...(mcp ? { mcp: mcp.source } : {}),
+    });
+    const run = await assembly.forRun({
+      ...(options.person !== undefined ? { person: options.person } : {}),
+      ...(options.only ? { only: options.only } : {}),
+    });
     return {
-      layers: { skills: chosen.map((s) => ({ name: s.name, body: s.body })) },
-      skills: chosen.map((s) => s.name),
+      tools: run.tools,
+      layers: run.layers,
+      skills: extensions.skills,
+      problems: [...assembly.problems, ...problems],
+      mcpStatus: mcp?.status ?? [],
+      ...(stored.memory ? { memory: stored.memory } : {}),
+      close: async () => mcp?.close(),
     };
-  };
-  return {
-    tools,
-    skills: skills.skills,
-    problems,
-    layers,
-    mcpStatus: mcp.status,
-    close: mcp.close,
-  };
+  } catch (err) {
+    await mcp?.close();
+    throw err;
+  }
 }
 
-/** Connects the servers in mcp.json (in parallel) and registers their tools; the SDK loads only if needed. */
+/** Memory and the knowledge bases over the session database; hybrid when an embedding model is set. */
+function storedServices(
+  db: Database,
+  config: DimsumConfig,
+): { memory: MemoryStore; knowledge: KnowledgeService } {
+  const embeddingModel = resolveEmbeddingModel(config);
+  const embedder = embeddingModel ? { embedder: createEmbedder(embeddingModel) } : {};
+  return { memory: new SqliteMemoryStore(db, embedder), knowledge: new KnowledgeService(db, embedder) };
+}
+
+/** Connects the servers in mcp.json (in parallel); the SDK loads only if there are any. */
 async function startMcp(
   config: DimsumConfig,
   cwd: string,
-  registry: ToolRegistry,
   problems: string[],
-): Promise<{ status: string[]; close: () => Promise<void> }> {
+): Promise<{ source: McpToolSource; status: string[]; close: () => Promise<void> } | undefined> {
   let servers: ReturnType<typeof loadMcpConfig>;
   try {
     servers = loadMcpConfig({ home: config.home, cwd, env: config.env });
   } catch (err) {
     problems.push((err as Error).message);
-    return { status: [], close: async () => {} };
+    return undefined;
   }
-  if (servers.length === 0) return { status: [], close: async () => {} };
+  if (servers.length === 0) return undefined;
   const [{ McpManager }, { describeMcpStatus }] = await Promise.all([
     import("../mcp/manager.js"),
     import("./commands/mcp.js"),
   ]);
-  const manager = new McpManager({ servers, env: config.env, registry });
+  const manager = new McpManager({ servers, env: config.env });
   const statuses = await manager.start();
-  return { status: statuses.map(describeMcpStatus), close: () => manager.close() };
+  return {
+    source: {
+      tools: () => manager.registry.list(),
+      serverNames: () => manager.serverNames(),
+      ready: async () => {},
+    },
+    status: statuses.map(describeMcpStatus),
+    close: () => manager.close(),
+  };
 }

@@ -5,7 +5,7 @@
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { UsageCalibrator } from "../agent/context/index.js";
-import { combineLayerProviders, type LayerProvider } from "../agent/layered-context.js";
+import type { LayerProvider } from "../agent/layered-context.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
 import { type DimsumConfig, loadConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -17,7 +17,6 @@ import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { loadCapabilities } from "./capabilities.js";
-import { setUpMemory } from "./memory-setup.js";
 
 export interface CliIo {
   stdin: NodeJS.ReadStream;
@@ -77,23 +76,21 @@ export async function setUpSession(
   const handle = openStore(io);
   try {
     const model = resolveModel(handle.config, options.model);
-    const memory = setUpMemory(handle.db, handle.config);
-    const capabilities = await loadCapabilities(
-      handle.config,
-      io.cwd,
-      toolNames(options.tools),
-      memory.tools,
-    );
+    const userId = defaultUserId(handle.config.env, options.user);
+    const only = toolNames(options.tools);
+    const capabilities = await loadCapabilities(handle.config, io.cwd, {
+      db: handle.db,
+      person: userId,
+      ...(only ? { only } : {}),
+    });
+    if (!capabilities.memory) throw new Error("the session database has no memory store");
     return {
       ...handle,
-      ref: {
-        userId: defaultUserId(handle.config.env, options.user),
-        sessionId: options.session ?? "default",
-      },
+      ref: { userId, sessionId: options.session ?? "default" },
       model,
       tools: capabilities.tools,
-      layers: combineLayerProviders([capabilities.layers, memory.layers]),
-      memory: memory.store,
+      layers: capabilities.layers,
+      memory: capabilities.memory,
       problems: capabilities.problems,
       mcpStatus: capabilities.mcpStatus,
       shutdown: async () => {

@@ -127,9 +127,15 @@ export function createManageChannelTool(options: { connectors: ConnectorManager;
 export function manageChannelGrant(
   connectors: () => ConnectorManager | undefined,
   userOf: (userId: string) => { id: string; role: Actor["role"] } | undefined,
-): { names: string[]; create: (agent: AgentRecord, requestedBy: string) => Tool[] } {
+): { names: string[]; create: (agent: AgentRecord, requestedBy: string) => Tool[]; describe: () => Tool[] } {
   return {
     names: [MANAGE_CHANNEL_TOOL],
+    describe: () => {
+      const manager = connectors();
+      return manager
+        ? [createManageChannelTool({ connectors: manager, actor: { userId: "", role: "guest" } })]
+        : [];
+    },
     create: (_agent, requestedBy) => {
       const manager = connectors();
       const user = userOf(requestedBy);

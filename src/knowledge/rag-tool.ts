@@ -47,6 +47,42 @@ function render(passages: Passage[], maxChars: number): string {
     .join("\n\n");
 }
 
+// One schema object per limit, so the registry converts it once, not once per run.
+const schemas = new Map<string, ReturnType<typeof buildParameters>>();
+
+function buildParameters(maxTopK: number, defaultTopK: number) {
+  return z.object({
+    query: z.string().min(1).describe("What to look for, in natural language or keywords"),
+    topK: z
+      .number()
+      .int()
+      .min(1)
+      .max(maxTopK)
+      .optional()
+      .describe(`Passages to return (default ${defaultTopK})`),
+    kb: z.string().min(1).optional().describe("Search only this knowledge base (by name)"),
+    filter: z
+      .object({
+        path: z
+          .string()
+          .optional()
+          .describe("Only documents whose path starts with or matches this (globs * ? allowed)"),
+        mime: z.string().optional().describe("Only documents of this type, e.g. application/pdf or text/*"),
+      })
+      .optional(),
+  });
+}
+
+function parametersFor(maxTopK: number, defaultTopK: number) {
+  const key = `${maxTopK}/${defaultTopK}`;
+  let schema = schemas.get(key);
+  if (!schema) {
+    schema = buildParameters(maxTopK, defaultTopK);
+    schemas.set(key, schema);
+  }
+  return schema;
+}
+
 /** The `rag_query` tool over a knowledge service. */
 export function createRagTool(kb: KnowledgeService, options: RagToolOptions = {}): Tool {
   const maxTopK = options.maxTopK ?? 10;
@@ -57,26 +93,7 @@ export function createRagTool(kb: KnowledgeService, options: RagToolOptions = {}
       "Search the user's documents (knowledge base) and get the most relevant passages with citations. " +
       "Use it for questions the documents may answer; quote and cite the [n] source line (title, path, page or section) you used. " +
       "If nothing relevant comes back, say so instead of guessing.",
-    parameters: z.object({
-      query: z.string().min(1).describe("What to look for, in natural language or keywords"),
-      topK: z
-        .number()
-        .int()
-        .min(1)
-        .max(maxTopK)
-        .optional()
-        .describe(`Passages to return (default ${options.defaultTopK ?? 5})`),
-      kb: z.string().min(1).optional().describe("Search only this knowledge base (by name)"),
-      filter: z
-        .object({
-          path: z
-            .string()
-            .optional()
-            .describe("Only documents whose path starts with or matches this (globs * ? allowed)"),
-          mime: z.string().optional().describe("Only documents of this type, e.g. application/pdf or text/*"),
-        })
-        .optional(),
-    }),
+    parameters: parametersFor(maxTopK, options.defaultTopK ?? 5),
     async execute(args, ctx) {
       try {
         if (args.kb && options.bases && !options.bases.includes(args.kb)) {

@@ -10,15 +10,55 @@ import { defineTool, type Tool, type ToolContext, type ToolResult } from "../too
 import { type CoreEditResult, MEMORY_TYPES, type MemoryScope, type MemoryStore } from "./types.js";
 
 export interface MemoryToolsOptions {
+  /**
+   * Whose memory the tools work on, fixed when the run is assembled (the team binds the person the
+   * run acts for and the agent). Without it, the calling run's user (`ctx.userId`) and `agentId`.
+   */
+  scope?: MemoryScope;
   /** Scope writes and searches to one agent (plus the user's shared memories). */
   agentId?: string;
+  /**
+   * The session owners whose conversations `recall_search` searches (default: the scope's user):
+   * the team adds the person's channels.
+   */
+  recallOwners?: () => Promise<string[]>;
   /** Most results a search tool returns, whatever the model asks for (default 20). */
   maxResults?: number;
 }
 
 const typeEnum = z.enum(MEMORY_TYPES as [string, ...string[]]);
 
+const coreAppendParameters = z.object({
+  label: z.string().min(1).describe("Block label, e.g. user, persona, goals"),
+  text: z.string().min(1).describe("The line to add"),
+});
+
+const coreReplaceParameters = z.object({
+  label: z.string().min(1).describe("Block label"),
+  old: z.string().min(1).describe("Exact text currently in the block"),
+  new: z.string().describe("Replacement text; empty to delete"),
+});
+
+const writeParameters = z.object({
+  text: z.string().min(1).describe("The memory, e.g. 'Prefers answers in Chinese'"),
+  type: typeEnum.describe("semantic | episodic | procedural"),
+  tags: z.array(z.string()).optional().describe("A few short topic tags"),
+  importance: z.number().int().min(1).max(10).optional().describe("1 (trivia) to 10 (critical); default 5"),
+});
+
+const searchParameters = z.object({
+  query: z.string().min(1).describe("What to look for"),
+  limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)"),
+  type: typeEnum.optional().describe("Only this type"),
+});
+
+const recallParameters = z.object({
+  query: z.string().min(1).describe("Words to look for"),
+  limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)"),
+});
+
 function scopeOf(ctx: ToolContext, options: MemoryToolsOptions): MemoryScope {
+  if (options.scope) return options.scope;
   if (!ctx.userId) {
     throw new DimsumError("tool_failed", "Memory tools need to know the user, and this run has no user id.", {
       hint: "start the run with a user (e.g. --user alice) to use memory",
@@ -52,10 +92,7 @@ export function createMemoryTools(memory: MemoryStore, options: MemoryToolsOptio
       "Append a line to a core memory block (always visible to you), e.g. label 'user' for key facts about " +
       "the user or 'persona' for how you behave. Blocks are size-limited: when one is full, condense it with " +
       "core_memory_replace. Use memory_write for details that need not be in view all the time.",
-    parameters: z.object({
-      label: z.string().min(1).describe("Block label, e.g. user, persona, goals"),
-      text: z.string().min(1).describe("The line to add"),
-    }),
+    parameters: coreAppendParameters,
     async execute(args, ctx) {
       try {
         return coreResult(await memory.coreAppend(scopeOf(ctx, options), args.label, args.text));
@@ -70,11 +107,7 @@ export function createMemoryTools(memory: MemoryStore, options: MemoryToolsOptio
     description:
       "Replace text in a core memory block: `old` must be copied exactly from the block; `new` replaces it " +
       "(empty `new` deletes it). Use it to correct facts and to condense a full block.",
-    parameters: z.object({
-      label: z.string().min(1).describe("Block label"),
-      old: z.string().min(1).describe("Exact text currently in the block"),
-      new: z.string().describe("Replacement text; empty to delete"),
-    }),
+    parameters: coreReplaceParameters,
     async execute(args, ctx) {
       try {
         return coreResult(await memory.coreReplace(scopeOf(ctx, options), args.label, args.old, args.new));
@@ -90,18 +123,7 @@ export function createMemoryTools(memory: MemoryStore, options: MemoryToolsOptio
       "Save one long-term memory about the user for future conversations. type: semantic (facts, preferences), " +
       "episodic (events: what happened when), procedural (how the user wants things done). One self-contained " +
       "fact per call, written so it makes sense without this conversation. A near-duplicate is merged into the existing memory.",
-    parameters: z.object({
-      text: z.string().min(1).describe("The memory, e.g. 'Prefers answers in Chinese'"),
-      type: typeEnum.describe("semantic | episodic | procedural"),
-      tags: z.array(z.string()).optional().describe("A few short topic tags"),
-      importance: z
-        .number()
-        .int()
-        .min(1)
-        .max(10)
-        .optional()
-        .describe("1 (trivia) to 10 (critical); default 5"),
-    }),
+    parameters: writeParameters,
     async execute(args, ctx) {
       try {
         const scope = scopeOf(ctx, options);
@@ -134,11 +156,7 @@ export function createMemoryTools(memory: MemoryStore, options: MemoryToolsOptio
     description:
       "Search your long-term memories about the user (facts, preferences, past events, instructions). " +
       "Works in any language; returns ids, types, text and scores, best first.",
-    parameters: z.object({
-      query: z.string().min(1).describe("What to look for"),
-      limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)"),
-      type: typeEnum.optional().describe("Only this type"),
-    }),
+    parameters: searchParameters,
     async execute(args, ctx) {
       try {
         const scope = scopeOf(ctx, options);
@@ -182,18 +200,18 @@ export function createMemoryTools(memory: MemoryStore, options: MemoryToolsOptio
     description:
       "Search the user's earlier conversations (all sessions) for messages containing the query words. " +
       "Use it when the user refers to something said before that is not in your memories.",
-    parameters: z.object({
-      query: z.string().min(1).describe("Words to look for"),
-      limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)"),
-    }),
+    parameters: recallParameters,
     async execute(args, ctx) {
       try {
         const scope = scopeOf(ctx, options);
+        const owners = options.recallOwners ? await options.recallOwners() : undefined;
         const hits = await memory.recallSearch({
           userId: scope.userId,
+          ...(owners ? { owners } : {}),
           query: args.query,
           limit: limitOf(args.limit, options),
           ...(ctx.sessionId ? { excludeSessionId: ctx.sessionId } : {}),
+          ...(ctx.userId ? { excludeSessionOwner: ctx.userId } : {}),
         });
         if (hits.length === 0) return { content: "No earlier message matched.", data: { results: [] } };
         const lines = hits.map(

@@ -120,11 +120,15 @@ export type CoreEditResult = { ok: true; block: CoreBlock } | { ok: false; reaso
 
 export interface RecallQuery {
   userId: string;
+  /** Owners of the sessions searched (default: `userId`), e.g. a person and the channels they are in. */
+  owners?: string[];
   query: string;
   /** Default 10. */
   limit?: number;
   /** Leave out one session (usually the live one, whose messages are already in context). */
   excludeSessionId?: string;
+  /** Owner of the excluded session (default: `userId`). */
+  excludeSessionOwner?: string;
 }
 
 export interface RecallHit {

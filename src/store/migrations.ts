@@ -517,6 +517,11 @@ CREATE TABLE connector_state (
 ) WITHOUT ROWID;
 `),
   },
+  {
+    version: 8,
+    name: "agents name the knowledge bases they may query (NULL: every base the person may read)",
+    up: (db) => db.exec("ALTER TABLE team_agents ADD COLUMN knowledge_bases_json TEXT"),
+  },
 ];
 
 /** The schema version recorded in the database file. */

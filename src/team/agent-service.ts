@@ -2,7 +2,6 @@
 import { parseModelString } from "../config/resolve-model.js";
 import { conflict, DimsumError, invalid, notFound } from "../errors.js";
 import { assertCanManageAgents, assertNotGuest } from "./access.js";
-import { CALL_AGENT_TOOL } from "./call-agent-tool.js";
 import type { PersonaFiles } from "./personas.js";
 import type { TeamStore } from "./team-store.js";
 import type { Actor, AgentInput, AgentPatch, AgentRecord, SoulFile } from "./types.js";
@@ -15,8 +14,8 @@ const MAX_SOUL_BYTES = 256 * 1024;
 export interface AgentServiceDeps {
   store: TeamStore;
   personas: PersonaFiles;
-  /** Names of the tools agents may be allowed or denied. */
-  toolNames: () => string[];
+  /** Refuses tool names that are not in the catalogue, listing the known ones. */
+  checkToolNames: (names: readonly string[]) => void;
   now: () => number;
   /** Called after an agent is deleted (the facade drops it from channels). */
   onDeleted: (agentId: string) => Promise<void>;
@@ -77,6 +76,7 @@ export class AgentService {
       updatedAt: now,
       ...(input.model !== undefined ? { model: input.model } : {}),
       ...(input.toolsAllow !== undefined ? { toolsAllow: input.toolsAllow } : {}),
+      ...(input.knowledgeBases !== undefined ? { knowledgeBases: input.knowledgeBases } : {}),
     });
     if (input.soul !== undefined) checkSoul(input.soul);
     await this.#deps.store.agents.insert(agent);
@@ -102,6 +102,10 @@ export class AgentService {
     if (patch.toolsDeny !== undefined) next.toolsDeny = patch.toolsDeny;
     if (patch.memory !== undefined) next.memory = patch.memory;
     if (patch.skills !== undefined) next.skills = patch.skills;
+    if ("knowledgeBases" in patch) {
+      if (patch.knowledgeBases === undefined || patch.knowledgeBases === null) delete next.knowledgeBases;
+      else next.knowledgeBases = patch.knowledgeBases;
+    }
     await this.#deps.store.agents.update(this.#validated(next));
     return this.#withStatus(next);
   }
@@ -148,12 +152,9 @@ export class AgentService {
         throw invalid(err instanceof DimsumError ? err.message : String(err), "for example openai:gpt-4o");
       }
     }
-    const known = new Set([...this.#deps.toolNames(), CALL_AGENT_TOOL]);
-    for (const list of [agent.toolsAllow ?? [], agent.toolsDeny]) {
-      const unknown = list.filter((name) => !known.has(name));
-      if (unknown.length > 0) {
-        throw invalid(`Unknown tools: ${unknown.join(", ")}.`, `available tools: ${[...known].join(", ")}`);
-      }
+    this.#deps.checkToolNames([...(agent.toolsAllow ?? []), ...agent.toolsDeny]);
+    if (agent.knowledgeBases && !agent.knowledgeBases.every((s) => typeof s === "string")) {
+      throw invalid("Knowledge bases must be a list of names.");
     }
     if (!agent.skills.every((s) => typeof s === "string")) throw invalid("Skills must be a list of names.");
     return agent;

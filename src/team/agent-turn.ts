@@ -1,15 +1,15 @@
 /**
- * One agent turn for the team: the agent's model, its allowed tools, its SOUL.md as the persona layer,
- * run through the persisted session runner, with agent events forwarded as team events of the run.
+ * One agent turn for the team: the agent's model, and its tools and context layers from the capability
+ * assembly (allow/deny lists, memory of the person the run acts for, knowledge bases, skills, SOUL.md as
+ * the persona), run through the persisted session runner, with agent events forwarded as team events.
  */
-import { combineLayerProviders, type LayerProvider } from "../agent/layered-context.js";
 import { runSessionTurn } from "../agent/session-runner.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
+import type { CapabilityAssembly } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
 import type { ModelSpec, StreamFunction, StreamOptions, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
-import type { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { PersonaFiles } from "./personas.js";
@@ -20,19 +20,21 @@ export interface TurnRuntime {
   store: SessionStore;
   config: DimsumConfig;
   personas: PersonaFiles;
-  /** Every built-in tool; each agent gets the subset it is allowed. */
-  baseTools: ToolRegistry;
+  /** Builds each run's tools and context layers (the same assembly the CLI uses). */
+  capabilities: CapabilityAssembly;
   resolveModel: (agent: AgentRecord) => ModelSpec;
   emit: (event: TeamEvent) => void;
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
-  /** More context layers for an agent's turn (skills, memory), composed by the edge. */
-  extraLayers?: (agent: AgentRecord, ref: SessionRef) => LayerProvider | undefined;
   /**
    * Tools an agent gets only when its `toolsAllow` names them explicitly (e.g. `manage_schedule`),
    * acting for the person who started the run.
    */
   grantedTools?: (agent: AgentRecord, requestedBy: string) => Tool[];
+  /** Whether a person may read the knowledge bases (guests may not; default: everyone). */
+  canReadKnowledge?: (userId: string) => boolean;
+  /** Session owners of the person's conversations, for `recall_search` (default: the person's own). */
+  recallOwners?: (userId: string) => string[];
 }
 
 export interface TurnRequest {
@@ -48,7 +50,10 @@ export interface TurnRequest {
   signal: AbortSignal;
   /** Tools beyond the built-ins (call_agent), still subject to the agent's allow/deny lists. */
   extraTools?: Tool[];
-  /** User id of the person whose message started the run ("system" for scheduled or internal runs). */
+  /**
+   * The person the run acts for: whose message started it (a flow's starter, the caller of
+   * call_agent, a schedule's owner). Their memories are recalled and written; "system" or absent: none.
+   */
   requestedBy?: string;
   onDelta?: (text: string) => void;
 }
@@ -61,37 +66,33 @@ export interface TurnResult {
   usage: Usage;
 }
 
-/** The tools an agent may use: allow list (all when unset) minus deny list. */
-export function toolsForAgent(
-  agent: AgentRecord,
-  base: ToolRegistry,
-  extra: readonly Tool[] = [],
-): ToolRegistry {
-  const allowed = (name: string) =>
-    (agent.toolsAllow === undefined || agent.toolsAllow.includes(name)) && !agent.toolsDeny.includes(name);
-  const registry = base.subset(base.names().filter(allowed));
-  for (const tool of extra) if (allowed(tool.name)) registry.register(tool);
-  return registry;
-}
-
-/** The persona layer (SOUL.md, read for every run so an edit applies to the next message) plus any extra layers. */
-function layersFor(runtime: TurnRuntime, agent: AgentRecord, ref: SessionRef): LayerProvider {
-  const persona: LayerProvider = async () => ({
-    layers: { persona: (await runtime.personas.read(agent.id)).content },
-  });
-  const extra = runtime.extraLayers?.(agent, ref);
-  // The persona comes last so no other provider can replace it.
-  return extra ? combineLayerProviders([extra, persona]) : persona;
+/** The person a run acts for, if any. */
+function personOf(request: TurnRequest): string | undefined {
+  const who = request.requestedBy;
+  return who === undefined || who === "" || who === "system" ? undefined : who;
 }
 
 /** Runs the turn to its end; throws a DimsumError when the agent run fails or is aborted. */
 export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): Promise<TurnResult> {
   const { agent, runId, channelId } = request;
   const model = runtime.resolveModel(agent);
-  const granted = (runtime.grantedTools?.(agent, request.requestedBy ?? "system") ?? []).filter((tool) =>
-    agent.toolsAllow?.includes(tool.name),
-  );
-  const tools = toolsForAgent(agent, runtime.baseTools, [...(request.extraTools ?? []), ...granted]);
+  const person = personOf(request);
+  const granted = runtime.grantedTools?.(agent, request.requestedBy ?? "system") ?? [];
+  const { tools, layers } = await runtime.capabilities.forRun({
+    ...(person !== undefined ? { person } : {}),
+    agentId: agent.id,
+    memory: agent.memory,
+    knowledge: person !== undefined && (runtime.canReadKnowledge?.(person) ?? true),
+    ...(agent.knowledgeBases ? { knowledgeBases: agent.knowledgeBases } : {}),
+    ...(agent.toolsAllow ? { allow: agent.toolsAllow } : {}),
+    deny: agent.toolsDeny,
+    runTools: [...(request.extraTools ?? []), ...granted],
+    skills: agent.skills,
+    persona: async () => (await runtime.personas.read(agent.id)).content,
+    ...(person !== undefined && runtime.recallOwners
+      ? { recallOwners: async () => runtime.recallOwners?.(person) ?? [person] }
+      : {}),
+  });
   let result: TurnResult | undefined;
   const deltas = new DeltaBatcher((type, text) => runtime.emit({ type, channelId, runId, text }));
   // Text said before a tool call stays part of the message; each later turn starts a new paragraph.
@@ -110,7 +111,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       signal: request.signal,
       stream: runtime.stream,
       streamOptions: runtime.streamOptions,
-      layers: layersFor(runtime, agent, request.ref),
+      layers,
       secrets: secretsFrom(runtime.config.env, [model.apiKey]),
       runId,
     })) {

@@ -39,6 +39,13 @@ export class MembershipIndex {
     return this.#users.get(channelId)?.has(userId) ?? false;
   }
 
+  /** The channels a person belongs to. */
+  channelsOf(userId: string): string[] {
+    const out: string[] = [];
+    for (const [channelId, users] of this.#users) if (users.has(userId)) out.push(channelId);
+    return out;
+  }
+
   /** The people of a channel (empty when none). */
   membersOf(channelId: string): ReadonlySet<string> {
     return this.#users.get(channelId) ?? NO_USERS;

@@ -6,20 +6,19 @@
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
-import type { LayerProvider } from "../agent/layered-context.js";
+import { CapabilityAssembly, type CapabilityServices, type CatalogueEntry } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { forbidden, invalid, notFound } from "../errors.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
-import type { SessionRef, SessionStore } from "../store/types.js";
-import { createBuiltinRegistry } from "../tools/builtin/index.js";
+import type { SessionStore } from "../store/types.js";
 import type { Tool } from "../tools/types.js";
-import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
 import { assertCanManage, assertCanSee, assertNotGuest, isAdmin } from "./access.js";
 import { AgentRunner } from "./agent-runner.js";
 import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
+import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
@@ -48,18 +47,44 @@ export interface TeamDeps {
   now?: () => number;
   /** A person's display name in agents' input (default: the user id). */
   userName?: (userId: string) => string;
-  /** More context layers for an agent's turn (skills, memory when the agent has it on). */
-  extraLayers?: (agent: AgentRecord, ref: SessionRef) => LayerProvider | undefined;
+  /**
+   * The long-lived services runs draw their tools and layers from (memory, knowledge bases, MCP
+   * servers, HTTP tools, plugins, skills); default: the built-in tools alone.
+   */
+  capabilities?: Omit<CapabilityServices, "config" | "team">;
   /**
    * Tools an agent gets only when its allow list names them (e.g. `manage_schedule`): their names
-   * (accepted in allow lists) and a factory acting for the person who started the run.
+   * (accepted in allow lists), a factory acting for the person who started the run, and instances
+   * describing them for the tool catalogue.
    */
-  grantableTools?: { names: string[]; create: (agent: AgentRecord, requestedBy: string) => Tool[] };
+  grantableTools?: GrantableTools;
+  /** A person's role (guests read no knowledge base); default: everyone may. */
+  roleOf?: (userId: string) => Actor["role"] | undefined;
   /** Create the starter agents on first start (default true). */
   starterAgents?: boolean;
   /** Failures of background bookkeeping (default: a process warning). */
   onError?: (err: unknown) => void;
 }
+
+export interface GrantableTools {
+  names: string[];
+  create: (agent: AgentRecord, requestedBy: string) => Tool[];
+  describe: () => Tool[];
+}
+
+/** call_agent as the catalogue shows it (never run: each run gets its own, bound to the run). */
+const CALL_AGENT_DESCRIPTOR = createCallAgentTool(
+  { getAgent: async () => undefined, listAgentIds: async () => [], runNested: async () => "" },
+  {
+    channelId: "",
+    triggerMessageId: 0,
+    parentRunId: "",
+    depth: 0,
+    chain: [],
+    requestedBy: "",
+    workspace: "",
+  },
+);
 
 const STARTERS_KEY = "starter_agents_created";
 const MAX_MESSAGE_BYTES = 32 * 1024;
@@ -93,18 +118,30 @@ export function createTeam(deps: TeamDeps): Team {
   const bus = new EventBus(members, onError);
   const emit = bus.emit.bind(bus);
   const nameOf = deps.userName ?? ((id: string) => id);
-  const baseTools = createBuiltinRegistry(undefined, { webSearch: webSearchConfigFromEnv(deps.config.env) });
+  const grantable = deps.grantableTools;
+  const capabilities = new CapabilityAssembly({
+    ...deps.capabilities,
+    config: deps.config,
+    team: {
+      describe: () => [CALL_AGENT_DESCRIPTOR, ...(grantable?.describe() ?? [])],
+      grantOnly: grantable?.names ?? [],
+    },
+  });
+  for (const problem of capabilities.problems) onError(new Error(problem));
+  const roleOf = deps.roleOf;
   const runtime: TurnRuntime = {
     store: sessions,
     config: deps.config,
     personas,
-    baseTools,
+    capabilities,
+    // What a person said in the channels they belong to is part of their conversations.
+    recallOwners: (userId) => [userId, ...members.channelsOf(userId).map((id) => `channel:${id}`)],
+    ...(roleOf ? { canReadKnowledge: (userId: string) => (roleOf(userId) ?? "guest") !== "guest" } : {}),
     resolveModel: deps.resolveAgentModel ?? ((agent) => resolveModel(deps.config, agent.model)),
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
-    ...(deps.extraLayers ? { extraLayers: deps.extraLayers } : {}),
-    ...(deps.grantableTools ? { grantedTools: deps.grantableTools.create } : {}),
+    ...(grantable ? { grantedTools: grantable.create } : {}),
   };
   const runs = new RunManager({ runs: store.runs, emit, now, onError });
   const runner = new AgentRunner({
@@ -137,7 +174,7 @@ export function createTeam(deps: TeamDeps): Team {
   const agents = new AgentService({
     store,
     personas,
-    toolNames: () => [...baseTools.names(), ...(deps.grantableTools?.names ?? [])],
+    checkToolNames: (names) => capabilities.checkToolNames(names),
     now,
     onDeleted: (agentId) => channels.dropAgent(agentId),
   });
@@ -198,6 +235,11 @@ export function createTeam(deps: TeamDeps): Team {
   }
 
   const team: Team = {
+    async listTools(actor) {
+      await ready;
+      assertNotGuest(actor, "list the tools agents can use");
+      return capabilities.catalogue();
+    },
     async listAgents() {
       await ready;
       return agents.list();

@@ -3,6 +3,7 @@
  * channel messages, agent runs, and collaboration flows. `Team` is the one facade the HTTP/WebSocket
  * edge talks to; it knows nothing about HTTP.
  */
+import type { CatalogueEntry } from "../capabilities/index.js";
 import type { Usage } from "../llm/types.js";
 
 export interface AgentRecord {
@@ -17,6 +18,8 @@ export interface AgentRecord {
   toolsDeny: string[];
   memory: boolean;
   skills: string[];
+  /** Knowledge bases `rag_query` may search; undefined means every base the person it answers may read. */
+  knowledgeBases?: string[];
   createdAt: number;
   updatedAt: number;
   /** Whether its SOUL.md is usable; filled by `listAgents`/`getAgent` (added for the agent list UI). */
@@ -32,11 +35,17 @@ export interface AgentInput {
   toolsDeny?: string[];
   memory?: boolean;
   skills?: string[];
+  knowledgeBases?: string[];
   /** Initial SOUL.md content. */
   soul?: string;
 }
 
-export type AgentPatch = Partial<Omit<AgentInput, "id" | "soul">>;
+export type AgentPatch = Partial<Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases">> & {
+  /** `null` resets to every tool. */
+  toolsAllow?: string[] | null;
+  /** `null` resets to every base the person may read. */
+  knowledgeBases?: string[] | null;
+};
 
 /** The persona file and whether it is usable; an empty or missing file is reported, not hidden. */
 export interface SoulFile {
@@ -198,6 +207,8 @@ export interface PostResult {
  * Denials throw DimsumError with a refusal code (`invalid`, `forbidden`, `not_found`, `conflict`).
  */
 export interface Team {
+  /** Every tool an agent can be given (built-ins, memory, knowledge, MCP, HTTP, plugins, team). */
+  listTools(actor: Actor): Promise<CatalogueEntry[]>;
   listAgents(actor: Actor): Promise<AgentRecord[]>;
   getAgent(actor: Actor, id: string): Promise<AgentRecord>;
   createAgent(actor: Actor, input: AgentInput): Promise<AgentRecord>;

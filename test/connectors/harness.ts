@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
-import { buildTeam } from "../../src/cli/commands/serve.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import { ConnectorManager } from "../../src/connectors/connector-manager.js";
 import { manageChannelGrant } from "../../src/connectors/manage-channel-tool.js";
 import type { ConnectorView } from "../../src/connectors/types.js";
 import { createServer } from "../../src/server/app.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
+import { buildTeam } from "../../src/server/compose.js";
 import {
   connectorUsersFrom,
   mountConnectorInbound,
@@ -88,7 +88,7 @@ async function boot(home: string, llm: FakeLlmServer, log: LogLines): Promise<Bo
   const settings = new SettingsStore(db, openSecretBox(home));
   const users = new UserStore(db, { hashParams: { N: 1024, r: 8, p: 1 } });
   let connectors: ConnectorManager | undefined;
-  const team = buildTeam(
+  const team = await buildTeam(
     { db, config, settings, log },
     {
       streamOptions: { retry: { maxRetries: 0 } },

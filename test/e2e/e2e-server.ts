@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildKnowledge, buildMemory, buildTeam } from "../../src/cli/commands/serve.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createServer } from "../../src/server/app.js";
+import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
 import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/server/routes/knowledge.js";
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
@@ -66,7 +66,10 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     },
   });
   const settings = new SettingsStore(db, openSecretBox(home));
-  const team = buildTeam({ db, config, settings, log }, { streamOptions: { retry: { maxRetries: 0 } } });
+  const team = await buildTeam(
+    { db, config, settings, log },
+    { streamOptions: { retry: { maxRetries: 0 } } },
+  );
   const server = createServer({
     db,
     config,

@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
-import { buildTeam } from "../../src/cli/commands/serve.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createScheduling, type Scheduling } from "../../src/schedules/setup.js";
 import { createServer } from "../../src/server/app.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
+import { buildTeam } from "../../src/server/compose.js";
 import { mountScheduleRoutes } from "../../src/server/routes/schedules.js";
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
@@ -58,7 +58,10 @@ export async function startScheduleServer(
     },
   });
   const settings = new SettingsStore(db, openSecretBox(home));
-  const team = buildTeam({ db, config, settings, log }, { streamOptions: { retry: { maxRetries: 0 } } });
+  const team = await buildTeam(
+    { db, config, settings, log },
+    { streamOptions: { retry: { maxRetries: 0 } } },
+  );
   const users = new UserStore(db);
   const clock = new FakeClock(start);
   const pollMs = 15_000;

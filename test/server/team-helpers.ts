@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
-import { buildMemory, buildTeam } from "../../src/cli/commands/serve.js";
 import { loadConfig } from "../../src/config/load-config.js";
+import type { McpControl } from "../../src/mcp/server-pool.js";
 import type { MemoryStore } from "../../src/memory/types.js";
 import { createServer, type DimsumServer } from "../../src/server/app.js";
-import type { McpControl } from "../../src/server/routes/mcp.js";
+import { buildMemory, buildTeam } from "../../src/server/compose.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../src/server/routes/team.js";
 import type { RateLimitConfig } from "../../src/server/security/rate-limit.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
@@ -67,7 +67,7 @@ export async function startTeamServer(options: TeamServerOptions = {}): Promise<
     : {};
   const config = loadConfig({ cwd: home, env: { DIMSUM_HOME: home, ...llmEnv, ...options.env } });
   const settings = new SettingsStore(db, openSecretBox(home));
-  const inner = buildTeam(
+  const inner = await buildTeam(
     { db, config, settings, log },
     { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );

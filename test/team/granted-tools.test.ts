@@ -20,9 +20,20 @@ afterEach(async () => {
 
 it("offers a granted tool only to agents whose allow list names it, acting for the requester", async () => {
   const seen: string[] = [];
+  const standIn = (requestedBy: string) =>
+    defineTool({
+      name: "manage_schedule",
+      description: "test stand-in",
+      parameters: z.object({}),
+      execute: async () => {
+        seen.push(requestedBy);
+        return "scheduled";
+      },
+    });
   h = new TeamHarness(server, {
     grantableTools: {
       names: ["manage_schedule"],
+      describe: () => [standIn("")],
       create: (_agent, requestedBy) => [
         defineTool({
           name: "manage_schedule",

@@ -111,7 +111,8 @@ async function* startRun(
   }
   const config = loadConfig({ cwd: io.cwd, env: io.env });
   const model = resolveModel(config, options.model);
-  const capabilities = await loadCapabilities(config, io.cwd, toolNames(options.tools));
+  const only = toolNames(options.tools);
+  const capabilities = await loadCapabilities(config, io.cwd, only ? { only } : {});
   for (const problem of capabilities.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
   for (const line of capabilities.mcpStatus) io.stderr.write(`dimsum: mcp ${line}\n`);
   const system = options.system ?? DEFAULT_SYSTEM;

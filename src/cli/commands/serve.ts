@@ -3,24 +3,16 @@
  * SQLite database under DIMSUM_HOME. Stops cleanly on SIGINT/SIGTERM.
  */
 import { join } from "node:path";
-import type { LayerProvider, LayerResult } from "../../agent/layered-context.js";
-import type { DimsumConfig } from "../../config/load-config.js";
 import { loadConfig } from "../../config/load-config.js";
-import { resolveModel } from "../../config/resolve-model.js";
 import { ConnectorManager } from "../../connectors/connector-manager.js";
 import { manageChannelGrant } from "../../connectors/manage-channel-tool.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
-import { KnowledgeService } from "../../knowledge/index.js";
-import { loadMcpConfig } from "../../mcp/config.js";
-import { createEmbedder } from "../../memory/embedder.js";
-import { resolveEmbeddingModel } from "../../memory/embedding-config.js";
-import { memoryLayers } from "../../memory/injection.js";
-import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
-import type { MemoryStore } from "../../memory/types.js";
+import type { McpServerPool } from "../../mcp/server-pool.js";
 import { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "../../schedules/manage-schedule-tool.js";
 import { createScheduling, type Scheduling } from "../../schedules/setup.js";
 import { createServer } from "../../server/app.js";
 import { UserStore } from "../../server/auth/user-store.js";
+import { buildKnowledge, buildMcp, buildMemory, buildTeam } from "../../server/compose.js";
 import type { ServerLog } from "../../server/context.js";
 import {
   connectorUsersFrom,
@@ -28,16 +20,13 @@ import {
   mountConnectorRoutes,
 } from "../../server/routes/connectors.js";
 import { mountKnowledgeRoutes } from "../../server/routes/knowledge.js";
-import { McpServerPool } from "../../server/routes/mcp.js";
 import { mountScheduleRoutes } from "../../server/routes/schedules.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
 import { openSecretBox } from "../../server/settings/secret-box.js";
 import { SettingsStore } from "../../server/settings/settings-store.js";
-import { defaultSkillDirs, loadSkills, type Skill, selectSkills } from "../../skills/index.js";
 import { type Database, openDatabase } from "../../store/database.js";
-import type { SessionRef } from "../../store/types.js";
-import { createTeam, type TeamDeps } from "../../team/team.js";
-import type { AgentRecord, Team } from "../../team/types.js";
+import type { GrantableTools } from "../../team/team.js";
+import type { Team } from "../../team/types.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 
 export const DEFAULT_PORT = 18800;
@@ -55,90 +44,6 @@ export interface ServeIo {
   cwd: string;
   /** Stops the server when aborted (tests); SIGINT and SIGTERM always do. */
   signal?: AbortSignal;
-}
-
-/** What the composition root hands to `buildTeam`. */
-export interface TeamContext {
-  db: Database;
-  /** Shared with the memory routes; created when absent. */
-  memory?: MemoryStore;
-  /** Where the project's skills/ folder is looked up (default: the process's working directory). */
-  cwd?: string;
-  config: DimsumConfig;
-  settings: SettingsStore;
-  log: ServerLog;
-}
-
-/**
- * The one place the team facade is built for the server. Agents' models resolve through the
- * settings at each run, so a key or default model saved in the UI applies without a restart.
- * `overrides` lets tests tune the team (retries, a fixed clock) while keeping this wiring.
- */
-export function buildTeam(context: TeamContext, overrides: Partial<TeamDeps> = {}): Team {
-  const { db, config, settings, log } = context;
-  const users = new UserStore(db);
-  const memory = context.memory ?? buildMemory(db, log);
-  const skills = loadSkills(defaultSkillDirs(config.home, context.cwd ?? process.cwd())).then((r) => {
-    for (const e of r.errors) log.warn(`skill skipped: ${e.path}${e.line ? `:${e.line}` : ""}: ${e.message}`);
-    return r.skills;
-  });
-  return createTeam({
-    extraLayers: (agent, ref) => agentLayers(agent, ref, memory, skills),
-    db,
-    home: config.home,
-    config: settings.effectiveConfig(config),
-    resolveAgentModel: (agent) => resolveModel(settings.effectiveConfig(config), agent.model),
-    userName: (id) => users.get(id)?.username ?? id,
-    onError: (err) => log.error("team", err),
-    ...overrides,
-  });
-}
-
-/**
- * Skills for every agent (its named skills always, others when they match), and memory when the agent
- * has it on, scoped to the conversation (channel) and the agent.
- */
-function agentLayers(
-  agent: AgentRecord,
-  ref: SessionRef,
-  memory: MemoryStore,
-  skills: Promise<Skill[]>,
-): LayerProvider {
-  return async ({ query, signal }) => {
-    const chosen = selectSkills(await skills, query, { explicit: agent.skills });
-    const result: LayerResult = {
-      layers: { skills: chosen.map((s) => ({ name: s.name, body: s.body })) },
-      skills: chosen.map((s) => s.name),
-    };
-    if (!agent.memory) return result;
-    const recalled = await memoryLayers(memory, { userId: ref.userId, agentId: agent.id, query, signal });
-    result.layers.coreMemory = recalled.coreMemory;
-    result.layers.memories = recalled.memories;
-    result.memories = recalled.trace.ids.map((id) => ({ id }));
-    result.memoryMode = recalled.trace.mode;
-    return result;
-  };
-}
-
-/** Long-term memory over the server's database (listing and deleting from the UI). */
-export function buildMemory(db: Database, log: ServerLog): MemoryStore {
-  return new SqliteMemoryStore(db, { warn: (message) => log.warn(message) });
-}
-
-/** The knowledge base over the server's database; hybrid when DIMSUM_EMBEDDING_MODEL is set. */
-export function buildKnowledge(db: Database, config: DimsumConfig): KnowledgeService {
-  const embedding = resolveEmbeddingModel(config);
-  return new KnowledgeService(db, embedding ? { embedder: createEmbedder(embedding) } : {});
-}
-
-/** The MCP servers of mcp.json (home and working directory), not started until asked to connect. */
-export function buildMcp(config: DimsumConfig, cwd: string, log: ServerLog): McpServerPool | undefined {
-  try {
-    return new McpServerPool(loadMcpConfig({ home: config.home, cwd, env: config.env }), config.env);
-  } catch (err) {
-    log.warn(`MCP servers are unavailable: ${toDimsumError(err).toLine()}`);
-    return undefined;
-  }
 }
 
 function waitForStop(signal: AbortSignal | undefined): Promise<string> {
@@ -197,8 +102,12 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     db = openDatabase(join(config.home, "dimsum.db"));
     const settings = new SettingsStore(db, openSecretBox(config.home));
     const memory = buildMemory(db, log);
-    team = buildTeam(
-      { db, config, settings, log, cwd: io.cwd, memory },
+    const knowledge = buildKnowledge(db, config);
+    mcp = buildMcp(config, io.cwd, log);
+    // Started once for the whole process and shared by every agent; a failing server never blocks.
+    void mcp?.startAll();
+    team = await buildTeam(
+      { db, config, settings, log, cwd: io.cwd, memory, knowledge, ...(mcp ? { mcp } : {}) },
       // Looked up when a granted agent runs, by then both exist.
       {
         grantableTools: combineGrants([
@@ -208,6 +117,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
           ),
           {
             names: [MANAGE_SCHEDULE_TOOL],
+            describe: () =>
+              scheduling ? [createManageScheduleTool(scheduling.service, { userId: "", role: "guest" })] : [],
             create: (_agent, requestedBy) => {
               const user = users.get(requestedBy);
               return scheduling && user
@@ -218,7 +129,6 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         ]),
       },
     );
-    mcp = buildMcp(config, io.cwd, log);
     const routeOptions: TeamRoutesOptions = { team, memory };
     if (mcp) routeOptions.mcp = mcp;
     const users = new UserStore(db);
@@ -249,7 +159,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         mountTeamRoutes(routeOptions),
         mountScheduleRoutes(scheduling.service),
         mountConnectorRoutes(connectors),
-        mountKnowledgeRoutes(buildKnowledge(db, config)),
+        mountKnowledgeRoutes(knowledge),
       ],
       publicRoutes: [mountConnectorInbound(connectors)],
       trustProxy: config.env.DIMSUM_TRUST_PROXY === "1" || config.env.DIMSUM_TRUST_PROXY === "true",
@@ -277,12 +187,11 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
   }
 }
 
-type Grant = NonNullable<TeamDeps["grantableTools"]>;
-
 /** Several grantable tool sets as one: all their names, all the tools they create. */
-function combineGrants(grants: Grant[]): Grant {
+function combineGrants(grants: GrantableTools[]): GrantableTools {
   return {
     names: grants.flatMap((g) => g.names),
     create: (agent, requestedBy) => grants.flatMap((g) => g.create(agent, requestedBy)),
+    describe: () => grants.flatMap((g) => g.describe()),
   };
 }

@@ -65,9 +65,10 @@ export class RecallSearch {
   private readonly rowsById;
 
   constructor(private readonly db: Database) {
-    this.phraseStatement = db.prepare<[string, string, string | null, number], { id: number }>(
+    this.phraseStatement = db.prepare<[string, string, string | null, string | null, number], { id: number }>(
       `SELECT m.id AS id FROM messages_fts f JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id
-       WHERE messages_fts MATCH ? AND s.user_id = ? AND s.session_key IS NOT ?
+       WHERE messages_fts MATCH ? AND s.user_id IN (SELECT value FROM json_each(?))
+         AND NOT (s.user_id IS ? AND s.session_key IS ?)
        ORDER BY bm25(messages_fts) LIMIT ?`,
     );
     this.rowsById = db.prepare<[string], HitRow>(
@@ -81,16 +82,21 @@ export class RecallSearch {
   search(query: RecallQuery): RecallHit[] {
     const limit = Math.max(1, Math.min(50, Math.floor(query.limit ?? 10)));
     const { phrases, substrings } = recallTerms(query.query);
+    const owners = JSON.stringify(query.owners ?? [query.userId]);
     const exclude = query.excludeSessionId ?? null;
+    const excludeOwner = exclude === null ? null : (query.excludeSessionOwner ?? query.userId);
     const lists: string[][] = [];
     if (phrases.length > 0) {
       const match = phrases.map((p) => `"${p.replaceAll('"', '""')}"`).join(" OR ");
-      lists.push(this.phraseStatement.all(match, query.userId, exclude, CANDIDATES).map((r) => String(r.id)));
+      lists.push(
+        this.phraseStatement.all(match, owners, excludeOwner, exclude, CANDIDATES).map((r) => String(r.id)),
+      );
     }
     if (substrings.length > 0) {
       const rows = this.substringStatement(substrings.length).all(
         ...substrings,
-        query.userId,
+        owners,
+        excludeOwner,
         exclude,
         CANDIDATES,
       );
@@ -127,7 +133,7 @@ export class RecallSearch {
         `SELECT id FROM (
            SELECT m.id AS id, ${hits} AS hits FROM sessions s JOIN messages m ON m.session_id = s.id
            JOIN messages_fts f ON f.rowid = m.id
-           WHERE s.user_id = ? AND s.session_key IS NOT ?)
+           WHERE s.user_id IN (SELECT value FROM json_each(?)) AND NOT (s.user_id IS ? AND s.session_key IS ?))
          WHERE hits > 0 ORDER BY hits DESC, id DESC LIMIT ?`,
       );
       this.substringStatements.set(n, statement);

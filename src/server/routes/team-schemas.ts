@@ -30,6 +30,7 @@ export const agentInputSchema = z.object({
   toolsDeny: nameList(200).optional(),
   memory: z.boolean().optional(),
   skills: nameList(100).optional(),
+  knowledgeBases: nameList(100).optional(),
   soul: shortText(MAX_SOUL_CHARS).optional(),
 });
 
@@ -42,6 +43,7 @@ export const agentPatchSchema = z.object({
   toolsDeny: nameList(200).optional(),
   memory: z.boolean().optional(),
   skills: nameList(100).optional(),
+  knowledgeBases: nameList(100).nullable().optional(),
 });
 
 export const soulSchema = z.object({ content: shortText(MAX_SOUL_CHARS) });

@@ -1,22 +1,24 @@
 /**
  * Mounts the team facade onto the server: the `/api` routes of agents, channels, messages, runs,
- * flows, memory and MCP, and the OpenAI-compatible `/v1` endpoint. Pass the result to
+ * flows, tools, memory and MCP, and the OpenAI-compatible `/v1` endpoint. Pass the result to
  * `createServer({ routes: [mountTeamRoutes({ team })] })`; the server's guards (authentication, CSRF,
  * body limits) run before these routes.
  */
 import { Hono } from "hono";
+import type { McpControl } from "../../mcp/server-pool.js";
 import type { MemoryStore } from "../../memory/types.js";
 import type { Team } from "../../team/types.js";
 import type { AppEnv, DimsumApp } from "../context.js";
 import { agentRoutes } from "./agents.js";
 import { channelRoutes } from "./channels.js";
 import { flowRoutes } from "./flows.js";
-import { type McpControl, mcpRoutes } from "./mcp.js";
+import { mcpRoutes } from "./mcp.js";
 import { memoryRoutes } from "./memory.js";
 import { messageRoutes } from "./messages.js";
 import { openAiRoutes } from "./openai-compat.js";
 import { runRoutes } from "./runs.js";
 import { teamErrorHandler } from "./team-errors.js";
+import { toolRoutes } from "./tools.js";
 
 export interface TeamRoutesOptions {
   team: Team;
@@ -34,6 +36,7 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     // Set before `app.route`, which wraps every handler of `api` with this handler.
     api.onError(teamErrorHandler);
     api.route("/agents", agentRoutes(team));
+    api.route("/tools", toolRoutes(team));
     api.route("/channels", channelRoutes(team));
     api.route("/", messageRoutes(team));
     api.route("/runs", runRoutes(team));

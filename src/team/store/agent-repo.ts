@@ -12,6 +12,7 @@ interface AgentRow {
   tools_deny_json: string;
   memory: number;
   skills_json: string;
+  knowledge_bases_json: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -29,6 +30,9 @@ function toAgent(row: AgentRow): AgentRecord {
   };
   if (row.model !== null) agent.model = row.model;
   if (row.tools_allow_json !== null) agent.toolsAllow = parseJson<string[]>(row.tools_allow_json, []);
+  if (row.knowledge_bases_json !== null) {
+    agent.knowledgeBases = parseJson<string[]>(row.knowledge_bases_json, []);
+  }
   return agent;
 }
 
@@ -41,6 +45,7 @@ function toParams(agent: AgentRecord): unknown[] {
     JSON.stringify(agent.toolsDeny),
     agent.memory ? 1 : 0,
     JSON.stringify(agent.skills),
+    agent.knowledgeBases === undefined ? null : JSON.stringify(agent.knowledgeBases),
     agent.updatedAt,
     agent.id,
   ];
@@ -61,11 +66,11 @@ export class AgentRepo {
     this.#get = db.prepare("SELECT * FROM team_agents WHERE id = ?");
     this.#insert = db.prepare(
       `INSERT INTO team_agents (name, emoji, model, tools_allow_json, tools_deny_json, memory, skills_json,
-         updated_at, id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         knowledge_bases_json, updated_at, id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#update = db.prepare(
       `UPDATE team_agents SET name = ?, emoji = ?, model = ?, tools_allow_json = ?, tools_deny_json = ?,
-         memory = ?, skills_json = ?, updated_at = ? WHERE id = ?`,
+         memory = ?, skills_json = ?, knowledge_bases_json = ?, updated_at = ? WHERE id = ?`,
     );
     this.#delete = db.prepare("DELETE FROM team_agents WHERE id = ?");
   }

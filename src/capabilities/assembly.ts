@@ -1,0 +1,242 @@
+/**
+ * The one assembly of what a run may use, for the CLI and the team server alike. Built once per
+ * process over the long-lived services (memory store, knowledge service, MCP servers, loaded HTTP
+ * tools, plugins and skills); `forRun` then gives each run its tool registry — built-ins, HTTP tools,
+ * plugins, memory tools, `rag_query`, MCP tools and the team tools it was handed, narrowed by the
+ * allow/deny lists — and its context layers (skills, core and recalled memory, persona).
+ */
+import { combineLayerProviders, type LayerProvider } from "../agent/layered-context.js";
+import type { DimsumConfig } from "../config/load-config.js";
+import { DimsumError, invalid } from "../errors.js";
+import { createRagTool, type KnowledgeService } from "../knowledge/index.js";
+import { createMemoryTools, type MemoryStore } from "../memory/index.js";
+import { builtinTools } from "../tools/builtin/index.js";
+import { normalizeJsonSchema, zodToJsonSchema } from "../tools/json-schema.js";
+import { ToolRegistry } from "../tools/registry.js";
+import type { Tool } from "../tools/types.js";
+import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
+import { memoryLayer, personaLayer, skillLayer } from "./context-layers.js";
+import { type Extensions, NO_EXTENSIONS } from "./extensions.js";
+
+/** Where a tool comes from, as the catalogue and the agent editor show it. */
+export type ToolSource = "builtin" | "memory" | "knowledge" | "mcp" | "http" | "plugin" | "team";
+
+/** One tool of the catalogue (`GET /api/tools`). */
+export interface CatalogueEntry {
+  name: string;
+  description: string;
+  source: ToolSource;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+  /** Offered only to agents whose allow list names it (tools acting with a person's authority). */
+  grantOnly: boolean;
+}
+
+/** The MCP servers' tools as the assembly needs them (the CLI's manager or the server's pool). */
+export interface McpToolSource {
+  /** Tools of the servers connected now, as `<server>_<tool>`. */
+  tools(): Tool[];
+  /** Configured server names; `<server>_…` names are accepted in allow lists before it connects. */
+  serverNames(): string[];
+  /** Resolves once every server's first connection attempt settled. */
+  ready(): Promise<void>;
+}
+
+/** Tools the team creates per run (call_agent, manage_schedule, …), described for the catalogue. */
+export interface TeamToolSet {
+  /** Instances for their names, descriptions and schemas only; never executed. */
+  describe(): Tool[];
+  /** Names offered only when an allow list names them. */
+  grantOnly: readonly string[];
+}
+
+export interface CapabilityServices {
+  config: DimsumConfig;
+  extensions?: Extensions;
+  memory?: MemoryStore;
+  knowledge?: KnowledgeService;
+  mcp?: McpToolSource;
+  team?: TeamToolSet;
+  /** Built-in tools left out of the catalogue (e.g. `execute_command` where no sandbox works). */
+  withoutBuiltins?: readonly string[];
+}
+
+/** What one run asks for. */
+export interface RunRequest {
+  /** The person the run acts for: whose memories and knowledge. Absent: no memory, no knowledge. */
+  person?: string;
+  /** The agent answering (memories written by a team agent belong to it). */
+  agentId?: string;
+  /** Memory tools and layers (default true when there is a person). */
+  memory?: boolean;
+  /** Whether the person may read knowledge bases (guests may not; default true). */
+  knowledge?: boolean;
+  /** Bases `rag_query` may search (default: every base the person may read). */
+  knowledgeBases?: readonly string[];
+  /** Allow list (undefined: every tool that is not grant-only). */
+  allow?: readonly string[];
+  deny?: readonly string[];
+  /** Exactly these tools (`--tools a,b`); an unknown name is a configuration error. */
+  only?: readonly string[];
+  /** Tools made for this run (call_agent bound to the run, granted tools), subject to the lists. */
+  runTools?: readonly Tool[];
+  /** Skills always given (an agent's named skills). */
+  skills?: readonly string[];
+  /** The persona text, read at each run. */
+  persona?: () => Promise<string>;
+  /** Session owners `recall_search` may search (default: the person's own sessions). */
+  recallOwners?: () => Promise<string[]>;
+}
+
+export interface RunCapabilities {
+  tools: ToolRegistry;
+  layers: LayerProvider;
+}
+
+const NO_LAYERS: LayerProvider = async () => ({ layers: {} });
+
+/** The capability assembly of one process. */
+export class CapabilityAssembly {
+  readonly #services: CapabilityServices;
+  readonly #extensions: Extensions;
+  /** Built-ins, HTTP tools and plugins: the same for every run, schemas converted once. */
+  readonly #static: ToolRegistry;
+  readonly #sources = new Map<string, ToolSource>();
+  readonly #grantOnly: ReadonlySet<string>;
+  readonly problems: string[];
+
+  constructor(services: CapabilityServices) {
+    this.#services = services;
+    this.#extensions = services.extensions ?? NO_EXTENSIONS;
+    this.problems = [...this.#extensions.problems];
+    this.#grantOnly = new Set(services.team?.grantOnly ?? []);
+    const left = new Set(services.withoutBuiltins ?? []);
+    const builtins = builtinTools({ webSearch: webSearchConfigFromEnv(services.config.env) }).filter(
+      (t) => !left.has(t.name),
+    );
+    this.#static = new ToolRegistry();
+    this.#add(this.#static, builtins, "builtin");
+    this.#add(this.#static, this.#extensions.http, "http");
+    this.#add(this.#static, this.#extensions.plugins, "plugin");
+  }
+
+  /** The skills found (for `dimsum skills` and the CLI's `/skill` completion). */
+  get skills() {
+    return this.#extensions.skills;
+  }
+
+  /** Every tool a run may be given, with its source; MCP tools of the servers connected now. */
+  catalogue(): CatalogueEntry[] {
+    const entries: CatalogueEntry[] = this.#static.list().map((t) => this.#entry(t, this.#sourceOf(t)));
+    const { memory, knowledge, mcp, team } = this.#services;
+    if (memory) for (const t of createMemoryTools(memory)) entries.push(this.#entry(t, "memory"));
+    if (knowledge) entries.push(this.#entry(createRagTool(knowledge), "knowledge"));
+    for (const t of mcp?.tools() ?? []) entries.push(this.#entry(t, "mcp"));
+    for (const t of team?.describe() ?? []) entries.push(this.#entry(t, "team"));
+    const seen = new Set<string>();
+    return entries.filter((e) => !seen.has(e.name) && seen.add(e.name));
+  }
+
+  /** Refuses names that are not in the catalogue, listing the known ones. */
+  checkToolNames(names: readonly string[]): void {
+    const known = new Set(this.catalogue().map((e) => e.name));
+    const servers = this.#services.mcp?.serverNames() ?? [];
+    const unknown = names.filter((n) => !known.has(n) && !servers.some((s) => n.startsWith(`${s}_`)));
+    if (unknown.length === 0) return;
+    throw invalid(
+      `Unknown tool${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}.`,
+      `known tools: ${[...known].join(", ") || "(none)"}`,
+    );
+  }
+
+  /** The tools and context layers of one run. */
+  async forRun(request: RunRequest): Promise<RunCapabilities> {
+    const { memory, knowledge, mcp } = this.#services;
+    const person = request.person;
+    const useMemory = memory !== undefined && person !== undefined && (request.memory ?? true);
+    const offered = (name: string) =>
+      (request.only === undefined || request.only.includes(name)) &&
+      (request.allow === undefined ? !this.#grantOnly.has(name) : request.allow.includes(name)) &&
+      !(request.deny ?? []).includes(name);
+
+    const tools = this.#static.subset(this.#static.names().filter(offered));
+    const extra: Tool[] = [];
+    if (useMemory) {
+      const scope = request.agentId ? { userId: person, agentId: request.agentId } : { userId: person };
+      extra.push(
+        ...createMemoryTools(memory, {
+          scope,
+          ...(request.recallOwners ? { recallOwners: request.recallOwners } : {}),
+        }),
+      );
+    }
+    if (knowledge && person !== undefined && (request.knowledge ?? true)) {
+      extra.push(
+        createRagTool(knowledge, {
+          ...(request.agentId ? { agentId: request.agentId } : {}),
+          ...(request.knowledgeBases ? { bases: [...request.knowledgeBases] } : {}),
+        }),
+      );
+    }
+    if (mcp) {
+      await mcp.ready();
+      extra.push(...mcp.tools());
+    }
+    extra.push(...(request.runTools ?? []));
+    for (const tool of extra) if (offered(tool.name) && !tools.has(tool.name)) tools.register(tool);
+    if (request.only) this.#checkOnly(request.only, tools);
+
+    const providers: LayerProvider[] = [skillLayer(this.#extensions.skills, request.skills ?? [])];
+    if (useMemory) {
+      providers.push(
+        memoryLayer(
+          memory,
+          request.agentId ? { userId: person, agentId: request.agentId } : { userId: person },
+        ),
+      );
+    }
+    // The persona comes last so no other provider can replace it.
+    if (request.persona) providers.push(personaLayer(request.persona));
+    return { tools, layers: providers.length > 0 ? combineLayerProviders(providers) : NO_LAYERS };
+  }
+
+  #checkOnly(only: readonly string[], tools: ToolRegistry): void {
+    const missing = only.filter((n) => !tools.has(n) && !tools.list().some((t) => t.name === n));
+    if (missing.length === 0) return;
+    const known = this.catalogue().map((e) => e.name);
+    throw new DimsumError(
+      "config",
+      `${missing.length === 1 ? "Unknown tool" : "Unknown tools"}: ${missing.join(", ")}.`,
+      {
+        hint: `available tools: ${known.join(", ") || "(none)"}`,
+      },
+    );
+  }
+
+  #add(registry: ToolRegistry, tools: readonly Tool[], source: ToolSource): void {
+    for (const tool of tools) {
+      if (registry.has(tool.name)) {
+        this.problems.push(`tool ${tool.name} is defined twice; the first definition is used`);
+        continue;
+      }
+      registry.register(tool);
+      this.#sources.set(tool.name, source);
+    }
+  }
+
+  #sourceOf(tool: Tool): ToolSource {
+    return this.#sources.get(tool.name) ?? "builtin";
+  }
+
+  #entry(tool: Tool, source: ToolSource): CatalogueEntry {
+    const parameters =
+      tool.kind === "zod" ? zodToJsonSchema(tool.parameters) : normalizeJsonSchema(tool.parameters);
+    return {
+      name: tool.name,
+      description: tool.description,
+      source,
+      parameters: parameters as Record<string, unknown>,
+      grantOnly: this.#grantOnly.has(tool.name),
+    };
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The team server's composition: it creates the long-lived services (memory, knowledge bases, the MCP
+ * servers of mcp.json, HTTP tools, plugins and skills) and hands them to the team, which asks the
+ * capability assembly (`src/capabilities`) for each run's tools and layers, exactly as the CLI does.
+ */
+
+import { loadExtensions } from "../capabilities/index.js";
+import type { DimsumConfig } from "../config/load-config.js";
+import { resolveModel } from "../config/resolve-model.js";
+import { toDimsumError } from "../errors.js";
+import { KnowledgeService } from "../knowledge/index.js";
+import { loadMcpConfig } from "../mcp/config.js";
+import { McpServerPool } from "../mcp/server-pool.js";
+import { createEmbedder } from "../memory/embedder.js";
+import { resolveEmbeddingModel } from "../memory/embedding-config.js";
+import { SqliteMemoryStore } from "../memory/sqlite-memory-store.js";
+import type { MemoryStore } from "../memory/types.js";
+import type { Database } from "../store/database.js";
+import { createTeam, type TeamDeps } from "../team/team.js";
+import type { Team } from "../team/types.js";
+import { UserStore } from "./auth/user-store.js";
+import type { ServerLog } from "./context.js";
+import type { SettingsStore } from "./settings/settings-store.js";
+
+/** What the composition root hands to `buildTeam`. */
+export interface TeamContext {
+  db: Database;
+  config: DimsumConfig;
+  settings: SettingsStore;
+  log: ServerLog;
+  /** Shared with the memory routes; created when absent. */
+  memory?: MemoryStore;
+  /** Shared with the knowledge routes; created when absent. */
+  knowledge?: KnowledgeService;
+  /** The MCP servers (shared with `/api/mcp`); none when absent. */
+  mcp?: McpServerPool;
+  /** Where the project's skills/ and tools/ folders are looked up (default: the working directory). */
+  cwd?: string;
+}
+
+/**
+ * The one place the team facade is built for the server. Agents' models resolve through the
+ * settings at each run, so a key or default model saved in the UI applies without a restart.
+ * `overrides` lets tests tune the team (retries, a fixed clock) while keeping this wiring.
+ */
+export async function buildTeam(context: TeamContext, overrides: Partial<TeamDeps> = {}): Promise<Team> {
+  const { db, config, settings, log } = context;
+  const users = new UserStore(db);
+  const extensions = await loadExtensions(config, context.cwd ?? process.cwd());
+  return createTeam({
+    db,
+    home: config.home,
+    config: settings.effectiveConfig(config),
+    capabilities: {
+      extensions,
+      memory: context.memory ?? buildMemory(db, log),
+      knowledge: context.knowledge ?? buildKnowledge(db, config),
+      ...(context.mcp ? { mcp: context.mcp } : {}),
+    },
+    resolveAgentModel: (agent) => resolveModel(settings.effectiveConfig(config), agent.model),
+    userName: (id) => users.get(id)?.username ?? id,
+    roleOf: (id) => users.get(id)?.role,
+    onError: (err) => log.error("team", err),
+    ...overrides,
+  });
+}
+
+/** Long-term memory over the server's database (listing and deleting from the UI). */
+export function buildMemory(db: Database, log: ServerLog): MemoryStore {
+  return new SqliteMemoryStore(db, { warn: (message) => log.warn(message) });
+}
+
+/** The knowledge base over the server's database; hybrid when DIMSUM_EMBEDDING_MODEL is set. */
+export function buildKnowledge(db: Database, config: DimsumConfig): KnowledgeService {
+  const embedding = resolveEmbeddingModel(config);
+  return new KnowledgeService(db, embedding ? { embedder: createEmbedder(embedding) } : {});
+}
+
+/** The MCP servers of mcp.json (home and working directory); `startAll()` connects them. */
+export function buildMcp(config: DimsumConfig, cwd: string, log: ServerLog): McpServerPool | undefined {
+  try {
+    return new McpServerPool(loadMcpConfig({ home: config.home, cwd, env: config.env }), config.env);
+  } catch (err) {
+    log.warn(`MCP servers are unavailable: ${toDimsumError(err).toLine()}`);
+    return undefined;
+  }
+}
