@@ -14,7 +14,6 @@ import { builtinTools } from "../tools/builtin/index.js";
 import { normalizeJsonSchema, zodToJsonSchema } from "../tools/json-schema.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
-import { webSearchConfigFromEnv } from "../tools/web-search/index.js";
 import { memoryLayer, personaLayer, skillLayer } from "./context-layers.js";
 import { type Extensions, NO_EXTENSIONS } from "./extensions.js";
 
@@ -111,9 +110,7 @@ export class CapabilityAssembly {
     this.problems = [...this.#extensions.problems];
     this.#grantOnly = new Set(services.team?.grantOnly ?? []);
     const left = new Set(services.withoutBuiltins ?? []);
-    const builtins = builtinTools({ webSearch: webSearchConfigFromEnv(services.config.env) }).filter(
-      (t) => !left.has(t.name),
-    );
+    const builtins = builtinTools({ webSearch: services.config.webSearch }).filter((t) => !left.has(t.name));
     this.#static = new ToolRegistry();
     this.#add(this.#static, builtins, "builtin");
     this.#add(this.#static, this.#extensions.http, "http");
@@ -123,6 +120,11 @@ export class CapabilityAssembly {
   /** The skills found (for `dimsum skills` and the CLI's `/skill` completion). */
   get skills() {
     return this.#extensions.skills;
+  }
+
+  /** Resolves once the MCP servers' first connection attempts settled (their tools are known). */
+  async ready(): Promise<void> {
+    await this.#services.mcp?.ready();
   }
 
   /** Every tool a run may be given, with its source; MCP tools of the servers connected now. */

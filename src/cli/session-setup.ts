@@ -43,9 +43,9 @@ export function openStore(io: Pick<CliIo, "env" | "cwd">): StoreHandle {
 }
 
 /** The user id for CLI sessions: `--user`, else DIMSUM_USER, else the OS account name. */
-export function defaultUserId(env: Readonly<Record<string, string | undefined>>, explicit?: string): string {
+export function defaultUserId(config: Pick<DimsumConfig, "user">, explicit?: string): string {
   if (explicit) return explicit;
-  if (env.DIMSUM_USER) return env.DIMSUM_USER;
+  if (config.user) return config.user;
   try {
     return userInfo().username || "local";
   } catch {
@@ -76,7 +76,7 @@ export async function setUpSession(
   const handle = openStore(io);
   try {
     const model = resolveModel(handle.config, options.model);
-    const userId = defaultUserId(handle.config.env, options.user);
+    const userId = defaultUserId(handle.config, options.user);
     const only = toolNames(options.tools);
     const capabilities = await loadCapabilities(handle.config, io.cwd, {
       db: handle.db,

@@ -6,6 +6,8 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { defaultToolsConfig } from "../tools/builtin/defaults.js";
 import type { ToolsConfig } from "../tools/types.js";
+import { webSearchConfigFromEnv } from "../tools/web-search/config.js";
+import type { WebSearchConfig } from "../tools/web-search/types.js";
 import { type ConfigFile, emptyConfigFile, readConfigFile } from "./config-file.js";
 import { type EnvMap, loadEnv } from "./env.js";
 
@@ -15,7 +17,24 @@ export interface DimsumConfig {
   /** Default `provider:model` (`DIMSUM_MODEL`, then the config file). */
   defaultModel: string | undefined;
   maxIterations: number;
+  /**
+   * The variables (process environment over `.env`) that provider keys and base URLs
+   * (`OPENAI_API_KEY`, …) are looked up in and that `${VAR}` / `{{env.VAR}}` in mcp.json and HTTP tool
+   * files refer to. Everything else is resolved into the typed fields below, once, here.
+   */
   env: EnvMap;
+  /** Default user id of CLI sessions (`DIMSUM_USER`). */
+  user: string | undefined;
+  /** `web_search` engines and keys (`DIMSUM_SEARCH_ENGINES`, `SEARXNG_URL`, `BRAVE_API_KEY`, …). */
+  webSearch: WebSearchConfig;
+  /** `provider:model` of the embedding model (`DIMSUM_EMBEDDING_MODEL`); BM25 alone when unset. */
+  embeddingModel: string | undefined;
+  server: {
+    /** Trust X-Forwarded-For/-Proto from a reverse proxy (`DIMSUM_TRUST_PROXY=1`). */
+    trustProxy: boolean;
+    /** The first owner's password (`DIMSUM_OWNER_PASSWORD`); a random one is printed when unset. */
+    ownerPassword: string | undefined;
+  };
   file: ConfigFile;
   /** Path of the config file that was read, if any. */
   configPath: string | undefined;
@@ -50,6 +69,13 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     defaultModel: env.DIMSUM_MODEL || file.defaultModel,
     maxIterations: file.maxIterations ?? 10,
     env,
+    user: env.DIMSUM_USER || undefined,
+    webSearch: webSearchConfigFromEnv(env),
+    embeddingModel: env.DIMSUM_EMBEDDING_MODEL?.trim() || undefined,
+    server: {
+      trustProxy: env.DIMSUM_TRUST_PROXY === "1" || env.DIMSUM_TRUST_PROXY === "true",
+      ownerPassword: env.DIMSUM_OWNER_PASSWORD,
+    },
     file,
     configPath,
     tools: toolsConfigFrom(file),

@@ -11,7 +11,7 @@ export const EMBEDDING_MODEL_ENV = "DIMSUM_EMBEDDING_MODEL";
  * is configured, in which case memory retrieval runs on BM25 alone.
  */
 export function resolveEmbeddingModel(config: DimsumConfig): ModelSpec | undefined {
-  const value = config.env[EMBEDDING_MODEL_ENV]?.trim();
+  const value = config.embeddingModel;
   if (!value) return undefined;
   const spec = resolveModel(config, value);
   if (spec.protocol === "anthropic") {

@@ -273,7 +273,10 @@ export function createServer(deps: ServerDeps): DimsumServer {
       });
       // After listening, so a busy port creates no account. A web setup racing this is fine:
       // the first account is created atomically and ensureOwner then leaves it alone.
-      const owner = deps.ensureOwner === false ? undefined : await ensureOwner(users, deps.config.env, log);
+      const owner =
+        deps.ensureOwner === false
+          ? undefined
+          : await ensureOwner(users, deps.config.server.ownerPassword, log);
       const address = server.address() as AddressInfo;
       const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
       return {

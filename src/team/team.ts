@@ -238,6 +238,7 @@ export function createTeam(deps: TeamDeps): Team {
     async listTools(actor) {
       await ready;
       assertNotGuest(actor, "list the tools agents can use");
+      await capabilities.ready();
       return capabilities.catalogue();
     },
     async listAgents() {

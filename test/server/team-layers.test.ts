@@ -28,13 +28,13 @@ it("gives team agents their named skills, and memory only when the agent has mem
     userIds: [],
   });
   await memory?.remember({
-    userId: `channel:${channel.id}`,
+    userId: owner.userId,
     agentId: "scribe",
     text: "This team always uses British spelling.",
     type: "procedural",
   });
   await memory?.remember({
-    userId: `channel:${channel.id}`,
+    userId: owner.userId,
     agentId: "forgetful",
     text: "This team always uses British spelling.",
     type: "procedural",

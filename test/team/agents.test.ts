@@ -104,7 +104,7 @@ describe("agent CRUD and SOUL.md", () => {
     await expect(
       h.team.createAgent(owner, { id: "x1", name: "X", toolsDeny: ["nope"] }),
     ).rejects.toMatchObject({
-      message: "Unknown tools: nope.",
+      message: "Unknown tool: nope.",
       hint: expect.stringContaining("calculator"),
     });
     await expect(h.team.createAgent(owner, { id: "x2", name: "X", model: "gpt-4o" })).rejects.toMatchObject({

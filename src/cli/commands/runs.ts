@@ -12,7 +12,7 @@ export async function runsCommand(
     const handle = openStore(io);
     try {
       const ref = {
-        userId: defaultUserId(handle.config.env, options.user),
+        userId: defaultUserId(handle.config, options.user),
         sessionId: options.session ?? "default",
       };
       const runs = await handle.store.listRuns(ref, { limit: 50 });
@@ -48,7 +48,7 @@ export async function traceCommand(
   try {
     const handle = openStore(io);
     try {
-      const userId = defaultUserId(handle.config.env, options.user);
+      const userId = defaultUserId(handle.config, options.user);
       const run = await handle.store.findRun(userId, runId);
       if (!run) {
         io.stderr.write(

@@ -162,7 +162,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         mountKnowledgeRoutes(knowledge),
       ],
       publicRoutes: [mountConnectorInbound(connectors)],
-      trustProxy: config.env.DIMSUM_TRUST_PROXY === "1" || config.env.DIMSUM_TRUST_PROXY === "true",
+      trustProxy: config.server.trustProxy,
     });
     const listening = await server.listen(port, host).catch((err: unknown) => {
       throw listenError(err, host, port);

@@ -1,5 +1,4 @@
 /** First start: make sure an owner account exists, with a password from the env or a printed one. */
-import type { EnvMap } from "../../config/env.js";
 import { DimsumError } from "../../errors.js";
 import type { ServerLog } from "../context.js";
 import { randomPassword } from "./secrets.js";
@@ -19,11 +18,11 @@ export interface OwnerCreated {
  */
 export async function ensureOwner(
   users: UserStore,
-  env: EnvMap,
+  configured: string | undefined,
   log: ServerLog,
 ): Promise<OwnerCreated | undefined> {
   if (users.count() > 0) return undefined;
-  const fromEnv = env.DIMSUM_OWNER_PASSWORD;
+  const fromEnv = configured;
   if (fromEnv !== undefined && fromEnv.length < 8) {
     throw new DimsumError("config", "DIMSUM_OWNER_PASSWORD is shorter than 8 characters", {
       hint: "choose a longer password, or unset it to get a random one printed at start",
