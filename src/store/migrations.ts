@@ -5,6 +5,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { DimsumError } from "../errors.js";
+import { splitCjkCharsColumn } from "./fts-columns-migration.js";
 import { sqliteCode, storeError } from "./sqlite-errors.js";
 
 export interface Migration {
@@ -516,6 +517,11 @@ CREATE TABLE connector_state (
   PRIMARY KEY (connector_id, key)
 ) WITHOUT ROWID;
 `),
+  },
+  {
+    version: 8,
+    name: "memory and knowledge search: single CJK characters in their own, lower-weighted FTS column; re-index",
+    up: splitCjkCharsColumn,
   },
 ];
 
