@@ -27,12 +27,11 @@ export function loadCjkSet() {
 
 /** Per-language and overall metrics of one store over the set. */
 export async function evaluateCjk(store, data) {
-  const docOf = new Map();
   const results = await store.rememberMany(
     data.memories.map((m) => ({ userId: m.lang, text: m.text, type: "semantic" })),
     { merge: false },
   );
-  results.forEach((r, i) => docOf.set(r.id, data.memories[i].id));
+  const docOf = new Map(results.map((r, i) => [r.id, data.memories[i].id]));
   const rows = [];
   for (const lang of [...new Set(data.queries.map((q) => q.lang)), "all"]) {
     const queries = data.queries.filter((q) => lang === "all" || q.lang === lang);
