@@ -12,6 +12,7 @@ const all = [
   "session-context",
   "memory-search",
   "memory-quality",
+  "cjk-memory-quality",
   "kb-quality",
   "kb-speed",
   "mcp-startup",

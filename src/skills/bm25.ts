@@ -2,7 +2,7 @@
  * A small in-memory BM25 index with weighted fields (in the spirit of BM25F): a term's frequency is
  * the weighted sum of its counts per field, so a word in a name counts more than one in a body.
  */
-import { tokenize } from "./tokenize.js";
+import { queryTokens, tokenize } from "./tokenize.js";
 
 export interface Bm25Field {
   text: string;
@@ -16,6 +16,8 @@ export interface Bm25Options {
   /** Length normalisation, 0..1 (default 0.75). */
   b?: number;
   tokenize?: (text: string) => string[];
+  /** Tokens of a query (default: `queryTokens`, or `tokenize` when that is given). */
+  tokenizeQuery?: (text: string) => string[];
   /**
    * Documents with no terms assumed to exist besides the real ones (default 0). Without them a word
    * found in every document of a tiny collection (two skills) would weigh almost nothing; with them,
@@ -42,6 +44,7 @@ export class Bm25Index<T> {
   readonly #k1: number;
   readonly #b: number;
   readonly #tokenize: (text: string) => string[];
+  readonly #tokenizeQuery: (text: string) => string[];
   readonly #priorDocs: number;
   #totalLength = 0;
 
@@ -49,6 +52,7 @@ export class Bm25Index<T> {
     this.#k1 = options.k1 ?? 1.2;
     this.#b = options.b ?? 0.75;
     this.#tokenize = options.tokenize ?? tokenize;
+    this.#tokenizeQuery = options.tokenizeQuery ?? options.tokenize ?? queryTokens;
     this.#priorDocs = options.priorDocs ?? 0;
   }
 
@@ -81,7 +85,7 @@ export class Bm25Index<T> {
     if (n === 0) return [];
     const averageLength = this.#totalLength / n || 1;
     const scores = new Map<number, number>();
-    for (const term of new Set(this.#tokenize(query))) {
+    for (const term of new Set(this.#tokenizeQuery(query))) {
       const posting = this.#postings.get(term);
       if (!posting) continue;
       const idf = Math.log(1 + (n + this.#priorDocs - posting.size + 0.5) / (posting.size + 0.5));

@@ -15,12 +15,20 @@ const STOP_WORDS = new Set(
     "me my of on or our please so than that the their them then there these they this to us was we " +
     "were what when where which who why will with would you your " +
     // Words every skill description uses ("Use when the user asks...") and so tell skills apart poorly.
-    "use used uses using user users ask asks asked asking want wants need needs help"
+    "use used uses using user users ask asks asked asking want wants need needs help " +
+    // Words of any request ("write me a story about...", "tell me", "give me"): they match whichever
+    // skill happens to use them and said nothing about the topic on the labelled prompts.
+    "about write writes written writing tell give make get show let like just also any all some one " +
+    "over should first new look good best find work works explain more other only very thing things " +
+    "before after " +
+    // An everyday word with no topic of its own ("change my reservation"): as a skill word it put a
+    // code-review skill next to commit-message on every request about a change.
+    "change changes changed changing"
   ).split(" "),
 );
 
 // Characters so common in Chinese that alone they say nothing; their bigrams are still indexed.
-const CJK_STOP_CHARS = new Set([..."的了是我你他她它们这那个一在和也就都吗呢吧啊把被给请帮么"]);
+const CJK_STOP_CHARS = new Set([..."的了是我你他她它们这那个一在和也就都吗呢吧啊把被给请帮么写下"]);
 
 /** Lowercase search tokens of `text`: words (stemmed, stop words dropped), CJK unigrams and bigrams. */
 export function tokenize(text: string): string[] {
@@ -31,6 +39,32 @@ export function tokenize(text: string): string[] {
     else addWord(run, tokens);
   }
   return tokens;
+}
+
+/**
+ * Tokens of a user message to match skills with: as `tokenize`, except that a CJK run longer than one
+ * character gives only its bigrams. Single characters (写, 信) match skills about anything; a skill is
+ * worth its context only when a word of the message is in it.
+ */
+export function queryTokens(text: string): string[] {
+  const tokens: string[] = [];
+  for (const match of text.normalize("NFKC").toLowerCase().matchAll(TOKEN_RUN)) {
+    const run = match[0];
+    if (!CJK_START.test(run)) addWord(run, tokens);
+    else if ([...run].length === 1) addCjk(run, tokens);
+    else for (const token of bigrams(run)) tokens.push(token);
+  }
+  return tokens;
+}
+
+function bigrams(run: string): string[] {
+  const chars = [...run];
+  const out: string[] = [];
+  for (let i = 0; i + 1 < chars.length; i++) {
+    if (!(CJK_STOP_CHARS.has(chars[i]!) && CJK_STOP_CHARS.has(chars[i + 1]!)))
+      out.push(chars[i]! + chars[i + 1]!);
+  }
+  return out;
 }
 
 function addCjk(run: string, tokens: string[]): void {

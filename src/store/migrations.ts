@@ -5,6 +5,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { DimsumError } from "../errors.js";
+import { splitCjkCharsColumn } from "./fts-columns-migration.js";
 import { sqliteCode, storeError } from "./sqlite-errors.js";
 
 export interface Migration {
@@ -521,6 +522,11 @@ CREATE TABLE connector_state (
     version: 8,
     name: "agents name the knowledge bases they may query (NULL: every base the person may read)",
     up: (db) => db.exec("ALTER TABLE team_agents ADD COLUMN knowledge_bases_json TEXT"),
+  },
+  {
+    version: 9,
+    name: "memory and knowledge search: single CJK characters in their own, lower-weighted FTS column; re-index",
+    up: splitCjkCharsColumn,
   },
 ];
 

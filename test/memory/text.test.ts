@@ -2,10 +2,12 @@ import { describe, expect, it } from "vitest";
 import { cjkBigrams, hasCjk, segments } from "../../src/memory/text/cjk.js";
 import { porterStem } from "../../src/memory/text/porter-stemmer.js";
 import {
-  ftsDocument,
+  ftsColumns,
   ftsMatchExpression,
   indexTerms,
+  isWeakTerm,
   jaccard,
+  MatchEvidence,
   normalizeText,
   queryTerms,
   termSet,
@@ -91,19 +93,53 @@ describe("index and query terms", () => {
       "欢咖",
       "咖啡",
     ]);
-    expect(ftsDocument("The user prefers dark roast")).toBe("the user prefer dark roast");
+    expect(ftsColumns("The user prefers dark roast")).toEqual({
+      terms: "the user prefer dark roast",
+      chars: "",
+    });
   });
 
-  it("queries CJK runs by bigrams (a lone character stays) and drops English stop words", () => {
-    expect(queryTerms("咖啡")).toEqual(["咖啡"]);
+  it("puts single characters and bigrams starting with hiragana in the weak column", () => {
+    expect(ftsColumns("喜欢咖啡")).toEqual({ terms: "喜欢 欢咖 咖啡", chars: "喜 欢 咖 啡" });
+    // 好き (kanji + okurigana) is a word stem and stays strong; きな, なラ start with a particle.
+    expect(ftsColumns("好きなラーメン")).toEqual({
+      terms: "好き ラー ーメ メン",
+      chars: "好 き な ラ ー メ ン きな なラ",
+    });
+    expect(isWeakTerm("茶")).toBe(true);
+    expect(isWeakTerm("して")).toBe(true);
+    expect(isWeakTerm("乌龙")).toBe(false);
+    expect(isWeakTerm("a")).toBe(false);
+  });
+
+  it("queries CJK runs by bigrams and meaningful single characters, and drops English stop words", () => {
+    expect(queryTerms("咖啡")).toEqual(["咖啡", "咖", "啡"]);
     expect(queryTerms("猫")).toEqual(["猫"]);
+    // 我, 应, 该, 什, 么 say nothing alone, and neither do 应该 or 什么; 喝 and 茶 do.
+    expect(queryTerms("我应该喝什么茶？")).toEqual(["该喝", "喝什", "么茶", "喝", "茶"]);
+    // Lone hiragana are grammar: only the kanji count as single characters.
+    expect(queryTerms("お茶を飲む")).toEqual(["お茶", "茶を", "を飲", "飲む", "茶", "飲"]);
     expect(queryTerms("What does the user prefer to drink?")).toEqual(["user", "prefer", "drink"]);
     // Only stop words: keep them rather than search for nothing.
     expect(queryTerms("who am I")).toEqual(["who", "am", "i"]);
+    expect(queryTerms("你的")).toEqual(["你的", "你", "的"]);
   });
 
-  it("quotes every term so FTS5 never reads one as syntax", () => {
-    expect(ftsMatchExpression(["near", "and", 'a"b'])).toBe('"near" OR "and" OR "a""b"');
+  it("quotes every term so FTS5 never reads one as syntax, and sends weak terms to their column", () => {
+    expect(ftsMatchExpression(["near", "and", 'a"b'])).toBe('terms : ("near" OR "and" OR "a""b")');
+    expect(ftsMatchExpression(["乌龙", "茶"])).toBe('(terms : ("乌龙") OR chars : ("茶"))');
+    expect(ftsMatchExpression(["茶"])).toBe('chars : ("茶")');
+  });
+
+  it("needs two meaningful shared characters (or a shared bigram) before a character-only hit counts", () => {
+    const evidence = new MatchEvidence(queryTerms("我应该喝什么茶？"));
+    expect(evidence.accepts("用户喜欢喝乌龙茶，不喝咖啡", 4, 4)).toBe(true);
+    expect(evidence.accepts("用户喜欢喝可乐", 2, 4)).toBe(false);
+    // Enough characters, but far behind the best hit.
+    expect(evidence.accepts("喝了一杯茶", 0.5, 4)).toBe(false);
+    const english = new MatchEvidence(queryTerms("tea"));
+    expect(english.accepts("anything at all", 0.01, 10)).toBe(true);
+    expect(new MatchEvidence(queryTerms("茶")).accepts("红茶", 1, 1)).toBe(true);
   });
 
   it("measures near-duplicates by term Jaccard", () => {

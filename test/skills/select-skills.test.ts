@@ -124,7 +124,7 @@ describe("selectSkills", () => {
   });
 
   it("respects max and minScore", () => {
-    const query = "review the code diff and write a commit message and plan a trip";
+    const query = "review the code diff, write a commit message, plan a trip and fix a spreadsheet formula";
     expect(selectSkills(skills, query).length).toBeLessThanOrEqual(3);
     expect(selectSkills(skills, query, { max: 1 })).toHaveLength(1);
     expect(selectSkills(skills, query, { minScore: 1000 })).toEqual([]);

@@ -93,6 +93,12 @@ export async function compileStoreForChild(): Promise<string> {
     compile(join(storeSrc, file), join(out, "store", file.replace(/\.ts$/, ".js")));
   }
   compile(join(projectRoot, "src/errors.ts"), join(out, "errors.js"));
+  // Migration 8 re-indexes memory and knowledge text with the memory layer's (pure) text analysis.
+  mkdirSync(join(out, "memory", "text"), { recursive: true });
+  const textSrc = join(projectRoot, "src/memory/text");
+  for (const file of readdirSync(textSrc).filter((f) => f.endsWith(".ts"))) {
+    compile(join(textSrc, file), join(out, "memory", "text", file.replace(/\.ts$/, ".js")));
+  }
   writeFileSync(join(out, "package.json"), JSON.stringify({ type: "module" }));
   // Bare imports (better-sqlite3) resolve through this link to the project's dependencies.
   symlinkSync(join(projectRoot, "node_modules"), join(out, "node_modules"), "dir");

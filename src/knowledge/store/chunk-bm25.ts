@@ -1,8 +1,8 @@
 /**
  * BM25 over child chunks with SQLite FTS5 (k1 = 1.2, b = 0.75). Chunk text is indexed as the terms
- * the memory layer's text processing produces (stems, CJK characters and bigrams), and queries use
- * the same processing. The `kb` column holds `kbid<N>` so a query stays inside the chosen bases
- * inside FTS5 itself; it gets weight 0 in the score.
+ * the memory layer's text processing produces (stems and CJK bigrams in `terms`, single CJK
+ * characters in the lower-weighted `chars`), and queries use the same processing. The `kb` column
+ * holds `kbid<N>` so a query stays inside the chosen bases inside FTS5 itself; it gets weight 0.
  *
  * Very common terms are dropped by the common-terms cutoff shared with memory search
  * (term-cutoff.ts). When even the rarest term is that common, only its first `maxPostings` matches
@@ -10,7 +10,7 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 import { TermCutoff } from "../../memory/text/term-cutoff.js";
-import { ftsDocument, ftsMatchExpression } from "../../memory/text/terms.js";
+import { ftsColumns, ftsMatchExpression, WEAK_TERM_WEIGHT } from "../../memory/text/terms.js";
 
 export const DEFAULT_MAX_POSTINGS = 10_000;
 export interface Bm25Hit {
@@ -34,8 +34,8 @@ export class ChunkBm25 {
     private readonly db: Database,
     private readonly maxPostings = DEFAULT_MAX_POSTINGS,
   ) {
-    this.insert = db.prepare<[number, string, string]>(
-      "INSERT INTO kb_chunks_fts (rowid, terms, kb) VALUES (?, ?, ?)",
+    this.insert = db.prepare<[number, string, string, string]>(
+      "INSERT INTO kb_chunks_fts (rowid, terms, chars, kb) VALUES (?, ?, ?, ?)",
     );
     const docFrequency = db
       .prepare<[string], number>("SELECT doc FROM kb_chunks_fts_vocab WHERE term = ?")
@@ -45,7 +45,8 @@ export class ChunkBm25 {
 
   /** Indexes a new child chunk's text (deletes happen by trigger with the chunk row). */
   put(id: number, kbId: number, text: string): void {
-    this.insert.run(id, ftsDocument(text), kbTag(kbId));
+    const columns = ftsColumns(text);
+    this.insert.run(id, columns.terms, columns.chars, kbTag(kbId));
     this.cutoff.wrote();
   }
 
@@ -61,7 +62,7 @@ export class ChunkBm25 {
   ): Bm25Hit[] {
     const { kept, postings } = this.cutoff.plan(terms);
     if (kept.length === 0 || limit <= 0 || kbIds?.length === 0 || documentIds?.length === 0) return [];
-    let match = `terms : (${ftsMatchExpression(kept)})`;
+    let match = ftsMatchExpression(kept);
     if (kbIds) match = `kb : (${kbIds.map((id) => `"${kbTag(id)}"`).join(" OR ")}) AND ${match}`;
     const params: Array<string | number> = [match];
     if (documentIds) params.push(JSON.stringify(documentIds));
@@ -77,10 +78,10 @@ export class ChunkBm25 {
     let statement = this.statements.get(key);
     if (!statement) {
       const scored = byDocument
-        ? `SELECT f.rowid AS id, -bm25(kb_chunks_fts, 1.0, 0.0) AS score FROM kb_chunks_fts f
+        ? `SELECT f.rowid AS id, -bm25(kb_chunks_fts, 1.0, ${WEAK_TERM_WEIGHT}, 0.0) AS score FROM kb_chunks_fts f
            JOIN kb_child_chunks c ON c.id = f.rowid
            WHERE kb_chunks_fts MATCH ? AND c.document_id IN (SELECT value FROM json_each(?))`
-        : `SELECT rowid AS id, -bm25(kb_chunks_fts, 1.0, 0.0) AS score FROM kb_chunks_fts
+        : `SELECT rowid AS id, -bm25(kb_chunks_fts, 1.0, ${WEAK_TERM_WEIGHT}, 0.0) AS score FROM kb_chunks_fts
            WHERE kb_chunks_fts MATCH ?`;
       statement = this.db.prepare<Array<string | number>, Bm25Hit>(
         bounded

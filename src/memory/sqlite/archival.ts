@@ -12,7 +12,7 @@ import {
   type SearchWeights,
   weightFactor,
 } from "../ranking.js";
-import { jaccard, normalizeText, queryTerms, termSet } from "../text/terms.js";
+import { jaccard, MatchEvidence, normalizeText, queryTerms, termSet } from "../text/terms.js";
 import type { MemoryRecord, MemorySearchHit, MemoryType, RememberResult } from "../types.js";
 import { blobToVector, vectorToBlob } from "../vectors/blob.js";
 import { cosine } from "../vectors/quantized-index.js";
@@ -145,7 +145,11 @@ export class ArchivalMemory {
                 (query.type === undefined || meta.type === query.type),
             )
         : undefined;
-    const bm25 = query.terms.length > 0 ? this.bm25.search(scope, query.terms, this.candidates) : [];
+    const matched = query.terms.length > 0 ? this.bm25.search(scope, query.terms, this.candidates) : [];
+    // Hits that share only single CJK characters with the query need enough of them (terms.ts).
+    const evidence = new MatchEvidence(query.terms);
+    const best = matched[0]?.score ?? 0;
+    const bm25 = matched.filter((h) => evidence.accepts(h.text, h.score, best));
     const lists = [bm25.map((h) => String(h.id))];
     const similarity = new Map<string, number>();
     if (vectorSearch) {

@@ -4,7 +4,7 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 import { TermCutoff } from "../text/term-cutoff.js";
-import { ftsDocument, ftsMatchExpression } from "../text/terms.js";
+import { ftsColumns, ftsMatchExpression, WEAK_TERM_WEIGHT } from "../text/terms.js";
 import type { MemoryType } from "../types.js";
 
 export const DEFAULT_MAX_POSTINGS = 3000;
@@ -22,6 +22,8 @@ export interface Bm25Hit {
   id: number;
   /** BM25 relevance, higher is better (FTS5's bm25() negated). */
   score: number;
+  /** The memory's text, for the match-evidence check of weak (single-character) matches. */
+  text: string;
 }
 
 /** FTS5 index maintenance and ranked lookup for one database connection. */
@@ -40,13 +42,16 @@ export class Bm25Index {
       .pluck();
     this.cutoff = new TermCutoff((term) => docFrequency.get(term), maxPostings);
     this.deleteRow = db.prepare<[number]>("DELETE FROM memories_fts WHERE rowid = ?");
-    this.insertRow = db.prepare<[number, string]>("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)");
+    this.insertRow = db.prepare<[number, string, string]>(
+      "INSERT INTO memories_fts (rowid, terms, chars) VALUES (?, ?, ?)",
+    );
   }
 
   /** Indexes (or re-indexes) a memory's text under its id. */
   put(id: number, text: string): void {
     this.deleteRow.run(id);
-    this.insertRow.run(id, ftsDocument(text));
+    const columns = ftsColumns(text);
+    this.insertRow.run(id, columns.terms, columns.chars);
     this.cutoff.wrote();
   }
 
@@ -79,7 +84,7 @@ export class Bm25Index {
       if (key.includes("a")) where.push("m.agent_id IN ('', ?)");
       if (key.includes("t")) where.push("m.type = ?");
       statement = this.db.prepare<Array<string | number>, Bm25Hit>(
-        `SELECT m.id AS id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+        `SELECT m.id AS id, -bm25(memories_fts, 1.0, ${WEAK_TERM_WEIGHT}) AS score, m.text AS text FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
          WHERE ${where.join(" AND ")} ORDER BY score DESC LIMIT ?`,
       );
       this.statements.set(key, statement);
