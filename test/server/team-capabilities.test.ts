@@ -175,9 +175,9 @@ it("offers a starter agent knowledge, memory, MCP, HTTP and plugin tools, and ev
     expect(offered).toContain(name);
   }
   const results = JSON.stringify(
-    ((second?.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? []).filter(
-      (m) => m.role === "tool",
-    ),
+    (
+      (second?.body as { messages?: Array<{ role: string; content: unknown }> } | undefined)?.messages ?? []
+    ).filter((m) => m.role === "tool"),
   );
   expect(results).toContain("DESCALE-42");
   expect(results).toContain("Saved memory");
