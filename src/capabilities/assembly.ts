@@ -92,8 +92,6 @@ export interface RunCapabilities {
   layers: LayerProvider;
 }
 
-const NO_LAYERS: LayerProvider = async () => ({ layers: {} });
-
 /** The capability assembly of one process. */
 export class CapabilityAssembly {
   readonly #services: CapabilityServices;
@@ -155,7 +153,12 @@ export class CapabilityAssembly {
   async forRun(request: RunRequest): Promise<RunCapabilities> {
     const { memory, knowledge, mcp } = this.#services;
     const person = request.person;
-    const useMemory = memory !== undefined && person !== undefined && (request.memory ?? true);
+    const memoryScope =
+      memory !== undefined && person !== undefined && (request.memory ?? true)
+        ? request.agentId
+          ? { userId: person, agentId: request.agentId }
+          : { userId: person }
+        : undefined;
     const offered = (name: string) =>
       (request.only === undefined || request.only.includes(name)) &&
       (request.allow === undefined ? !this.#grantOnly.has(name) : request.allow.includes(name)) &&
@@ -163,11 +166,10 @@ export class CapabilityAssembly {
 
     const tools = this.#static.subset(this.#static.names().filter(offered));
     const extra: Tool[] = [];
-    if (useMemory) {
-      const scope = request.agentId ? { userId: person, agentId: request.agentId } : { userId: person };
+    if (memory && memoryScope) {
       extra.push(
         ...createMemoryTools(memory, {
-          scope,
+          scope: memoryScope,
           ...(request.recallOwners ? { recallOwners: request.recallOwners } : {}),
         }),
       );
@@ -189,21 +191,14 @@ export class CapabilityAssembly {
     if (request.only) this.#checkOnly(request.only, tools);
 
     const providers: LayerProvider[] = [skillLayer(this.#extensions.skills, request.skills ?? [])];
-    if (useMemory) {
-      providers.push(
-        memoryLayer(
-          memory,
-          request.agentId ? { userId: person, agentId: request.agentId } : { userId: person },
-        ),
-      );
-    }
+    if (memory && memoryScope) providers.push(memoryLayer(memory, memoryScope));
     // The persona comes last so no other provider can replace it.
     if (request.persona) providers.push(personaLayer(request.persona));
-    return { tools, layers: providers.length > 0 ? combineLayerProviders(providers) : NO_LAYERS };
+    return { tools, layers: combineLayerProviders(providers) };
   }
 
   #checkOnly(only: readonly string[], tools: ToolRegistry): void {
-    const missing = only.filter((n) => !tools.has(n) && !tools.list().some((t) => t.name === n));
+    const missing = only.filter((n) => !tools.has(n));
     if (missing.length === 0) return;
     const known = this.catalogue().map((e) => e.name);
     throw new DimsumError(

@@ -34,17 +34,7 @@ it("offers a granted tool only to agents whose allow list names it, acting for t
     grantableTools: {
       names: ["manage_schedule"],
       describe: () => [standIn("")],
-      create: (_agent, requestedBy) => [
-        defineTool({
-          name: "manage_schedule",
-          description: "test stand-in",
-          parameters: z.object({}),
-          execute: async () => {
-            seen.push(requestedBy);
-            return "scheduled";
-          },
-        }),
-      ],
+      create: (_agent, requestedBy) => [standIn(requestedBy)],
     },
   });
   await h.team.createAgent(owner, {
