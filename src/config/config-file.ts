@@ -42,8 +42,29 @@ const configFileSchema = z
             confirm: z.array(z.string()).optional(),
             timeoutSeconds: z.number().positive().optional(),
             maxOutputBytes: z.number().int().positive().optional(),
+            /** Offer and run the shell without a sandbox where bubblewrap does not work (off by default). */
+            allowUnsandboxed: z.boolean().optional(),
+            sandbox: z
+              .object({
+                /** Path of bubblewrap (default /usr/bin/bwrap). */
+                bwrapPath: z.string().min(1).optional(),
+                /** Give commands the network (default false). */
+                network: z.boolean().optional(),
+                /** More environment variable names passed to commands (PATH, LANG, TERM, … always are). */
+                env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
+                /** More paths commands must not see (DIMSUM_HOME and the home folder never are). */
+                hide: z.array(z.string().min(1)).optional(),
+                maxProcesses: z.number().int().min(8).optional(),
+                maxMemoryMB: z.number().int().min(16).optional(),
+                cpuSeconds: z.number().int().positive().optional(),
+                maxFileMB: z.number().int().positive().optional(),
+                /** Output after which a command is killed as a flood (default 16 MB). */
+                floodMB: z.number().int().positive().optional(),
+              })
+              .strict()
+              .default({}),
           })
-          .default({}),
+          .default({ sandbox: {} }),
         fetch: z
           .object({
             allowPrivateNetwork: z.boolean().optional(),
@@ -52,7 +73,7 @@ const configFileSchema = z
           })
           .default({}),
       })
-      .default({ shell: {}, fetch: {} }),
+      .default({ shell: { sandbox: {} }, fetch: {} }),
   })
   .strict();
 

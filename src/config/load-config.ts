@@ -2,9 +2,11 @@
  * Resolves configuration once, at the edge, into a plain typed object: env vars, `.env`, and the
  * optional config file (`DIMSUM_CONFIG`, else `./dimsum.config.json`, else `$DIMSUM_HOME/config.json`).
  */
+import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { defaultToolsConfig } from "../tools/builtin/defaults.js";
+import { allowedEnv, DEFAULT_ENV_ALLOW, type ShellSandboxConfig } from "../tools/builtin/sandbox/index.js";
 import type { ToolsConfig } from "../tools/types.js";
 import { webSearchConfigFromEnv } from "../tools/web-search/config.js";
 import type { WebSearchConfig } from "../tools/web-search/types.js";
@@ -78,12 +80,57 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     },
     file,
     configPath,
-    tools: toolsConfigFrom(file),
+    tools: toolsConfigFrom(file, {
+      env,
+      hidden: [home, homedir(), join(cwd, ".env"), ...(configPath ? [configPath] : [])],
+      cwd,
+    }),
   };
 }
 
+interface ShellSurroundings {
+  env: EnvMap;
+  /** Places commands must never see: DIMSUM_HOME, the user's home, `.env`, the config file. */
+  hidden: string[];
+  cwd: string;
+}
+
+const MB = 1024 * 1024;
+
+/** The shell sandbox: bwrap path, network, the environment allow list resolved to values, limits. */
+function sandboxConfigFrom(file: ConfigFile, around: ShellSurroundings): ShellSandboxConfig {
+  const defaults = defaultToolsConfig().shell.sandbox;
+  const shell = file.tools.shell;
+  const sandbox = shell.sandbox;
+  const names = [...DEFAULT_ENV_ALLOW, ...(sandbox.env ?? [])];
+  const hidden = [...around.hidden, ...(sandbox.hide ?? []).map((p) => resolve(around.cwd, p))];
+  return {
+    bwrapPath: sandbox.bwrapPath ? resolve(around.cwd, sandbox.bwrapPath) : defaults.bwrapPath,
+    network: sandbox.network ?? defaults.network,
+    env: allowedEnv(around.env, names),
+    hidePaths: [...new Set(hidden.map((p) => realOrSelf(p)))],
+    allowUnsandboxed: shell.allowUnsandboxed ?? defaults.allowUnsandboxed,
+    limits: {
+      processes: sandbox.maxProcesses ?? defaults.limits.processes,
+      memoryBytes: sandbox.maxMemoryMB ? sandbox.maxMemoryMB * MB : defaults.limits.memoryBytes,
+      cpuSeconds: sandbox.cpuSeconds ?? defaults.limits.cpuSeconds,
+      fileBytes: sandbox.maxFileMB ? sandbox.maxFileMB * MB : defaults.limits.fileBytes,
+      floodBytes: sandbox.floodMB ? sandbox.floodMB * MB : defaults.limits.floodBytes,
+    },
+  };
+}
+
+/** The real path (workspaces are real paths, so hidden ones must be too), or the path itself. */
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /** Tool policy: deny/confirm rules from the file extend the safe defaults; `allow` replaces them. */
-function toolsConfigFrom(file: ConfigFile): ToolsConfig {
+function toolsConfigFrom(file: ConfigFile, around: ShellSurroundings): ToolsConfig {
   const defaults = defaultToolsConfig();
   const shell = file.tools.shell;
   const fetch = file.tools.fetch;
@@ -94,6 +141,7 @@ function toolsConfigFrom(file: ConfigFile): ToolsConfig {
       confirm: [...defaults.shell.confirm, ...(shell.confirm ?? [])],
       timeoutMs: shell.timeoutSeconds ? shell.timeoutSeconds * 1000 : defaults.shell.timeoutMs,
       maxOutputBytes: shell.maxOutputBytes ?? defaults.shell.maxOutputBytes,
+      sandbox: sandboxConfigFrom(file, around),
     },
     fetch: {
       allowPrivateNetwork: fetch.allowPrivateNetwork ?? defaults.fetch.allowPrivateNetwork,

@@ -4,6 +4,7 @@
  */
 import type { z } from "zod";
 import type { ImagePart, JsonSchema, TextPart } from "../llm/types.js";
+import type { ShellSandboxConfig } from "./builtin/sandbox/types.js";
 
 /** What the model sees back from a tool. */
 export interface ToolResult {
@@ -41,6 +42,8 @@ export interface ShellPolicy {
   confirm: string[];
   timeoutMs: number;
   maxOutputBytes: number;
+  /** How commands are confined (bubblewrap, limits, environment allow list). */
+  sandbox: ShellSandboxConfig;
 }
 
 export interface FetchPolicy {

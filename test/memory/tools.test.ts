@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryTools } from "../../src/memory/tools.js";
 import { SqliteSessionStore } from "../../src/store/sqlite-session-store.js";
+import { defaultToolsConfig } from "../../src/tools/builtin/defaults.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { hashEmbedder, newMemoryStore } from "./helpers.js";
@@ -12,7 +13,14 @@ function ctxFor(userId: string | undefined, sessionId = "s-live"): ToolContext {
     runId: "run-7",
     todos: { list: () => [], save: () => {} },
     config: {
-      shell: { allow: [], deny: [], confirm: [], timeoutMs: 1000, maxOutputBytes: 1000 },
+      shell: {
+        ...defaultToolsConfig().shell,
+        allow: [],
+        deny: [],
+        confirm: [],
+        timeoutMs: 1000,
+        maxOutputBytes: 1000,
+      },
       fetch: { allowPrivateNetwork: false, timeoutMs: 1000, maxBytes: 1000 },
     },
     sessionId,

@@ -1,4 +1,5 @@
 /** `manage_schedule` through a real tool registry, acting as one person over a real team. */
+
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "../../src/schedules/manage-schedule-tool.js";
 import type { ScheduleView } from "../../src/schedules/schedule-service.js";
@@ -6,6 +7,7 @@ import { createScheduling, type Scheduling } from "../../src/schedules/setup.js"
 import type { ScheduleRunRecord } from "../../src/schedules/types.js";
 import type { ChannelRecord } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { defaultToolsConfig } from "../../src/tools/builtin/defaults.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { AgentScripts, alice, bob, guest, TeamHarness } from "../team/harness.js";
@@ -23,7 +25,14 @@ const ctx: ToolContext = {
   runId: "r1",
   todos: { list: () => [], save: () => {} },
   config: {
-    shell: { allow: [], deny: [], confirm: [], timeoutMs: 1000, maxOutputBytes: 1000 },
+    shell: {
+      ...defaultToolsConfig().shell,
+      allow: [],
+      deny: [],
+      confirm: [],
+      timeoutMs: 1000,
+      maxOutputBytes: 1000,
+    },
     fetch: { allowPrivateNetwork: false, timeoutMs: 1000, maxBytes: 1000 },
   },
 };

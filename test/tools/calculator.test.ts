@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DimsumError } from "../../src/errors.js";
 import { calculate, calculatorTool, formatNumber } from "../../src/tools/builtin/calculator.js";
 import { CALCULATOR_FUNCTIONS, evaluateExpression } from "../../src/tools/builtin/calculator-parser.js";
+import { defaultToolsConfig } from "../../src/tools/builtin/defaults.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { ToolContext } from "../../src/tools/types.js";
 
@@ -174,7 +175,14 @@ describe("calculatorTool", () => {
     runId: "run",
     todos: { list: () => [], save: () => {} },
     config: {
-      shell: { allow: [], deny: [], confirm: [], timeoutMs: 1000, maxOutputBytes: 1000 },
+      shell: {
+        ...defaultToolsConfig().shell,
+        allow: [],
+        deny: [],
+        confirm: [],
+        timeoutMs: 1000,
+        maxOutputBytes: 1000,
+      },
       fetch: { allowPrivateNetwork: false, timeoutMs: 1000, maxBytes: 1000 },
     },
   } satisfies ToolContext;

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DimsumError } from "../../src/errors.js";
 import type { JsonSchema } from "../../src/llm/types.js";
+import { defaultToolsConfig } from "../../src/tools/builtin/defaults.js";
 import { JsonSchemaValidators, normalizeJsonSchema, zodToJsonSchema } from "../../src/tools/json-schema.js";
 import { type PrepareResult, ToolRegistry } from "../../src/tools/registry.js";
 import { defineTool, type JsonSchemaTool, type Tool, type ToolContext } from "../../src/tools/types.js";
@@ -14,7 +15,14 @@ function makeCtx(signal: AbortSignal = new AbortController().signal): ToolContex
     runId: "run-1",
     todos: { list: () => [], save: () => {} },
     config: {
-      shell: { allow: [], deny: [], confirm: [], timeoutMs: 1000, maxOutputBytes: 1000 },
+      shell: {
+        ...defaultToolsConfig().shell,
+        allow: [],
+        deny: [],
+        confirm: [],
+        timeoutMs: 1000,
+        maxOutputBytes: 1000,
+      },
       fetch: { allowPrivateNetwork: false, timeoutMs: 1000, maxBytes: 1000 },
     },
   };

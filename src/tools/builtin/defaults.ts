@@ -4,6 +4,11 @@
  * command in it (see shell-policy.ts), so `^` anchors the start of any command in a chain.
  */
 import type { ToolsConfig } from "../types.js";
+import { DEFAULT_PATH } from "./sandbox/env.js";
+import { DEFAULT_LIMITS } from "./sandbox/limits.js";
+
+/** Where Debian's bubblewrap package installs `bwrap`. */
+export const DEFAULT_BWRAP_PATH = "/usr/bin/bwrap";
 
 // Ends an argument: whitespace, the end of the line, a shell operator or a closing quote
 // (so `sh -c 'rm -rf /'` is caught too).
@@ -51,6 +56,14 @@ export function defaultToolsConfig(): ToolsConfig {
       confirm: [...DEFAULT_SHELL_CONFIRM],
       timeoutMs: 120_000,
       maxOutputBytes: 64 * 1024,
+      sandbox: {
+        bwrapPath: DEFAULT_BWRAP_PATH,
+        network: false,
+        env: { PATH: DEFAULT_PATH },
+        hidePaths: [],
+        allowUnsandboxed: false,
+        limits: { ...DEFAULT_LIMITS },
+      },
     },
     fetch: {
       allowPrivateNetwork: false,

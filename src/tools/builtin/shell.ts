@@ -4,7 +4,8 @@ import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { DimsumError } from "../../errors.js";
 import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
-import { evaluateCommand, withoutSecrets } from "./shell-policy.js";
+import { detectSandbox, type LaunchPlan, planLaunch, type SandboxStatus } from "./sandbox/index.js";
+import { evaluateCommand } from "./shell-policy.js";
 import { errorResult, toolFailure } from "./tool-error.js";
 import { resolveInWorkspace } from "./workspace-path.js";
 
@@ -68,6 +69,8 @@ export interface CommandOutcome {
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   aborted: boolean;
+  /** True when the command was killed for writing more than the flood limit. */
+  flooded: boolean;
   stdout: string;
   stderr: string;
   cutBytes: number;
@@ -76,61 +79,89 @@ export interface CommandOutcome {
 }
 
 export interface RunOptions {
-  cwd: string;
-  env: NodeJS.ProcessEnv;
   timeoutMs: number;
   maxOutputBytes: number;
+  /** Output (both streams) after which the whole tree is killed. */
+  floodBytes: number;
   signal: AbortSignal;
 }
 
 /**
- * Runs `command` with `/bin/sh -c` in its own process group, so a timeout or an abort can stop
- * everything it started. Never rejects for a failing command; only for a spawn failure.
+ * Runs a launch plan (the sandboxed or plain shell, see sandbox/launch.ts) in its own process group,
+ * so a timeout, an abort or an output flood can stop everything it started; the command's cgroup
+ * (when there is one) is emptied and removed at the end. Never rejects for a failing command; only
+ * for a spawn failure.
  */
-export function runShellCommand(command: string, options: RunOptions): Promise<CommandOutcome> {
+export function runShellCommand(plan: LaunchPlan, options: RunOptions): Promise<CommandOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", command], {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(plan.file, plan.args, {
+        cwd: plan.cwd,
+        env: plan.env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    } catch (err) {
+      plan.cgroup?.remove();
+      reject(err);
+      return;
+    }
+    const stdoutPipe = child.stdout as NonNullable<typeof child.stdout>;
+    const stderrPipe = child.stderr as NonNullable<typeof child.stderr>;
     const stdout = new OutputCapture(options.maxOutputBytes);
     const stderr = new OutputCapture(options.maxOutputBytes);
-    child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
 
-    let stopping: "timeout" | "abort" | undefined;
+    let stopping: "timeout" | "abort" | "flood" | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
     const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // The group is already gone.
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, sig);
+        } catch {
+          // The group is already gone.
+        }
       }
+      if (sig === "SIGKILL") plan.cgroup?.kill();
     };
-    const stop = (why: "timeout" | "abort") => {
+    const stop = (why: "timeout" | "abort" | "flood") => {
       if (stopping || exit) return;
       stopping = why;
+      if (why === "flood") {
+        killGroup("SIGKILL");
+        return;
+      }
       killGroup("SIGTERM");
       setTimeout(() => killGroup("SIGKILL"), KILL_GRACE_MS).unref();
     };
+    const onData = (capture: OutputCapture) => (chunk: Buffer) => {
+      capture.push(chunk);
+      if (stdout.totalBytes + stderr.totalBytes > options.floodBytes) stop("flood");
+    };
+    stdoutPipe.on("data", onData(stdout));
+    stderrPipe.on("data", onData(stderr));
     const timer = setTimeout(() => stop("timeout"), options.timeoutMs);
     const onAbort = () => stop("abort");
     options.signal.addEventListener("abort", onAbort, { once: true });
     let drainTimer: NodeJS.Timeout | undefined;
 
-    const finish = (pipesLeftOpen: boolean) => {
-      if (settled) return;
-      settled = true;
+    const cleanUp = () => {
       clearTimeout(timer);
       clearTimeout(drainTimer);
       options.signal.removeEventListener("abort", onAbort);
+      // Whatever is left of the tree ends with the command.
+      killGroup("SIGKILL");
+      plan.cgroup?.remove();
+    };
+
+    const finish = (pipesLeftOpen: boolean) => {
+      if (settled) return;
+      settled = true;
+      cleanUp();
       if (pipesLeftOpen) {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        stdoutPipe.destroy();
+        stderrPipe.destroy();
       }
       const out = stdout.result();
       const err = stderr.result();
@@ -139,6 +170,7 @@ export function runShellCommand(command: string, options: RunOptions): Promise<C
         signal: exit?.signal ?? null,
         timedOut: stopping === "timeout",
         aborted: stopping === "abort",
+        flooded: stopping === "flood",
         stdout: out.text,
         stderr: err.text,
         cutBytes: out.cutBytes + err.cutBytes,
@@ -149,8 +181,7 @@ export function runShellCommand(command: string, options: RunOptions): Promise<C
     child.on("error", (err) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      options.signal.removeEventListener("abort", onAbort);
+      cleanUp();
       reject(err);
     });
     child.on("exit", (code, signal) => {
@@ -163,9 +194,13 @@ export function runShellCommand(command: string, options: RunOptions): Promise<C
 }
 
 /** The text the model sees: what happened, then both streams, labelled. */
-function formatOutcome(outcome: CommandOutcome, timeoutMs: number): ToolResult {
+function formatOutcome(outcome: CommandOutcome, timeoutMs: number, floodBytes: number): ToolResult {
   const lines: string[] = [];
-  if (outcome.timedOut) {
+  if (outcome.flooded) {
+    lines.push(
+      `Command was stopped: it wrote more than ${floodBytes} bytes of output; it and its child processes were killed.`,
+    );
+  } else if (outcome.timedOut) {
     lines.push(`Command timed out after ${timeoutMs / 1000} s; it and its child processes were stopped.`);
   } else if (outcome.aborted) {
     lines.push("Command was aborted; it and its child processes were stopped.");
@@ -179,20 +214,33 @@ function formatOutcome(outcome: CommandOutcome, timeoutMs: number): ToolResult {
   if (outcome.pipesLeftOpen) {
     lines.push("[background processes are still running; their later output is not captured]");
   }
-  const failed = outcome.timedOut || outcome.aborted || outcome.exitCode !== 0;
+  const failed = outcome.flooded || outcome.timedOut || outcome.aborted || outcome.exitCode !== 0;
   const data = {
     exitCode: outcome.exitCode,
     signal: outcome.signal,
     timedOut: outcome.timedOut,
     aborted: outcome.aborted,
+    flooded: outcome.flooded,
     cutBytes: outcome.cutBytes,
   };
   return failed ? { content: lines.join("\n"), isError: true, data } : { content: lines.join("\n"), data };
 }
 
 /** Applies the shell policy; returns a refusal result, or undefined when the command may run. */
-async function checkPolicy(command: string, ctx: ToolContext): Promise<ToolResult | undefined> {
-  const verdict = evaluateCommand(command, ctx.config.shell);
+async function checkPolicy(
+  command: string,
+  ctx: ToolContext,
+  sandbox: SandboxStatus,
+): Promise<ToolResult | undefined> {
+  let verdict = evaluateCommand(command, ctx.config.shell);
+  if (!sandbox.available && !ctx.config.shell.sandbox.allowUnsandboxed && verdict.decision !== "deny") {
+    // Without a sandbox every command runs with Dimsum's own rights: a person decides each time.
+    const why = `no sandbox is available (${sandbox.reason ?? "unknown"}), so it would run with your full rights`;
+    verdict = {
+      decision: "confirm",
+      reason: verdict.decision === "confirm" ? `${verdict.reason}, and ${why}` : why,
+    };
+  }
   if (verdict.decision === "allow") return undefined;
   if (verdict.decision === "deny") {
     return errorResult(
@@ -206,7 +254,9 @@ async function checkPolicy(command: string, ctx: ToolContext): Promise<ToolResul
     return errorResult(
       toolFailure(
         `\`${command}\` needs approval because ${verdict.reason}, and nobody can approve it in this run.`,
-        "rerun with --yes to allow such commands, or adjust tools.shell (allow/confirm) in the configuration",
+        sandbox.available
+          ? "rerun with --yes to allow such commands, or adjust tools.shell (allow/confirm) in the configuration"
+          : "install bubblewrap (apt-get install bubblewrap), or rerun with --yes, or set tools.shell.allowUnsandboxed",
       ),
     );
   }
@@ -235,7 +285,9 @@ export const executeCommandTool: ZodTool = defineTool({
   name: "execute_command",
   description:
     "Run a shell command (/bin/sh -c) in the workspace and return its exit code, stdout and stderr. " +
-    "No input is available to it; long output is cut in the middle. Risky commands may need approval.",
+    "It runs in a sandbox: only the workspace is writable, there is no network unless configured, and " +
+    "background processes end with the command. No input is available to it; long output is cut in the middle. " +
+    "Risky commands may need approval.",
   parameters: executeCommandParams,
   concurrencySafe: false,
   // The command's own policy timeout governs; this only keeps a shorter registry default from cutting in.
@@ -244,7 +296,8 @@ export const executeCommandTool: ZodTool = defineTool({
     try {
       if (ctx.signal.aborted)
         throw new DimsumError("aborted", "The run was aborted before the command started.");
-      const refusal = await checkPolicy(args.command, ctx);
+      const sandbox = await detectSandbox(ctx.config.shell.sandbox.bwrapPath);
+      const refusal = await checkPolicy(args.command, ctx, sandbox);
       if (refusal) return refusal;
       const cwd = await resolveInWorkspace(ctx.workspace, args.workingDirectory);
       const info = await stat(cwd).catch(() => undefined);
@@ -259,20 +312,25 @@ export const executeCommandTool: ZodTool = defineTool({
         args.timeoutSeconds ? args.timeoutSeconds * 1000 : policy.timeoutMs,
         policy.timeoutMs,
       );
-      const env = {
-        ...withoutSecrets(process.env),
-        PAGER: "cat",
-        GIT_PAGER: "cat",
-        GIT_TERMINAL_PROMPT: "0",
-      };
-      const outcome = await runShellCommand(args.command, {
+      const plan = planLaunch({
+        command: args.command,
+        workspace: ctx.workspace,
         cwd,
-        env,
+        sandbox: policy.sandbox,
+        sandboxed: sandbox.available,
+      });
+      const floodBytes = policy.sandbox.limits.floodBytes;
+      const outcome = await runShellCommand(plan, {
         timeoutMs,
         maxOutputBytes: policy.maxOutputBytes,
+        floodBytes,
         signal: ctx.signal,
       });
-      return formatOutcome(outcome, timeoutMs);
+      const result = formatOutcome(outcome, timeoutMs, floodBytes);
+      return {
+        ...result,
+        data: { ...(result.data as object), sandboxed: plan.sandboxed, processLimit: plan.processLimit },
+      };
     } catch (err) {
       return errorResult(err);
     }

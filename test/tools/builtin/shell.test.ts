@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { executeCommandTool, OutputCapture } from "../../../src/tools/builtin/shell.js";
@@ -21,13 +21,18 @@ afterEach(async () => {
 const run = (args: Record<string, unknown>, context: ToolContext = ctx) =>
   runTool(executeCommandTool, args, context);
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+/** Host pids whose command line contains `token` (the sandbox's own pids mean nothing out here). */
+function processesRunning(token: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(token)) found.push(Number(entry));
+    } catch {
+      // Exited meanwhile.
+    }
   }
+  return found;
 }
 
 describe("execute_command", () => {
@@ -70,30 +75,29 @@ describe("execute_command", () => {
     expect(text.length).toBeLessThan(1300);
   });
 
-  it("keeps secret-looking variables away from commands", async () => {
+  it("gives commands only the allow-listed environment, with HOME at the workspace", async () => {
     process.env.DIMSUM_TEST_API_KEY = "sk-very-secret";
-    process.env.DIMSUM_TEST_PLAIN = "visible-value";
+    ctx.config.shell.sandbox.env = { PATH: "/usr/bin:/bin", DIMSUM_TEST_PLAIN: "visible-value" };
     try {
       const text = textOf(await run({ command: "env" }));
       expect(text).toContain("DIMSUM_TEST_PLAIN=visible-value");
+      expect(text).toContain(`HOME=${workspace}`);
       expect(text).not.toContain("sk-very-secret");
       expect(text).not.toContain("DIMSUM_TEST_API_KEY");
     } finally {
       delete process.env.DIMSUM_TEST_API_KEY;
-      delete process.env.DIMSUM_TEST_PLAIN;
     }
   });
 
   it("times out and kills the whole process group", async () => {
     const result = await run({
-      command: "sleep 30 & echo $! > child.pid; echo started; wait",
+      command: "sleep 30.4101 & echo started; wait",
       timeoutSeconds: 0.5,
     });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain("Command timed out after 0.5 s");
     expect(textOf(result)).toContain("started");
-    const pid = Number((await readFile(join(workspace, "child.pid"), "utf8")).trim());
-    await expect.poll(() => isAlive(pid), { timeout: 5000 }).toBe(false);
+    await expect.poll(() => processesRunning("30.4101"), { timeout: 5000 }).toEqual([]);
   });
 
   it("escalates to SIGKILL when the command ignores SIGTERM", async () => {
@@ -127,10 +131,39 @@ describe("execute_command", () => {
     expect(existsSync(join(workspace, "started.txt"))).toBe(false);
   });
 
-  it("returns when background jobs keep the output open", async () => {
-    const result = await run({ command: "sleep 3 & echo launched" });
+  it("ends background jobs with the command", async () => {
+    const result = await run({ command: "sleep 97.4102 & echo launched" });
     expect(textOf(result)).toContain("launched");
-    expect(textOf(result)).toContain("background processes are still running");
+    await expect.poll(() => processesRunning("97.4102"), { timeout: 5000 }).toEqual([]);
+  });
+
+  it("runs in the sandbox by default, as an unprivileged user without capabilities", async () => {
+    const result = await run({ command: "id -u; grep CapEff /proc/self/status; echo $$" });
+    expect(result.data).toMatchObject({ sandboxed: true });
+    expect(textOf(result)).toMatch(/\[stdout\]\n1000\nCapEff:\s+0+\n\d+/);
+  });
+
+  it("asks before every command when bubblewrap is missing, and refuses when nobody can answer", async () => {
+    ctx.config.shell.sandbox.bwrapPath = join(workspace, "no-bwrap");
+    const refused = await run({ command: "echo hi" });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain("no sandbox is available");
+    const requests: ApprovalRequest[] = [];
+    const approved = await run(
+      { command: "echo hi" },
+      {
+        ...ctx,
+        approve: async (r) => {
+          requests.push(r);
+          return true;
+        },
+      },
+    );
+    expect(textOf(approved)).toContain("hi");
+    expect(approved.data).toMatchObject({ sandboxed: false });
+    expect(requests[0]?.reason).toContain("bubblewrap was not found");
+    ctx.config.shell.sandbox.allowUnsandboxed = true;
+    expect(textOf(await run({ command: "echo ok" }))).toContain("ok");
   });
 });
 
