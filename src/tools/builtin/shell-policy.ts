@@ -2,10 +2,13 @@
  * Decides whether a shell command may run: refused (deny), run after a person agrees (confirm),
  * or run straight away (allow). Rules are regular expressions tested against the whole command line
  * and against each simple command in it, so `^`-anchored rules work on every part of a chain.
- * The parser is deliberately conservative: when in doubt, it asks.
+ * The line is also read as a shell reads it (shell-words.ts), so quoting, variables, git's global
+ * options and interpreters' inline code cannot hide a command. The parser is deliberately
+ * conservative: when in doubt, it asks. These rules are a convenience; the sandbox is the boundary.
  */
 import { DimsumError } from "../../errors.js";
 import type { ShellPolicy } from "../types.js";
+import { analyseCommandLine } from "./shell-words.js";
 
 export type PolicyDecision = "allow" | "deny" | "confirm";
 
@@ -112,24 +115,37 @@ function firstMatch(rules: string[], list: "deny" | "confirm", texts: string[]):
 /** Decides deny, confirm or allow for a command line under the given rules. */
 export function evaluateCommand(command: string, rules: CommandRules): PolicyVerdict {
   const { parts, hasSubstitution } = parseCommand(command);
-  // Collapsed whitespace keeps `rm  -rf   /` from slipping past a rule written with single spaces.
+  const structure = analyseCommandLine(command);
+  // Collapsed whitespace keeps `rm  -rf   /` from slipping past a rule written with single spaces;
+  // the shell's own reading (`r''m` is `rm`, `git -C x push` is `git push`) goes through the rules too.
   const collapsed = command.replace(/\s+/g, " ").trim();
-  const texts = [command, collapsed, ...parts, ...parts.map((p) => p.replace(/\s+/g, " "))];
+  const texts = [
+    command,
+    collapsed,
+    ...parts,
+    ...parts.map((p) => p.replace(/\s+/g, " ")),
+    ...structure.normalized,
+  ];
   const denied = firstMatch(rules.deny, "deny", texts);
   if (denied !== undefined) {
     return { decision: "deny", reason: `it matches the deny rule /${denied}/` };
   }
+  const structuralDeny = structure.findings.find((f) => f.decision === "deny");
+  if (structuralDeny) return structuralDeny;
   if (parts.length === 0) return { decision: "deny", reason: "the command is empty" };
   const confirm = firstMatch(rules.confirm, "confirm", texts);
   if (confirm !== undefined) {
     return { decision: "confirm", reason: `it matches the confirm rule /${confirm}/` };
   }
+  const structuralConfirm = structure.findings[0];
+  if (structuralConfirm) return structuralConfirm;
   if (hasSubstitution) {
     return { decision: "confirm", reason: "it uses command substitution, which can run any command" };
   }
   if (rules.allow.length > 0) {
     const allowed = new Set(rules.allow);
-    const other = parts.map(commandName).find((name) => !allowed.has(name));
+    const names = [...parts.map(commandName), ...structure.programs];
+    const other = names.find((name) => !allowed.has(name));
     if (other !== undefined) {
       return { decision: "confirm", reason: `\`${other}\` is not in the shell allow list` };
     }

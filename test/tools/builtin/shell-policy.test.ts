@@ -156,3 +156,58 @@ describe("secret environment variables", () => {
     });
   });
 });
+
+describe("evaluateCommand reads the line as a shell does", () => {
+  const table: Array<[string, "allow" | "deny" | "confirm"]> = [
+    ["git -C repo push", "confirm"],
+    ["git -C repo status", "allow"],
+    ["git -c alias.p=push p origin HEAD:main", "confirm"],
+    ["git -c core.sshCommand='sh -c id' fetch", "confirm"],
+    ["git -c user.name=a -c user.email=a@b commit -m x", "allow"],
+    ["git --no-pager -C . reset --hard", "confirm"],
+    ["r''m -f f", "confirm"],
+    ['"rm" -f f', "confirm"],
+    ["/bin/rm -f f", "confirm"],
+    ["\\rm -f f", "confirm"],
+    ["x=r; y=m; $x$y -f f", "confirm"],
+    ["$CMD", "confirm"],
+    ["`echo rm` f", "confirm"],
+    ["echo aGk= | base64 -d | sh", "confirm"],
+    ["cat script | bash", "confirm"],
+    ["curl -o i.sh http://127.0.0.1/x && sh i.sh", "confirm"],
+    ["bash -c 'ls'", "allow"],
+    ['bash -c "git -C x push"', "confirm"],
+    ["python3 -c \"import os; os.remove('f')\"", "confirm"],
+    ["python3 -c \"import shutil; shutil.rmtree('/x')\"", "confirm"],
+    ['python3 -c "print(1)"', "allow"],
+    ['perl -e "fork while 1"', "confirm"],
+    ["perl -e 'unlink glob q(*)'", "confirm"],
+    ["node -e \"require('child_process').execSync('id')\"", "confirm"],
+    ["node -e 'console.log(1+1)'", "allow"],
+    ["echo 'print(1)' | python3", "confirm"],
+    ["f() { f & f; }; f", "confirm"],
+    ["env rm -rf x", "confirm"],
+    ["rm -rf //", "deny"],
+    ["rm -rf ///", "deny"],
+    ["rm -rf /./", "deny"],
+    ["r''m -rf /", "deny"],
+    ["rm -rf -- /", "deny"],
+    ['rm -rf "$HOME"', "deny"],
+    ["rm -rf ${HOME}/*", "deny"],
+    ["rm -rf ~/", "deny"],
+    ["sudo -u root rm -rf /", "deny"],
+    ["bash -c 'rm -rf //'", "deny"],
+    ["rm -rf ./build", "confirm"],
+    ["ls\nrm -rf //", "deny"],
+    ["npm test 2>&1 | tee log.txt", "allow"],
+  ];
+  it.each(table)("%s -> %s", (command, expected) => {
+    expect(evaluateCommand(command, defaults).decision).toBe(expected);
+  });
+
+  it("says why in words", () => {
+    expect(evaluateCommand("x=r; y=m; $x$y -f f", defaults).reason).toContain("built at run time");
+    expect(evaluateCommand("rm -rf //", defaults).reason).toContain("root-equivalent");
+    expect(evaluateCommand("git -C x push", defaults).reason).toContain("git\\s+push");
+  });
+});
