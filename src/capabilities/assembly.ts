@@ -139,7 +139,11 @@ export class CapabilityAssembly {
 
   /** Refuses names that are not in the catalogue, listing the known ones. */
   checkToolNames(names: readonly string[]): void {
-    const known = new Set(this.catalogue().map((e) => e.name));
+    // Built-ins left out here (no sandbox for the shell) are still valid names in allow and deny lists.
+    const known = new Set([
+      ...this.catalogue().map((e) => e.name),
+      ...(this.#services.withoutBuiltins ?? []),
+    ]);
     const servers = this.#services.mcp?.serverNames() ?? [];
     const unknown = names.filter((n) => !known.has(n) && !servers.some((s) => n.startsWith(`${s}_`)));
     if (unknown.length === 0) return;

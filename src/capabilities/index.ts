@@ -11,3 +11,4 @@ export {
 } from "./assembly.js";
 export { memoryLayer, personaLayer, skillLayer } from "./context-layers.js";
 export { type Extensions, loadExtensions, NO_EXTENSIONS } from "./extensions.js";
+export { decideShellOffer, resolveShellOffer, type ShellOffer, toolsLeftOut } from "./shell-offer.js";

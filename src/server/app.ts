@@ -7,6 +7,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from "n
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
+import type { ShellOffer } from "../capabilities/shell-offer.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
 import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
@@ -79,6 +80,8 @@ export interface ServerDeps {
   groupCommit?: boolean;
   /** Checkpoint the WAL on a worker thread instead of inside commits (default true). */
   backgroundCheckpoints?: boolean;
+  /** The shell tool's sandbox and offer, shown in Settings (see capabilities/shell-offer.ts). */
+  shell?: ShellOffer;
   /** Routes that authenticate callers themselves (signed platform webhooks), mounted before the session guards. */
   publicRoutes?: Array<(app: DimsumApp) => void>;
 }
@@ -193,6 +196,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
     limits: createRateLimits(deps.rateLimits),
     log,
     trustProxy: deps.trustProxy ?? false,
+    shell: deps.shell,
   };
   const app = createApp(services, deps);
 

@@ -4,7 +4,7 @@
  * capability assembly (`src/capabilities`) for each run's tools and layers, exactly as the CLI does.
  */
 
-import { loadExtensions } from "../capabilities/index.js";
+import { loadExtensions, resolveShellOffer, type ShellOffer, toolsLeftOut } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { toDimsumError } from "../errors.js";
@@ -36,6 +36,8 @@ export interface TeamContext {
   mcp?: McpServerPool;
   /** Where the project's skills/ and tools/ folders are looked up (default: the working directory). */
   cwd?: string;
+  /** Whether agents get `execute_command` (default: probe the sandbox and decide, see shell-offer.ts). */
+  shell?: ShellOffer;
 }
 
 /**
@@ -47,6 +49,7 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
   const { db, config, settings, log } = context;
   const users = new UserStore(db);
   const extensions = await loadExtensions(config, context.cwd ?? process.cwd());
+  const shell = context.shell ?? (await resolveShellOffer(config.tools.shell));
   return createTeam({
     db,
     home: config.home,
@@ -56,6 +59,7 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       memory: context.memory ?? buildMemory(db, log),
       knowledge: context.knowledge ?? buildKnowledge(db, config),
       ...(context.mcp ? { mcp: context.mcp } : {}),
+      withoutBuiltins: toolsLeftOut(shell),
     },
     resolveAgentModel: (agent) => resolveModel(settings.effectiveConfig(config), agent.model),
     userName: (id) => users.get(id)?.username ?? id,

@@ -4,6 +4,7 @@
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
+import type { ShellOffer } from "../capabilities/shell-offer.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import type { Database } from "../store/database.js";
 import type { Actor } from "../team/types.js";
@@ -32,6 +33,8 @@ export interface ServerServices {
   limits: ServerRateLimits;
   log: ServerLog;
   trustProxy: boolean;
+  /** Whether agents get `execute_command` and why (undefined when no team is served). */
+  shell: ShellOffer | undefined;
 }
 
 /** How the caller proved who they are. */

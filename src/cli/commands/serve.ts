@@ -3,6 +3,7 @@
  * SQLite database under DIMSUM_HOME. Stops cleanly on SIGINT/SIGTERM.
  */
 import { join } from "node:path";
+import { resolveShellOffer } from "../../capabilities/index.js";
 import { loadConfig } from "../../config/load-config.js";
 import { ConnectorManager } from "../../connectors/connector-manager.js";
 import { manageChannelGrant } from "../../connectors/manage-channel-tool.js";
@@ -106,8 +107,10 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     mcp = buildMcp(config, io.cwd, log);
     // Started once for the whole process and shared by every agent; a failing server never blocks.
     void mcp?.startAll();
+    const shell = await resolveShellOffer(config.tools.shell);
+    if (!shell.sandboxed) log.warn(`shell: ${shell.reason}`);
     team = await buildTeam(
-      { db, config, settings, log, cwd: io.cwd, memory, knowledge, ...(mcp ? { mcp } : {}) },
+      { db, config, settings, log, cwd: io.cwd, memory, knowledge, shell, ...(mcp ? { mcp } : {}) },
       // Looked up when a granted agent runs, by then both exist.
       {
         grantableTools: combineGrants([
@@ -155,6 +158,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       team,
       settings,
       log,
+      shell,
       routes: [
         mountTeamRoutes(routeOptions),
         mountScheduleRoutes(scheduling.service),

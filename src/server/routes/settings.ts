@@ -1,6 +1,10 @@
-/** `/api/settings` (owner and admin): providers with their keys (never returned in full), default model. */
+/**
+ * `/api/settings` (owner and admin): providers with their keys (never returned in full), default
+ * model, and the shell tool's sandbox status (read-only).
+ */
 import { Hono } from "hono";
 import { z } from "zod";
+import type { ShellOffer } from "../../capabilities/shell-offer.js";
 import { builtinProviders } from "../../config/providers.js";
 import { requireRole } from "../auth/middleware.js";
 import type { AppEnv } from "../context.js";
@@ -42,7 +46,7 @@ export function settingsRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requireRole("owner", "admin"));
 
-  const respond = (view: SettingsView, fallback: string | undefined) => ({
+  const respond = (view: SettingsView, fallback: string | undefined, shell: ShellOffer | undefined) => ({
     defaultModel: view.defaultModel ?? fallback ?? null,
     providers: view.providers.map((p) => ({
       ...p,
@@ -50,16 +54,18 @@ export function settingsRoutes(): Hono<AppEnv> {
       keyPreview: p.keyPreview ?? null,
     })),
     knownProviders: [...builtinProviders.keys()],
+    // The shell tool's sandbox: whether commands are confined, and whether agents get the tool at all.
+    shell: shell ?? null,
   });
 
   app.get("/", (c) => {
-    const { settings, config } = c.get("services");
-    return c.json(respond(settings.view(), config.defaultModel));
+    const { settings, config, shell } = c.get("services");
+    return c.json(respond(settings.view(), config.defaultModel, shell));
   });
 
   app.put("/", jsonBody(settingsUpdateSchema), (c) => {
-    const { settings, config } = c.get("services");
-    return c.json(respond(settings.update(c.req.valid("json")), config.defaultModel));
+    const { settings, config, shell } = c.get("services");
+    return c.json(respond(settings.update(c.req.valid("json")), config.defaultModel, shell));
   });
 
   return app;

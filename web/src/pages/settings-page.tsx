@@ -2,6 +2,7 @@
 import { AccountSection } from "../components/settings/account-section.js";
 import { McpSection } from "../components/settings/mcp-section.js";
 import { ProvidersSection } from "../components/settings/providers-section.js";
+import { ShellSection } from "../components/settings/shell-section.js";
 import { TokensSection } from "../components/settings/tokens-section.js";
 import { UsersSection } from "../components/settings/users-section.js";
 import type { SessionUser } from "../types.js";
@@ -21,6 +22,7 @@ export function SettingsPage({ me }: { me: SessionUser }) {
         {isAdmin && <ProvidersSection />}
         <TokensSection />
         {isAdmin && <McpSection />}
+        {isAdmin && <ShellSection />}
         {isAdmin && <UsersSection me={me} />}
         <AccountSection />
       </div>
