@@ -11,6 +11,7 @@ import { createHumanRenderer } from "../render/human.js";
 import { createSpinner } from "../render/spinner.js";
 import { painterFor } from "../render/style.js";
 import { type CliIo, setUpSession } from "../session-setup.js";
+import { noticeUnsandboxedShell } from "../shell-notice.js";
 import { DEFAULT_SYSTEM, resolveWorkspace } from "./run.js";
 
 export interface ChatCommandOptions {
@@ -31,6 +32,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
   try {
     workspace = resolveWorkspace(io.cwd, options.workspace);
     setup = await setUpSession(io, options);
+    await noticeUnsandboxedShell(setup.config, setup.tools, io.stderr);
   } catch (err) {
     const error = toDimsumError(err);
     io.stderr.write(`dimsum: ${error.toLine()}\n`);

@@ -17,6 +17,7 @@ import { createHumanRenderer } from "../render/human.js";
 import { writeJsonLine } from "../render/json-lines.js";
 import { painterFor } from "../render/style.js";
 import { type CliIo, setUpSession, toolNames } from "../session-setup.js";
+import { noticeUnsandboxedShell } from "../shell-notice.js";
 
 export interface RunCommandOptions {
   model?: string;
@@ -87,6 +88,7 @@ async function* startRun(
     const setup = await setUpSession(io, options);
     for (const problem of setup.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
     for (const line of setup.mcpStatus) io.stderr.write(`dimsum: mcp ${line}\n`);
+    await noticeUnsandboxedShell(setup.config, setup.tools, io.stderr);
     try {
       const recovered = await setup.store.recoverInterruptedRuns(setup.ref);
       for (const run of recovered.runs) io.stderr.write(`dimsum: closed interrupted run ${run.id}\n`);
@@ -115,6 +117,7 @@ async function* startRun(
   const capabilities = await loadCapabilities(config, io.cwd, only ? { only } : {});
   for (const problem of capabilities.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
   for (const line of capabilities.mcpStatus) io.stderr.write(`dimsum: mcp ${line}\n`);
+  await noticeUnsandboxedShell(config, capabilities.tools, io.stderr);
   const system = options.system ?? DEFAULT_SYSTEM;
   let layers: LayerResult | undefined;
   try {

@@ -13,6 +13,8 @@ export interface CommandCgroup {
   kind: "cgroup-v1" | "cgroup-v2";
   /** `cgroup.procs` files a process writes its pid to, to join (one per hierarchy). */
   procsFiles: string[];
+  /** Whether memory is bounded here too (else `ulimit -v` stands in). */
+  boundsMemory: boolean;
   /** Kills every process still in the cgroup. */
   kill(): void;
   /** Removes the cgroup once empty (best effort). */
@@ -112,11 +114,12 @@ function v2(name: string, limits: CgroupLimits, own: Map<string, string>): Comma
     removeAll([dir]);
     return undefined;
   }
-  write(join(dir, "memory.max"), String(limits.memoryBytes));
+  const boundsMemory = write(join(dir, "memory.max"), String(limits.memoryBytes));
   write(join(dir, "memory.swap.max"), "0");
   return {
     kind: "cgroup-v2",
     procsFiles: [join(dir, "cgroup.procs")],
+    boundsMemory,
     kill: () => killAll([dir]),
     remove: () => removeAll([dir]),
   };
@@ -145,6 +148,7 @@ function v1(name: string, limits: CgroupLimits, own: Map<string, string>): Comma
   return {
     kind: "cgroup-v1",
     procsFiles: dirs.map((d) => join(d, "cgroup.procs")),
+    boundsMemory: dirs.length > 1,
     kill: () => killAll(dirs),
     remove: () => removeAll(dirs),
   };

@@ -36,7 +36,10 @@ const JOIN_CGROUP = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 125; shif
 export function planLaunch(request: LaunchRequest): LaunchPlan {
   const { sandbox } = request;
   const cgroup = createCommandCgroup(sandbox.limits);
-  const argv = limitedShellArgv(request.command, sandbox.limits, cgroup !== undefined);
+  const argv = limitedShellArgv(request.command, sandbox.limits, {
+    processes: cgroup !== undefined,
+    memory: cgroup?.boundsMemory ?? false,
+  });
   const env = commandEnv(sandbox.env, request.workspace);
   let file: string;
   let args: string[];

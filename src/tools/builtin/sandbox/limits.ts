@@ -13,19 +13,24 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   floodBytes: 16 * 1024 * 1024,
 };
 
+/** What a cgroup already bounds (then the weaker per-process rlimit is not set). */
+export interface CgroupBounds {
+  processes: boolean;
+  memory: boolean;
+}
+
 /** `/bin/sh -c` text setting the limits, then running the command given as `$1`. */
-export function limitPrologue(limits: SandboxLimits, cgroupBound: boolean): string {
+export function limitPrologue(limits: SandboxLimits, bounds: CgroupBounds): string {
   const lines = [`ulimit -t ${limits.cpuSeconds}`, `ulimit -f ${Math.ceil(limits.fileBytes / 512)}`];
-  if (!cgroupBound) {
-    // dash spells the process limit -p, bash -u.
+  // dash spells the process limit -p, bash -u.
+  if (!bounds.processes)
     lines.push(`{ ulimit -p ${limits.processes} || ulimit -u ${limits.processes}; } 2>/dev/null`);
-    lines.push(`ulimit -v ${Math.ceil(limits.memoryBytes / 1024)} 2>/dev/null`);
-  }
+  if (!bounds.memory) lines.push(`ulimit -v ${Math.ceil(limits.memoryBytes / 1024)} 2>/dev/null`);
   lines.push('exec /bin/sh -c "$1"');
   return lines.join("\n");
 }
 
 /** argv running `command` under the limits. */
-export function limitedShellArgv(command: string, limits: SandboxLimits, cgroupBound: boolean): string[] {
-  return ["/bin/sh", "-c", limitPrologue(limits, cgroupBound), "dimsum-shell", command];
+export function limitedShellArgv(command: string, limits: SandboxLimits, bounds: CgroupBounds): string[] {
+  return ["/bin/sh", "-c", limitPrologue(limits, bounds), "dimsum-shell", command];
 }
