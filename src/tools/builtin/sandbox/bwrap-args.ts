@@ -45,6 +45,8 @@ function isolationArgs(network: boolean): string[] {
     "--unshare-all",
     ...(network ? ["--share-net"] : []),
     "--unshare-user",
+    // No nested user namespaces: nothing inside can gain capabilities, even over its own sandbox.
+    "--disable-userns",
     "--uid",
     String(SANDBOX_UID),
     "--gid",
