@@ -4,7 +4,7 @@
  * cgroup v2 (a child of this process's cgroup with the pids controller delegated) and with v1
  * (a child in the pids and memory hierarchies). Undefined when neither is writable.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const CGROUP_ROOT = "/sys/fs/cgroup";
@@ -77,12 +77,53 @@ function killAll(dirs: string[]): void {
   }
 }
 
-function removeAll(dirs: string[]): void {
-  for (const dir of dirs) {
+const REMOVE_TRIES = 40;
+const REMOVE_PAUSE_MS = 50;
+
+/** Removes the cgroups; while killed processes are still exiting, tries again a little later. */
+function removeAll(dirs: string[], tries = REMOVE_TRIES): void {
+  const busy = dirs.filter((dir) => {
     try {
       rmdirSync(dir);
+      return false;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === "EBUSY";
+    }
+  });
+  if (busy.length > 0 && tries > 1) {
+    killAll(busy);
+    setTimeout(() => removeAll(busy, tries - 1), REMOVE_PAUSE_MS).unref();
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+let swept = false;
+
+/** Once per process: empties and removes cgroups left by Dimsum processes that were killed. */
+function sweepStale(parents: string[]): void {
+  if (swept) return;
+  swept = true;
+  for (const parent of parents) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(parent);
     } catch {
-      // Still busy (processes exiting) or already gone; a leftover empty cgroup is harmless.
+      continue;
+    }
+    for (const name of names) {
+      const match = /^dimsum-(\d+)-\d+$/.exec(name);
+      if (!match || isAlive(Number(match[1]))) continue;
+      const dir = join(parent, name);
+      killAll([dir]);
+      removeAll([dir]);
     }
   }
 }
@@ -159,5 +200,10 @@ export function createCommandCgroup(limits: CgroupLimits): CommandCgroup | undef
   counter += 1;
   const name = `dimsum-${process.pid}-${counter}`;
   const own = ownCgroups();
+  sweepStale([
+    join(CGROUP_ROOT, own.get("") ?? "/"),
+    join(CGROUP_ROOT, "pids", own.get("pids") ?? "/"),
+    join(CGROUP_ROOT, "memory", own.get("memory") ?? "/"),
+  ]);
   return v2(name, limits, own) ?? v1(name, limits, own);
 }
