@@ -50,6 +50,8 @@ const configFileSchema = z
                 bwrapPath: z.string().min(1).optional(),
                 /** Give commands the network (default false). */
                 network: z.boolean().optional(),
+                /** Team agents (ids) whose commands get the network even when it is off. */
+                networkAgents: z.array(z.string()).optional(),
                 /** More environment variable names passed to commands (PATH, LANG, TERM, … always are). */
                 env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
                 /** More paths commands must not see (DIMSUM_HOME and the home folder never are). */

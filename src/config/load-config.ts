@@ -107,6 +107,7 @@ function sandboxConfigFrom(file: ConfigFile, around: ShellSurroundings): ShellSa
   return {
     bwrapPath: sandbox.bwrapPath ? resolve(around.cwd, sandbox.bwrapPath) : defaults.bwrapPath,
     network: sandbox.network ?? defaults.network,
+    networkAgents: sandbox.networkAgents ?? defaults.networkAgents,
     env: allowedEnv(around.env, names),
     hidePaths: [...new Set(hidden.map((p) => realOrSelf(p)))],
     allowUnsandboxed: shell.allowUnsandboxed ?? defaults.allowUnsandboxed,

@@ -10,6 +10,7 @@ import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
 import type { ModelSpec, StreamFunction, StreamOptions, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
+import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
 import type { Tool } from "../tools/types.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { PersonaFiles } from "./personas.js";
@@ -106,7 +107,10 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       input: request.input,
       system: request.system,
       tools,
-      toolEnvironment: { workspace: request.workspace, config: runtime.config.tools },
+      toolEnvironment: {
+        workspace: request.workspace,
+        config: toolsConfigForAgent(runtime.config.tools, agent.id),
+      },
       maxIterations: runtime.config.maxIterations,
       signal: request.signal,
       stream: runtime.stream,

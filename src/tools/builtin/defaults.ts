@@ -59,6 +59,7 @@ export function defaultToolsConfig(): ToolsConfig {
       sandbox: {
         bwrapPath: DEFAULT_BWRAP_PATH,
         network: false,
+        networkAgents: [],
         env: { PATH: DEFAULT_PATH },
         hidePaths: [],
         allowUnsandboxed: false,

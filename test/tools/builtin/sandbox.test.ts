@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/load-config.js";
+import { defaultToolsConfig } from "../../../src/tools/builtin/defaults.js";
+import { toolsConfigForAgent } from "../../../src/tools/builtin/sandbox/agent.js";
 import { bwrapArgs } from "../../../src/tools/builtin/sandbox/bwrap-args.js";
 import { detectSandbox } from "../../../src/tools/builtin/sandbox/detect.js";
 import { limitPrologue } from "../../../src/tools/builtin/sandbox/limits.js";
@@ -123,5 +125,15 @@ describe("limitPrologue", () => {
     const unbounded = limitPrologue(limits, { processes: false, memory: false });
     expect(unbounded).toContain("ulimit -p 10");
     expect(unbounded).toContain("ulimit -v 1024");
+  });
+});
+
+describe("toolsConfigForAgent", () => {
+  it("gives the network to the agents the configuration names, and only to them", () => {
+    const tools = defaultToolsConfig();
+    tools.shell.sandbox.networkAgents = ["researcher"];
+    expect(toolsConfigForAgent(tools, "researcher").shell.sandbox.network).toBe(true);
+    expect(toolsConfigForAgent(tools, "coder").shell.sandbox.network).toBe(false);
+    expect(tools.shell.sandbox.network).toBe(false);
   });
 });

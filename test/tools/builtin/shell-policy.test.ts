@@ -193,6 +193,7 @@ describe("evaluateCommand reads the line as a shell does", () => {
     ["r''m -rf /", "deny"],
     ["rm -rf -- /", "deny"],
     ['rm -rf "$HOME"', "deny"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable, not a template
     ["rm -rf ${HOME}/*", "deny"],
     ["rm -rf ~/", "deny"],
     ["sudo -u root rm -rf /", "deny"],

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { executeCommandTool, OutputCapture } from "../../../src/tools/builtin/shell.js";
@@ -141,6 +142,22 @@ describe("execute_command", () => {
     const result = await run({ command: "id -u; grep CapEff /proc/self/status; echo $$" });
     expect(result.data).toMatchObject({ sandboxed: true });
     expect(textOf(result)).toMatch(/\[stdout\]\n1000\nCapEff:\s+0+\n\d+/);
+  });
+
+  it("has no network by default and the host's when the configuration allows it", async () => {
+    const server = createServer((socket) => socket.end("hello from the host\n"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const command = `python3 -c "import socket; print(socket.create_connection(('127.0.0.1', ${port}), 2).recv(100).decode())"`;
+    try {
+      // The rules ask about inline code that opens sockets; the sandbox is what is tested here.
+      const yes = { ...ctx, approve: async () => true };
+      expect(textOf(await run({ command }, yes))).toContain("Connection refused");
+      ctx.config.shell.sandbox.network = true;
+      expect(textOf(await run({ command }, { ...yes, config: ctx.config }))).toContain("hello from the host");
+    } finally {
+      server.close();
+    }
   });
 
   it("asks before every command when bubblewrap is missing, and refuses when nobody can answer", async () => {

@@ -3,7 +3,7 @@
  * allowed) network namespaces; the system folders read-only; the workspace read-write; DIMSUM_HOME,
  * homes, /run, /sys and other secret places not mounted at all; a private /tmp; a cleared environment.
  */
-import { lstatSync, readlinkSync, type Stats } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { sep } from "node:path";
 
 /** System folders shown read-only (when they exist); symlinks (merged /usr) are recreated as links. */
@@ -72,6 +72,18 @@ function systemArgs(): string[] {
   return args;
 }
 
+/** With the network on, a resolv.conf that links outside the system folders (e.g. into /run) is shown too. */
+function resolverArgs(): string[] {
+  const link = "/etc/resolv.conf";
+  if (!statOf(link)?.isSymbolicLink()) return [];
+  try {
+    const target = realpathSync(link);
+    return SYSTEM_PATHS.some((p) => isInside(target, p)) ? [] : ["--ro-bind", target, target];
+  } catch {
+    return [];
+  }
+}
+
 /** Covers a hidden path: an empty folder for a folder, an empty read-only file for a file. */
 function maskArgs(path: string): string[] {
   const info = statOf(path);
@@ -85,6 +97,7 @@ export function bwrapArgs(request: BwrapRequest): string[] {
   const args = [
     ...isolationArgs(request.network),
     ...systemArgs(),
+    ...(request.network ? resolverArgs() : []),
     "--proc",
     "/proc",
     "--dev",

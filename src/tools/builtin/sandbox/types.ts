@@ -20,6 +20,8 @@ export interface ShellSandboxConfig {
   bwrapPath: string;
   /** Give commands the host's network (off by default: only a private loopback). */
   network: boolean;
+  /** Team agents (ids) whose commands get the network even when `network` is off. */
+  networkAgents: string[];
   /** The environment commands get, already resolved from the allow list (PATH, LANG, TERM, named ones). */
   env: Record<string, string>;
   /** Absolute paths never shown to commands (DIMSUM_HOME, the user's home, `.env`, the config file, …). */
