@@ -152,22 +152,3 @@ export function evaluateCommand(command: string, rules: CommandRules): PolicyVer
   }
   return { decision: "allow", reason: "no rule asks for approval" };
 }
-
-/**
- * True for environment variable names that look like secrets (`*_API_KEY`, `*_TOKEN`, `*_SECRET`,
- * `*PASSWORD*` and friends). Those are kept from commands so they cannot end up in output the model reads.
- */
-export function isSecretEnvName(name: string): boolean {
-  const upper = name.toUpperCase();
-  if (/PASSWORD|PASSWD|SECRET|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL/.test(upper)) return true;
-  return upper.split("_").some((word) => word === "TOKEN" || word === "TOKENS" || word === "PASS");
-}
-
-/** A copy of `env` without secret-looking variables. */
-export function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const clean: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (!isSecretEnvName(name)) clean[name] = value;
-  }
-  return clean;
-}
