@@ -82,7 +82,14 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     configPath,
     tools: toolsConfigFrom(file, {
       env,
-      hidden: [home, homedir(), join(cwd, ".env"), ...(configPath ? [configPath] : [])],
+      hidden: [
+        home,
+        homedir(),
+        // Masked too when a workspace contains the home folder (`dimsum run` started in ~).
+        ...HOME_SECRETS.map((name) => join(homedir(), name)),
+        join(cwd, ".env"),
+        ...(configPath ? [configPath] : []),
+      ],
       cwd,
     }),
   };
@@ -96,6 +103,22 @@ interface ShellSurroundings {
 }
 
 const MB = 1024 * 1024;
+
+/** Credentials kept in a home folder. */
+const HOME_SECRETS = [
+  ".ssh",
+  ".gnupg",
+  ".aws",
+  ".azure",
+  ".kube",
+  ".docker",
+  ".netrc",
+  ".npmrc",
+  ".pypirc",
+  ".git-credentials",
+  ".config/gh",
+  ".config/gcloud",
+];
 
 /** The shell sandbox: bwrap path, network, the environment allow list resolved to values, limits. */
 function sandboxConfigFrom(file: ConfigFile, around: ShellSurroundings): ShellSandboxConfig {

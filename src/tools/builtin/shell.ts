@@ -194,7 +194,13 @@ export function runShellCommand(plan: LaunchPlan, options: RunOptions): Promise<
 }
 
 /** The text the model sees: what happened, then both streams, labelled. */
-function formatOutcome(outcome: CommandOutcome, timeoutMs: number, floodBytes: number): ToolResult {
+interface OutcomeContext {
+  timeoutMs: number;
+  floodBytes: number;
+  plan: Pick<LaunchPlan, "sandboxed" | "processLimit">;
+}
+
+function formatOutcome(outcome: CommandOutcome, { timeoutMs, floodBytes, plan }: OutcomeContext): ToolResult {
   const lines: string[] = [];
   if (outcome.flooded) {
     lines.push(
@@ -222,6 +228,8 @@ function formatOutcome(outcome: CommandOutcome, timeoutMs: number, floodBytes: n
     aborted: outcome.aborted,
     flooded: outcome.flooded,
     cutBytes: outcome.cutBytes,
+    sandboxed: plan.sandboxed,
+    processLimit: plan.processLimit,
   };
   return failed ? { content: lines.join("\n"), isError: true, data } : { content: lines.join("\n"), data };
 }
@@ -326,11 +334,7 @@ export const executeCommandTool: ZodTool = defineTool({
         floodBytes,
         signal: ctx.signal,
       });
-      const result = formatOutcome(outcome, timeoutMs, floodBytes);
-      return {
-        ...result,
-        data: { ...(result.data as object), sandboxed: plan.sandboxed, processLimit: plan.processLimit },
-      };
+      return formatOutcome(outcome, { timeoutMs, floodBytes, plan });
     } catch (err) {
       return errorResult(err);
     }

@@ -1,6 +1,6 @@
 /** The sandbox's pieces: configuration, the bwrap command line, the probe, the limit prologue. */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/load-config.js";
@@ -48,6 +48,8 @@ describe("sandbox configuration", () => {
         join(cwd, ".env"),
         join(cwd, "dimsum.config.json"),
         join(cwd, "private"),
+        join(homedir(), ".ssh"),
+        join(homedir(), ".aws"),
       ]),
     );
     expect(sandbox.limits.processes).toBe(32);
