@@ -6,7 +6,7 @@ import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { cleanEnv, jsonLines, runCli } from "../support/cli.js";
@@ -27,7 +27,7 @@ function envFor(): Record<string, string | undefined> {
   });
 }
 
-type Cli = ChildProcessByStdio<null, Readable, Readable>;
+type Cli = ChildProcessByStdio<null, Readable, Readable> | ChildProcessByStdio<Writable, Readable, Readable>;
 
 function spawnCli(args: string[], env: Record<string, string | undefined>): Cli {
   return spawn(process.execPath, [join(projectRoot, "bin/dimsum.js"), ...args], {
@@ -171,5 +171,29 @@ describe("SIGTERM", () => {
     expect(result.code).toBe(0);
     const pid = Number(readFileSync(join(workspace, "pidfile"), "utf8").trim());
     await expect.poll(() => isAlive(pid), { timeout: 5000 }).toBe(false);
+  });
+});
+
+describe("SIGTERM in dimsum chat", () => {
+  it("aborts the turn, ends the tool's process and exits 143", async () => {
+    const workspace = mkdtempSync(join(tmpdir(), "dimsum-ws-"));
+    server.enqueue({
+      toolCalls: [{ name: "execute_command", args: { command: "echo $$ > sleep.pid; exec sleep 300" } }],
+    });
+    const child = spawn(
+      process.execPath,
+      [join(projectRoot, "bin/dimsum.js"), "chat", "--yes", "-w", workspace, "--user", "A", "--session", "c"],
+      { env: envFor(), cwd: workspace, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    // stdin stays open: the chat would wait for the next line if SIGTERM did not end it.
+    child.stdin.write("please sleep\n");
+    const ended = collect(child, false);
+    const sleepPid = await waitForFile(join(workspace, "sleep.pid"), child);
+    child.kill("SIGTERM");
+    const result = await ended;
+    expect(result.signal).toBeNull();
+    expect(result.code).toBe(143);
+    expect(result.stderr).not.toMatch(STACK_LINE);
+    await expect.poll(() => isAlive(sleepPid), { timeout: 5000 }).toBe(false);
   });
 });
