@@ -386,6 +386,19 @@ describe("createStreamFunction: network failures", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("does not count keep-alive `ping` events or comments as data", async () => {
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: before the stall\n\n");
+      const timer = setInterval(() => res.write('event: ping\ndata: {"type": "ping"}\n\n: ping\n\n\n'), 20);
+      res.on("close", () => clearInterval(timer));
+    });
+    const events = await run(server.url, { limits: { idleMs: 200 } });
+    // (This test adapter turns every event into text, pings included; the clock ignores them all the same.)
+    expect(texts(events)[0]).toBe("before the stall");
+    expect(lastError(events).message).toContain("idle limit");
+  });
+
   it("reports timeout after the retries when the server never answers", async () => {
     const server = await startServer(() => undefined);
     const events = await run(server.url, { limits: { firstByteMs: 100 }, retry: { maxRetries: 1 } });
