@@ -118,7 +118,8 @@ export interface RunOptions {
 
 /**
  * Runs `command` with `/bin/sh -c` in its own process group, so a timeout, an abort or the end of
- * the command stops everything it started, background jobs included. Never rejects for a failing command; only for a spawn failure.
+ * the command stops everything it started, background jobs included. Never rejects for a failing
+ * command; only for a spawn failure.
  */
 export function runShellCommand(command: string, options: RunOptions): Promise<CommandOutcome> {
   return new Promise((resolve, reject) => {
