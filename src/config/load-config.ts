@@ -5,6 +5,7 @@
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { type ModelCallLimits, resolveCallLimits } from "../llm/call-limits.js";
 import { defaultToolsConfig } from "../tools/builtin/defaults.js";
 import { allowedEnv, DEFAULT_ENV_ALLOW, type ShellSandboxConfig } from "../tools/builtin/sandbox/index.js";
 import type { ToolsConfig } from "../tools/types.js";
@@ -19,6 +20,8 @@ export interface DimsumConfig {
   /** Default `provider:model` (`DIMSUM_MODEL`, then the config file). */
   defaultModel: string | undefined;
   maxIterations: number;
+  /** Deadlines of every model call (`modelCalls` in the config file over the defaults); copied into each ModelSpec. */
+  modelCalls: ModelCallLimits;
   /**
    * The variables (process environment over `.env`) that provider keys and base URLs
    * (`OPENAI_API_KEY`, …) are looked up in and that `${VAR}` / `{{env.VAR}}` in mcp.json and HTTP tool
@@ -70,6 +73,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     home,
     defaultModel: env.DIMSUM_MODEL || file.defaultModel,
     maxIterations: file.maxIterations ?? 10,
+    modelCalls: resolveCallLimits(file.modelCalls),
     env,
     user: env.DIMSUM_USER || undefined,
     webSearch: webSearchConfigFromEnv(env),

@@ -4,6 +4,7 @@ import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { DimsumError } from "../../errors.js";
 import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
+import type { CommandCgroup } from "./sandbox/cgroup.js";
 import { detectSandbox, type LaunchPlan, planLaunch, type SandboxStatus } from "./sandbox/index.js";
 import { evaluateCommand } from "./shell-policy.js";
 import { errorResult, toolFailure } from "./tool-error.js";
@@ -13,6 +14,50 @@ import { resolveInWorkspace } from "./workspace-path.js";
 const KILL_GRACE_MS = 2000;
 // After the shell exits, how long to wait for its pipes to close; background jobs may hold them open.
 const DRAIN_MS = 1000;
+
+/** Process groups that may still have members; killed outright if Dimsum exits before their SIGKILL. */
+const lingeringGroups = new Map<number, CommandCgroup | undefined>();
+let exitHookInstalled = false;
+
+function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, sig);
+    return true;
+  } catch {
+    return false; // The group is already gone.
+  }
+}
+
+/**
+ * Ends whatever is left of a command's process group: SIGTERM now, SIGKILL after the grace period
+ * (or at once when Dimsum exits first). Background jobs (`cmd &`) do not outlive their command.
+ */
+function endProcessGroup(pgid: number, cgroup: CommandCgroup | undefined): void {
+  if (!signalGroup(pgid, 0)) {
+    // The sandbox's PID namespace already ended with its shell; only the cgroup is left to remove.
+    cgroup?.kill();
+    cgroup?.remove();
+    return;
+  }
+  signalGroup(pgid, "SIGTERM");
+  if (lingeringGroups.has(pgid)) return;
+  lingeringGroups.set(pgid, cgroup);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once("exit", () => {
+      for (const [group, members] of lingeringGroups) {
+        signalGroup(group, "SIGKILL");
+        members?.kill();
+      }
+    });
+  }
+  setTimeout(() => {
+    lingeringGroups.delete(pgid);
+    signalGroup(pgid, "SIGKILL");
+    cgroup?.kill();
+    cgroup?.remove();
+  }, KILL_GRACE_MS).unref();
+}
 
 /** Keeps the first and last halves of a stream within a byte limit and counts what was cut. */
 export class OutputCapture {
@@ -88,9 +133,9 @@ export interface RunOptions {
 
 /**
  * Runs a launch plan (the sandboxed or plain shell, see sandbox/launch.ts) in its own process group,
- * so a timeout, an abort or an output flood can stop everything it started; the command's cgroup
- * (when there is one) is emptied and removed at the end. Never rejects for a failing command; only
- * for a spawn failure.
+ * so a timeout, an abort, an output flood or the end of the command stops everything it started,
+ * background jobs included; the command's cgroup (when there is one) is emptied and removed at the
+ * end. Never rejects for a failing command; only for a spawn failure.
  */
 export function runShellCommand(plan: LaunchPlan, options: RunOptions): Promise<CommandOutcome> {
   return new Promise((resolve, reject) => {
@@ -115,25 +160,15 @@ export function runShellCommand(plan: LaunchPlan, options: RunOptions): Promise<
     let stopping: "timeout" | "abort" | "flood" | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
-    const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, sig);
-        } catch {
-          // The group is already gone.
-        }
-      }
-      if (sig === "SIGKILL") plan.cgroup?.kill();
-    };
     const stop = (why: "timeout" | "abort" | "flood") => {
       if (stopping || exit) return;
       stopping = why;
       if (why === "flood") {
-        killGroup("SIGKILL");
+        if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
+        plan.cgroup?.kill();
         return;
       }
-      killGroup("SIGTERM");
-      setTimeout(() => killGroup("SIGKILL"), KILL_GRACE_MS).unref();
+      if (child.pid !== undefined) endProcessGroup(child.pid, plan.cgroup);
     };
     const onData = (capture: OutputCapture) => (chunk: Buffer) => {
       capture.push(chunk);
@@ -151,8 +186,8 @@ export function runShellCommand(plan: LaunchPlan, options: RunOptions): Promise<
       clearTimeout(drainTimer);
       options.signal.removeEventListener("abort", onAbort);
       // Whatever is left of the tree ends with the command.
-      killGroup("SIGKILL");
-      plan.cgroup?.remove();
+      if (child.pid !== undefined) endProcessGroup(child.pid, plan.cgroup);
+      else plan.cgroup?.remove();
     };
 
     const finish = (pipesLeftOpen: boolean) => {
@@ -218,7 +253,7 @@ function formatOutcome(outcome: CommandOutcome, { timeoutMs, floodBytes, plan }:
   lines.push("[stdout]", outcome.stdout === "" ? "(empty)" : outcome.stdout.replace(/\n$/, ""));
   lines.push("[stderr]", outcome.stderr === "" ? "(empty)" : outcome.stderr.replace(/\n$/, ""));
   if (outcome.pipesLeftOpen) {
-    lines.push("[background processes are still running; their later output is not captured]");
+    lines.push("[background processes were still running when the command ended; they were stopped]");
   }
   const failed = outcome.flooded || outcome.timedOut || outcome.aborted || outcome.exitCode !== 0;
   const data = {

@@ -132,10 +132,20 @@ describe("execute_command", () => {
     expect(existsSync(join(workspace, "started.txt"))).toBe(false);
   });
 
-  it("ends background jobs with the command", async () => {
-    const result = await run({ command: "sleep 97.4102 & echo launched" });
-    expect(textOf(result)).toContain("launched");
-    await expect.poll(() => processesRunning("97.4102"), { timeout: 5000 }).toEqual([]);
+  it.each([
+    ["in the sandbox", false, "1"],
+    ["without a sandbox", true, "2"],
+  ])("ends background jobs with their command, %s", async (_how, unsandboxed, n) => {
+    if (unsandboxed) {
+      ctx.config.shell.sandbox.bwrapPath = join(workspace, "no-bwrap");
+      ctx.config.shell.sandbox.allowUnsandboxed = true;
+    }
+    const holding = await run({ command: `sleep 97.41${n}1 & echo launched` });
+    expect(textOf(holding)).toContain("launched");
+    expect(holding.data).toMatchObject({ sandboxed: !unsandboxed });
+    const quiet = await run({ command: `sleep 97.41${n}2 > /dev/null 2>&1 &` });
+    expect(quiet.isError).toBeFalsy();
+    await expect.poll(() => processesRunning(`97.41${n}`), { timeout: 5000 }).toEqual([]);
   });
 
   it("runs in the sandbox by default, as an unprivileged user without capabilities", async () => {
