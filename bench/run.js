@@ -19,6 +19,7 @@ const all = [
   "mcp-startup",
   "mcp-conformance",
   "ws-load",
+  "shell-sandbox",
 ];
 const only = process.argv.slice(2);
 const names = only.length > 0 ? only : all;
