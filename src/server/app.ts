@@ -14,6 +14,7 @@ import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
 import type { Actor, Team } from "../team/types.js";
 import { ApiTokenStore } from "./auth/api-token-store.js";
+import { AuthEvents } from "./auth/auth-events.js";
 import { sessionTokenFromCookieHeader } from "./auth/cookies.js";
 import { ensureOwner, type OwnerCreated } from "./auth/ensure-owner.js";
 import { authenticate, requireAuth } from "./auth/middleware.js";
@@ -81,6 +82,8 @@ export interface ServerDeps {
   backgroundCheckpoints?: boolean;
   /** Routes that authenticate callers themselves (signed platform webhooks), mounted before the session guards. */
   publicRoutes?: Array<(app: DimsumApp) => void>;
+  /** The auth layer's change events; created here when absent (pass one to listen elsewhere too). */
+  authEvents?: AuthEvents;
 }
 
 export interface Listening {
@@ -177,11 +180,16 @@ export function createServer(deps: ServerDeps): DimsumServer {
     deps.backgroundCheckpoints === false
       ? undefined
       : startBackgroundCheckpoints(deps.db, { onError: (err) => log.error("WAL checkpoints", err) });
-  const users = new UserStore(
-    deps.db,
-    deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {},
-  );
-  const sessions = new SessionStore(deps.db, deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {});
+  // Role changes, ended sessions and deleted accounts reach the WebSocket hub through this, at once.
+  const authEvents = deps.authEvents ?? new AuthEvents((err) => log.error("an auth event listener failed", err));
+  const users = new UserStore(deps.db, {
+    events: authEvents,
+    ...(deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {}),
+  });
+  const sessions = new SessionStore(deps.db, {
+    events: authEvents,
+    ...(deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {}),
+  });
   const apiTokens = new ApiTokenStore(deps.db);
   const services: ServerServices = {
     db: deps.db,
@@ -202,6 +210,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
     const sessionId = found.session.id;
     return {
       actor: { userId: found.user.id, role: found.user.role },
+      sessionId,
       isValid: () => sessions.isActive(sessionId),
     };
   };
@@ -225,6 +234,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
     },
     log,
     deps.ws,
+    authEvents,
   );
 
   // The adapter's lightweight Request must stay copyable (`new Request(c.req.raw, …)`, as Hono's

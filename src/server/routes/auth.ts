@@ -62,14 +62,14 @@ export function authRoutes(): Hono<AppEnv> {
 
   app.post("/logout", (c) => {
     const auth = authOf(c);
-    if (auth.session) c.get("services").sessions.revoke(auth.user.id, auth.session.id);
+    if (auth.session) c.get("services").sessions.revoke(auth.user.id, auth.session.id, "logout");
     clearSessionCookie(c);
     return c.body(null, 204);
   });
 
   app.post("/logout-all", (c) => {
     const auth = authOf(c);
-    c.get("services").sessions.revokeAll(auth.user.id);
+    c.get("services").sessions.revokeAll(auth.user.id, undefined, "logout");
     clearSessionCookie(c);
     return c.body(null, 204);
   });
@@ -108,7 +108,7 @@ export function authRoutes(): Hono<AppEnv> {
       throw forbidden("the current password is wrong");
     }
     await users.update(auth.user.id, { password: body.newPassword });
-    sessions.revokeAll(auth.user.id, auth.session?.id);
+    sessions.revokeAll(auth.user.id, auth.session?.id, "password_changed");
     return c.body(null, 204);
   });
 
