@@ -181,7 +181,8 @@ export function createServer(deps: ServerDeps): DimsumServer {
       ? undefined
       : startBackgroundCheckpoints(deps.db, { onError: (err) => log.error("WAL checkpoints", err) });
   // Role changes, ended sessions and deleted accounts reach the WebSocket hub through this, at once.
-  const authEvents = deps.authEvents ?? new AuthEvents((err) => log.error("an auth event listener failed", err));
+  const authEvents =
+    deps.authEvents ?? new AuthEvents((err) => log.error("an auth event listener failed", err));
   const users = new UserStore(deps.db, {
     events: authEvents,
     ...(deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {}),

@@ -26,7 +26,10 @@ async function channel(s: TeamServer, session: Session, name: string, userIds: s
 }
 
 async function post(s: TeamServer, session: Session, channelId: string, text: string): Promise<void> {
-  await expectJson(await call(s.url, `/api/channels/${channelId}/messages`, { session, body: { text } }), 201);
+  await expectJson(
+    await call(s.url, `/api/channels/${channelId}/messages`, { session, body: { text } }),
+    201,
+  );
 }
 
 const textOf = (f: Frame) => (f.type === "message" ? (f.message as ChannelMessage).text : undefined);
@@ -135,9 +138,7 @@ describe("ending the session closes its sockets at once", () => {
     await tokenSocket.opened;
     tokenSocket.send({ type: "auth", token: other.token });
     await tokenSocket.next((f) => f.type === "ready");
-    expect((await call(s.url, "/api/auth/logout-all", { session: member, method: "POST" })).status).toBe(
-      204,
-    );
+    expect((await call(s.url, "/api/auth/logout-all", { session: member, method: "POST" })).status).toBe(204);
     expect((await closedSoon(cookieSocket)).code).toBe(4401);
     expect((await closedSoon(tokenSocket)).code).toBe(4401);
   });
@@ -195,9 +196,9 @@ describe("ending the session closes its sockets at once", () => {
     const room = await channel(s, owner, "Room", [member.userId]);
     const socket = await openSocket(s, member);
     await follow(socket, room.id);
-    expect((await call(s.url, `/api/users/${member.userId}`, { session: owner, method: "DELETE" })).status).toBe(
-      204,
-    );
+    expect(
+      (await call(s.url, `/api/users/${member.userId}`, { session: owner, method: "DELETE" })).status,
+    ).toBe(204);
     expect(await closedSoon(socket)).toEqual({ code: 4401, reason: "account deleted" });
     await post(s, owner, room.id, "after deletion");
     expect(socket.frames.some((f) => textOf(f) === "after deletion")).toBe(false);
