@@ -22,7 +22,13 @@ import type { ScryptParams } from "./auth/passwords.js";
 import { SessionStore } from "./auth/session-store.js";
 import { UserStore } from "./auth/user-store.js";
 import type { AppEnv, DimsumApp, ServerLog, ServerServices } from "./context.js";
-import { errorResponse, internalError, toApiError } from "./http/errors.js";
+import {
+  beforeRoutingErrorResponse,
+  errorJson,
+  errorResponse,
+  internalError,
+  toApiError,
+} from "./http/errors.js";
 import { limitBody, readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
 import { settingsRoutes } from "./routes/settings.js";
@@ -240,19 +246,31 @@ export function createServer(deps: ServerDeps): DimsumServer {
 
   // The adapter's lightweight Request must stay copyable (`new Request(c.req.raw, …)`, as Hono's
   // bodyLimit does for chunked bodies), which needs its global Request override: keep the default.
+  // Its answer must be a Response: a missing or invalid Host header is the client's mistake (400),
+  // anything else is ours (500, logged once); neither shows internals.
   const listener = getRequestListener(app.fetch, {
-    errorHandler: (err) => log.error("request failed before routing", err),
+    errorHandler: (err) =>
+      beforeRoutingErrorResponse(err, (unexpected) => log.error("request failed before routing", unexpected)),
   });
+  // Requests without a Host header reach the adapter, which answers them with the JSON 400 above
+  // (Node's own check would answer an empty 400).
   const server = deps.tls
-    ? createHttpsServer({ key: deps.tls.key, cert: deps.tls.cert }, listener)
-    : createHttpServer(listener);
+    ? createHttpsServer({ key: deps.tls.key, cert: deps.tls.cert, requireHostHeader: false }, listener)
+    : createHttpServer({ requireHostHeader: false }, listener);
   // Browsers and proxies keep connections open for about a minute; Node's 5 s default makes busy
   // clients reconnect, and a loaded server accepts new connections slowly.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.on("upgrade", (request, socket, head) => hub.handleUpgrade(request, socket, head));
   server.on("clientError", (_err, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    if (!socket.writable) return;
+    const body = errorJson(
+      new DimsumError("bad_request", "bad request: the HTTP request could not be parsed"),
+    );
+    socket.end(
+      "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json; charset=UTF-8\r\n" +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
   });
 
   let closing: Promise<void> | undefined;
