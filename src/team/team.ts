@@ -380,6 +380,7 @@ export function createTeam(deps: TeamDeps): Team {
       if (last?.role !== "user" || typeof last.content !== "string") {
         throw invalid("The conversation must end with a user message.");
       }
+      if (last.content.trim() === "") throw invalid("The last user message is empty; send some text.");
       const system = messages.filter((m) => m.role === "system").map((m) => m.content);
       const history = messages.slice(0, -1).filter((m) => m.role !== "system");
       return runner.complete(actor.userId, agent, system, history, last.content, options);

@@ -235,5 +235,9 @@ describe("complete (OpenAI-compatible endpoint)", () => {
     ).rejects.toMatchObject({
       code: "invalid",
     });
+    await expect(h.team.complete(alice, "coder", [{ role: "user", content: " " }])).rejects.toMatchObject({
+      code: "invalid",
+      message: "The last user message is empty; send some text.",
+    });
   });
 });
