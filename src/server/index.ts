@@ -37,6 +37,7 @@ export {
 export { issuesOf, jsonBody, paramsOf, parseOr400, queryOf } from "./http/validate.js";
 export { CSRF_HEADER, csrfGuard } from "./security/csrf.js";
 export { CONTENT_SECURITY_POLICY, securityHeaders } from "./security/headers.js";
+export { LoginThrottle, type LoginThrottleOptions } from "./security/login-throttle.js";
 export {
   type BucketOptions,
   createRateLimits,
