@@ -19,6 +19,8 @@ export class FakeTeam implements TeamEventSource {
   private nextId = 1;
   /** When set, listMessages waits for it (lets a test emit events while a backlog loads). */
   gate: Promise<void> | undefined;
+  /** When set, getChannel waits for it (lets a test act while the hub checks a channel's rights). */
+  channelGate: Promise<void> | undefined;
   listCalls: Array<{
     channelId: string;
     options: { before?: number; after?: number; limit?: number } | undefined;
@@ -47,6 +49,7 @@ export class FakeTeam implements TeamEventSource {
   }
 
   async getChannel(actor: Actor, id: string): Promise<ChannelRecord> {
+    if (this.channelGate) await this.channelGate;
     const channel = this.channels.get(id);
     if (!channel) throw new CodedError("not_found", `channel ${id} not found`);
     if (!this.maySee(actor, id)) throw new CodedError("forbidden", `you are not a member of channel ${id}`);

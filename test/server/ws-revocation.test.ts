@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ChannelMessage, ChannelRecord } from "../../src/team/types.js";
-import { call, login, type Session, withUsers } from "./helpers.js";
+import { call, login, type Session, startServer, waitFor, withUsers } from "./helpers.js";
 import { expectJson, flush, follow, openSocket, startTeamServer, type TeamServer } from "./team-helpers.js";
-import { connect, type Frame, type TestClient } from "./ws-helpers.js";
+import { connect, FakeTeam, type Frame, type TestClient } from "./ws-helpers.js";
 
 /** The socket's close, or a failure when it is still open after a second. */
 function closedSoon(client: TestClient): Promise<{ code: number; reason: string }> {
@@ -202,5 +202,75 @@ describe("ending the session closes its sockets at once", () => {
     expect(await closedSoon(socket)).toEqual({ code: 4401, reason: "account deleted" });
     await post(s, owner, room.id, "after deletion");
     expect(socket.frames.some((f) => textOf(f) === "after deletion")).toBe(false);
+  });
+});
+
+describe("a role change with an in-memory event source", () => {
+  async function fakeSetUp() {
+    const team = new FakeTeam();
+    const started = await startServer({ events: team });
+    const { owner, users } = await withUsers(started.url, ["admin"]);
+    const admin = users.admin!;
+    team.addChannel("secret", [owner.userId]);
+    team.addChannel("staff", [owner.userId, admin.userId]);
+    const demote = async () =>
+      expect(
+        (
+          await call(started.url, `/api/users/${admin.userId}`, {
+            session: owner,
+            method: "PATCH",
+            body: { role: "member" },
+          })
+        ).status,
+      ).toBe(200);
+    return { ...started, team, owner, admin, demote };
+  }
+
+  it("holds a subscription's events from the role change until it is checked again", async () => {
+    const { url, team, admin, demote } = await fakeSetUp();
+    const socket = connect(url, { cookie: admin.cookie });
+    await socket.next((f) => f.type === "ready");
+    await follow(socket, "secret");
+    await follow(socket, "staff");
+    let release = () => {};
+    team.channelGate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await demote();
+    await socket.next((f) => f.type === "reauthorized");
+    // While the check waits, an event past the source's own filter: the hub must not pass it on.
+    const leaked = team.post("secret", "right after the change", false);
+    team.emitToAll({ type: "message", channelId: "secret", message: leaked });
+    team.channelGate = undefined;
+    release();
+    await socket.next((f) => f.type === "unsubscribed" && f.channelId === "secret");
+    team.post("staff", "staff news");
+    await socket.next((f) => textOf(f) === "staff news");
+    await flush(socket);
+    expect(JSON.stringify(socket.frames)).not.toContain("right after the change");
+    socket.ws.close();
+  });
+
+  it("a subscription loading while the role changes is checked with the new rights", async () => {
+    const { url, team, admin, demote } = await fakeSetUp();
+    team.post("secret", "old secret");
+    const socket = connect(url, { cookie: admin.cookie });
+    await socket.next((f) => f.type === "ready");
+    let release = () => {};
+    team.gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    socket.send({ type: "subscribe", channelId: "secret" });
+    await waitFor(() => (team.listCalls.length > 0 ? true : undefined));
+    await demote();
+    await socket.next((f) => f.type === "reauthorized");
+    team.gate = undefined;
+    release();
+    const refused = await socket.next((f) => f.type === "error" && f.channelId === "secret");
+    expect(refused.code).toBe("forbidden");
+    await flush(socket);
+    expect(socket.frames.some((f) => f.type === "backlog")).toBe(false);
+    expect(JSON.stringify(socket.frames)).not.toContain("old secret");
+    socket.ws.close();
   });
 });
