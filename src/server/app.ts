@@ -219,6 +219,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
       actor: { userId: found.user.id, role: found.user.role },
       sessionId,
       isValid: () => sessions.isActive(sessionId),
+      currentRole: () => users.get(found.user.id)?.role,
     };
   };
   const hub = new WsHub(

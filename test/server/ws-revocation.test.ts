@@ -4,6 +4,7 @@
  * server with the real team on 127.0.0.1, real `ws` clients.
  */
 import { describe, expect, it } from "vitest";
+import { UserStore } from "../../src/server/auth/user-store.js";
 import type { ChannelMessage, ChannelRecord } from "../../src/team/types.js";
 import { call, login, type Session, startServer, waitFor, withUsers } from "./helpers.js";
 import { expectJson, flush, follow, openSocket, startTeamServer, type TeamServer } from "./team-helpers.js";
@@ -271,6 +272,24 @@ describe("a role change with an in-memory event source", () => {
     await flush(socket);
     expect(socket.frames.some((f) => f.type === "backlog")).toBe(false);
     expect(JSON.stringify(socket.frames)).not.toContain("old secret");
+    socket.ws.close();
+  });
+});
+
+describe("the heartbeat as a fallback", () => {
+  it("re-reads the role, so a change written around the auth events still applies", async () => {
+    const team = new FakeTeam();
+    const { url, db } = await startServer({ events: team, ws: { heartbeatMs: 30 } });
+    const { owner, users } = await withUsers(url, ["admin"]);
+    const admin = users.admin!;
+    team.addChannel("secret", [owner.userId]);
+    const socket = connect(url, { cookie: admin.cookie });
+    await socket.next((f) => f.type === "ready");
+    await follow(socket, "secret");
+    // Another process sharing the database: no auth event reaches this server.
+    await new UserStore(db, { hashParams: { N: 1024, r: 8, p: 1 } }).update(admin.userId, { role: "member" });
+    expect(await socket.next((f) => f.type === "reauthorized")).toMatchObject({ user: { role: "member" } });
+    await socket.next((f) => f.type === "unsubscribed" && f.channelId === "secret");
     socket.ws.close();
   });
 });

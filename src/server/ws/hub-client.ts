@@ -21,6 +21,11 @@ export interface WsIdentity {
   /** The login session behind the socket: its revocation closes the socket at once. */
   sessionId?: string;
   isValid(): boolean;
+  /**
+   * The account's role as stored now, read at each heartbeat: a fallback for changes that bypass
+   * the auth events (another process writing the database). Absent: the role is never re-read.
+   */
+  currentRole?(): Actor["role"] | undefined;
 }
 
 export interface HubClientLimits {

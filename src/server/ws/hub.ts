@@ -204,6 +204,8 @@ export class WsHub {
         client.close(CloseCode.unauthenticated, "session ended");
         continue;
       }
+      const role = client.identity?.currentRole?.();
+      if (role !== undefined) client.reauthorize(role);
       if (client.missedPongs >= 2) {
         client.dispose();
         client.ws.terminate();
