@@ -105,6 +105,8 @@ export interface DimsumServer {
   services: ServerServices;
   server: HttpServer | HttpsServer;
   hub: WsHub;
+  /** What the auth layer tells about rights that changed (the hub listens; others may too). */
+  authEvents: AuthEvents;
   /** The caller behind an API token (or `Bearer <token>` header value), for the OpenAI endpoint. */
   authenticateApiToken(bearer: string | undefined): Actor | undefined;
   listen(port: number, host?: string): Promise<Listening>;
@@ -292,6 +294,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
     services,
     server,
     hub,
+    authEvents,
     authenticateApiToken: (bearer) => apiTokens.authenticate(bearer)?.actor,
     async listen(port, host = "127.0.0.1") {
       await new Promise<void>((resolve, reject) => {
