@@ -4,6 +4,7 @@
  */
 import { connect } from "node:net";
 import { RequestError } from "@hono/node-server";
+import { HTTPException } from "hono/http-exception";
 import { describe, expect, it } from "vitest";
 import { DimsumError } from "../../src/errors.js";
 import { beforeRoutingErrorResponse } from "../../src/server/http/errors.js";
@@ -71,6 +72,7 @@ describe("unexpected errors", () => {
     ["an Error", () => new Error("secret internals at /srv/dimsum/db.ts:42")],
     ["a DimsumError coded internal", () => new DimsumError("internal", "secret internals in the store")],
     ["a thrown string", () => "secret internals as a string"],
+    ["an HTTPException 500", () => new HTTPException(500, { message: "secret internals in middleware" })],
   ])("%s answers 500 JSON with no internals and is logged once", async (_name, make) => {
     const { url, log } = await startServer({
       routes: [

@@ -245,6 +245,28 @@ describe("POST /v1/chat/completions", () => {
     expect(llm.requests).toHaveLength(0);
   });
 
+  it("answers an unexpected failure with a 500 that shows no internals, streamed or not", async () => {
+    const broken = (team: Team): Team => ({
+      ...team,
+      complete: async () => {
+        throw new Error("secret internals at /srv/dimsum/store.ts:42");
+      },
+    });
+    const { s, token } = await setUp({ wrap: broken });
+    const ask = { model: "writer", messages: [{ role: "user", content: "hi" }] };
+    const plain = await completions(s.url, token, ask);
+    const text = await plain.text();
+    expect(plain.status).toBe(500);
+    expect(JSON.parse(text)).toMatchObject({ error: { type: "server_error", code: "internal" } });
+    expect(text).not.toContain("secret");
+    const streamed = await (await completions(s.url, token, { ...ask, stream: true })).text();
+    expect(streamed).toContain("internal server error");
+    expect(streamed).not.toContain("secret");
+    const logged = s.log.lines.filter((l) => l.startsWith("error:"));
+    expect(logged).toHaveLength(2);
+    expect(logged.every((l) => l.includes("secret internals"))).toBe(true);
+  });
+
   it("reports a server without a model as a 503 naming the setting to fix", async () => {
     const { s, token } = await setUp({ llmUrl: "" });
     const res = await completions(s.url, token, {

@@ -52,6 +52,8 @@ function codeOfStatus(status: number): ErrorCode {
 export function toApiError(err: unknown): DimsumError | undefined {
   if (err instanceof DimsumError) return err.code === "internal" ? undefined : err;
   if (err instanceof HTTPException) {
+    // A 5xx raised by middleware is ours to explain in the log, not the caller's to read.
+    if (err.status >= 500) return undefined;
     const message = err.status === 413 ? "request body too large" : err.message || "bad request";
     return new DimsumError(codeOfStatus(err.status), message);
   }

@@ -11,7 +11,7 @@ import type { Usage } from "../../llm/types.js";
 import type { Actor, Team } from "../../team/types.js";
 import { apiTokenAuth } from "../auth/middleware.js";
 import { type AppEnv, actorOf, type ServerLog } from "../context.js";
-import { statusOf, toApiError } from "../http/errors.js";
+import { internalError, statusOf, toApiError } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
 import { messageRateLimit } from "../security/rate-limit.js";
 import { type ChatCompletionRequest, type ChatMessageInput, chatCompletionSchema } from "./team-schemas.js";
@@ -42,7 +42,8 @@ function openAiErrorOf(err: unknown): {
   const aborted = err instanceof DimsumError && err.code === "aborted";
   const status: ContentfulStatusCode = known ? statusOf(known.code) : 500;
   const kind = ERROR_TYPES[status] ?? { type: "server_error" };
-  const message = known?.toLine() ?? (err instanceof Error ? err.message : "internal server error");
+  // Unexpected errors show no internals (the server log has them).
+  const message = known?.toLine() ?? internalError().message;
   const issue = known?.issues?.[0];
   const body: OpenAiError = {
     error: {
