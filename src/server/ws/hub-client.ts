@@ -7,6 +7,7 @@ import type { Duplex } from "node:stream";
 import { WebSocket } from "ws";
 import type { Actor, TeamEvent } from "../../team/types.js";
 import type { ServerLog } from "../context.js";
+import { internalError, toApiError } from "../http/errors.js";
 import {
   type ClientFrame,
   CloseCode,
@@ -47,10 +48,12 @@ interface Subscription {
   verifiedFor: Actor | undefined;
 }
 
-function describe(err: unknown): { message: string; code?: string } {
-  const message = err instanceof Error ? err.message : String(err);
-  const code = err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
-  return code ? { message, code } : { message };
+/** What a client is told about a refused subscription: refusals as they are, anything else generically. */
+function describe(err: unknown, log: ServerLog): { message: string; code: string } {
+  const known = toApiError(err);
+  if (known) return { message: known.toLine(), code: known.code };
+  log.error("WebSocket: checking a subscription failed", err);
+  return { message: internalError().message, code: "internal" };
 }
 
 /** Frames held for one write at the end of the turn, at most (bytes). */
@@ -240,7 +243,7 @@ export class HubClient {
         } catch (err) {
           if (this.subs.get(channelId) === sub) {
             this.subs.delete(channelId);
-            this.send({ type: "unsubscribed", channelId, ...describe(err) });
+            this.send({ type: "unsubscribed", channelId, ...describe(err, this.log) });
           }
           break;
         }
@@ -309,7 +312,7 @@ export class HubClient {
             : await this.source.listMessages(actor, channelId, { after: since });
       } catch (err) {
         if (this.subs.get(channelId) === sub) this.subs.delete(channelId);
-        this.send({ type: "error", channelId, ...describe(err) });
+        this.send({ type: "error", channelId, ...describe(err, this.log) });
         return;
       }
       if (this.subs.get(channelId) !== sub) return; // unsubscribed (or resubscribed) meanwhile
