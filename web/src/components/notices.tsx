@@ -5,6 +5,7 @@
  */
 import { useEffect } from "preact/hooks";
 import { useSelector, useServices } from "../hooks.js";
+import type { Services } from "../services.js";
 import type { Notice } from "../state/app.js";
 
 const LIFETIME_MS = 8000;
@@ -33,6 +34,12 @@ function NoticeItem({ notice }: { notice: Notice }) {
       </button>
     </div>
   );
+}
+
+/** Dismisses every error notice: after a success they describe a problem that is gone. */
+export function clearErrorNotices(store: Services["store"]): void {
+  for (const notice of store.getState().notices)
+    if (notice.kind === "error") store.dispatch({ type: "dismiss", id: notice.id });
 }
 
 /** The notice stack. */
