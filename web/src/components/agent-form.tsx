@@ -230,8 +230,8 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
 
           <fieldset class={`field field-wide tools-field${shown("toolsAllow") ? " invalid" : ""}`}>
             <legend>Tools</legend>
-            <div class="segmented" role="radiogroup" aria-label="Which tools">
-              <label class={values.toolsMode === "all" ? "active" : ""}>
+            <div class="choice-row" role="radiogroup" aria-label="Which tools">
+              <label class="check">
                 <input
                   type="radio"
                   name="toolsMode"
@@ -241,7 +241,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                 />
                 Every tool
               </label>
-              <label class={values.toolsMode === "list" ? "active" : ""}>
+              <label class="check">
                 <input
                   type="radio"
                   name="toolsMode"
