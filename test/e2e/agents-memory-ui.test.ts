@@ -7,7 +7,7 @@
  * memory page, where it is edited and forgotten; list and editor sit side by side at 1440 px and
  * stack at 390 px without sideways scrolling. Screenshots at 1440×900 and 390×844.
  */
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import type { CatalogueEntry } from "../../src/capabilities/assembly.js";
 import type { CoreBlock, MemoryRecord } from "../../src/memory/types.js";
@@ -28,7 +28,6 @@ const CORE_NOTE = "Name: Sam. Works on the dim sum menu.";
 
 let llm: FakeLlmServer;
 let server: E2eServer;
-let browser: Browser;
 let page: Page;
 let log: PageLog;
 let csrf = "";
@@ -90,7 +89,7 @@ const errorNotices = () => page.locator('[data-testid="notice"][role="alert"]');
 e2eStack(
   { before: () => resetArtifacts(SHOTS), llm: { models: ["gpt-test", "gpt-4o-mini"] } },
   async (stack) => {
-    ({ llm, server, browser, page, log } = stack);
+    ({ llm, server, page, log } = stack);
     await page.setViewportSize(WIDE);
   },
 );
@@ -113,7 +112,9 @@ describe("agents and memory pages in headless Chromium", () => {
         const editor = byTest("agent-editor");
         const before = (await box(editor)).width;
         await byTest("agent-id").fill("Bad Id");
-        await byTest("agent-name").fill("A name that is quite long for an agent, to see the editor keep its width");
+        await byTest("agent-name").fill(
+          "A name that is quite long for an agent, to see the editor keep its width",
+        );
         expect((await box(editor)).width).toBe(before);
         // The editor takes the room beside the list, not the width of its content.
         expect(before).toBeGreaterThan(700);
@@ -133,7 +134,9 @@ describe("agents and memory pages in headless Chromium", () => {
           expect(await input.evaluate((el) => getComputedStyle(el).borderTopColor)).toBe(danger);
         }
         // The first invalid field has the focus.
-        await until(() => page.evaluate(() => document.activeElement?.getAttribute("data-testid"))).toBe("agent-id");
+        await until(() => page.evaluate(() => document.activeElement?.getAttribute("data-testid"))).toBe(
+          "agent-id",
+        );
         await screenshot(page, `${SHOTS}/01-invalid-fields-1440`);
 
         await byTest("agent-id").fill("scribe");
@@ -196,6 +199,10 @@ describe("agents and memory pages in headless Chromium", () => {
         expect(await byTest("agent-tools-deny-fetch_url").isChecked()).toBe(true);
       });
       await screenshot(page, `${SHOTS}/02-tool-picker-1440`);
+      await byTest("agent-kb-list").check();
+      await byTest("agent-memory-link").scrollIntoViewIfNeeded();
+      await screenshot(page, `${SHOTS}/02-editor-knowledge-memory-1440`);
+      await byTest("agent-kb-all").check();
     },
     FLOW_TIMEOUT_MS,
   );
@@ -207,10 +214,16 @@ describe("agents and memory pages in headless Chromium", () => {
         const input = byTest("agent-model");
         await input.click();
         const options = byTest("agent-model-option");
-        await until(async () => (await options.evaluateAll((els) => els.map((el) => el.getAttribute("data-value")))).includes("openai:gpt-4o-mini")).toBe(true);
+        await until(async () =>
+          (await options.evaluateAll((els) => els.map((el) => el.getAttribute("data-value")))).includes(
+            "openai:gpt-4o-mini",
+          ),
+        ).toBe(true);
         const values = await options.evaluateAll((els) => els.map((el) => el.getAttribute("data-value")));
         // The fake provider's own list (gpt-test) and the catalogue's suggestions (anthropic).
-        expect(values).toEqual(expect.arrayContaining(["", "openai:gpt-test", "anthropic:claude-sonnet-4-5"]));
+        expect(values).toEqual(
+          expect.arrayContaining(["", "openai:gpt-test", "anthropic:claude-sonnet-4-5"]),
+        );
         await screenshot(page, `${SHOTS}/03-model-picker-open-1440`);
         await input.fill("mini");
         await page.locator('[data-testid="agent-model-option"][data-value="openai:gpt-4o-mini"]').click();
@@ -320,6 +333,11 @@ describe("agents and memory pages in headless Chromium", () => {
         await screenshot(page, `${SHOTS}/05-agents-1440`);
 
         await page.setViewportSize(PHONE);
+        // The sidebar becomes a drawer, sliding out of view (a short transition).
+        await until(async () => {
+          const side = await byTest("sidebar").boundingBox();
+          return side ? side.x + side.width : 0;
+        }).toBeLessThanOrEqual(0);
         // On a phone the editor takes the whole width, the list is a page of its own (← Agents).
         const phoneEditor = await box(byTest("agent-editor"));
         expect(phoneEditor.width).toBeGreaterThan(PHONE.width - 40);
@@ -328,7 +346,9 @@ describe("agents and memory pages in headless Chromium", () => {
         expect(await sidewaysOverflow()).toBeLessThanOrEqual(0);
         await screenshot(page, `${SHOTS}/05-agent-editor-390`);
         await byTest("agent-tools-allow").scrollIntoViewIfNeeded();
-        await page.screenshot({ path: `${process.cwd()}/test-artifacts/e2e/${SHOTS}/05-tool-picker-390.png` });
+        await page.screenshot({
+          path: `${process.cwd()}/test-artifacts/e2e/${SHOTS}/05-tool-picker-390.png`,
+        });
 
         await byTest("agents-back").click();
         const phoneList = await box(byTest("agent-list"));

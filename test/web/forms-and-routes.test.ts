@@ -30,7 +30,15 @@ describe("routes", () => {
   });
 
   it("sends unknown or malformed paths home", () => {
-    for (const path of ["/nope", "/c", "/c/x/y/z", "/agents/a/b", "/c/%E0%A4%A", "/settings/x", "/memory/a/b"]) {
+    for (const path of [
+      "/nope",
+      "/c",
+      "/c/x/y/z",
+      "/agents/a/b",
+      "/c/%E0%A4%A",
+      "/settings/x",
+      "/memory/a/b",
+    ]) {
       expect(parseRoute(path), path).toEqual({ name: "home" });
     }
   });

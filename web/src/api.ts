@@ -249,9 +249,9 @@ export class ApiClient {
 
   // --- memory (own, or anyone's for admins via `userId`) ---
   /** Archival memories, newest first, or ranked by `q`; with `agentId`, what that agent sees. */
-  listMemories(options: { userId?: string; agentId?: string; q?: string; limit?: number } = {}): Promise<
-    MemoryRecord[]
-  > {
+  listMemories(
+    options: { userId?: string; agentId?: string; q?: string; limit?: number } = {},
+  ): Promise<MemoryRecord[]> {
     return this.request("GET", `/api/memory${query({ ...options })}`);
   }
   /** Edits one memory's text (or type, importance). */
@@ -271,7 +271,11 @@ export class ApiClient {
     return this.request("GET", `/api/memory/core${query({ userId })}`);
   }
   /** Replaces a core block's text (the agent's own with `agentId`, else the shared one). */
-  setCoreBlock(label: string, value: string, scope: { userId?: string; agentId?: string }): Promise<CoreBlock> {
+  setCoreBlock(
+    label: string,
+    value: string,
+    scope: { userId?: string; agentId?: string },
+  ): Promise<CoreBlock> {
     return this.request("PUT", `/api/memory/core/${enc(label)}${query({ ...scope })}`, { value });
   }
   /** Deletes a core block. */

@@ -20,7 +20,7 @@ import type { AgentRecord, CatalogueEntry, SoulFile } from "../types.js";
 import { type KnowledgeBase, knowledgeApi } from "./knowledge-api.js";
 import { Link } from "./link.js";
 import { ModelPicker } from "./model-picker.js";
-import { clearErrorNotices } from "./notices.js";
+import { notifySuccess } from "./notices.js";
 import { SoulEditor } from "./soul-editor.js";
 import { ToolPicker } from "./tool-picker.js";
 
@@ -94,6 +94,7 @@ function Field({
     );
   }
   return (
+    // biome-ignore lint/a11y/noLabelWithoutControl: the control is the `children` it wraps.
     <label class={cls} data-testid={`agent-field-${errorKey}`}>
       <span class="field-label">{label}</span>
       {children}
@@ -114,12 +115,14 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
   const [soulText, setSoulText] = useState("");
   const [touched, setTouched] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const [denyOpen, setDenyOpen] = useState(() => (agent?.toolsDeny.length ?? 0) > 0);
   const { tools, bases } = useEditorData();
 
   useEffect(() => {
     setValues(agent ? agentToForm(agent) : emptyAgentForm());
     setTouched(false);
     setConfirmDelete(false);
+    setDenyOpen((agent?.toolsDeny.length ?? 0) > 0);
     setSoul(undefined);
     setSoulText("");
     if (!agent) return;
@@ -150,16 +153,14 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
     if (creating) {
       const created = await api.createAgent(formToInput(values, soulText));
       store.dispatch({ type: "agent_saved", agent: created });
-      clearErrorNotices(store);
-      store.dispatch({ type: "notice", kind: "info", text: `Agent @${created.id} created.` });
+      notifySuccess(store, `Agent @${created.id} created.`);
       navigate({ name: "agent", agentId: created.id }, { replace: true });
     } else {
       const updated = await api.updateAgent(agent.id, formToPatch(values));
       store.dispatch({ type: "agent_saved", agent: updated });
       setValues(agentToForm(updated));
       setTouched(false);
-      clearErrorNotices(store);
-      store.dispatch({ type: "notice", kind: "info", text: "Agent saved." });
+      notifySuccess(store, "Agent saved.");
     }
   });
 
@@ -167,8 +168,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
     if (!agent) return;
     const file = await api.putSoul(agent.id, soulText);
     setSoul(file);
-    clearErrorNotices(store);
-    store.dispatch({ type: "notice", kind: "info", text: "SOUL.md saved." });
+    notifySuccess(store, "SOUL.md saved.");
   });
 
   const [remove, removing] = useAction(async () => {
@@ -274,7 +274,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
               </>
             )}
             {tools.state === "ready" && (
-              <details class="deny-list" open={values.toolsMode === "all" || values.toolsDeny.length > 0}>
+              <details class="deny-list" open={denyOpen} onToggle={(e) => setDenyOpen(e.currentTarget.open)}>
                 <summary data-testid="agent-tools-deny-toggle">
                   Never these tools{values.toolsDeny.length > 0 ? ` (${values.toolsDeny.length})` : ""}
                 </summary>
@@ -331,7 +331,10 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                         type="checkbox"
                         checked={values.knowledgeBases.includes(base.name)}
                         onChange={(e) =>
-                          set("knowledgeBases", toggleName(values.knowledgeBases, base.name, e.currentTarget.checked))
+                          set(
+                            "knowledgeBases",
+                            toggleName(values.knowledgeBases, base.name, e.currentTarget.checked),
+                          )
                         }
                         data-testid={`agent-kb-${base.name}`}
                       />

@@ -46,7 +46,8 @@ function groupsOf(data: ModelsResponse | undefined, filter: string): Group[] {
   if (!data) return [];
   const needle = filter.trim().toLowerCase();
   const exact = data.models.some((m) => m.id === filter.trim());
-  const shown = exact || needle === "" ? data.models : data.models.filter((m) => m.id.toLowerCase().includes(needle));
+  const shown =
+    exact || needle === "" ? data.models : data.models.filter((m) => m.id.toLowerCase().includes(needle));
   const groups = data.providers
     .map((provider) => ({ provider, models: shown.filter((m) => m.provider === provider.name) }))
     .filter((g) => g.models.length > 0);
@@ -58,6 +59,11 @@ function providerNote(provider: ProviderModels): string {
   if (!provider.configured) return "needs setup";
   if (provider.list === "listed") return "listed by the provider";
   return "provider did not answer; suggestions";
+}
+
+/** "128k", "1M": a context window in tokens. */
+function windowLabel(tokens: number): string {
+  return tokens >= 1_000_000 ? `${Math.round(tokens / 100_000) / 10}M` : `${Math.round(tokens / 1000)}k`;
 }
 
 /** The picker. */
@@ -75,7 +81,7 @@ export function ModelPicker({
   const [problem, setProblem] = useState<string | undefined>(undefined);
   const [open, setOpen] = useState(false);
   const [active, setActive] = useState(-1);
-  const listRef = useRef<HTMLUListElement>(null);
+  const listRef = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
     let live = true;
@@ -132,6 +138,7 @@ export function ModelPicker({
         aria-expanded={open}
         aria-controls={listId}
         aria-autocomplete="list"
+        aria-activedescendant={open && active >= 0 ? `${testId}-choice-${active}` : undefined}
         aria-invalid={invalid ? "true" : undefined}
         autocomplete="off"
         spellcheck={false}
@@ -147,13 +154,15 @@ export function ModelPicker({
         data-testid={testId}
       />
       {open && (
-        <ul class="model-options" id={listId} role="listbox" ref={listRef} data-testid={listId}>
+        <div class="model-options" id={listId} role="listbox" ref={listRef} data-testid={listId}>
           {allowDefault && (
-            <li
+            <div
+              id={`${testId}-choice-0`}
               role="option"
+              tabIndex={-1}
               aria-selected={value === ""}
               data-index={0}
-              class={`model-option${active === 0 ? " active" : ""}`}
+              class={`model-option model-default${active === 0 ? " active" : ""}`}
               onMouseDown={(e) => {
                 e.preventDefault();
                 pick("");
@@ -162,49 +171,52 @@ export function ModelPicker({
               data-value=""
             >
               {choices[0]?.label}
-            </li>
+            </div>
           )}
           {groups.map((group) => (
-            <li key={group.provider.name} role="presentation" class="model-group">
-              <span class="model-group-head">
+            <div key={group.provider.name} class="model-group">
+              <div class="model-group-head" aria-hidden="true">
                 <strong>{group.provider.name}</strong>{" "}
                 <span class="muted" title={group.provider.note}>
                   {providerNote(group.provider)}
                 </span>
-              </span>
-              <ul role="group" aria-label={group.provider.name}>
-                {group.models.map((model) => {
-                  const at = index++;
-                  return (
-                    <li
-                      key={model.id}
-                      role="option"
-                      aria-selected={value === model.id}
-                      data-index={at}
-                      class={`model-option${active === at ? " active" : ""}${group.provider.configured ? "" : " unavailable"}`}
-                      onMouseDown={(e) => {
-                        e.preventDefault();
-                        pick(model.id);
-                      }}
-                      data-testid={`${testId}-option`}
-                      data-value={model.id}
-                    >
-                      <code>{model.model}</code>
-                      {model.contextWindow && (
-                        <span class="muted model-window">{Math.round(model.contextWindow / 1000)}k</span>
-                      )}
-                    </li>
-                  );
-                })}
-              </ul>
-            </li>
+              </div>
+              {group.models.map((model) => {
+                const at = index++;
+                return (
+                  <div
+                    key={model.id}
+                    id={`${testId}-choice-${at}`}
+                    role="option"
+                    tabIndex={-1}
+                    aria-selected={value === model.id}
+                    aria-label={model.id}
+                    data-index={at}
+                    class={`model-option${active === at ? " active" : ""}${group.provider.configured ? "" : " unavailable"}`}
+                    onMouseDown={(e) => {
+                      e.preventDefault();
+                      pick(model.id);
+                    }}
+                    data-testid={`${testId}-option`}
+                    data-value={model.id}
+                  >
+                    <code>{model.model}</code>
+                    {model.contextWindow && (
+                      <span class="muted model-window" title="context window, tokens">
+                        {windowLabel(model.contextWindow)}
+                      </span>
+                    )}
+                  </div>
+                );
+              })}
+            </div>
           ))}
-          {!data && !problem && <li class="model-note muted">Loading models…</li>}
-          {problem && <li class="model-note muted">Models could not be listed: {problem}</li>}
+          {!data && !problem && <p class="model-note muted">Loading models…</p>}
+          {problem && <p class="model-note muted">Models could not be listed: {problem}</p>}
           {data && groups.length === 0 && value.trim() !== "" && (
-            <li class="model-note muted">No listed model matches; “{value.trim()}” will be used as typed.</li>
+            <p class="model-note muted">No listed model matches; “{value.trim()}” will be used as typed.</p>
           )}
-        </ul>
+        </div>
       )}
     </div>
   );

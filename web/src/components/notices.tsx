@@ -42,6 +42,15 @@ export function clearErrorNotices(store: Services["store"]): void {
     if (notice.kind === "error") store.dispatch({ type: "dismiss", id: notice.id });
 }
 
+/**
+ * Says a success: error notices about the problem go, and so does an earlier success notice, so a
+ * series of saves shows one line instead of a growing stack.
+ */
+export function notifySuccess(store: Services["store"], text: string): void {
+  for (const notice of store.getState().notices) store.dispatch({ type: "dismiss", id: notice.id });
+  store.dispatch({ type: "notice", kind: "info", text });
+}
+
 /** The notice stack. */
 export function Notices() {
   const notices = useSelector((s) => s.notices);

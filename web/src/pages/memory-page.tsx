@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { CoreBlockItem } from "../components/memory/core-block-item.js";
 import { MemoryItem } from "../components/memory/memory-item.js";
-import { clearErrorNotices } from "../components/notices.js";
+import { notifySuccess } from "../components/notices.js";
 import { useSelector, useServices } from "../hooks.js";
 import type { CoreBlock, MemoryRecord, SessionUser } from "../types.js";
 
@@ -85,8 +85,7 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
 
   const reload = () => setVersion((v) => v + 1);
   const done = (text: string) => {
-    clearErrorNotices(store);
-    store.dispatch({ type: "notice", kind: "info", text });
+    notifySuccess(store, text);
     reload();
   };
 

@@ -90,7 +90,12 @@ export function CoreBlockItem({ block, onSave, onForget }: CoreBlockItemProps) {
             <button type="button" class="btn btn-small" onClick={() => setEditing(false)}>
               Cancel
             </button>
-            <button type="submit" class="btn btn-primary btn-small" disabled={saving} data-testid="core-edit-save">
+            <button
+              type="submit"
+              class="btn btn-primary btn-small"
+              disabled={saving}
+              data-testid="core-edit-save"
+            >
               Save
             </button>
           </div>
