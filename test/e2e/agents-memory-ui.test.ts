@@ -199,10 +199,32 @@ describe("agents and memory pages in headless Chromium", () => {
         expect(await byTest("agent-tools-deny-fetch_url").isChecked()).toBe(true);
       });
       await screenshot(page, `${SHOTS}/02-tool-picker-1440`);
-      await byTest("agent-kb-list").check();
-      await byTest("agent-memory-link").scrollIntoViewIfNeeded();
-      await screenshot(page, `${SHOTS}/02-editor-knowledge-memory-1440`);
-      await byTest("agent-kb-all").check();
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  it(
+    "limits the agent's knowledge bases to ones picked from the readable bases",
+    async () => {
+      await step("02-knowledge-bases", async () => {
+        await apiPost("/api/kb", { name: "handbook", description: "How the kitchen works" });
+        await page.reload();
+        await byTest("agent-form").waitFor();
+        expect(await byTest("agent-kb-all").isChecked()).toBe(true);
+        await byTest("agent-kb-list").check();
+        await byTest("agent-kb-handbook").check();
+        await byTest("agent-memory-link").scrollIntoViewIfNeeded();
+        await screenshot(page, `${SHOTS}/02-editor-knowledge-memory-1440`);
+        await byTest("agent-save").click();
+        await page.getByTestId("notice").filter({ hasText: "Agent saved." }).waitFor();
+        expect((await apiGet<AgentRecord>("/api/agents/scribe")).knowledgeBases).toEqual(["handbook"]);
+        // Back to every readable base (null on the wire).
+        await byTest("agent-kb-all").check();
+        await byTest("agent-save").click();
+        await until(
+          async () => (await apiGet<AgentRecord>("/api/agents/scribe")).knowledgeBases,
+        ).toBeUndefined();
+      });
     },
     FLOW_TIMEOUT_MS,
   );

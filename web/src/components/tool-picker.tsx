@@ -107,6 +107,23 @@ export function ToolPicker({ catalogue, picked, onChange, testId, grantOnlyNote 
           <span class="muted">{picked.length} picked</span>
         </div>
       )}
+      {picked.length > 0 && (
+        <ul class="tool-chips" aria-label="Picked tools" data-testid={`${testId}-picked`}>
+          {picked.map((name) => (
+            <li key={name} class="tool-chip">
+              <code>{name}</code>
+              <button
+                type="button"
+                class="icon-btn"
+                aria-label={`Remove ${name}`}
+                onClick={() => onChange(toggleName(picked, name, false))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
       {groups.map((group) => (
         <fieldset key={group.source} class="tool-group" data-testid={`${testId}-group-${group.source}`}>
           <legend>
