@@ -154,7 +154,15 @@ export function ModelPicker({
         data-testid={testId}
       />
       {open && (
-        <div class="model-options" id={listId} role="listbox" ref={listRef} data-testid={listId}>
+        <div
+          class="model-options"
+          id={listId}
+          role="listbox"
+          ref={listRef}
+          // Keeps the focus in the input when the list's scrollbar or a heading is pressed.
+          onMouseDown={(e) => e.preventDefault()}
+          data-testid={listId}
+        >
           {allowDefault && (
             <div
               id={`${testId}-choice-0`}
