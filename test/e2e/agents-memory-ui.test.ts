@@ -334,6 +334,21 @@ describe("agents and memory pages in headless Chromium", () => {
 
         // The owner may look at another person's memory: the person selector lists everyone.
         expect(await byTest("memory-person").inputValue()).toBe(ownerId);
+        const mia = await apiPost<{ id: string }>("/api/users", {
+          username: "mia",
+          password: "mia-password-1",
+          role: "member",
+        });
+        await page.reload();
+        await byTest("core-block").waitFor();
+        await byTest("memory-person").selectOption(mia.id);
+        await byTest("core-empty").waitFor();
+        await byTest("memory-empty").waitFor();
+        expect(await text(page.locator(".memory-page .page-head .muted"))()).toBe(
+          "What @scribe remembers about mia",
+        );
+        await byTest("memory-person").selectOption(ownerId);
+        await byTest("core-block").waitFor();
       });
     },
     FLOW_TIMEOUT_MS,
