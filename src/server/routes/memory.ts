@@ -13,7 +13,7 @@ import {
   coreLabelParam,
   coreScopeQuerySchema,
   idParam,
-  memoryDeleteQuerySchema,
+  memoryOwnerQuerySchema,
   memoryEditSchema,
   memoryQuerySchema,
 } from "./team-schemas.js";
@@ -121,7 +121,7 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
   app.patch(
     "/:id",
     paramsOf(idParam),
-    queryOf(memoryDeleteQuerySchema),
+    queryOf(memoryOwnerQuerySchema),
     jsonBody(memoryEditSchema),
     async (c) => {
       const { id } = c.req.valid("param");
@@ -138,7 +138,7 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
     },
   );
 
-  app.delete("/:id", paramsOf(idParam), queryOf(memoryDeleteQuerySchema), async (c) => {
+  app.delete("/:id", paramsOf(idParam), queryOf(memoryOwnerQuerySchema), async (c) => {
     const { id } = c.req.valid("param");
     const record = await findMemory(c, memory, id, c.req.valid("query").userId);
     if (!(await memory.forget(record.userId, id))) throw notFound(`memory ${id} not found`);

@@ -118,7 +118,8 @@ export const memoryQuerySchema = z.object({
   offset: z.coerce.number().int().nonnegative().optional(),
 });
 
-export const memoryDeleteQuerySchema = z.object({ userId: idText.optional() });
+/** Whose memory an id names: left out, the caller's (admins: whoever has it). */
+export const memoryOwnerQuerySchema = z.object({ userId: idText.optional() });
 
 /** A person's edit of one archival memory. */
 export const memoryEditSchema = z
