@@ -13,8 +13,8 @@ import {
   coreLabelParam,
   coreScopeQuerySchema,
   idParam,
-  memoryOwnerQuerySchema,
   memoryEditSchema,
+  memoryOwnerQuerySchema,
   memoryQuerySchema,
 } from "./team-schemas.js";
 
