@@ -195,6 +195,23 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
     const { bytes, body } = await readBody(req);
     const recorded: RecordedRequest = { ...describeRequest(method, path, body), headers: req.headers, body };
     requests.push(recorded);
+    if (method === "GET" && options.models && /\/models(\?.*)?$/.test(path)) {
+      const gemini = /\/v1(alpha|beta)\/models/.test(path);
+      const models = options.models;
+      sendJson(
+        res,
+        200,
+        gemini
+          ? {
+              models: models.map((id) => ({
+                name: `models/${id}`,
+                supportedGenerationMethods: ["generateContent"],
+              })),
+            }
+          : { object: "list", data: models.map((id) => ({ id, object: "model" })) },
+      );
+      return;
+    }
     const encoder = ENCODERS[recorded.protocol];
     if (!encoder) {
       sendJson(res, 404, { error: { message: `fake LLM server: no route for ${method} ${path}` } });

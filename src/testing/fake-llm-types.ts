@@ -80,6 +80,11 @@ export interface FakeLlmServerOptions {
   chunkDelayMs?: number;
   /** Turns queued from the start. */
   turns?: FakeTurn[];
+  /**
+   * Model ids `GET …/models` lists (OpenAI and Anthropic shape `{data: [{id}]}`, Gemini's
+   * `/v1beta/models` as `{models: [{name}]}`); without it that path answers 404 like any unknown one.
+   */
+  models?: string[];
 }
 
 export interface FakeLlmServer {
