@@ -24,6 +24,7 @@ import type { AppEnv, DimsumApp, ServerLog, ServerServices } from "./context.js"
 import { errorResponse, internalError, toApiError } from "./http/errors.js";
 import { limitBody, readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
+import { modelRoutes } from "./routes/models.js";
 import { settingsRoutes } from "./routes/settings.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { userRoutes } from "./routes/users.js";
@@ -156,6 +157,7 @@ export function createApp(
   app.route("/api/auth", authRoutes());
   app.route("/api/users", userRoutes());
   app.route("/api/settings", settingsRoutes());
+  app.route("/api/models", modelRoutes());
   app.route("/api/tokens", tokenRoutes());
 
   // Team routes (src/server/routes/team.ts, mountTeamRoutes) and the OpenAI endpoint plug in here,
