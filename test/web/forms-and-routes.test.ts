@@ -20,6 +20,8 @@ describe("routes", () => {
     { name: "agent_new" },
     { name: "agent", agentId: "new" },
     { name: "settings" },
+    { name: "settings", section: "account" },
+    { name: "settings", section: "providers" },
   ];
 
   it("round-trips every route through its path", () => {
@@ -27,7 +29,7 @@ describe("routes", () => {
   });
 
   it("sends unknown or malformed paths home", () => {
-    for (const path of ["/nope", "/c", "/c/x/y/z", "/agents/a/b", "/c/%E0%A4%A", "/settings/x"]) {
+    for (const path of ["/nope", "/c", "/c/x/y/z", "/agents/a/b", "/c/%E0%A4%A", "/settings/x", "/settings/account/x"]) {
       expect(parseRoute(path), path).toEqual({ name: "home" });
     }
   });

@@ -31,3 +31,11 @@ export function oneLine(text: string, max = 80): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+/**
+ * A count with its noun: `plural(1, "agent")` is "1 agent", `plural(3, "agent")` "3 agents";
+ * irregular nouns give their plural (`plural(2, "person", "people")`).
+ */
+export function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
+  return `${count} ${count === 1 ? singular : pluralForm}`;
+}

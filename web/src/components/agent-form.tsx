@@ -1,4 +1,5 @@
 /** Create or edit an agent: identity, model, tools allow/deny, memory, skills, and its SOUL.md. */
+
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../hooks.js";
 import {
@@ -10,6 +11,7 @@ import {
   validateAgentForm,
 } from "../state/agent-form.js";
 import type { AgentRecord, SoulFile } from "../types.js";
+import { askConfirm } from "./confirm-dialog.js";
 import { SoulEditor } from "./soul-editor.js";
 
 export interface AgentFormProps {
@@ -73,7 +75,14 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
   });
 
   const [remove, removing] = useAction(async () => {
-    if (!agent || !confirm(`Delete the agent @${agent.id}? Channels keep their messages.`)) return;
+    if (
+      !agent ||
+      !(await askConfirm({
+        title: `Delete the agent @${agent.id}?`,
+        message: "Channels keep their messages.",
+      }))
+    )
+      return;
     await api.deleteAgent(agent.id);
     store.dispatch({ type: "agent_removed", agentId: agent.id });
     navigate({ name: "agents" }, { replace: true });
