@@ -29,7 +29,15 @@ describe("routes", () => {
   });
 
   it("sends unknown or malformed paths home", () => {
-    for (const path of ["/nope", "/c", "/c/x/y/z", "/agents/a/b", "/c/%E0%A4%A", "/settings/x", "/settings/account/x"]) {
+    for (const path of [
+      "/nope",
+      "/c",
+      "/c/x/y/z",
+      "/agents/a/b",
+      "/c/%E0%A4%A",
+      "/settings/x",
+      "/settings/account/x",
+    ]) {
       expect(parseRoute(path), path).toEqual({ name: "home" });
     }
   });
