@@ -25,12 +25,23 @@ export interface E2eServer {
   url: string;
   /** Warnings and errors the server logged, for failure reports. */
   logLines: string[];
+  /** What the server said at info level (e.g. the owner's one-time password). */
+  infoLines: string[];
+  /** The owner account created at start (`ensureOwner`), with its one-time password. */
+  owner: { username: string; generatedPassword: string | undefined } | undefined;
   close(): Promise<void>;
 }
 
 export interface E2eServerOptions {
   /** Upload limits of `/api/kb` (default: `dimsum serve`'s, 20 MB and 100 files per upload). */
   knowledge?: KnowledgeRoutesOptions;
+  /**
+   * The model environment instead of the default (`openai:gpt-test` with a key, at the fake LLM);
+   * `DIMSUM_HOME` is always set. `{}` starts a server with no model at all.
+   */
+  env?: Record<string, string>;
+  /** Create the owner at start with a printed one-time password, as `dimsum serve` does (default: no owner). */
+  ensureOwner?: boolean;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -44,14 +55,15 @@ export function assertWebBuilt(): void {
   }
 }
 
-/** Starts the server on 127.0.0.1:0 with no owner yet (the test sets one up through the UI). */
+/** Starts the server on 127.0.0.1:0, by default with no owner yet (the test sets one up through the UI). */
 export async function startE2eServer(llmUrl: string, options: E2eServerOptions = {}): Promise<E2eServer> {
   assertWebBuilt();
   const home = mkdtempSync(join(tmpdir(), "dimsum-e2e-"));
   const db = openDatabase(join(home, "dimsum.db"));
   const logLines: string[] = [];
+  const infoLines: string[] = [];
   const log: ServerLog = {
-    info: () => {},
+    info: (m) => infoLines.push(m),
     warn: (m) => logLines.push(`warn: ${m}`),
     error: (m, err) =>
       logLines.push(`error: ${m} ${err instanceof Error ? (err.stack ?? err.message) : String(err ?? "")}`),
@@ -60,9 +72,11 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     cwd: home,
     env: {
       DIMSUM_HOME: home,
-      DIMSUM_MODEL: "openai:gpt-test",
-      OPENAI_API_KEY: "sk-test-key-1234",
-      OPENAI_BASE_URL: `${llmUrl}/v1`,
+      ...(options.env ?? {
+        DIMSUM_MODEL: "openai:gpt-test",
+        OPENAI_API_KEY: "sk-test-key-1234",
+        OPENAI_BASE_URL: `${llmUrl}/v1`,
+      }),
     },
   });
   const settings = new SettingsStore(db, openSecretBox(home));
@@ -77,7 +91,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     log,
     team,
     settings,
-    ensureOwner: false,
+    ensureOwner: options.ensureOwner ?? false,
     // Cheap hashes keep the suite fast; the default cost has its own test.
     passwordHashParams: { N: 1024, r: 8, p: 1 },
     staticDir: WEB_DIST,
@@ -96,6 +110,8 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
   return {
     url: listening.url,
     logLines,
+    infoLines,
+    owner: listening.owner,
     async close() {
       await listening.close();
       await team.close();
