@@ -4,7 +4,7 @@
  * password the app opens here and says why.
  */
 import { useEffect, useState } from "preact/hooks";
-import { formatTime } from "../../format.js";
+import { describeUserAgent, formatTime } from "../../format.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import { endSession } from "../../session.js";
 import type { SessionInfo, SessionUser } from "../../types.js";
@@ -140,7 +140,9 @@ function Sessions({ version }: { version: number }) {
         <ul class="session-list">
           {sessions.map((s) => (
             <li key={s.id} class="session" data-testid="session-row">
-              <span class="session-agent">{s.userAgent ? s.userAgent.slice(0, 60) : "unknown browser"}</span>
+              <span class="session-agent">
+                {s.userAgent ? describeUserAgent(s.userAgent) : "unknown browser"}
+              </span>
               <span class="muted">last seen {formatTime(s.lastSeenAt)}</span>
               {s.current ? (
                 <span class="badge badge-ok">this browser</span>

@@ -40,8 +40,9 @@ function KeyBadge({ provider }: { provider: ProviderInfo }) {
 
 function sourceLine(provider: ProviderInfo): string {
   const parts: string[] = [];
-  if (provider.keySource === "environment") parts.push(`Key from environment (${provider.keyEnv}).`);
-  else if (provider.keySource === "settings") parts.push("Key saved here.");
+  if (provider.keySource === "environment")
+    parts.push(`Key from environment (${provider.keyEnv}); a key saved here replaces it.`);
+  else if (provider.keySource === "settings") parts.push("Key saved here; leave the field empty to keep it.");
   else if (provider.keyEnv) parts.push(`Paste a key, or start the server with ${provider.keyEnv}.`);
   const url =
     provider.baseUrlSource === "environment"
@@ -76,12 +77,7 @@ function ProviderRow({
   });
   const [forget, forgetting] = useAction(() => onForget(provider));
   const label = LABELS[provider.name] ?? provider.name;
-  const keyPlaceholder =
-    provider.keySource === "settings"
-      ? "New API key (empty keeps the saved one)"
-      : provider.keySource === "environment"
-        ? "API key (overrides the environment's)"
-        : "API key";
+  const keyPlaceholder = provider.keySource === "none" ? "API key" : "New API key";
   return (
     <li class="provider" data-testid="provider" data-provider={provider.name}>
       <div class="provider-head">
@@ -103,7 +99,7 @@ function ProviderRow({
           type="url"
           value={baseUrl}
           aria-label={`${label} base URL`}
-          placeholder={provider.builtin ? `Base URL (default ${provider.defaultBaseUrl})` : "Base URL"}
+          placeholder={provider.builtin ? "Base URL (optional)" : "Base URL"}
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
           data-testid="provider-base-url"
         />
@@ -271,9 +267,13 @@ export function ProvidersSection() {
     <>
       <section class="form" data-testid="settings-providers">
         <h3>Default model</h3>
-        {!settings.modelStatus.ready && settings.modelStatus.message && (
+        {!settings.modelStatus.ready && (
           <p class="model-notice" role="status" data-testid="settings-model-status">
-            {settings.modelStatus.message}
+            {settings.modelStatus.problem === "no_default_model"
+              ? "No default model yet: enter one below as provider:model, and give that provider a key under Providers."
+              : settings.modelStatus.problem === "no_key"
+                ? `The default model needs an API key for ${settings.defaultModel?.split(":")[0] ?? "its provider"}: paste it under Providers below.`
+                : settings.modelStatus.message}
           </p>
         )}
         <form
@@ -287,7 +287,7 @@ export function ProvidersSection() {
             <span>Default model (provider:model)</span>
             <input
               value={defaultModel}
-              placeholder="e.g. openai:gpt-4o or anthropic:claude-sonnet-4-5"
+              placeholder="e.g. openai:gpt-4o"
               onInput={(e) => setDefaultModel(e.currentTarget.value)}
               data-testid="default-model-input"
             />
