@@ -276,6 +276,21 @@ describe("onboarding in headless Chromium", () => {
         expect(await byTest("model-notice").count()).toBe(0);
         expect(llm.requests.at(-1)?.headers.authorization).toBe(`Bearer ${DEEPSEEK_KEY}`);
         expect(llm.requests.at(-1)?.model).toBe("deepseek-chat");
+
+        // Home now lists the chat; on a phone it does not point at a list "on the left" it cannot see.
+        await page.locator(".brand").click();
+        await byTest("home-recent").waitFor();
+        await page.setViewportSize(PHONE);
+        // biome-ignore lint/performance/useDomNodeTextContent: what is visible at this width is checked
+        const phoneHint = await byTest("home-hint").innerText();
+        expect(phoneHint).not.toContain("on the left");
+        expect(phoneHint).toContain("Pick a chat below");
+        await page.setViewportSize(WIDE);
+        // biome-ignore lint/performance/useDomNodeTextContent: what is visible at this width is checked
+        expect(await byTest("home-hint").innerText()).toContain("Pick a chat on the left");
+        await shoot(page, "06-home-with-chats");
+        await page.goto(`${server.url}/c/${encodeURIComponent(channelId)}`);
+        await byTest("composer").waitFor();
       });
     },
     STEP_TIMEOUT_MS,

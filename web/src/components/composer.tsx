@@ -141,7 +141,9 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
         ref={input}
         class="composer-input"
         rows={1}
-        placeholder={`Message ${channel.name} — @ to mention an agent`}
+        placeholder={
+          channel.kind === "group" ? `Message ${channel.name} (@ to mention)` : `Message ${channel.name}`
+        }
         value={text}
         disabled={disabled}
         aria-autocomplete="list"

@@ -66,7 +66,13 @@ function ProviderRow({
   const savedUrl = provider.baseUrlSource === "settings" ? provider.baseUrl : "";
   const [key, setKey] = useState("");
   const [baseUrl, setBaseUrl] = useState(savedUrl);
-  useEffect(() => setBaseUrl(savedUrl), [savedUrl]);
+  // Follows the saved URL when it changes (saved or reset), during render: an effect would run after
+  // the first paint and could wipe what was typed meanwhile.
+  const [shownSaved, setShownSaved] = useState(savedUrl);
+  if (shownSaved !== savedUrl) {
+    setShownSaved(savedUrl);
+    setBaseUrl(savedUrl);
+  }
   const changed = key !== "" || baseUrl.trim() !== savedUrl;
   const [save, saving] = useAction(async () => {
     const update: ProviderUpdate = { name: provider.name };
