@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../../src/config/load-config.js";
-import { createServer } from "../../src/server/app.js";
+import { createServer, type ServerDeps } from "../../src/server/app.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
 import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/server/routes/knowledge.js";
@@ -29,6 +29,11 @@ export interface E2eServer {
   infoLines: string[];
   /** The owner account created at start (`ensureOwner`), with its one-time password. */
   owner: { username: string; generatedPassword: string | undefined } | undefined;
+  /**
+   * Stops the HTTP and WebSocket server (every socket is cut) and resolves `start`, which serves
+   * again on the same port over the same database and team, as a restarted `dimsum serve` would.
+   */
+  stop(): Promise<{ start: () => Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -84,14 +89,14 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     { db, config, settings, log },
     { streamOptions: { retry: { maxRetries: 0 } } },
   );
-  const server = createServer({
+  const serverDeps = (ensureOwner: boolean): ServerDeps => ({
     db,
     config,
     home,
     log,
     team,
     settings,
-    ensureOwner: options.ensureOwner ?? false,
+    ensureOwner,
     // Cheap hashes keep the suite fast; the default cost has its own test.
     passwordHashParams: { N: 1024, r: 8, p: 1 },
     staticDir: WEB_DIST,
@@ -106,12 +111,21 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
     ],
   });
-  const listening = await server.listen(0, "127.0.0.1");
+  let listening = await createServer(serverDeps(options.ensureOwner ?? false)).listen(0, "127.0.0.1");
+  const port = listening.port;
   return {
     url: listening.url,
     logLines,
     infoLines,
     owner: listening.owner,
+    async stop() {
+      await listening.close();
+      return {
+        start: async () => {
+          listening = await createServer(serverDeps(false)).listen(port, "127.0.0.1");
+        },
+      };
+    },
     async close() {
       await listening.close();
       await team.close();

@@ -5,8 +5,8 @@
  * Account, the password is changed (then used to log in), the home page and the composer say no
  * model can answer and link to Settings → Providers, the first message fails with where to fix it,
  * the environment's OpenAI key is listed as such (never shown), a key and base URL entered for the
- * built-in DeepSeek provider make agents answer, deletes ask through the in-app confirm dialog, and
- * a member's home page has no admin links. Screenshots at 1440×900 and 390×844; no page may scroll
+ * built-in DeepSeek provider make agents answer, deletes ask through the in-app confirm dialog, the
+ * live connection survives a server restart, and a member's home page has no admin links. Screenshots at 1440×900 and 390×844; no page may scroll
  * sideways at 390 px. The steps build on each other, in order.
  */
 
@@ -333,10 +333,33 @@ describe("onboarding in headless Chromium", () => {
   );
 
   it(
+    "after a server restart the live connection comes back by itself and answers stream again",
+    async () => {
+      await step("onboarding/08-reconnected", async () => {
+        const status = byTest("connection-status");
+        expect(await status.count()).toBe(0);
+        const { start } = await server.stop();
+        await until(() => status.getAttribute("data-status")).toBe("reconnecting");
+        expect(await text(status)).toBe("Reconnecting…");
+        await start();
+        // Back to open (the badge goes away) with no reload; the 2 s backoff cap is unit-tested.
+        await until(() => status.count()).toBe(0);
+        await byTest("composer-input").fill("Still there after the restart?");
+        await byTest("composer-send").click();
+        const answers = page
+          .locator('[data-testid="message"][data-author-type="agent"]')
+          .filter({ hasText: ANSWER });
+        await until(() => answers.count()).toBe(1);
+      });
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
     "a member's home page has no admin links, and Settings opens on their account",
     async () => {
       let context: BrowserContext | undefined;
-      await step("onboarding/08-member-home", async () => {
+      await step("onboarding/09-member-home", async () => {
         await page.goto(`${server.url}/settings/people`);
         await byTest("user-add-name").fill("mia");
         await byTest("user-add-password").fill(MEMBER_PASSWORD);
@@ -353,7 +376,7 @@ describe("onboarding in headless Chromium", () => {
         expect(await member.getByTestId("home-manage-agents").count()).toBe(0);
         expect(await member.getByText("Manage agents").count()).toBe(0);
         expect(await member.getByTestId("model-notice").count()).toBe(0);
-        await shoot(member, "08-member-home");
+        await shoot(member, "09-member-home");
         await member.getByTestId("nav-settings").click();
         await member.waitForURL(/\/settings$/);
         expect(await member.getByTestId("settings-page").getAttribute("data-section")).toBe("account");
