@@ -176,7 +176,10 @@ export function KnowledgeUpload({
         </p>
         <p class="muted" data-testid="kb-upload-limits">
           Markdown, plain text, HTML, PDF and source code
-          {limits ? `; up to ${plural(limits.maxFiles, "file")} of ${formatLimit(limits.maxFileBytes)} each` : ""}.
+          {limits
+            ? `; up to ${plural(limits.maxFiles, "file")} of ${formatLimit(limits.maxFileBytes)} each`
+            : ""}
+          .
         </p>
       </section>
       <input
