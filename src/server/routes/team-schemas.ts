@@ -126,14 +126,19 @@ const contentPart = z.looseObject({ type: z.string(), text: z.string().optional(
 export const chatMessageSchema = z.looseObject({
   role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
   content: z
-    .union([z.string().max(256 * 1024), z.array(contentPart).max(100)])
+    .union([z.string().max(256 * 1024), z.array(contentPart).max(100)], {
+      error: "content must be a string or an array of text parts",
+    })
     .nullable()
     .optional(),
 });
 
 export const chatCompletionSchema = z.looseObject({
   model: z.string().min(1, "name an agent id as the model").max(100),
-  messages: z.array(chatMessageSchema).min(1, "send at least one message").max(500),
+  messages: z
+    .array(chatMessageSchema)
+    .min(1, "send at least one message: the conversation is empty")
+    .max(500),
   stream: z.boolean().nullable().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
 });
