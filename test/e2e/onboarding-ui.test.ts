@@ -206,6 +206,15 @@ describe("onboarding in headless Chromium", () => {
         expect(box?.height).toBeLessThan(48);
         expect(await text(byTest("settings-model-status"))).toContain("No default model yet");
         await shoot(page, "04-providers");
+
+        // Every other settings tab fits a phone too.
+        await page.setViewportSize(PHONE);
+        for (const tab of ["tokens", "mcp", "people", "account", "providers"]) {
+          await byTest(`settings-tab-${tab}`).click();
+          await until(() => byTest("settings-page").getAttribute("data-section")).toBe(tab);
+          await expect.poll(() => sidewaysOverflow(page), { timeout: 5_000 }).toBe(0);
+        }
+        await page.setViewportSize(WIDE);
       });
     },
     STEP_TIMEOUT_MS,
