@@ -7,7 +7,7 @@
 import { loadExtensions, resolveShellOffer, type ShellOffer, toolsLeftOut } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
-import { toDimsumError } from "../errors.js";
+import { DimsumError, toDimsumError } from "../errors.js";
 import { KnowledgeService } from "../knowledge/index.js";
 import { loadMcpConfig } from "../mcp/config.js";
 import { McpServerPool } from "../mcp/server-pool.js";
@@ -61,12 +61,35 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       ...(context.mcp ? { mcp: context.mcp } : {}),
       withoutBuiltins: toolsLeftOut(shell),
     },
-    resolveAgentModel: (agent) => resolveModel(settings.effectiveConfig(config), agent.model),
+    resolveAgentModel: (agent) =>
+      withSettingsFix(() => resolveModel(settings.effectiveConfig(config), agent.model)),
     userName: (id) => users.get(id)?.username ?? id,
     roleOf: (id) => users.get(id)?.role,
     onError: (err) => log.error("team", err),
     ...overrides,
   });
+}
+
+/**
+ * A model that cannot be resolved (none chosen, its key missing) is fixed in the web UI: the run's
+ * error, shown in the chat, says where.
+ */
+function withSettingsFix<T>(resolve: () => T): T {
+  try {
+    return resolve();
+  } catch (err) {
+    const error = toDimsumError(err);
+    if (error.code !== "config") throw err;
+    const fix = error.message.startsWith("no API key")
+      ? "add the key in Settings → Providers"
+      : error.message.startsWith("no model chosen")
+        ? "choose a default model in Settings → Providers"
+        : "fix it in Settings → Providers";
+    throw new DimsumError("config", `${error.message}: ${fix}`, {
+      ...(error.hint ? { hint: error.hint } : {}),
+      cause: err,
+    });
+  }
 }
 
 /** Long-term memory over the server's database (listing and deleting from the UI). */

@@ -30,7 +30,8 @@ export function chromiumPath(): string {
   if (found[0]) return found[0];
   throw new Error(
     `Chromium was not found at ${override ?? CHROMIUM_CANDIDATES.join(" or ")}; the web UI's end-to-end tests need it. ` +
-      "Install Debian's chromium (`apt-get install chromium`, as .ci/run does) or point DIMSUM_CHROMIUM at a Chromium binary. " +
+      "Run `npm test` (its pretest, scripts/ensure-chromium.mjs, installs Debian's chromium as root or prints the command), " +
+      "install it yourself (`apt-get install chromium`) or point DIMSUM_CHROMIUM at a Chromium binary. " +
       "playwright-core never downloads a browser.",
   );
 }

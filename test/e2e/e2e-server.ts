@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../../src/config/load-config.js";
-import { createServer } from "../../src/server/app.js";
+import { createServer, type ServerDeps } from "../../src/server/app.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
 import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/server/routes/knowledge.js";
@@ -25,12 +25,28 @@ export interface E2eServer {
   url: string;
   /** Warnings and errors the server logged, for failure reports. */
   logLines: string[];
+  /** What the server said at info level (e.g. the owner's one-time password). */
+  infoLines: string[];
+  /** The owner account created at start (`ensureOwner`), with its one-time password. */
+  owner: { username: string; generatedPassword: string | undefined } | undefined;
+  /**
+   * Stops the HTTP and WebSocket server (every socket is cut) and resolves `start`, which serves
+   * again on the same port over the same database and team, as a restarted `dimsum serve` would.
+   */
+  stop(): Promise<{ start: () => Promise<void> }>;
   close(): Promise<void>;
 }
 
 export interface E2eServerOptions {
   /** Upload limits of `/api/kb` (default: `dimsum serve`'s, 20 MB and 100 files per upload). */
   knowledge?: KnowledgeRoutesOptions;
+  /**
+   * The model environment instead of the default (`openai:gpt-test` with a key, at the fake LLM);
+   * `DIMSUM_HOME` is always set. `{}` starts a server with no model at all.
+   */
+  env?: Record<string, string>;
+  /** Create the owner at start with a printed one-time password, as `dimsum serve` does (default: no owner). */
+  ensureOwner?: boolean;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -44,14 +60,15 @@ export function assertWebBuilt(): void {
   }
 }
 
-/** Starts the server on 127.0.0.1:0 with no owner yet (the test sets one up through the UI). */
+/** Starts the server on 127.0.0.1:0, by default with no owner yet (the test sets one up through the UI). */
 export async function startE2eServer(llmUrl: string, options: E2eServerOptions = {}): Promise<E2eServer> {
   assertWebBuilt();
   const home = mkdtempSync(join(tmpdir(), "dimsum-e2e-"));
   const db = openDatabase(join(home, "dimsum.db"));
   const logLines: string[] = [];
+  const infoLines: string[] = [];
   const log: ServerLog = {
-    info: () => {},
+    info: (m) => infoLines.push(m),
     warn: (m) => logLines.push(`warn: ${m}`),
     error: (m, err) =>
       logLines.push(`error: ${m} ${err instanceof Error ? (err.stack ?? err.message) : String(err ?? "")}`),
@@ -60,9 +77,11 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     cwd: home,
     env: {
       DIMSUM_HOME: home,
-      DIMSUM_MODEL: "openai:gpt-test",
-      OPENAI_API_KEY: "sk-test-key-1234",
-      OPENAI_BASE_URL: `${llmUrl}/v1`,
+      ...(options.env ?? {
+        DIMSUM_MODEL: "openai:gpt-test",
+        OPENAI_API_KEY: "sk-test-key-1234",
+        OPENAI_BASE_URL: `${llmUrl}/v1`,
+      }),
     },
   });
   const settings = new SettingsStore(db, openSecretBox(home));
@@ -70,14 +89,14 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     { db, config, settings, log },
     { streamOptions: { retry: { maxRetries: 0 } } },
   );
-  const server = createServer({
+  const serverDeps = (ensureOwner: boolean): ServerDeps => ({
     db,
     config,
     home,
     log,
     team,
     settings,
-    ensureOwner: false,
+    ensureOwner,
     // Cheap hashes keep the suite fast; the default cost has its own test.
     passwordHashParams: { N: 1024, r: 8, p: 1 },
     staticDir: WEB_DIST,
@@ -91,10 +110,21 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
     ],
   });
-  const listening = await server.listen(0, "127.0.0.1");
+  let listening = await createServer(serverDeps(options.ensureOwner ?? false)).listen(0, "127.0.0.1");
+  const port = listening.port;
   return {
     url: listening.url,
     logLines,
+    infoLines,
+    owner: listening.owner,
+    async stop() {
+      await listening.close();
+      return {
+        start: async () => {
+          listening = await createServer(serverDeps(false)).listen(port, "127.0.0.1");
+        },
+      };
+    },
     async close() {
       await listening.close();
       await team.close();

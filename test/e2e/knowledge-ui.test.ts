@@ -298,8 +298,8 @@ describe("knowledge page in headless Chromium", () => {
           "open it in a PDF viewer and export it again",
         );
       });
-      page.once("dialog", (dialog) => void dialog.accept());
       await broken.getByTestId("kb-document-delete").click();
+      await byTest("confirm-ok").click();
       await until(sources).toEqual(["glossary.md", "greenhouse.txt", "handbook.md"]);
     },
     FLOW_TIMEOUT_MS,
@@ -341,14 +341,12 @@ describe("knowledge page in headless Chromium", () => {
       await step("09-document-removed", async () => {
         await search("brass compass Zephyrine");
         const handbookDoc = documentRows().filter({ has: page.getByText("handbook.md", { exact: true }) });
-        const asked: string[] = [];
-        page.once("dialog", (dialog) => {
-          asked.push(dialog.message());
-          void dialog.accept();
-        });
         await handbookDoc.getByTestId("kb-document-delete").click();
+        // The in-app confirm dialog (never the browser's confirm()) asks first.
+        const dialog = byTest("confirm-dialog");
+        expect(await dialog.getAttribute("aria-label")).toBe(`Remove "Employee Handbook" from ${KB}?`);
+        await dialog.getByTestId("confirm-ok").click();
         await until(sources).toEqual(["glossary.md", "greenhouse.txt"]);
-        expect(asked).toEqual([`Remove "Employee Handbook" from ${KB}?`]);
         await until(text(baseRow().getByTestId("kb-row-documents"))).toBe("2");
 
         // The results on screen follow at once: the search ran again, only the decoy is left.

@@ -78,6 +78,7 @@ describe("Settings without a sandbox", () => {
     await setUpOwner(page, listening.url, "owner-password-1");
     await page.getByTestId("home-page").waitFor();
     await page.getByTestId("nav-settings").click();
+    await page.getByTestId("settings-tab-shell").click();
     const section = page.getByTestId("settings-shell");
     await section.waitFor();
     expect(await section.getAttribute("data-state")).toBe("not-offered");

@@ -104,7 +104,7 @@ describe("dimsum kb", () => {
     expect((await run("remove", ["manuals", "b.txt"])).out).toMatch(/^removed #\d+ .*b\.txt\n$/);
     expect((await run("remove", ["manuals", "b.txt"])).code).toBe(1);
     expect((await run("status", [])).out).toBe(
-      "BM25 only: no embedding model is configured (set DIMSUM_EMBEDDING_MODEL for hybrid retrieval)\n1 bases, 3 documents, 2 chunks\n",
+      "BM25 only: no embedding model is configured (set DIMSUM_EMBEDDING_MODEL for hybrid retrieval)\n1 base, 3 documents, 2 chunks\n",
     );
     expect((await run("remove", ["manuals"])).out).toBe("removed knowledge base manuals (3 documents)\n");
     expect((await run("search", ["manuals", "lift"])).code).toBe(3);

@@ -73,7 +73,6 @@ describe("schedules page", () => {
       201,
     );
     const { page, log } = await signedInPage(s, owner);
-    page.on("dialog", (dialog) => void dialog.accept());
     await page.goto(`${s.url}/`);
     await page.getByTestId("nav-schedules").click();
     await page.getByTestId("schedules-page").waitFor();
@@ -117,6 +116,8 @@ describe("schedules page", () => {
     await until(async () => (await s.scheduling.store.get(pulse.id))?.enabled).toBe(false);
     await until(() => row.getByTestId("schedule-next").textContent()).toBe("—");
     await row.getByTestId("schedule-delete").click();
+    // The app's own confirm dialog asks first (never the browser's confirm()).
+    await page.getByTestId("confirm-dialog").getByTestId("confirm-ok").click();
     await until(() => rows.count()).toBe(1);
     expect(s.scheduling.store.get(pulse.id)).toBeUndefined();
 

@@ -236,6 +236,113 @@ describe("settings", () => {
   });
 });
 
+describe("providers and model readiness", () => {
+  it("lists every built-in provider with where its key comes from, never the key itself", async () => {
+    const envKey = "sk-env-0123456789abcdefENVKEY";
+    const { url } = await startServer({ env: { OPENAI_API_KEY: envKey, DIMSUM_MODEL: "openai:gpt-4o" } });
+    const { owner, users } = await withUsers(url, ["member"]);
+    const res = await call(url, "/api/settings", { session: owner });
+    const text = await res.text();
+    expect(text).not.toContain("0123456789abcdef");
+    const view = JSON.parse(text) as {
+      defaultModelSource: string;
+      providers: Array<{ name: string; keySource: string; hasKey: boolean; keyEnv: string | null }>;
+      modelStatus: { ready: boolean };
+    };
+    expect(view.providers.map((p) => p.name)).toEqual([
+      "openai",
+      "anthropic",
+      "gemini",
+      "deepseek",
+      "qwen",
+      "kimi",
+      "glm",
+      "openrouter",
+      "ollama",
+    ]);
+    expect(view.providers[0]).toMatchObject({
+      keySource: "environment",
+      hasKey: true,
+      keyEnv: "OPENAI_API_KEY",
+    });
+    expect(view.providers.find((p) => p.name === "anthropic")).toMatchObject({
+      keySource: "none",
+      hasKey: false,
+    });
+    expect(view.defaultModelSource).toBe("environment");
+    expect(view.modelStatus.ready).toBe(true);
+
+    // One provider saved on its own leaves the others alone; a saved key wins over the environment.
+    const saved = await call(url, "/api/settings/providers/deepseek", {
+      session: owner,
+      method: "PUT",
+      body: { apiKey: "sk-deepseek-0123456789" },
+    });
+    expect(saved.status).toBe(200);
+    await call(url, "/api/settings/providers/kimi", {
+      session: owner,
+      method: "PUT",
+      body: { baseUrl: "http://127.0.0.1:9/v1" },
+    });
+    const after = (await saved.json()) as {
+      providers: Array<{ name: string; keySource: string; keyPreview: string }>;
+    };
+    expect(after.providers.find((p) => p.name === "deepseek")).toMatchObject({
+      keySource: "settings",
+      keyPreview: "sk-…6789",
+    });
+    const both = (await (await call(url, "/api/settings", { session: owner })).json()) as {
+      providers: Array<{ name: string; keySource: string; baseUrl: string; baseUrlSource: string }>;
+    };
+    expect(both.providers.find((p) => p.name === "deepseek")?.keySource).toBe("settings");
+    expect(both.providers.find((p) => p.name === "kimi")).toMatchObject({
+      baseUrl: "http://127.0.0.1:9/v1",
+      baseUrlSource: "settings",
+    });
+    const removed = await call(url, "/api/settings/providers/deepseek", { session: owner, method: "DELETE" });
+    expect(
+      ((await removed.json()) as { providers: Array<{ name: string; keySource: string }> }).providers.find(
+        (p) => p.name === "deepseek",
+      )?.keySource,
+    ).toBe("none");
+    expect(
+      (
+        await call(url, "/api/settings/providers/deepseek", {
+          session: users.member!,
+          method: "PUT",
+          body: {},
+        })
+      ).status,
+    ).toBe(403);
+  });
+
+  it("says whether the default model can run, to every signed-in user, with the fix", async () => {
+    const { url } = await startServer();
+    const { owner, users } = await withUsers(url, ["member"]);
+    const status = async () =>
+      (await (await call(url, "/api/models/status", { session: users.member! })).json()) as {
+        ready: boolean;
+        problem: string | null;
+        message: string | null;
+      };
+    expect(await status()).toMatchObject({ ready: false, problem: "no_default_model" });
+    expect((await status()).message).toContain("Settings → Providers");
+    await call(url, "/api/settings", {
+      session: owner,
+      method: "PUT",
+      body: { defaultModel: "anthropic:claude-x" },
+    });
+    expect(await status()).toMatchObject({ ready: false, problem: "no_key" });
+    await call(url, "/api/settings/providers/anthropic", {
+      session: owner,
+      method: "PUT",
+      body: { apiKey: "sk-ant-0123456789" },
+    });
+    expect(await status()).toMatchObject({ ready: true, problem: null, message: null });
+    expect((await call(url, "/api/models/status")).status).toBe(401);
+  });
+});
+
 describe("API tokens", () => {
   it("shows a token once, stores it hashed, authenticates it, and deletes it", async () => {
     const { url, server, db } = await startServer();

@@ -191,6 +191,23 @@ describe("first start and accounts", () => {
     ).toBe(401);
     await login(url, "alice", "brand-new-pass-2");
   });
+
+  it("refuses a password change without a session, or with a new password that is too short", async () => {
+    const { url } = await startServer();
+    const session = await login(url, "alice", "owner-password-1", "/api/auth/setup");
+    const anonymous = await call(url, "/api/auth/password", {
+      body: { currentPassword: "owner-password-1", newPassword: "brand-new-pass-2" },
+    });
+    expect(anonymous.status).toBe(401);
+    const short = await call(url, "/api/auth/password", {
+      session,
+      body: { currentPassword: "owner-password-1", newPassword: "short" },
+    });
+    expect(short.status).toBe(400);
+    const issues = ((await short.json()) as { error: { issues: Array<{ path: string }> } }).error.issues;
+    expect(issues.map((i) => i.path)).toEqual(["newPassword"]);
+    await login(url, "alice", "owner-password-1");
+  });
 });
 
 describe("ensureOwner at start", () => {
@@ -200,10 +217,26 @@ describe("ensureOwner at start", () => {
     const password = /one-time password: (\S+)/.exec(line ?? "")?.[1];
     expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(await (await call(url, "/api/auth/status")).json()).toEqual({ needsSetup: false });
+    expect(line).toContain("Settings → Account");
     const session = await login(url, "owner", password!);
     expect(await (await call(url, "/api/auth/me", { session })).json()).toMatchObject({
-      user: { role: "owner" },
+      user: { role: "owner", mustChangePassword: true },
     });
+    // Until the owner chooses a password, every sign-in says so; afterwards none does.
+    const changed = await call(url, "/api/auth/password", {
+      session,
+      body: { currentPassword: password, newPassword: "my-own-password-1" },
+    });
+    expect(changed.status).toBe(204);
+    expect(await (await call(url, "/api/auth/me", { session })).json()).toMatchObject({
+      user: { mustChangePassword: false },
+    });
+    const again = await call(url, "/api/auth/login", {
+      body: { username: "owner", password: "my-own-password-1" },
+    });
+    expect(((await again.json()) as { user: { mustChangePassword: boolean } }).user.mustChangePassword).toBe(
+      false,
+    );
   });
 
   it("uses DIMSUM_OWNER_PASSWORD when set and prints no password", async () => {
@@ -213,6 +246,9 @@ describe("ensureOwner at start", () => {
     });
     expect(log.lines.join("\n")).not.toContain("from-the-env-123");
     expect(log.lines.join("\n")).not.toContain("one-time password");
-    await login(url, "owner", "from-the-env-123");
+    const session = await login(url, "owner", "from-the-env-123");
+    expect(await (await call(url, "/api/auth/me", { session })).json()).toMatchObject({
+      user: { mustChangePassword: false },
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { describeUserAgent, plural } from "../../web/src/format.js";
 import {
   agentToForm,
   emptyAgentForm,
@@ -23,6 +24,8 @@ describe("routes", () => {
     { name: "settings" },
     { name: "memory" },
     { name: "memory", agentId: "scribe" },
+    { name: "settings", section: "account" },
+    { name: "settings", section: "providers" },
   ];
 
   it("round-trips every route through its path", () => {
@@ -38,6 +41,7 @@ describe("routes", () => {
       "/c/%E0%A4%A",
       "/settings/x",
       "/memory/a/b",
+      "/settings/account/x",
     ]) {
       expect(parseRoute(path), path).toEqual({ name: "home" });
     }
@@ -155,5 +159,25 @@ describe("chain editing", () => {
     expect(chainProblem(steps, ["a", "b", "c"])).toBeUndefined();
     expect(chainProblem(steps, ["a", "b"])).toMatch(/Step 3 uses @c, who is not in this group/);
     expect(chainProblem([{ agentId: "", requiresApproval: false }], ["a"])).toMatch(/Step 1 has no agent/);
+  });
+});
+
+describe("display helpers", () => {
+  it("plural picks the singular only for exactly one", () => {
+    expect([0, 1, 2].map((n) => plural(n, "agent"))).toEqual(["0 agents", "1 agent", "2 agents"]);
+    expect(plural(1, "person", "people")).toBe("1 person");
+    expect(plural(3, "person", "people")).toBe("3 people");
+  });
+
+  it("describes a browser session in words", () => {
+    const chrome =
+      "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
+    expect(describeUserAgent(chrome)).toBe("Chrome on Linux");
+    expect(
+      describeUserAgent(
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Safari/604.1",
+      ),
+    ).toBe("Safari on iOS");
+    expect(describeUserAgent("curl/8.5.0")).toBe("curl/8.5.0");
   });
 });

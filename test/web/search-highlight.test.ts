@@ -58,3 +58,30 @@ describe("search highlighting", () => {
     }
   });
 });
+
+describe("search excerpts of Markdown messages", () => {
+  it("shows **strong**, *em* and `code` as emphasis without their markers", () => {
+    const parts = searchExcerpt(
+      "## Plan\n- the **deploy** runs *tonight* via `make ship`, see [docs](https://x.y/z)",
+      "deploy",
+    );
+    expect(joined(parts)).toBe("Plan the deploy runs tonight via make ship, see docs");
+    expect(parts.find((p) => p.hit)).toEqual({ text: "deploy", hit: true, style: "strong" });
+    expect(parts.filter((p) => p.style).map((p) => [p.text, p.style])).toEqual([
+      ["deploy", "strong"],
+      ["tonight", "em"],
+      ["make ship", "code"],
+    ]);
+  });
+
+  it("leaves lone asterisks and snake_case words alone", () => {
+    expect(joined(searchExcerpt("2 * 3 = 6 and my_var_name", "var"))).toBe("2 * 3 = 6 and my_var_name");
+  });
+
+  it("keeps styles aligned when a long message is cut", () => {
+    const text = `${"lorem ipsum ".repeat(40)}the **pelican** arrives ${"dolor sit ".repeat(40)}`;
+    const parts = searchExcerpt(text, "pelican", 120);
+    expect(parts.find((p) => p.hit)).toEqual({ text: "pelican", hit: true, style: "strong" });
+    expect(joined(parts)).not.toContain("*");
+  });
+});

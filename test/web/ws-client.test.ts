@@ -5,6 +5,8 @@ import type { ClientFrame, ServerFrame } from "../../web/src/types.js";
 import {
   backoffDelay,
   CLOSE_UNAUTHORIZED,
+  DEFAULT_BACKOFF_BASE_MS,
+  DEFAULT_BACKOFF_MAX_MS,
   type SocketHandlers,
   type Timers,
   WsClient,
@@ -88,6 +90,14 @@ describe("backoffDelay", () => {
     ]);
     expect(backoffDelay(3, 500, 30_000, () => 0)).toBe(2000);
     expect(backoffDelay(3, 500, 30_000, () => 0.5)).toBe(3000);
+  });
+
+  it("by default starts small and never waits more than 2 s, so a restarted server is found quickly", () => {
+    const delays = [0, 1, 2, 3, 4, 10, 60].map((n) =>
+      backoffDelay(n, DEFAULT_BACKOFF_BASE_MS, DEFAULT_BACKOFF_MAX_MS, () => 1),
+    );
+    expect(delays).toEqual([250, 500, 1000, 2000, 2000, 2000, 2000]);
+    expect(DEFAULT_BACKOFF_MAX_MS).toBeLessThanOrEqual(5000);
   });
 });
 

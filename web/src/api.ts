@@ -24,7 +24,9 @@ import type {
   MemoryRecord,
   MemoryType,
   ModelsResponse,
+  ModelStatus,
   PostResult,
+  ProviderUpdate,
   SessionInfo,
   SessionUser,
   Settings,
@@ -180,6 +182,10 @@ export class ApiClient {
   async logoutAll(): Promise<void> {
     await this.request<void>("POST", "/api/auth/logout-all");
     this.csrf = undefined;
+  }
+  /** Changes the caller's password; the server logs out their other sessions. */
+  changePassword(currentPassword: string, newPassword: string): Promise<void> {
+    return this.request("POST", "/api/auth/password", { currentPassword, newPassword });
   }
   /** This user's sessions. */
   listSessions(): Promise<SessionInfo[]> {
@@ -373,6 +379,18 @@ export class ApiClient {
   /** Changes providers or the default model; an `apiKey` replaces the stored key. */
   putSettings(update: SettingsUpdate): Promise<Settings> {
     return this.request("PUT", "/api/settings", update);
+  }
+  /** Saves one provider's key, base URL or protocol; the other providers stay as they are. */
+  saveProvider({ name, ...update }: ProviderUpdate): Promise<Settings> {
+    return this.request("PUT", `/api/settings/providers/${enc(name)}`, update);
+  }
+  /** Forgets what was saved for one provider (a built-in one falls back to the environment). */
+  removeProvider(name: string): Promise<Settings> {
+    return this.request("DELETE", `/api/settings/providers/${enc(name)}`);
+  }
+  /** Whether the default model can run, for everyone signed in. */
+  modelStatus(): Promise<ModelStatus> {
+    return this.request("GET", "/api/models/status");
   }
   /** This user's API tokens (previews only). */
   listTokens(): Promise<ApiTokenInfo[]> {

@@ -31,3 +31,37 @@ export function oneLine(text: string, max = 80): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+/**
+ * A count with its noun: `plural(1, "agent")` is "1 agent", `plural(3, "agent")` "3 agents";
+ * irregular nouns give their plural (`plural(2, "person", "people")`).
+ */
+export function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
+  return `${count} ${count === 1 ? singular : pluralForm}`;
+}
+
+/** "Chrome on Linux" from a User-Agent header; the raw start of it when nothing is recognised. */
+export function describeUserAgent(userAgent: string): string {
+  const browser = /Edg\//.test(userAgent)
+    ? "Edge"
+    : /Firefox\//.test(userAgent)
+      ? "Firefox"
+      : /Chrom(e|ium)\//.test(userAgent)
+        ? "Chrome"
+        : /Safari\//.test(userAgent)
+          ? "Safari"
+          : undefined;
+  const os = /Android/.test(userAgent)
+    ? "Android"
+    : /iPhone|iPad/.test(userAgent)
+      ? "iOS"
+      : /Windows/.test(userAgent)
+        ? "Windows"
+        : /Mac OS X/.test(userAgent)
+          ? "macOS"
+          : /Linux/.test(userAgent)
+            ? "Linux"
+            : undefined;
+  if (browser && os) return `${browser} on ${os}`;
+  return browser ?? os ?? oneLine(userAgent, 60);
+}

@@ -7,6 +7,8 @@ import type { SessionUser } from "./types.js";
 export function startSession(services: Services, user: SessionUser): void {
   const { api, store, live } = services;
   store.dispatch({ type: "auth", auth: { phase: "ready", user } });
+  // The owner signed in with the password the server printed once: choosing one comes first.
+  if (user.mustChangePassword) services.navigate({ name: "settings", section: "account" }, { replace: true });
   live.start();
   const report = (err: unknown) => store.dispatch({ type: "notice", kind: "error", text: errorText(err) });
   api

@@ -53,6 +53,8 @@ export interface SessionUser {
   id: string;
   username: string;
   role: Role;
+  /** Still signed in with the one-time password the server printed: the app opens Settings → Account. */
+  mustChangePassword?: boolean;
 }
 
 /** What login and first-run setup return; the session token itself lives in the HttpOnly cookie. */
@@ -77,23 +79,48 @@ export interface UserInput {
   role: Role;
 }
 
+/** Where a provider's key or base URL comes from. */
+export type ValueSource = "settings" | "environment" | "default" | "none";
+
+/** A provider as `GET /api/settings` lists it: every built-in one, then the custom ones. */
 export interface ProviderInfo {
   name: string;
-  baseUrl?: string;
-  protocol?: string;
+  builtin: boolean;
+  protocol: string;
+  baseUrl: string;
+  baseUrlSource: ValueSource;
+  defaultBaseUrl: string | null;
+  /** e.g. `OPENAI_API_KEY`; null when the provider needs no key (Ollama). */
+  keyEnv: string | null;
+  needsKey: boolean;
   hasKey: boolean;
-  keyPreview?: string;
+  keySource: ValueSource;
+  /** Only for keys saved here; keys from the environment are never previewed. */
+  keyPreview: string | null;
+}
+
+/** Whether the default model can run (`GET /api/models/status`), and the fix if not. */
+export interface ModelStatus {
+  ready: boolean;
+  defaultModel?: string | null;
+  provider?: string | null;
+  problem: "no_default_model" | "no_key" | "bad_model" | null;
+  message: string | null;
 }
 
 export interface Settings {
-  defaultModel?: string;
+  defaultModel: string | null;
+  defaultModelSource: ValueSource;
   providers: ProviderInfo[];
+  modelStatus: ModelStatus;
 }
 
 export interface ProviderUpdate {
   name: string;
-  baseUrl?: string;
-  apiKey?: string;
+  /** null returns a built-in provider to its default (or environment) URL. */
+  baseUrl?: string | null;
+  /** null or "" removes the saved key. */
+  apiKey?: string | null;
   protocol?: string;
 }
 

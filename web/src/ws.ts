@@ -57,6 +57,13 @@ export const CLOSE_UNAUTHORIZED = 4401;
 /** Close code the client uses for a socket that stopped answering pings. */
 export const CLOSE_HEARTBEAT = 4000;
 
+/**
+ * Reconnect delays start at 250 ms and double up to 2 s (jittered to 1–2 s), so a client is back
+ * within about 2 s of the server: a restart costs seconds, not the half minute a 30 s cap did.
+ */
+export const DEFAULT_BACKOFF_BASE_MS = 250;
+export const DEFAULT_BACKOFF_MAX_MS = 2000;
+
 /** Delay before reconnect attempt `attempt` (0-based): doubling from base, capped, with jitter. */
 export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random: () => number): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 30));
@@ -212,8 +219,8 @@ export class WsClient {
     if (this.stopped) return;
     const delayMs = backoffDelay(
       this.attempt,
-      this.options.backoffBaseMs ?? 500,
-      this.options.backoffMaxMs ?? 30_000,
+      this.options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
+      this.options.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS,
       this.random,
     );
     this.attempt += 1;

@@ -3,6 +3,7 @@
  * `add` and `reindex` show a progress bar on a terminal (plain progress lines otherwise) and stop
  * cleanly on Ctrl-C: files finished by then stay indexed.
  */
+
 import { join } from "node:path";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
@@ -21,6 +22,7 @@ import { createEmbedder } from "../../memory/embedder.js";
 import { resolveEmbeddingModel } from "../../memory/embedding-config.js";
 import { openDatabase } from "../../store/database.js";
 import { EXIT_ABORTED, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
+import { plural } from "../render/plural.js";
 
 export interface KbCommandOptions {
   /** Work on this agent's own bases (plus shared ones, for reads). */
@@ -237,7 +239,7 @@ export async function kbCommand(
       const status = kb.status();
       out(
         status,
-        `${status.note}\n${status.bases} bases, ${status.documents} documents, ${status.childChunks} chunks\n`,
+        `${status.note}\n${plural(status.bases, "base")}, ${plural(status.documents, "document")}, ${plural(status.childChunks, "chunk")}\n`,
       );
       return EXIT_OK;
     }

@@ -2,6 +2,7 @@
  * `dimsum mcp list | tools <server> | call <server> <tool> '<json>' | serve`: inspect and debug the
  * MCP servers in mcp.json, and serve Dimsum's own tools to other MCP clients over stdio.
  */
+
 import { type DimsumConfig, loadConfig } from "../../config/load-config.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
 import type { McpServerConfig } from "../../mcp/config.js";
@@ -11,6 +12,7 @@ import { createBuiltinRegistry } from "../../tools/builtin/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ToolResult } from "../../tools/types.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
+import { plural } from "../render/plural.js";
 import { oneLine } from "../render/style.js";
 import { resolveWorkspace } from "./run.js";
 
@@ -175,7 +177,7 @@ export async function mcpServeCommand(options: McpServeOptions, io: CliIo): Prom
 
 /** One line per server for the chat banner: "everything: connected, 13 tools". */
 export function describeMcpStatus(status: McpServerStatus): string {
-  const tools = `${status.toolCount} tool${status.toolCount === 1 ? "" : "s"}`;
+  const tools = plural(status.toolCount, "tool");
   if (status.state === "connected") return `${status.name}: connected, ${tools}`;
   if (status.state === "failed") return `${status.name}: failed: ${status.lastError ?? "unknown error"}`;
   return `${status.name}: ${status.state}`;

@@ -2,7 +2,9 @@
  * Human output for a run: the answer streams to stdout; reasoning (dimmed), tool activity, retries and
  * usage go to stderr so that `dimsum run ... > answer.txt` captures only the answer.
  */
+
 import type { AgentEvent } from "../../agent/events.js";
+import { plural } from "./plural.js";
 import { oneLine, type Painter } from "./style.js";
 
 export interface HumanRendererOptions {
@@ -92,7 +94,7 @@ export function createHumanRenderer(options: HumanRendererOptions): (event: Agen
         stderr.write(
           paintErr(
             "dim",
-            `[${event.iterations} model calls · ${u.inputTokens} in / ${u.outputTokens} out tokens${cost}]`,
+            `[${plural(event.iterations, "model call")} · ${u.inputTokens} in / ${u.outputTokens} out tokens${cost}]`,
           ) +
             cap +
             "\n",

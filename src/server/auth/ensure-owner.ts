@@ -29,7 +29,10 @@ export async function ensureOwner(
     });
   }
   const password = fromEnv || randomPassword();
-  const user = await users.createFirst({ username: OWNER_USERNAME, password });
+  const user = await users.createFirst(
+    { username: OWNER_USERNAME, password },
+    { oneTimePassword: fromEnv === undefined || fromEnv === "" },
+  );
   if (!user) return undefined; // another process created the first account meanwhile
   if (fromEnv) {
     log.info(`created the owner account "${OWNER_USERNAME}" with the password from DIMSUM_OWNER_PASSWORD`);
@@ -37,7 +40,7 @@ export async function ensureOwner(
   }
   log.info(
     `created the owner account "${OWNER_USERNAME}" with the one-time password: ${password}\n` +
-      "  (shown only now; sign in and change it under your account settings)",
+      "  (shown only now; sign in with it and the web UI opens Settings → Account (/settings/account), where you choose your own)",
   );
   return { username: OWNER_USERNAME, generatedPassword: password };
 }

@@ -25,6 +25,11 @@ export interface UserRecord {
   updatedAt: number;
 }
 
+/** The `server_settings` key marking an account whose password was generated and printed once. */
+function oneTimeKey(id: string): string {
+  return `oneTimePassword:${id}`;
+}
+
 interface UserRow {
   id: string;
   username: string;
@@ -111,7 +116,10 @@ export class UserStore {
    * Creates the first account only while none exists, atomically: two racing setup requests
    * cannot both become owner. Undefined when an account already exists.
    */
-  async createFirst(input: { username: string; password: string }): Promise<UserRecord | undefined> {
+  async createFirst(
+    input: { username: string; password: string },
+    options: { oneTimePassword?: boolean } = {},
+  ): Promise<UserRecord | undefined> {
     const hash = await hashPassword(input.password, this.hashParams);
     const now = Date.now();
     const id = randomUUID();
@@ -121,20 +129,41 @@ export class UserStore {
          SELECT ?, ?, ?, 'owner', ?, ? WHERE NOT EXISTS (SELECT 1 FROM users)`,
     ).run(id, input.username, hash, now, now);
     if (result.changes === 0) return undefined;
+    if (options.oneTimePassword) {
+      cachedStatement(
+        this.db,
+        "INSERT OR REPLACE INTO server_settings (key, value_json, updated_at) VALUES (?, 'true', ?)",
+      ).run(oneTimeKey(id), now);
+    }
     return { id, username: input.username, role: "owner", createdAt: now, updatedAt: now };
   }
 
-  /** Changes role and/or password. */
+  /**
+   * Whether the account still signs in with the password the server generated and printed once
+   * (the web UI then sends its owner to Settings → Account); any password change clears it.
+   */
+  hasOneTimePassword(id: string): boolean {
+    return (
+      cachedStatement(this.db, "SELECT 1 FROM server_settings WHERE key = ?").get(oneTimeKey(id)) !==
+      undefined
+    );
+  }
+
+  /** Changes role and/or password (a new password is no longer a one-time one). */
   async update(id: string, patch: { role?: Role; password?: string }): Promise<UserRecord | undefined> {
     const hash =
       patch.password === undefined ? undefined : await hashPassword(patch.password, this.hashParams);
     const now = Date.now();
     const before = this.get(id);
-    cachedStatement(
-      this.db,
-      `UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
-         WHERE id = ?`,
-    ).run(patch.role ?? null, hash ?? null, now, id);
+    this.db.transaction(() => {
+      cachedStatement(
+        this.db,
+        `UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
+           WHERE id = ?`,
+      ).run(patch.role ?? null, hash ?? null, now, id);
+      if (hash !== undefined)
+        cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(oneTimeKey(id));
+    })();
     const after = this.get(id);
     if (before && after && after.role !== before.role) {
       this.#events?.emit({ type: "role_changed", userId: id, role: after.role, previousRole: before.role });
@@ -145,6 +174,7 @@ export class UserStore {
 
   /** Deletes an account; its sessions and API tokens go with it (foreign keys cascade). */
   delete(id: string): boolean {
+    cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(oneTimeKey(id));
     const removed = cachedStatement(this.db, "DELETE FROM users WHERE id = ?").run(id).changes > 0;
     if (removed) this.#events?.emit({ type: "user_deleted", userId: id });
     return removed;

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { conflict, forbidden, notFound } from "../../errors.js";
 import { clearSessionCookie, setSessionCookie } from "../auth/cookies.js";
-import type { UserRecord } from "../auth/user-store.js";
+import type { UserRecord, UserStore } from "../auth/user-store.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
 import { unauthenticated } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
@@ -10,19 +10,24 @@ import { LoginThrottle } from "../security/login-throttle.js";
 import { enforce } from "../security/rate-limit.js";
 import { loginSchema, passwordChangeSchema, setupSchema } from "./schemas.js";
 
-/** The user fields every client may see. */
-export function publicUser(user: UserRecord) {
-  return { id: user.id, username: user.username, role: user.role };
+/** The user fields every client may see; `mustChangePassword` while the printed one-time password is in use. */
+export function publicUser(user: UserRecord, users: UserStore) {
+  return {
+    id: user.id,
+    username: user.username,
+    role: user.role,
+    mustChangePassword: users.hasOneTimePassword(user.id),
+  };
 }
 
 function startSession(c: AppContext, user: UserRecord) {
-  const { sessions } = c.get("services");
+  const { sessions, users } = c.get("services");
   const { token, session } = sessions.create(user.id, {
     userAgent: c.req.header("user-agent"),
     ip: c.get("clientIp"),
   });
   setSessionCookie(c, token, session.expiresAt);
-  return { user: publicUser(user), csrfToken: session.csrfToken, token };
+  return { user: publicUser(user, users), csrfToken: session.csrfToken, token };
 }
 
 /** The auth routes, mounted at `/api/auth`. */
@@ -56,7 +61,10 @@ export function authRoutes(): Hono<AppEnv> {
 
   app.get("/me", (c) => {
     const auth = authOf(c);
-    return c.json({ user: publicUser(auth.user), csrfToken: auth.session?.csrfToken });
+    return c.json({
+      user: publicUser(auth.user, c.get("services").users),
+      csrfToken: auth.session?.csrfToken,
+    });
   });
 
   app.post("/logout", (c) => {

@@ -2,6 +2,7 @@
  * `GET /api/models`: what a model picker offers — the catalogue's suggestions for every built-in
  * provider, plus what each configured provider's own model list returns when it answers within ~3 s.
  * Lists are cached for a minute per provider configuration. Keys never leave the server.
+ * `GET /api/models/status` (every signed-in user): whether the default model can run, and the fix if not.
  */
 import { createHash } from "node:crypto";
 import { Hono } from "hono";
@@ -14,6 +15,7 @@ import { listProviderModels } from "../../llm/model-list.js";
 import type { ModelSpec } from "../../llm/types.js";
 import { requireRole } from "../auth/middleware.js";
 import type { AppEnv } from "../context.js";
+import { modelStatus } from "../settings/model-status.js";
 
 export interface ModelChoice {
   /** `provider:model`, as agents and settings store it. */
@@ -98,6 +100,19 @@ export function modelRoutes(options: ModelRoutesOptions = {}): Hono<AppEnv> {
     result.catch(() => {});
     return result;
   };
+
+  // Before the role check: guests see why a chat cannot answer too.
+  app.get("/status", (c) => {
+    const { settings, config } = c.get("services");
+    const status = modelStatus(settings, config);
+    return c.json({
+      ready: status.ready,
+      defaultModel: status.defaultModel ?? null,
+      provider: status.provider ?? null,
+      problem: status.problem ?? null,
+      message: status.message ?? null,
+    });
+  });
 
   app.use("*", requireRole("owner", "admin", "member"));
   app.get("/", async (c) => {

@@ -1,14 +1,16 @@
 /**
- * `/api/settings` (owner and admin): providers with their keys (never returned in full), default
- * model, and the shell tool's sandbox status (read-only).
+ * `/api/settings` (owner and admin): the default model and every provider (built-in ones always
+ * listed, with where their key and base URL come from; keys never returned, UI-saved ones previewed),
+ * and the shell tool's sandbox status (read-only).
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import type { ShellOffer } from "../../capabilities/shell-offer.js";
 import { builtinProviders } from "../../config/providers.js";
+import { invalid } from "../../errors.js";
 import { requireRole } from "../auth/middleware.js";
-import type { AppEnv } from "../context.js";
+import type { AppContext, AppEnv } from "../context.js";
 import { jsonBody } from "../http/validate.js";
+import { modelStatus, providerOverview } from "../settings/model-status.js";
 import type { SettingsView } from "../settings/settings-store.js";
 
 const providerSchema = z.object({
@@ -25,6 +27,9 @@ const providerSchema = z.object({
   protocol: z.enum(["openai", "anthropic", "gemini"]).optional(),
   apiKey: z.string().max(1000).nullable().optional(),
 });
+
+
+const providerPatchSchema = providerSchema.omit({ name: true });
 
 const settingsUpdateSchema = z.object({
   defaultModel: z
@@ -46,27 +51,45 @@ export function settingsRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requireRole("owner", "admin"));
 
-  const respond = (view: SettingsView, fallback: string | undefined, shell: ShellOffer | undefined) => ({
-    defaultModel: view.defaultModel ?? fallback ?? null,
-    providers: view.providers.map((p) => ({
-      ...p,
-      baseUrl: p.baseUrl ?? null,
-      keyPreview: p.keyPreview ?? null,
-    })),
-    knownProviders: [...builtinProviders.keys()],
-    // The shell tool's sandbox: whether commands are confined, and whether agents get the tool at all.
-    shell: shell ?? null,
+  const respond = (c: AppContext, view: SettingsView) => {
+    const { settings, config, shell } = c.get("services");
+    const status = modelStatus(settings, config);
+    return c.json({
+      defaultModel: view.defaultModel ?? config.defaultModel ?? null,
+      defaultModelSource: view.defaultModel ? "settings" : config.defaultModel ? "environment" : "none",
+      providers: providerOverview(settings, config).map((p) => ({
+        ...p,
+        defaultBaseUrl: p.defaultBaseUrl ?? null,
+        keyEnv: p.keyEnv ?? null,
+        keyPreview: p.keyPreview ?? null,
+      })),
+      knownProviders: [...builtinProviders.keys()],
+      modelStatus: {
+        ready: status.ready,
+        problem: status.problem ?? null,
+        message: status.message ?? null,
+      },
+      // The shell tool's sandbox: whether commands are confined, and whether agents get the tool at all.
+      shell: shell ?? null,
+    });
+  };
+
+  app.get("/", (c) => respond(c, c.get("services").settings.view()));
+
+  app.put("/", jsonBody(settingsUpdateSchema), (c) =>
+    respond(c, c.get("services").settings.update(c.req.valid("json"))),
+  );
+
+  // One provider at a time (the settings page's forms): the others are left alone.
+  app.put("/providers/:name", jsonBody(providerPatchSchema), (c) => {
+    const name = providerSchema.shape.name.safeParse(c.req.param("name"));
+    if (!name.success) throw invalid("provider names are 1-40 lowercase letters, digits, '_' or '-'");
+    return respond(c, c.get("services").settings.saveProvider({ ...c.req.valid("json"), name: name.data }));
   });
 
-  app.get("/", (c) => {
-    const { settings, config, shell } = c.get("services");
-    return c.json(respond(settings.view(), config.defaultModel, shell));
-  });
-
-  app.put("/", jsonBody(settingsUpdateSchema), (c) => {
-    const { settings, config, shell } = c.get("services");
-    return c.json(respond(settings.update(c.req.valid("json")), config.defaultModel, shell));
-  });
+  app.delete("/providers/:name", (c) =>
+    respond(c, c.get("services").settings.removeProvider(c.req.param("name"))),
+  );
 
   return app;
 }

@@ -117,36 +117,53 @@ export class SettingsStore {
   }
 
   private replaceProviders(inputs: ProviderInput[], now: number): void {
-    const existing = new Map(this.rows().map((row) => [row.name, row]));
+    const existing = new Set(this.rows().map((row) => row.name));
     const kept = new Set<string>();
-    for (const input of inputs) {
-      const name = canonicalProviderName(input.name);
-      kept.add(name);
-      const builtin = builtinProviders.get(name);
-      const old = existing.get(name);
-      let sealed = old?.api_key_enc ?? null;
-      let preview = old?.key_preview ?? null;
-      if (input.apiKey === null || input.apiKey === "") [sealed, preview] = [null, null];
-      else if (input.apiKey !== undefined)
-        [sealed, preview] = [this.box.seal(input.apiKey), keyPreview(input.apiKey)];
-      const protocol = builtin?.protocol ?? input.protocol ?? old?.protocol ?? "openai";
-      const baseUrl = input.baseUrl === undefined ? (old?.base_url ?? null) : input.baseUrl;
-      if (!builtin && !baseUrl) {
-        throw new DimsumError("invalid", `provider "${name}" is not built in, so it needs a baseUrl`, {
-          issues: [{ path: "providers.baseUrl", message: `required for custom provider "${name}"` }],
-        });
-      }
-      cachedStatement(
-        this.db,
-        `INSERT INTO provider_settings (name, base_url, protocol, api_key_enc, key_preview, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT (name) DO UPDATE SET base_url = excluded.base_url, protocol = excluded.protocol,
-             api_key_enc = excluded.api_key_enc, key_preview = excluded.key_preview, updated_at = excluded.updated_at`,
-      ).run(name, baseUrl, protocol, sealed, preview, now);
-    }
-    for (const name of existing.keys()) {
+    for (const input of inputs) kept.add(this.upsertRow(input, now));
+    for (const name of existing) {
       if (!kept.has(name)) cachedStatement(this.db, "DELETE FROM provider_settings WHERE name = ?").run(name);
     }
+  }
+
+  /** Saves one provider (the others stay as they are) and returns the new view. */
+  saveProvider(input: ProviderInput): SettingsView {
+    this.db.transaction(() => this.upsertRow(input, Date.now()))();
+    return this.view();
+  }
+
+  /** Forgets what the UI saved for one provider (a built-in one falls back to the environment). */
+  removeProvider(name: string): SettingsView {
+    cachedStatement(this.db, "DELETE FROM provider_settings WHERE name = ?").run(canonicalProviderName(name));
+    return this.view();
+  }
+
+  /** Inserts or updates one provider row; returns its canonical name. */
+  private upsertRow(input: ProviderInput, now: number): string {
+    const name = canonicalProviderName(input.name);
+    const builtin = builtinProviders.get(name);
+    const old = cachedStatement(this.db, "SELECT * FROM provider_settings WHERE name = ?").get(name) as
+      | ProviderRow
+      | undefined;
+    let sealed = old?.api_key_enc ?? null;
+    let preview = old?.key_preview ?? null;
+    if (input.apiKey === null || input.apiKey === "") [sealed, preview] = [null, null];
+    else if (input.apiKey !== undefined)
+      [sealed, preview] = [this.box.seal(input.apiKey), keyPreview(input.apiKey)];
+    const protocol = builtin?.protocol ?? input.protocol ?? old?.protocol ?? "openai";
+    const baseUrl = input.baseUrl === undefined ? (old?.base_url ?? null) : input.baseUrl || null;
+    if (!builtin && !baseUrl) {
+      throw new DimsumError("invalid", `provider "${name}" is not built in, so it needs a baseUrl`, {
+        issues: [{ path: "providers.baseUrl", message: `required for custom provider "${name}"` }],
+      });
+    }
+    cachedStatement(
+      this.db,
+      `INSERT INTO provider_settings (name, base_url, protocol, api_key_enc, key_preview, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET base_url = excluded.base_url, protocol = excluded.protocol,
+           api_key_enc = excluded.api_key_enc, key_preview = excluded.key_preview, updated_at = excluded.updated_at`,
+    ).run(name, baseUrl, protocol, sealed, preview, now);
+    return name;
   }
 
   /** The decrypted key of a provider (aliases accepted), for model resolution; undefined if none. */

@@ -20,6 +20,7 @@ import { totalUnread } from "../state/channels.js";
 import { type Route, routeChannel } from "../state/route.js";
 import { applyTheme, loadTheme, nextTheme, type ThemeChoice } from "../theme.js";
 import type { SessionUser } from "../types.js";
+import { ConfirmDialogHost } from "./confirm-dialog.js";
 import { MessageSearch, type SearchMemory } from "./message-search.js";
 import { Notices } from "./notices.js";
 import { Sidebar } from "./sidebar.js";
@@ -130,7 +131,7 @@ function Page({ route, me }: { route: Route; me: SessionUser }) {
     case "agent":
       return <AgentsPage selected={route.agentId} me={me} />;
     case "settings":
-      return <SettingsPage me={me} />;
+      return <SettingsPage me={me} section={route.section} />;
     case "schedules":
       return <SchedulesPage me={me} />;
     case "knowledge":
@@ -221,6 +222,7 @@ function Shell({ me }: { me: SessionUser }) {
       {search.open && (
         <MessageSearch me={me} channelId={channelId} memory={search.memory} onClose={search.hide} />
       )}
+      <ConfirmDialogHost />
     </div>
   );
 }

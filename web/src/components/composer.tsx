@@ -13,6 +13,7 @@ import {
   mentionMenuAt,
 } from "../state/mention.js";
 import type { AgentRecord, ChannelRecord } from "../types.js";
+import { ModelNotice } from "./model-notice.js";
 
 const MAX_MESSAGE_BYTES = 32 * 1024;
 const MAX_HEIGHT_PX = 240;
@@ -111,6 +112,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
         void send();
       }}
     >
+      <ModelNotice />
       {menu && (
         <div class="mention-menu" role="listbox" aria-label="Mention an agent" data-testid="mention-menu">
           {menu.items.map((item, index) => (
@@ -139,7 +141,9 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
         ref={input}
         class="composer-input"
         rows={1}
-        placeholder={`Message ${channel.name} — @ to mention an agent`}
+        placeholder={
+          channel.kind === "group" ? `Message ${channel.name} (@ to mention)` : `Message ${channel.name}`
+        }
         value={text}
         disabled={disabled}
         aria-autocomplete="list"

@@ -1,7 +1,9 @@
 /** One connector: status, inbound URL, outbox counts, start/stop/test/delete, and an editor. */
+
 import { useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
+import { askConfirm } from "./confirm-dialog.js";
 import {
   CONNECTOR_LABELS,
   type ConnectorView,
@@ -85,7 +87,13 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
     });
   });
   const [remove, removing] = useAction(async () => {
-    if (!confirm(`Delete the connector "${view.name}"? Its chats stay as channels.`)) return;
+    if (
+      !(await askConfirm({
+        title: `Delete the connector "${view.name}"?`,
+        message: "Its chats stay as channels.",
+      }))
+    )
+      return;
     await client.remove(view.id);
     onChanged();
   });

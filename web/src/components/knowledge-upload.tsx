@@ -3,8 +3,10 @@
  * sent (XHR upload progress) and files ingested (the job, polled until it ends), with cancel. A
  * refused upload (unsupported type, too large) says why inline, next to where the files went.
  */
+
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
+import { plural } from "../format.js";
 import { useServices } from "../hooks.js";
 import {
   type IngestFileResult,
@@ -49,10 +51,7 @@ function reason(err: unknown): string {
 }
 
 function fileLine(f: IngestFileResult): string {
-  const chunks =
-    f.chunks !== undefined && f.outcome !== "failed"
-      ? ` (${f.chunks} chunk${f.chunks === 1 ? "" : "s"})`
-      : "";
+  const chunks = f.chunks !== undefined && f.outcome !== "failed" ? ` (${plural(f.chunks, "chunk")})` : "";
   const why = f.reason ?? f.warning;
   return `${f.source}: ${f.outcome}${chunks}${why ? ` — ${why}` : ""}`;
 }
@@ -177,7 +176,10 @@ export function KnowledgeUpload({
         </p>
         <p class="muted" data-testid="kb-upload-limits">
           Markdown, plain text, HTML, PDF and source code
-          {limits ? `; up to ${limits.maxFiles} files of ${formatLimit(limits.maxFileBytes)} each` : ""}.
+          {limits
+            ? `; up to ${plural(limits.maxFiles, "file")} of ${formatLimit(limits.maxFileBytes)} each`
+            : ""}
+          .
         </p>
       </section>
       <input
@@ -196,8 +198,8 @@ export function KnowledgeUpload({
       />
       {phase.step === "uploading" && (
         <p data-testid="kb-upload-progress">
-          Uploading {phase.count} file{phase.count === 1 ? "" : "s"}…{" "}
-          <progress max={1} value={phase.fraction} /> {Math.round(phase.fraction * 100)}%
+          Uploading {plural(phase.count, "file")}… <progress max={1} value={phase.fraction} />{" "}
+          {Math.round(phase.fraction * 100)}%
         </p>
       )}
       {phase.step === "ingesting" && (

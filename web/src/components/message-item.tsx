@@ -1,8 +1,10 @@
 /** A stored message, or the live bubble of a run still streaming (or ended without a message). */
+
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
 import type { AgentRecord, ChannelMessage, SessionUser } from "../types.js";
+import { askConfirm } from "./confirm-dialog.js";
 import { MarkdownView } from "./markdown-view.js";
 import { RunControls, RunDetails } from "./run-parts.js";
 
@@ -75,7 +77,12 @@ export function MessageItem({ message, run, agents, me }: MessageItemProps) {
             title="Delete message"
             disabled={busy}
             onClick={() => {
-              if (confirm("Delete this message?")) void remove();
+              void askConfirm({
+                title: "Delete this message?",
+                message: "It is removed for everyone in this chat.",
+              }).then((yes) => {
+                if (yes) void remove();
+              });
             }}
             data-testid="message-delete"
           >

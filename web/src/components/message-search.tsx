@@ -3,8 +3,10 @@
  * one), and the hits, best first. Opening a hit goes to its channel and scrolls to the message.
  * Escape or the backdrop closes it; arrow keys move between the box and the hits.
  */
+
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
+import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
 import { parseRoute } from "../state/route.js";
 import type { ChannelMessage, SessionUser } from "../types.js";
@@ -37,7 +39,7 @@ function statusText(view: SearchView, scopeName: string | undefined): string {
   if (view.phase === "loading") return "Searching…";
   if (view.phase === "error") return "The search failed.";
   const n = view.results.length;
-  return n === 0 ? "" : `${n} ${n === 1 ? "message" : "messages"} found.`;
+  return n === 0 ? "" : `${plural(n, "message")} found.`;
 }
 
 /** The search dialog. */

@@ -1,6 +1,6 @@
 /** A centred dialog over a backdrop; Escape or a backdrop click closes it. */
 import type { ComponentChildren } from "preact";
-import { useEffect } from "preact/hooks";
+import { useLayoutEffect } from "preact/hooks";
 
 export interface ModalProps {
   title: string;
@@ -11,7 +11,8 @@ export interface ModalProps {
 
 /** Modal dialog. */
 export function Modal({ title, onClose, children, testId }: ModalProps) {
-  useEffect(() => {
+  // A layout effect: listening from the first paint, so an Escape pressed at once is not lost.
+  useLayoutEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (event.key === "Escape") onClose();
     };

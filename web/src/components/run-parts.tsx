@@ -1,7 +1,9 @@
 /** The pieces every run shows: its lifecycle badge, a stop button, the reasoning block and tool cards. */
+
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
 import type { RunStatus } from "../types.js";
+import { WithSettingsLinks } from "./settings-links.js";
 import { ToolCard } from "./tool-card.js";
 
 const BADGE_LABEL: Record<RunStatus, string> = {
@@ -69,7 +71,7 @@ export function RunDetails({ view }: { view: RunView }) {
       )}
       {status === "error" && view.run?.error && (
         <p class="run-error" data-testid="run-error">
-          {view.run.error}
+          <WithSettingsLinks text={view.run.error} />
         </p>
       )}
     </>

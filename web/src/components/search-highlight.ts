@@ -4,10 +4,14 @@
  * the excerpt split into plain and highlighted parts for rendering as text (never as HTML).
  */
 
-/** A piece of an excerpt; `hit` pieces matched a search term. */
+/** Inline Markdown an excerpt keeps as emphasis (its markers are dropped). */
+export type InlineStyle = "strong" | "em" | "code";
+
+/** A piece of an excerpt; `hit` pieces matched a search term; `style` is set for emphasised text. */
 export interface TextPart {
   text: string;
   hit: boolean;
+  style?: InlineStyle;
 }
 
 // Same letter classes as the server's search-text.ts, so the UI highlights what FTS5 matched.
@@ -83,14 +87,65 @@ function isLowSurrogate(text: string, index: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
+// Markers at the start of a line (headings, quotes, list bullets, code fences) say nothing in one line.
+const LINE_MARKERS =
+  /^[ \t]{0,3}(?:#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+|\d{1,9}[.)][ \t]+|```[^\n]*$|~~~[^\n]*$)/gm;
+// `**strong**` / `__strong__`, `code`, `*em*` / `_em_`, and `[link text](url)`, not nested.
+const INLINE =
+  /(\*\*|__)(?=\S)(.+?)(?<=\S)\1|`([^`]+)`|(?<![\p{L}\p{N}*])\*(?=\S)([^*]+?)(?<=\S)\*(?!\*)|(?<![\p{L}\p{N}_])_(?=\S)([^_]+?)(?<=\S)_(?![\p{L}\p{N}_])|\[([^\]]+)\]\([^)\s]+\)/gu;
+
+/**
+ * A message's Markdown as one line of plain text plus the style of each UTF-16 unit, so an excerpt
+ * shows `**this**` as emphasis instead of raw markers.
+ */
+export function inlineMarkdown(text: string): { plain: string; styles: (InlineStyle | undefined)[] } {
+  const flat = text.replace(LINE_MARKERS, "").replace(/\s+/g, " ").trim();
+  let plain = "";
+  const styles: (InlineStyle | undefined)[] = [];
+  const push = (piece: string, style: InlineStyle | undefined) => {
+    plain += piece;
+    for (let i = 0; i < piece.length; i++) styles.push(style);
+  };
+  let at = 0;
+  for (const m of flat.matchAll(INLINE)) {
+    push(flat.slice(at, m.index), undefined);
+    if (m[2] !== undefined) push(m[2], "strong");
+    else if (m[3] !== undefined) push(m[3], "code");
+    else if (m[4] !== undefined) push(m[4], "em");
+    else if (m[5] !== undefined) push(m[5], "em");
+    else push(m[6] ?? "", undefined);
+    at = m.index + m[0].length;
+  }
+  push(flat.slice(at), undefined);
+  return { plain, styles };
+}
+
+/** Splits highlighted parts further where the style changes. */
+function styled(parts: TextPart[], styles: (InlineStyle | undefined)[], offset: number): TextPart[] {
+  const out: TextPart[] = [];
+  let at = offset;
+  for (const part of parts) {
+    let start = 0;
+    for (let i = 1; i <= part.text.length; i++) {
+      if (i < part.text.length && styles[at + i] === styles[at + start]) continue;
+      const style = styles[at + start];
+      const piece = { text: part.text.slice(start, i), hit: part.hit };
+      out.push(style ? { ...piece, style } : piece);
+      start = i;
+    }
+    at += part.text.length;
+  }
+  return out;
+}
+
 /**
  * At most about `maxChars` of the message on one line, starting a little before the first match
  * (so the match is visible even in a long message), with its matches marked.
  */
 export function searchExcerpt(text: string, query: string, maxChars = 220): TextPart[] {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const { plain: flat, styles } = inlineMarkdown(text);
   const matcher = termMatcher(query);
-  if (flat.length <= maxChars) return highlightParts(flat, matcher);
+  if (flat.length <= maxChars) return styled(highlightParts(flat, matcher), styles, 0);
   const first = matcher ? new RegExp(matcher.source, "iu").exec(flat)?.index : undefined;
   let start = Math.max(0, Math.min((first ?? 0) - LEAD_CHARS, flat.length - maxChars));
   if (start > 0) {
@@ -101,7 +156,8 @@ export function searchExcerpt(text: string, query: string, maxChars = 220): Text
   }
   let end = Math.min(flat.length, start + maxChars);
   if (end < flat.length && isLowSurrogate(flat, end)) end--;
-  const lead = start > 0 ? ELLIPSIS : "";
-  const tail = end < flat.length ? ELLIPSIS : "";
-  return highlightParts(`${lead}${flat.slice(start, end)}${tail}`, matcher);
+  const parts = styled(highlightParts(flat.slice(start, end), matcher), styles, start);
+  if (start > 0) parts.unshift({ text: ELLIPSIS, hit: false });
+  if (end < flat.length) parts.push({ text: ELLIPSIS, hit: false });
+  return parts;
 }

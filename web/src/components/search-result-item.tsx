@@ -58,15 +58,19 @@ export function SearchResultItem({ message, query, channel, agents, me, onOpen }
           </time>
         </span>
         <span class="search-result-text" data-testid="search-result-text">
-          {searchExcerpt(message.text, query).map((part, i) =>
-            part.hit ? (
+          {searchExcerpt(message.text, query).map((part, i) => {
+            const inner = part.hit ? <mark data-testid="search-hit">{part.text}</mark> : part.text;
+            if (part.style === "strong") return <strong key={i}>{inner}</strong>;
+            if (part.style === "em") return <em key={i}>{inner}</em>;
+            if (part.style === "code") return <code key={i}>{inner}</code>;
+            return part.hit ? (
               <mark key={i} data-testid="search-hit">
                 {part.text}
               </mark>
             ) : (
               part.text
-            ),
-          )}
+            );
+          })}
         </span>
       </a>
     </li>

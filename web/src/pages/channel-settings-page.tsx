@@ -1,6 +1,8 @@
 /** Group (or direct chat) settings: name, leader, members, the collaboration chain and its live flow. */
+
 import { useEffect, useState } from "preact/hooks";
 import { ChainEditor } from "../components/chain-editor.js";
+import { askConfirm } from "../components/confirm-dialog.js";
 import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
 import { MembersEditor } from "../components/members-editor.js";
@@ -26,7 +28,13 @@ function GeneralSection({ channel, canEdit }: { channel: ChannelSummary; canEdit
     store.dispatch({ type: "notice", kind: "info", text: "Channel saved." });
   });
   const [remove, removing] = useAction(async () => {
-    if (!confirm(`Delete "${channel.name}" and all its messages?`)) return;
+    if (
+      !(await askConfirm({
+        title: `Delete "${channel.name}"?`,
+        message: "All its messages are deleted too.",
+      }))
+    )
+      return;
     await api.deleteChannel(channel.id);
     store.dispatch({ type: "channel_removed", channelId: channel.id });
     navigate({ name: "home" }, { replace: true });

@@ -1,9 +1,11 @@
 /** A channel's conversation: header, live flow panel, messages and the composer. */
+
 import { useEffect, useRef } from "preact/hooks";
 import { Composer } from "../components/composer.js";
 import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
 import { MessageList } from "../components/message-list.js";
+import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
 import { currentFlow, lastMessageId } from "../state/chat.js";
 import type { SessionUser } from "../types.js";
@@ -60,7 +62,9 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
             {channel.name}
           </h2>
           <span class="muted chat-sub">
-            {channel.kind === "group" ? `${agentCount} agents · ${peopleCount} people` : "direct chat"}
+            {channel.kind === "group"
+              ? `${plural(agentCount, "agent")} · ${plural(peopleCount, "person", "people")}`
+              : "direct chat"}
             {channel.chain.length > 0 && ` · chain of ${channel.chain.length}`}
           </span>
         </div>

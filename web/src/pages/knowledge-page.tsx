@@ -1,5 +1,7 @@
 /** Knowledge bases: the list with retrieval mode, create and delete; one base's upload, documents and search. */
+
 import { useEffect, useState } from "preact/hooks";
+import { askConfirm } from "../components/confirm-dialog.js";
 import {
   type KnowledgeBase,
   type KnowledgeDocument,
@@ -40,7 +42,7 @@ function Documents({
     void reload();
   }, [kb, version]);
   const [remove] = useAction(async (doc: KnowledgeDocument) => {
-    if (!confirm(`Remove "${doc.title}" from ${kb}?`)) return;
+    if (!(await askConfirm({ title: `Remove "${doc.title}" from ${kb}?`, confirmLabel: "Remove" }))) return;
     await client.removeDocument(kb, doc.id);
     // Bumps `version`, which reloads this list too.
     onChanged();
@@ -167,7 +169,8 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
   }, [api]);
 
   const [remove] = useAction(async (base: KnowledgeBase) => {
-    if (!confirm(`Delete the knowledge base "${base.name}" and all its documents?`)) return;
+    const message = "All its documents are deleted too.";
+    if (!(await askConfirm({ title: `Delete the knowledge base "${base.name}"?`, message }))) return;
     await client.remove(base.name);
     if (selected === base.name) setSelected(undefined);
     await reload();

@@ -1,5 +1,7 @@
 /** Schedules: the list with next runs, on/off, run now and delete; recent runs of one; a create form. */
+
 import { useEffect, useState } from "preact/hooks";
+import { askConfirm } from "../components/confirm-dialog.js";
 import { describeTiming, type Schedule, type ScheduleRun, scheduleApi } from "../components/schedule-api.js";
 import { ScheduleCreateForm } from "../components/schedule-form.js";
 import { formatTime, oneLine } from "../format.js";
@@ -85,7 +87,13 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
     await reload();
   });
   const [remove] = useAction(async (s: Schedule) => {
-    if (!confirm(`Delete the schedule "${s.name}" and its run history?`)) return;
+    if (
+      !(await askConfirm({
+        title: `Delete the schedule "${s.name}"?`,
+        message: "Its run history is deleted too.",
+      }))
+    )
+      return;
     await client.remove(s.id);
     if (selected === s.id) setSelected(undefined);
     await reload();

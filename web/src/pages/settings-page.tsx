@@ -1,30 +1,78 @@
-/** Settings: models and providers, API tokens, MCP servers, people and sessions. */
+/**
+ * Settings, one tab at a time (`/settings/<section>`): providers and the default model, API tokens,
+ * MCP servers, people, and your account. Admin-only tabs are hidden from other roles.
+ */
+import { Link } from "../components/link.js";
 import { AccountSection } from "../components/settings/account-section.js";
 import { McpSection } from "../components/settings/mcp-section.js";
 import { ProvidersSection } from "../components/settings/providers-section.js";
 import { ShellSection } from "../components/settings/shell-section.js";
 import { TokensSection } from "../components/settings/tokens-section.js";
 import { UsersSection } from "../components/settings/users-section.js";
+import type { SettingsSection } from "../state/route.js";
 import type { SessionUser } from "../types.js";
 
-/** The settings page; admin-only sections are hidden from other roles. */
-export function SettingsPage({ me }: { me: SessionUser }) {
+const TABS: ReadonlyArray<{ id: SettingsSection; label: string; adminOnly: boolean }> = [
+  { id: "providers", label: "Providers", adminOnly: true },
+  { id: "tokens", label: "API tokens", adminOnly: false },
+  { id: "mcp", label: "MCP servers", adminOnly: true },
+  { id: "shell", label: "Shell", adminOnly: true },
+  { id: "people", label: "People", adminOnly: true },
+  { id: "account", label: "Account", adminOnly: false },
+];
+
+function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
+  switch (id) {
+    case "providers":
+      return <ProvidersSection />;
+    case "tokens":
+      return <TokensSection />;
+    case "mcp":
+      return <McpSection />;
+    case "shell":
+      return <ShellSection />;
+    case "people":
+      return <UsersSection me={me} />;
+    case "account":
+      return <AccountSection me={me} />;
+  }
+}
+
+/** The settings page; `section` picks the tab (default: Providers for admins, Account otherwise). */
+export function SettingsPage({ me, section }: { me: SessionUser; section?: SettingsSection | undefined }) {
   const isAdmin = me.role === "owner" || me.role === "admin";
+  const tabs = TABS.filter((t) => isAdmin || !t.adminOnly);
+  const shown =
+    tabs.find((t) => t.id === section) ?? tabs.find((t) => t.id === (isAdmin ? "providers" : "account"));
+  const current = shown?.id ?? "account";
   return (
-    <section class="page" data-testid="settings-page">
+    <section class="page" data-testid="settings-page" data-section={current}>
       <header class="page-head">
         <h2>Settings</h2>
         <span class="muted">
           Signed in as <strong data-testid="settings-username">{me.username}</strong> ({me.role})
         </span>
       </header>
+      <nav class="tabs" aria-label="Settings sections" data-testid="settings-tabs">
+        {tabs.map((t) => (
+          <Link
+            key={t.id}
+            to={{ name: "settings", section: t.id }}
+            class={`tab${t.id === current ? " active" : ""}`}
+            current={t.id === current}
+            testId={`settings-tab-${t.id}`}
+          >
+            {t.label}
+          </Link>
+        ))}
+      </nav>
+      {section !== undefined && shown?.id !== section && (
+        <p class="notice notice-info" data-testid="settings-admin-only">
+          Only owners and admins can change this part of the settings.
+        </p>
+      )}
       <div class="page-body">
-        {isAdmin && <ProvidersSection />}
-        <TokensSection />
-        {isAdmin && <McpSection />}
-        {isAdmin && <ShellSection />}
-        {isAdmin && <UsersSection me={me} />}
-        <AccountSection />
+        <Section id={current} me={me} />
       </div>
     </section>
   );

@@ -4,7 +4,7 @@
  * as-is and fanned out here, so every effect of a frame is testable without a socket.
  */
 
-import type { AgentRecord, ServerFrame, SessionUser } from "../types.js";
+import type { AgentRecord, ModelStatus, ServerFrame, SessionUser } from "../types.js";
 import type { WsStatus } from "../ws.js";
 import {
   bumpUnread,
@@ -37,6 +37,8 @@ export interface AppState {
   notices: Notice[];
   /** Id of the last notice, so notice ids come from the state and the reducer stays pure. */
   noticeSeq: number;
+  /** Whether the default model can run (undefined until asked); the home page and composer warn when not. */
+  modelStatus: ModelStatus | undefined;
 }
 
 export type AppAction =
@@ -51,7 +53,8 @@ export type AppAction =
   | { type: "frame"; frame: ServerFrame }
   | { type: "connection"; status: WsStatus }
   | { type: "notice"; kind: Notice["kind"]; text: string }
-  | { type: "dismiss"; id: number };
+  | { type: "dismiss"; id: number }
+  | { type: "model_status"; status: ModelStatus };
 
 /** The state before anything is known. */
 export function initialAppState(): AppState {
@@ -64,6 +67,7 @@ export function initialAppState(): AppState {
     connection: "idle",
     notices: [],
     noticeSeq: 0,
+    modelStatus: undefined,
   };
 }
 
@@ -100,6 +104,15 @@ function applyFrame(state: AppState, frame: ServerFrame): AppState {
       const open = state.chat?.channelId === frame.channelId;
       const own = frame.message.author.type === "user" && frame.message.author.id === userId(state);
       const next = open || own ? state : { ...state, channels: bumpUnread(state.channels, frame.channelId) };
+      return withChat(next, { type: "event", event: frame });
+    }
+    case "run": {
+      // A run that failed for want of a usable model: the notices (home page, composer) say so at once.
+      const error = frame.run.status === "error" ? frame.run.error : undefined;
+      const next =
+        error?.includes("Settings → Providers") && state.modelStatus?.ready !== false
+          ? { ...state, modelStatus: { ready: false, problem: null, message: error } }
+          : state;
       return withChat(next, { type: "event", event: frame });
     }
     default:
@@ -155,5 +168,7 @@ export function appReducer(state: AppState, action: AppAction): AppState {
     }
     case "dismiss":
       return { ...state, notices: state.notices.filter((n) => n.id !== action.id) };
+    case "model_status":
+      return { ...state, modelStatus: action.status };
   }
 }

@@ -1,5 +1,13 @@
 /** The app's routes and their paths; the server answers every non-API path with the SPA. */
 
+/** The tabs of the settings page, in the order they are shown. */
+export const SETTINGS_SECTIONS = ["providers", "tokens", "mcp", "shell", "people", "account"] as const;
+export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
+
+function isSettingsSection(value: string | undefined): value is SettingsSection {
+  return (SETTINGS_SECTIONS as readonly (string | undefined)[]).includes(value);
+}
+
 export type Route =
   | { name: "home" }
   | { name: "channel"; channelId: string }
@@ -7,7 +15,7 @@ export type Route =
   | { name: "agents" }
   | { name: "agent_new" }
   | { name: "agent"; agentId: string }
-  | { name: "settings" }
+  | { name: "settings"; section?: SettingsSection }
   | { name: "schedules" }
   | { name: "knowledge" }
   | { name: "connectors" }
@@ -35,6 +43,9 @@ export function parseRoute(pathname: string): Route {
   if (first === "agents" && second === "_new" && parts.length === 2) return { name: "agent_new" };
   if (first === "agents" && id && parts.length === 2) return { name: "agent", agentId: id };
   if (first === "settings" && parts.length === 1) return { name: "settings" };
+  if (first === "settings" && parts.length === 2 && isSettingsSection(second)) {
+    return { name: "settings", section: second };
+  }
   if (first === "schedules" && parts.length === 1) return { name: "schedules" };
   if (first === "knowledge" && parts.length === 1) return { name: "knowledge" };
   if (first === "connectors" && parts.length === 1) return { name: "connectors" };
@@ -59,7 +70,7 @@ export function routePath(route: Route): string {
     case "agent":
       return `/agents/${encodeURIComponent(route.agentId)}`;
     case "settings":
-      return "/settings";
+      return route.section ? `/settings/${route.section}` : "/settings";
     case "schedules":
       return "/schedules";
     case "knowledge":

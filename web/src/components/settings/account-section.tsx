@@ -1,26 +1,132 @@
-/** The user's own sessions: list, revoke one, or log out everywhere. */
+/**
+ * Your account: change your password (the form password managers expect), then your sessions
+ * (revoke one, or log out everywhere). After a first sign-in with the server's printed one-time
+ * password the app opens here and says why.
+ */
 import { useEffect, useState } from "preact/hooks";
-import { formatTime } from "../../format.js";
+import { describeUserAgent, formatTime } from "../../format.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import { endSession } from "../../session.js";
-import type { SessionInfo } from "../../types.js";
+import type { SessionInfo, SessionUser } from "../../types.js";
+import { askConfirm } from "../confirm-dialog.js";
 
-/** The sessions section. */
-export function AccountSection() {
+const MIN_PASSWORD = 8;
+
+function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => void }) {
+  const { api, store } = useServices();
+  const [current, setCurrent] = useState("");
+  const [next, setNext] = useState("");
+  const [confirm, setConfirm] = useState("");
+  const [problem, setProblem] = useState<string | undefined>(undefined);
+  const [change, changing] = useAction(async () => {
+    if (next.length < MIN_PASSWORD)
+      return setProblem(`Choose a new password of at least ${MIN_PASSWORD} characters.`);
+    if (next !== confirm)
+      return setProblem("The new password and its confirmation differ; type the same one twice.");
+    if (next === current) return setProblem("The new password is the same as the current one.");
+    setProblem(undefined);
+    await api.changePassword(current, next);
+    setCurrent("");
+    setNext("");
+    setConfirm("");
+    store.dispatch({ type: "auth", auth: { phase: "ready", user: { ...me, mustChangePassword: false } } });
+    store.dispatch({
+      type: "notice",
+      kind: "info",
+      text: "Password changed. Your other browsers and devices were logged out.",
+    });
+    onChanged();
+  });
+  return (
+    <form
+      class="form password-form"
+      data-testid="password-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void change();
+      }}
+    >
+      <h3>Password</h3>
+      {me.mustChangePassword && (
+        <p class="notice notice-warning" data-testid="one-time-password-notice">
+          You signed in with the one-time password the server printed. Choose your own password now.
+        </p>
+      )}
+      {/* Tells password managers which account the new password belongs to. */}
+      <input type="text" name="username" autocomplete="username" value={me.username} readOnly hidden />
+      <label class="field">
+        <span>Current password</span>
+        <input
+          type="password"
+          name="current-password"
+          autocomplete="current-password"
+          required
+          value={current}
+          onInput={(e) => setCurrent(e.currentTarget.value)}
+          data-testid="password-current"
+        />
+      </label>
+      <label class="field">
+        <span>New password</span>
+        <input
+          type="password"
+          name="new-password"
+          autocomplete="new-password"
+          required
+          minLength={MIN_PASSWORD}
+          value={next}
+          onInput={(e) => setNext(e.currentTarget.value)}
+          data-testid="password-new"
+        />
+      </label>
+      <label class="field">
+        <span>Confirm new password</span>
+        <input
+          type="password"
+          name="confirm-password"
+          autocomplete="new-password"
+          required
+          minLength={MIN_PASSWORD}
+          value={confirm}
+          onInput={(e) => setConfirm(e.currentTarget.value)}
+          data-testid="password-confirm"
+        />
+      </label>
+      {problem && (
+        <p class="form-error" role="alert" data-testid="password-problem">
+          {problem}
+        </p>
+      )}
+      <p class="muted section-intro">Changing it logs out your other browsers and devices; this one stays.</p>
+      <div class="form-actions">
+        <button type="submit" class="btn btn-primary" disabled={changing} data-testid="password-submit">
+          Change password
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Sessions({ version }: { version: number }) {
   const services = useServices();
   const report = useReportError();
   const [sessions, setSessions] = useState<SessionInfo[] | undefined>(undefined);
   const reload = () => services.api.listSessions().then(setSessions).catch(report);
   useEffect(() => {
     void reload();
-  }, [services.api]);
+  }, [services.api, version]);
 
   const [revoke, revoking] = useAction(async (id: string) => {
     await services.api.revokeSession(id);
     await reload();
   });
   const [logoutAll, loggingOut] = useAction(async () => {
-    if (!confirm("Log out of every browser and device, including this one?")) return;
+    const ok = await askConfirm({
+      title: "Log out everywhere?",
+      message: "Every browser and device signed in as you is logged out, including this one.",
+      confirmLabel: "Log out everywhere",
+    });
+    if (!ok) return;
     await services.api.logoutAll();
     await endSession(services, "You were logged out everywhere.");
   });
@@ -34,7 +140,9 @@ export function AccountSection() {
         <ul class="session-list">
           {sessions.map((s) => (
             <li key={s.id} class="session" data-testid="session-row">
-              <span>{s.userAgent ? s.userAgent.slice(0, 60) : "unknown browser"}</span>
+              <span class="session-agent">
+                {s.userAgent ? describeUserAgent(s.userAgent) : "unknown browser"}
+              </span>
               <span class="muted">last seen {formatTime(s.lastSeenAt)}</span>
               {s.current ? (
                 <span class="badge badge-ok">this browser</span>
@@ -53,15 +161,28 @@ export function AccountSection() {
           ))}
         </ul>
       )}
-      <button
-        type="button"
-        class="btn btn-danger btn-small"
-        disabled={loggingOut}
-        onClick={() => void logoutAll()}
-        data-testid="logout-all"
-      >
-        Log out everywhere
-      </button>
+      <div>
+        <button
+          type="button"
+          class="btn btn-danger btn-small"
+          disabled={loggingOut}
+          onClick={() => void logoutAll()}
+          data-testid="logout-all"
+        >
+          Log out everywhere
+        </button>
+      </div>
     </section>
+  );
+}
+
+/** The account section: password, then sessions. */
+export function AccountSection({ me }: { me: SessionUser }) {
+  const [version, setVersion] = useState(0);
+  return (
+    <>
+      <PasswordForm me={me} onChanged={() => setVersion((v) => v + 1)} />
+      <Sessions version={version} />
+    </>
   );
 }

@@ -1,12 +1,14 @@
 /** MCP servers with their connection status, and connect/disconnect buttons. */
+
 import { useEffect, useState } from "preact/hooks";
+import { plural } from "../../format.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import type { McpServerInfo } from "../../types.js";
 
 function toolCount(tools: McpServerInfo["tools"]): string | undefined {
   if (tools === undefined) return undefined;
   const n = Array.isArray(tools) ? tools.length : tools;
-  return `${n} tool${n === 1 ? "" : "s"}`;
+  return plural(n, "tool");
 }
 
 /** The MCP section (owner/admin). */

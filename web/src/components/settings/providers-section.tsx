@@ -1,38 +1,99 @@
-/** Providers (API keys are write-only: only a preview is ever shown) and the default model. */
+/**
+ * The default model and every provider: the built-in ones are always listed, each taking a key and
+ * a base URL directly, and say where their key comes from ("from environment" when the server was
+ * started with e.g. OPENAI_API_KEY; never the key itself). Keys are write-only: a key saved here
+ * shows only a preview.
+ */
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import type { ProviderInfo, ProviderUpdate, Settings } from "../../types.js";
+import { askConfirm } from "../confirm-dialog.js";
 
 const PROTOCOLS = ["openai", "anthropic", "gemini"];
+
+const LABELS: Record<string, string> = {
+  openai: "OpenAI",
+  anthropic: "Anthropic",
+  gemini: "Google Gemini",
+  deepseek: "DeepSeek",
+  qwen: "Qwen (DashScope)",
+  kimi: "Kimi (Moonshot)",
+  glm: "GLM (Zhipu)",
+  openrouter: "OpenRouter",
+  ollama: "Ollama",
+};
+
+function KeyBadge({ provider }: { provider: ProviderInfo }) {
+  const [cls, text] = !provider.needsKey
+    ? ["badge-ok", "no key needed"]
+    : provider.keySource === "settings"
+      ? ["badge-ok", `key ${provider.keyPreview ?? "saved"}`]
+      : provider.keySource === "environment"
+        ? ["badge-ok", "key from environment"]
+        : ["badge-warning", "no key"];
+  return (
+    <span class={`badge ${cls}`} data-testid="provider-key-status" data-source={provider.keySource}>
+      {text}
+    </span>
+  );
+}
+
+function sourceLine(provider: ProviderInfo): string {
+  const parts: string[] = [];
+  if (provider.keySource === "environment")
+    parts.push(`Key from environment (${provider.keyEnv}); a key saved here replaces it.`);
+  else if (provider.keySource === "settings") parts.push("Key saved here; leave the field empty to keep it.");
+  else if (provider.keyEnv) parts.push(`Paste a key, or start the server with ${provider.keyEnv}.`);
+  const url =
+    provider.baseUrlSource === "environment"
+      ? `${provider.baseUrl} (from environment)`
+      : provider.baseUrlSource === "settings"
+        ? `${provider.baseUrl} (saved here)`
+        : provider.baseUrl;
+  if (url) parts.push(`Base URL ${url}.`);
+  return parts.join(" ");
+}
 
 function ProviderRow({
   provider,
   onSave,
+  onForget,
 }: {
   provider: ProviderInfo;
   onSave: (update: ProviderUpdate) => Promise<void>;
+  onForget: (provider: ProviderInfo) => Promise<void>;
 }) {
+  const savedUrl = provider.baseUrlSource === "settings" ? provider.baseUrl : "";
   const [key, setKey] = useState("");
-  const [baseUrl, setBaseUrl] = useState(provider.baseUrl ?? "");
+  const [baseUrl, setBaseUrl] = useState(savedUrl);
+  // Follows the saved URL when it changes (saved or reset), during render: an effect would run after
+  // the first paint and could wipe what was typed meanwhile.
+  const [shownSaved, setShownSaved] = useState(savedUrl);
+  if (shownSaved !== savedUrl) {
+    setShownSaved(savedUrl);
+    setBaseUrl(savedUrl);
+  }
+  const changed = key !== "" || baseUrl.trim() !== savedUrl;
   const [save, saving] = useAction(async () => {
     const update: ProviderUpdate = { name: provider.name };
     if (key) update.apiKey = key;
-    if (baseUrl !== (provider.baseUrl ?? "")) update.baseUrl = baseUrl;
+    if (baseUrl.trim() !== savedUrl) update.baseUrl = baseUrl.trim() || null;
     await onSave(update);
     setKey("");
   });
+  const [forget, forgetting] = useAction(() => onForget(provider));
+  const label = LABELS[provider.name] ?? provider.name;
+  const keyPlaceholder = provider.keySource === "none" ? "API key" : "New API key";
   return (
     <li class="provider" data-testid="provider" data-provider={provider.name}>
       <div class="provider-head">
-        <strong>{provider.name}</strong>
-        {provider.protocol && <span class="muted">{provider.protocol}</span>}
-        <span
-          class={`badge ${provider.hasKey ? "badge-ok" : "badge-warning"}`}
-          data-testid="provider-key-preview"
-        >
-          {provider.hasKey ? `key ${provider.keyPreview ?? "set"}` : "no key"}
-        </span>
+        <strong>{label}</strong>
+        {!provider.builtin && <span class="muted">{provider.protocol}</span>}
+        <KeyBadge provider={provider} />
       </div>
+      <p class="muted provider-source" data-testid="provider-source">
+        {sourceLine(provider)}
+      </p>
       <form
         class="provider-form"
         onSubmit={(e) => {
@@ -41,27 +102,43 @@ function ProviderRow({
         }}
       >
         <input
+          type="url"
           value={baseUrl}
-          placeholder="Base URL (default for the protocol)"
+          aria-label={`${label} base URL`}
+          placeholder={provider.builtin ? "Base URL (optional)" : "Base URL"}
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
           data-testid="provider-base-url"
         />
-        <input
-          type="password"
-          autocomplete="off"
-          value={key}
-          placeholder={provider.hasKey ? "New API key (leave empty to keep)" : "API key"}
-          onInput={(e) => setKey(e.currentTarget.value)}
-          data-testid="provider-key-input"
-        />
+        {(provider.needsKey || !provider.builtin) && (
+          <input
+            type="password"
+            autocomplete="off"
+            value={key}
+            aria-label={`${label} API key`}
+            placeholder={keyPlaceholder}
+            onInput={(e) => setKey(e.currentTarget.value)}
+            data-testid="provider-key-input"
+          />
+        )}
         <button
           type="submit"
           class="btn btn-small btn-primary"
-          disabled={saving || (!key && baseUrl === (provider.baseUrl ?? ""))}
+          disabled={saving || !changed}
           data-testid="provider-save"
         >
           Save
         </button>
+        {(provider.keySource === "settings" || provider.baseUrlSource === "settings") && (
+          <button
+            type="button"
+            class="btn btn-small"
+            disabled={forgetting}
+            onClick={() => void forget()}
+            data-testid="provider-forget"
+          >
+            {provider.builtin ? "Reset" : "Remove"}
+          </button>
+        )}
       </form>
     </li>
   );
@@ -73,8 +150,7 @@ function AddProvider({ onSave }: { onSave: (update: ProviderUpdate) => Promise<v
   const [baseUrl, setBaseUrl] = useState("");
   const [key, setKey] = useState("");
   const [add, adding] = useAction(async () => {
-    const update: ProviderUpdate = { name: name.trim(), protocol };
-    if (baseUrl.trim()) update.baseUrl = baseUrl.trim();
+    const update: ProviderUpdate = { name: name.trim(), protocol, baseUrl: baseUrl.trim() };
     if (key) update.apiKey = key;
     await onSave(update);
     setName("");
@@ -93,12 +169,14 @@ function AddProvider({ onSave }: { onSave: (update: ProviderUpdate) => Promise<v
       <input
         value={name}
         required
-        placeholder="Provider name"
+        aria-label="Provider name"
+        placeholder="Name, e.g. my-llm"
         onInput={(e) => setName(e.currentTarget.value)}
         data-testid="provider-add-name"
       />
       <select
         value={protocol}
+        aria-label="Protocol"
         onChange={(e) => setProtocol(e.currentTarget.value)}
         data-testid="provider-add-protocol"
       >
@@ -109,7 +187,10 @@ function AddProvider({ onSave }: { onSave: (update: ProviderUpdate) => Promise<v
         ))}
       </select>
       <input
+        type="url"
         value={baseUrl}
+        required
+        aria-label="Base URL"
         placeholder="Base URL"
         onInput={(e) => setBaseUrl(e.currentTarget.value)}
         data-testid="provider-add-base-url"
@@ -118,14 +199,15 @@ function AddProvider({ onSave }: { onSave: (update: ProviderUpdate) => Promise<v
         type="password"
         autocomplete="off"
         value={key}
-        placeholder="API key"
+        aria-label="API key"
+        placeholder="API key (optional)"
         onInput={(e) => setKey(e.currentTarget.value)}
         data-testid="provider-add-key"
       />
       <button
         type="submit"
         class="btn btn-small"
-        disabled={adding || !name.trim()}
+        disabled={adding || !name.trim() || !baseUrl.trim()}
         data-testid="provider-add-submit"
       >
         Add provider
@@ -141,67 +223,132 @@ export function ProvidersSection() {
   const [settings, setSettings] = useState<Settings | undefined>(undefined);
   const [defaultModel, setDefaultModel] = useState("");
 
+  const apply = (next: Settings) => {
+    setSettings(next);
+    setDefaultModel(next.defaultModel ?? "");
+    store.dispatch({ type: "model_status", status: next.modelStatus });
+  };
   useEffect(() => {
-    api
-      .getSettings()
-      .then((s) => {
-        setSettings(s);
-        setDefaultModel(s.defaultModel ?? "");
-      })
-      .catch(report);
+    api.getSettings().then(apply).catch(report);
   }, [api]);
 
   const saveProvider = async (update: ProviderUpdate) => {
-    const next = await api.putSettings({ providers: [update] });
-    setSettings(next);
-    store.dispatch({ type: "notice", kind: "info", text: `Provider ${update.name} saved.` });
+    apply(await api.saveProvider(update));
+    store.dispatch({ type: "notice", kind: "info", text: `${LABELS[update.name] ?? update.name} saved.` });
+  };
+  const forgetProvider = async (provider: ProviderInfo) => {
+    const label = LABELS[provider.name] ?? provider.name;
+    const ok = await askConfirm(
+      provider.builtin
+        ? {
+            title: `Reset ${label}?`,
+            message: "The key and base URL saved here are forgotten; the environment's (if any) apply again.",
+            confirmLabel: "Reset",
+          }
+        : {
+            title: `Remove the provider ${label}?`,
+            message: "Its saved key is forgotten too.",
+            confirmLabel: "Remove",
+          },
+    );
+    if (!ok) return;
+    apply(await api.removeProvider(provider.name));
   };
   const [saveModel, savingModel] = useAction(async () => {
-    const next = await api.putSettings({ defaultModel: defaultModel.trim() });
-    setSettings(next);
+    apply(await api.putSettings({ defaultModel: defaultModel.trim() }));
     store.dispatch({ type: "notice", kind: "info", text: "Default model saved." });
   });
 
-  return (
-    <section class="form" data-testid="settings-providers">
-      <h3>Models and providers</h3>
-      {!settings ? (
+  if (!settings) {
+    return (
+      <section class="form" data-testid="settings-providers">
+        <h3>Models and providers</h3>
         <p class="muted">Loading…</p>
-      ) : (
-        <>
-          <form
-            class="inline-form"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void saveModel();
-            }}
+      </section>
+    );
+  }
+  const builtins = settings.providers.filter((p) => p.builtin);
+  const custom = settings.providers.filter((p) => !p.builtin);
+  return (
+    <>
+      <section class="form" data-testid="settings-providers">
+        <h3>Default model</h3>
+        {!settings.modelStatus.ready && (
+          <p class="model-notice" role="status" data-testid="settings-model-status">
+            {settings.modelStatus.problem === "no_default_model"
+              ? "No default model yet: enter one below as provider:model, and give that provider a key under Providers."
+              : settings.modelStatus.problem === "no_key"
+                ? `The default model needs an API key for ${settings.defaultModel?.split(":")[0] ?? "its provider"}: paste it under Providers below.`
+                : settings.modelStatus.message}
+          </p>
+        )}
+        <form
+          class="inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void saveModel();
+          }}
+        >
+          <label class="field">
+            <span>Default model (provider:model)</span>
+            <input
+              value={defaultModel}
+              placeholder="e.g. openai:gpt-4o"
+              onInput={(e) => setDefaultModel(e.currentTarget.value)}
+              data-testid="default-model-input"
+            />
+          </label>
+          <button
+            type="submit"
+            class="btn btn-primary"
+            disabled={
+              savingModel || !defaultModel.trim() || defaultModel.trim() === (settings.defaultModel ?? "")
+            }
+            data-testid="default-model-save"
           >
-            <label class="field">
-              <span>Default model</span>
-              <input
-                value={defaultModel}
-                placeholder="provider:model"
-                onInput={(e) => setDefaultModel(e.currentTarget.value)}
-                data-testid="default-model-input"
-              />
-            </label>
-            <button
-              type="submit"
-              class="btn btn-primary btn-small"
-              disabled={savingModel || defaultModel === (settings.defaultModel ?? "")}
-              data-testid="default-model-save"
-            >
-              Save
-            </button>
-          </form>
+            Save
+          </button>
+        </form>
+        {settings.defaultModelSource === "environment" && (
+          <p class="muted section-intro" data-testid="default-model-source">
+            From the environment (DIMSUM_MODEL) or the config file; saving here overrides it.
+          </p>
+        )}
+      </section>
+      <section class="form" data-testid="settings-provider-list">
+        <h3>Providers</h3>
+        <p class="muted section-intro">
+          Agents reach models through these. A key saved here is stored encrypted on the server and wins over
+          the environment's.
+        </p>
+        <ul class="provider-list">
+          {builtins.map((provider) => (
+            <ProviderRow
+              key={provider.name}
+              provider={provider}
+              onSave={saveProvider}
+              onForget={forgetProvider}
+            />
+          ))}
+        </ul>
+      </section>
+      <section class="form" data-testid="settings-custom-providers">
+        <h3>Custom providers</h3>
+        <p class="muted section-intro">Any other server speaking the OpenAI, Anthropic or Gemini protocol.</p>
+        {custom.length > 0 && (
           <ul class="provider-list">
-            {settings.providers.map((provider) => (
-              <ProviderRow key={provider.name} provider={provider} onSave={saveProvider} />
+            {custom.map((provider) => (
+              <ProviderRow
+                key={provider.name}
+                provider={provider}
+                onSave={saveProvider}
+                onForget={forgetProvider}
+              />
             ))}
           </ul>
-          <AddProvider onSave={saveProvider} />
-        </>
-      )}
-    </section>
+        )}
+        <AddProvider onSave={saveProvider} />
+      </section>
+    </>
   );
 }

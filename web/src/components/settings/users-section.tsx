@@ -1,7 +1,9 @@
 /** People on this server (owner/admin): add, change role, remove. */
+
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import type { Role, SessionUser } from "../../types.js";
+import { askConfirm } from "../confirm-dialog.js";
 
 const ROLES: Role[] = ["owner", "admin", "member", "guest"];
 
@@ -29,7 +31,8 @@ export function UsersSection({ me }: { me: SessionUser }) {
     await reload();
   });
   const [remove, removing] = useAction(async (user: SessionUser) => {
-    if (!confirm(`Remove ${user.username}?`)) return;
+    const message = `${user.username} can no longer sign in; their sessions and API tokens end.`;
+    if (!(await askConfirm({ title: `Remove ${user.username}?`, message, confirmLabel: "Remove" }))) return;
     await api.deleteUser(user.id);
     await reload();
   });
