@@ -28,7 +28,6 @@ const providerSchema = z.object({
   apiKey: z.string().max(1000).nullable().optional(),
 });
 
-
 const providerPatchSchema = providerSchema.omit({ name: true });
 
 const settingsUpdateSchema = z.object({
