@@ -141,7 +141,10 @@ function rows(version, m) {
       `| ${version} | \`dimsum memory search\` (${MEMORIES} memories) | ${f(m.memory)} | \`node -e 0\` + search ${f(m.memorySearch)} | **+${f(m.memory - m.node - m.memorySearch)}** | ≤ +120 ms |`,
       `| ${version} | \`dimsum kb search\` (50 files) | ${f(m.kb)} | \`node -e 0\` + search ${f(m.kbSearch)} | **+${f(m.kb - m.node - m.kbSearch)}** | ≤ +120 ms |`,
     );
-  } else out.push(`| ${version} | memory / kb search | — | better-sqlite3 is built for another Node ABI | — | — |`);
+  } else
+    out.push(
+      `| ${version} | memory / kb search | — | better-sqlite3 is built for another Node ABI | — | — |`,
+    );
   return out;
 }
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// Thin launcher: the compiled CLI lives in dist/ (built by `npm install` via the prepare script).
+// Thin launcher: the CLI is compiled into dist/ and bundled into dist/bundle/cli/ by `npm run build`
+// (the prepare script of `npm install`); without the bundle it runs the compiled modules.
+import { existsSync } from "node:fs";
 import module from "node:module";
 
-// Node 22+ caches compiled code between runs, which shortens every cold start; Node 20 lacks it.
+// Node 22.1+ caches compiled code between runs, which shortens every cold start; Node 20 lacks it.
 module.enableCompileCache?.();
 
-const { main } = await import("../dist/cli/main.js");
+const bundled = new URL("../dist/bundle/cli/main.js", import.meta.url);
+const { main } = await import(existsSync(bundled) ? bundled.href : "../dist/cli/main.js");
 main(process.argv).then(
   (code) => {
     process.exitCode = code;

@@ -1,0 +1,33 @@
+// Bundles the compiled CLI (dist/cli/main.js and everything it imports) into dist/bundle/cli/, which
+// bin/dimsum.js loads: a few files instead of ~300 modules is most of a cold start on Node 20, where
+// every module costs a resolution, several file-system calls and a compile. Commands and services
+// that load on first use (`await import(...)`) stay lazy: they become chunks of their own.
+//
+// dist/bundle/cli/ is three folders deep like dist/<area>/<file>.js, so the code that finds the
+// package's files relative to itself (`../../../web/dist`, `../../../tools/http/`) finds them here too.
+// Left out: better-sqlite3 (a native addon) and pdfjs-dist (loads its own files), found in
+// node_modules at run time. Run after `tsc -p tsconfig.build.json` (`npm run build` does both).
+import { rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const outdir = join(root, "dist/bundle/cli");
+
+rmSync(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: [join(root, "dist/cli/main.js")],
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  external: ["better-sqlite3", "pdfjs-dist"],
+  // Bundled CommonJS packages (commander, ws, …) call require() for Node's built-ins.
+  banner: {
+    js: 'import { createRequire as __dimsumRequire } from "node:module"; const require = __dimsumRequire(import.meta.url);',
+  },
+  logLevel: "warning",
+});
