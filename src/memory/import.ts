@@ -19,7 +19,7 @@ export const IMPORT_BATCH_SIZE = 500;
 const MAX_LISTED_PROBLEMS = 10;
 
 export interface ImportProblem {
-  /** 1-based line of the file. */
+  /** 1-based line of the file, or the 0-based index in the API's list. */
   line: number;
   message: string;
 }
@@ -66,6 +66,11 @@ function parseLine(raw: string, options: ImportOptions): RememberInput | string 
   } catch (err) {
     return `not JSON (${(err as Error).message})`;
   }
+  return checkRecord(value, options);
+}
+
+/** One memory object (a parsed line, or an item of the API's list), or what is wrong with it. */
+function checkRecord(value: unknown, options: ImportOptions): RememberInput | string {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return 'expected an object such as {"text": "..."}';
   }
@@ -80,7 +85,8 @@ function parseLine(raw: string, options: ImportOptions): RememberInput | string 
   if (tags !== undefined && !(Array.isArray(tags) && tags.every((t) => typeof t === "string"))) {
     return '"tags" must be a list of strings';
   }
-  const wholeOneToTen = Number.isInteger(importance) && (importance as number) >= 1 && (importance as number) <= 10;
+  const wholeOneToTen =
+    Number.isInteger(importance) && (importance as number) >= 1 && (importance as number) <= 10;
   if (importance !== undefined && !wholeOneToTen) return '"importance" must be a whole number from 1 to 10';
   if (confidence !== undefined && !(typeof confidence === "number" && confidence >= 0 && confidence <= 1)) {
     return '"confidence" must be a number from 0 to 1';
@@ -89,7 +95,8 @@ function parseLine(raw: string, options: ImportOptions): RememberInput | string 
     ["userId", userId],
     ["agentId", agentId],
   ] as const) {
-    if (id !== undefined && (typeof id !== "string" || id.trim() === "")) return `"${name}" must be a non-empty string`;
+    if (id !== undefined && (typeof id !== "string" || id.trim() === ""))
+      return `"${name}" must be a non-empty string`;
   }
   const owner = (userId as string | undefined) ?? options.userId;
   if (owner === undefined) return 'no user: add "userId" to the line or pass a default user';
@@ -119,22 +126,42 @@ export function parseMemoryLines(text: string, options: ImportOptions = {}): Rem
     if (typeof parsed === "string") problems.push({ line: i + 1, message: parsed });
     else inputs.push(parsed);
   });
+  refuseProblems(problems, inputs.length, "lines", "line");
+  return inputs;
+}
+
+/** The API's form: a list of the same objects as the lines of a file; problems name `memories[i]`. */
+export function parseMemoryRecords(values: readonly unknown[], options: ImportOptions = {}): RememberInput[] {
+  const inputs: RememberInput[] = [];
+  const problems: ImportProblem[] = [];
+  values.forEach((value, i) => {
+    const checked = checkRecord(value, options);
+    if (typeof checked === "string") problems.push({ line: i, message: checked });
+    else inputs.push(checked);
+  });
+  refuseProblems(problems, inputs.length, "memories", "memories");
+  return inputs;
+}
+
+/** Throws one error listing the first problems; nothing is written when any item is wrong. */
+function refuseProblems(problems: ImportProblem[], good: number, noun: string, where: "line" | "memories") {
+  const at = (p: ImportProblem) => (where === "line" ? `line ${p.line}` : `memories[${p.line}]`);
   if (problems.length > 0) {
     const listed = problems
       .slice(0, MAX_LISTED_PROBLEMS)
-      .map((p) => `line ${p.line}: ${p.message}`)
+      .map((p) => `${at(p)}: ${p.message}`)
       .join("; ");
-    const more = problems.length > MAX_LISTED_PROBLEMS ? ` (and ${problems.length - MAX_LISTED_PROBLEMS} more)` : "";
+    const more =
+      problems.length > MAX_LISTED_PROBLEMS ? ` (and ${problems.length - MAX_LISTED_PROBLEMS} more)` : "";
     throw new DimsumError(
       "invalid",
-      `${problems.length} of ${problems.length + inputs.length} lines cannot be imported, so none was: ${listed}${more}`,
+      `${problems.length} of ${problems.length + good} ${noun} cannot be imported, so none was: ${listed}${more}`,
       {
-        hint: 'fix those lines; each line is one JSON object like {"text": "...", "type": "semantic"}',
-        issues: problems.slice(0, 100).map((p) => ({ path: `line ${p.line}`, message: p.message })),
+        hint: 'fix those; each memory is one JSON object like {"text": "...", "type": "semantic"}',
+        issues: problems.slice(0, 100).map((p) => ({ path: at(p), message: p.message })),
       },
     );
   }
-  return inputs;
 }
 
 /** Stores parsed memories in batches; progress is reported after each batch. */

@@ -137,7 +137,13 @@ export async function memoryCommand(
       );
     } else if (action === "import") {
       if (args.length !== 1) throw usage("import needs exactly one JSON Lines file");
-      await importFile(store, args[0]!, { userId, ...(options.agent ? { agentId: options.agent } : {}) }, options, io);
+      await importFile(
+        store,
+        args[0]!,
+        { userId, ...(options.agent ? { agentId: options.agent } : {}) },
+        options,
+        io,
+      );
     } else {
       if (args.length !== 1) throw usage("forget needs exactly one memory id");
       const id = args[0]!.replace(/^#/, "");
@@ -182,7 +188,12 @@ async function importFile(
   });
   if (tty && inputs.length > 0) io.stderr.write("\n");
   if (result.warning) io.stderr.write(`warning: ${result.warning}\n`);
-  const summary = { imported: inputs.length, added: result.added, merged: result.merged, ms: Math.round(result.ms) };
+  const summary = {
+    imported: inputs.length,
+    added: result.added,
+    merged: result.merged,
+    ms: Math.round(result.ms),
+  };
   io.stdout.write(
     options.json
       ? `${JSON.stringify(summary)}\n`

@@ -1,13 +1,14 @@
 /**
- * `/api/memory`: people's long-term memories. Everyone may list and delete their own; owners and
- * admins may also those of any user (`?userId=`). Answers 501 when the server runs without memory.
+ * `/api/memory`: people's long-term memories. Everyone may list, delete and import their own; owners
+ * and admins may also those of any user (`?userId=`). Answers 501 when the server runs without memory.
  */
 import { Hono } from "hono";
 import { forbidden, notFound, unavailable } from "../../errors.js";
+import { importMemories, parseMemoryRecords } from "../../memory/import.js";
 import type { ListMemoriesOptions, MemoryRecord, MemoryStore } from "../../memory/types.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
-import { paramsOf, queryOf } from "../http/validate.js";
-import { idParam, memoryDeleteQuerySchema, memoryQuerySchema } from "./team-schemas.js";
+import { jsonBody, paramsOf, queryOf } from "../http/validate.js";
+import { idParam, memoryDeleteQuerySchema, memoryImportSchema, memoryQuerySchema } from "./team-schemas.js";
 
 const isAdminRole = (role: string) => role === "owner" || role === "admin";
 
@@ -51,6 +52,26 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
     if (limit !== undefined) options.limit = limit;
     if (offset !== undefined) options.offset = offset;
     return c.json(await memory.list(targetUser(c, userId), options));
+  });
+
+  // Many memories at once, as `dimsum memory import` does; nothing is stored when one is wrong.
+  app.post("/import", jsonBody(memoryImportSchema), async (c) => {
+    const body = c.req.valid("json");
+    const userId = targetUser(c, body.userId);
+    const allowed = (id: string) => {
+      try {
+        return targetUser(c, id) === id;
+      } catch {
+        return false;
+      }
+    };
+    const inputs = parseMemoryRecords(body.memories, {
+      userId,
+      ...(body.agentId !== undefined ? { agentId: body.agentId } : {}),
+      allowUser: allowed,
+    });
+    const result = await importMemories(memory, inputs, { merge: body.merge ?? false });
+    return c.json({ imported: inputs.length, ...result, ms: Math.round(result.ms) });
   });
 
   app.delete("/:id", paramsOf(idParam), queryOf(memoryDeleteQuerySchema), async (c) => {

@@ -118,6 +118,14 @@ export const memoryQuerySchema = z.object({
 
 export const memoryDeleteQuerySchema = z.object({ userId: idText.optional() });
 
+/** `POST /api/memory/import`: the objects of `dimsum memory import`'s lines, checked one by one later. */
+export const memoryImportSchema = z.object({
+  memories: z.array(z.unknown()).min(1, "at least one memory").max(50_000, "at most 50,000 a request"),
+  userId: idText.optional(),
+  agentId: idText.optional(),
+  merge: z.boolean().optional(),
+});
+
 export const mcpNameParam = z.object({ name: z.string().min(1).max(100) });
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
