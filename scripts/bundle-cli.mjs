@@ -9,11 +9,17 @@
 // node_modules at run time. Run after `tsc -p tsconfig.build.json` (`npm run build` does both).
 import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist/bundle/cli");
+
+// The built-ins' parameter schemas, converted once here rather than in every run (see
+// src/tools/builtin/index.ts); from the same compiled dist as the bundle, so never stale.
+const { builtinTools } = await import(pathToFileURL(join(root, "dist/tools/builtin/index.js")).href);
+const { zodToJsonSchema } = await import(pathToFileURL(join(root, "dist/tools/json-schema.js")).href);
+const parameters = Object.fromEntries(builtinTools().map((t) => [t.name, zodToJsonSchema(t.parameters)]));
 
 rmSync(outdir, { recursive: true, force: true });
 await build({
@@ -25,6 +31,8 @@ await build({
   platform: "node",
   target: "node20",
   external: ["better-sqlite3", "pdfjs-dist"],
+  // A string literal (parsed at run time): an object here would add an init call to every module.
+  define: { DIMSUM_BUILTIN_PARAMETERS: JSON.stringify(JSON.stringify(parameters)) },
   // Bundled CommonJS packages (commander, ws, …) call require() for Node's built-ins.
   banner: {
     js: 'import { createRequire as __dimsumRequire } from "node:module"; const require = __dimsumRequire(import.meta.url);',
