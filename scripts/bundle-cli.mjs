@@ -21,6 +21,26 @@ const { builtinTools } = await import(pathToFileURL(join(root, "dist/tools/built
 const { zodToJsonSchema } = await import(pathToFileURL(join(root, "dist/tools/json-schema.js")).href);
 const parameters = Object.fromEntries(builtinTools().map((t) => [t.name, zodToJsonSchema(t.parameters)]));
 
+/**
+ * On Node 22+, `import "node:http"` builds an ES module view of node:http, which reads every export,
+ * including the lazy `WebSocket` getters that load undici (~10 ms of a run that never uses it). The
+ * bundle takes node:http through require instead, which reads nothing.
+ */
+const httpThroughRequire = {
+  name: "http-through-require",
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.namespace === "http-require"
+        ? { path: "node:http", external: true }
+        : { path: "node:http", namespace: "http-require" },
+    );
+    b.onLoad({ filter: /.*/, namespace: "http-require" }, () => ({
+      contents: 'module.exports = require("node:http");',
+      loader: "js",
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [join(root, "dist/cli/main.js")],
@@ -37,5 +57,6 @@ await build({
   banner: {
     js: 'import { createRequire as __dimsumRequire } from "node:module"; const require = __dimsumRequire(import.meta.url);',
   },
+  plugins: [httpThroughRequire],
   logLevel: "warning",
 });
