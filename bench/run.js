@@ -10,6 +10,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const all = [
   "agent-loop",
   "warm-loop-before-after",
+  "cold-start",
   "session-context",
   "memory-search",
   "memory-quality",

@@ -1,4 +1,7 @@
-/** Dimsum's public library API. */
+/**
+ * Dimsum's public library API: the runtime only. The scripted fake servers for tests are
+ * `dimsum/testing`; SQLite, yaml, pdfjs and the MCP SDK load when first used.
+ */
 
 export type { AgentEvent, AgentEventType } from "./agent/events.js";
 export type { ContextLayers } from "./agent/layered-context.js";
@@ -19,8 +22,6 @@ export type * from "./llm/types.js";
 export { openDatabase } from "./store/database.js";
 export { SqliteSessionStore } from "./store/sqlite-session-store.js";
 export type { SessionRef, SessionStore } from "./store/types.js";
-export { startFakeLlmServer } from "./testing/fake-llm-server.js";
-export type { FakeLlmServer, FakeTurn, RecordedRequest } from "./testing/fake-llm-types.js";
 export { builtinTools, createBuiltinRegistry } from "./tools/builtin/index.js";
 export { memoryTodoStore } from "./tools/memory-todo-store.js";
 export { ToolRegistry } from "./tools/registry.js";

@@ -8,8 +8,10 @@
 import { combineLayerProviders, type LayerProvider } from "../agent/layered-context.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError, invalid } from "../errors.js";
-import { createRagTool, type KnowledgeService } from "../knowledge/index.js";
-import { createMemoryTools, type MemoryStore } from "../memory/index.js";
+import type { KnowledgeService } from "../knowledge/knowledge-service.js";
+import { createRagTool } from "../knowledge/rag-tool.js";
+import { createMemoryTools } from "../memory/tools.js";
+import type { MemoryStore } from "../memory/types.js";
 import { builtinTools } from "../tools/builtin/index.js";
 import { normalizeJsonSchema, zodToJsonSchema } from "../tools/json-schema.js";
 import { ToolRegistry } from "../tools/registry.js";

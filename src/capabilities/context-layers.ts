@@ -4,8 +4,10 @@
  * the session itself.)
  */
 import type { LayerProvider, LayerResult } from "../agent/layered-context.js";
-import { type MemoryStore, memoryLayers } from "../memory/index.js";
-import { type Skill, selectSkills } from "../skills/index.js";
+import { memoryLayers } from "../memory/injection.js";
+import type { MemoryStore } from "../memory/types.js";
+import { selectSkills } from "../skills/select-skills.js";
+import type { Skill } from "../skills/types.js";
 
 /** Skills for the message: the named ones always, others when they match; `/skill a,b msg` forces some. */
 export function skillLayer(skills: readonly Skill[], explicit: readonly string[] = []): LayerProvider {

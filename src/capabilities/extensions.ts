@@ -3,7 +3,8 @@
  * from the tools folders, and skills from the skills folders. Problems are reported, never fatal.
  */
 import type { DimsumConfig } from "../config/load-config.js";
-import { defaultSkillDirs, loadSkills, type Skill } from "../skills/index.js";
+import { defaultSkillDirs, loadSkills } from "../skills/load-skills.js";
+import type { Skill } from "../skills/types.js";
 import { defaultHttpToolDirs, loadHttpTools } from "../tools/http/index.js";
 import { defaultPluginDirs, loadPlugins } from "../tools/plugins/index.js";
 import type { Tool } from "../tools/types.js";

@@ -8,15 +8,10 @@ import type { Database } from "better-sqlite3";
 import type { LayerProvider } from "../agent/layered-context.js";
 import { CapabilityAssembly, loadExtensions, type McpToolSource } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
-import { KnowledgeService } from "../knowledge/index.js";
+import type { KnowledgeService } from "../knowledge/knowledge-service.js";
 import { loadMcpConfig } from "../mcp/config.js";
-import {
-  createEmbedder,
-  type MemoryStore,
-  resolveEmbeddingModel,
-  SqliteMemoryStore,
-} from "../memory/index.js";
-import type { Skill } from "../skills/index.js";
+import type { MemoryStore } from "../memory/types.js";
+import type { Skill } from "../skills/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
 export interface Capabilities {
@@ -52,7 +47,7 @@ export async function loadCapabilities(
   const problems: string[] = [];
   const mcp = await startMcp(config, cwd, problems);
   const stored: { memory?: MemoryStore; knowledge?: KnowledgeService } = options.db
-    ? storedServices(options.db, config)
+    ? await storedServices(options.db, config)
     : {};
   try {
     const assembly = new CapabilityAssembly({
@@ -80,11 +75,16 @@ export async function loadCapabilities(
   }
 }
 
-/** Memory and the knowledge bases over the session database; hybrid when an embedding model is set. */
-function storedServices(
+/**
+ * Memory and the knowledge bases over the session database; hybrid when an embedding model is set.
+ * Loaded here, on first use, so a run without a session never loads them.
+ */
+async function storedServices(
   db: Database,
   config: DimsumConfig,
-): { memory: MemoryStore; knowledge: KnowledgeService } {
+): Promise<{ memory: MemoryStore; knowledge: KnowledgeService }> {
+  const [{ createEmbedder, resolveEmbeddingModel, SqliteMemoryStore }, { KnowledgeService }] =
+    await Promise.all([import("../memory/index.js"), import("../knowledge/knowledge-service.js")]);
   const embeddingModel = resolveEmbeddingModel(config);
   const embedder = embeddingModel ? { embedder: createEmbedder(embeddingModel) } : {};
   return { memory: new SqliteMemoryStore(db, embedder), knowledge: new KnowledgeService(db, embedder) };
@@ -119,4 +119,14 @@ async function startMcp(
     status: statuses.map(describeMcpStatus),
     close: () => manager.close(),
   };
+}
+
+/** Parses `--tools a,b` into names; undefined means all built-ins. */
+export function toolNames(flag: string | undefined): string[] | undefined {
+  return flag
+    ? flag
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 }

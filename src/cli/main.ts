@@ -148,15 +148,16 @@ export async function main(argv: string[]): Promise<number> {
 
   program
     .command("memory")
-    .description("long-term memory of a user: list, search, add or forget")
-    .argument("<action>", "list | search | add | forget")
-    .argument("[args...]", "query (search), text (add) or memory id (forget)")
+    .description("long-term memory of a user: list, search, add, forget, or import a JSON Lines file")
+    .argument("<action>", "list | search | add | forget | import")
+    .argument("[args...]", "query (search), text (add), memory id (forget) or file.jsonl (import)")
     .option("-u, --user <id>", "user id (default: DIMSUM_USER or your login)")
     .option("--agent <id>", "only this agent's memories")
     .option("--type <type>", "semantic | episodic | procedural")
     .option("--limit <n>", "how many to show", positiveInt)
     .option("--tags <tags>", "comma-separated tags (add)")
     .option("--importance <n>", "1-10 (add)", positiveInt)
+    .option("--merge", "import: fold lines into near-duplicate memories, as add does (slower)")
     .option("--json", "JSON output")
     .action(async (action: string, args: string[], options) => {
       const { memoryCommand } = await import("./commands/memory.js");

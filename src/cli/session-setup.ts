@@ -16,8 +16,10 @@ import { openDatabase } from "../store/database.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import { loadCapabilities } from "./capabilities.js";
+import { loadCapabilities, toolNames } from "./capabilities.js";
 import type { OutputGuard } from "./stop-signals.js";
+
+export { toolNames } from "./capabilities.js";
 
 export interface CliIo {
   stdin: NodeJS.ReadStream;
@@ -107,14 +109,4 @@ export async function setUpSession(
     handle.close();
     throw err;
   }
-}
-
-/** Parses `--tools a,b` into names; undefined means all built-ins. */
-export function toolNames(flag: string | undefined): string[] | undefined {
-  return flag
-    ? flag
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean)
-    : undefined;
 }

@@ -1,5 +1,5 @@
 /** An Embedder backed by a provider's embeddings endpoint. */
-import { type EmbedOptions, embed } from "../llm/embeddings.js";
+import type { EmbedOptions } from "../llm/embeddings.js";
 import type { ModelSpec } from "../llm/types.js";
 import type { Embedder } from "./types.js";
 
@@ -8,6 +8,10 @@ export function createEmbedder(spec: ModelSpec, options: Omit<EmbedOptions, "sig
   const model = `${spec.provider}:${spec.id}${options.dimensions ? `@${options.dimensions}` : ""}`;
   return {
     model,
-    embed: (texts, signal) => embed(spec, texts, signal ? { ...options, signal } : options),
+    // The embeddings client (and the provider adapters it uses) loads with the first call.
+    embed: async (texts, signal) => {
+      const { embed } = await import("../llm/embeddings.js");
+      return embed(spec, texts, signal ? { ...options, signal } : options);
+    },
   };
 }

@@ -2,7 +2,15 @@
  * Splits a SKILL.md into its YAML front matter and Markdown body. Line numbers in errors are lines
  * of the whole file, so a user can jump straight to the problem.
  */
-import { isMap, isScalar, parseDocument } from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
+
+// yaml (CommonJS) loads with the first SKILL.md parsed, not with every command that imports skills.
+let yaml: typeof Yaml | undefined;
+function loadYaml(): typeof Yaml {
+  yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml;
+  return yaml;
+}
 
 export interface FrontMatter {
   data: Record<string, unknown>;
@@ -35,6 +43,7 @@ export function parseFrontMatter(text: string): FrontMatterResult {
   }
   // One leading newline stands in for the opening fence, so YAML positions are file positions.
   const yamlText = `\n${lines.slice(1, close).join("\n")}`;
+  const { isMap, isScalar, parseDocument } = loadYaml();
   const doc = parseDocument(yamlText, { prettyErrors: true });
   const first = doc.errors[0];
   if (first) {

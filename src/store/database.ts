@@ -1,11 +1,21 @@
 /** Opens the Dimsum SQLite file: creates its folder, sets the pragmas we rely on, migrates. */
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
-import BetterSqlite3, { type Database } from "better-sqlite3";
+import type BetterSqlite3 from "better-sqlite3";
+import type { Database } from "better-sqlite3";
 import { migrations as knownMigrations, type Migration, runMigrations } from "./migrations.js";
 import { storeError } from "./sqlite-errors.js";
 
 export type { Database } from "better-sqlite3";
+
+// The native driver loads when the first database opens, so importing the store (or `dimsum`)
+// costs nothing for commands that never touch SQLite. It is CommonJS: require keeps opening sync.
+let driver: typeof BetterSqlite3 | undefined;
+function sqliteDriver(): typeof BetterSqlite3 {
+  driver ??= createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
+  return driver;
+}
 
 export interface OpenDatabaseOptions {
   /** How long a write waits for another connection's lock before failing (default 5000 ms). */
@@ -24,7 +34,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
   let db: Database;
   try {
     if (!inMemory) mkdirSync(dirname(file), { recursive: true });
-    db = new BetterSqlite3(file, { timeout: busyTimeoutMs });
+    db = new (sqliteDriver())(file, { timeout: busyTimeoutMs });
   } catch (err) {
     throw storeError(err, file, "open");
   }

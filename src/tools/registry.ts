@@ -245,6 +245,14 @@ type RunTool = (args: unknown, ctx: ToolContext) => Promise<ToolResult | string>
 // object, so tools made per run around a shared schema (call_agent) are converted once too.
 const convertedSchemas = new WeakMap<object, JsonSchema>();
 
+/**
+ * Records the JSON Schema of a parameter schema converted ahead of time (the built-ins', when the CLI
+ * is bundled), so registries use it instead of converting again.
+ */
+export function rememberParameterSchema(parameters: object, schema: JsonSchema): void {
+  convertedSchemas.set(parameters, schema);
+}
+
 function parametersOf(tool: Tool): JsonSchema {
   const key: object = tool.parameters;
   const cached = convertedSchemas.get(key);

@@ -1,10 +1,15 @@
-/** `dimsum memory list|search|add|forget --user A`: look at and edit a user's long-term memory. */
+/**
+ * `dimsum memory list|search|add|forget|import --user A`: look at and edit a user's long-term memory;
+ * `import FILE.jsonl` loads many memories in one process (see src/memory/import.ts for the format).
+ */
+import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { loadConfig } from "../../config/load-config.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
 import { createEmbedder } from "../../memory/embedder.js";
 import { resolveEmbeddingModel } from "../../memory/embedding-config.js";
+import { importMemories, parseMemoryLines } from "../../memory/import.js";
 import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
 import { MEMORY_TYPES, type MemoryRecord, type MemoryType } from "../../memory/types.js";
 import { openDatabase } from "../../store/database.js";
@@ -20,20 +25,22 @@ export interface MemoryCommandOptions {
   /** `add`: 1..10. */
   importance?: number;
   json?: boolean;
+  /** `import`: fold lines into near-duplicate memories (off: every line is a new memory, fast). */
+  merge?: boolean;
 }
 
 export interface MemoryCommandIo {
   stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
 }
 
-export const MEMORY_ACTIONS = ["list", "search", "add", "forget"] as const;
+export const MEMORY_ACTIONS = ["list", "search", "add", "forget", "import"] as const;
 
 function usage(message: string): DimsumError {
   return new DimsumError("config", message, {
-    hint: "usage: dimsum memory list|search <query>|add <text>|forget <id> --user <id> [--type] [--limit]",
+    hint: "usage: dimsum memory list|search <query>|add <text>|forget <id>|import <file.jsonl> --user <id> [--type] [--limit]",
   });
 }
 
@@ -128,6 +135,15 @@ export async function memoryCommand(
         result,
         result.merged ? `merged into #${result.id}: ${result.memory.text}\n` : `added #${result.id}\n`,
       );
+    } else if (action === "import") {
+      if (args.length !== 1) throw usage("import needs exactly one JSON Lines file");
+      await importFile(
+        store,
+        args[0]!,
+        { userId, ...(options.agent ? { agentId: options.agent } : {}) },
+        options,
+        io,
+      );
     } else {
       if (args.length !== 1) throw usage("forget needs exactly one memory id");
       const id = args[0]!.replace(/^#/, "");
@@ -145,4 +161,42 @@ export async function memoryCommand(
   } finally {
     db?.close();
   }
+}
+
+/** `memory import FILE.jsonl`: every line checked first, then stored in batches with progress on stderr. */
+async function importFile(
+  store: SqliteMemoryStore,
+  file: string,
+  scope: { userId: string; agentId?: string },
+  options: MemoryCommandOptions,
+  io: MemoryCommandIo,
+): Promise<void> {
+  let text: string;
+  try {
+    text = readFileSync(resolve(io.cwd, file), "utf8");
+  } catch (err) {
+    throw new DimsumError("config", `cannot read ${file}: ${(err as Error).message}`, {
+      hint: "pass a JSON Lines file, one memory per line",
+    });
+  }
+  const inputs = parseMemoryLines(text, scope);
+  const tty = io.stderr.isTTY === true;
+  const result = await importMemories(store, inputs, {
+    merge: options.merge === true,
+    onProgress: ({ done, total }) =>
+      io.stderr.write(tty ? `\r\x1b[2Kimporting ${done}/${total}` : `imported ${done}/${total}\n`),
+  });
+  if (tty && inputs.length > 0) io.stderr.write("\n");
+  if (result.warning) io.stderr.write(`warning: ${result.warning}\n`);
+  const summary = {
+    imported: inputs.length,
+    added: result.added,
+    merged: result.merged,
+    ms: Math.round(result.ms),
+  };
+  io.stdout.write(
+    options.json
+      ? `${JSON.stringify(summary)}\n`
+      : `imported ${inputs.length} memories (${result.added} added, ${result.merged} merged into near-duplicates) in ${(result.ms / 1000).toFixed(1)} s\n`,
+  );
 }

@@ -11,12 +11,12 @@ import { DimsumError, toDimsumError } from "../../errors.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ApprovalRequest } from "../../tools/types.js";
 import { approveAll, terminalApproval } from "../approval.js";
-import { loadCapabilities } from "../capabilities.js";
+import { loadCapabilities, toolNames } from "../capabilities.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { createHumanRenderer } from "../render/human.js";
 import { writeJsonLine } from "../render/json-lines.js";
 import { painterFor } from "../render/style.js";
-import { type CliIo, setUpSession, toolNames } from "../session-setup.js";
+import type { CliIo } from "../session-setup.js";
 import { noticeUnsandboxedShell } from "../shell-notice.js";
 import { exitCodeForStop, guardOutput, watchStop } from "../stop-signals.js";
 
@@ -83,6 +83,8 @@ async function* startRun(
   const workspace = resolveWorkspace(io.cwd, options.workspace);
   const approve = approvalFor(options, io);
   if (options.user || options.session) {
+    // The session store (SQLite) loads only for runs that continue a stored conversation.
+    const { setUpSession } = await import("../session-setup.js");
     const setup = await setUpSession(io, options);
     for (const problem of setup.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
     for (const line of setup.mcpStatus) io.stderr.write(`dimsum: mcp ${line}\n`);

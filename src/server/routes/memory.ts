@@ -1,10 +1,11 @@
 /**
- * `/api/memory`: people's long-term memories — archival memories (list, search, edit, forget) and
- * core blocks (list, set, delete). Everyone may read and change their own; owners and admins may
- * also those of any user (`?userId=`). Answers 501 when the server runs without memory.
+ * `/api/memory`: people's long-term memories — archival memories (list, search, edit, forget,
+ * import) and core blocks (list, set, delete). Everyone may read and change their own; owners and
+ * admins may also those of any user (`?userId=`). Answers 501 when the server runs without memory.
  */
 import { Hono } from "hono";
 import { forbidden, invalid, notFound, unavailable } from "../../errors.js";
+import { importMemories, parseMemoryRecords } from "../../memory/import.js";
 import type { ListMemoriesOptions, MemoryEdit, MemoryRecord, MemoryStore } from "../../memory/types.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
 import { jsonBody, paramsOf, queryOf } from "../http/validate.js";
@@ -14,6 +15,7 @@ import {
   coreScopeQuerySchema,
   idParam,
   memoryEditSchema,
+  memoryImportSchema,
   memoryOwnerQuerySchema,
   memoryQuerySchema,
 } from "./team-schemas.js";
@@ -87,6 +89,26 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
     if (limit !== undefined) options.limit = limit;
     if (offset !== undefined) options.offset = offset;
     return c.json(await memory.list(person, options));
+  });
+
+  // Many memories at once, as `dimsum memory import` does; nothing is stored when one is wrong.
+  app.post("/import", jsonBody(memoryImportSchema), async (c) => {
+    const body = c.req.valid("json");
+    const userId = targetUser(c, body.userId);
+    const allowed = (id: string) => {
+      try {
+        return targetUser(c, id) === id;
+      } catch {
+        return false;
+      }
+    };
+    const inputs = parseMemoryRecords(body.memories, {
+      userId,
+      ...(body.agentId !== undefined ? { agentId: body.agentId } : {}),
+      allowUser: allowed,
+    });
+    const result = await importMemories(memory, inputs, { merge: body.merge ?? false });
+    return c.json({ imported: inputs.length, ...result, ms: Math.round(result.ms) });
   });
 
   // Core blocks first: `/core/...` would otherwise read as a memory id.

@@ -136,6 +136,14 @@ export const coreScopeQuerySchema = z.object({ userId: idText.optional(), agentI
 export const coreLabelParam = z.object({ label: z.string().min(1).max(32) });
 export const coreBlockSchema = z.object({ value: z.string().max(20_000, "at most 20000 characters") });
 
+/** `POST /api/memory/import`: the objects of `dimsum memory import`'s lines, checked one by one later. */
+export const memoryImportSchema = z.object({
+  memories: z.array(z.unknown()).min(1, "at least one memory").max(50_000, "at most 50,000 a request"),
+  userId: idText.optional(),
+  agentId: idText.optional(),
+  merge: z.boolean().optional(),
+});
+
 export const mcpNameParam = z.object({ name: z.string().min(1).max(100) });
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
