@@ -100,9 +100,11 @@ const STACK_LINE = /^\s+at .+\(?.+:\d+:\d+\)?$/m;
 
 describe("a reader that closes stdout", () => {
   it("ends `dimsum runs --json | head -1` quietly", async () => {
-    const env = envFor();
-    // Prompts big enough that the listing overflows the pipe, so writes go on after the reader left.
-    const big = "x".repeat(100_000);
+    // A model with a 1M-token window, so three big prompts in one session need no compaction.
+    const env = { ...envFor(), DIMSUM_MODEL: "openai:gpt-4.1" };
+    // Prompts big enough that the listing (1.8 MB) far overflows what the pipe and the reader take
+    // before the reader leaves, so writes go on after it left.
+    const big = "x".repeat(600_000);
     for (const n of [1, 2, 3]) {
       server.enqueue({ text: `answer ${n}` });
       const made = await runCli(["run", "--user", "A", "--session", "s", "-"], { env, input: big });
