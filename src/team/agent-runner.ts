@@ -101,7 +101,8 @@ export class AgentRunner {
         const reader = `agent:${agent.id}`;
         const seen = await store.messages.marker(reader, channel.id);
         const unseen = (await store.messages.range(channel.id, seen, trigger.id, MAX_INPUT_MESSAGES)).filter(
-          (m) => !(m.author.type === "agent" && m.author.id === agent.id),
+          // Its own answers it knows; a failed answer with nothing said has nothing to read.
+          (m) => !(m.author.type === "agent" && m.author.id === agent.id) && m.text.trim() !== "",
         );
         await store.messages.setMarker(reader, channel.id, trigger.id, now());
         const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));

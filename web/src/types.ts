@@ -24,6 +24,7 @@ export type {
   FlowRecord,
   FlowStatus,
   FlowStep,
+  MessagePart,
   PostResult,
   RunStatus,
   SoulFile,
