@@ -27,7 +27,17 @@ import { routeMessage } from "./routing.js";
 import { RunManager } from "./run-manager.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { createSqliteTeamStore, type StoredRun, type TeamStore } from "./team-store.js";
-import type { Actor, AgentRecord, ChannelMessage, ChannelRecord, PostResult, Team, TeamRun } from "./types.js";
+import type {
+  Actor,
+  AgentRecord,
+  ChannelMessage,
+  ChannelRecord,
+  FlowRecord,
+  MessagePart,
+  PostResult,
+  Team,
+  TeamRun,
+} from "./types.js";
 
 export interface TeamDeps {
   /** A migrated Dimsum database (`openDatabase`); the caller closes it after `team.close()`. */
@@ -266,6 +276,21 @@ export function createTeam(deps: TeamDeps): Team {
     return (await runner.startChannelRun(channel, agent, trigger, actor.userId, { versionOf, note })).run;
   }
 
+  /** The chat shows a step's output as edited: the step's message text becomes the new output. */
+  async function showEditedOutput(flow: FlowRecord, stepIndex: number): Promise<void> {
+    const step = flow.steps[stepIndex];
+    if (!step?.runId || step.output === undefined) return;
+    const posted = await store.messages.byRun(step.runId);
+    if (!posted || posted.text === step.output) return;
+    // Tool calls and reasoning stay; the text is what was edited.
+    const parts: MessagePart[] = [
+      ...posted.parts.filter((p) => p.type !== "text"),
+      { type: "text", text: step.output },
+    ];
+    const message = await store.messages.edit(posted.id, step.output, now(), parts);
+    if (message) emit({ type: "message", channelId: flow.channelId, message });
+  }
+
   const team: Team = {
     async listTools(actor) {
       await ready;
@@ -437,7 +462,9 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const flow = await flows.get(flowId);
       assertCanManage(actor, await channels.require(flow.channelId));
-      return flows.act(flowId, action);
+      const next = await flows.act(flowId, action);
+      if (action.action === "edit") await showEditedOutput(next, action.stepIndex);
+      return next;
     },
 
     async complete(actor, agentId, messages, options = {}) {

@@ -74,12 +74,13 @@ export class MessageRepo {
     edit: Statement<[string, string, number, number]>;
     unindex: Statement<[number]>;
     replies: Statement<[number], MessageRow>;
+    byRun: Statement<[string], MessageRow>;
     marker: Statement<[string, string], number>;
     setMarker: Statement<[string, string, number, number]>;
     unread: Statement<[{ user: string; channel: string }], number>;
   };
   readonly #insertTx: (message: NewMessage) => ChannelMessage;
-  readonly #editTx: (id: number, text: string, at: number) => void;
+  readonly #editTx: (id: number, text: string, parts: MessagePart[], at: number) => void;
 
   constructor(db: Database) {
     this.#db = db;
@@ -105,6 +106,7 @@ export class MessageRepo {
       edit: db.prepare("UPDATE team_messages SET text = ?, parts_json = ?, edited_at = ? WHERE id = ?"),
       unindex: db.prepare("DELETE FROM team_messages_fts WHERE rowid = ?"),
       replies: db.prepare("SELECT * FROM team_messages WHERE reply_to = ? ORDER BY id"),
+      byRun: db.prepare("SELECT * FROM team_messages WHERE run_id = ? ORDER BY id DESC LIMIT 1"),
       marker: db
         .prepare<[string, string], number>(
           "SELECT message_id FROM team_read_markers WHERE reader_id = ? AND channel_id = ?",
@@ -142,19 +144,27 @@ export class MessageRepo {
       if (terms !== "") this.#sql.index.run(id, terms);
       return { ...message, parts, id };
     });
-    this.#editTx = db.transaction((id: number, text: string, at: number): void => {
-      this.#sql.edit.run(text, JSON.stringify(textParts(text)), at, id);
+    this.#editTx = db.transaction((id: number, text: string, parts: MessagePart[], at: number): void => {
+      this.#sql.edit.run(text, JSON.stringify(parts), at, id);
       this.#sql.unindex.run(id);
       const terms = searchDocument(text);
       if (terms !== "") this.#sql.index.run(id, terms);
     });
   }
 
-  /** Replaces a message's text (its parts become that text) and its search terms. */
-  edit(id: number, text: string, at: number): Promise<ChannelMessage | undefined> {
+  /** Replaces a message's text and parts (default: just that text) and its search terms. */
+  edit(id: number, text: string, at: number, parts?: MessagePart[]): Promise<ChannelMessage | undefined> {
     return guard(this.#db, "edit a message in", () => {
-      this.#editTx(id, text, at);
+      this.#editTx(id, text, parts ?? textParts(text), at);
       const row = this.#sql.get.get(id);
+      return row ? toMessage(row) : undefined;
+    });
+  }
+
+  /** The (last) message a run posted. */
+  byRun(runId: string): Promise<ChannelMessage | undefined> {
+    return guard(this.#db, "read a message from", () => {
+      const row = this.#sql.byRun.get(runId);
       return row ? toMessage(row) : undefined;
     });
   }

@@ -72,13 +72,18 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
           ⚙ Settings
         </Link>
       </header>
-      {flow && (
-        <div class="chat-flow">
-          <FlowPanel flow={flow} agents={agents} />
+      <div class="chat-body">
+        <div class={`chat-main${flow ? " has-flow" : ""}`}>
+          {open ? <MessageList chat={open} me={me} /> : <div class="message-scroller" />}
+          {/* Beside the messages on wide screens; a sheet docked above the composer on phones. */}
+          {flow && (
+            <aside class="chat-flow" aria-label="Collaboration flow" data-testid="chat-flow">
+              <FlowPanel flow={flow} agents={agents} />
+            </aside>
+          )}
+          <Composer channel={channel} agents={agents} />
         </div>
-      )}
-      {open ? <MessageList chat={open} me={me} /> : <div class="message-scroller" />}
-      <Composer channel={channel} agents={agents} />
+      </div>
     </section>
   );
 }
