@@ -95,34 +95,38 @@ export class AgentRunner {
       { channelId: channel.id, agentId: agent.id, triggerMessageId: trigger.id, depth: 0, ref, requestedBy },
       (runId, signal) =>
         this.#answering(channel.id, agent.id, runId, signal, place, async (onEvent) => {
-        // Re-read: the channel and the agent may have changed while the run was queued.
-        const current = (await store.channels.get(channel.id)) ?? channel;
-        const self = (await store.agents.get(agent.id)) ?? agent;
-        const reader = `agent:${agent.id}`;
-        const seen = await store.messages.marker(reader, channel.id);
-        const unseen = (await store.messages.range(channel.id, seen, trigger.id, MAX_INPUT_MESSAGES)).filter(
-          // Its own answers it knows; a failed answer with nothing said has nothing to read.
-          (m) => !(m.author.type === "agent" && m.author.id === agent.id) && m.text.trim() !== "",
-        );
-        await store.messages.setMarker(reader, channel.id, trigger.id, now());
-        const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
-        const workspace = this.#deps.workspaceFor(channel.id);
-        const latest = (await store.messages.get(trigger.id)) ?? trigger;
-        const input = formatChannelInput(unseen.length > 0 ? unseen : [latest], this.#deps.nameOf);
-        return runAgentTurn(runtime, {
-          agent: self,
-          runId,
-          channelId: channel.id,
-          ref,
-          input: options.note ? `${options.note}\n\n${input}` : input,
-          system: channelSystemText(self, current, agents, this.#deps.nameOf),
-          workspace,
-          signal,
-          extraTools: [this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace)],
-          requestedBy,
-          onEvent,
-        });
-      }),
+          // Re-read: the channel and the agent may have changed while the run was queued.
+          const current = (await store.channels.get(channel.id)) ?? channel;
+          const self = (await store.agents.get(agent.id)) ?? agent;
+          const reader = `agent:${agent.id}`;
+          const seen = await store.messages.marker(reader, channel.id);
+          const unseen = (
+            await store.messages.range(channel.id, seen, trigger.id, MAX_INPUT_MESSAGES)
+          ).filter(
+            // Its own answers it knows; a failed answer with nothing said has nothing to read.
+            (m) => !(m.author.type === "agent" && m.author.id === agent.id) && m.text.trim() !== "",
+          );
+          await store.messages.setMarker(reader, channel.id, trigger.id, now());
+          const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
+          const workspace = this.#deps.workspaceFor(channel.id);
+          const latest = (await store.messages.get(trigger.id)) ?? trigger;
+          const input = formatChannelInput(unseen.length > 0 ? unseen : [latest], this.#deps.nameOf);
+          return runAgentTurn(runtime, {
+            agent: self,
+            runId,
+            channelId: channel.id,
+            ref,
+            input: options.note ? `${options.note}\n\n${input}` : input,
+            system: channelSystemText(self, current, agents, this.#deps.nameOf),
+            workspace,
+            signal,
+            extraTools: [
+              this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace),
+            ],
+            requestedBy,
+            onEvent,
+          });
+        }),
     );
   }
 
@@ -148,30 +152,30 @@ export class AgentRunner {
       },
       (runId, signal) =>
         this.#answering(flow.channelId, step.agentId, runId, signal, {}, async (onEvent) => {
-        const channel = await store.channels.get(flow.channelId);
-        if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
-        const agent = await this.#agent(step.agentId);
-        const nextStep = flow.steps[index + 1];
-        const next = nextStep ? await store.agents.get(nextStep.agentId) : undefined;
-        const workspace = this.#deps.workspaceFor(channel.id);
-        const result = await runAgentTurn(runtime, {
-          agent,
-          runId,
-          channelId: channel.id,
-          ref,
-          input: stepInput(step.instruction, inputFor(flow, index)),
-          system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
-          workspace,
-          signal,
-          extraTools: [
-            this.#callTool(runId, channel.id, flow.triggerMessageId, 0, [agent.id], requestedBy, workspace),
-          ],
-          requestedBy,
-          onEvent,
-        });
-        output = result.answer;
-        return result;
-      }),
+          const channel = await store.channels.get(flow.channelId);
+          if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
+          const agent = await this.#agent(step.agentId);
+          const nextStep = flow.steps[index + 1];
+          const next = nextStep ? await store.agents.get(nextStep.agentId) : undefined;
+          const workspace = this.#deps.workspaceFor(channel.id);
+          const result = await runAgentTurn(runtime, {
+            agent,
+            runId,
+            channelId: channel.id,
+            ref,
+            input: stepInput(step.instruction, inputFor(flow, index)),
+            system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
+            workspace,
+            signal,
+            extraTools: [
+              this.#callTool(runId, channel.id, flow.triggerMessageId, 0, [agent.id], requestedBy, workspace),
+            ],
+            requestedBy,
+            onEvent,
+          });
+          output = result.answer;
+          return result;
+        }),
     );
     const done = handle.finished.then(
       (run): StepOutcome =>
@@ -357,7 +361,9 @@ export class AgentRunner {
   ): Promise<T> {
     this.#parts.set(runId, []);
     try {
-      const result = await turn((event) => this.#updateParts(runId, (parts) => applyAgentEvent(parts, event)));
+      const result = await turn((event) =>
+        this.#updateParts(runId, (parts) => applyAgentEvent(parts, event)),
+      );
       const parts = withAnswer(this.#parts.get(runId) ?? [], result.text);
       if (result.text.trim() !== "" || parts.length > 0) {
         await this.#postAnswer(channelId, agentId, runId, result.text, parts, place);
@@ -365,7 +371,9 @@ export class AgentRunner {
       return result;
     } catch (err) {
       const parts = endParts(this.#parts.get(runId) ?? [], this.#failure(err, signal));
-      await this.#postAnswer(channelId, agentId, runId, textOfParts(parts), parts, place).catch(() => undefined);
+      await this.#postAnswer(channelId, agentId, runId, textOfParts(parts), parts, place).catch(
+        () => undefined,
+      );
       throw err;
     } finally {
       this.#parts.delete(runId);

@@ -16,7 +16,9 @@ export class DeltaBatcher {
 
   push(event: DeltaEvent): void {
     if (this.#pending !== undefined && this.#pending.type !== event.type) this.flush();
-    this.#pending = this.#pending ? { ...this.#pending, text: this.#pending.text + event.text } : { ...event };
+    this.#pending = this.#pending
+      ? { ...this.#pending, text: this.#pending.text + event.text }
+      : { ...event };
     this.#scheduled ??= setImmediate(() => this.flush());
   }
 

@@ -26,7 +26,10 @@ function appendText(parts: readonly MessagePart[], type: "text" | "reasoning", t
 }
 
 function endWith(parts: readonly MessagePart[], end: Part<"error"> | Part<"stopped">): MessagePart[] {
-  if (endPartOf(parts)) return [...parts];
+  const ended = endPartOf(parts);
+  // The run's own reason for a stop (who cancelled it) says more than the agent's "aborted".
+  if (ended?.type === "stopped" && end.type === "stopped") return [...parts.slice(0, -1), end];
+  if (ended) return [...parts];
   // A tool or a called agent still marked running when the run ended did not finish.
   const settled = parts.map((part): MessagePart => {
     if (part.type === "tool" && part.status === "running") return { ...part, status: "error" };
@@ -53,9 +56,21 @@ export function applyAgentEvent(parts: readonly MessagePart[], event: AgentEvent
       return event.text === "" ? [...parts] : appendText(parts, "text", event.text);
     case "reasoning_delta":
       return event.text === "" ? [...parts] : appendText(parts, "reasoning", event.text);
-    case "tool_call":
+    case "tool_call": {
       if (parts.some((p) => p.type === "tool" && p.callId === event.id)) return [...parts];
-      return [...parts, { type: "tool", callId: event.id, name: event.name, args: event.args, status: "running" }];
+      // Tools start as soon as they are called, so a called agent's run can be reported before the
+      // call itself: the call goes before the runs that started at the end of the answer.
+      let at = parts.length;
+      while (at > 0 && parts[at - 1]?.type === "agent_run") at--;
+      const call: MessagePart = {
+        type: "tool",
+        callId: event.id,
+        name: event.name,
+        args: event.args,
+        status: "running",
+      };
+      return [...parts.slice(0, at), call, ...parts.slice(at)];
+    }
     case "tool_result": {
       const ended = (args: unknown): MessagePart => ({
         type: "tool",

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
-import { CapabilityAssembly, type CapabilityServices, type CatalogueEntry } from "../capabilities/index.js";
+import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { conflict, forbidden, invalid, notFound } from "../errors.js";

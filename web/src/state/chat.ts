@@ -104,7 +104,10 @@ function upsertRun(state: ChatState, run: TeamRun): ChatState {
     if ((run.status === "error" || run.status === "cancelled") && !endPartOf(parts)) {
       parts = endParts(
         parts,
-        failurePart(run.status === "cancelled" ? "aborted" : "failed", run.error ?? `The run ended ${run.status}.`),
+        failurePart(
+          run.status === "cancelled" ? "aborted" : "failed",
+          run.error ?? `The run ended ${run.status}.`,
+        ),
       );
     }
     return { ...view, run, parts };
@@ -126,7 +129,8 @@ function applyAgent(view: RunView, event: Extract<TeamEvent, { type: "agent" }>[
   else if (event.type === "text_delta" || event.type === "reasoning_delta" || event.type === "tool_call") {
     delete next.retry;
   }
-  if (event.type === "usage") next.usage = { input: event.total.inputTokens, output: event.total.outputTokens };
+  if (event.type === "usage")
+    next.usage = { input: event.total.inputTokens, output: event.total.outputTokens };
   return next;
 }
 
@@ -220,7 +224,8 @@ export function chatItems(state: ChatState): ChatItem[] {
   const present = new Set(state.messages.map((m) => m.id));
   const groups = new Map<number, ChannelMessage[]>();
   for (const message of state.messages) {
-    const head = message.versionOf !== undefined && present.has(message.versionOf) ? message.versionOf : message.id;
+    const head =
+      message.versionOf !== undefined && present.has(message.versionOf) ? message.versionOf : message.id;
     const group = groups.get(head);
     if (group) group.push(message);
     else groups.set(head, [message]);
