@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { textOfParts } from "../../src/team/message-parts.js";
-import { chatReducer, emptyChat } from "../../web/src/state/chat.js";
 import type { ChannelRecord, MessagePart } from "../../src/team/types.js";
-import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { chatReducer, emptyChat } from "../../web/src/state/chat.js";
 import { alice, groupSuite, lastToolResult, type TeamHarness } from "./harness.js";
 
-let _server: FakeLlmServer;
+let server: FakeLlmServer;
 let h: TeamHarness;
 let group: ChannelRecord;
 const scripts = groupSuite(
@@ -16,7 +16,7 @@ const scripts = groupSuite(
     userIds: [],
   },
   (suite) => {
-    ({ _server, h, group } = suite);
+    ({ server, h, group } = suite);
   },
 );
 
