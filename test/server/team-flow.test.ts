@@ -307,7 +307,10 @@ describe("team over HTTP and WebSocket", () => {
         await call(s.url, `/api/channels/${group.id}/messages`, { session: owner }),
         200,
       );
-      expect(messages.map((m) => m.author.id)).toEqual([owner.userId]);
+      // What it had said is kept, ended by the stop.
+      expect(messages.map((m) => m.author.id)).toEqual([owner.userId, "writer"]);
+      expect(messages[1]?.parts.at(-1)).toMatchObject({ type: "stopped" });
+      expect(messages[1]?.parts[0]).toMatchObject({ type: "text" });
       socket.ws.close();
     } finally {
       await slow.close();
