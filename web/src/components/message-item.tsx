@@ -2,7 +2,7 @@
  * A stored message (with its regenerated versions and its actions: copy, regenerate, edit), or the
  * live bubble of a run still streaming (or ended without a message). Both render the same parts.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
@@ -53,6 +53,8 @@ export function MessageItem({ versions, runs, agents, me, editable }: MessageIte
   const { api, store } = useServices();
   // Undefined: the newest version (a new one arriving is shown).
   const [picked, setPicked] = useState<number | undefined>(undefined);
+  // A new version (regenerated, or answering an edit) is shown as it arrives.
+  useEffect(() => setPicked(undefined), [versions.length]);
   const [editing, setEditing] = useState<string | undefined>(undefined);
   const [copied, setCopied] = useState(false);
   const index = picked !== undefined && picked < versions.length ? picked : versions.length - 1;
@@ -202,7 +204,7 @@ export function MessageItem({ versions, runs, agents, me, editable }: MessageIte
                 class="icon-btn"
                 aria-label="Next version"
                 disabled={index === versions.length - 1}
-                onClick={() => setPicked(index + 1)}
+                onClick={() => setPicked(index + 1 === versions.length - 1 ? undefined : index + 1)}
                 data-testid="version-next"
               >
                 ›
