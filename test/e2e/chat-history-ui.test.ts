@@ -79,10 +79,16 @@ async function expectNoSidewaysScroll(): Promise<void> {
   expect(scroll).toBeLessThanOrEqual(client);
 }
 
+/** Resizes the page and waits for the layout's transitions (the sidebar sliding away) to end. */
+async function resize(size: { width: number; height: number }): Promise<void> {
+  await page.setViewportSize(size);
+  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+}
+
 async function shots(name: string): Promise<void> {
-  await page.setViewportSize(WIDE);
+  await resize(WIDE);
   await screenshot(page, `history/${name}-1440`);
-  await page.setViewportSize(PHONE);
+  await resize(PHONE);
   await expectNoSidewaysScroll();
   await screenshot(page, `history/${name}-390`);
   await page.setViewportSize(WIDE);
@@ -181,6 +187,18 @@ describe("chat history in headless Chromium", () => {
         await until(() => messages().count()).toBe(8);
         await until(listSnapshot).toBe(before);
       });
+      // The first answer opened up: reasoning, the called agent's card and the tool cards.
+      const first = messages().nth(1);
+      await first.getByTestId("agent-run").locator("summary").first().click();
+      await first.getByTestId("reasoning").first().locator("summary").click();
+      await first.locator('[data-testid="tool-card"][data-tool="calculator"] summary').click();
+      await first.scrollIntoViewIfNeeded();
+      await screenshot(page, "history/02-first-answer-1440");
+      await resize(PHONE);
+      await first.scrollIntoViewIfNeeded();
+      await expectNoSidewaysScroll();
+      await screenshot(page, "history/02-first-answer-390");
+      await resize(WIDE);
       // The stored record says the same: an error part, a stop part, the nested run's parts.
       const stored = (await api("GET", `/api/channels/${channelId}/messages`)) as ChannelMessage[];
       expect(stored.map((m) => m.parts.at(-1)?.type)).toEqual([

@@ -220,7 +220,7 @@ export function MessageItem({ versions, runs, agents, me, editable }: MessageIte
               aria-label="Copy message"
               data-testid="message-copy"
             >
-              {copied ? "✓ Copied" : "⧉ Copy"}
+              {copied ? "✓ Copied" : "Copy"}
             </button>
           )}
           {isAnswer && message.replyTo !== undefined && (

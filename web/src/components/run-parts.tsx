@@ -139,11 +139,11 @@ function AgentRunCard({
       open={live && !isTerminal(status)}
     >
       <summary class="agent-run-head">
+        <span class="muted agent-run-label">Asked</span>
         <span class="avatar avatar-small" aria-hidden="true">
           {agent?.emoji ?? "🤖"}
         </span>
         <span class="author">{agent?.name ?? part.agentId}</span>
-        <span class="muted agent-run-label">called</span>
         <RunBadge status={status} />
       </summary>
       <div class="agent-run-body">
