@@ -74,6 +74,8 @@ export class AgentRunner {
   readonly #deps: AgentRunnerDeps;
   /** The parts of each live run's answer, built from its agent events. */
   readonly #parts = new Map<string, MessagePart[]>();
+  /** The number of the last agent event folded into each live run's parts. */
+  readonly #seqs = new Map<string, number>();
 
   constructor(deps: AgentRunnerDeps) {
     this.#deps = deps;
@@ -230,7 +232,7 @@ export class AgentRunner {
               ),
             ],
             requestedBy: scope.requestedBy,
-            onEvent: (event) => this.#updateParts(runId, (parts) => applyAgentEvent(parts, event)),
+            onEvent: (event, seq) => this.#record(runId, event, seq),
           });
           answer = result.answer;
           this.#updateParts(runId, (parts) => withAnswer(parts, result.text));
@@ -243,6 +245,7 @@ export class AgentRunner {
         } finally {
           const childParts = this.#parts.get(runId) ?? [];
           this.#parts.delete(runId);
+          this.#seqs.delete(runId);
           this.#updateParts(scope.parentRunId, (parts) => updateChildRun(parts, runId, status, childParts));
         }
       },
@@ -357,13 +360,11 @@ export class AgentRunner {
     runId: string,
     signal: AbortSignal,
     place: AnswerPlace,
-    turn: (onEvent: (event: AgentEvent) => void) => Promise<T>,
+    turn: (onEvent: (event: AgentEvent, seq: number) => void) => Promise<T>,
   ): Promise<T> {
     this.#parts.set(runId, []);
     try {
-      const result = await turn((event) =>
-        this.#updateParts(runId, (parts) => applyAgentEvent(parts, event)),
-      );
+      const result = await turn((event, seq) => this.#record(runId, event, seq));
       const parts = withAnswer(this.#parts.get(runId) ?? [], result.text);
       if (result.text.trim() !== "" || parts.length > 0) {
         await this.#postAnswer(channelId, agentId, runId, result.text, parts, place);
@@ -377,7 +378,19 @@ export class AgentRunner {
       throw err;
     } finally {
       this.#parts.delete(runId);
+      this.#seqs.delete(runId);
     }
+  }
+
+  /** What a live run's answer holds so far, and the number of its last event folded in. */
+  liveParts(runId: string): { parts: MessagePart[]; seq: number } | undefined {
+    const parts = this.#parts.get(runId);
+    return parts ? { parts, seq: this.#seqs.get(runId) ?? 0 } : undefined;
+  }
+
+  #record(runId: string, event: AgentEvent, seq: number): void {
+    this.#seqs.set(runId, seq);
+    this.#updateParts(runId, (parts) => applyAgentEvent(parts, event));
   }
 
   #failure(err: unknown, signal: AbortSignal) {

@@ -58,7 +58,7 @@ export interface TurnRequest {
   requestedBy?: string;
   onDelta?: (text: string) => void;
   /** Every agent event as forwarded (deltas merged per tick), e.g. to build the message's parts. */
-  onEvent?: (event: AgentEvent) => void;
+  onEvent?: (event: AgentEvent, seq: number) => void;
 }
 
 export interface TurnResult {
@@ -97,9 +97,11 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       : {}),
   });
   let result: TurnResult | undefined;
+  let seq = 0;
   const forward = (event: AgentEvent): void => {
-    runtime.emit({ type: "agent", channelId, runId, event });
-    request.onEvent?.(event);
+    seq++;
+    runtime.emit({ type: "agent", channelId, runId, seq, event });
+    request.onEvent?.(event, seq);
   };
   const deltas = new DeltaBatcher(forward);
   // Text said before a tool call stays part of the message; each later turn starts a new paragraph.

@@ -439,7 +439,10 @@ export function createTeam(deps: TeamDeps): Team {
     async getRun(actor, runId) {
       await ready;
       const stored = await visibleRun(actor, runId);
-      return runs.snapshot(runId) ?? stored.run;
+      const live = runs.snapshot(runId);
+      if (!live) return stored.run;
+      const parts = runner.liveParts(runId);
+      return parts ? { ...live, live: parts } : live;
     },
     async cancelRun(actor, runId) {
       await ready;

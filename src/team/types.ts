@@ -163,6 +163,11 @@ export interface TeamRun {
   usage?: Usage;
   startedAt: number;
   endedAt?: number;
+  /**
+   * Only from `getRun` while the run is live: what its answer holds so far, up to its agent event
+   * number `seq` (a page that opens mid-run starts from this and applies the later events).
+   */
+  live?: { parts: MessagePart[]; seq: number };
 }
 
 export type FlowStatus = "idle" | "running" | "paused" | "done" | "error" | "stopped";
@@ -206,9 +211,10 @@ export type TeamEvent =
   | { type: "run"; channelId: string; run: TeamRun }
   /**
    * An event of a run's agent, as the agent emitted it (text and reasoning deltas of one tick merged;
-   * the `messages` units are not forwarded: they repeat what the deltas and tool events said).
+   * the `messages` units are not forwarded: they repeat what the deltas and tool events said), with
+   * its number in the run (1, 2, …).
    */
-  | { type: "agent"; channelId: string; runId: string; event: AgentEvent }
+  | { type: "agent"; channelId: string; runId: string; seq: number; event: AgentEvent }
   | { type: "flow"; channelId: string; flow: FlowRecord }
   | { type: "channel"; channelId: string; channel: ChannelRecord };
 

@@ -112,8 +112,9 @@ export class FakeTeam implements TeamEventSource {
 export type Frame = { type: string; [key: string]: unknown };
 
 /** A team event carrying an agent's text delta. */
+let deltaSeq = 0;
 export function textDelta(channelId: string, runId: string, text: string): TeamEvent {
-  return { type: "agent", channelId, runId, event: { type: "text_delta", runId, text } };
+  return { type: "agent", channelId, runId, seq: ++deltaSeq, event: { type: "text_delta", runId, text } };
 }
 
 /** Whether a frame is an agent's text delta. */

@@ -59,6 +59,31 @@ describe("channel message history", () => {
     expect(h.sawAgentEvent(runs[0]!.id, "done")).toBe(true);
   });
 
+  it("reports a live run's parts so far, with the number of its last event", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    scripts.add(
+      "assistant",
+      { text: "Looking.", toolCalls: [{ name: "current_time", args: {} }] },
+      async () => {
+        await gate;
+        return { text: "Done." };
+      },
+    );
+    const { runs } = await h.team.postMessage(alice, group.id, "slowly please");
+    const runId = runs[0]!.id;
+    await h.waitFor((e) => e.type === "agent" && e.runId === runId && e.event.type === "tool_result");
+    const live = await h.team.getRun(alice, runId);
+    expect(live.live?.parts.map((p) => p.type)).toEqual(["text", "tool"]);
+    const lastSeq = h.events.flatMap((e) => (e.type === "agent" && e.runId === runId ? [e.seq] : [])).at(-1);
+    expect(live.live?.seq).toBe(lastSeq);
+    release();
+    await h.finished(runId);
+    expect((await h.team.getRun(alice, runId)).live).toBeUndefined();
+  });
+
   it("regenerates an answer as a new version and keeps the old one", async () => {
     scripts.add("assistant", { text: "first answer" }, { text: "second answer" }, { text: "third answer" });
     const posted = await h.team.postMessage(alice, group.id, "tell me something");

@@ -20,10 +20,13 @@ function apply(state: ChatState, ...actions: ChatAction[]): ChatState {
 }
 
 const ev = (event: TeamEvent): ChatAction => ({ type: "event", event });
+let seq = 0;
+/** An agent event of a run; numbers only grow, as the server's do within a run. */
 const agentEv = (channelId: string, runId: string, event: AgentEvent): TeamEvent => ({
   type: "agent",
   channelId,
   runId,
+  seq: ++seq,
   event,
 });
 
@@ -237,12 +240,43 @@ describe("chatReducer", () => {
       emptyChat("c1"),
       ev(agentEv("c1", "r9", { type: "text_delta", runId: "r9", text: "partial" })),
     );
-    expect(state.runs.r9).toEqual({ id: "r9", run: undefined, parts: [{ type: "text", text: "partial" }] });
+    expect(state.runs.r9).toMatchObject({
+      id: "r9",
+      run: undefined,
+      parts: [{ type: "text", text: "partial" }],
+    });
     expect(activeRuns(state).map((v) => v.id)).toEqual(["r9"]);
     state = apply(state, { type: "run", run: run("r9", { status: "done" }) });
     expect(state.runs.r9?.run?.status).toBe("done");
     expect(state.runs.r9?.parts).toEqual([{ type: "text", text: "partial" }]);
     expect(activeRuns(state)).toEqual([]);
+  });
+
+  it("a page that opens mid-run starts from the run's snapshot and applies the events after it", () => {
+    const delta = (n: number, text: string): ChatAction =>
+      ev({
+        type: "agent",
+        channelId: "c1",
+        runId: "r5",
+        seq: n,
+        event: { type: "text_delta", runId: "r5", text },
+      });
+    // Events 7 and 8 arrive before the snapshot (taken at event 7) comes back.
+    let state = apply(emptyChat("c1"), delta(7, " world"), delta(8, "!"));
+    state = apply(state, {
+      type: "run",
+      run: run("r5", { status: "running", live: { parts: [{ type: "text", text: "Hello world" }], seq: 7 } }),
+    });
+    expect(state.runs.r5?.parts).toEqual([{ type: "text", text: "Hello world!" }]);
+    // A repeated event changes nothing; the next one is added.
+    state = apply(state, delta(8, "!"), delta(9, " Bye."));
+    expect(state.runs.r5?.parts).toEqual([{ type: "text", text: "Hello world! Bye." }]);
+    // An older snapshot does not take anything back.
+    state = apply(state, {
+      type: "run",
+      run: run("r5", { status: "running", live: { parts: [{ type: "text", text: "Hel" }], seq: 2 } }),
+    });
+    expect(state.runs.r5?.parts).toEqual([{ type: "text", text: "Hello world! Bye." }]);
   });
 
   it("a finished run never goes back to running when a stale update arrives", () => {

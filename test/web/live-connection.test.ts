@@ -94,6 +94,7 @@ describe("LiveConnection", () => {
       type: "agent",
       channelId: "c1",
       runId: "r-live",
+      seq: 1,
       event: { type: "text_delta", runId: "r-live", text: "hi" },
     });
     expect(store.getState().chat?.messages.map((m) => m.id)).toEqual([1, 2, 3]);
@@ -128,12 +129,14 @@ describe("LiveConnection", () => {
       type: "agent",
       channelId: "c1",
       runId: "r-old",
+      seq: 1,
       event: { type: "tool_call", runId: "r-old", id: "x", name: "t", args: {} },
     });
     receive({
       type: "agent",
       channelId: "c1",
       runId: "r-old",
+      seq: 2,
       event: { type: "text_delta", runId: "r-old", text: "more" },
     });
     await eventually(() => {

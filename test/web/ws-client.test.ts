@@ -192,6 +192,7 @@ describe("WsClient with a fake socket", () => {
       type: "agent",
       channelId: "c1",
       runId: "r",
+      seq: 1,
       event: { type: "text_delta", runId: "r", text: "x" },
     });
     expect(timers.delays()).toEqual([20_000]);

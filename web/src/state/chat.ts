@@ -11,6 +11,7 @@ import {
   startChildRun,
   updateChildRun,
 } from "../../../src/team/message-parts.js";
+import type { AgentEvent } from "../../../src/agent/events.js";
 import type {
   ChannelMessage,
   FlowRecord,
@@ -33,7 +34,17 @@ export interface RunView {
   retry?: { attempt: number; reason: string };
   /** Tokens so far (the agent's `usage` events). */
   usage?: { input: number; output: number };
+  /** The number of the last agent event folded in (0: none). */
+  seq?: number;
+  /**
+   * The latest agent events of a live run, so a snapshot from `getRun` (taken at some event number)
+   * can be brought up to date with what arrived meanwhile.
+   */
+  recent?: Array<{ seq: number; event: AgentEvent }>;
 }
+
+/** How many recent events a live run keeps for catching up with a snapshot. */
+const RECENT_EVENTS = 400;
 
 export interface ChatState {
   channelId: string;
@@ -110,7 +121,10 @@ function upsertRun(state: ChatState, run: TeamRun): ChatState {
         ),
       );
     }
-    return { ...view, run, parts };
+    const next: RunView = { ...view, run, parts };
+    if (run.live) caughtUp(next, run.live);
+    if (isTerminal(run.status)) delete next.recent;
+    return next;
   });
   const parentId = run.parentRunId;
   if (parentId !== undefined) {
@@ -123,8 +137,26 @@ function upsertRun(state: ChatState, run: TeamRun): ChatState {
   return next;
 }
 
-function applyAgent(view: RunView, event: Extract<TeamEvent, { type: "agent" }>["event"]): RunView {
-  const next: RunView = { ...view, parts: applyAgentEvent(view.parts, event) };
+/**
+ * Starts a live run's parts from a snapshot and applies the events after it that already arrived;
+ * keeps the parts as they are when those events are not all at hand (or the snapshot is older).
+ */
+function caughtUp(view: RunView, live: { parts: MessagePart[]; seq: number }): void {
+  const seen = view.seq ?? 0;
+  const after = (view.recent ?? []).filter((r) => r.seq > live.seq);
+  if (seen > live.seq && after.length !== seen - live.seq) return;
+  let parts = live.parts;
+  for (const r of after) parts = applyAgentEvent(parts, r.event);
+  view.parts = parts;
+  view.seq = Math.max(seen, live.seq);
+}
+
+function applyAgent(view: RunView, event: AgentEvent, seq: number): RunView {
+  // A repeat of an event already folded in (a snapshot covered it) changes nothing.
+  if (view.seq !== undefined && seq <= view.seq) return view;
+  const recent = isTerminal(view.run?.status) ? undefined : [...(view.recent ?? []), { seq, event }];
+  const next: RunView = { ...view, parts: applyAgentEvent(view.parts, event), seq };
+  if (recent) next.recent = recent.length > RECENT_EVENTS ? recent.slice(-RECENT_EVENTS) : recent;
   if (event.type === "retry") next.retry = { attempt: event.attempt, reason: event.reason };
   else if (event.type === "text_delta" || event.type === "reasoning_delta" || event.type === "tool_call") {
     delete next.retry;
@@ -151,7 +183,7 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
     case "run":
       return upsertRun(state, event.run);
     case "agent":
-      return withRun(state, event.runId, (view) => applyAgent(view, event.event));
+      return withRun(state, event.runId, (view) => applyAgent(view, event.event, event.seq));
     case "flow":
       return upsertFlow(state, event.flow);
     case "channel":
