@@ -3,6 +3,8 @@
  * (text, reasoning and tool calls per run id, so concurrent agents never mix), and its flows. Pure
  * reducer plus selectors; the WebSocket and HTTP layers only dispatch.
  */
+
+import type { AgentEvent } from "../../../src/agent/events.js";
 import {
   applyAgentEvent,
   endPartOf,
@@ -11,7 +13,6 @@ import {
   startChildRun,
   updateChildRun,
 } from "../../../src/team/message-parts.js";
-import type { AgentEvent } from "../../../src/agent/events.js";
 import type {
   ChannelMessage,
   FlowRecord,
