@@ -49,6 +49,8 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
     );
   }
   const flow = open ? currentFlow(open) : undefined;
+  // A finished flow folds into a bar over the messages instead of keeping a column of its own.
+  const flowEnded = flow?.status === "done" || flow?.status === "stopped";
   const agentCount = channel.members.filter((m) => m.type === "agent").length;
   const peopleCount = channel.members.filter((m) => m.type === "user").length;
   return (
@@ -73,9 +75,10 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
         </Link>
       </header>
       <div class="chat-body">
-        <div class={`chat-main${flow ? " has-flow" : ""}`}>
+        <div class={`chat-main${flow ? (flowEnded ? " has-flow-bar" : " has-flow") : ""}`}>
           {open ? <MessageList chat={open} me={me} /> : <div class="message-scroller" />}
           {/* Beside the messages on wide screens; a sheet docked above the composer on phones. */}
+          {/* Once finished, a bar above the messages. */}
           {flow && (
             <aside class="chat-flow" aria-label="Collaboration flow" data-testid="chat-flow">
               <FlowPanel flow={flow} agents={agents} />
