@@ -408,6 +408,13 @@ export function createTeam(deps: TeamDeps): Team {
       if (later.some((m) => m.author.type === "user" && m.author.id === actor.userId)) {
         throw conflict("Only your last message can be edited.", "send a new message instead");
       }
+      const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
+      if (
+        routeMessage(original.text, channel, records, nameOf).kind === "flow" ||
+        routeMessage(text, channel, records, nameOf).kind === "flow"
+      ) {
+        throw conflict("A message that starts a flow cannot be edited.", "start the flow again with /flow");
+      }
       const message = await store.messages.edit(original.id, text, now());
       if (!message) throw notFound(`No message with id ${messageId}.`);
       emit({ type: "message", channelId: channel.id, message });
@@ -423,7 +430,6 @@ export function createTeam(deps: TeamDeps): Team {
         started.push(await answerAgain(actor, channel, message, agentId, head, note));
       }
       if (heads.size === 0) {
-        const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
         const route = routeMessage(text, channel, records, nameOf);
         for (const agent of route.kind === "agents" ? route.agents : []) {
           started.push((await runner.startChannelRun(channel, agent, message, actor.userId)).run);

@@ -34,6 +34,9 @@ export interface MessageItemProps {
   editable: boolean;
 }
 
+/** A message that started a collaboration flow (it cannot be edited; the flow is started again). */
+const STARTS_FLOW = /^\s*(\/flow|@chain)\b/i;
+
 /** Copies text to the clipboard, with the old-style fallback where the Clipboard API is missing. */
 async function copyText(text: string): Promise<void> {
   if (navigator.clipboard?.writeText) {
@@ -236,7 +239,7 @@ export function MessageItem({ versions, runs, agents, me, editable }: MessageIte
               ↻ Regenerate
             </button>
           )}
-          {mine && editable && (
+          {mine && editable && !STARTS_FLOW.test(message.text) && (
             <button
               type="button"
               class="icon-btn msg-action"
