@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const all = [
   "agent-loop",
+  "warm-loop-before-after",
   "session-context",
   "memory-search",
   "memory-quality",

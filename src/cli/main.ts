@@ -1,6 +1,7 @@
 /** CLI entry: parses arguments with commander and loads each command's module only when it runs. */
 import { Command, CommanderError, InvalidArgumentError } from "commander";
-import { EXIT_OK, EXIT_USAGE } from "./exit-codes.js";
+import { EXIT_OK, EXIT_PIPE, EXIT_USAGE } from "./exit-codes.js";
+import { guardOutput } from "./stop-signals.js";
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -22,6 +23,8 @@ export async function main(argv: string[]): Promise<number> {
     stderr: process.stderr,
     env: process.env,
     cwd: process.cwd(),
+    // A reader that closes our stdout (`dimsum runs --json | head -1`) ends the command quietly.
+    output: guardOutput(process.stdout, process.stderr),
   };
   let exitCode = EXIT_OK;
   const program = new Command()
@@ -219,5 +222,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
+  if (io.output.closed && exitCode === EXIT_OK) return EXIT_PIPE;
+  // The EPIPE of the last writes may only arrive after the command returned.
+  io.output.onClose(() => {
+    if (process.exitCode === undefined || process.exitCode === EXIT_OK) process.exitCode = EXIT_PIPE;
+  });
   return exitCode;
 }

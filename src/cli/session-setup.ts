@@ -17,6 +17,7 @@ import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { loadCapabilities } from "./capabilities.js";
+import type { OutputGuard } from "./stop-signals.js";
 
 export interface CliIo {
   stdin: NodeJS.ReadStream;
@@ -24,6 +25,8 @@ export interface CliIo {
   stderr: NodeJS.WriteStream;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
+  /** Set by main(): tells when a reader closed stdout or stderr (EPIPE). */
+  output?: OutputGuard;
 }
 
 export interface StoreHandle {

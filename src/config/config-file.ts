@@ -24,6 +24,18 @@ const modelEntry = z.object({
   quirks: quirks.optional(),
 });
 
+const limitMs = z.number().int().positive();
+
+/** Deadlines of each model call (see src/llm/call-limits.ts); defaults fill what is missing. */
+const modelCallsEntry = z
+  .object({
+    firstByteMs: limitMs.optional(),
+    idleMs: limitMs.optional(),
+    callMs: limitMs.optional(),
+    retryBudgetMs: limitMs.optional(),
+  })
+  .strict();
+
 const configFileSchema = z
   .object({
     defaultModel: z.string().optional(),
@@ -33,6 +45,7 @@ const configFileSchema = z
     httpTools: z.array(z.unknown()).optional(),
     /** Keyed by `provider:model`. */
     models: z.record(z.string(), modelEntry).default({}),
+    modelCalls: modelCallsEntry.default({}),
     tools: z
       .object({
         shell: z

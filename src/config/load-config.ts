@@ -4,6 +4,7 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { type ModelCallLimits, resolveCallLimits } from "../llm/call-limits.js";
 import { defaultToolsConfig } from "../tools/builtin/defaults.js";
 import type { ToolsConfig } from "../tools/types.js";
 import { webSearchConfigFromEnv } from "../tools/web-search/config.js";
@@ -17,6 +18,8 @@ export interface DimsumConfig {
   /** Default `provider:model` (`DIMSUM_MODEL`, then the config file). */
   defaultModel: string | undefined;
   maxIterations: number;
+  /** Deadlines of every model call (`modelCalls` in the config file over the defaults); copied into each ModelSpec. */
+  modelCalls: ModelCallLimits;
   /**
    * The variables (process environment over `.env`) that provider keys and base URLs
    * (`OPENAI_API_KEY`, …) are looked up in and that `${VAR}` / `{{env.VAR}}` in mcp.json and HTTP tool
@@ -68,6 +71,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     home,
     defaultModel: env.DIMSUM_MODEL || file.defaultModel,
     maxIterations: file.maxIterations ?? 10,
+    modelCalls: resolveCallLimits(file.modelCalls),
     env,
     user: env.DIMSUM_USER || undefined,
     webSearch: webSearchConfigFromEnv(env),

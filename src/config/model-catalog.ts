@@ -81,3 +81,20 @@ export function lookupModel(modelId: string): CatalogEntry | undefined {
   }
   return best;
 }
+
+/** Models offered in pickers for each built-in provider before (or without) asking the provider. */
+const suggested: Record<string, readonly string[]> = {
+  openai: ["gpt-5", "gpt-5-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini", "o3", "o4-mini"],
+  anthropic: ["claude-opus-4-1", "claude-sonnet-4-5", "claude-haiku-4-5", "claude-3-5-haiku-latest"],
+  gemini: ["gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.0-flash"],
+  deepseek: ["deepseek-chat", "deepseek-reasoner"],
+  qwen: ["qwen-max", "qwen-plus", "qwen-turbo", "qwen3-coder-plus"],
+  kimi: ["kimi-k2-0905-preview", "moonshot-v1-128k", "moonshot-v1-32k", "moonshot-v1-8k"],
+  glm: ["glm-4.5", "glm-4-plus", "glm-4-flash"],
+  ollama: ["llama3.1", "qwen2.5"],
+};
+
+/** The catalogue's suggested model ids of a provider (none for providers it does not know). */
+export function catalogModels(provider: string): readonly string[] {
+  return suggested[provider] ?? [];
+}

@@ -49,6 +49,7 @@ export function resolveModel(config: DimsumConfig, value: string | undefined): M
     protocol: resolved.protocol,
     baseUrl: resolved.baseUrl.replace(/\/+$/, ""),
     contextWindow: override?.contextWindow ?? catalog?.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
+    limits: { ...config.modelCalls },
   };
   const maxOutputTokens = override?.maxOutputTokens ?? catalog?.maxOutputTokens;
   if (maxOutputTokens) spec.maxOutputTokens = maxOutputTokens;

@@ -1,5 +1,6 @@
 /**
- * One JSON POST over node:http(s) with a keep-alive agent, an inactivity timeout and abort.
+ * One JSON POST over node:http(s) with a keep-alive agent, an optional inactivity timeout, abort, and
+ * `expire()` for callers that keep their own deadlines (model calls: see call-limits.ts).
  * node:http rather than global fetch: fetch keeps a one-shot CLI alive ~100 ms longer at exit.
  */
 import http, { type ClientRequest, type IncomingMessage } from "node:http";
@@ -15,8 +16,11 @@ export type TeardownCause = "timeout" | "aborted";
 
 export interface PostOptions {
   signal?: AbortSignal | undefined;
-  /** Socket inactivity limit: covers connect, waiting for headers, and gaps between body chunks. */
-  timeoutMs: number;
+  /**
+   * Socket inactivity limit: covers connect, waiting for headers, and gaps between body chunks. Any
+   * byte resets it, keep-alive comments included; 0 or absent means none.
+   */
+  timeoutMs?: number;
 }
 
 /** An in-flight POST. Call `release()` when done with it, whatever happened. */
@@ -26,6 +30,8 @@ export interface HttpPost {
   readonly cause: TeardownCause | undefined;
   /** True when the request went out on a pooled socket (a reset then usually means the server closed it idle). */
   readonly reusedSocket: boolean;
+  /** Tears the request down as timed out (the caller's own deadline fired). */
+  expire(): void;
   /** Removes listeners, and destroys the socket unless the response was read to the end. */
   release(): void;
 }
@@ -56,7 +62,7 @@ export function sendPost(
   };
   const onAbort = () => teardown("aborted");
   signal?.addEventListener("abort", onAbort, { once: true });
-  if (timeoutMs > 0) req.setTimeout(timeoutMs, () => teardown("timeout"));
+  if (timeoutMs !== undefined && timeoutMs > 0) req.setTimeout(timeoutMs, () => teardown("timeout"));
 
   let responded = false;
   const response = new Promise<IncomingMessage>((resolve, reject) => {
@@ -86,6 +92,9 @@ export function sendPost(
     },
     get reusedSocket() {
       return req.reusedSocket;
+    },
+    expire() {
+      teardown("timeout");
     },
     release() {
       if (released) return;

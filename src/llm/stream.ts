@@ -5,6 +5,7 @@
 import type { IncomingMessage } from "node:http";
 import { DimsumError, toDimsumError } from "../errors.js";
 import type { ProtocolAdapter, SseEvent } from "./adapter.js";
+import { type CallDeadlines, resolveCallLimits, startCallDeadlines } from "./call-limits.js";
 import { readBodyText, sendPost } from "./http-post.js";
 import { abortableSleep, resolveRetryPolicy, retryDelayMs } from "./retry.js";
 import { createSseDecoder } from "./sse.js";
@@ -12,20 +13,23 @@ import {
   type AttemptFailure,
   abortedError,
   baseUrlEnvName,
+  limitFailure,
+  limitMidStreamError,
   midStreamFailure,
   missingKeyError,
   networkFailure,
+  retryStoppedError,
   statusFailure,
 } from "./transport-errors.js";
 import type { Context, ModelEvent, ModelSpec, StreamFunction, StreamOptions } from "./types.js";
-
-export const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** Injectable time, so retry tests need not wait for real backoff. */
 export interface StreamDeps {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Returns a number in [0, 1), like Math.random; drives backoff jitter. */
   random?: () => number;
+  /** Milliseconds clock for the call's deadlines, like Date.now. */
+  now?: () => number;
 }
 
 interface PreparedRequest {
@@ -38,6 +42,7 @@ interface Settings {
   adapter: ProtocolAdapter;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   random: () => number;
+  now: () => number;
 }
 
 /** Builds the provider function for one wire protocol. The function never throws: failures end the stream as one `error` event. */
@@ -46,6 +51,7 @@ export function createStreamFunction(adapter: ProtocolAdapter, deps: StreamDeps 
     adapter,
     sleep: deps.sleep ?? abortableSleep,
     random: deps.random ?? Math.random,
+    now: deps.now ?? Date.now,
   };
   return (model, context, options = {}) => streamModel(settings, model, context, options);
 }
@@ -64,14 +70,14 @@ async function* streamModel(
     }
     const prepared = prepareRequest(settings.adapter, model, context, options);
     const policy = resolveRetryPolicy(options.retry);
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const deadlines = startCallDeadlines(resolveCallLimits(model.limits, options.limits), settings.now);
     let resentStale = false;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) {
         yield { type: "error", error: abortedError() };
         return;
       }
-      const failure = yield* attemptOnce(settings.adapter, model, prepared, signal, timeoutMs);
+      const failure = yield* attemptOnce(settings.adapter, model, prepared, signal, deadlines);
       if (failure === undefined) return;
       if (failure.staleSocket && !resentStale) {
         // A pooled socket the server had already closed: not the provider's fault, so no backoff and no count.
@@ -84,6 +90,11 @@ async function* streamModel(
         return;
       }
       const delayMs = retryDelayMs(attempt, policy, settings.random, failure.retryAfterMs);
+      const blocked = deadlines.retryBlockedBy(delayMs);
+      if (blocked !== undefined) {
+        yield { type: "error", error: retryStoppedError(failure.toError(attempt), blocked) };
+        return;
+      }
       yield { type: "retry", attempt, delayMs, reason: failure.reason };
       await settings.sleep(delayMs, signal);
     }
@@ -134,28 +145,36 @@ async function* attemptOnce(
   model: ModelSpec,
   prepared: PreparedRequest,
   signal: AbortSignal | undefined,
-  timeoutMs: number,
+  deadlines: CallDeadlines,
 ): AsyncGenerator<ModelEvent, AttemptFailure | undefined> {
-  const post = sendPost(prepared.url, prepared.headers, prepared.body, { signal, timeoutMs });
+  const post = sendPost(prepared.url, prepared.headers, prepared.body, { signal });
+  const timers = deadlines.startAttempt(() => post.expire());
+  /** A failure with no output yet: our own deadline, else what the socket said. */
+  const failed = (err: unknown, reused: boolean): AttemptFailure =>
+    timers.expired !== undefined && post.cause === "timeout"
+      ? limitFailure(model, timers.expired)
+      : networkFailure(model, err, post.cause, 0, reused);
   try {
     let res: IncomingMessage;
     try {
       res = await post.response;
     } catch (err) {
-      return networkFailure(model, err, post.cause, timeoutMs, post.reusedSocket);
+      return failed(err, post.reusedSocket);
     }
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
       try {
         return statusFailure(adapter, model, status, res.headers, await readBodyText(res));
       } catch (err) {
-        return networkFailure(model, err, post.cause, timeoutMs, false);
+        return failed(err, false);
       }
     }
 
     const parser = adapter.createParser(model);
     const pending: SseEvent[] = [];
     const sse = createSseDecoder((event) => {
+      // Only real data keeps the call alive: comments never get here, and keep-alive events are skipped.
+      if (isRealData(event)) timers.data();
       pending.push(event);
     });
     let yielded = false;
@@ -172,8 +191,9 @@ async function* attemptOnce(
         pending.length = 0;
       }
     } catch (err) {
-      if (!yielded) return networkFailure(model, err, post.cause, timeoutMs, false);
-      const error = midStreamFailure(model, err, post.cause, timeoutMs);
+      if (!yielded) return failed(err, false);
+      const hit = post.cause === "timeout" ? timers.expired : undefined;
+      const error = hit ? limitMidStreamError(model, hit) : midStreamFailure(model, err, post.cause, 0);
       return { retryable: false, reason: error.message, toError: () => error };
     }
     sse.end();
@@ -181,6 +201,12 @@ async function* attemptOnce(
     yield* parser.finish();
     return undefined;
   } finally {
+    timers.stop();
     post.release();
   }
+}
+
+/** An SSE event that carries data, other than a keep-alive `ping` event (Anthropic sends those). */
+function isRealData(event: SseEvent): boolean {
+  return event.data !== "" && event.event !== "ping";
 }

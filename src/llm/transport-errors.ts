@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { DimsumError } from "../errors.js";
 import type { ProtocolAdapter } from "./adapter.js";
+import { LIMIT_LABELS, type LimitHit, limitConfigKey } from "./call-limits.js";
 import type { TeardownCause } from "./http-post.js";
 import { parseRetryAfter } from "./retry.js";
 import type { ModelSpec } from "./types.js";
@@ -236,5 +237,65 @@ export function midStreamFailure(
     "provider_unavailable",
     `the connection to ${model.baseUrl} dropped mid-response (${detail}); not retried, to avoid repeating output`,
     { hint: "try the request again", cause: err },
+  );
+}
+
+function limitHint(hit: LimitHit): string {
+  return `raise ${limitConfigKey(hit.name)} (now ${hit.ms} ms) in the config file`;
+}
+
+/** An attempt one of our own deadlines ended before any output was delivered. */
+export function limitFailure(model: ModelSpec, hit: LimitHit): AttemptFailure {
+  const who = model.provider;
+  const label = LIMIT_LABELS[hit.name];
+  if (hit.name === "callMs" || hit.name === "retryBudgetMs") {
+    // Nothing is left of the call's time: retrying cannot help.
+    return {
+      retryable: false,
+      reason: `${label} of ${hit.ms} ms reached`,
+      toError: (attempts) =>
+        new DimsumError(
+          "timeout",
+          `${who} gave no answer within the ${label} of ${hit.ms} ms (${attemptsText(attempts)}) at ${model.baseUrl}`,
+          { hint: `try again later, or ${limitHint(hit)}`, retryable: true },
+        ),
+    };
+  }
+  const what = hit.name === "firstByteMs" ? `no data within ${hit.ms} ms` : `no data for ${hit.ms} ms`;
+  return {
+    retryable: true,
+    reason: `${what} (${label})`,
+    toError: (attempts) =>
+      new DimsumError(
+        "timeout",
+        `${who} sent ${what} (${label}, ${attemptsText(attempts)}) at ${model.baseUrl}`,
+        { hint: `try again later, or ${limitHint(hit)}`, retryable: true },
+      ),
+  };
+}
+
+/** One of our deadlines ended a response after output was delivered; it is final, the partial answer kept. */
+export function limitMidStreamError(model: ModelSpec, hit: LimitHit): DimsumError {
+  const label = LIMIT_LABELS[hit.name];
+  const message =
+    hit.name === "idleMs"
+      ? `${model.provider} stopped sending mid-response: no data for ${hit.ms} ms (${label}; keep-alive pings do not count)`
+      : `${model.provider} was still answering at the ${label} of ${hit.ms} ms`;
+  return new DimsumError("timeout", message, {
+    hint: `the partial answer was kept; try again, or ${limitHint(hit)}`,
+  });
+}
+
+/** Retrying was cut short because the next attempt would start past a deadline. */
+export function retryStoppedError(last: DimsumError, hit: LimitHit): DimsumError {
+  return new DimsumError(
+    last.code,
+    `${last.message}; no more retries within the ${LIMIT_LABELS[hit.name]} of ${hit.ms} ms`,
+    {
+      hint: last.hint ? `${last.hint}; or ${limitHint(hit)}` : limitHint(hit),
+      ...(last.status === undefined ? {} : { status: last.status }),
+      retryable: last.retryable,
+      cause: last.cause,
+    },
   );
 }

@@ -3,6 +3,7 @@
  * Adapters translate to and from these types and nothing else.
  */
 import type { DimsumError } from "../errors.js";
+import type { ModelCallLimits } from "./call-limits.js";
 
 export type WireProtocol = "openai" | "anthropic" | "gemini";
 
@@ -128,6 +129,8 @@ export interface ModelSpec {
   pricing?: ModelPricing;
   /** Protocol-specific switches, e.g. `{ includeUsage: false }` for servers that reject stream_options. */
   quirks?: Record<string, boolean | string | number>;
+  /** Deadlines of each call to this model (`modelCalls` in the config); defaults fill what is missing. */
+  limits?: Partial<ModelCallLimits>;
 }
 
 export interface RetryPolicy {
@@ -139,8 +142,8 @@ export interface RetryPolicy {
 
 export interface StreamOptions {
   signal?: AbortSignal;
-  /** Per-attempt timeout until the response headers arrive, and idle timeout between chunks. */
-  timeoutMs?: number;
+  /** Deadlines of this call, over the model's `limits` and the defaults (see call-limits.ts). */
+  limits?: Partial<ModelCallLimits>;
   retry?: Partial<RetryPolicy>;
   maxTokens?: number;
   temperature?: number;

@@ -27,6 +27,7 @@ export {
   type Embedder,
   type ListMemoriesOptions,
   MEMORY_TYPES,
+  type MemoryEdit,
   type MemoryRecord,
   type MemoryScope,
   type MemorySearchHit,

@@ -15,6 +15,7 @@ import type {
   CoreEditResult,
   Embedder,
   ListMemoriesOptions,
+  MemoryEdit,
   MemoryRecord,
   MemoryScope,
   MemorySearchQuery,
@@ -172,6 +173,33 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.guard("write to", () => this.archival.forget(requireUser(userId), rowId));
   }
 
+  async update(userId: string, id: string, edit: MemoryEdit): Promise<MemoryRecord | undefined> {
+    const rowId = parseMemoryId(id);
+    if (rowId === undefined) return undefined;
+    const current = await this.get(userId, id);
+    if (!current) return undefined;
+    const clean = cleanInput(
+      {
+        userId,
+        text: edit.text ?? current.text,
+        type: edit.type ?? current.type,
+        tags: edit.tags ?? current.tags,
+        importance: edit.importance ?? current.importance,
+      },
+      this.options.maxMemoryChars,
+    );
+    const changed = clean.text !== current.text;
+    const { vectors } = changed ? await this.embedAll([clean.text], undefined) : {};
+    return this.guard("write to", () =>
+      this.archival.edit(
+        clean.userId,
+        rowId,
+        { text: clean.text, type: clean.type, tags: clean.tags, importance: clean.importance },
+        vectors?.[0],
+      ),
+    );
+  }
+
   async touch(userId: string, ids: readonly string[]): Promise<void> {
     const rowIds = ids.map(parseMemoryId).filter((id): id is number => id !== undefined);
     if (rowIds.length > 0) this.guard("write to", () => this.archival.touch(requireUser(userId), rowIds));
@@ -180,6 +208,15 @@ export class SqliteMemoryStore implements MemoryStore {
   async coreBlocks(scope: MemoryScope): Promise<CoreBlock[]> {
     requireUser(scope.userId);
     return this.guard("read", () => this.core.blocks(scope));
+  }
+
+  async allCoreBlocks(userId: string): Promise<CoreBlock[]> {
+    return this.guard("read", () => this.core.all(requireUser(userId)));
+  }
+
+  async deleteCoreBlock(scope: MemoryScope, label: string): Promise<boolean> {
+    requireUser(scope.userId);
+    return this.guard("write to", () => this.core.remove(scope, label));
   }
 
   async coreAppend(scope: MemoryScope, label: string, text: string): Promise<CoreEditResult> {

@@ -115,6 +115,15 @@ export interface CoreBlock {
   agentId?: string;
 }
 
+/** What a person may change in one of their archival memories; omitted fields stay as they are. */
+export interface MemoryEdit {
+  text?: string;
+  type?: MemoryType;
+  tags?: string[];
+  /** 1..10. */
+  importance?: number;
+}
+
 /** A core memory edit either succeeds or is refused with a reason written for the model. */
 export type CoreEditResult = { ok: true; block: CoreBlock } | { ok: false; reason: string };
 
@@ -166,9 +175,15 @@ export interface MemoryStore {
   list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]>;
   count(userId: string): Promise<number>;
   forget(userId: string, id: string): Promise<boolean>;
+  /** Changes one memory (a new text is re-indexed and re-embedded); undefined when it does not exist. */
+  update(userId: string, id: string, edit: MemoryEdit): Promise<MemoryRecord | undefined>;
   /** Counts a use of each memory (injected into a context, returned by a tool). */
   touch(userId: string, ids: readonly string[]): Promise<void>;
   coreBlocks(scope: MemoryScope): Promise<CoreBlock[]>;
+  /** Every core block of the user: the shared ones and each agent's own. */
+  allCoreBlocks(userId: string): Promise<CoreBlock[]>;
+  /** Deletes one block: the agent's own with `agentId`, else the shared one; false when absent. */
+  deleteCoreBlock(scope: MemoryScope, label: string): Promise<boolean>;
   coreAppend(scope: MemoryScope, label: string, text: string): Promise<CoreEditResult>;
   coreReplace(scope: MemoryScope, label: string, oldText: string, newText: string): Promise<CoreEditResult>;
   setCoreBlock(

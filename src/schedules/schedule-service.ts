@@ -61,12 +61,11 @@ export class ScheduleService {
     return { ...schedule, running: this.#deps.scheduler.isRunning(schedule.id) };
   }
 
-  /** The schedule if the actor may manage it; 404 when missing, 403 when someone else's. */
+  /** The schedule if the actor may manage it; the same 404 when missing or someone else's. */
   #mine(actor: Actor, id: string): ScheduleRecord {
     const schedule = this.#deps.store.get(id);
-    if (!schedule) throw notFound(`No schedule with id "${id}".`);
-    if (!isAdmin(actor) && schedule.ownerId !== actor.userId) {
-      throw forbidden("This schedule belongs to another user.", "ask them or an admin to change it");
+    if (!schedule || (!isAdmin(actor) && schedule.ownerId !== actor.userId)) {
+      throw notFound(`No schedule with id "${id}".`);
     }
     return schedule;
   }

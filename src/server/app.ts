@@ -14,6 +14,7 @@ import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
 import type { Actor, Team } from "../team/types.js";
 import { ApiTokenStore } from "./auth/api-token-store.js";
+import { AuthEvents } from "./auth/auth-events.js";
 import { sessionTokenFromCookieHeader } from "./auth/cookies.js";
 import { ensureOwner, type OwnerCreated } from "./auth/ensure-owner.js";
 import { authenticate, requireAuth } from "./auth/middleware.js";
@@ -21,9 +22,16 @@ import type { ScryptParams } from "./auth/passwords.js";
 import { SessionStore } from "./auth/session-store.js";
 import { UserStore } from "./auth/user-store.js";
 import type { AppEnv, DimsumApp, ServerLog, ServerServices } from "./context.js";
-import { errorResponse, internalError, toApiError } from "./http/errors.js";
+import {
+  beforeRoutingErrorResponse,
+  errorJson,
+  errorResponse,
+  internalError,
+  toApiError,
+} from "./http/errors.js";
 import { limitBody, readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
+import { modelRoutes } from "./routes/models.js";
 import { settingsRoutes } from "./routes/settings.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { userRoutes } from "./routes/users.js";
@@ -81,6 +89,8 @@ export interface ServerDeps {
   backgroundCheckpoints?: boolean;
   /** Routes that authenticate callers themselves (signed platform webhooks), mounted before the session guards. */
   publicRoutes?: Array<(app: DimsumApp) => void>;
+  /** The auth layer's change events; created here when absent (pass one to listen elsewhere too). */
+  authEvents?: AuthEvents;
 }
 
 export interface Listening {
@@ -96,6 +106,8 @@ export interface DimsumServer {
   services: ServerServices;
   server: HttpServer | HttpsServer;
   hub: WsHub;
+  /** What the auth layer tells about rights that changed (the hub listens; others may too). */
+  authEvents: AuthEvents;
   /** The caller behind an API token (or `Bearer <token>` header value), for the OpenAI endpoint. */
   authenticateApiToken(bearer: string | undefined): Actor | undefined;
   listen(port: number, host?: string): Promise<Listening>;
@@ -156,6 +168,7 @@ export function createApp(
   app.route("/api/auth", authRoutes());
   app.route("/api/users", userRoutes());
   app.route("/api/settings", settingsRoutes());
+  app.route("/api/models", modelRoutes());
   app.route("/api/tokens", tokenRoutes());
 
   // Team routes (src/server/routes/team.ts, mountTeamRoutes) and the OpenAI endpoint plug in here,
@@ -177,11 +190,17 @@ export function createServer(deps: ServerDeps): DimsumServer {
     deps.backgroundCheckpoints === false
       ? undefined
       : startBackgroundCheckpoints(deps.db, { onError: (err) => log.error("WAL checkpoints", err) });
-  const users = new UserStore(
-    deps.db,
-    deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {},
-  );
-  const sessions = new SessionStore(deps.db, deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {});
+  // Role changes, ended sessions and deleted accounts reach the WebSocket hub through this, at once.
+  const authEvents =
+    deps.authEvents ?? new AuthEvents((err) => log.error("an auth event listener failed", err));
+  const users = new UserStore(deps.db, {
+    events: authEvents,
+    ...(deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {}),
+  });
+  const sessions = new SessionStore(deps.db, {
+    events: authEvents,
+    ...(deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {}),
+  });
   const apiTokens = new ApiTokenStore(deps.db);
   const services: ServerServices = {
     db: deps.db,
@@ -202,7 +221,9 @@ export function createServer(deps: ServerDeps): DimsumServer {
     const sessionId = found.session.id;
     return {
       actor: { userId: found.user.id, role: found.user.role },
+      sessionId,
       isValid: () => sessions.isActive(sessionId),
+      currentRole: () => users.get(found.user.id)?.role,
     };
   };
   const hub = new WsHub(
@@ -225,23 +246,36 @@ export function createServer(deps: ServerDeps): DimsumServer {
     },
     log,
     deps.ws,
+    authEvents,
   );
 
   // The adapter's lightweight Request must stay copyable (`new Request(c.req.raw, …)`, as Hono's
   // bodyLimit does for chunked bodies), which needs its global Request override: keep the default.
+  // Its answer must be a Response: a missing or invalid Host header is the client's mistake (400),
+  // anything else is ours (500, logged once); neither shows internals.
   const listener = getRequestListener(app.fetch, {
-    errorHandler: (err) => log.error("request failed before routing", err),
+    errorHandler: (err) =>
+      beforeRoutingErrorResponse(err, (unexpected) => log.error("request failed before routing", unexpected)),
   });
+  // Requests without a Host header reach the adapter, which answers them with the JSON 400 above
+  // (Node's own check would answer an empty 400).
   const server = deps.tls
-    ? createHttpsServer({ key: deps.tls.key, cert: deps.tls.cert }, listener)
-    : createHttpServer(listener);
+    ? createHttpsServer({ key: deps.tls.key, cert: deps.tls.cert, requireHostHeader: false }, listener)
+    : createHttpServer({ requireHostHeader: false }, listener);
   // Browsers and proxies keep connections open for about a minute; Node's 5 s default makes busy
   // clients reconnect, and a loaded server accepts new connections slowly.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.on("upgrade", (request, socket, head) => hub.handleUpgrade(request, socket, head));
   server.on("clientError", (_err, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    if (!socket.writable) return;
+    const body = errorJson(
+      new DimsumError("bad_request", "bad request: the HTTP request could not be parsed"),
+    );
+    socket.end(
+      "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json; charset=UTF-8\r\n" +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
   });
 
   let closing: Promise<void> | undefined;
@@ -262,6 +296,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
     services,
     server,
     hub,
+    authEvents,
     authenticateApiToken: (bearer) => apiTokens.authenticate(bearer)?.actor,
     async listen(port, host = "127.0.0.1") {
       await new Promise<void>((resolve, reject) => {

@@ -9,6 +9,12 @@ export {
   stderrLog,
 } from "./app.js";
 export { API_TOKEN_PREFIX, type ApiTokenRecord, ApiTokenStore, bearerValue } from "./auth/api-token-store.js";
+export {
+  type AuthEvent,
+  type AuthEventListener,
+  AuthEvents,
+  type SessionEndReason,
+} from "./auth/auth-events.js";
 export { SESSION_COOKIE } from "./auth/cookies.js";
 export { ensureOwner, OWNER_USERNAME, type OwnerCreated } from "./auth/ensure-owner.js";
 export { apiTokenAuth, authenticate, PUBLIC_API_PATHS, requireAuth, requireRole } from "./auth/middleware.js";
@@ -37,6 +43,7 @@ export {
 export { issuesOf, jsonBody, paramsOf, parseOr400, queryOf } from "./http/validate.js";
 export { CSRF_HEADER, csrfGuard } from "./security/csrf.js";
 export { CONTENT_SECURITY_POLICY, securityHeaders } from "./security/headers.js";
+export { LoginThrottle, type LoginThrottleOptions } from "./security/login-throttle.js";
 export {
   type BucketOptions,
   createRateLimits,

@@ -3,7 +3,7 @@
  * to, may create channels (joining them) and manage the ones they belong to. Guests only read and post
  * where they were added. Agents are managed by owners and admins; everyone may list them.
  */
-import { forbidden } from "../errors.js";
+import { type DimsumError, forbidden, notFound } from "../errors.js";
 import type { Actor, ChannelRecord } from "./types.js";
 
 /** Owners and admins. */
@@ -26,24 +26,28 @@ export function canManageChannel(actor: Actor, channel: ChannelRecord): boolean 
   return isAdmin(actor) || (actor.role === "member" && isMember(actor, channel));
 }
 
-/** Throws `forbidden` unless the actor may see the channel. */
-export function assertCanSee(actor: Actor, channel: ChannelRecord): void {
-  if (!canSeeChannel(actor, channel)) {
-    throw forbidden(
-      `You are not a member of the channel "${channel.name}".`,
-      "ask a member or an admin to add you",
-    );
-  }
+/**
+ * The one answer for a channel the caller may not see, the same as for one that does not exist:
+ * a 404 that names nothing, so errors reveal neither a private channel's name nor that it exists.
+ * Runs, flows and messages of such a channel get the same treatment (see team.ts).
+ */
+export function channelNotFound(): DimsumError {
+  return notFound(
+    "Channel not found, or you are not a member of it.",
+    "check the id, or ask a member or an admin to add you",
+  );
 }
 
-/** Throws `forbidden` unless the actor may manage the channel. */
+/** Throws `not_found` (see `channelNotFound`) unless the actor may see the channel. */
+export function assertCanSee(actor: Actor, channel: ChannelRecord): void {
+  if (!canSeeChannel(actor, channel)) throw channelNotFound();
+}
+
+/** Throws `forbidden` unless the actor may manage the channel (`not_found` when they cannot see it). */
 export function assertCanManage(actor: Actor, channel: ChannelRecord): void {
   assertCanSee(actor, channel);
   if (!canManageChannel(actor, channel)) {
-    throw forbidden(
-      `Guests cannot manage the channel "${channel.name}" or its flows.`,
-      "ask a member or an admin to do it",
-    );
+    throw forbidden("Guests cannot manage this channel or its flows.", "ask a member or an admin to do it");
   }
 }
 

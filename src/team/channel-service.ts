@@ -9,6 +9,8 @@ import {
   assertCanDeleteMessage,
   assertCanManage,
   assertCanSee,
+  canSeeChannel,
+  channelNotFound,
   isAdmin,
   isMember,
 } from "./access.js";
@@ -48,7 +50,7 @@ export class ChannelService {
   /** The channel, or `not_found`. */
   async require(id: string): Promise<ChannelRecord> {
     const channel = await this.#deps.store.channels.get(id);
-    if (!channel) throw notFound(`No channel with id "${id}".`);
+    if (!channel) throw channelNotFound();
     return channel;
   }
 
@@ -247,8 +249,10 @@ export class ChannelService {
   /** Deletes a message (its author or an admin). */
   async deleteMessage(actor: Actor, messageId: number): Promise<void> {
     const message = await this.#deps.store.messages.get(messageId);
-    if (!message) throw notFound(`No message with id ${messageId}.`);
-    const channel = await this.require(message.channelId);
+    const channel = message ? await this.#deps.store.channels.get(message.channelId) : undefined;
+    // A message of a channel the caller cannot see does not exist for them.
+    if (!message || !channel || !canSeeChannel(actor, channel))
+      throw notFound(`No message with id ${messageId}.`);
     assertCanDeleteMessage(actor, channel, message.author.type === "user" ? message.author.id : undefined);
     await this.#deps.store.messages.delete(messageId);
     this.#deps.bus.emit({ type: "message_deleted", channelId: channel.id, messageId });

@@ -14,7 +14,7 @@ import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
 import type { Tool } from "../tools/types.js";
-import { assertCanManage, assertCanSee, assertNotGuest, isAdmin } from "./access.js";
+import { assertCanManage, assertNotGuest, canSeeChannel, isAdmin } from "./access.js";
 import { AgentRunner } from "./agent-runner.js";
 import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
@@ -206,15 +206,28 @@ export function createTeam(deps: TeamDeps): Team {
 
   async function visibleRun(actor: Actor, runId: string): Promise<StoredRun> {
     const stored = await store.runs.get(runId);
-    if (!stored) throw notFound(`No run with id "${runId}".`);
+    // A run the caller may not see does not exist for them: the same 404, naming nothing.
+    const missing = () => notFound(`No run with id "${runId}".`);
+    if (!stored) throw missing();
     if (stored.run.channelId === "") {
-      if (!isAdmin(actor) && stored.requestedBy !== actor.userId) {
-        throw forbidden("This run belongs to another user.");
-      }
-    } else {
-      assertCanSee(actor, await channels.require(stored.run.channelId));
+      if (!isAdmin(actor) && stored.requestedBy !== actor.userId) throw missing();
+    } else if (!(await channelVisible(actor, stored.run.channelId))) {
+      throw missing();
     }
     return stored;
+  }
+
+  /** Whether the channel exists and the actor may see it. */
+  async function channelVisible(actor: Actor, channelId: string): Promise<boolean> {
+    const channel = await store.channels.get(channelId);
+    return channel !== undefined && canSeeChannel(actor, channel);
+  }
+
+  /** The flow if the actor may see its channel; otherwise the same 404 as a missing flow. */
+  async function visibleFlow(actor: Actor, flowId: string) {
+    const flow = await flows.get(flowId);
+    if (!(await channelVisible(actor, flow.channelId))) throw notFound(`No flow with id "${flowId}".`);
+    return flow;
   }
 
   async function postRouted(actor: Actor, channel: ChannelRecord, text: string): Promise<PostResult> {
@@ -463,13 +476,11 @@ export function createTeam(deps: TeamDeps): Team {
 
     async getFlow(actor, flowId) {
       await ready;
-      const flow = await flows.get(flowId);
-      assertCanSee(actor, await channels.require(flow.channelId));
-      return flow;
+      return visibleFlow(actor, flowId);
     },
     async flowAction(actor, flowId, action) {
       await ready;
-      const flow = await flows.get(flowId);
+      const flow = await visibleFlow(actor, flowId);
       assertCanManage(actor, await channels.require(flow.channelId));
       const next = await flows.act(flowId, action);
       if (action.action === "edit") await showEditedOutput(next, action.stepIndex);
@@ -484,6 +495,7 @@ export function createTeam(deps: TeamDeps): Team {
       if (last?.role !== "user" || typeof last.content !== "string") {
         throw invalid("The conversation must end with a user message.");
       }
+      if (last.content.trim() === "") throw invalid("The last user message is empty; send some text.");
       const system = messages.filter((m) => m.role === "system").map((m) => m.content);
       const history = messages.slice(0, -1).filter((m) => m.role !== "system");
       return runner.complete(actor.userId, agent, system, history, last.content, options);

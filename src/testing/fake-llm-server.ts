@@ -13,6 +13,7 @@ import type {
   FakeLlmServer,
   FakeLlmServerOptions,
   FakeReply,
+  FakeStall,
   FakeTurn,
   ProtocolEncoder,
   RecordedRequest,
@@ -23,6 +24,7 @@ export type {
   FakeLlmServer,
   FakeLlmServerOptions,
   FakeReply,
+  FakeStall,
   FakeToolCall,
   FakeTurn,
   FakeTurnFn,
@@ -149,6 +151,21 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
     setImmediate(() => res.socket?.destroy());
   }
 
+  /** Sends the first events, then keeps the connection alive with pings, trickles or silence. */
+  async function sendStalled(res: ServerResponse, frames: string[], stall: FakeStall): Promise<void> {
+    const sent = frames.slice(0, Math.max(0, Math.min(stall.afterChunks, frames.length)));
+    res.writeHead(200, SSE_HEADERS);
+    res.flushHeaders();
+    await write(res, sent.join(""));
+    const every = stall.everyMs ?? 20;
+    const again =
+      stall.mode === "ping" ? ": ping\n\n\n" : stall.mode === "trickle" ? (sent.at(-1) ?? "") : "";
+    while (!res.destroyed) {
+      await sleep(every);
+      if (again !== "") await write(res, again);
+    }
+  }
+
   async function reply(res: ServerResponse, recorded: RecordedRequest, turn: FakeReply, bytes: number) {
     const encoder = ENCODERS[recorded.protocol];
     if (!encoder) return;
@@ -159,7 +176,9 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
       usage: estimateUsage(turn, bytes),
       split,
     };
-    if (recorded.stream) await sendStream(res, encoder.stream(ctx, recorded), turn.dropAfterChunks);
+    if (recorded.stream && turn.stall !== undefined)
+      await sendStalled(res, encoder.stream(ctx, recorded), turn.stall);
+    else if (recorded.stream) await sendStream(res, encoder.stream(ctx, recorded), turn.dropAfterChunks);
     else if (turn.dropAfterChunks !== undefined) res.socket?.destroy();
     else sendJson(res, 200, encoder.json(ctx));
   }
@@ -176,6 +195,23 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
     const { bytes, body } = await readBody(req);
     const recorded: RecordedRequest = { ...describeRequest(method, path, body), headers: req.headers, body };
     requests.push(recorded);
+    if (method === "GET" && options.models && /\/models(\?.*)?$/.test(path)) {
+      const gemini = /\/v1(alpha|beta)\/models/.test(path);
+      const models = options.models;
+      sendJson(
+        res,
+        200,
+        gemini
+          ? {
+              models: models.map((id) => ({
+                name: `models/${id}`,
+                supportedGenerationMethods: ["generateContent"],
+              })),
+            }
+          : { object: "list", data: models.map((id) => ({ id, object: "model" })) },
+      );
+      return;
+    }
     const encoder = ENCODERS[recorded.protocol];
     if (!encoder) {
       sendJson(res, 404, { error: { message: `fake LLM server: no route for ${method} ${path}` } });

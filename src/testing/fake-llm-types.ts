@@ -31,6 +31,19 @@ export interface FakeReply extends TurnTiming {
   finishReason?: FinishReason;
   /** Send the headers and this many SSE events, then destroy the socket. */
   dropAfterChunks?: number;
+  /** Send this many SSE events, then keep the connection open and never finish (see FakeStall). */
+  stall?: FakeStall;
+}
+
+/**
+ * A stream that stops making progress: after `afterChunks` events, every `everyMs` (default 20) it
+ * sends nothing (`silent`), a `: ping` comment and a blank keep-alive line (`ping`), or the last event
+ * again (`trickle`: real data that never ends). It goes on until the client hangs up.
+ */
+export interface FakeStall {
+  afterChunks: number;
+  mode: "silent" | "ping" | "trickle";
+  everyMs?: number;
 }
 
 /** An HTTP error response. Without `body`, a protocol-shaped error JSON is sent. */
@@ -67,6 +80,11 @@ export interface FakeLlmServerOptions {
   chunkDelayMs?: number;
   /** Turns queued from the start. */
   turns?: FakeTurn[];
+  /**
+   * Model ids `GET …/models` lists (OpenAI and Anthropic shape `{data: [{id}]}`, Gemini's
+   * `/v1beta/models` as `{models: [{name}]}`); without it that path answers 404 like any unknown one.
+   */
+  models?: string[];
 }
 
 export interface FakeLlmServer {

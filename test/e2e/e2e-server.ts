@@ -83,7 +83,6 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     staticDir: WEB_DIST,
     rateLimits: {
       loginPerIp: generous,
-      loginPerUsername: generous,
       messagePerUser: generous,
       messagePerIp: generous,
     },

@@ -104,7 +104,7 @@ describe("web UI in headless Chromium", () => {
         await byTest("agent-name").fill("Math Bot");
         await byTest("agent-emoji").fill("🧮");
         await byTest("agent-tools-list").check();
-        await byTest("agent-tools-allow").fill("calculator");
+        await byTest("agent-tools-allow-calculator").check();
         await byTest("agent-memory").uncheck();
         await byTest("soul-input").fill(PERSONA);
         await byTest("agent-save").click();

@@ -369,22 +369,39 @@ describe("createStreamFunction: network failures", () => {
 
   it("retries when the response headers do not arrive in time", async () => {
     const server = await startServer(() => undefined, sse("late but fine"));
-    const events = await run(server.url, { timeoutMs: 150 });
-    expect(events[0]).toMatchObject({ type: "retry", attempt: 1, reason: "no response within 150 ms" });
+    const events = await run(server.url, { limits: { firstByteMs: 150 } });
+    expect(events[0]).toMatchObject({
+      type: "retry",
+      attempt: 1,
+      reason: "no data within 150 ms (first-byte limit)",
+    });
     expect(texts(events)).toEqual(["late but fine"]);
   });
 
   it("ends with a timeout error when the body goes idle after output", async () => {
     const server = await startServer(stall("only this"));
-    const events = await run(server.url, { timeoutMs: 150 });
+    const events = await run(server.url, { limits: { idleMs: 150 } });
     expect(events.map((e) => e.type)).toEqual(["text_delta", "error"]);
     expect(lastError(events).code).toBe("timeout");
     expect(server.requests).toHaveLength(1);
   });
 
+  it("does not count keep-alive `ping` events or comments as data", async () => {
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: before the stall\n\n");
+      const timer = setInterval(() => res.write('event: ping\ndata: {"type": "ping"}\n\n: ping\n\n\n'), 20);
+      res.on("close", () => clearInterval(timer));
+    });
+    const events = await run(server.url, { limits: { idleMs: 200 } });
+    // (This test adapter turns every event into text, pings included; the clock ignores them all the same.)
+    expect(texts(events)[0]).toBe("before the stall");
+    expect(lastError(events).message).toContain("idle limit");
+  });
+
   it("reports timeout after the retries when the server never answers", async () => {
     const server = await startServer(() => undefined);
-    const events = await run(server.url, { timeoutMs: 100, retry: { maxRetries: 1 } });
+    const events = await run(server.url, { limits: { firstByteMs: 100 }, retry: { maxRetries: 1 } });
     const error = lastError(events);
     expect(error.code).toBe("timeout");
     expect(error.message).toContain("2 attempts");

@@ -124,7 +124,8 @@ describe("dimsum schedule", () => {
       owner: "member-user",
     });
     expect(intrude.code).toBe(1);
-    expect(intrude.stderr).toContain('not a member of the channel "Secret"');
+    expect(intrude.stderr).toContain("Channel not found, or you are not a member of it.");
+    expect(intrude.stderr).not.toContain("Secret");
   });
 
   it("explains usage mistakes with exit code 2", async () => {

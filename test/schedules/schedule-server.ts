@@ -92,7 +92,6 @@ export async function startScheduleServer(
     staticDir: staticDir ?? join(home, "no-web-build"),
     rateLimits: {
       loginPerIp: generous,
-      loginPerUsername: generous,
       messagePerUser: generous,
       messagePerIp: generous,
     },

@@ -142,9 +142,9 @@ describe("who may schedule what", () => {
         timing: { kind: "interval", seconds: 3600 },
         target: { type: "agent", agentId: "writer", channelId: group.id, prompt: "hi" },
       }),
-    ).rejects.toMatchObject({ code: "forbidden" });
-    expect(() => service.get(bob, mine.id)).toThrow(/belongs to another user/);
-    expect(() => service.runNow(bob, mine.id)).toThrow(/belongs to another user/);
+    ).rejects.toMatchObject({ code: "not_found" });
+    expect(() => service.get(bob, mine.id)).toThrow(/No schedule with id/);
+    expect(() => service.runNow(bob, mine.id)).toThrow(/No schedule with id/);
     expect(service.list(bob)).toEqual([]);
     expect(service.list(owner).map((s) => s.id)).toEqual([mine.id]);
     await expect(

@@ -68,7 +68,6 @@ export async function startServer(
     ...overrides,
     rateLimits: {
       loginPerIp: generousLimit,
-      loginPerUsername: generousLimit,
       messagePerUser: generousLimit,
       messagePerIp: generousLimit,
       ...overrides.rateLimits,

@@ -211,6 +211,62 @@ describe("POST /v1/chat/completions", () => {
     expect(llm.requests).toHaveLength(0);
   });
 
+  it("refuses messages without text and empty conversations, and never runs the agent on them", async () => {
+    const { s, token } = await setUp();
+    const cases: Array<[string, unknown, RegExp]> = [
+      ["no content", [{ role: "user" }], /message 0 \(user\) has no content/],
+      ["null content", [{ role: "user", content: null }], /has no content/],
+      ["empty content", [{ role: "user", content: "" }], /message 0 \(user\) has empty content/],
+      ["blank content", [{ role: "user", content: "  \n " }], /has empty content/],
+      ["parts without text", [{ role: "user", content: [{ type: "text" }] }], /has empty content/],
+      ["empty parts", [{ role: "user", content: [] }], /has empty content/],
+      ["a number", [{ role: "user", content: 42 }], /content must be a string or an array of text parts/],
+      ["an object", [{ role: "user", content: { text: "hi" } }], /content must be a string or an array/],
+      [
+        "an empty earlier message",
+        [
+          { role: "user", content: "" },
+          { role: "assistant", content: "ok" },
+          { role: "user", content: "hi" },
+        ],
+        /message 0 \(user\) has empty content/,
+      ],
+      ["an empty conversation", [], /conversation is empty/],
+      ["only a system message", [{ role: "system", content: "be brief" }], /must end with a user message/],
+    ];
+    for (const [name, messages, message] of cases) {
+      for (const stream of [false, true]) {
+        const res = await completions(s.url, token, { model: "writer", messages, stream });
+        const body = await expectJson<OpenAiErrorBody>(res, 400);
+        expect(body.error.type, name).toBe("invalid_request_error");
+        expect(body.error.message, name).toMatch(message);
+      }
+    }
+    expect(llm.requests).toHaveLength(0);
+  });
+
+  it("answers an unexpected failure with a 500 that shows no internals, streamed or not", async () => {
+    const broken = (team: Team): Team => ({
+      ...team,
+      complete: async () => {
+        throw new Error("secret internals at /srv/dimsum/store.ts:42");
+      },
+    });
+    const { s, token } = await setUp({ wrap: broken });
+    const ask = { model: "writer", messages: [{ role: "user", content: "hi" }] };
+    const plain = await completions(s.url, token, ask);
+    const text = await plain.text();
+    expect(plain.status).toBe(500);
+    expect(JSON.parse(text)).toMatchObject({ error: { type: "server_error", code: "internal" } });
+    expect(text).not.toContain("secret");
+    const streamed = await (await completions(s.url, token, { ...ask, stream: true })).text();
+    expect(streamed).toContain("internal server error");
+    expect(streamed).not.toContain("secret");
+    const logged = s.log.lines.filter((l) => l.startsWith("error:"));
+    expect(logged).toHaveLength(2);
+    expect(logged.every((l) => l.includes("secret internals"))).toBe(true);
+  });
+
   it("reports a server without a model as a 503 naming the setting to fix", async () => {
     const { s, token } = await setUp({ llmUrl: "" });
     const res = await completions(s.url, token, {

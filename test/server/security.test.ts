@@ -129,24 +129,55 @@ describe("rate limits", () => {
     expect((await sameIp(3)).status).toBe(429);
   });
 
-  it("limits logins per username across addresses", async () => {
-    const { url } = await startServer({
-      trustProxy: true,
-      rateLimits: { loginPerUsername: { capacity: 2, perMinute: 2 } },
-    });
+  it("slows down guesses per (address, username); the real user signs in from elsewhere", async () => {
+    // Default pair throttle (5 free failures); the per-address ceiling is out of the way here.
+    const { url } = await startServer({ trustProxy: true });
     await withUsers(url);
-    for (let i = 0; i < 2; i++) {
-      const res = await call(url, "/api/auth/login", {
-        body: loginBody("alice"),
-        headers: { "x-forwarded-for": `10.1.0.${i}` },
+    const from = (address: string, password: string, username = "alice") =>
+      call(url, "/api/auth/login", {
+        body: { username, password },
+        headers: { "x-forwarded-for": address },
       });
-      expect(res.status).toBe(401);
-    }
-    const res = await call(url, "/api/auth/login", {
-      body: { username: "Alice", password: "owner-password-1" },
-      headers: { "x-forwarded-for": "10.1.0.99" },
-    });
-    expect(res.status).toBe(429);
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await from("10.1.0.1", "wrong-password-123")).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429, 429]);
+    // Waiting: even the right password from the guessing address waits (it proves nothing yet).
+    const waiting = await from("10.1.0.1", "owner-password-1", "ALICE");
+    expect(waiting.status).toBe(429);
+    expect(Number(waiting.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(((await waiting.json()) as { error: { message: string } }).error.message).not.toContain("alice");
+    // The real user, from their own (fresh) address, is not locked out.
+    expect((await from("10.1.0.99", "owner-password-1")).status).toBe(200);
+    // The guessing address may still try other names, and a wrong password elsewhere counts apart.
+    expect((await from("10.1.0.1", "wrong-password-123", "bob")).status).toBe(401);
+    expect((await from("10.1.0.98", "wrong-password-123")).status).toBe(401);
+  });
+
+  it("guesses sent in parallel are counted before their passwords are checked", async () => {
+    const { url } = await startServer();
+    await withUsers(url);
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        call(url, "/api/auth/login", { body: loginBody("alice") }).then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+  });
+
+  it("wrong current passwords on a password change are throttled per address too", async () => {
+    const { url } = await startServer({ rateLimits: { loginPairs: { freeFailures: 2 } } });
+    const { owner } = await withUsers(url);
+    const change = (currentPassword: string) =>
+      call(url, "/api/auth/password", {
+        session: owner,
+        body: { currentPassword, newPassword: "owner-password-2" },
+      }).then((r) => r.status);
+    expect([
+      await change("nope-nope-1"),
+      await change("nope-nope-2"),
+      await change("owner-password-1"),
+    ]).toEqual([403, 403, 429]);
   });
 });
 

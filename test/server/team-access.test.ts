@@ -121,31 +121,37 @@ describe("access over HTTP", () => {
       200,
     );
     expect(channels.map((c) => c.id)).toEqual([w.open.id]);
-    expect(await as(`/api/channels/${secret.id}`)).toBe(403);
-    expect(await as(`/api/channels/${secret.id}/messages`)).toBe(403);
-    expect(await as(`/api/channels/${secret.id}/messages`, { body: { text: "let me in" } })).toBe(403);
+    expect(await as(`/api/channels/${secret.id}`)).toBe(404);
+    expect(await as(`/api/channels/${secret.id}/messages`)).toBe(404);
+    expect(await as(`/api/channels/${secret.id}/messages`, { body: { text: "let me in" } })).toBe(404);
     expect(await as(`/api/channels/${secret.id}/read`, { body: { messageId: w.secretMessage.id } })).toBe(
-      403,
+      404,
     );
     expect(
       await as(`/api/channels/${secret.id}/members`, { body: { type: "user", id: member.userId } }),
-    ).toBe(403);
-    expect(await as(`/api/channels/${secret.id}/members/agent/assistant`, { method: "DELETE" })).toBe(403);
+    ).toBe(404);
+    expect(await as(`/api/channels/${secret.id}/members/agent/assistant`, { method: "DELETE" })).toBe(404);
     expect(
       await as(`/api/channels/${secret.id}/chain`, {
         method: "PUT",
         body: { steps: [{ agentId: "assistant" }] },
       }),
-    ).toBe(403);
-    expect(await as(`/api/channels/${secret.id}`, { method: "PATCH", body: { name: "Mine now" } })).toBe(403);
-    expect(await as(`/api/channels/${secret.id}`, { method: "DELETE" })).toBe(403);
-    expect(await as(`/api/messages/${w.secretMessage.id}`, { method: "DELETE" })).toBe(403);
-    expect(await as(`/api/runs/${w.secretRunId}`)).toBe(403);
-    expect(await as(`/api/runs/${w.secretRunId}/cancel`, { method: "POST" })).toBe(403);
-    expect(await as(`/api/runs/${w.secretRunId}/trace`)).toBe(403);
-    expect(await as(`/api/flows/${w.secretFlow.id}`)).toBe(403);
-    expect(await as(`/api/flows/${w.secretFlow.id}/actions`, { body: { action: "stop" } })).toBe(403);
-    expect(await as(`/api/search?q=dumpling&channelId=${secret.id}`)).toBe(403);
+    ).toBe(404);
+    expect(await as(`/api/channels/${secret.id}`, { method: "PATCH", body: { name: "Mine now" } })).toBe(404);
+    expect(await as(`/api/channels/${secret.id}`, { method: "DELETE" })).toBe(404);
+    expect(await as(`/api/messages/${w.secretMessage.id}`, { method: "DELETE" })).toBe(404);
+    expect(await as(`/api/runs/${w.secretRunId}`)).toBe(404);
+    expect(await as(`/api/runs/${w.secretRunId}/cancel`, { method: "POST" })).toBe(404);
+    expect(await as(`/api/runs/${w.secretRunId}/trace`)).toBe(404);
+    expect(await as(`/api/flows/${w.secretFlow.id}`)).toBe(404);
+    expect(await as(`/api/flows/${w.secretFlow.id}/actions`, { body: { action: "stop" } })).toBe(404);
+    expect(await as(`/api/search?q=dumpling&channelId=${secret.id}`)).toBe(404);
+    // The answer is the same as for a channel that does not exist, and names nothing.
+    const refused = await call(s.url, `/api/channels/${secret.id}`, { session: member });
+    const missing = await call(s.url, "/api/channels/ch_does_not_exist", { session: member });
+    const refusedBody = await refused.text();
+    expect(refusedBody).toBe(await missing.text());
+    expect(refusedBody).not.toContain("Secret");
 
     // Search across channels finds only the member's own channel.
     const found = await expectJson<ChannelMessage[]>(
@@ -186,7 +192,7 @@ describe("access over HTTP", () => {
       200,
     );
     expect(removed.members).not.toContainEqual({ type: "user", id: member.userId });
-    expect(await as(`/api/channels/${secret.id}/messages`)).toBe(403);
+    expect(await as(`/api/channels/${secret.id}/messages`)).toBe(404);
     const flow = await expectJson<FlowRecord>(
       await call(s.url, `/api/flows/${w.secretFlow.id}`, { session: w.owner }),
       200,
@@ -216,8 +222,8 @@ describe("access over HTTP", () => {
     expect(await as(`/api/channels/${w.open.id}/messages`, { body: { text: "hello from the guest" } })).toBe(
       201,
     );
-    expect(await as(`/api/channels/${w.secret.id}/messages`)).toBe(403);
-    expect(await as(`/api/channels/${w.secret.id}/messages`, { body: { text: "hello?" } })).toBe(403);
+    expect(await as(`/api/channels/${w.secret.id}/messages`)).toBe(404);
+    expect(await as(`/api/channels/${w.secret.id}/messages`, { body: { text: "hello?" } })).toBe(404);
     expect(
       await as(`/api/channels/${w.open.id}/chain`, {
         method: "PUT",
@@ -228,7 +234,7 @@ describe("access over HTTP", () => {
       403,
     );
     expect(await as("/api/agents/assistant/soul")).toBe(403);
-    expect(await as(`/api/flows/${w.secretFlow.id}/actions`, { body: { action: "stop" } })).toBe(403);
+    expect(await as(`/api/flows/${w.secretFlow.id}/actions`, { body: { action: "stop" } })).toBe(404);
   });
 
   it("lets only owners and admins manage agents", async () => {
@@ -336,7 +342,8 @@ describe("access over WebSocket", () => {
     for (const socket of [memberSocket, guestSocket]) {
       socket.send({ type: "subscribe", channelId: secret.id });
       const refused = await socket.next((f) => f.type === "error" && f.channelId === secret.id);
-      expect(refused.code).toBe("forbidden");
+      expect(refused.code).toBe("not_found");
+      expect(String(refused.message)).not.toContain("Secret");
       await follow(socket, open.id);
     }
 

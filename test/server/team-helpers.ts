@@ -88,7 +88,6 @@ export async function startTeamServer(options: TeamServerOptions = {}): Promise<
     staticDir: join(home, "no-web-build"),
     rateLimits: {
       loginPerIp: generous,
-      loginPerUsername: generous,
       messagePerUser: generous,
       messagePerIp: generous,
       ...options.rateLimits,

@@ -1,16 +1,8 @@
 /** An in-memory team event source and a WebSocket test client for the hub tests. */
 import { WebSocket } from "ws";
+import { forbidden, notFound } from "../../src/errors.js";
 import type { TeamEventSource } from "../../src/server/ws/protocol.js";
 import type { Actor, ChannelMessage, ChannelRecord, TeamEvent } from "../../src/team/types.js";
-
-class CodedError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Channels with user members and messages; events reach only listeners who may see the channel. */
 export class FakeTeam implements TeamEventSource {
@@ -19,6 +11,8 @@ export class FakeTeam implements TeamEventSource {
   private nextId = 1;
   /** When set, listMessages waits for it (lets a test emit events while a backlog loads). */
   gate: Promise<void> | undefined;
+  /** When set, getChannel waits for it (lets a test act while the hub checks a channel's rights). */
+  channelGate: Promise<void> | undefined;
   listCalls: Array<{
     channelId: string;
     options: { before?: number; after?: number; limit?: number } | undefined;
@@ -47,9 +41,10 @@ export class FakeTeam implements TeamEventSource {
   }
 
   async getChannel(actor: Actor, id: string): Promise<ChannelRecord> {
+    if (this.channelGate) await this.channelGate;
     const channel = this.channels.get(id);
-    if (!channel) throw new CodedError("not_found", `channel ${id} not found`);
-    if (!this.maySee(actor, id)) throw new CodedError("forbidden", `you are not a member of channel ${id}`);
+    if (!channel) throw notFound(`channel ${id} not found`);
+    if (!this.maySee(actor, id)) throw forbidden(`you are not a member of channel ${id}`);
     return channel.record;
   }
 

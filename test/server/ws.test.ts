@@ -79,6 +79,21 @@ describe("WebSocket authentication", () => {
 });
 
 describe("WebSocket subscriptions", () => {
+  it("answers a source failure with a generic error frame and logs it", async () => {
+    const { url, member, team, log } = await setUp();
+    team.getChannel = async () => {
+      throw new Error("SQLITE_IOERR at /srv/secret/dimsum.db");
+    };
+    const client = connect(url, { cookie: member.cookie });
+    await client.next(isType("ready"));
+    client.send({ type: "subscribe", channelId: "general" });
+    const error = await client.next(isType("error"));
+    expect(error).toMatchObject({ channelId: "general", code: "internal" });
+    expect(JSON.stringify(error)).not.toContain("secret");
+    expect(log.lines.filter((l) => l.includes("SQLITE_IOERR"))).toHaveLength(1);
+    client.ws.close();
+  });
+
   it("refuses channels the source forbids, without closing, and sends none of their events", async () => {
     const { url, member, team } = await setUp();
     const client = connect(url, { cookie: member.cookie });

@@ -40,17 +40,16 @@ afterEach(async () => {
 
 describe("access", () => {
   it("keeps members out of channels they do not belong to", async () => {
-    const forbidden = { code: "forbidden" };
-    await expect(h.team.getChannel(bob, secret.id)).rejects.toMatchObject(forbidden);
-    await expect(h.team.listMessages(bob, secret.id)).rejects.toMatchObject(forbidden);
-    await expect(h.team.postMessage(bob, secret.id, "let me in")).rejects.toMatchObject(forbidden);
-    await expect(h.team.addMember(bob, secret.id, { type: "user", id: "bob" })).rejects.toMatchObject(
-      forbidden,
-    );
-    await expect(h.team.setChain(bob, secret.id, [])).rejects.toMatchObject(forbidden);
-    await expect(h.team.markRead(bob, secret.id, 1)).rejects.toMatchObject(forbidden);
+    // A channel (and its runs and messages) the caller may not see answers as if it did not exist.
+    const hidden = { code: "not_found" };
+    await expect(h.team.getChannel(bob, secret.id)).rejects.toMatchObject(hidden);
+    await expect(h.team.listMessages(bob, secret.id)).rejects.toMatchObject(hidden);
+    await expect(h.team.postMessage(bob, secret.id, "let me in")).rejects.toMatchObject(hidden);
+    await expect(h.team.addMember(bob, secret.id, { type: "user", id: "bob" })).rejects.toMatchObject(hidden);
+    await expect(h.team.setChain(bob, secret.id, [])).rejects.toMatchObject(hidden);
+    await expect(h.team.markRead(bob, secret.id, 1)).rejects.toMatchObject(hidden);
     await expect(h.team.searchMessages(bob, "anything", { channelId: secret.id })).rejects.toMatchObject(
-      forbidden,
+      hidden,
     );
     await expect(h.team.getChannel(bob, "ch_missing")).rejects.toMatchObject({
       code: "not_found",
@@ -60,11 +59,11 @@ describe("access", () => {
 
     const { runs } = await h.team.postMessage(alice, secret.id, "@coder private work");
     await h.finished(runs[0]!.id);
-    await expect(h.team.getRun(bob, runs[0]!.id)).rejects.toMatchObject(forbidden);
-    await expect(h.team.cancelRun(bob, runs[0]!.id)).rejects.toMatchObject(forbidden);
-    await expect(h.team.getRunTrace(bob, runs[0]!.id)).rejects.toMatchObject(forbidden);
+    await expect(h.team.getRun(bob, runs[0]!.id)).rejects.toMatchObject(hidden);
+    await expect(h.team.cancelRun(bob, runs[0]!.id)).rejects.toMatchObject(hidden);
+    await expect(h.team.getRunTrace(bob, runs[0]!.id)).rejects.toMatchObject(hidden);
     const [mine] = await h.team.listMessages(alice, secret.id);
-    await expect(h.team.deleteMessage(bob, mine!.id)).rejects.toMatchObject(forbidden);
+    await expect(h.team.deleteMessage(bob, mine!.id)).rejects.toMatchObject(hidden);
   });
 
   it("lets guests only read and post where invited", async () => {
@@ -72,7 +71,7 @@ describe("access", () => {
     await expect(
       h.team.createChannel(guest, { kind: "group", name: "Mine", agentIds: [], userIds: [] }),
     ).rejects.toMatchObject(forbidden);
-    await expect(h.team.getChannel(guest, secret.id)).rejects.toMatchObject(forbidden);
+    await expect(h.team.getChannel(guest, secret.id)).rejects.toMatchObject({ code: "not_found" });
     await expect(h.team.updateChannel(guest, open.id, { name: "Renamed" })).rejects.toMatchObject(forbidden);
     await expect(h.team.addMember(guest, open.id, { type: "agent", id: "coder" })).rejects.toMatchObject(
       forbidden,
@@ -104,7 +103,7 @@ describe("access", () => {
     await h.team.addMember(bob, mine.id, { type: "agent", id: "editor" });
     const renamed = await h.team.updateChannel(bob, mine.id, { name: "Bob's room", leaderAgentId: "editor" });
     expect(renamed).toMatchObject({ name: "Bob's room", leaderAgentId: "editor" });
-    await expect(h.team.deleteChannel(alice, mine.id)).rejects.toMatchObject({ code: "forbidden" });
+    await expect(h.team.deleteChannel(alice, mine.id)).rejects.toMatchObject({ code: "not_found" });
     await h.team.addMember(bob, mine.id, { type: "user", id: "alice" });
     await expect(h.team.deleteChannel(alice, mine.id)).rejects.toMatchObject({ code: "forbidden" });
     await h.team.deleteChannel(bob, mine.id);
@@ -220,7 +219,7 @@ describe("complete (OpenAI-compatible endpoint)", () => {
     // Channel-less runs reach no subscriber, but their owner can read them.
     expect(h.events.some((e) => e.type === "run" && e.run.id === result.runId)).toBe(false);
     expect(await h.team.getRun(alice, result.runId)).toMatchObject({ status: "done", channelId: "" });
-    await expect(h.team.getRun(bob, result.runId)).rejects.toMatchObject({ code: "forbidden" });
+    await expect(h.team.getRun(bob, result.runId)).rejects.toMatchObject({ code: "not_found" });
   });
 
   it("reports model failures and unknown agents", async () => {
@@ -235,6 +234,10 @@ describe("complete (OpenAI-compatible endpoint)", () => {
       h.team.complete(alice, "coder", [{ role: "assistant", content: "hi" }]),
     ).rejects.toMatchObject({
       code: "invalid",
+    });
+    await expect(h.team.complete(alice, "coder", [{ role: "user", content: " " }])).rejects.toMatchObject({
+      code: "invalid",
+      message: "The last user message is empty; send some text.",
     });
   });
 });

@@ -5,6 +5,7 @@ import {
   formToInput,
   formToPatch,
   splitList,
+  toggleName,
   validateAgentForm,
 } from "../../web/src/state/agent-form.js";
 import { chainProblem, moveStep, normaliseChain, removeStep, updateStep } from "../../web/src/state/chain.js";
@@ -20,6 +21,8 @@ describe("routes", () => {
     { name: "agent_new" },
     { name: "agent", agentId: "new" },
     { name: "settings" },
+    { name: "memory" },
+    { name: "memory", agentId: "scribe" },
   ];
 
   it("round-trips every route through its path", () => {
@@ -27,7 +30,15 @@ describe("routes", () => {
   });
 
   it("sends unknown or malformed paths home", () => {
-    for (const path of ["/nope", "/c", "/c/x/y/z", "/agents/a/b", "/c/%E0%A4%A", "/settings/x"]) {
+    for (const path of [
+      "/nope",
+      "/c",
+      "/c/x/y/z",
+      "/agents/a/b",
+      "/c/%E0%A4%A",
+      "/settings/x",
+      "/memory/a/b",
+    ]) {
       expect(parseRoute(path), path).toEqual({ name: "home" });
     }
   });
@@ -67,6 +78,10 @@ describe("agent form", () => {
       toolsDeny: ["run_command"],
       memory: false,
       skills: ["git"],
+      knowledgeBases: null,
+    });
+    expect(formToPatch(agentToForm({ ...agent, knowledgeBases: ["handbook"] }))).toMatchObject({
+      knowledgeBases: ["handbook"],
     });
   });
 
@@ -76,7 +91,7 @@ describe("agent form", () => {
   });
 
   it("builds a create body with the persona and without empty optionals", () => {
-    const values = { ...emptyAgentForm(), id: "writer", name: "Writer", toolsDeny: "shell" };
+    const values = { ...emptyAgentForm(), id: "writer", name: "Writer", toolsDeny: ["shell"] };
     expect(formToInput(values, "# Writer")).toEqual({
       id: "writer",
       name: "Writer",
@@ -84,7 +99,6 @@ describe("agent form", () => {
       soul: "# Writer",
       toolsDeny: ["shell"],
       memory: true,
-      skills: [],
     });
   });
 
@@ -95,6 +109,18 @@ describe("agent form", () => {
     expect(
       validateAgentForm({ ...emptyAgentForm(), id: "a_1-b", name: "A", model: "anthropic:claude-x" }, true),
     ).toEqual({});
+  });
+
+  it("asks for at least one tool when the agent gets only the picked ones", () => {
+    const values = { ...emptyAgentForm(), id: "a", name: "A", toolsMode: "list" as const };
+    expect(Object.keys(validateAgentForm(values, true))).toEqual(["toolsAllow"]);
+    expect(validateAgentForm({ ...values, toolsAllow: ["rag_query"] }, true)).toEqual({});
+  });
+
+  it("ticks and unticks names, keeping the picking order", () => {
+    expect(toggleName(["a", "b"], "c", true)).toEqual(["a", "b", "c"]);
+    expect(toggleName(["a", "b"], "a", true)).toEqual(["a", "b"]);
+    expect(toggleName(["a", "b"], "a", false)).toEqual(["b"]);
   });
 });
 

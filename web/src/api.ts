@@ -9,16 +9,21 @@ import type {
   AgentRecord,
   ApiTokenInfo,
   AuthResult,
+  CatalogueEntry,
   ChainStep,
   ChannelInput,
   ChannelMember,
   ChannelMessage,
   ChannelRecord,
   ChannelSummary,
+  CoreBlock,
   CreatedToken,
   FlowAction,
   FlowRecord,
   McpServerInfo,
+  MemoryRecord,
+  MemoryType,
+  ModelsResponse,
   PostResult,
   SessionInfo,
   SessionUser,
@@ -231,6 +236,51 @@ export class ApiClient {
   /** Replaces an agent's SOUL.md persona. */
   putSoul(id: string, content: string): Promise<SoulFile> {
     return this.request("PUT", `/api/agents/${enc(id)}/soul`, { content });
+  }
+
+  /** The tool catalogue agents are given from (built-ins, memory, knowledge, MCP, HTTP, plugins, team). */
+  listTools(): Promise<CatalogueEntry[]> {
+    return this.request("GET", "/api/tools");
+  }
+  /** Models a picker offers: the catalogue plus what each configured provider lists. */
+  listModels(): Promise<ModelsResponse> {
+    return this.request("GET", "/api/models");
+  }
+
+  // --- memory (own, or anyone's for admins via `userId`) ---
+  /** Archival memories, newest first, or ranked by `q`; with `agentId`, what that agent sees. */
+  listMemories(
+    options: { userId?: string; agentId?: string; q?: string; limit?: number } = {},
+  ): Promise<MemoryRecord[]> {
+    return this.request("GET", `/api/memory${query({ ...options })}`);
+  }
+  /** Edits one memory's text (or type, importance). */
+  updateMemory(
+    id: string,
+    edit: { text?: string; type?: MemoryType; importance?: number },
+    userId?: string,
+  ): Promise<MemoryRecord> {
+    return this.request("PATCH", `/api/memory/${enc(id)}${query({ userId })}`, edit);
+  }
+  /** Forgets one memory. */
+  forgetMemory(id: string, userId?: string): Promise<void> {
+    return this.request("DELETE", `/api/memory/${enc(id)}${query({ userId })}`);
+  }
+  /** Every core block of the person: shared ones and each agent's own. */
+  coreBlocks(userId?: string): Promise<CoreBlock[]> {
+    return this.request("GET", `/api/memory/core${query({ userId })}`);
+  }
+  /** Replaces a core block's text (the agent's own with `agentId`, else the shared one). */
+  setCoreBlock(
+    label: string,
+    value: string,
+    scope: { userId?: string; agentId?: string },
+  ): Promise<CoreBlock> {
+    return this.request("PUT", `/api/memory/core/${enc(label)}${query({ ...scope })}`, { value });
+  }
+  /** Deletes a core block. */
+  deleteCoreBlock(label: string, scope: { userId?: string; agentId?: string }): Promise<void> {
+    return this.request("DELETE", `/api/memory/core/${enc(label)}${query({ ...scope })}`);
   }
 
   // --- channels and messages ---

@@ -10,6 +10,9 @@ import type {
   TeamEvent,
 } from "../../src/team/types.js";
 
+export type { CatalogueEntry, ToolSource } from "../../src/capabilities/assembly.js";
+export type { CoreBlock, MemoryRecord, MemoryType } from "../../src/memory/types.js";
+export type { ModelChoice, ModelsResponse, ProviderModels } from "../../src/server/routes/models.js";
 export type {
   AgentInput,
   AgentPatch,

@@ -11,6 +11,7 @@ import { createHumanRenderer } from "../render/human.js";
 import { createSpinner } from "../render/spinner.js";
 import { painterFor } from "../render/style.js";
 import { type CliIo, setUpSession } from "../session-setup.js";
+import { exitCodeForStop, guardOutput, type StopReason } from "../stop-signals.js";
 import { DEFAULT_SYSTEM, resolveWorkspace } from "./run.js";
 
 export interface ChatCommandOptions {
@@ -48,6 +49,20 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
     if (current) current.abort();
     else rl.close();
   });
+  // SIGTERM and a closed stdout end the chat as /exit does, after aborting the turn in progress.
+  let stopReason: StopReason | undefined;
+  const stopChat = (why: StopReason) => {
+    if (stopReason !== undefined) {
+      if (why === "SIGTERM") process.exit(exitCodeForStop(why));
+      return;
+    }
+    stopReason = why;
+    current?.abort();
+    rl.close();
+  };
+  const onTerm = () => stopChat("SIGTERM");
+  process.on("SIGTERM", onTerm);
+  (io.output ?? guardOutput(io.stdout, io.stderr)).onClose(() => stopChat("EPIPE"));
 
   const approve = options.yes
     ? approveAll
@@ -105,6 +120,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
         if (interactive) rl.prompt();
         continue;
       }
+      if (stopReason !== undefined) break;
       current = new AbortController();
       const render = createHumanRenderer({ stdout: io.stdout, stderr: io.stderr, paintOut, paintErr });
       spinner.start("thinking…");
@@ -129,15 +145,17 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
       }
       spinner.stop();
       current = undefined;
-      if (interactive) rl.prompt();
+      if (interactive && stopReason === undefined) rl.prompt();
     }
-    return EXIT_OK;
+    return stopReason === undefined ? EXIT_OK : exitCodeForStop(stopReason);
   } catch (err) {
     spinner.stop();
+    if (stopReason !== undefined) return exitCodeForStop(stopReason);
     const error = toDimsumError(err);
     io.stderr.write(`dimsum: ${error.toLine()}\n`);
     return exitCodeFor(error.code);
   } finally {
+    process.off("SIGTERM", onTerm);
     rl.close();
     await setup.shutdown();
   }

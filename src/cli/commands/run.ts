@@ -17,6 +17,7 @@ import { createHumanRenderer } from "../render/human.js";
 import { writeJsonLine } from "../render/json-lines.js";
 import { painterFor } from "../render/style.js";
 import { type CliIo, setUpSession, toolNames } from "../session-setup.js";
+import { exitCodeForStop, guardOutput, watchStop } from "../stop-signals.js";
 
 export interface RunCommandOptions {
   model?: string;
@@ -37,12 +38,8 @@ export const DEFAULT_SYSTEM =
 
 /** Runs one prompt to completion; returns the process exit code. */
 export async function runCommand(prompt: string, options: RunCommandOptions, io: CliIo): Promise<number> {
-  const controller = new AbortController();
-  const onSigint = () => {
-    if (controller.signal.aborted) process.exit(130);
-    controller.abort();
-  };
-  process.on("SIGINT", onSigint);
+  // SIGINT, SIGTERM and a closed stdout all abort the run; tools and the database are closed on the way out.
+  const stop = watchStop(io.output ?? guardOutput(io.stdout, io.stderr));
   const emit = options.json
     ? (event: AgentEvent) => writeJsonLine(io.stdout, event)
     : createHumanRenderer({
@@ -53,12 +50,13 @@ export async function runCommand(prompt: string, options: RunCommandOptions, io:
       });
   try {
     let exitCode = EXIT_OK;
-    for await (const event of startRun(prompt, options, io, controller.signal)) {
+    for await (const event of startRun(prompt, options, io, stop.signal)) {
       emit(event);
       if (event.type === "error") exitCode = exitCodeFor(event.code);
     }
-    return exitCode;
+    return stop.reason === undefined ? exitCode : exitCodeForStop(stop.reason);
   } catch (err) {
+    if (stop.reason !== undefined) return exitCodeForStop(stop.reason);
     const error = toDimsumError(err);
     if (options.json) {
       writeJsonLine(io.stdout, {
@@ -70,7 +68,7 @@ export async function runCommand(prompt: string, options: RunCommandOptions, io:
     } else io.stderr.write(`dimsum: ${error.toLine()}\n`);
     return exitCodeFor(error.code);
   } finally {
-    process.off("SIGINT", onSigint);
+    stop.dispose();
   }
 }
 

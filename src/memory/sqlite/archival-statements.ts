@@ -71,6 +71,13 @@ export function prepareArchival(db: Database) {
          embedding = ?, embedding_model = ?, embedding_dims = ?
        WHERE id = ?`,
     ),
+    edit: db.prepare<
+      [string, string, string, number, number, Buffer | null, string | null, number | null, number, string]
+    >(
+      `UPDATE memories SET text = ?, type = ?, tags_json = ?, importance = ?, updated_at = ?,
+         embedding = ?, embedding_model = ?, embedding_dims = ?
+       WHERE id = ? AND user_id = ?`,
+    ),
     mergeMeta: db.prepare<[string, number, number, number, number]>(
       "UPDATE memories SET tags_json = ?, importance = ?, confidence = ?, updated_at = ? WHERE id = ?",
     ),

@@ -219,6 +219,46 @@ export class ArchivalMemory {
     return removed;
   }
 
+  /**
+   * Replaces a memory's text, type, tags and importance as a person edited them; `vector` is the new
+   * text's (unit length), or undefined to drop the old one when the text changed. The cached vector
+   * index of the user is dropped and rebuilt on the next search.
+   */
+  edit(
+    userId: string,
+    id: number,
+    next: { text: string; type: MemoryType; tags: string[]; importance: number },
+    vector: Float32Array | undefined,
+  ): MemoryRecord | undefined {
+    const row = this.sql.byId.get(id, userId);
+    if (!row) return undefined;
+    const keepVector = next.text === row.text;
+    const stored = keepVector ? this.sql.embeddingOf.get(id) : undefined;
+    const embedding = keepVector ? (stored?.embedding ?? null) : vector ? vectorToBlob(vector) : null;
+    const model = keepVector
+      ? (row.embedding_model ?? null)
+      : vector
+        ? (this.options.embeddingModel ?? null)
+        : null;
+    const dims = keepVector ? (row.embedding_dims ?? null) : vector ? vector.length : null;
+    this.sql.edit.run(
+      next.text,
+      next.type,
+      JSON.stringify(next.tags),
+      next.importance,
+      this.now(),
+      embedding,
+      model,
+      dims,
+      id,
+      userId,
+    );
+    if (!keepVector) this.bm25.put(id, next.text);
+    this.vectors?.drop(userId);
+    const updated = this.sql.byId.get(id, userId);
+    return updated && toMemoryRecord(updated);
+  }
+
   /** Forgets cached vector indexes, e.g. after a rolled-back transaction patched one. */
   dropCaches(): void {
     this.vectors?.clear();

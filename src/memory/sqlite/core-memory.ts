@@ -45,6 +45,8 @@ export class SqliteCoreMemory {
   private readonly now: () => number;
   private readonly rows;
   private readonly upsert;
+  private readonly allRows;
+  private readonly removeRow;
 
   constructor(db: Database, options: CoreMemoryOptions = {}) {
     this.defaultLimit = options.defaultLimit ?? DEFAULT_CORE_LIMIT;
@@ -53,10 +55,29 @@ export class SqliteCoreMemory {
       `SELECT agent_id, label, value, char_limit, updated_at FROM core_memory
        WHERE user_id = ? AND agent_id IN ('', ?) ORDER BY label, agent_id`,
     );
+    this.allRows = db.prepare<[string], CoreRow>(
+      `SELECT agent_id, label, value, char_limit, updated_at FROM core_memory
+       WHERE user_id = ? ORDER BY label, agent_id`,
+    );
+    this.removeRow = db.prepare<[string, string, string]>(
+      "DELETE FROM core_memory WHERE user_id = ? AND agent_id = ? AND label = ?",
+    );
     this.upsert = db.prepare<[string, string, string, string, number, number]>(
       `INSERT INTO core_memory (user_id, agent_id, label, value, char_limit, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (user_id, agent_id, label) DO UPDATE SET value = excluded.value,
          char_limit = excluded.char_limit, updated_at = excluded.updated_at`,
+    );
+  }
+
+  /** Every block of the user, shared and per agent, by label then agent. */
+  all(userId: string): CoreBlock[] {
+    return this.allRows.all(userId).map(toBlock);
+  }
+
+  /** Deletes the block of exactly this scope (the agent's own, or the shared one without an agent). */
+  remove(scope: MemoryScope, rawLabel: string): boolean {
+    return (
+      this.removeRow.run(scope.userId, agentKey(scope.agentId), rawLabel.trim().toLowerCase()).changes > 0
     );
   }
 

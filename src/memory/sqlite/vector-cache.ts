@@ -96,6 +96,11 @@ export class VectorCache {
     entry.version = after;
   }
 
+  /** Forgets the user's cached index; the next search loads it again. */
+  drop(userId: string): void {
+    this.entries.delete(userId);
+  }
+
   /** Forgets every cached index. */
   clear(): void {
     this.entries.clear();

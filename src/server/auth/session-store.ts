@@ -7,6 +7,7 @@ import { cachedStatement } from "../../store/statement-cache.js";
 
 type Statement = ReturnType<Database["prepare"]>;
 
+import type { AuthEvents, SessionEndReason } from "./auth-events.js";
 import { hashToken, randomId, randomToken } from "./secrets.js";
 import type { Role, UserRecord } from "./user-store.js";
 
@@ -67,12 +68,15 @@ export interface SessionAuth {
 export class SessionStore {
   readonly ttlMs: number;
   #byToken: Statement | undefined;
+  readonly #events: AuthEvents | undefined;
 
+  /** `events` hears every revocation (the WebSocket hub closes the sockets of ended sessions). */
   constructor(
     private readonly db: Database,
-    options: { ttlMs?: number } = {},
+    options: { ttlMs?: number; events?: AuthEvents } = {},
   ) {
     this.ttlMs = options.ttlMs ?? DEFAULT_SESSION_TTL_MS;
+    this.#events = options.events;
   }
 
   /** Starts a session; the token is returned once and never stored. */
@@ -162,18 +166,23 @@ export class SessionStore {
   }
 
   /** Revokes one of a user's sessions; false when it is not theirs or does not exist. */
-  revoke(userId: string, id: string): boolean {
-    return (
+  revoke(userId: string, id: string, reason: SessionEndReason = "revoked"): boolean {
+    const removed =
       cachedStatement(this.db, "DELETE FROM auth_sessions WHERE id = ? AND user_id = ?").run(id, userId)
-        .changes > 0
-    );
+        .changes > 0;
+    if (removed) this.#events?.emit({ type: "sessions_ended", userId, sessionIds: [id], reason });
+    return removed;
   }
 
   /** Revokes every session of a user, optionally keeping one (the caller's own). */
-  revokeAll(userId: string, exceptId?: string): number {
-    return cachedStatement(this.db, "DELETE FROM auth_sessions WHERE user_id = ? AND id <> ?").run(
-      userId,
-      exceptId ?? "",
-    ).changes;
+  revokeAll(userId: string, exceptId?: string, reason: SessionEndReason = "revoked"): number {
+    const rows = cachedStatement(
+      this.db,
+      "DELETE FROM auth_sessions WHERE user_id = ? AND id <> ? RETURNING id",
+    ).all(userId, exceptId ?? "") as Array<{ id: string }>;
+    if (rows.length > 0) {
+      this.#events?.emit({ type: "sessions_ended", userId, sessionIds: rows.map((r) => r.id), reason });
+    }
+    return rows.length;
   }
 }

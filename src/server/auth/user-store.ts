@@ -5,6 +5,7 @@ import type { Database } from "../../store/database.js";
 import { sqliteCode } from "../../store/sqlite-errors.js";
 import { cachedStatement } from "../../store/statement-cache.js";
 import type { Actor } from "../../team/types.js";
+import type { AuthEvents } from "./auth-events.js";
 import {
   DEFAULT_SCRYPT_PARAMS,
   hashPassword,
@@ -46,13 +47,18 @@ function toRecord(row: UserRow): UserRecord {
 /** The `users` repository. Usernames are unique without regard to case. */
 export class UserStore {
   private readonly hashParams: ScryptParams;
+  readonly #events: AuthEvents | undefined;
 
-  /** `hashParams` sets the scrypt cost of new hashes (old hashes keep theirs); tests lower it. */
+  /**
+   * `hashParams` sets the scrypt cost of new hashes (old hashes keep theirs); tests lower it.
+   * `events` hears role changes, password changes and deletions (the WebSocket hub acts on them).
+   */
   constructor(
     private readonly db: Database,
-    options: { hashParams?: ScryptParams } = {},
+    options: { hashParams?: ScryptParams; events?: AuthEvents } = {},
   ) {
     this.hashParams = options.hashParams ?? DEFAULT_SCRYPT_PARAMS;
+    this.#events = options.events;
   }
 
   /** How many accounts exist (0 means the server still needs its owner). */
@@ -123,17 +129,25 @@ export class UserStore {
     const hash =
       patch.password === undefined ? undefined : await hashPassword(patch.password, this.hashParams);
     const now = Date.now();
+    const before = this.get(id);
     cachedStatement(
       this.db,
       `UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
          WHERE id = ?`,
     ).run(patch.role ?? null, hash ?? null, now, id);
-    return this.get(id);
+    const after = this.get(id);
+    if (before && after && after.role !== before.role) {
+      this.#events?.emit({ type: "role_changed", userId: id, role: after.role, previousRole: before.role });
+    }
+    if (after && hash !== undefined) this.#events?.emit({ type: "password_changed", userId: id });
+    return after;
   }
 
   /** Deletes an account; its sessions and API tokens go with it (foreign keys cascade). */
   delete(id: string): boolean {
-    return cachedStatement(this.db, "DELETE FROM users WHERE id = ?").run(id).changes > 0;
+    const removed = cachedStatement(this.db, "DELETE FROM users WHERE id = ?").run(id).changes > 0;
+    if (removed) this.#events?.emit({ type: "user_deleted", userId: id });
+    return removed;
   }
 
   /**

@@ -3,6 +3,7 @@
  * "issues"?}}`, and the only map from DimsumError codes to HTTP status. Handlers and middleware throw
  * DimsumError (or Hono's HTTPException); `toApiError` turns anything thrown into one.
  */
+import { RequestError } from "@hono/node-server";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -51,6 +52,8 @@ function codeOfStatus(status: number): ErrorCode {
 export function toApiError(err: unknown): DimsumError | undefined {
   if (err instanceof DimsumError) return err.code === "internal" ? undefined : err;
   if (err instanceof HTTPException) {
+    // A 5xx raised by middleware is ours to explain in the log, not the caller's to read.
+    if (err.status >= 500) return undefined;
     const message = err.status === 413 ? "request body too large" : err.message || "bad request";
     return new DimsumError(codeOfStatus(err.status), message);
   }
@@ -68,6 +71,34 @@ export function errorResponse(c: Context, error: DimsumError): Response {
 /** The answer to an unexpected error: no details, which are in the server log. */
 export function internalError(): DimsumError {
   return new DimsumError("internal", "internal server error; see the server log");
+}
+
+/** The JSON body of an error, for answers written outside Hono (before routing, raw sockets). */
+export function errorJson(error: DimsumError): string {
+  const body: ApiErrorBody = { error: { code: error.code, message: error.toLine() } };
+  return JSON.stringify(body);
+}
+
+const RAW_HEADERS = {
+  "content-type": "application/json; charset=UTF-8",
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+};
+
+/**
+ * The answer to a request that failed before it reached the app: the node adapter could not build a
+ * Request from it (a missing or invalid Host header, a malformed target) → 400 naming the problem;
+ * anything else → 500 with no internals, logged once by `logUnexpected`.
+ */
+export function beforeRoutingErrorResponse(err: unknown, logUnexpected: (err: unknown) => void): Response {
+  if (err instanceof RequestError) {
+    const error = new DimsumError("bad_request", `bad request: ${err.message}`, {
+      hint: "send a Host header naming this server",
+    });
+    return new Response(errorJson(error), { status: 400, headers: RAW_HEADERS });
+  }
+  logUnexpected(err);
+  return new Response(errorJson(internalError()), { status: 500, headers: RAW_HEADERS });
 }
 
 /** The caller has not signed in (or the credentials are no longer valid). */

@@ -6,6 +6,7 @@ import type { UserRecord } from "../auth/user-store.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
 import { unauthenticated } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
+import { LoginThrottle } from "../security/login-throttle.js";
 import { enforce } from "../security/rate-limit.js";
 import { loginSchema, passwordChangeSchema, setupSchema } from "./schemas.js";
 
@@ -43,15 +44,13 @@ export function authRoutes(): Hono<AppEnv> {
   app.post("/login", jsonBody(loginSchema), async (c) => {
     const { users, limits } = c.get("services");
     const { username, password } = c.req.valid("json");
-    enforce(
-      [
-        [limits.loginPerIp, c.get("clientIp")],
-        [limits.loginPerUsername, username.toLowerCase()],
-      ],
-      "login attempts",
-    );
+    // The pair is checked first: a waiting pair costs no token of the address's ceiling.
+    const pair = LoginThrottle.key(c.get("clientIp"), username);
+    limits.loginPairs.begin(pair, "failed sign-ins for this username from your address");
+    enforce([[limits.loginPerIp, c.get("clientIp")]], "login attempts");
     const user = await users.verifyLogin(username, password);
     if (!user) throw unauthenticated("wrong username or password");
+    limits.loginPairs.succeeded(pair);
     return c.json(startSession(c, user));
   });
 
@@ -62,14 +61,14 @@ export function authRoutes(): Hono<AppEnv> {
 
   app.post("/logout", (c) => {
     const auth = authOf(c);
-    if (auth.session) c.get("services").sessions.revoke(auth.user.id, auth.session.id);
+    if (auth.session) c.get("services").sessions.revoke(auth.user.id, auth.session.id, "logout");
     clearSessionCookie(c);
     return c.body(null, 204);
   });
 
   app.post("/logout-all", (c) => {
     const auth = authOf(c);
-    c.get("services").sessions.revokeAll(auth.user.id);
+    c.get("services").sessions.revokeAll(auth.user.id, undefined, "logout");
     clearSessionCookie(c);
     return c.body(null, 204);
   });
@@ -102,13 +101,16 @@ export function authRoutes(): Hono<AppEnv> {
   app.post("/password", jsonBody(passwordChangeSchema), async (c) => {
     const auth = authOf(c);
     const { users, sessions, limits } = c.get("services");
-    enforce([[limits.loginPerUsername, auth.user.username.toLowerCase()]], "password attempts");
+    // Wrong current passwords count as failed sign-ins of this account from this address.
+    const pair = LoginThrottle.key(c.get("clientIp"), auth.user.username);
+    limits.loginPairs.begin(pair, "wrong passwords for this account from your address");
     const body = c.req.valid("json");
     if (!(await users.checkPassword(auth.user.id, body.currentPassword))) {
       throw forbidden("the current password is wrong");
     }
+    limits.loginPairs.succeeded(pair);
     await users.update(auth.user.id, { password: body.newPassword });
-    sessions.revokeAll(auth.user.id, auth.session?.id);
+    sessions.revokeAll(auth.user.id, auth.session?.id, "password_changed");
     return c.body(null, 204);
   });
 

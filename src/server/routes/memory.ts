@@ -1,13 +1,22 @@
 /**
- * `/api/memory`: people's long-term memories. Everyone may list and delete their own; owners and
- * admins may also those of any user (`?userId=`). Answers 501 when the server runs without memory.
+ * `/api/memory`: people's long-term memories — archival memories (list, search, edit, forget) and
+ * core blocks (list, set, delete). Everyone may read and change their own; owners and admins may
+ * also those of any user (`?userId=`). Answers 501 when the server runs without memory.
  */
 import { Hono } from "hono";
-import { forbidden, notFound, unavailable } from "../../errors.js";
-import type { ListMemoriesOptions, MemoryRecord, MemoryStore } from "../../memory/types.js";
+import { forbidden, invalid, notFound, unavailable } from "../../errors.js";
+import type { ListMemoriesOptions, MemoryEdit, MemoryRecord, MemoryStore } from "../../memory/types.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
-import { paramsOf, queryOf } from "../http/validate.js";
-import { idParam, memoryDeleteQuerySchema, memoryQuerySchema } from "./team-schemas.js";
+import { jsonBody, paramsOf, queryOf } from "../http/validate.js";
+import {
+  coreBlockSchema,
+  coreLabelParam,
+  coreScopeQuerySchema,
+  idParam,
+  memoryEditSchema,
+  memoryOwnerQuerySchema,
+  memoryQuerySchema,
+} from "./team-schemas.js";
 
 const isAdminRole = (role: string) => role === "owner" || role === "admin";
 
@@ -15,12 +24,12 @@ const isAdminRole = (role: string) => role === "owner" || role === "admin";
 function targetUser(c: AppContext, userId: string | undefined): string {
   const auth = authOf(c);
   if (userId === undefined || userId === auth.user.id) return auth.user.id;
-  if (!isAdminRole(auth.actor.role)) throw forbidden("you can see and delete only your own memories");
+  if (!isAdminRole(auth.actor.role)) throw forbidden("you can see and change only your own memories");
   if (!c.get("services").users.get(userId)) throw notFound(`user ${userId} not found`);
   return userId;
 }
 
-/** An admin deleting by id alone: find which user the memory belongs to. */
+/** An admin naming a memory by id alone: find which user it belongs to. */
 async function ownerOf(c: AppContext, memory: MemoryStore, id: string): Promise<MemoryRecord | undefined> {
   const auth = authOf(c);
   const own = await memory.get(auth.user.id, id);
@@ -30,6 +39,23 @@ async function ownerOf(c: AppContext, memory: MemoryStore, id: string): Promise<
     if (found) return found;
   }
   return undefined;
+}
+
+/** The memory a request names: the caller's (or, for admins, anyone's when `userId` is left out). */
+async function findMemory(
+  c: AppContext,
+  memory: MemoryStore,
+  id: string,
+  userId: string | undefined,
+): Promise<MemoryRecord> {
+  const record =
+    userId === undefined ? await ownerOf(c, memory, id) : await memory.get(targetUser(c, userId), id);
+  if (!record) throw notFound(`memory ${id} not found`);
+  return record;
+}
+
+function scopeOf(userId: string, agentId: string | undefined) {
+  return agentId === undefined ? { userId } : { userId, agentId };
 }
 
 /** The memory routes, mounted at `/api/memory`. */
@@ -44,21 +70,78 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
   }
 
   app.get("/", queryOf(memoryQuerySchema), async (c) => {
-    const { userId, agentId, type, limit, offset } = c.req.valid("query");
+    const { userId, agentId, type, limit, offset, q } = c.req.valid("query");
+    const person = targetUser(c, userId);
+    if (q) {
+      const found = await memory.search({
+        ...scopeOf(person, agentId),
+        query: q,
+        limit: Math.min(limit ?? 50, 100),
+        ...(type ? { type } : {}),
+      });
+      return c.json(found.hits.map((hit) => hit.memory));
+    }
     const options: ListMemoriesOptions = {};
     if (agentId !== undefined) options.agentId = agentId;
     if (type !== undefined) options.type = type;
     if (limit !== undefined) options.limit = limit;
     if (offset !== undefined) options.offset = offset;
-    return c.json(await memory.list(targetUser(c, userId), options));
+    return c.json(await memory.list(person, options));
   });
 
-  app.delete("/:id", paramsOf(idParam), queryOf(memoryDeleteQuerySchema), async (c) => {
-    const { id } = c.req.valid("param");
+  // Core blocks first: `/core/...` would otherwise read as a memory id.
+  app.get("/core", queryOf(coreScopeQuerySchema), async (c) => {
     const { userId } = c.req.valid("query");
-    const record =
-      userId === undefined ? await ownerOf(c, memory, id) : await memory.get(targetUser(c, userId), id);
-    if (!record || !(await memory.forget(record.userId, id))) throw notFound(`memory ${id} not found`);
+    return c.json(await memory.allCoreBlocks(targetUser(c, userId)));
+  });
+
+  app.put(
+    "/core/:label",
+    paramsOf(coreLabelParam),
+    queryOf(coreScopeQuerySchema),
+    jsonBody(coreBlockSchema),
+    async (c) => {
+      const { label } = c.req.valid("param");
+      const { userId, agentId } = c.req.valid("query");
+      const scope = scopeOf(targetUser(c, userId), agentId);
+      const result = await memory.setCoreBlock(scope, label, c.req.valid("json").value);
+      if (!result.ok) throw invalid(result.reason);
+      return c.json(result.block);
+    },
+  );
+
+  app.delete("/core/:label", paramsOf(coreLabelParam), queryOf(coreScopeQuerySchema), async (c) => {
+    const { label } = c.req.valid("param");
+    const { userId, agentId } = c.req.valid("query");
+    if (!(await memory.deleteCoreBlock(scopeOf(targetUser(c, userId), agentId), label)))
+      throw notFound(`core memory block ${label} not found`);
+    return c.body(null, 204);
+  });
+
+  app.patch(
+    "/:id",
+    paramsOf(idParam),
+    queryOf(memoryOwnerQuerySchema),
+    jsonBody(memoryEditSchema),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const record = await findMemory(c, memory, id, c.req.valid("query").userId);
+      const body = c.req.valid("json");
+      const edit: MemoryEdit = {};
+      if (body.text !== undefined) edit.text = body.text;
+      if (body.type !== undefined) edit.type = body.type;
+      if (body.tags !== undefined) edit.tags = body.tags;
+      if (body.importance !== undefined) edit.importance = body.importance;
+      const updated = await memory.update(record.userId, id, edit);
+      if (!updated) throw notFound(`memory ${id} not found`);
+      return c.json(updated);
+    },
+  );
+
+  app.delete("/:id", paramsOf(idParam), queryOf(memoryOwnerQuerySchema), async (c) => {
+    const { id } = c.req.valid("param");
+    const record = await findMemory(c, memory, id, c.req.valid("query").userId);
+    if (!(await memory.forget(record.userId, id))) throw notFound(`memory ${id} not found`);
     return c.body(null, 204);
   });
 

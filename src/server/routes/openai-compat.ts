@@ -11,7 +11,7 @@ import type { Usage } from "../../llm/types.js";
 import type { Actor, Team } from "../../team/types.js";
 import { apiTokenAuth } from "../auth/middleware.js";
 import { type AppEnv, actorOf, type ServerLog } from "../context.js";
-import { statusOf, toApiError } from "../http/errors.js";
+import { internalError, statusOf, toApiError } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
 import { messageRateLimit } from "../security/rate-limit.js";
 import { type ChatCompletionRequest, type ChatMessageInput, chatCompletionSchema } from "./team-schemas.js";
@@ -42,7 +42,8 @@ function openAiErrorOf(err: unknown): {
   const aborted = err instanceof DimsumError && err.code === "aborted";
   const status: ContentfulStatusCode = known ? statusOf(known.code) : 500;
   const kind = ERROR_TYPES[status] ?? { type: "server_error" };
-  const message = known?.toLine() ?? (err instanceof Error ? err.message : "internal server error");
+  // Unexpected errors show no internals (the server log has them).
+  const message = known?.toLine() ?? internalError().message;
   const issue = known?.issues?.[0];
   const body: OpenAiError = {
     error: {
@@ -73,8 +74,17 @@ function textOf(message: ChatMessageInput): string {
     .join("");
 }
 
-/** OpenAI messages → the facade's conversation; tool turns are refused (the agent runs its own tools). */
+/**
+ * OpenAI messages → the facade's conversation; tool turns are refused (the agent runs its own tools),
+ * and so is a message without text (missing, null, empty or blank content, or parts without text):
+ * the agent never runs on an empty prompt.
+ */
 function toConversation(messages: ChatCompletionRequest["messages"]): CompletionMessage[] {
+  if (messages.length === 0) {
+    throw new DimsumError("invalid", "the conversation is empty; send at least one user message", {
+      issues: [{ path: "messages", message: "send at least one message" }],
+    });
+  }
   return messages.map((message, index) => {
     if (message.role === "tool" || message.role === "function") {
       throw new DimsumError("invalid", "tool messages are not supported: the agent runs its own tools", {
@@ -87,7 +97,19 @@ function toConversation(messages: ChatCompletionRequest["messages"]): Completion
       });
     }
     const role = message.role === "developer" ? "system" : message.role;
-    return { role, content: textOf(message) };
+    const content = textOf(message);
+    if (content.trim() === "") {
+      const what =
+        message.content === undefined || message.content === null ? "has no content" : "has empty content";
+      throw new DimsumError(
+        "invalid",
+        `message ${index} (${message.role}) ${what}; every message needs text`,
+        {
+          issues: [{ path: `messages.${index}.content`, message: "send non-empty text" }],
+        },
+      );
+    }
+    return { role, content };
   });
 }
 

@@ -110,13 +110,31 @@ export const flowActionSchema = z.discriminatedUnion("action", [
 
 export const memoryQuerySchema = z.object({
   userId: idText.optional(),
+  /** Words to search for (ranked like the agents' recall); without them, newest first. */
+  q: z.string().trim().max(2000, "at most 2000 characters").optional(),
   agentId: idText.optional(),
   type: z.enum(["semantic", "episodic", "procedural"]).optional(),
   limit: z.coerce.number().int().min(1).max(500, "at most 500").optional(),
   offset: z.coerce.number().int().nonnegative().optional(),
 });
 
-export const memoryDeleteQuerySchema = z.object({ userId: idText.optional() });
+/** Whose memory an id names: left out, the caller's (admins: whoever has it). */
+export const memoryOwnerQuerySchema = z.object({ userId: idText.optional() });
+
+/** A person's edit of one archival memory. */
+export const memoryEditSchema = z
+  .object({
+    text: z.string().trim().min(1, "required").max(2000, "at most 2000 characters").optional(),
+    type: z.enum(["semantic", "episodic", "procedural"]).optional(),
+    tags: z.array(z.string().min(1).max(40)).max(20, "at most 20 tags").optional(),
+    importance: z.number().int("a whole number").min(1).max(10).optional(),
+  })
+  .refine((edit) => Object.keys(edit).length > 0, "give at least one of text, type, tags, importance");
+
+/** Whose core block: the person (`userId`, admins only for others) and the agent (none: shared). */
+export const coreScopeQuerySchema = z.object({ userId: idText.optional(), agentId: idText.optional() });
+export const coreLabelParam = z.object({ label: z.string().min(1).max(32) });
+export const coreBlockSchema = z.object({ value: z.string().max(20_000, "at most 20000 characters") });
 
 export const mcpNameParam = z.object({ name: z.string().min(1).max(100) });
 
@@ -126,14 +144,19 @@ const contentPart = z.looseObject({ type: z.string(), text: z.string().optional(
 export const chatMessageSchema = z.looseObject({
   role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
   content: z
-    .union([z.string().max(256 * 1024), z.array(contentPart).max(100)])
+    .union([z.string().max(256 * 1024), z.array(contentPart).max(100)], {
+      error: "content must be a string or an array of text parts",
+    })
     .nullable()
     .optional(),
 });
 
 export const chatCompletionSchema = z.looseObject({
   model: z.string().min(1, "name an agent id as the model").max(100),
-  messages: z.array(chatMessageSchema).min(1, "send at least one message").max(500),
+  messages: z
+    .array(chatMessageSchema)
+    .min(1, "send at least one message: the conversation is empty")
+    .max(500),
   stream: z.boolean().nullable().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
 });

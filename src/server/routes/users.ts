@@ -52,7 +52,7 @@ export function userRoutes(): Hono<AppEnv> {
     }
     const updated = await users.update(target.id, body);
     // A reset password signs the account out everywhere (except the caller's own current session).
-    if (body.password !== undefined) sessions.revokeAll(target.id, auth.session?.id);
+    if (body.password !== undefined) sessions.revokeAll(target.id, auth.session?.id, "password_changed");
     if (!updated) throw notFound(`user ${target.id} not found`);
     return c.json(userView(updated));
   });

@@ -1,10 +1,13 @@
 /**
- * Token-bucket rate limits keyed by user or client IP: logins (per IP and per username) and message
- * sending (per user and per IP). Over the limit → 429 with `Retry-After`.
+ * Token-bucket rate limits keyed by user or client IP: login attempts per IP (a ceiling per address)
+ * and message sending (per user and per IP), plus the per (address, username) login throttle of
+ * login-throttle.ts. Over a limit → 429 with `Retry-After`. Nothing here is keyed by username alone,
+ * so no one can lock a person out by failing logins in their name from elsewhere.
  */
 import type { MiddlewareHandler } from "hono";
 import { DimsumError } from "../../errors.js";
 import type { AppEnv } from "../context.js";
+import { LoginThrottle, type LoginThrottleOptions } from "./login-throttle.js";
 
 export interface BucketOptions {
   /** Burst size: requests allowed at once. */
@@ -62,18 +65,20 @@ export class RateLimiter {
   }
 }
 
-export interface ServerRateLimits {
-  loginPerIp: RateLimiter;
-  loginPerUsername: RateLimiter;
-  messagePerUser: RateLimiter;
-  messagePerIp: RateLimiter;
+type BucketName = "loginPerIp" | "messagePerUser" | "messagePerIp";
+
+export interface ServerRateLimits extends Record<BucketName, RateLimiter> {
+  /** Growing delays after failed logins, per (address, username) pair. */
+  loginPairs: LoginThrottle;
 }
 
-export type RateLimitConfig = Partial<Record<keyof ServerRateLimits, BucketOptions>>;
+export type RateLimitConfig = Partial<Record<BucketName, BucketOptions>> & {
+  loginPairs?: LoginThrottleOptions;
+};
 
-const defaults: Record<keyof ServerRateLimits, BucketOptions> = {
+const defaults: Record<BucketName, BucketOptions> = {
+  // Every login attempt from one address, whatever the username: the per-address ceiling.
   loginPerIp: { capacity: 10, perMinute: 10 },
-  loginPerUsername: { capacity: 10, perMinute: 10 },
   messagePerUser: { capacity: 30, perMinute: 30 },
   messagePerIp: { capacity: 120, perMinute: 120 },
 };
@@ -82,7 +87,7 @@ const defaults: Record<keyof ServerRateLimits, BucketOptions> = {
 export function createRateLimits(config: RateLimitConfig = {}): ServerRateLimits {
   return {
     loginPerIp: new RateLimiter(config.loginPerIp ?? defaults.loginPerIp),
-    loginPerUsername: new RateLimiter(config.loginPerUsername ?? defaults.loginPerUsername),
+    loginPairs: new LoginThrottle(config.loginPairs),
     messagePerUser: new RateLimiter(config.messagePerUser ?? defaults.messagePerUser),
     messagePerIp: new RateLimiter(config.messagePerIp ?? defaults.messagePerIp),
   };

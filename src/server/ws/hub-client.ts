@@ -7,6 +7,7 @@ import type { Duplex } from "node:stream";
 import { WebSocket } from "ws";
 import type { Actor, TeamEvent } from "../../team/types.js";
 import type { ServerLog } from "../context.js";
+import { internalError, toApiError } from "../http/errors.js";
 import {
   type ClientFrame,
   CloseCode,
@@ -18,7 +19,14 @@ import {
 /** A signed-in connection; `isValid` turns false once the login behind it is revoked. */
 export interface WsIdentity {
   actor: Actor;
+  /** The login session behind the socket: its revocation closes the socket at once. */
+  sessionId?: string;
   isValid(): boolean;
+  /**
+   * The account's role as stored now, read at each heartbeat: a fallback for changes that bypass
+   * the auth events (another process writing the database). Absent: the role is never re-read.
+   */
+  currentRole?(): Actor["role"] | undefined;
 }
 
 export interface HubClientLimits {
@@ -34,14 +42,18 @@ export interface HubClientLimits {
 }
 
 interface Subscription {
-  /** Events that arrived while the backlog was loading; undefined once live. */
+  /** Events held while the backlog loads or the rights are checked again; undefined once live. */
   pending: TeamEvent[] | undefined;
+  /** The rights this subscription was last checked against (none yet while it loads). */
+  verifiedFor: Actor | undefined;
 }
 
-function describe(err: unknown): { message: string; code?: string } {
-  const message = err instanceof Error ? err.message : String(err);
-  const code = err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
-  return code ? { message, code } : { message };
+/** What a client is told about a refused subscription: refusals as they are, anything else generically. */
+function describe(err: unknown, log: ServerLog): { message: string; code: string } {
+  const known = toApiError(err);
+  if (known) return { message: known.toLine(), code: known.code };
+  log.error("WebSocket: checking a subscription failed", err);
+  return { message: internalError().message, code: "internal" };
 }
 
 /** Frames held for one write at the end of the turn, at most (bytes). */
@@ -86,23 +98,47 @@ export class HubClient {
   /** Marks the connection signed in and starts receiving the actor's team events. */
   signIn(identity: WsIdentity): void {
     this.identity = identity;
-    if (this.source) {
-      try {
-        this.stopEvents = this.source.subscribe(identity.actor, (event) => {
-          // Never let one client's failure escape into the team's emitter (and past other clients).
-          try {
-            this.onEvent(event);
-          } catch (err) {
-            this.log.error("WebSocket: delivering an event failed", err);
-          }
-        });
-      } catch (err) {
-        this.log.error("WebSocket: subscribing to team events failed", err);
-        this.close(1011, "event source unavailable");
-        return;
-      }
-    }
+    if (!this.listen(identity.actor)) return;
     this.send({ type: "ready", user: { id: identity.actor.userId, role: identity.actor.role } });
+  }
+
+  /** (Re)subscribes to the team events `actor` may see; false (and closed) when the source fails. */
+  private listen(actor: Actor): boolean {
+    const stop = this.stopEvents;
+    this.stopEvents = undefined;
+    stop?.();
+    if (!this.source) return true;
+    try {
+      this.stopEvents = this.source.subscribe(actor, (event) => {
+        // Never let one client's failure escape into the team's emitter (and past other clients).
+        try {
+          this.onEvent(event);
+        } catch (err) {
+          this.log.error("WebSocket: delivering an event failed", err);
+        }
+      });
+      return true;
+    } catch (err) {
+      this.log.error("WebSocket: subscribing to team events failed", err);
+      this.close(1011, "event source unavailable");
+      return false;
+    }
+  }
+
+  /**
+   * The account's role changed: from now on the socket carries the new rights. Team events are
+   * re-subscribed with them at once, every subscription holds its live events until it has been
+   * checked again, and the ones the new rights do not cover are dropped with an `unsubscribed` frame.
+   */
+  reauthorize(role: Actor["role"]): void {
+    const identity = this.identity;
+    if (this.closed || !identity || identity.actor.role === role) return;
+    const actor: Actor = { ...identity.actor, role };
+    this.identity = { ...identity, actor };
+    for (const sub of this.subs.values()) sub.pending ??= [];
+    if (!this.listen(actor)) return;
+    this.send({ type: "reauthorized", user: { id: actor.userId, role: actor.role } });
+    this.enqueue(() => this.recheckSubscriptions());
   }
 
   /** Sends a frame unless the client is closed or too far behind (then it is closed with 4408). */
@@ -180,12 +216,54 @@ export class HubClient {
       return;
     }
     this.queued++;
+    this.enqueue(() => this.handle(frame)).finally(() => {
+      this.queued--;
+    });
+  }
+
+  /** Runs `task` after every frame and check queued before it. */
+  private enqueue(task: () => Promise<void>): Promise<void> {
     this.chain = this.chain
-      .then(() => this.handle(frame))
-      .catch((err) => this.log.error("WebSocket: frame handling failed", err))
-      .finally(() => {
-        this.queued--;
-      });
+      .then(task)
+      .catch((err) => this.log.error("WebSocket: frame handling failed", err));
+    return this.chain;
+  }
+
+  /** Checks every subscription against the current rights (after a role change). */
+  private async recheckSubscriptions(): Promise<void> {
+    const source = this.source;
+    if (!source) return;
+    for (const [channelId, sub] of [...this.subs]) {
+      for (;;) {
+        const actor = this.identity?.actor;
+        if (this.closed || !actor) return;
+        if (this.subs.get(channelId) !== sub || sub.verifiedFor === actor) break;
+        try {
+          await source.getChannel(actor, channelId);
+        } catch (err) {
+          if (this.subs.get(channelId) === sub) {
+            this.subs.delete(channelId);
+            this.send({ type: "unsubscribed", channelId, ...describe(err, this.log) });
+          }
+          break;
+        }
+        if (this.identity?.actor !== actor) continue; // changed again meanwhile: check again
+        if (this.subs.get(channelId) !== sub) break;
+        if (!this.goLive(sub, actor, 0)) return;
+      }
+    }
+  }
+
+  /** Marks a checked subscription live and sends what it held (skipping messages up to `lastId`). */
+  private goLive(sub: Subscription, actor: Actor, lastId: number): boolean {
+    sub.verifiedFor = actor;
+    const pending = sub.pending ?? [];
+    sub.pending = undefined;
+    for (const event of pending) {
+      if (event.type === "message" && event.message.id <= lastId) continue;
+      if (!this.send(event)) return false;
+    }
+    return true;
   }
 
   private async handle(frame: ClientFrame): Promise<void> {
@@ -207,7 +285,7 @@ export class HubClient {
   }
 
   private async subscribe(channelId: string, since: number | undefined): Promise<void> {
-    const actor = this.identity?.actor;
+    let actor = this.identity?.actor;
     if (!actor) return;
     if (!this.source) {
       this.send({ type: "error", channelId, message: "team features are not available on this server" });
@@ -222,30 +300,30 @@ export class HubClient {
       return;
     }
     // Buffer live events from now on, so none fall between the backlog query and going live.
-    const sub: Subscription = { pending: [] };
+    const sub: Subscription = { pending: [], verifiedFor: undefined };
     this.subs.set(channelId, sub);
     let messages: Awaited<ReturnType<TeamEventSource["listMessages"]>>;
-    try {
-      await this.source.getChannel(actor, channelId);
-      messages =
-        since === undefined
-          ? await this.source.listMessages(actor, channelId, { limit: this.limits.initialBacklog })
-          : await this.source.listMessages(actor, channelId, { after: since });
-    } catch (err) {
-      if (this.subs.get(channelId) === sub) this.subs.delete(channelId);
-      this.send({ type: "error", channelId, ...describe(err) });
-      return;
+    for (;;) {
+      try {
+        await this.source.getChannel(actor, channelId);
+        messages =
+          since === undefined
+            ? await this.source.listMessages(actor, channelId, { limit: this.limits.initialBacklog })
+            : await this.source.listMessages(actor, channelId, { after: since });
+      } catch (err) {
+        if (this.subs.get(channelId) === sub) this.subs.delete(channelId);
+        this.send({ type: "error", channelId, ...describe(err, this.log) });
+        return;
+      }
+      if (this.subs.get(channelId) !== sub) return; // unsubscribed (or resubscribed) meanwhile
+      const current = this.identity?.actor;
+      if (this.closed || !current) return;
+      if (current === actor) break;
+      actor = current; // the rights changed while loading: load again with the new ones
     }
-    if (this.subs.get(channelId) !== sub) return; // unsubscribed (or resubscribed) meanwhile
     const sorted = [...messages].sort((a, b) => a.id - b.id);
     this.send({ type: "backlog", channelId, messages: sorted });
-    const lastId = Math.max(since ?? 0, sorted.at(-1)?.id ?? 0);
-    const pending = sub.pending ?? [];
-    sub.pending = undefined;
-    for (const event of pending) {
-      if (event.type === "message" && event.message.id <= lastId) continue;
-      if (!this.send(event)) return;
-    }
+    this.goLive(sub, actor, Math.max(since ?? 0, sorted.at(-1)?.id ?? 0));
   }
 
   private onEvent(event: TeamEvent): void {

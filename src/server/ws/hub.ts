@@ -7,6 +7,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { TeamEvent } from "../../team/types.js";
+import type { AuthEvent, AuthEvents, SessionEndReason } from "../auth/auth-events.js";
 import type { ServerLog } from "../context.js";
 import { HubClient, type HubClientLimits, type WsIdentity } from "./hub-client.js";
 import { CloseCode, clientFrameSchema, type ServerFrame, type TeamEventSource } from "./protocol.js";
@@ -37,6 +38,12 @@ const defaultLimits: HubClientLimits = {
   initialBacklog: 50,
 };
 
+const SESSION_END_REASONS: Record<SessionEndReason, string> = {
+  logout: "signed out",
+  revoked: "session revoked",
+  password_changed: "password changed",
+};
+
 function text(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
   return Buffer.from(data as ArrayBuffer).toString("utf8");
@@ -51,6 +58,7 @@ export class WsHub {
   private readonly authTimeoutMs: number;
   private readonly path: string;
   private droppedSlow = 0;
+  private readonly stopAuthEvents: (() => void) | undefined;
   // One JSON encoding per event, however many clients receive it.
   private readonly encoded = new WeakMap<object, string>();
   private readonly serialize = (frame: TeamEvent | ServerFrame): string => {
@@ -67,6 +75,8 @@ export class WsHub {
     private readonly auth: WsAuthenticator,
     private readonly log: ServerLog,
     options: WsHubOptions = {},
+    /** The auth layer's changes (role, sessions, deletion); the hub applies them to open sockets at once. */
+    authEvents?: AuthEvents,
   ) {
     this.limits = {
       maxBufferedBytes: options.maxBufferedBytes ?? defaultLimits.maxBufferedBytes,
@@ -85,6 +95,35 @@ export class WsHub {
     });
     this.heartbeat = setInterval(() => this.beat(), options.heartbeatMs ?? 25_000);
     this.heartbeat.unref();
+    this.stopAuthEvents = authEvents?.on((event) => this.applyAuthEvent(event));
+  }
+
+  /** Closes the sockets of ended sessions and deleted accounts; re-authorises those whose role changed. */
+  private applyAuthEvent(event: AuthEvent): void {
+    switch (event.type) {
+      case "sessions_ended": {
+        const ended = new Set(event.sessionIds);
+        const reason = SESSION_END_REASONS[event.reason];
+        for (const client of this.clients) {
+          const identity = client.identity;
+          if (identity?.sessionId !== undefined && ended.has(identity.sessionId))
+            client.close(CloseCode.unauthenticated, reason);
+        }
+        return;
+      }
+      case "user_deleted":
+        for (const client of this.clients)
+          if (client.identity?.actor.userId === event.userId)
+            client.close(CloseCode.unauthenticated, "account deleted");
+        return;
+      case "role_changed":
+        for (const client of this.clients)
+          if (client.identity?.actor.userId === event.userId) client.reauthorize(event.role);
+        return;
+      case "password_changed":
+        // The sessions it ends arrive as their own event; the socket of the session kept stays.
+        return;
+    }
   }
 
   /** Connected sockets (signed in or still authenticating) and clients dropped for being too slow. */
@@ -165,6 +204,8 @@ export class WsHub {
         client.close(CloseCode.unauthenticated, "session ended");
         continue;
       }
+      const role = client.identity?.currentRole?.();
+      if (role !== undefined) client.reauthorize(role);
       if (client.missedPongs >= 2) {
         client.dispose();
         client.ws.terminate();
@@ -182,6 +223,7 @@ export class WsHub {
   /** Closes every connection (1001) and stops the heartbeat; resolves when all sockets are gone. */
   async close(timeoutMs = 1000): Promise<void> {
     clearInterval(this.heartbeat);
+    this.stopAuthEvents?.();
     for (const client of this.clients) client.close(CloseCode.goingAway, "server shutting down");
     const deadline = Date.now() + timeoutMs;
     while (this.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -22,6 +22,10 @@ export type ServerFrame =
   | { type: "ready"; user: { id: string; role: string } }
   | { type: "backlog"; channelId: string; messages: ChannelMessage[] }
   | { type: "pong" }
+  /** The account's role changed; the socket now carries these rights. */
+  | { type: "reauthorized"; user: { id: string; role: string } }
+  /** A subscription the caller's new rights no longer cover was dropped. */
+  | { type: "unsubscribed"; channelId: string; message: string; code?: string }
   | { type: "error"; message: string; channelId?: string; code?: string };
 
 /** Close codes the hub uses (4xxx are application codes; 1001 is a normal shutdown). */

@@ -13,6 +13,39 @@ const KILL_GRACE_MS = 2000;
 // After the shell exits, how long to wait for its pipes to close; background jobs may hold them open.
 const DRAIN_MS = 1000;
 
+/** Process groups that may still have members; killed outright if Dimsum exits before their SIGKILL. */
+const lingeringGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, sig);
+    return true;
+  } catch {
+    return false; // The group is already gone.
+  }
+}
+
+/**
+ * Ends whatever is left of a command's process group: SIGTERM now, SIGKILL after the grace period
+ * (or at once when Dimsum exits first). Background jobs (`cmd &`) do not outlive their command.
+ */
+function endProcessGroup(pgid: number): void {
+  if (!signalGroup(pgid, 0)) return;
+  signalGroup(pgid, "SIGTERM");
+  lingeringGroups.add(pgid);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once("exit", () => {
+      for (const group of lingeringGroups) signalGroup(group, "SIGKILL");
+    });
+  }
+  setTimeout(() => {
+    lingeringGroups.delete(pgid);
+    signalGroup(pgid, "SIGKILL");
+  }, KILL_GRACE_MS).unref();
+}
+
 /** Keeps the first and last halves of a stream within a byte limit and counts what was cut. */
 export class OutputCapture {
   readonly #headLimit: number;
@@ -84,8 +117,9 @@ export interface RunOptions {
 }
 
 /**
- * Runs `command` with `/bin/sh -c` in its own process group, so a timeout or an abort can stop
- * everything it started. Never rejects for a failing command; only for a spawn failure.
+ * Runs `command` with `/bin/sh -c` in its own process group, so a timeout, an abort or the end of
+ * the command stops everything it started, background jobs included. Never rejects for a failing
+ * command; only for a spawn failure.
  */
 export function runShellCommand(command: string, options: RunOptions): Promise<CommandOutcome> {
   return new Promise((resolve, reject) => {
@@ -103,19 +137,10 @@ export function runShellCommand(command: string, options: RunOptions): Promise<C
     let stopping: "timeout" | "abort" | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
-    const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // The group is already gone.
-      }
-    };
     const stop = (why: "timeout" | "abort") => {
       if (stopping || exit) return;
       stopping = why;
-      killGroup("SIGTERM");
-      setTimeout(() => killGroup("SIGKILL"), KILL_GRACE_MS).unref();
+      if (child.pid !== undefined) endProcessGroup(child.pid);
     };
     const timer = setTimeout(() => stop("timeout"), options.timeoutMs);
     const onAbort = () => stop("abort");
@@ -128,6 +153,7 @@ export function runShellCommand(command: string, options: RunOptions): Promise<C
       clearTimeout(timer);
       clearTimeout(drainTimer);
       options.signal.removeEventListener("abort", onAbort);
+      if (child.pid !== undefined) endProcessGroup(child.pid);
       if (pipesLeftOpen) {
         child.stdout.destroy();
         child.stderr.destroy();
@@ -177,7 +203,7 @@ function formatOutcome(outcome: CommandOutcome, timeoutMs: number): ToolResult {
   lines.push("[stdout]", outcome.stdout === "" ? "(empty)" : outcome.stdout.replace(/\n$/, ""));
   lines.push("[stderr]", outcome.stderr === "" ? "(empty)" : outcome.stderr.replace(/\n$/, ""));
   if (outcome.pipesLeftOpen) {
-    lines.push("[background processes are still running; their later output is not captured]");
+    lines.push("[background processes were still running when the command ended; they were stopped]");
   }
   const failed = outcome.timedOut || outcome.aborted || outcome.exitCode !== 0;
   const data = {

@@ -127,10 +127,23 @@ describe("execute_command", () => {
     expect(existsSync(join(workspace, "started.txt"))).toBe(false);
   });
 
-  it("returns when background jobs keep the output open", async () => {
+  it("returns when background jobs keep the output open, and stops them", async () => {
     const result = await run({ command: "sleep 3 & echo launched" });
     expect(textOf(result)).toContain("launched");
-    expect(textOf(result)).toContain("background processes are still running");
+    expect(textOf(result)).toContain("background processes were still running");
+  });
+
+  it("ends a background job when its command ends, even one that does not hold the output", async () => {
+    const result = await run({ command: "sleep 97 > /dev/null 2>&1 & echo $! > bg.pid" });
+    expect(result.isError).toBeFalsy();
+    const pid = Number((await readFile(join(workspace, "bg.pid"), "utf8")).trim());
+    await expect.poll(() => isAlive(pid), { timeout: 5000 }).toBe(false);
+  });
+
+  it("ends a background job that holds the output when its command ends", async () => {
+    await run({ command: "sleep 97 & echo $! > bg.pid" });
+    const pid = Number((await readFile(join(workspace, "bg.pid"), "utf8")).trim());
+    await expect.poll(() => isAlive(pid), { timeout: 5000 }).toBe(false);
   });
 });
 

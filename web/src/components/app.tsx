@@ -11,6 +11,7 @@ import { ConnectorsPage } from "../pages/connectors-page.js";
 import { HomePage } from "../pages/home-page.js";
 import { KnowledgePage } from "../pages/knowledge-page.js";
 import { LoginPage } from "../pages/login-page.js";
+import { MemoryPage } from "../pages/memory-page.js";
 import { SchedulesPage } from "../pages/schedules-page.js";
 import { SettingsPage } from "../pages/settings-page.js";
 import { type Services, ServicesContext } from "../services.js";
@@ -136,6 +137,8 @@ function Page({ route, me }: { route: Route; me: SessionUser }) {
       return <KnowledgePage me={me} />;
     case "connectors":
       return <ConnectorsPage me={me} />;
+    case "memory":
+      return <MemoryPage me={me} agentId={route.agentId} />;
   }
 }
 

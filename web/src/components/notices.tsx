@@ -5,6 +5,7 @@
  */
 import { useEffect } from "preact/hooks";
 import { useSelector, useServices } from "../hooks.js";
+import type { Services } from "../services.js";
 import type { Notice } from "../state/app.js";
 
 const LIFETIME_MS = 8000;
@@ -33,6 +34,21 @@ function NoticeItem({ notice }: { notice: Notice }) {
       </button>
     </div>
   );
+}
+
+/** Dismisses every error notice: after a success they describe a problem that is gone. */
+export function clearErrorNotices(store: Services["store"]): void {
+  for (const notice of store.getState().notices)
+    if (notice.kind === "error") store.dispatch({ type: "dismiss", id: notice.id });
+}
+
+/**
+ * Says a success: error notices about the problem go, and so does an earlier success notice, so a
+ * series of saves shows one line instead of a growing stack.
+ */
+export function notifySuccess(store: Services["store"], text: string): void {
+  for (const notice of store.getState().notices) store.dispatch({ type: "dismiss", id: notice.id });
+  store.dispatch({ type: "notice", kind: "info", text });
 }
 
 /** The notice stack. */

@@ -109,6 +109,15 @@ export function Sidebar({ route, onSearch }: { route: Route; onSearch: () => voi
             🔌 Connectors
           </Link>
         )}
+        {auth.phase === "ready" && auth.user.role !== "guest" && (
+          <Link
+            to={{ name: "memory" }}
+            class={`nav-link${route.name === "memory" ? " active" : ""}`}
+            testId="nav-memory"
+          >
+            🧠 Memory
+          </Link>
+        )}
         <Link
           to={{ name: "settings" }}
           class={`nav-link${route.name === "settings" ? " active" : ""}`}

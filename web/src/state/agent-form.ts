@@ -1,4 +1,4 @@
-/** The agent editor's form model: text fields as typed, and their conversion to the API's shapes. */
+/** The agent editor's form model: fields as edited, and their conversion to the API's shapes. */
 import type { AgentInput, AgentPatchBody, AgentRecord } from "../types.js";
 
 export interface AgentFormValues {
@@ -6,13 +6,18 @@ export interface AgentFormValues {
   name: string;
   emoji: string;
   model: string;
-  /** "all" = every built-in tool (minus the deny list); "list" = only `toolsAllow`. */
+  /** "all" = every tool of the catalogue that is not grant-only (minus the deny list); "list" = only `toolsAllow`. */
   toolsMode: "all" | "list";
-  toolsAllow: string;
-  toolsDeny: string;
+  toolsAllow: string[];
+  toolsDeny: string[];
   memory: boolean;
   skills: string;
+  /** "all" = every base the person it answers may read; "list" = only `knowledgeBases`. */
+  knowledgeMode: "all" | "list";
+  knowledgeBases: string[];
 }
+
+export type AgentFormErrors = Partial<Record<keyof AgentFormValues, string>>;
 
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 
@@ -29,10 +34,12 @@ export function emptyAgentForm(): AgentFormValues {
     emoji: "🤖",
     model: "",
     toolsMode: "all",
-    toolsAllow: "",
-    toolsDeny: "",
+    toolsAllow: [],
+    toolsDeny: [],
     memory: true,
     skills: "",
+    knowledgeMode: "all",
+    knowledgeBases: [],
   };
 }
 
@@ -44,19 +51,18 @@ export function agentToForm(agent: AgentRecord): AgentFormValues {
     emoji: agent.emoji,
     model: agent.model ?? "",
     toolsMode: agent.toolsAllow === undefined ? "all" : "list",
-    toolsAllow: (agent.toolsAllow ?? []).join(", "),
-    toolsDeny: agent.toolsDeny.join(", "),
+    toolsAllow: [...(agent.toolsAllow ?? [])],
+    toolsDeny: [...agent.toolsDeny],
     memory: agent.memory,
     skills: agent.skills.join(", "),
+    knowledgeMode: agent.knowledgeBases === undefined ? "all" : "list",
+    knowledgeBases: [...(agent.knowledgeBases ?? [])],
   };
 }
 
 /** Problems that would make the server reject the form, by field; empty when valid. */
-export function validateAgentForm(
-  values: AgentFormValues,
-  creating: boolean,
-): Partial<Record<keyof AgentFormValues, string>> {
-  const errors: Partial<Record<keyof AgentFormValues, string>> = {};
+export function validateAgentForm(values: AgentFormValues, creating: boolean): AgentFormErrors {
+  const errors: AgentFormErrors = {};
   if (creating && !AGENT_ID_PATTERN.test(values.id)) {
     errors.id =
       "Use 1–40 lowercase letters, digits, - or _, starting with a letter or digit (it is the @mention).";
@@ -65,6 +71,8 @@ export function validateAgentForm(
   const model = values.model.trim();
   if (model !== "" && !/^[^:\s]+:\S+$/.test(model))
     errors.model = "Write the model as provider:model, or leave it empty for the default.";
+  if (values.toolsMode === "list" && values.toolsAllow.length === 0)
+    errors.toolsAllow = "Pick at least one tool, or choose “Every tool”.";
   return errors;
 }
 
@@ -74,10 +82,11 @@ export function formToPatch(values: AgentFormValues): AgentPatchBody {
     name: values.name.trim(),
     emoji: values.emoji.trim() || "🤖",
     model: values.model.trim() || null,
-    toolsAllow: values.toolsMode === "list" ? splitList(values.toolsAllow) : null,
-    toolsDeny: splitList(values.toolsDeny),
+    toolsAllow: values.toolsMode === "list" ? [...new Set(values.toolsAllow)] : null,
+    toolsDeny: [...new Set(values.toolsDeny)],
     memory: values.memory,
     skills: splitList(values.skills),
+    knowledgeBases: values.knowledgeMode === "list" ? [...new Set(values.knowledgeBases)] : null,
   };
 }
 
@@ -88,8 +97,15 @@ export function formToInput(values: AgentFormValues, soul: string): AgentInput {
   if (patch.emoji) input.emoji = patch.emoji;
   if (patch.model) input.model = patch.model;
   if (patch.toolsAllow) input.toolsAllow = patch.toolsAllow;
-  if (patch.toolsDeny) input.toolsDeny = patch.toolsDeny;
+  if (patch.toolsDeny && patch.toolsDeny.length > 0) input.toolsDeny = patch.toolsDeny;
   if (patch.memory !== undefined) input.memory = patch.memory;
-  if (patch.skills) input.skills = patch.skills;
+  if (patch.skills && patch.skills.length > 0) input.skills = patch.skills;
+  if (patch.knowledgeBases) input.knowledgeBases = patch.knowledgeBases;
   return input;
+}
+
+/** Ticks or unticks one name in a list, keeping the order it was picked in. */
+export function toggleName(list: readonly string[], name: string, on: boolean): string[] {
+  if (on) return list.includes(name) ? [...list] : [...list, name];
+  return list.filter((n) => n !== name);
 }

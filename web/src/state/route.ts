@@ -10,7 +10,8 @@ export type Route =
   | { name: "settings" }
   | { name: "schedules" }
   | { name: "knowledge" }
-  | { name: "connectors" };
+  | { name: "connectors" }
+  | { name: "memory"; agentId?: string };
 
 function segment(value: string): string | undefined {
   try {
@@ -37,6 +38,8 @@ export function parseRoute(pathname: string): Route {
   if (first === "schedules" && parts.length === 1) return { name: "schedules" };
   if (first === "knowledge" && parts.length === 1) return { name: "knowledge" };
   if (first === "connectors" && parts.length === 1) return { name: "connectors" };
+  if (first === "memory" && parts.length === 1) return { name: "memory" };
+  if (first === "memory" && id && parts.length === 2) return { name: "memory", agentId: id };
   return { name: "home" };
 }
 
@@ -63,6 +66,8 @@ export function routePath(route: Route): string {
       return "/knowledge";
     case "connectors":
       return "/connectors";
+    case "memory":
+      return route.agentId ? `/memory/${encodeURIComponent(route.agentId)}` : "/memory";
   }
 }
 

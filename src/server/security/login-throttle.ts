@@ -1,0 +1,93 @@
+/**
+ * Login throttling that cannot be turned against the person whose account is guessed: failures are
+ * counted per (client address, username) pair, so wrong passwords sent from one address slow down
+ * only that address's attempts at that name, never the real user signing in from theirs. After a few
+ * free failures each further one doubles the wait, up to a ceiling; a correct password clears the
+ * pair. (The per-address token bucket in rate-limit.ts caps how many names one address may try.)
+ */
+import { rateLimited } from "./rate-limit.js";
+
+export interface LoginThrottleOptions {
+  /** Wrong passwords per pair before the next attempt has to wait (default 5). */
+  freeFailures?: number;
+  /** The first delay; each further failure doubles it (default 1 s). */
+  baseDelayMs?: number;
+  /** The longest delay (default 15 min). */
+  maxDelayMs?: number;
+  /** A pair with no failure for this long starts over (default 24 h). */
+  forgetAfterMs?: number;
+}
+
+interface PairState {
+  failures: number;
+  lastFailureAt: number;
+  blockedUntil: number;
+}
+
+/** Sweep stale pairs once the map grows past this, so memory stays bounded under address churn. */
+const SWEEP_THRESHOLD = 10_000;
+
+/** Growing delays per (address, username) pair. */
+export class LoginThrottle {
+  readonly #pairs = new Map<string, PairState>();
+  readonly #free: number;
+  readonly #base: number;
+  readonly #max: number;
+  readonly #forget: number;
+
+  constructor(options: LoginThrottleOptions = {}) {
+    this.#free = options.freeFailures ?? 5;
+    this.#base = options.baseDelayMs ?? 1000;
+    this.#max = options.maxDelayMs ?? 15 * 60 * 1000;
+    this.#forget = options.forgetAfterMs ?? 24 * 60 * 60 * 1000;
+  }
+
+  /** The key of a pair: the address and the username without regard to case. */
+  static key(address: string, username: string): string {
+    return `${address}\u0000${username.normalize("NFC").toLowerCase()}`;
+  }
+
+  /**
+   * Starts an attempt: throws the 429 while the pair must wait; otherwise counts the attempt as a
+   * failure at once (so parallel guesses cannot slip past the count while passwords are checked) —
+   * `succeeded` takes it back.
+   */
+  begin(key: string, what: string, now = Date.now()): void {
+    let state = this.#pairs.get(key);
+    if (state && now - state.lastFailureAt >= this.#forget) {
+      this.#pairs.delete(key);
+      state = undefined;
+    }
+    if (state && state.blockedUntil > now) {
+      throw rateLimited(Math.max(1, Math.ceil((state.blockedUntil - now) / 1000)), what);
+    }
+    if (!state) {
+      if (this.#pairs.size >= SWEEP_THRESHOLD) this.#sweep(now);
+      state = { failures: 0, lastFailureAt: now, blockedUntil: 0 };
+      this.#pairs.set(key, state);
+    }
+    state.failures += 1;
+    state.lastFailureAt = now;
+    // From the last free failure on, each one makes the next attempt wait: base, 2 × base, 4 × base…
+    const over = state.failures - this.#free;
+    if (over >= 0) state.blockedUntil = now + Math.min(this.#max, this.#base * 2 ** Math.min(over, 30));
+  }
+
+  /** The password was right: the pair starts over. */
+  succeeded(key: string): void {
+    this.#pairs.delete(key);
+  }
+
+  /** How many failures a pair has on record (tests, diagnostics). */
+  failuresOf(key: string): number {
+    return this.#pairs.get(key)?.failures ?? 0;
+  }
+
+  #sweep(now: number): void {
+    for (const [key, state] of this.#pairs) {
+      if (state.blockedUntil <= now && now - state.lastFailureAt >= Math.min(this.#forget, this.#max)) {
+        this.#pairs.delete(key);
+      }
+    }
+  }
+}
