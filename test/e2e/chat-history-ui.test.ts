@@ -231,6 +231,12 @@ describe("chat history in headless Chromium", () => {
         expect(await text(answer.getByTestId("version-label"))).toBe("1/2");
         expect(await text(answer.getByTestId("message-text"))).toBe("Quick answer from the coder.");
         await answer.getByTestId("version-next").click();
+
+        // Copy puts the shown version's text on the clipboard.
+        await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+        await answer.getByTestId("message-copy").click();
+        await until(() => text(answer.getByTestId("message-copy"))).toBe("✓ Copied");
+        expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("A second quick answer.");
       });
       await step("history/04-edited", async () => {
         scripts.add("coder", { text: "An answer to the edited question." });
