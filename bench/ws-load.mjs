@@ -148,9 +148,10 @@ class LoadClient {
     ws.on("message", (data) => {
       const at = performance.now();
       const text = data.toString();
-      // Token deltas are most frames: count them without parsing, so the load generator stays light.
-      if (text.startsWith('{"type":"delta"')) {
-        this.deltas++;
+      // Agent events (token deltas are most of them) are most frames: count the deltas without
+      // parsing, so the load generator stays light.
+      if (text.startsWith('{"type":"agent"')) {
+        if (text.includes('"type":"text_delta"')) this.deltas++;
         return;
       }
       const frame = JSON.parse(text);

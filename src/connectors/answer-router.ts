@@ -5,6 +5,7 @@
  * the connector runs, so a stopped connector delivers them when it starts again.
  */
 import { KeyedLock } from "../team/keyed-lock.js";
+import { endPartOf } from "../team/message-parts.js";
 import type { ChannelMessage, Team, TeamEvent, TeamRun } from "../team/types.js";
 import { splitText } from "./split-text.js";
 import type { MappingRepo } from "./store/mapping-repo.js";
@@ -67,12 +68,13 @@ export class AnswerRouter {
   }
 
   #onEvent(event: TeamEvent): void {
-    if (event.type !== "delta" && event.type !== "message" && event.type !== "run") return;
+    if (event.type !== "agent" && event.type !== "message" && event.type !== "run") return;
     const chat = this.#chatOf(event.channelId);
     if (!chat) return;
-    if (event.type === "delta") {
+    if (event.type === "agent") {
+      if (event.event.type !== "text_delta") return;
       const target = this.#deps.previewTarget(chat);
-      if (target) this.#deps.previews.delta(event.runId, target, event.text);
+      if (target) this.#deps.previews.delta(event.runId, target, event.event.text);
       return;
     }
     // Events of one channel are handled in order: a preview settles before its answer is queued.
@@ -85,6 +87,8 @@ export class AnswerRouter {
 
   async #answer(chat: ChatRef, message: ChannelMessage): Promise<void> {
     if (message.author.type !== "agent") return;
+    // A failed or stopped answer is reported when its run ends (see #runEnded).
+    if (endPartOf(message.parts)) return;
     const previewId = message.runId ? await this.#deps.previews.finish(message.runId) : undefined;
     this.#queue(chat, message.text, previewId, message.runId);
   }

@@ -528,6 +528,24 @@ CREATE TABLE connector_state (
     name: "memory and knowledge search: single CJK characters in their own, lower-weighted FTS column; re-index",
     up: splitCjkCharsColumn,
   },
+  {
+    version: 10,
+    name: "channel messages store their parts in order, what they reply to, regenerated versions, edits",
+    // Messages from before keep their text as their one part; answers without text get none.
+    up: (db) =>
+      db.exec(`
+ALTER TABLE team_messages ADD COLUMN parts_json TEXT;
+ALTER TABLE team_messages ADD COLUMN reply_to INTEGER;
+ALTER TABLE team_messages ADD COLUMN version_of INTEGER;
+ALTER TABLE team_messages ADD COLUMN edited_at INTEGER;
+UPDATE team_messages SET parts_json = CASE WHEN text = '' THEN '[]'
+  ELSE json_array(json_object('type', 'text', 'text', text)) END;
+UPDATE team_messages SET reply_to = (SELECT r.trigger_message_id FROM team_runs r
+  WHERE r.id = team_messages.run_id AND r.flow_id IS NULL AND r.depth = 0 AND r.trigger_message_id > 0)
+  WHERE run_id IS NOT NULL;
+CREATE INDEX team_messages_reply_to ON team_messages (reply_to) WHERE reply_to IS NOT NULL;
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

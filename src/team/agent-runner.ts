@@ -4,6 +4,7 @@
  * run around one agent turn, in its own session.
  */
 import { randomUUID } from "node:crypto";
+import type { AgentEvent } from "../agent/events.js";
 import { DimsumError, notFound, toDimsumError } from "../errors.js";
 import type { Message, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
@@ -12,6 +13,14 @@ import { type CallScope, createCallAgentTool } from "./call-agent-tool.js";
 import type { EventBus } from "./event-bus.js";
 import type { StepLauncher, StepOutcome } from "./flow-runner.js";
 import { inputFor } from "./flows.js";
+import {
+  applyAgentEvent,
+  endParts,
+  failurePart,
+  startChildRun,
+  textOfParts,
+  updateChildRun,
+} from "./message-parts.js";
 import type { RunHandle, RunManager, RunRequest } from "./run-manager.js";
 import {
   callSystemText,
@@ -23,7 +32,7 @@ import {
   type UserNamer,
 } from "./team-prompt.js";
 import type { TeamStore } from "./team-store.js";
-import type { AgentRecord, ChannelMessage, ChannelRecord } from "./types.js";
+import type { AgentRecord, ChannelMessage, ChannelRecord, MessagePart } from "./types.js";
 
 /** How many unseen channel messages an agent gets at most as its input. */
 const MAX_INPUT_MESSAGES = 40;
@@ -44,6 +53,18 @@ export interface CompletionMessage {
   content: string;
 }
 
+/** Where a channel answer goes: the message it replies to, and the answer it is a new version of. */
+export interface AnswerOptions {
+  versionOf?: number;
+  /** Said to the agent before the messages (e.g. that the person asked for another answer). */
+  note?: string;
+}
+
+interface AnswerPlace {
+  replyTo?: number;
+  versionOf?: number;
+}
+
 function laneOf(ref: SessionRef): string {
   return `${ref.userId}\u0000${ref.sessionId}`;
 }
@@ -51,6 +72,10 @@ function laneOf(ref: SessionRef): string {
 /** Runs agents for the team facade. */
 export class AgentRunner {
   readonly #deps: AgentRunnerDeps;
+  /** The parts of each live run's answer, built from its agent events. */
+  readonly #parts = new Map<string, MessagePart[]>();
+  /** The number of the last agent event folded into each live run's parts. */
+  readonly #seqs = new Map<string, number>();
 
   constructor(deps: AgentRunnerDeps) {
     this.#deps = deps;
@@ -62,38 +87,48 @@ export class AgentRunner {
     agent: AgentRecord,
     trigger: ChannelMessage,
     requestedBy: string,
+    options: AnswerOptions = {},
   ): Promise<RunHandle> {
     const { store, runtime, now } = this.#deps;
+    const place: AnswerPlace = { replyTo: trigger.id };
+    if (options.versionOf !== undefined) place.versionOf = options.versionOf;
     const ref = { userId: `channel:${channel.id}`, sessionId: `agent:${agent.id}` };
     return this.#start(
       { channelId: channel.id, agentId: agent.id, triggerMessageId: trigger.id, depth: 0, ref, requestedBy },
-      async (runId, signal) => {
-        // Re-read: the channel and the agent may have changed while the run was queued.
-        const current = (await store.channels.get(channel.id)) ?? channel;
-        const self = (await store.agents.get(agent.id)) ?? agent;
-        const reader = `agent:${agent.id}`;
-        const seen = await store.messages.marker(reader, channel.id);
-        const unseen = (await store.messages.range(channel.id, seen, trigger.id, MAX_INPUT_MESSAGES)).filter(
-          (m) => !(m.author.type === "agent" && m.author.id === agent.id),
-        );
-        await store.messages.setMarker(reader, channel.id, trigger.id, now());
-        const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
-        const workspace = this.#deps.workspaceFor(channel.id);
-        const result = await runAgentTurn(runtime, {
-          agent: self,
-          runId,
-          channelId: channel.id,
-          ref,
-          input: formatChannelInput(unseen.length > 0 ? unseen : [trigger], this.#deps.nameOf),
-          system: channelSystemText(self, current, agents, this.#deps.nameOf),
-          workspace,
-          signal,
-          extraTools: [this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace)],
-          requestedBy,
-        });
-        await this.#postAnswer(channel.id, agent.id, result.text, runId);
-        return result;
-      },
+      (runId, signal) =>
+        this.#answering(channel.id, agent.id, runId, signal, place, async (onEvent) => {
+          // Re-read: the channel and the agent may have changed while the run was queued.
+          const current = (await store.channels.get(channel.id)) ?? channel;
+          const self = (await store.agents.get(agent.id)) ?? agent;
+          const reader = `agent:${agent.id}`;
+          const seen = await store.messages.marker(reader, channel.id);
+          const unseen = (
+            await store.messages.range(channel.id, seen, trigger.id, MAX_INPUT_MESSAGES)
+          ).filter(
+            // Its own answers it knows; a failed answer with nothing said has nothing to read.
+            (m) => !(m.author.type === "agent" && m.author.id === agent.id) && m.text.trim() !== "",
+          );
+          await store.messages.setMarker(reader, channel.id, trigger.id, now());
+          const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
+          const workspace = this.#deps.workspaceFor(channel.id);
+          const latest = (await store.messages.get(trigger.id)) ?? trigger;
+          const input = formatChannelInput(unseen.length > 0 ? unseen : [latest], this.#deps.nameOf);
+          return runAgentTurn(runtime, {
+            agent: self,
+            runId,
+            channelId: channel.id,
+            ref,
+            input: options.note ? `${options.note}\n\n${input}` : input,
+            system: channelSystemText(self, current, agents, this.#deps.nameOf),
+            workspace,
+            signal,
+            extraTools: [
+              this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace),
+            ],
+            requestedBy,
+            onEvent,
+          });
+        }),
     );
   }
 
@@ -117,31 +152,32 @@ export class AgentRunner {
         ref,
         requestedBy,
       },
-      async (runId, signal) => {
-        const channel = await store.channels.get(flow.channelId);
-        if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
-        const agent = await this.#agent(step.agentId);
-        const nextStep = flow.steps[index + 1];
-        const next = nextStep ? await store.agents.get(nextStep.agentId) : undefined;
-        const workspace = this.#deps.workspaceFor(channel.id);
-        const result = await runAgentTurn(runtime, {
-          agent,
-          runId,
-          channelId: channel.id,
-          ref,
-          input: stepInput(step.instruction, inputFor(flow, index)),
-          system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
-          workspace,
-          signal,
-          extraTools: [
-            this.#callTool(runId, channel.id, flow.triggerMessageId, 0, [agent.id], requestedBy, workspace),
-          ],
-          requestedBy,
-        });
-        output = result.answer;
-        await this.#postAnswer(channel.id, agent.id, result.text, runId);
-        return result;
-      },
+      (runId, signal) =>
+        this.#answering(flow.channelId, step.agentId, runId, signal, {}, async (onEvent) => {
+          const channel = await store.channels.get(flow.channelId);
+          if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
+          const agent = await this.#agent(step.agentId);
+          const nextStep = flow.steps[index + 1];
+          const next = nextStep ? await store.agents.get(nextStep.agentId) : undefined;
+          const workspace = this.#deps.workspaceFor(channel.id);
+          const result = await runAgentTurn(runtime, {
+            agent,
+            runId,
+            channelId: channel.id,
+            ref,
+            input: stepInput(step.instruction, inputFor(flow, index)),
+            system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
+            workspace,
+            signal,
+            extraTools: [
+              this.#callTool(runId, channel.id, flow.triggerMessageId, 0, [agent.id], requestedBy, workspace),
+            ],
+            requestedBy,
+            onEvent,
+          });
+          output = result.answer;
+          return result;
+        }),
     );
     const done = handle.finished.then(
       (run): StepOutcome =>
@@ -171,6 +207,9 @@ export class AgentRunner {
       },
       async (runId, runSignal) => {
         const caller = await this.#deps.store.agents.get(scope.chain.at(-1) ?? "");
+        this.#parts.set(runId, []);
+        this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, target.id));
+        let status: "done" | "error" | "cancelled" = "done";
         try {
           const result = await runAgentTurn(this.#deps.runtime, {
             agent: target,
@@ -193,12 +232,21 @@ export class AgentRunner {
               ),
             ],
             requestedBy: scope.requestedBy,
+            onEvent: (event, seq) => this.#record(runId, event, seq),
           });
           answer = result.answer;
+          this.#updateParts(runId, (parts) => withAnswer(parts, result.text));
           return result;
         } catch (err) {
           failure = toDimsumError(err);
+          status = runSignal.aborted ? "cancelled" : "error";
+          this.#updateParts(runId, (parts) => endParts(parts, this.#failure(err, runSignal)));
           throw err;
+        } finally {
+          const childParts = this.#parts.get(runId) ?? [];
+          this.#parts.delete(runId);
+          this.#seqs.delete(runId);
+          this.#updateParts(scope.parentRunId, (parts) => updateChildRun(parts, runId, status, childParts));
         }
       },
     );
@@ -302,18 +350,92 @@ export class AgentRunner {
     return agent;
   }
 
-  async #postAnswer(channelId: string, agentId: string, text: string, runId: string): Promise<void> {
-    if (text.trim() === "") return;
+  /**
+   * Runs a turn whose answer is posted to the channel with its parts: the answer when it ends, or
+   * what it said so far and the error or stop that ended it (then the failure is thrown on).
+   */
+  async #answering<T extends { text: string }>(
+    channelId: string,
+    agentId: string,
+    runId: string,
+    signal: AbortSignal,
+    place: AnswerPlace,
+    turn: (onEvent: (event: AgentEvent, seq: number) => void) => Promise<T>,
+  ): Promise<T> {
+    this.#parts.set(runId, []);
+    try {
+      const result = await turn((event, seq) => this.#record(runId, event, seq));
+      const parts = withAnswer(this.#parts.get(runId) ?? [], result.text);
+      if (result.text.trim() !== "" || parts.length > 0) {
+        await this.#postAnswer(channelId, agentId, runId, result.text, parts, place);
+      }
+      return result;
+    } catch (err) {
+      const parts = endParts(this.#parts.get(runId) ?? [], this.#failure(err, signal));
+      await this.#postAnswer(channelId, agentId, runId, textOfParts(parts), parts, place).catch(
+        () => undefined,
+      );
+      throw err;
+    } finally {
+      this.#parts.delete(runId);
+      this.#seqs.delete(runId);
+    }
+  }
+
+  /** What a live run's answer holds so far, and the number of its last event folded in. */
+  liveParts(runId: string): { parts: MessagePart[]; seq: number } | undefined {
+    const parts = this.#parts.get(runId);
+    return parts ? { parts, seq: this.#seqs.get(runId) ?? 0 } : undefined;
+  }
+
+  #record(runId: string, event: AgentEvent, seq: number): void {
+    this.#seqs.set(runId, seq);
+    this.#updateParts(runId, (parts) => applyAgentEvent(parts, event));
+  }
+
+  #failure(err: unknown, signal: AbortSignal) {
+    if (signal.aborted) {
+      const reason: unknown = signal.reason;
+      return failurePart(
+        "aborted",
+        reason instanceof Error && reason.name !== "AbortError" ? reason.message : "The run was cancelled.",
+      );
+    }
+    const error = toDimsumError(err);
+    return failurePart(error.code, error.message, error.hint);
+  }
+
+  #updateParts(runId: string, update: (parts: MessagePart[]) => MessagePart[]): void {
+    const current = this.#parts.get(runId);
+    if (current) this.#parts.set(runId, update(current));
+  }
+
+  async #postAnswer(
+    channelId: string,
+    agentId: string,
+    runId: string,
+    text: string,
+    parts: MessagePart[],
+    place: AnswerPlace,
+  ): Promise<void> {
     const message = await this.#deps.store.messages.insert({
       channelId,
       author: { type: "agent", id: agentId },
       text,
+      parts,
       runId,
+      ...place,
       mentions: [],
       createdAt: this.#deps.now(),
     });
     this.#deps.bus.emit({ type: "message", channelId, message });
   }
+}
+
+/** The parts with the final answer as text when no text was streamed (a model that did not stream). */
+function withAnswer(parts: MessagePart[], text: string): MessagePart[] {
+  if (text.trim() === "" || parts.some((p) => p.type === "text")) return parts;
+  return [...parts, { type: "text", text }];
 }
 
 function toMessage(m: CompletionMessage): Message {

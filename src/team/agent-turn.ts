@@ -3,6 +3,7 @@
  * assembly (allow/deny lists, memory of the person the run acts for, knowledge bases, skills, SOUL.md as
  * the persona), run through the persisted session runner, with agent events forwarded as team events.
  */
+import type { AgentEvent } from "../agent/events.js";
 import { runSessionTurn } from "../agent/session-runner.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
 import type { CapabilityAssembly } from "../capabilities/index.js";
@@ -57,6 +58,8 @@ export interface TurnRequest {
    */
   requestedBy?: string;
   onDelta?: (text: string) => void;
+  /** Every agent event as forwarded (deltas merged per tick), e.g. to build the message's parts. */
+  onEvent?: (event: AgentEvent, seq: number) => void;
 }
 
 export interface TurnResult {
@@ -95,7 +98,13 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       : {}),
   });
   let result: TurnResult | undefined;
-  const deltas = new DeltaBatcher((type, text) => runtime.emit({ type, channelId, runId, text }));
+  let seq = 0;
+  const forward = (event: AgentEvent): void => {
+    seq++;
+    runtime.emit({ type: "agent", channelId, runId, seq, event });
+    request.onEvent?.(event, seq);
+  };
+  const deltas = new DeltaBatcher(forward);
   // Text said before a tool call stays part of the message; each later turn starts a new paragraph.
   let shown = "";
   let newTurn = false;
@@ -123,40 +132,20 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
         const text = newTurn && shown !== "" && !shown.endsWith("\n\n") ? `\n\n${event.text}` : event.text;
         newTurn = false;
         shown += text;
-        deltas.push("delta", text);
+        deltas.push(event);
         request.onDelta?.(text);
         continue;
       }
       if (event.type === "reasoning_delta") {
-        deltas.push("reasoning", event.text);
+        deltas.push(event);
         continue;
       }
       deltas.flush();
+      // The `messages` units repeat what the deltas and tool events said; they stay in the trace.
+      if (event.type !== "messages") forward(event);
       switch (event.type) {
         case "turn_start":
           newTurn = event.iteration > 1;
-          break;
-        case "tool_call":
-          runtime.emit({
-            type: "tool_start",
-            channelId,
-            runId,
-            callId: event.id,
-            name: event.name,
-            args: event.args,
-          });
-          break;
-        case "tool_result":
-          runtime.emit({
-            type: "tool_end",
-            channelId,
-            runId,
-            callId: event.id,
-            name: event.name,
-            ok: event.ok,
-            output: event.output,
-            durationMs: event.durationMs,
-          });
           break;
         case "done":
           result = {

@@ -1,22 +1,24 @@
 /**
- * Merges a run's token deltas that arrive within one turn of the event loop into one event. A model
- * stream often delivers several chunks per network read; each would otherwise cost an event, a JSON
- * frame and a socket write per watching client. Order is kept: a delta of the other kind, or any
- * other event of the run (`flush` first), ends the batch.
+ * Merges a run's text or reasoning deltas that arrive within one turn of the event loop into one
+ * agent event. A model stream often delivers several chunks per network read; each would otherwise
+ * cost an event, a JSON frame and a socket write per watching client. Order is kept: a delta of the
+ * other kind, or any other event of the run (`flush` first), ends the batch.
  */
-export type DeltaKind = "delta" | "reasoning";
+import type { AgentEvent } from "../agent/events.js";
+
+type DeltaEvent = Extract<AgentEvent, { type: "text_delta" | "reasoning_delta" }>;
 
 export class DeltaBatcher {
-  #kind: DeltaKind | undefined;
-  #text = "";
+  #pending: DeltaEvent | undefined;
   #scheduled: NodeJS.Immediate | undefined;
 
-  constructor(private readonly emit: (kind: DeltaKind, text: string) => void) {}
+  constructor(private readonly emit: (event: DeltaEvent) => void) {}
 
-  push(kind: DeltaKind, text: string): void {
-    if (this.#kind !== undefined && this.#kind !== kind) this.flush();
-    this.#kind = kind;
-    this.#text += text;
+  push(event: DeltaEvent): void {
+    if (this.#pending !== undefined && this.#pending.type !== event.type) this.flush();
+    this.#pending = this.#pending
+      ? { ...this.#pending, text: this.#pending.text + event.text }
+      : { ...event };
     this.#scheduled ??= setImmediate(() => this.flush());
   }
 
@@ -24,10 +26,8 @@ export class DeltaBatcher {
   flush(): void {
     if (this.#scheduled) clearImmediate(this.#scheduled);
     this.#scheduled = undefined;
-    const kind = this.#kind;
-    const text = this.#text;
-    this.#kind = undefined;
-    this.#text = "";
-    if (kind !== undefined && text !== "") this.emit(kind, text);
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (pending !== undefined && pending.text !== "") this.emit(pending);
   }
 }

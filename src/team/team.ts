@@ -6,10 +6,10 @@
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
-import { CapabilityAssembly, type CapabilityServices, type CatalogueEntry } from "../capabilities/index.js";
+import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
-import { invalid, notFound } from "../errors.js";
+import { conflict, forbidden, invalid, notFound } from "../errors.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
@@ -27,7 +27,17 @@ import { routeMessage } from "./routing.js";
 import { RunManager } from "./run-manager.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { createSqliteTeamStore, type StoredRun, type TeamStore } from "./team-store.js";
-import type { Actor, AgentRecord, ChannelRecord, PostResult, Team, TeamRun } from "./types.js";
+import type {
+  Actor,
+  AgentRecord,
+  ChannelMessage,
+  ChannelRecord,
+  FlowRecord,
+  MessagePart,
+  PostResult,
+  Team,
+  TeamRun,
+} from "./types.js";
 
 export interface TeamDeps {
   /** A migrated Dimsum database (`openDatabase`); the caller closes it after `team.close()`. */
@@ -247,6 +257,53 @@ export function createTeam(deps: TeamDeps): Team {
     return { message, runs: started };
   }
 
+  function checkText(text: unknown): asserts text is string {
+    if (typeof text !== "string" || text.trim() === "") throw invalid("A message needs some text.");
+    if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) {
+      throw invalid(
+        `A message is limited to ${MAX_MESSAGE_BYTES / 1024} KB.`,
+        "attach long text as a file instead",
+      );
+    }
+  }
+
+  async function requireMessage(messageId: number): Promise<ChannelMessage> {
+    const message = Number.isInteger(messageId) ? await store.messages.get(messageId) : undefined;
+    if (!message) throw notFound(`No message with id ${messageId}.`);
+    return message;
+  }
+
+  /** Starts a new answer of `agentId` to `trigger`, as a new version of the answer `versionOf`. */
+  async function answerAgain(
+    actor: Actor,
+    channel: ChannelRecord,
+    trigger: ChannelMessage,
+    agentId: string,
+    versionOf: number,
+    note: string,
+  ): Promise<TeamRun> {
+    if (!channel.members.some((m) => m.type === "agent" && m.id === agentId)) {
+      throw invalid(`@${agentId} is no longer in this channel.`, "add the agent again to get a new answer");
+    }
+    const agent = await agents.require(agentId);
+    return (await runner.startChannelRun(channel, agent, trigger, actor.userId, { versionOf, note })).run;
+  }
+
+  /** The chat shows a step's output as edited: the step's message text becomes the new output. */
+  async function showEditedOutput(flow: FlowRecord, stepIndex: number): Promise<void> {
+    const step = flow.steps[stepIndex];
+    if (!step?.runId || step.output === undefined) return;
+    const posted = await store.messages.byRun(step.runId);
+    if (!posted || posted.text === step.output) return;
+    // Tool calls and reasoning stay; the text is what was edited.
+    const parts: MessagePart[] = [
+      ...posted.parts.filter((p) => p.type !== "text"),
+      { type: "text", text: step.output },
+    ];
+    const message = await store.messages.edit(posted.id, step.output, now(), parts);
+    if (message) emit({ type: "message", channelId: flow.channelId, message });
+  }
+
   const team: Team = {
     async listTools(actor) {
       await ready;
@@ -327,18 +384,71 @@ export function createTeam(deps: TeamDeps): Team {
     async postMessage(actor, channelId, text) {
       await ready;
       const channel = await channels.visible(actor, channelId);
-      if (typeof text !== "string" || text.trim() === "") throw invalid("A message needs some text.");
-      if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) {
-        throw invalid(
-          `A message is limited to ${MAX_MESSAGE_BYTES / 1024} KB.`,
-          "attach long text as a file instead",
-        );
-      }
+      checkText(text);
       return postRouted(actor, channel, text);
     },
     async deleteMessage(actor, messageId) {
       await ready;
       return channels.deleteMessage(actor, messageId);
+    },
+    async regenerate(actor, messageId) {
+      await ready;
+      const answer = await requireMessage(messageId);
+      const channel = await channels.visible(actor, answer.channelId);
+      if (answer.author.type !== "agent" || answer.replyTo === undefined) {
+        throw invalid("Only an agent's answer to a message can be regenerated.", "send the question again");
+      }
+      const trigger = await requireMessage(answer.replyTo);
+      const run = await answerAgain(
+        actor,
+        channel,
+        trigger,
+        answer.author.id,
+        answer.versionOf ?? answer.id,
+        "(The person asked for another answer to this message; answer it afresh.)",
+      );
+      return { message: trigger, runs: [run] };
+    },
+    async editMessage(actor, messageId, text) {
+      await ready;
+      const original = await requireMessage(messageId);
+      const channel = await channels.visible(actor, original.channelId);
+      if (original.author.type !== "user" || original.author.id !== actor.userId) {
+        throw forbidden("Only the author can edit a message.");
+      }
+      checkText(text);
+      const later = await store.messages.list(channel.id, { after: original.id, limit: 200 });
+      if (later.some((m) => m.author.type === "user" && m.author.id === actor.userId)) {
+        throw conflict("Only your last message can be edited.", "send a new message instead");
+      }
+      const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
+      if (
+        routeMessage(original.text, channel, records, nameOf).kind === "flow" ||
+        routeMessage(text, channel, records, nameOf).kind === "flow"
+      ) {
+        throw conflict("A message that starts a flow cannot be edited.", "start the flow again with /flow");
+      }
+      const message = await store.messages.edit(original.id, text, now());
+      if (!message) throw notFound(`No message with id ${messageId}.`);
+      emit({ type: "message", channelId: channel.id, message });
+      const heads = new Map<string, number>();
+      for (const reply of await store.messages.replies(message.id)) {
+        if (reply.author.type === "agent" && !heads.has(reply.author.id)) {
+          heads.set(reply.author.id, reply.versionOf ?? reply.id);
+        }
+      }
+      const started: TeamRun[] = [];
+      const note = "(The person edited this message; answer the edited version.)";
+      for (const [agentId, head] of heads) {
+        started.push(await answerAgain(actor, channel, message, agentId, head, note));
+      }
+      if (heads.size === 0) {
+        const route = routeMessage(text, channel, records, nameOf);
+        for (const agent of route.kind === "agents" ? route.agents : []) {
+          started.push((await runner.startChannelRun(channel, agent, message, actor.userId)).run);
+        }
+      }
+      return { message, runs: started };
     },
     async searchMessages(actor, query, options) {
       await ready;
@@ -348,7 +458,10 @@ export function createTeam(deps: TeamDeps): Team {
     async getRun(actor, runId) {
       await ready;
       const stored = await visibleRun(actor, runId);
-      return runs.snapshot(runId) ?? stored.run;
+      const live = runs.snapshot(runId);
+      if (!live) return stored.run;
+      const parts = runner.liveParts(runId);
+      return parts ? { ...live, live: parts } : live;
     },
     async cancelRun(actor, runId) {
       await ready;
@@ -369,7 +482,9 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const flow = await visibleFlow(actor, flowId);
       assertCanManage(actor, await channels.require(flow.channelId));
-      return flows.act(flowId, action);
+      const next = await flows.act(flowId, action);
+      if (action.action === "edit") await showEditedOutput(next, action.stepIndex);
+      return next;
     },
 
     async complete(actor, agentId, messages, options = {}) {

@@ -3,6 +3,7 @@
  * channel messages, agent runs, and collaboration flows. `Team` is the one facade the HTTP/WebSocket
  * edge talks to; it knows nothing about HTTP.
  */
+import type { AgentEvent } from "../agent/events.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
 import type { Usage } from "../llm/types.js";
 
@@ -90,14 +91,53 @@ export interface ChannelInput {
   userIds: string[];
 }
 
+export type ToolPartStatus = "running" | "ok" | "error";
+
+/**
+ * One piece of a message, in the order it happened: what the chat renders, live and after a reload.
+ * An agent's answer is text, reasoning and tool calls interleaved, nested runs of agents it called,
+ * and at most one `error` or `stopped` part that ended it.
+ */
+export type MessagePart =
+  | { type: "text"; text: string }
+  | { type: "reasoning"; text: string }
+  | {
+      type: "tool";
+      callId: string;
+      name: string;
+      args: unknown;
+      status: ToolPartStatus;
+      output?: string;
+      durationMs?: number;
+    }
+  | {
+      /** A run of an agent this one called with call_agent; `parts` is filled once it ended. */
+      type: "agent_run";
+      runId: string;
+      agentId: string;
+      status: RunStatus;
+      parts?: MessagePart[];
+    }
+  | { type: "error"; code: string; message: string; hint?: string }
+  | { type: "stopped"; reason: string };
+
 export interface ChannelMessage {
   /** Monotonic per server; clients resume from the last id they saw. */
   id: number;
   channelId: string;
   author: { type: "user" | "agent" | "system"; id: string };
+  /** The plain text (what search, connectors and other agents read). */
   text: string;
+  /** What the chat renders, in order; a message stored before parts existed has one text part. */
+  parts: MessagePart[];
   /** The run that produced an agent message. */
   runId?: string;
+  /** The message an agent answer replies to (it is shown right after it). */
+  replyTo?: number;
+  /** A regenerated answer: the id of the first version it replaces. */
+  versionOf?: number;
+  /** Set when the author edited the text. */
+  editedAt?: number;
   /** Agents this message was routed to. */
   mentions: string[];
   createdAt: number;
@@ -123,6 +163,11 @@ export interface TeamRun {
   usage?: Usage;
   startedAt: number;
   endedAt?: number;
+  /**
+   * Only from `getRun` while the run is live: what its answer holds so far, up to its agent event
+   * number `seq` (a page that opens mid-run starts from this and applies the later events).
+   */
+  live?: { parts: MessagePart[]; seq: number };
 }
 
 export type FlowStatus = "idle" | "running" | "paused" | "done" | "error" | "stopped";
@@ -164,26 +209,12 @@ export type TeamEvent =
   | { type: "message"; channelId: string; message: ChannelMessage }
   | { type: "message_deleted"; channelId: string; messageId: number }
   | { type: "run"; channelId: string; run: TeamRun }
-  | { type: "delta"; channelId: string; runId: string; text: string }
-  | { type: "reasoning"; channelId: string; runId: string; text: string }
-  | {
-      type: "tool_start";
-      channelId: string;
-      runId: string;
-      callId: string;
-      name: string;
-      args: unknown;
-    }
-  | {
-      type: "tool_end";
-      channelId: string;
-      runId: string;
-      callId: string;
-      name: string;
-      ok: boolean;
-      output: string;
-      durationMs: number;
-    }
+  /**
+   * An event of a run's agent, as the agent emitted it (text and reasoning deltas of one tick merged;
+   * the `messages` units are not forwarded: they repeat what the deltas and tool events said), with
+   * its number in the run (1, 2, …).
+   */
+  | { type: "agent"; channelId: string; runId: string; seq: number; event: AgentEvent }
   | { type: "flow"; channelId: string; flow: FlowRecord }
   | { type: "channel"; channelId: string; channel: ChannelRecord };
 
@@ -244,6 +275,16 @@ export interface Team {
    */
   postMessage(actor: Actor, channelId: string, text: string): Promise<PostResult>;
   deleteMessage(actor: Actor, messageId: number): Promise<void>;
+  /**
+   * A new answer to the message an agent answer replied to; the old answer stays as an earlier
+   * version (`versionOf`). Anyone who may post in the channel may ask.
+   */
+  regenerate(actor: Actor, messageId: number): Promise<PostResult>;
+  /**
+   * Changes the text of the actor's own last message in the channel and answers it again (earlier
+   * answers stay as earlier versions).
+   */
+  editMessage(actor: Actor, messageId: number, text: string): Promise<PostResult>;
   searchMessages(
     actor: Actor,
     query: string,

@@ -43,7 +43,8 @@ export function launchChromium(): Promise<Browser> {
 
 /**
  * Runs in the page before its own scripts: reports CSP violations to the console (so they are
- * collected with the rest) and records every text a streaming run bubble shows, in order.
+ * collected with the rest) and records every text a streaming run bubble shows, in order (its
+ * text parts joined).
  */
 const PAGE_PROBE = `
 document.addEventListener("securitypolicyviolation", (e) => {
@@ -51,11 +52,16 @@ document.addEventListener("securitypolicyviolation", (e) => {
 });
 window.__runTexts = {};
 new MutationObserver(() => {
-  for (const el of document.querySelectorAll('[data-testid="run-text"]')) {
-    const id = el.closest('[data-testid="run-bubble"]')?.getAttribute("data-run-id");
+  for (const bubble of document.querySelectorAll('[data-testid="run-bubble"]')) {
+    const id = bubble.getAttribute("data-run-id");
     if (!id) continue;
+    // The text parts of the answer itself (not of agents it called), joined as one reads them.
+    const parts = [...bubble.querySelectorAll('[data-testid="run-text"]')].filter(
+      (el) => el.closest('[data-testid="agent-run"]') === null,
+    );
+    if (parts.length === 0) continue;
     const seen = (window.__runTexts[id] ??= []);
-    const text = el.textContent.trim();
+    const text = parts.map((el) => el.textContent.trim()).join(" ");
     if (seen[seen.length - 1] !== text) seen.push(text);
   }
 }).observe(document, { subtree: true, childList: true, characterData: true });

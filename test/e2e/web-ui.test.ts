@@ -196,7 +196,10 @@ describe("web UI in headless Chromium", () => {
 
         const answer = page.locator(`[data-testid="message"][data-run-id="${runId}"]`);
         await answer.waitFor();
-        expect(squash(await text(answer.getByTestId("message-text"))())).toContain(FINAL_WORDS);
+        // Its parts in order: what it said first, the tool card, then the final answer.
+        const texts = answer.getByTestId("message-text");
+        expect(squash(await text(texts.first())())).toBe(FIRST_WORDS);
+        expect(squash(await text(texts.last())())).toContain(FINAL_WORDS);
         expect(await answer.getByTestId("message-author").textContent()).toBe("Math Bot");
         await answer.getByTestId("tool-card").locator("summary").click();
         expect(await text(answer.getByTestId("tool-output"))()).toBe("42");
@@ -240,12 +243,16 @@ describe("web UI in headless Chromium", () => {
         const bubble = byTest("run-bubble");
         await bubble.waitFor();
         runId = (await bubble.getAttribute("data-run-id")) ?? "";
-        const status = bubble.getByTestId("run-status");
-        await until(attr(status, "data-status")).toBe("running");
+        await until(attr(bubble.getByTestId("run-status"), "data-status")).toBe("running");
         await bubble.getByTestId("run-stop").click();
-        await until(attr(status, "data-status")).toBe("cancelled");
+        // The stopped answer is stored: the message that replaces the bubble says it was stopped.
+        const stopped = page.locator(`[data-testid="message"][data-run-id="${runId}"]`);
+        await stopped.waitFor();
+        const status = stopped.getByTestId("run-status");
+        expect(await status.getAttribute("data-status")).toBe("cancelled");
         expect(await text(status)()).toBe("stopped");
-        await bubble.getByTestId("run-stop").waitFor({ state: "detached" });
+        expect(await text(stopped.getByTestId("run-stopped"))()).toContain("Stopped");
+        await page.locator('[data-testid="run-stop"]').waitFor({ state: "detached" });
       });
       expect(await apiGet<TeamRun>(`/api/runs/${runId}`)).toMatchObject({
         id: runId,
@@ -253,7 +260,7 @@ describe("web UI in headless Chromium", () => {
         status: "cancelled",
       });
       const stored = await apiGet<ChannelMessage[]>(`/api/channels/${channelId}/messages`);
-      expect(stored.some((m) => m.runId === runId)).toBe(false);
+      expect(stored.find((m) => m.runId === runId)?.parts.at(-1)).toMatchObject({ type: "stopped" });
     },
     FLOW_TIMEOUT_MS,
   );

@@ -366,7 +366,7 @@ describe("access over WebSocket", () => {
       expect(JSON.stringify(socket.frames)).not.toContain("more secrets");
       socket.ws.close();
     }
-    expect(ownerSocket.frames.some((f) => f.type === "delta" && f.runId === runs[0]!.id)).toBe(true);
+    expect(ownerSocket.frames.some((f) => f.type === "agent" && f.runId === runs[0]!.id)).toBe(true);
     ownerSocket.ws.close();
   });
 });

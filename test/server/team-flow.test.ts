@@ -2,7 +2,9 @@
  * The team over HTTP and WebSocket end to end: agents with personas, a group, @mentions streamed live
  * with tool calls, two agents answering at once, cancelling a run, and a chain with an approval pause.
  */
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { AgentEvent } from "../../src/agent/events.js";
 import type {
   AgentRecord,
   ChannelMessage,
@@ -65,17 +67,26 @@ function timeline(client: TestClient, channelId: string): string[] {
     let label: string = f.type;
     if (f.type === "message") label = `message:${(f.message as ChannelMessage).author.id}`;
     if (f.type === "run") label = `run:${(f.run as TeamRun).status}`;
-    if (f.type === "tool_start" || f.type === "tool_end") label = `${f.type}:${f.name as string}`;
+    if (f.type === "agent") {
+      const event = f.event as AgentEvent;
+      if (event.type === "text_delta") label = "delta";
+      else if (event.type === "tool_call" || event.type === "tool_result")
+        label = `${event.type}:${event.name}`;
+      else continue; // run_start, turn_start, usage, done...: checked on their own
+    }
     if (label === "delta" && labels.at(-1) === "delta") continue;
     labels.push(label);
   }
   return labels;
 }
 
+/** The agent events of a run the client received, in order. */
+const agentEventsOf = (client: TestClient, runId: string): AgentEvent[] =>
+  client.frames.filter((f) => f.type === "agent" && f.runId === runId).map((f) => f.event as AgentEvent);
+
 const deltasOf = (client: TestClient, runId: string) =>
-  client.frames
-    .filter((f) => f.type === "delta" && f.runId === runId)
-    .map((f) => f.text as string)
+  agentEventsOf(client, runId)
+    .map((e) => (e.type === "text_delta" ? e.text : ""))
     .join("");
 
 describe("team over HTTP and WebSocket", () => {
@@ -141,14 +152,19 @@ describe("team over HTTP and WebSocket", () => {
       "run:queued",
       "run:running",
       "delta",
-      "tool_start:calculator",
-      "tool_end:calculator",
+      "tool_call:calculator",
+      "tool_result:calculator",
       "delta",
       "message:mathbot",
       "run:done",
     ]);
-    const toolEnd = socket.frames.find((f) => f.type === "tool_end");
-    expect(toolEnd).toMatchObject({ runId, ok: true, output: "42" });
+    const events = agentEventsOf(socket, runId);
+    expect(events.find((e) => e.type === "tool_result")).toMatchObject({ runId, ok: true, output: "42" });
+    // One vocabulary: the agent's own events reach the socket, usage and the end of the run too.
+    expect(events.map((e) => e.type)).toEqual(
+      expect.arrayContaining(["run_start", "turn_start", "usage", "done"]),
+    );
+    expect(events.some((e) => e.type === "messages")).toBe(false);
 
     // The answer is stored with its run, and the model saw the persona and the tool result.
     const messages = await expectJson<ChannelMessage[]>(
@@ -277,7 +293,9 @@ describe("team over HTTP and WebSocket", () => {
       await follow(socket, group.id);
       const { runs } = await post(s, owner, group.id, "@writer tell me a story");
       const runId = runs[0]!.id;
-      await socket.next((f) => f.type === "delta" && f.runId === runId);
+      await socket.next(
+        (f) => f.type === "agent" && f.runId === runId && (f.event as AgentEvent).type === "text_delta",
+      );
 
       const cancelled = await expectJson<TeamRun>(
         await call(s.url, `/api/runs/${runId}/cancel`, { session: member, method: "POST" }),
@@ -289,7 +307,10 @@ describe("team over HTTP and WebSocket", () => {
         await call(s.url, `/api/channels/${group.id}/messages`, { session: owner }),
         200,
       );
-      expect(messages.map((m) => m.author.id)).toEqual([owner.userId]);
+      // What it had said is kept, ended by the stop.
+      expect(messages.map((m) => m.author.id)).toEqual([owner.userId, "writer"]);
+      expect(messages[1]?.parts.at(-1)).toMatchObject({ type: "stopped" });
+      expect(messages[1]?.parts[0]).toMatchObject({ type: "text" });
       socket.ws.close();
     } finally {
       await slow.close();

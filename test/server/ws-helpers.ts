@@ -94,6 +94,7 @@ export class FakeTeam implements TeamEventSource {
       channelId,
       author: { type: "user", id: "someone" },
       text,
+      parts: [{ type: "text", text }],
       mentions: [],
       createdAt: Date.now(),
     };
@@ -104,6 +105,22 @@ export class FakeTeam implements TeamEventSource {
 }
 
 export type Frame = { type: string; [key: string]: unknown };
+
+/** A team event carrying an agent's text delta. */
+let deltaSeq = 0;
+export function textDelta(channelId: string, runId: string, text: string): TeamEvent {
+  return { type: "agent", channelId, runId, seq: ++deltaSeq, event: { type: "text_delta", runId, text } };
+}
+
+/** Whether a frame is an agent's text delta. */
+export function isDelta(frame: Frame): boolean {
+  return frame.type === "agent" && (frame.event as { type?: string } | undefined)?.type === "text_delta";
+}
+
+/** The text of a delta frame. */
+export function deltaText(frame: Frame): string {
+  return String((frame.event as { text?: unknown } | undefined)?.text ?? "");
+}
 
 /** A WebSocket client that records frames and lets a test wait for the next matching one. */
 export class TestClient {

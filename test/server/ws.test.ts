@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ServerDeps } from "../../src/server/app.js";
 import type { TeamEvent } from "../../src/team/types.js";
 import { call, startServer, withUsers } from "./helpers.js";
-import { connect, FakeTeam, type Frame } from "./ws-helpers.js";
+import { connect, deltaText, FakeTeam, type Frame, isDelta, textDelta } from "./ws-helpers.js";
 
 async function setUp(overrides: Partial<ServerDeps> = {}) {
   const team = new FakeTeam();
@@ -130,14 +130,14 @@ describe("WebSocket subscriptions", () => {
     expect(team.listCalls.at(-1)?.options).toEqual({ after: 3 });
 
     for (let i = 0; i < 200; i++) {
-      team.emit({ type: "delta", channelId: "general", runId: "r1", text: String(i) });
+      team.emit(textDelta("general", "r1", String(i)));
     }
     team.post("general", "m6");
     await client.next((f) => f.type === "message" && (f.message as { text: string }).text === "m6");
-    const deltas = client.frames.filter((f) => f.type === "delta").map((f) => f.text);
+    const deltas = client.frames.filter(isDelta).map(deltaText);
     expect(deltas).toEqual(Array.from({ length: 200 }, (_, i) => String(i)));
     const types = client.frames.map((f) => f.type);
-    expect(types.indexOf("backlog")).toBeLessThan(types.indexOf("delta"));
+    expect(types.indexOf("backlog")).toBeLessThan(types.indexOf("agent"));
     client.ws.close();
   });
 
@@ -153,7 +153,7 @@ describe("WebSocket subscriptions", () => {
     client.send({ type: "subscribe", channelId: "general", since: 0 });
     while (team.listCalls.length === 0) await new Promise((r) => setImmediate(r));
     team.post("general", "during"); // stored before the query returns: in the backlog AND emitted live
-    team.emit({ type: "delta", channelId: "general", runId: "r1", text: "streamed" });
+    team.emit(textDelta("general", "r1", "streamed"));
     release();
     team.gate = undefined;
     const backlog = await client.next(isType("backlog"));
@@ -164,7 +164,7 @@ describe("WebSocket subscriptions", () => {
       .filter((f) => f.type === "message")
       .map((f) => (f.message as { text: string }).text);
     expect(texts).toEqual(["after"]);
-    expect(client.frames.filter((f) => f.type === "delta").map((f) => f.text)).toEqual(["streamed"]);
+    expect(client.frames.filter(isDelta).map(deltaText)).toEqual(["streamed"]);
     client.ws.close();
   });
 
@@ -230,24 +230,17 @@ describe("WebSocket liveness and back-pressure", () => {
     // Pump batches until the hub gives up on the slow client (kernel buffers absorb the first MBs).
     while (server.hub.stats().droppedSlow === 0 && sent < 2000) {
       for (let i = 0; i < 8; i++) {
-        const event: TeamEvent = {
-          type: "delta",
-          channelId: "general",
-          runId: "big",
-          text: `${sent}:${chunk}`,
-        };
+        const event: TeamEvent = textDelta("general", "big", `${sent}:${chunk}`);
         team.emit(event);
         sent++;
       }
       const last = sent - 1;
-      await fast.next((f) => f.type === "delta" && String(f.text).startsWith(`${last}:`));
+      await fast.next((f) => isDelta(f) && deltaText(f).startsWith(`${last}:`));
     }
     expect(server.hub.stats().droppedSlow).toBe(1);
-    team.emit({ type: "delta", channelId: "general", runId: "big", text: "after-drop" });
-    await fast.next((f) => f.type === "delta" && f.text === "after-drop");
-    const order = fast.frames
-      .filter((f) => f.type === "delta")
-      .map((f) => Number(String(f.text).split(":")[0]));
+    team.emit(textDelta("general", "big", "after-drop"));
+    await fast.next((f) => isDelta(f) && deltaText(f) === "after-drop");
+    const order = fast.frames.filter(isDelta).map((f) => Number(deltaText(f).split(":")[0]));
     expect(order.slice(0, sent)).toEqual(Array.from({ length: sent }, (_, i) => i));
 
     (slow.ws as unknown as { _socket: Socket })._socket.resume();

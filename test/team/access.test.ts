@@ -125,7 +125,7 @@ describe("access", () => {
     expect(seen(bobEvents)).toEqual([open.id]);
     expect(seen(guestEvents)).toEqual([open.id]);
     expect(seen(adminEvents)).toEqual([open.id, secret.id].sort());
-    expect(bobEvents.some((e) => e.type === "delta")).toBe(true);
+    expect(bobEvents.some((e) => e.type === "agent" && e.event.type === "text_delta")).toBe(true);
 
     // Adding bob to the secret channel lets him see it from then on; removing him stops it.
     await h.team.addMember(alice, secret.id, { type: "user", id: "bob" });

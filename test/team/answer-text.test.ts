@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { ChannelRecord } from "../../src/team/types.js";
+import { textOfParts } from "../../src/team/message-parts.js";
+import type { ChannelRecord, MessagePart } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { chatReducer, emptyChat } from "../../web/src/state/chat.js";
 import { alice, groupSuite, lastToolResult, type TeamHarness } from "./harness.js";
 
 let server: FakeLlmServer;
@@ -36,12 +38,18 @@ describe("an agent's answer in the channel", () => {
 
     const stored = (await h.team.listMessages(alice, group.id)).at(-1);
     expect(stored?.text).toBe("Let me ask the coder first.\n\nThe coder says seven.");
-    // The live stream showed exactly what is stored.
-    const streamed = h.events
-      .filter((e) => e.type === "delta" && e.runId === run.id)
-      .map((e) => (e.type === "delta" ? e.text : ""))
-      .join("");
-    expect(streamed).toBe(stored?.text);
+    // The live stream, folded into parts by the web UI's reducer, is exactly what is stored: the
+    // called agent's card sits after the call, with what it said.
+    let chat = emptyChat(group.id);
+    for (const event of h.events) chat = chatReducer(chat, { type: "event", event });
+    const resolve = (parts: MessagePart[]): MessagePart[] =>
+      parts.map((p) =>
+        p.type === "agent_run" ? { ...p, parts: resolve(p.parts ?? chat.runs[p.runId]?.parts ?? []) } : p,
+      );
+    const live = resolve(chat.runs[run.id]?.parts ?? []);
+    expect(live).toEqual(stored?.parts);
+    expect(stored?.parts.map((p) => p.type)).toEqual(["text", "tool", "agent_run", "text"]);
+    expect(textOfParts(live)).toBe(stored?.text);
   });
 
   it("hands only the final answer to a calling agent", async () => {

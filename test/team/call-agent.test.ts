@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChannelRecord, TeamEvent } from "../../src/team/types.js";
-import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { agentOf, alice, groupSuite, lastToolResult, lastUserText, type TeamHarness } from "./harness.js";
 
 let server: FakeLlmServer;
@@ -46,10 +46,20 @@ describe("call_agent", () => {
 
     const nested = runEvents(h.events).find((e) => e.run.agentId === "coder" && e.run.status === "done")?.run;
     expect(nested).toMatchObject({ depth: 1, parentRunId: parent.id, channelId: group.id });
-    const toolEnd = h.events.find((e) => e.type === "tool_end" && e.runId === parent.id);
+    const toolEnd = h.agentEvents(parent.id).find((e) => e.type === "tool_result");
     expect(toolEnd).toMatchObject({ name: "call_agent", ok: true, output: "const fizz = 42;" });
     // The nested run's own stream is visible too.
-    expect(h.events.some((e) => e.type === "delta" && e.runId === nested?.id)).toBe(true);
+    expect(h.sawAgentEvent(nested?.id, "text_delta")).toBe(true);
+    // The called agent's run is stored inside the calling answer, after the call.
+    const answer = messages.at(-1);
+    expect(answer?.parts.map((p) => p.type)).toEqual(["tool", "agent_run", "text"]);
+    expect(answer?.parts[1]).toMatchObject({
+      type: "agent_run",
+      runId: nested?.id,
+      agentId: "coder",
+      status: "done",
+      parts: [{ type: "text", text: "const fizz = 42;" }],
+    });
     expect(await h.team.getRun(alice, nested!.id)).toMatchObject({ depth: 1, status: "done" });
   });
 
@@ -95,8 +105,7 @@ describe("call_agent", () => {
     const final = server.requests.at(-1);
     expect(lastToolResult(final)).toContain('Unknown agent "ghost"');
     expect(lastToolResult(final)).toContain("assistant, coder, writer, editor, translator");
-    const toolEnd = h.events.find((e) => e.type === "tool_end");
-    expect(toolEnd).toMatchObject({ ok: false });
+    expect(h.sawAgentEvent(undefined, "tool_result", (e) => e.type === "tool_result" && !e.ok)).toBe(true);
   });
 
   it("cancels the nested run with its parent", async () => {

@@ -75,9 +75,16 @@ describe("collaboration flows", () => {
     expect(lastUserText(requestsOf("editor")[0])).toBe("Polish this draft.\n\ndraft v2 (edited)");
     expect(await h.team.getFlow(alice, flow.id)).toEqual(done);
 
-    // Each step's output was posted to the channel by its agent.
-    const texts = (await h.team.listMessages(alice, group.id)).map((m) => `${m.author.id}: ${m.text}`);
-    expect(texts).toEqual(["alice: /flow launch news for Dimsum", "writer: draft v1", "editor: final post"]);
+    // Each step's output was posted to the channel by its agent; the chat shows the edited output.
+    const stored = await h.team.listMessages(alice, group.id);
+    const texts = stored.map((m) => `${m.author.id}: ${m.text}`);
+    expect(texts).toEqual([
+      "alice: /flow launch news for Dimsum",
+      "writer: draft v2 (edited)",
+      "editor: final post",
+    ]);
+    expect(stored[1]?.parts).toEqual([{ type: "text", text: "draft v2 (edited)" }]);
+    expect(stored[1]?.editedAt).toBeTypeOf("number");
     // An edit after the output was passed on is refused.
     await expect(
       h.team.flowAction(alice, flow.id, { action: "edit", stepIndex: 0, output: "too late" }),

@@ -1,9 +1,11 @@
 /** A team over a real temp SQLite file, talking to the scripted fake LLM server over HTTP. */
+
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import type { AgentEvent } from "../../src/agent/events.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import { openDatabase } from "../../src/store/database.js";
 import { createTeam, type TeamDeps } from "../../src/team/team.js";
@@ -134,6 +136,33 @@ export class TeamHarness {
     );
     if (event.type !== "run") throw new Error("unreachable");
     return event.run;
+  }
+
+  /** The agent events forwarded for a run, in order. */
+  agentEvents(runId: string): AgentEvent[] {
+    return this.events.flatMap((e) => (e.type === "agent" && e.runId === runId ? [e.event] : []));
+  }
+
+  /** The text a run streamed (its text deltas joined). */
+  streamedText(runId: string): string {
+    return this.agentEvents(runId)
+      .map((e) => (e.type === "text_delta" ? e.text : ""))
+      .join("");
+  }
+
+  /** Whether the run forwarded an agent event of this type (and matching `test`). */
+  sawAgentEvent(
+    runId: string | undefined,
+    type: AgentEvent["type"],
+    test: (e: AgentEvent) => boolean = () => true,
+  ) {
+    return this.events.some(
+      (e) =>
+        e.type === "agent" &&
+        (runId === undefined || e.runId === runId) &&
+        e.event.type === type &&
+        test(e.event),
+    );
   }
 
   /** Run lifecycle statuses of a run, in order. */

@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ChannelRecord, TeamEvent } from "../../src/team/types.js";
-import {
-  type FakeLlmServer,
-  type RecordedRequest,
-  startFakeLlmServer,
-} from "../../src/testing/fake-llm-server.js";
+import type { ChannelRecord } from "../../src/team/types.js";
+import type { FakeLlmServer, RecordedRequest } from "../../src/testing/fake-llm-server.js";
 import { agentOf, alice, bob, groupSuite, lastUserText, systemOf, type TeamHarness } from "./harness.js";
 
 let server: FakeLlmServer;
@@ -157,11 +153,7 @@ describe("concurrent runs in one channel", () => {
       expect(runningAt).toBeLessThan(firstDone);
     }
     // Every delta belongs to a run, and each run's deltas add up to its stored answer.
-    const deltas = (runId: string) =>
-      h.events
-        .filter((e): e is Extract<TeamEvent, { type: "delta" }> => e.type === "delta" && e.runId === runId)
-        .map((e) => e.text)
-        .join("");
+    const deltas = (runId: string) => h.streamedText(runId);
     const messages = await h.team.listMessages(alice, group.id);
     for (const run of runs) {
       const stored = messages.find((m) => m.runId === run.id);
@@ -199,7 +191,13 @@ describe("concurrent runs in one channel", () => {
     expect((await h.finished(writerRun.id)).status).toBe("done");
 
     const messages = await h.team.listMessages(alice, group.id);
-    expect(messages.map((m) => m.text)).toEqual(["@coder @writer go", "writer finished"]);
+    // The stopped answer is kept, right after the message it answered, ending with the stop.
+    expect(messages.map((m) => m.text)).toEqual(["@coder @writer go", "", "writer finished"]);
+    expect(messages[1]).toMatchObject({
+      runId: coderRun.id,
+      replyTo: messages[0]?.id,
+      parts: [{ type: "stopped", reason: "Cancelled by bob." }],
+    });
     expect(await h.team.getRun(alice, coderRun.id)).toMatchObject({ status: "cancelled" });
     // Cancelling a finished run changes nothing.
     expect(await h.team.cancelRun(alice, writerRun.id)).toMatchObject({ status: "done" });
@@ -230,6 +228,10 @@ describe("concurrent runs in one channel", () => {
     const run = await h.finished(runs[0]!.id);
     expect(run.status).toBe("error");
     expect(run.error).toBeTruthy();
-    expect((await h.team.listMessages(alice, group.id)).length).toBe(1);
+    // The failed answer is stored with its error, so the chat shows why there is no reply.
+    const messages = await h.team.listMessages(alice, group.id);
+    expect(messages).toHaveLength(2);
+    expect(messages[1]).toMatchObject({ author: { type: "agent", id: "coder" }, runId: run.id, text: "" });
+    expect(messages[1]?.parts).toEqual([expect.objectContaining({ type: "error", message: run.error })]);
   });
 });

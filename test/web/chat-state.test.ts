@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { AgentEvent } from "../../src/agent/events.js";
 import {
   activeRuns,
   type ChatAction,
@@ -19,6 +20,15 @@ function apply(state: ChatState, ...actions: ChatAction[]): ChatState {
 }
 
 const ev = (event: TeamEvent): ChatAction => ({ type: "event", event });
+let seq = 0;
+/** An agent event of a run; numbers only grow, as the server's do within a run. */
+const agentEv = (channelId: string, runId: string, event: AgentEvent): TeamEvent => ({
+  type: "agent",
+  channelId,
+  runId,
+  seq: ++seq,
+  event,
+});
 
 describe("mergeMessages", () => {
   it("appends newer messages and keeps order", () => {
@@ -78,7 +88,7 @@ describe("chatReducer", () => {
       { type: "history", channelId: "c2", messages: [message(1, { channelId: "c2" })] },
       { type: "backlog", channelId: "c2", messages: [message(2, { channelId: "c2" })] },
       ev({ type: "message", channelId: "c2", message: message(3, { channelId: "c2" }) }),
-      ev({ type: "delta", channelId: "c2", runId: "r1", text: "x" }),
+      ev(agentEv("c2", "r1", { type: "text_delta", runId: "r1", text: "x" })),
       { type: "run", run: run("r1", { channelId: "c2" }) },
       { type: "flow", flow: flow("f1", { channelId: "c2" }) },
     );
@@ -108,17 +118,20 @@ describe("chatReducer", () => {
       }),
       ev({ type: "run", channelId: "c1", run: run("r2", { agentId: "writer", startedAt: 2 }) }),
       ev({ type: "run", channelId: "c1", run: run("r1", { agentId: "coder", startedAt: 1 }) }),
-      ev({ type: "delta", channelId: "c1", runId: "r1", text: "Hel" }),
-      ev({ type: "delta", channelId: "c1", runId: "r2", text: "Bon" }),
-      ev({ type: "reasoning", channelId: "c1", runId: "r2", text: "thinking " }),
-      ev({ type: "delta", channelId: "c1", runId: "r1", text: "lo" }),
-      ev({ type: "reasoning", channelId: "c1", runId: "r2", text: "more" }),
-      ev({ type: "delta", channelId: "c1", runId: "r2", text: "jour" }),
+      ev(agentEv("c1", "r1", { type: "text_delta", runId: "r1", text: "Hel" })),
+      ev(agentEv("c1", "r2", { type: "text_delta", runId: "r2", text: "Bon" })),
+      ev(agentEv("c1", "r2", { type: "reasoning_delta", runId: "r2", text: "thinking " })),
+      ev(agentEv("c1", "r1", { type: "text_delta", runId: "r1", text: "lo" })),
+      ev(agentEv("c1", "r2", { type: "reasoning_delta", runId: "r2", text: "more" })),
+      ev(agentEv("c1", "r2", { type: "text_delta", runId: "r2", text: "jour" })),
     );
-    expect(state.runs.r1?.text).toBe("Hello");
-    expect(state.runs.r1?.reasoning).toBe("");
-    expect(state.runs.r2?.text).toBe("Bonjour");
-    expect(state.runs.r2?.reasoning).toBe("thinking more");
+    expect(state.runs.r1?.parts).toEqual([{ type: "text", text: "Hello" }]);
+    // Reasoning and text interleave in the order they came.
+    expect(state.runs.r2?.parts).toEqual([
+      { type: "text", text: "Bon" },
+      { type: "reasoning", text: "thinking more" },
+      { type: "text", text: "jour" },
+    ]);
     expect(liveRuns(state).map((v) => v.id)).toEqual(["r1", "r2"]);
     expect(
       activeRuns(state)
@@ -127,87 +140,143 @@ describe("chatReducer", () => {
     ).toEqual(["r1", "r2"]);
   });
 
-  it("builds tool cards from tool_start/tool_end, in call order", () => {
+  it("builds tool cards from tool_call/tool_result, in call order", () => {
     const state = apply(
       emptyChat("c1"),
-      ev({
-        type: "tool_start",
-        channelId: "c1",
-        runId: "r1",
+      ev(
+        agentEv("c1", "r1", {
+          type: "tool_call",
+          runId: "r1",
+          id: "a",
+          name: "read_file",
+          args: { path: "x" },
+        }),
+      ),
+      ev(
+        agentEv("c1", "r1", {
+          type: "tool_call",
+          runId: "r1",
+          id: "b",
+          name: "web_search",
+          args: { q: "y" },
+        }),
+      ),
+      ev(
+        agentEv("c1", "r1", {
+          type: "tool_call",
+          runId: "r1",
+          id: "a",
+          name: "read_file",
+          args: { path: "x" },
+        }),
+      ),
+      ev(
+        agentEv("c1", "r1", {
+          type: "tool_result",
+          runId: "r1",
+          id: "b",
+          name: "web_search",
+          ok: false,
+          output: "down",
+          durationMs: 40,
+        }),
+      ),
+      ev(
+        agentEv("c1", "r1", {
+          type: "tool_result",
+          runId: "r1",
+          id: "a",
+          name: "read_file",
+          ok: true,
+          output: "content",
+          durationMs: 3,
+        }),
+      ),
+    );
+    expect(state.runs.r1?.parts).toEqual([
+      {
+        type: "tool",
         callId: "a",
         name: "read_file",
         args: { path: "x" },
-      }),
-      ev({
-        type: "tool_start",
-        channelId: "c1",
-        runId: "r1",
+        status: "ok",
+        output: "content",
+        durationMs: 3,
+      },
+      {
+        type: "tool",
         callId: "b",
         name: "web_search",
         args: { q: "y" },
-      }),
-      ev({
-        type: "tool_start",
-        channelId: "c1",
-        runId: "r1",
-        callId: "a",
-        name: "read_file",
-        args: { path: "x" },
-      }),
-      ev({
-        type: "tool_end",
-        channelId: "c1",
-        runId: "r1",
-        callId: "b",
-        name: "web_search",
-        ok: false,
+        status: "error",
         output: "down",
         durationMs: 40,
-      }),
-      ev({
-        type: "tool_end",
-        channelId: "c1",
-        runId: "r1",
-        callId: "a",
-        name: "read_file",
-        ok: true,
-        output: "content",
-        durationMs: 3,
-      }),
-    );
-    expect(state.runs.r1?.tools).toEqual([
-      { callId: "a", name: "read_file", args: { path: "x" }, status: "ok", output: "content", durationMs: 3 },
-      { callId: "b", name: "web_search", args: { q: "y" }, status: "error", output: "down", durationMs: 40 },
+      },
     ]);
   });
 
-  it("a tool_end without its start still produces a card", () => {
+  it("a tool_result without its call still produces a card", () => {
     const state = apply(
       emptyChat("c1"),
-      ev({
-        type: "tool_end",
-        channelId: "c1",
-        runId: "r1",
-        callId: "z",
-        name: "t",
-        ok: true,
-        output: "o",
-        durationMs: 1,
-      }),
+      ev(
+        agentEv("c1", "r1", {
+          type: "tool_result",
+          runId: "r1",
+          id: "z",
+          name: "t",
+          ok: true,
+          output: "o",
+          durationMs: 1,
+        }),
+      ),
     );
-    expect(state.runs.r1?.tools).toEqual([
-      { callId: "z", name: "t", args: undefined, status: "ok", output: "o", durationMs: 1 },
+    expect(state.runs.r1?.parts).toEqual([
+      { type: "tool", callId: "z", name: "t", args: undefined, status: "ok", output: "o", durationMs: 1 },
     ]);
   });
 
   it("stream events for an unknown run create a placeholder the run record fills in later", () => {
-    let state = apply(emptyChat("c1"), ev({ type: "delta", channelId: "c1", runId: "r9", text: "partial" }));
-    expect(state.runs.r9).toEqual({ id: "r9", run: undefined, text: "partial", reasoning: "", tools: [] });
+    let state = apply(
+      emptyChat("c1"),
+      ev(agentEv("c1", "r9", { type: "text_delta", runId: "r9", text: "partial" })),
+    );
+    expect(state.runs.r9).toMatchObject({
+      id: "r9",
+      run: undefined,
+      parts: [{ type: "text", text: "partial" }],
+    });
     expect(activeRuns(state).map((v) => v.id)).toEqual(["r9"]);
     state = apply(state, { type: "run", run: run("r9", { status: "done" }) });
     expect(state.runs.r9?.run?.status).toBe("done");
-    expect(state.runs.r9?.text).toBe("partial");
+    expect(state.runs.r9?.parts).toEqual([{ type: "text", text: "partial" }]);
     expect(activeRuns(state)).toEqual([]);
+  });
+
+  it("a page that opens mid-run starts from the run's snapshot and applies the events after it", () => {
+    const delta = (n: number, text: string): ChatAction =>
+      ev({
+        type: "agent",
+        channelId: "c1",
+        runId: "r5",
+        seq: n,
+        event: { type: "text_delta", runId: "r5", text },
+      });
+    // Events 7 and 8 arrive before the snapshot (taken at event 7) comes back.
+    let state = apply(emptyChat("c1"), delta(7, " world"), delta(8, "!"));
+    state = apply(state, {
+      type: "run",
+      run: run("r5", { status: "running", live: { parts: [{ type: "text", text: "Hello world" }], seq: 7 } }),
+    });
+    expect(state.runs.r5?.parts).toEqual([{ type: "text", text: "Hello world!" }]);
+    // A repeated event changes nothing; the next one is added.
+    state = apply(state, delta(8, "!"), delta(9, " Bye."));
+    expect(state.runs.r5?.parts).toEqual([{ type: "text", text: "Hello world! Bye." }]);
+    // An older snapshot does not take anything back.
+    state = apply(state, {
+      type: "run",
+      run: run("r5", { status: "running", live: { parts: [{ type: "text", text: "Hel" }], seq: 2 } }),
+    });
+    expect(state.runs.r5?.parts).toEqual([{ type: "text", text: "Hello world! Bye." }]);
   });
 
   it("a finished run never goes back to running when a stale update arrives", () => {
@@ -228,7 +297,7 @@ describe("chatReducer", () => {
     let state = apply(
       emptyChat("c1"),
       ev({ type: "run", channelId: "c1", run: run("r1") }),
-      ev({ type: "delta", channelId: "c1", runId: "r1", text: "answer" }),
+      ev(agentEv("c1", "r1", { type: "text_delta", runId: "r1", text: "answer" })),
     );
     expect(liveRuns(state).map((v) => v.id)).toEqual(["r1"]);
     state = apply(

@@ -8,6 +8,7 @@ export function message(id: number, overrides: Partial<ChannelMessage> = {}): Ch
     channelId: "c1",
     author: { type: "user", id: "u1" },
     text: `message ${id}`,
+    parts: [{ type: "text", text: `message ${id}` }],
     mentions: [],
     createdAt: 1_700_000_000_000 + id,
     ...overrides,

@@ -90,9 +90,15 @@ describe("LiveConnection", () => {
     socket().handlers.onOpen();
     expect(socket().sent).toEqual([{ type: "subscribe", channelId: "c1", since: 2 }]);
     receive({ type: "backlog", channelId: "c1", messages: [message(2), message(3)] });
-    receive({ type: "delta", channelId: "c1", runId: "r-live", text: "hi" });
+    receive({
+      type: "agent",
+      channelId: "c1",
+      runId: "r-live",
+      seq: 1,
+      event: { type: "text_delta", runId: "r-live", text: "hi" },
+    });
     expect(store.getState().chat?.messages.map((m) => m.id)).toEqual([1, 2, 3]);
-    expect(store.getState().chat?.runs["r-live"]?.text).toBe("hi");
+    expect(store.getState().chat?.runs["r-live"]?.parts).toEqual([{ type: "text", text: "hi" }]);
     expect(store.getState().connection).toBe("open");
     live.follow("c2");
     expect(socket().sent.slice(1)).toEqual([
@@ -119,8 +125,20 @@ describe("LiveConnection", () => {
     live.follow("c1");
     live.start();
     socket().handlers.onOpen();
-    receive({ type: "tool_start", channelId: "c1", runId: "r-old", callId: "x", name: "t", args: {} });
-    receive({ type: "delta", channelId: "c1", runId: "r-old", text: "more" });
+    receive({
+      type: "agent",
+      channelId: "c1",
+      runId: "r-old",
+      seq: 1,
+      event: { type: "tool_call", runId: "r-old", id: "x", name: "t", args: {} },
+    });
+    receive({
+      type: "agent",
+      channelId: "c1",
+      runId: "r-old",
+      seq: 2,
+      event: { type: "text_delta", runId: "r-old", text: "more" },
+    });
     await eventually(() => {
       expect(store.getState().chat?.runs["r-old"]?.run?.status).toBe("done");
       expect(store.getState().chat?.flows.f1?.status).toBe("paused");

@@ -198,7 +198,13 @@ describe("WsClient with a fake socket", () => {
     client.connect();
     last().handlers.onOpen();
     timers.fire(20_000);
-    last().receive({ type: "delta", channelId: "c1", runId: "r", text: "x" });
+    last().receive({
+      type: "agent",
+      channelId: "c1",
+      runId: "r",
+      seq: 1,
+      event: { type: "text_delta", runId: "r", text: "x" },
+    });
     expect(timers.delays()).toEqual([20_000]);
     expect(frames).toHaveLength(1);
   });

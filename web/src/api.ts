@@ -344,6 +344,14 @@ export class ApiClient {
   deleteMessage(id: number): Promise<void> {
     return this.request("DELETE", `/api/messages/${id}`);
   }
+  /** A new answer to the message an agent answer replied to (the old one stays as a version). */
+  regenerate(id: number): Promise<PostResult> {
+    return this.request("POST", `/api/messages/${id}/regenerate`);
+  }
+  /** Changes the text of one's own last message and answers it again. */
+  editMessage(id: number, text: string): Promise<PostResult> {
+    return this.request("PATCH", `/api/messages/${id}`, { text });
+  }
   /** Full-text search over the channels this user can see. */
   search(q: string, channelId?: string): Promise<ChannelMessage[]> {
     return this.request("GET", `/api/search${query({ q, channelId })}`);

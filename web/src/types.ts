@@ -27,6 +27,7 @@ export type {
   FlowRecord,
   FlowStatus,
   FlowStep,
+  MessagePart,
   PostResult,
   RunStatus,
   SoulFile,

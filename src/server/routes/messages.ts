@@ -1,6 +1,6 @@
 /**
  * Channel messages: paged history, posting (rate limited; routes to agents and starts runs or a
- * flow), read markers, deletion, and full-text search over the channels the caller may see.
+ * flow), regenerating an answer, editing one's last message, read markers, deletion, and full-text search over the channels the caller may see.
  */
 import { Hono } from "hono";
 import type { Team } from "../../team/types.js";
@@ -45,6 +45,21 @@ export function messageRoutes(team: Team): Hono<AppEnv> {
     await team.deleteMessage(actorOf(c), c.req.valid("param").id);
     return c.body(null, 204);
   });
+
+  app.post("/messages/:id/regenerate", messageRateLimit, paramsOf(numericIdParam), async (c) => {
+    return c.json(await team.regenerate(actorOf(c), c.req.valid("param").id), 201);
+  });
+
+  app.patch(
+    "/messages/:id",
+    messageRateLimit,
+    paramsOf(numericIdParam),
+    jsonBody(postMessageSchema),
+    async (c) => {
+      const result = await team.editMessage(actorOf(c), c.req.valid("param").id, c.req.valid("json").text);
+      return c.json(result);
+    },
+  );
 
   app.get("/search", queryOf(searchQuerySchema), async (c) => {
     const { q, channelId, limit } = c.req.valid("query");

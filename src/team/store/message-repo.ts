@@ -4,7 +4,7 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 import { searchDocument } from "../search-text.js";
-import type { ChannelMessage } from "../types.js";
+import type { ChannelMessage, MessagePart } from "../types.js";
 import { guard, parseJson } from "./sql-guard.js";
 
 interface MessageRow {
@@ -16,9 +16,19 @@ interface MessageRow {
   run_id: string | null;
   mentions_json: string;
   created_at: number;
+  parts_json: string | null;
+  reply_to: number | null;
+  version_of: number | null;
+  edited_at: number | null;
 }
 
-export type NewMessage = Omit<ChannelMessage, "id">;
+/** A message to store; without `parts` its text is its one part. */
+export type NewMessage = Omit<ChannelMessage, "id" | "parts"> & { parts?: MessagePart[] };
+
+/** The parts of a message that has only text. */
+export function textParts(text: string): MessagePart[] {
+  return text === "" ? [] : [{ type: "text", text }];
+}
 
 export interface SearchScope {
   channelId?: string;
@@ -40,8 +50,12 @@ function toMessage(row: MessageRow): ChannelMessage {
     text: row.text,
     mentions: parseJson<string[]>(row.mentions_json, []),
     createdAt: row.created_at,
+    parts: row.parts_json === null ? textParts(row.text) : parseJson<MessagePart[]>(row.parts_json, []),
   };
   if (row.run_id !== null) message.runId = row.run_id;
+  if (row.reply_to !== null) message.replyTo = row.reply_to;
+  if (row.version_of !== null) message.versionOf = row.version_of;
+  if (row.edited_at !== null) message.editedAt = row.edited_at;
   return message;
 }
 
@@ -57,18 +71,24 @@ export class MessageRepo {
     after: Statement<[string, number, number], MessageRow>;
     range: Statement<[string, number, number, number], MessageRow>;
     delete: Statement<[number]>;
+    edit: Statement<[string, string, number, number]>;
+    unindex: Statement<[number]>;
+    replies: Statement<[number], MessageRow>;
+    byRun: Statement<[string], MessageRow>;
     marker: Statement<[string, string], number>;
     setMarker: Statement<[string, string, number, number]>;
     unread: Statement<[{ user: string; channel: string }], number>;
   };
   readonly #insertTx: (message: NewMessage) => ChannelMessage;
+  readonly #editTx: (id: number, text: string, parts: MessagePart[], at: number) => void;
 
   constructor(db: Database) {
     this.#db = db;
     this.#sql = {
       insert: db.prepare(
-        `INSERT INTO team_messages (channel_id, author_type, author_id, text, run_id, mentions_json, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO team_messages (channel_id, author_type, author_id, text, run_id, mentions_json, created_at,
+           parts_json, reply_to, version_of)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       index: db.prepare("INSERT INTO team_messages_fts (rowid, terms) VALUES (?, ?)"),
       get: db.prepare("SELECT * FROM team_messages WHERE id = ?"),
@@ -83,6 +103,10 @@ export class MessageRepo {
          ORDER BY id DESC LIMIT ?) ORDER BY id`,
       ),
       delete: db.prepare("DELETE FROM team_messages WHERE id = ?"),
+      edit: db.prepare("UPDATE team_messages SET text = ?, parts_json = ?, edited_at = ? WHERE id = ?"),
+      unindex: db.prepare("DELETE FROM team_messages_fts WHERE rowid = ?"),
+      replies: db.prepare("SELECT * FROM team_messages WHERE reply_to = ? ORDER BY id"),
+      byRun: db.prepare("SELECT * FROM team_messages WHERE run_id = ? ORDER BY id DESC LIMIT 1"),
       marker: db
         .prepare<[string, string], number>(
           "SELECT message_id FROM team_read_markers WHERE reader_id = ? AND channel_id = ?",
@@ -102,6 +126,7 @@ export class MessageRepo {
         .pluck(),
     };
     this.#insertTx = db.transaction((message: NewMessage): ChannelMessage => {
+      const parts = message.parts ?? textParts(message.text);
       const info = this.#sql.insert.run(
         message.channelId,
         message.author.type,
@@ -110,12 +135,43 @@ export class MessageRepo {
         message.runId ?? null,
         JSON.stringify(message.mentions),
         message.createdAt,
+        JSON.stringify(parts),
+        message.replyTo ?? null,
+        message.versionOf ?? null,
       );
       const id = Number(info.lastInsertRowid);
       const terms = searchDocument(message.text);
       if (terms !== "") this.#sql.index.run(id, terms);
-      return { ...message, id };
+      return { ...message, parts, id };
     });
+    this.#editTx = db.transaction((id: number, text: string, parts: MessagePart[], at: number): void => {
+      this.#sql.edit.run(text, JSON.stringify(parts), at, id);
+      this.#sql.unindex.run(id);
+      const terms = searchDocument(text);
+      if (terms !== "") this.#sql.index.run(id, terms);
+    });
+  }
+
+  /** Replaces a message's text and parts (default: just that text) and its search terms. */
+  edit(id: number, text: string, at: number, parts?: MessagePart[]): Promise<ChannelMessage | undefined> {
+    return guard(this.#db, "edit a message in", () => {
+      this.#editTx(id, text, parts ?? textParts(text), at);
+      const row = this.#sql.get.get(id);
+      return row ? toMessage(row) : undefined;
+    });
+  }
+
+  /** The (last) message a run posted. */
+  byRun(runId: string): Promise<ChannelMessage | undefined> {
+    return guard(this.#db, "read a message from", () => {
+      const row = this.#sql.byRun.get(runId);
+      return row ? toMessage(row) : undefined;
+    });
+  }
+
+  /** The answers that reply to a message (every version), oldest first. */
+  replies(id: number): Promise<ChannelMessage[]> {
+    return guard(this.#db, "read messages from", () => this.#sql.replies.all(id).map(toMessage));
   }
 
   /** Stores a message and its search terms in one transaction. */

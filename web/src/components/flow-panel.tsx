@@ -8,6 +8,8 @@ import type { AgentRecord, FlowAction, FlowRecord, FlowStep } from "../types.js"
 import { MarkdownView } from "./markdown-view.js";
 
 const ACTIVE = new Set(["idle", "running", "paused"]);
+/** A flow that can still be acted on: live, or stopped at a failed step (retry or skip it). */
+const ACTIONABLE = new Set(["idle", "running", "paused", "error"]);
 
 function StepOutputEditor({
   output,
@@ -59,8 +61,11 @@ interface StepRowProps {
 
 function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
   const [editing, setEditing] = useState(false);
-  const open = ACTIVE.has(flow.status) || flow.status === "error";
+  const open = ACTIONABLE.has(flow.status);
   const pausedHere = flow.status === "paused" && flow.currentStep === index;
+  // Only a finished step that asked for a person's approval waits for one (a step still running when
+  // the flow was paused is not approvable; Resume continues the flow).
+  const awaitsApproval = pausedHere && step.requiresApproval && step.status === "completed";
   const canEdit = step.status === "completed" && flow.status !== "running" && open;
   return (
     <li
@@ -82,7 +87,7 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
           {step.status}
         </span>
         <span class="flow-step-actions">
-          {pausedHere && (
+          {awaitsApproval && (
             <button
               type="button"
               class="btn btn-small btn-primary"
@@ -144,7 +149,7 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
         />
       ) : (
         step.output && (
-          <details class="step-output" open={pausedHere}>
+          <details class="step-output" open={awaitsApproval}>
             <summary>Output</summary>
             <MarkdownView text={step.output} testId="flow-step-output" />
           </details>
@@ -154,13 +159,19 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
   );
 }
 
+function isNarrow(): boolean {
+  return typeof matchMedia === "function" && matchMedia("(max-width: 700px)").matches;
+}
+
 /** The flow panel. */
 export function FlowPanel({ flow, agents }: { flow: FlowRecord; agents: AgentRecord[] }) {
   const { api, store } = useServices();
-  const finished = !ACTIVE.has(flow.status);
-  // A finished flow folds away (its outputs are in the conversation); toggling overrides that.
+  const finished = !ACTIONABLE.has(flow.status);
+  // A finished flow folds away (its outputs are in the conversation); on a phone, where the panel is
+  // a sheet over the composer, so does a flow that does not need a person. Toggling overrides that.
   const [folded, setFolded] = useState<boolean | undefined>(undefined);
-  const collapsed = folded ?? finished;
+  const needsPerson = flow.status === "paused" || flow.status === "error";
+  const collapsed = folded ?? (finished || (isNarrow() && !needsPerson));
   const [act, busy] = useAction(async (action: FlowAction) => {
     const next = await api.flowAction(flow.id, action);
     store.dispatch({ type: "flow", flow: next });

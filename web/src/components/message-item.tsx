@@ -1,12 +1,15 @@
-/** A stored message, or the live bubble of a run still streaming (or ended without a message). */
-
+/**
+ * A stored message (with its regenerated versions and its actions: copy, regenerate, edit), or the
+ * live bubble of a run still streaming (or ended without a message). Both render the same parts.
+ */
+import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
 import type { AgentRecord, ChannelMessage, SessionUser } from "../types.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { MarkdownView } from "./markdown-view.js";
-import { RunControls, RunDetails } from "./run-parts.js";
+import { EndBadge, Parts, RunControls } from "./run-parts.js";
 
 function AgentName({ agentId, agents }: { agentId: string; agents: Map<string, AgentRecord> }) {
   const agent = agents.get(agentId);
@@ -23,15 +26,43 @@ function AgentName({ agentId, agents }: { agentId: string; agents: Map<string, A
 }
 
 export interface MessageItemProps {
-  message: ChannelMessage;
-  run: RunView | undefined;
+  /** Every version of the message, oldest first (more than one after a regenerate). */
+  versions: ChannelMessage[];
+  runs: Record<string, RunView>;
   agents: Map<string, AgentRecord>;
   me: SessionUser;
+  /** This is the reader's last message (they may edit it). */
+  editable: boolean;
 }
 
-/** One stored message, with its run's reasoning and tool calls when this page saw them. */
-export function MessageItem({ message, run, agents, me }: MessageItemProps) {
+/** A message that started a collaboration flow (it cannot be edited; the flow is started again). */
+const STARTS_FLOW = /^\s*(\/flow|@chain)\b/i;
+
+/** Copies text to the clipboard, with the old-style fallback where the Clipboard API is missing. */
+async function copyText(text: string): Promise<void> {
+  if (navigator.clipboard?.writeText) {
+    await navigator.clipboard.writeText(text);
+    return;
+  }
+  const area = document.createElement("textarea");
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  document.execCommand("copy");
+  area.remove();
+}
+
+/** One stored message with its parts and actions. */
+export function MessageItem({ versions, runs, agents, me, editable }: MessageItemProps) {
   const { api, store } = useServices();
+  // Undefined: the newest version (a new one arriving is shown).
+  const [picked, setPicked] = useState<number | undefined>(undefined);
+  // A new version (regenerated, or answering an edit) is shown as it arrives.
+  useEffect(() => setPicked(undefined), [versions.length]);
+  const [editing, setEditing] = useState<string | undefined>(undefined);
+  const [copied, setCopied] = useState(false);
+  const index = picked !== undefined && picked < versions.length ? picked : versions.length - 1;
+  const message = versions[index] as ChannelMessage;
   const { author } = message;
   const mine = author.type === "user" && author.id === me.id;
   const canDelete = mine || me.role === "owner" || me.role === "admin";
@@ -42,6 +73,28 @@ export function MessageItem({ message, run, agents, me }: MessageItemProps) {
       event: { type: "message_deleted", channelId: message.channelId, messageId: message.id },
     });
   });
+  const [regenerate, regenerating] = useAction(async () => {
+    const result = await api.regenerate(message.id);
+    setPicked(undefined);
+    store.dispatch({ type: "posted", channelId: message.channelId, result });
+  });
+  const [saveEdit, saving] = useAction(async () => {
+    const text = editing?.trim() ?? "";
+    if (text === "") return;
+    const result = await api.editMessage(message.id, text);
+    setEditing(undefined);
+    store.dispatch({ type: "posted", channelId: message.channelId, result });
+  });
+  const copy = () => {
+    copyText(message.text).then(
+      () => {
+        setCopied(true);
+        setTimeout(() => setCopied(false), 1500);
+      },
+      () => store.dispatch({ type: "notice", kind: "error", text: "Could not copy to the clipboard." }),
+    );
+  };
+  const isAnswer = author.type === "agent";
   return (
     <article
       class={`msg msg-${author.type}${mine ? " msg-mine" : ""}`}
@@ -50,9 +103,10 @@ export function MessageItem({ message, run, agents, me }: MessageItemProps) {
       data-author-type={author.type}
       data-author-id={author.id}
       data-run-id={message.runId}
+      data-versions={versions.length}
     >
       <header class="msg-head">
-        {author.type === "agent" ? (
+        {isAnswer ? (
           <AgentName agentId={author.id} agents={agents} />
         ) : (
           <>
@@ -67,8 +121,13 @@ export function MessageItem({ message, run, agents, me }: MessageItemProps) {
         <time class="msg-time muted" dateTime={new Date(message.createdAt).toISOString()}>
           {formatTime(message.createdAt)}
         </time>
+        {message.editedAt !== undefined && (
+          <span class="muted msg-edited" data-testid="message-edited">
+            (edited)
+          </span>
+        )}
         {/* A stored answer is done by definition; only say so when it ended otherwise. */}
-        {run && run.run?.status !== "done" && <RunControls view={run} />}
+        {isAnswer && <EndBadge parts={message.parts} />}
         {canDelete && (
           <button
             type="button"
@@ -90,16 +149,133 @@ export function MessageItem({ message, run, agents, me }: MessageItemProps) {
           </button>
         )}
       </header>
-      {run && <RunDetails view={run} />}
-      <MarkdownView text={message.text} class="msg-body" testId="message-text" />
+      {editing !== undefined ? (
+        <form
+          class="msg-edit"
+          data-testid="message-edit-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void saveEdit();
+          }}
+        >
+          <textarea
+            class="msg-edit-input"
+            data-testid="message-edit-input"
+            value={editing}
+            rows={Math.min(8, Math.max(2, editing.split("\n").length))}
+            onInput={(e) => setEditing(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Escape") setEditing(undefined);
+              if (e.key === "Enter" && !e.shiftKey) {
+                e.preventDefault();
+                void saveEdit();
+              }
+            }}
+          />
+          <div class="msg-edit-actions">
+            <button type="button" class="btn btn-small" onClick={() => setEditing(undefined)}>
+              Cancel
+            </button>
+            <button
+              type="submit"
+              class="btn btn-small btn-primary"
+              disabled={saving || editing.trim() === ""}
+              data-testid="message-edit-save"
+            >
+              Save &amp; send
+            </button>
+          </div>
+        </form>
+      ) : isAnswer ? (
+        <Parts parts={message.parts} runs={runs} agents={agents} live={false} />
+      ) : (
+        <MarkdownView text={message.text} class="msg-body" testId="message-text" />
+      )}
+      {editing === undefined && (
+        <footer class="msg-actions" data-testid="message-actions">
+          {versions.length > 1 && (
+            <span class="version-switch" data-testid="version-switch">
+              <button
+                type="button"
+                class="icon-btn"
+                aria-label="Previous version"
+                disabled={index === 0}
+                onClick={() => setPicked(index - 1)}
+                data-testid="version-prev"
+              >
+                ‹
+              </button>
+              <span data-testid="version-label">
+                {index + 1}/{versions.length}
+              </span>
+              <button
+                type="button"
+                class="icon-btn"
+                aria-label="Next version"
+                disabled={index === versions.length - 1}
+                onClick={() => setPicked(index + 1 === versions.length - 1 ? undefined : index + 1)}
+                data-testid="version-next"
+              >
+                ›
+              </button>
+            </span>
+          )}
+          {message.text !== "" && (
+            <button
+              type="button"
+              class="icon-btn msg-action"
+              onClick={copy}
+              title="Copy"
+              aria-label="Copy message"
+              data-testid="message-copy"
+            >
+              {copied ? "✓ Copied" : "Copy"}
+            </button>
+          )}
+          {isAnswer && message.replyTo !== undefined && (
+            <button
+              type="button"
+              class="icon-btn msg-action"
+              onClick={() => void regenerate()}
+              disabled={regenerating}
+              title="Regenerate"
+              aria-label="Regenerate answer"
+              data-testid="message-regenerate"
+            >
+              ↻ Regenerate
+            </button>
+          )}
+          {mine && editable && !STARTS_FLOW.test(message.text) && (
+            <button
+              type="button"
+              class="icon-btn msg-action"
+              onClick={() => setEditing(message.text)}
+              title="Edit and resend"
+              aria-label="Edit message"
+              data-testid="message-edit"
+            >
+              ✎ Edit
+            </button>
+          )}
+        </footer>
+      )}
     </article>
   );
 }
 
-/** A run without a stored message yet: text streams in token by token. */
-export function RunBubble({ view, agents }: { view: RunView; agents: Map<string, AgentRecord> }) {
+/** A run without a stored message yet: its parts stream in as the agent works. */
+export function RunBubble({
+  view,
+  runs,
+  agents,
+}: {
+  view: RunView;
+  runs: Record<string, RunView>;
+  agents: Map<string, AgentRecord>;
+}) {
   const status = view.run?.status;
   const active = !isTerminal(status);
+  const said = view.parts.length > 0;
   return (
     <article
       class="msg msg-agent msg-live"
@@ -112,15 +288,16 @@ export function RunBubble({ view, agents }: { view: RunView; agents: Map<string,
         <AgentName agentId={view.run?.agentId ?? ""} agents={agents} />
         <RunControls view={view} />
       </header>
-      <RunDetails view={view} />
-      {view.text ? (
-        <MarkdownView text={view.text} class={`msg-body${active ? " streaming" : ""}`} testId="run-text" />
-      ) : (
-        active && (
-          <p class="typing muted" data-testid="run-waiting">
-            {status === "queued" ? "Queued…" : "Thinking…"}
-          </p>
-        )
+      {said && <Parts parts={view.parts} runs={runs} agents={agents} live={active} />}
+      {active && view.retry && (
+        <p class="muted run-retry" data-testid="run-retry">
+          Retrying (attempt {view.retry.attempt}): {view.retry.reason}
+        </p>
+      )}
+      {!said && active && (
+        <p class="typing muted" data-testid="run-waiting">
+          {status === "queued" ? "Queued…" : "Thinking…"}
+        </p>
       )}
     </article>
   );

@@ -1,10 +1,10 @@
 /**
- * The scrolling conversation: stored messages, then live run bubbles. Stays pinned to the bottom
+ * The scrolling conversation: stored messages in reading order, live run bubbles after their trigger. Stays pinned to the bottom
  * while the reader is there, and keeps the reading position when older messages are prepended.
  */
 import { useLayoutEffect, useMemo, useRef } from "preact/hooks";
 import { useAction, useSelector, useServices } from "../hooks.js";
-import { type ChatState, firstMessageId, liveRuns } from "../state/chat.js";
+import { type ChatState, chatItems, firstMessageId, lastOwnMessageId } from "../state/chat.js";
 import type { SessionUser } from "../types.js";
 import { MessageItem, RunBubble } from "./message-item.js";
 
@@ -16,7 +16,8 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
   const { api, store } = useServices();
   const agentList = useSelector((s) => s.agents);
   const agents = useMemo(() => new Map(agentList.map((a) => [a.id, a])), [agentList]);
-  const live = useMemo(() => liveRuns(chat), [chat]);
+  const items = useMemo(() => chatItems(chat), [chat]);
+  const editableId = lastOwnMessageId(chat, me.id);
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   const anchor = useRef<{ height: number; top: number } | null>(null);
@@ -63,24 +64,26 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
           {loadingOlder ? "Loading…" : "Load earlier messages"}
         </button>
       )}
-      {chat.loaded && chat.messages.length === 0 && live.length === 0 && (
+      {chat.loaded && items.length === 0 && (
         <p class="empty-chat muted" data-testid="empty-chat">
           No messages yet. Say hello — type <kbd>@</kbd> to address a specific agent.
         </p>
       )}
       {!chat.loaded && <p class="muted empty-chat">Loading messages…</p>}
-      {chat.messages.map((message) => (
-        <MessageItem
-          key={message.id}
-          message={message}
-          run={message.runId ? chat.runs[message.runId] : undefined}
-          agents={agents}
-          me={me}
-        />
-      ))}
-      {live.map((view) => (
-        <RunBubble key={view.id} view={view} agents={agents} />
-      ))}
+      {items.map((item) =>
+        item.kind === "message" ? (
+          <MessageItem
+            key={item.key}
+            versions={item.versions}
+            runs={chat.runs}
+            agents={agents}
+            me={me}
+            editable={item.versions.some((m) => m.id === editableId)}
+          />
+        ) : (
+          <RunBubble key={item.key} view={item.view} runs={chat.runs} agents={agents} />
+        ),
+      )}
     </div>
   );
 }

@@ -1,8 +1,9 @@
-/** The pieces every run shows: its lifecycle badge, a stop button, the reasoning block and tool cards. */
-
+/** The pieces every answer shows: its lifecycle badge, a stop button, and its parts in order. */
+import { endPartOf } from "../../../src/team/message-parts.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
-import type { RunStatus } from "../types.js";
+import type { AgentRecord, MessagePart, RunStatus } from "../types.js";
+import { MarkdownView } from "./markdown-view.js";
 import { WithSettingsLinks } from "./settings-links.js";
 import { ToolCard } from "./tool-card.js";
 
@@ -46,36 +47,123 @@ export function StopButton({ runId }: { runId: string }) {
   );
 }
 
-/** Reasoning (collapsed) and tool cards of a run, plus its error if it failed. */
-export function RunDetails({ view }: { view: RunView }) {
-  const status = view.run?.status;
+export interface PartsProps {
+  parts: readonly MessagePart[];
+  /** Live runs of the page, for called agents whose card has no stored parts yet. */
+  runs: Record<string, RunView>;
+  agents: Map<string, AgentRecord>;
+  /** The parts are still streaming (the last text part shows a cursor). */
+  live: boolean;
+}
+
+/**
+ * A message's parts in order: text, reasoning (collapsed), tool cards, called agents' runs (nested
+ * cards) and the error or stop that ended it. Stored and live answers both render through here.
+ */
+export function Parts({ parts, runs, agents, live }: PartsProps) {
+  const lastText = parts.reduce((at, p, i) => (p.type === "text" ? i : at), -1);
   return (
-    <>
-      {view.reasoning && (
-        <details class="reasoning" data-testid="reasoning">
-          <summary>
-            {isTerminal(status) ? "Reasoning" : "Thinking…"}{" "}
-            <span class="muted">({view.reasoning.length} chars)</span>
-          </summary>
-          <div class="reasoning-text" data-testid="reasoning-text">
-            {view.reasoning}
-          </div>
-        </details>
-      )}
-      {view.tools.length > 0 && (
-        <div class="tool-list" data-testid="tool-list">
-          {view.tools.map((call) => (
-            <ToolCard key={call.callId} call={call} />
-          ))}
-        </div>
-      )}
-      {status === "error" && view.run?.error && (
-        <p class="run-error" data-testid="run-error">
-          <WithSettingsLinks text={view.run.error} />
-        </p>
-      )}
-    </>
+    <div class="msg-parts" data-testid="message-parts">
+      {parts.map((part, i) => {
+        const key = `${part.type}-${i}`;
+        switch (part.type) {
+          case "text":
+            return (
+              <MarkdownView
+                key={key}
+                text={part.text}
+                class={`msg-body${live && i === lastText && i === parts.length - 1 ? " streaming" : ""}`}
+                testId={live ? "run-text" : "message-text"}
+              />
+            );
+          case "reasoning":
+            return <Reasoning key={key} text={part.text} thinking={live && i === parts.length - 1} />;
+          case "tool":
+            return <ToolCard key={key} call={part} />;
+          case "agent_run":
+            return <AgentRunCard key={key} part={part} runs={runs} agents={agents} />;
+          case "error":
+            return (
+              <div key={key} class="run-error" data-testid="run-error" role="alert">
+                <strong>Error:</strong> <WithSettingsLinks text={part.message} />
+                {part.hint && (
+                  <span class="run-error-hint">
+                    {" "}
+                    — <WithSettingsLinks text={part.hint} />
+                  </span>
+                )}
+              </div>
+            );
+          case "stopped":
+            return (
+              <p key={key} class="run-stopped muted" data-testid="run-stopped">
+                ■ Stopped{part.reason ? ` — ${part.reason}` : ""}
+              </p>
+            );
+          default:
+            return null;
+        }
+      })}
+    </div>
   );
+}
+
+function Reasoning({ text, thinking }: { text: string; thinking: boolean }) {
+  return (
+    <details class="reasoning" data-testid="reasoning">
+      <summary>
+        {thinking ? "Thinking…" : "Reasoning"} <span class="muted">({text.length} chars)</span>
+      </summary>
+      <div class="reasoning-text" data-testid="reasoning-text">
+        {text}
+      </div>
+    </details>
+  );
+}
+
+/** The run of an agent this answer called: its own parts, nested where the call happened. */
+function AgentRunCard({
+  part,
+  runs,
+  agents,
+}: {
+  part: Extract<MessagePart, { type: "agent_run" }>;
+  runs: Record<string, RunView>;
+  agents: Map<string, AgentRecord>;
+}) {
+  const view = runs[part.runId];
+  const live = part.parts === undefined;
+  const parts = part.parts ?? view?.parts ?? [];
+  const status = live ? (view?.run?.status ?? part.status) : part.status;
+  const agent = agents.get(part.agentId);
+  return (
+    <details
+      class="agent-run"
+      data-testid="agent-run"
+      data-run-id={part.runId}
+      data-agent-id={part.agentId}
+      open={live && !isTerminal(status)}
+    >
+      <summary class="agent-run-head">
+        <span class="muted agent-run-label">Asked</span>
+        <span class="avatar avatar-small" aria-hidden="true">
+          {agent?.emoji ?? "🤖"}
+        </span>
+        <span class="author">{agent?.name ?? part.agentId}</span>
+        <RunBadge status={status} />
+      </summary>
+      <div class="agent-run-body">
+        <Parts parts={parts} runs={runs} agents={agents} live={live && !isTerminal(status)} />
+      </div>
+    </details>
+  );
+}
+
+/** A badge for a stored answer that did not end normally (a normal answer shows none). */
+export function EndBadge({ parts }: { parts: readonly MessagePart[] }) {
+  const end = endPartOf(parts);
+  if (!end) return null;
+  return <RunBadge status={end.type === "stopped" ? "cancelled" : "error"} />;
 }
 
 /** Badge and (while active) stop button, for a message or bubble header. */

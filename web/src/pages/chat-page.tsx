@@ -51,6 +51,8 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
     );
   }
   const flow = open ? currentFlow(open) : undefined;
+  // A finished flow folds into a bar over the messages instead of keeping a column of its own.
+  const flowEnded = flow?.status === "done" || flow?.status === "stopped";
   const agentCount = channel.members.filter((m) => m.type === "agent").length;
   const peopleCount = channel.members.filter((m) => m.type === "user").length;
   return (
@@ -76,13 +78,19 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
           ⚙ Settings
         </Link>
       </header>
-      {flow && (
-        <div class="chat-flow">
-          <FlowPanel flow={flow} agents={agents} />
+      <div class="chat-body">
+        <div class={`chat-main${flow ? (flowEnded ? " has-flow-bar" : " has-flow") : ""}`}>
+          {open ? <MessageList chat={open} me={me} /> : <div class="message-scroller" />}
+          {/* Beside the messages on wide screens; a sheet docked above the composer on phones. */}
+          {/* Once finished, a bar above the messages. */}
+          {flow && (
+            <aside class="chat-flow" aria-label="Collaboration flow" data-testid="chat-flow">
+              <FlowPanel flow={flow} agents={agents} />
+            </aside>
+          )}
+          <Composer channel={channel} agents={agents} />
         </div>
-      )}
-      {open ? <MessageList chat={open} me={me} /> : <div class="message-scroller" />}
-      <Composer channel={channel} agents={agents} />
+      </div>
     </section>
   );
 }

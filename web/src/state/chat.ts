@@ -3,25 +3,49 @@
  * (text, reasoning and tool calls per run id, so concurrent agents never mix), and its flows. Pure
  * reducer plus selectors; the WebSocket and HTTP layers only dispatch.
  */
-import type { ChannelMessage, FlowRecord, PostResult, RunStatus, TeamEvent, TeamRun } from "../types.js";
 
-export interface ToolCallView {
-  callId: string;
-  name: string;
-  args: unknown;
-  status: "running" | "ok" | "error";
-  output?: string;
-  durationMs?: number;
-}
+import type { AgentEvent } from "../../../src/agent/events.js";
+import {
+  applyAgentEvent,
+  endPartOf,
+  endParts,
+  failurePart,
+  startChildRun,
+  updateChildRun,
+} from "../../../src/team/message-parts.js";
+import type {
+  ChannelMessage,
+  FlowRecord,
+  MessagePart,
+  PostResult,
+  RunStatus,
+  TeamEvent,
+  TeamRun,
+} from "../types.js";
+
+export type ToolCallView = Extract<MessagePart, { type: "tool" }>;
 
 export interface RunView {
   id: string;
   /** Undefined while only stream events of a run that started before we subscribed have arrived. */
   run: TeamRun | undefined;
-  text: string;
-  reasoning: string;
-  tools: ToolCallView[];
+  /** What the run said so far, folded from its agent events exactly as the server stores them. */
+  parts: MessagePart[];
+  /** The latest retry the agent reported while the model call failed (cleared by further output). */
+  retry?: { attempt: number; reason: string };
+  /** Tokens so far (the agent's `usage` events). */
+  usage?: { input: number; output: number };
+  /** The number of the last agent event folded in (0: none). */
+  seq?: number;
+  /**
+   * The latest agent events of a live run, so a snapshot from `getRun` (taken at some event number)
+   * can be brought up to date with what arrived meanwhile.
+   */
+  recent?: Array<{ seq: number; event: AgentEvent }>;
 }
+
+/** How many recent events a live run keeps for catching up with a snapshot. */
+const RECENT_EVENTS = 400;
 
 export interface ChatState {
   channelId: string;
@@ -77,18 +101,70 @@ export function mergeMessages(existing: ChannelMessage[], incoming: ChannelMessa
 }
 
 function withRun(state: ChatState, runId: string, update: (view: RunView) => RunView): ChatState {
-  const current = state.runs[runId] ?? { id: runId, run: undefined, text: "", reasoning: "", tools: [] };
+  const current = state.runs[runId] ?? { id: runId, run: undefined, parts: [] };
   return { ...state, runs: { ...state.runs, [runId]: update(current) } };
 }
 
 function upsertRun(state: ChatState, run: TeamRun): ChatState {
   if (run.channelId !== state.channelId) return state;
-  return withRun(state, run.id, (view) => {
+  let next = withRun(state, run.id, (view) => {
     // Events and HTTP responses can race; a run never goes back (finished to live, running to queued).
     if (view.run && (isTerminal(view.run.status) || run.status === "queued") && !isTerminal(run.status))
       return view;
-    return { ...view, run };
+    let parts = view.parts;
+    // A run that failed before its agent said why (e.g. no model) ends with the run's error.
+    if ((run.status === "error" || run.status === "cancelled") && !endPartOf(parts)) {
+      parts = endParts(
+        parts,
+        failurePart(
+          run.status === "cancelled" ? "aborted" : "failed",
+          run.error ?? `The run ended ${run.status}.`,
+        ),
+      );
+    }
+    const next: RunView = { ...view, run, parts };
+    if (run.live) caughtUp(next, run.live);
+    if (isTerminal(run.status)) delete next.recent;
+    return next;
   });
+  const parentId = run.parentRunId;
+  if (parentId !== undefined) {
+    // A called agent's card sits in its caller's answer, where the call happened.
+    next = withRun(next, parentId, (view) => {
+      const placed = startChildRun(view.parts, run.id, run.agentId);
+      return { ...view, parts: updateChildRun(placed, run.id, run.status) };
+    });
+  }
+  return next;
+}
+
+/**
+ * Starts a live run's parts from a snapshot and applies the events after it that already arrived;
+ * keeps the parts as they are when those events are not all at hand (or the snapshot is older).
+ */
+function caughtUp(view: RunView, live: { parts: MessagePart[]; seq: number }): void {
+  const seen = view.seq ?? 0;
+  const after = (view.recent ?? []).filter((r) => r.seq > live.seq);
+  if (seen > live.seq && after.length !== seen - live.seq) return;
+  let parts = live.parts;
+  for (const r of after) parts = applyAgentEvent(parts, r.event);
+  view.parts = parts;
+  view.seq = Math.max(seen, live.seq);
+}
+
+function applyAgent(view: RunView, event: AgentEvent, seq: number): RunView {
+  // A repeat of an event already folded in (a snapshot covered it) changes nothing.
+  if (view.seq !== undefined && seq <= view.seq) return view;
+  const recent = isTerminal(view.run?.status) ? undefined : [...(view.recent ?? []), { seq, event }];
+  const next: RunView = { ...view, parts: applyAgentEvent(view.parts, event), seq };
+  if (recent) next.recent = recent.length > RECENT_EVENTS ? recent.slice(-RECENT_EVENTS) : recent;
+  if (event.type === "retry") next.retry = { attempt: event.attempt, reason: event.reason };
+  else if (event.type === "text_delta" || event.type === "reasoning_delta" || event.type === "tool_call") {
+    delete next.retry;
+  }
+  if (event.type === "usage")
+    next.usage = { input: event.total.inputTokens, output: event.total.outputTokens };
+  return next;
 }
 
 function upsertFlow(state: ChatState, flow: FlowRecord): ChatState {
@@ -107,40 +183,8 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
       return { ...state, messages: state.messages.filter((m) => m.id !== event.messageId) };
     case "run":
       return upsertRun(state, event.run);
-    case "delta":
-      return withRun(state, event.runId, (view) => ({ ...view, text: view.text + event.text }));
-    case "reasoning":
-      return withRun(state, event.runId, (view) => ({ ...view, reasoning: view.reasoning + event.text }));
-    case "tool_start":
-      return withRun(state, event.runId, (view) =>
-        view.tools.some((t) => t.callId === event.callId)
-          ? view
-          : {
-              ...view,
-              tools: [
-                ...view.tools,
-                { callId: event.callId, name: event.name, args: event.args, status: "running" },
-              ],
-            },
-      );
-    case "tool_end":
-      return withRun(state, event.runId, (view) => {
-        const ended: ToolCallView = {
-          callId: event.callId,
-          name: event.name,
-          args: view.tools.find((t) => t.callId === event.callId)?.args,
-          status: event.ok ? "ok" : "error",
-          output: event.output,
-          durationMs: event.durationMs,
-        };
-        const known = view.tools.some((t) => t.callId === event.callId);
-        return {
-          ...view,
-          tools: known
-            ? view.tools.map((t) => (t.callId === event.callId ? ended : t))
-            : [...view.tools, ended],
-        };
-      });
+    case "agent":
+      return withRun(state, event.runId, (view) => applyAgent(view, event.event, event.seq));
     case "flow":
       return upsertFlow(state, event.flow);
     case "channel":
@@ -188,15 +232,66 @@ export function firstMessageId(state: ChatState): number | undefined {
   return state.messages[0]?.id;
 }
 
-/** Runs not yet represented by a stored message: shown as live bubbles after the messages. */
+/** Runs not yet represented by a stored message (called agents show inside their caller's answer). */
 export function liveRuns(state: ChatState): RunView[] {
   const stored = new Set<string>();
   for (const message of state.messages) if (message.runId) stored.add(message.runId);
   return Object.values(state.runs)
-    .filter((view) => !stored.has(view.id))
+    .filter((view) => !stored.has(view.id) && view.run?.parentRunId === undefined)
     .sort(
       (a, b) => (a.run?.startedAt ?? Number.MAX_SAFE_INTEGER) - (b.run?.startedAt ?? Number.MAX_SAFE_INTEGER),
     );
+}
+
+/** One row of the conversation: a message with its versions (regenerated answers), or a live run. */
+export type ChatItem =
+  | { kind: "message"; key: string; versions: ChannelMessage[] }
+  | { kind: "run"; key: string; view: RunView };
+
+/**
+ * The conversation in reading order: an answer right after the message it replies to (even when a
+ * later message was sent while it ran), regenerated answers as versions of the first, and live runs
+ * after what their trigger already got; everything else in id order.
+ */
+export function chatItems(state: ChatState): ChatItem[] {
+  const present = new Set(state.messages.map((m) => m.id));
+  const groups = new Map<number, ChannelMessage[]>();
+  for (const message of state.messages) {
+    const head =
+      message.versionOf !== undefined && present.has(message.versionOf) ? message.versionOf : message.id;
+    const group = groups.get(head);
+    if (group) group.push(message);
+    else groups.set(head, [message]);
+  }
+  const keyed: Array<{ sort: [number, number, number]; item: ChatItem }> = [];
+  for (const [head, versions] of groups) {
+    const first = versions[0] as ChannelMessage;
+    const anchor = first.replyTo !== undefined && present.has(first.replyTo) ? first.replyTo : undefined;
+    keyed.push({
+      sort: anchor !== undefined ? [anchor, 1, head] : [head, 0, 0],
+      item: { kind: "message", key: `m${head}`, versions },
+    });
+  }
+  const bottom = Number.MAX_SAFE_INTEGER;
+  for (const view of liveRuns(state)) {
+    const run = view.run;
+    const anchored = run !== undefined && run.flowId === undefined && present.has(run.triggerMessageId);
+    keyed.push({
+      sort: anchored ? [run.triggerMessageId, 1, bottom] : [bottom, 1, run?.startedAt ?? bottom],
+      item: { kind: "run", key: `r${view.id}`, view },
+    });
+  }
+  keyed.sort((x, y) => x.sort[0] - y.sort[0] || x.sort[1] - y.sort[1] || x.sort[2] - y.sort[2]);
+  return keyed.map((k) => k.item);
+}
+
+/** The id of the actor's last message in the conversation (the one they may edit). */
+export function lastOwnMessageId(state: ChatState, userId: string): number | undefined {
+  for (let i = state.messages.length - 1; i >= 0; i--) {
+    const m = state.messages[i];
+    if (m?.author.type === "user" && m.author.id === userId) return m.id;
+  }
+  return undefined;
 }
 
 /** Runs still queued or running (what the stop buttons act on; refreshed after a reconnect). */

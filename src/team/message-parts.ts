@@ -1,0 +1,129 @@
+/**
+ * Builds a message's parts from its run's agent events. The server stores what this builds; the web
+ * UI folds the same events through the same functions while a run streams, so the live view and the
+ * view after a reload are made of the same parts. Pure and immutable (the UI relies on new arrays).
+ */
+import type { AgentEvent } from "../agent/events.js";
+import type { MessagePart, RunStatus } from "./types.js";
+
+type Part<T extends MessagePart["type"]> = Extract<MessagePart, { type: T }>;
+
+/** Whether a part ends the message (an error, or a stop). */
+export function isEndPart(part: MessagePart | undefined): part is Part<"error"> | Part<"stopped"> {
+  return part?.type === "error" || part?.type === "stopped";
+}
+
+/** The part that ended the message, if it did not end normally. */
+export function endPartOf(parts: readonly MessagePart[]): Part<"error"> | Part<"stopped"> | undefined {
+  const last = parts[parts.length - 1];
+  return isEndPart(last) ? last : undefined;
+}
+
+function appendText(parts: readonly MessagePart[], type: "text" | "reasoning", text: string): MessagePart[] {
+  const last = parts[parts.length - 1];
+  if (last?.type === type) return [...parts.slice(0, -1), { type, text: last.text + text }];
+  return [...parts, { type, text }];
+}
+
+function endWith(parts: readonly MessagePart[], end: Part<"error"> | Part<"stopped">): MessagePart[] {
+  const ended = endPartOf(parts);
+  // The run's own reason for a stop (who cancelled it) says more than the agent's "aborted".
+  if (ended?.type === "stopped" && end.type === "stopped") return [...parts.slice(0, -1), end];
+  if (ended) return [...parts];
+  // A tool or a called agent still marked running when the run ended did not finish.
+  const settled = parts.map((part): MessagePart => {
+    if (part.type === "tool" && part.status === "running") return { ...part, status: "error" };
+    if (part.type === "agent_run" && part.status === "running") {
+      return { ...part, status: end.type === "stopped" ? "cancelled" : "error" };
+    }
+    return part;
+  });
+  return [...settled, end];
+}
+
+/** The end part for a failure: `aborted` is a stop, anything else an error. */
+export function failurePart(code: string, message: string, hint?: string): Part<"error"> | Part<"stopped"> {
+  if (code === "aborted") return { type: "stopped", reason: message };
+  const part: Part<"error"> = { type: "error", code, message };
+  if (hint) part.hint = hint;
+  return part;
+}
+
+/** Folds one agent event into the parts; events that show nothing leave them as they are. */
+export function applyAgentEvent(parts: readonly MessagePart[], event: AgentEvent): MessagePart[] {
+  switch (event.type) {
+    case "text_delta":
+      return event.text === "" ? [...parts] : appendText(parts, "text", event.text);
+    case "reasoning_delta":
+      return event.text === "" ? [...parts] : appendText(parts, "reasoning", event.text);
+    case "tool_call": {
+      if (parts.some((p) => p.type === "tool" && p.callId === event.id)) return [...parts];
+      // Tools start as soon as they are called, so a called agent's run can be reported before the
+      // call itself: the call goes before the runs that started at the end of the answer.
+      let at = parts.length;
+      while (at > 0 && parts[at - 1]?.type === "agent_run") at--;
+      const call: MessagePart = {
+        type: "tool",
+        callId: event.id,
+        name: event.name,
+        args: event.args,
+        status: "running",
+      };
+      return [...parts.slice(0, at), call, ...parts.slice(at)];
+    }
+    case "tool_result": {
+      const ended = (args: unknown): MessagePart => ({
+        type: "tool",
+        callId: event.id,
+        name: event.name,
+        args,
+        status: event.ok ? "ok" : "error",
+        output: event.output,
+        durationMs: event.durationMs,
+      });
+      const index = parts.findIndex((p) => p.type === "tool" && p.callId === event.id);
+      if (index < 0) return [...parts, ended(undefined)];
+      const current = parts[index] as Part<"tool">;
+      return parts.map((p, i) => (i === index ? ended(current.args) : p));
+    }
+    case "error":
+      return endWith(parts, failurePart(event.code, event.message, event.hint));
+    default:
+      return [...parts];
+  }
+}
+
+/** Ends the parts with a failure unless an end part is there already. */
+export function endParts(parts: readonly MessagePart[], end: Part<"error"> | Part<"stopped">): MessagePart[] {
+  return endWith(parts, end);
+}
+
+/** A called agent's run started: its card goes where the call happened. */
+export function startChildRun(parts: readonly MessagePart[], runId: string, agentId: string): MessagePart[] {
+  if (parts.some((p) => p.type === "agent_run" && p.runId === runId)) return [...parts];
+  return [...parts, { type: "agent_run", runId, agentId, status: "running" }];
+}
+
+/** A called agent's run changed state; `childParts` (when known) are stored inside its card. */
+export function updateChildRun(
+  parts: readonly MessagePart[],
+  runId: string,
+  status: RunStatus,
+  childParts?: MessagePart[],
+): MessagePart[] {
+  return parts.map((p) => {
+    if (p.type !== "agent_run" || p.runId !== runId) return p;
+    const next: Part<"agent_run"> = { ...p, status };
+    if (childParts) next.parts = childParts;
+    return next;
+  });
+}
+
+/** The message text of the parts: its text parts, one paragraph each. */
+export function textOfParts(parts: readonly MessagePart[]): string {
+  return parts
+    .filter((p): p is Part<"text"> => p.type === "text")
+    .map((p) => p.text.trim())
+    .filter((t) => t !== "")
+    .join("\n\n");
+}
