@@ -7,9 +7,11 @@
 import { DimsumError } from "../errors.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { ToolResult } from "../tools/types.js";
+import type { McpClientHandlers } from "./client-handlers.js";
 import type { McpServerConfig } from "./config.js";
 import type { McpServerStatus, McpToolInfo, ServerConnection } from "./connection.js";
 import { createMcpTool, fallbackMcpToolName, mcpToolName } from "./mcp-tools.js";
+import type { McpAuthOptions } from "./oauth/http-auth.js";
 import { toolAllowed } from "./tool-filter.js";
 import { type McpCallResult, toToolResult } from "./tool-result.js";
 
@@ -26,6 +28,10 @@ export interface McpManagerOptions {
   clientInfo?: { name: string; version: string };
   /** Every status change of every server (connecting, connected, failed, ...). */
   onStatus?: (status: McpServerStatus) => void;
+  /** OAuth: where logins are kept and, in interactive front ends, who runs the browser step. */
+  auth?: McpAuthOptions;
+  /** Elicitation, sampling and roots; absent handlers decline (headless). */
+  handlers?: McpClientHandlers;
 }
 
 /** One registered MCP tool and where it comes from. */
@@ -165,6 +171,17 @@ export class McpManager {
     return toToolResult(result);
   }
 
+  /** The connection of a started server, for resources and prompts. */
+  connection(server: string): ServerConnection {
+    const connection = this.#connections.get(server);
+    if (!connection) {
+      throw new DimsumError("config", `MCP server "${server}" is not started.`, {
+        hint: `known servers: ${this.serverNames().join(", ") || "(none)"}`,
+      });
+    }
+    return connection;
+  }
+
   /** Reconnects one server now, ignoring backoff; true when it is connected afterwards. */
   async reconnect(server: string): Promise<boolean> {
     const connection = this.#connections.get(server);
@@ -192,6 +209,8 @@ export class McpManager {
         if (!this.#closed) this.#syncTools(name, tools);
       },
       onStatus: (status) => this.#options.onStatus?.(status),
+      ...(this.#options.auth ? { auth: this.#options.auth } : {}),
+      ...(this.#options.handlers ? { handlers: this.#options.handlers } : {}),
     });
     this.#connections.set(name, connection);
     return connection;
