@@ -333,7 +333,15 @@ export class ServerConnection {
           });
         },
       });
-      const tools = await this.#listTools(session.client, { signal: controller.signal, timeout: limitMs });
+      const opened = session;
+      const listOptions = { signal: controller.signal, timeout: limitMs };
+      const tools = await this.#listTools(opened.client, listOptions).catch(async (err: unknown) => {
+        // The server may ask for a sign-in only after `initialize`: sign in, then list again.
+        if (err instanceof UnauthorizedError && (await opened.completeAuthorization(controller.signal))) {
+          return this.#listTools(opened.client, listOptions);
+        }
+        throw err;
+      });
       if (generation !== this.#generation) {
         await session.close();
         return false;
