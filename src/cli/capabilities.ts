@@ -4,11 +4,14 @@
  * knowledge bases over the session database) and asks `src/capabilities` for the run's tools and
  * layers. Problems are reported, never fatal.
  */
+
+import { pathToFileURL } from "node:url";
 import type { Database } from "better-sqlite3";
 import type { LayerProvider } from "../agent/layered-context.js";
 import { CapabilityAssembly, loadExtensions, type McpToolSource } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { KnowledgeService } from "../knowledge/index.js";
+import type { McpClientHandlers } from "../mcp/client-handlers.js";
 import { loadMcpConfig } from "../mcp/config.js";
 import {
   createEmbedder,
@@ -40,6 +43,10 @@ export interface CapabilityOptions {
   db?: Database;
   /** Whose memory (the session's user). */
   person?: string;
+  /** The workspace announced to MCP servers as the root (default: the working directory). */
+  workspace?: string;
+  /** Elicitation and sampling for MCP servers; absent: declined / refused (headless runs). */
+  mcpHandlers?: Omit<McpClientHandlers, "roots">;
 }
 
 /** Builds the run's tool registry and context layers for a CLI command. */
@@ -50,7 +57,10 @@ export async function loadCapabilities(
 ): Promise<Capabilities> {
   const extensions = await loadExtensions(config, cwd);
   const problems: string[] = [];
-  const mcp = await startMcp(config, cwd, problems);
+  const mcp = await startMcp(config, cwd, problems, {
+    ...options.mcpHandlers,
+    roots: [{ uri: pathToFileURL(options.workspace ?? cwd).href, name: "workspace" }],
+  });
   const stored: { memory?: MemoryStore; knowledge?: KnowledgeService } = options.db
     ? storedServices(options.db, config)
     : {};
@@ -95,6 +105,7 @@ async function startMcp(
   config: DimsumConfig,
   cwd: string,
   problems: string[],
+  handlers: McpClientHandlers,
 ): Promise<{ source: McpToolSource; status: string[]; close: () => Promise<void> } | undefined> {
   let servers: ReturnType<typeof loadMcpConfig>;
   try {
@@ -104,11 +115,17 @@ async function startMcp(
     return undefined;
   }
   if (servers.length === 0) return undefined;
-  const [{ McpManager }, { describeMcpStatus }] = await Promise.all([
+  const [{ McpManager }, { describeMcpStatus }, { cliCredentialStore }] = await Promise.all([
     import("../mcp/manager.js"),
     import("./commands/mcp.js"),
+    import("./mcp-credentials.js"),
   ]);
-  const manager = new McpManager({ servers, env: config.env });
+  const manager = new McpManager({
+    servers,
+    env: config.env,
+    auth: { credentials: cliCredentialStore(config.home) },
+    handlers,
+  });
   const statuses = await manager.start();
   return {
     source: {
