@@ -13,6 +13,7 @@ import type { DimsumConfig } from "../config/load-config.js";
 import { KnowledgeService } from "../knowledge/index.js";
 import type { McpClientHandlers } from "../mcp/client-handlers.js";
 import { loadMcpConfig } from "../mcp/config.js";
+import type { McpManager } from "../mcp/manager.js";
 import {
   createEmbedder,
   type MemoryStore,
@@ -32,6 +33,8 @@ export interface Capabilities {
   layers: LayerProvider;
   /** The memory store, when the command works on stored sessions. */
   memory?: MemoryStore;
+  /** The MCP servers of mcp.json (prompts, resources), when any are configured. */
+  mcp?: McpManager;
   /** Stops MCP servers this command started. */
   close(): Promise<void>;
 }
@@ -82,6 +85,7 @@ export async function loadCapabilities(
       problems: [...assembly.problems, ...problems],
       mcpStatus: mcp?.status ?? [],
       ...(stored.memory ? { memory: stored.memory } : {}),
+      ...(mcp ? { mcp: mcp.manager } : {}),
       close: async () => mcp?.close(),
     };
   } catch (err) {
@@ -106,7 +110,9 @@ async function startMcp(
   cwd: string,
   problems: string[],
   handlers: McpClientHandlers,
-): Promise<{ source: McpToolSource; status: string[]; close: () => Promise<void> } | undefined> {
+): Promise<
+  { source: McpToolSource; status: string[]; manager: McpManager; close: () => Promise<void> } | undefined
+> {
   let servers: ReturnType<typeof loadMcpConfig>;
   try {
     servers = loadMcpConfig({ home: config.home, cwd, env: config.env });
@@ -134,6 +140,7 @@ async function startMcp(
       ready: async () => {},
     },
     status: statuses.map(describeMcpStatus),
+    manager,
     close: () => manager.close(),
   };
 }
