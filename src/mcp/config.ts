@@ -70,7 +70,20 @@ export interface McpOAuthAuthorizationCode {
   redirectPort?: number;
 }
 
-export type McpOAuthConfig = McpOAuthClientCredentials | McpOAuthAuthorizationCode;
+/**
+ * Enterprise-managed authorization (SEP-990): the person's ID token from the enterprise IdP is
+ * exchanged there for an identity assertion grant, which this client presents to the server's
+ * authorization server (JWT-bearer grant, authenticated with its client secret).
+ */
+export interface McpOAuthEnterprise {
+  grant: "enterprise";
+  clientId: string;
+  clientSecret: string;
+  scope?: string;
+  idp: { tokenEndpoint: string; clientId: string; clientSecret?: string; idToken: string };
+}
+
+export type McpOAuthConfig = McpOAuthClientCredentials | McpOAuthAuthorizationCode | McpOAuthEnterprise;
 
 export interface McpHttpServerConfig extends McpServerCommon {
   /** `http`: Streamable HTTP, falling back to legacy SSE; `sse`: legacy SSE only. */
@@ -127,7 +140,7 @@ const httpEntry = z.object({
   headers: stringMap.optional(),
   oauth: z
     .object({
-      grant: z.enum(["authorization_code", "client_credentials"]).optional(),
+      grant: z.enum(["authorization_code", "client_credentials", "enterprise"]).optional(),
       clientId: z.string().min(1).optional(),
       clientSecret: z.string().min(1).optional(),
       privateKey: z.string().min(1).optional(),
@@ -135,6 +148,14 @@ const httpEntry = z.object({
       scope: z.string().optional(),
       clientMetadataUrl: z.string().url().optional(),
       redirectPort: z.number().int().min(1).max(65535).optional(),
+      idp: z
+        .object({
+          tokenEndpoint: z.string().url(),
+          clientId: z.string().min(1),
+          clientSecret: z.string().min(1).optional(),
+          idToken: z.string().min(1),
+        })
+        .optional(),
     })
     .optional(),
 });
@@ -293,7 +314,34 @@ function toOAuthConfig(
 ): McpOAuthConfig {
   const opt = (value: string | undefined) => (value === undefined ? undefined : expand(value));
   const grant =
-    entry.grant ?? (entry.clientSecret || entry.privateKey ? "client_credentials" : "authorization_code");
+    entry.grant ??
+    (entry.idp
+      ? "enterprise"
+      : entry.clientSecret || entry.privateKey
+        ? "client_credentials"
+        : "authorization_code");
+  if (grant === "enterprise") {
+    if (!entry.clientId || !entry.clientSecret || !entry.idp) {
+      throw new DimsumError(
+        "config",
+        `MCP config ${file}: server "${name}" uses enterprise-managed authorization without "clientId", "clientSecret" and "idp".`,
+        { hint: 'add "idp": {"tokenEndpoint", "clientId", "idToken"} and the client credentials' },
+      );
+    }
+    const idp = entry.idp;
+    return dropUndefined({
+      grant,
+      clientId: expand(entry.clientId),
+      clientSecret: expand(entry.clientSecret),
+      scope: entry.scope,
+      idp: dropUndefined({
+        tokenEndpoint: expand(idp.tokenEndpoint),
+        clientId: expand(idp.clientId),
+        clientSecret: opt(idp.clientSecret),
+        idToken: expand(idp.idToken),
+      }) as McpOAuthEnterprise["idp"],
+    }) as McpOAuthEnterprise;
+  }
   if (grant === "client_credentials") {
     if (!entry.clientId || (!entry.clientSecret && !entry.privateKey)) {
       throw new DimsumError(

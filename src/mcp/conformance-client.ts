@@ -22,6 +22,9 @@ interface ConformanceContext {
   client_secret?: string;
   private_key_pem?: string;
   signing_algorithm?: string;
+  idp_client_id?: string;
+  idp_id_token?: string;
+  idp_token_endpoint?: string;
 }
 
 /** The suite's client ID metadata document URL (it never fetches it in the CIMD scenario). */
@@ -44,6 +47,18 @@ const headlessBrowser: OAuthAuthorizer = {
 };
 
 function oauthFor(scenario: string, context: ConformanceContext): McpOAuthConfig {
+  if (context.client_id && context.client_secret && context.idp_token_endpoint && context.idp_id_token) {
+    return {
+      grant: "enterprise",
+      clientId: context.client_id,
+      clientSecret: context.client_secret,
+      idp: {
+        tokenEndpoint: context.idp_token_endpoint,
+        clientId: context.idp_client_id ?? context.client_id,
+        idToken: context.idp_id_token,
+      },
+    };
+  }
   if (context.client_id && context.private_key_pem) {
     return {
       grant: "client_credentials",

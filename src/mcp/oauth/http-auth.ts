@@ -15,6 +15,7 @@ import {
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpHttpServerConfig, McpOAuthAuthorizationCode, McpOAuthClientCredentials } from "../config.js";
 import { type CredentialStore, memoryCredentialStore } from "./credential-store.js";
+import { EnterpriseAuthProvider } from "./enterprise.js";
 import { DimsumOAuthProvider, type OAuthAuthorizer } from "./provider.js";
 
 export interface McpAuthOptions {
@@ -39,6 +40,7 @@ export async function httpAuthFor(
 ): Promise<HttpAuth | undefined> {
   const { oauth } = server;
   if (oauth?.grant === "client_credentials") return { provider: clientCredentials(oauth) };
+  if (oauth?.grant === "enterprise") return { provider: new EnterpriseAuthProvider(oauth, server.url) };
   const hasAuthorizationHeader = Object.keys(server.headers).some((h) => h.toLowerCase() === "authorization");
   if (!oauth && (hasAuthorizationHeader || !options.credentials)) return undefined;
   const config: McpOAuthAuthorizationCode = oauth ?? { grant: "authorization_code" };
