@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../../src/config/load-config.js";
+import type { McpControl } from "../../src/mcp/server-pool.js";
 import { createServer } from "../../src/server/app.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
@@ -31,6 +32,8 @@ export interface E2eServer {
 export interface E2eServerOptions {
   /** Upload limits of `/api/kb` (default: `dimsum serve`'s, 20 MB and 100 files per upload). */
   knowledge?: KnowledgeRoutesOptions;
+  /** The MCP servers `/api/mcp` controls, made over the server's home folder (default: none). */
+  mcp?: (home: string) => McpControl;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -66,6 +69,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     },
   });
   const settings = new SettingsStore(db, openSecretBox(home));
+  const mcp = options.mcp?.(home);
   const team = await buildTeam(
     { db, config, settings, log },
     { streamOptions: { retry: { maxRetries: 0 } } },
@@ -88,7 +92,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       messagePerIp: generous,
     },
     routes: [
-      mountTeamRoutes({ team, memory: buildMemory(db, log) }),
+      mountTeamRoutes({ team, memory: buildMemory(db, log), ...(mcp ? { mcp } : {}) }),
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
     ],
   });
@@ -99,6 +103,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     async close() {
       await listening.close();
       await team.close();
+      await (mcp as { close?: () => Promise<void> } | undefined)?.close?.();
       db.close();
       rmSync(home, { recursive: true, force: true });
     },

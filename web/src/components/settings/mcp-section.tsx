@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import type { McpServerInfo } from "../../types.js";
+import { McpSignIns } from "./mcp-signins.js";
 
 function toolCount(tools: McpServerInfo["tools"]): string | undefined {
   if (tools === undefined) return undefined;
@@ -46,24 +47,33 @@ export function McpSection() {
             >
               <strong>{server.name}</strong>
               {server.transport && <span class="muted">{server.transport}</span>}
-              <span class={`badge badge-mcp-${server.status}`} data-testid="mcp-status">
-                {server.status}
-              </span>
-              {toolCount(server.tools) && <span class="muted">{toolCount(server.tools)}</span>}
+              {!(server as { perPerson?: boolean }).perPerson && (
+                <span class={`badge badge-mcp-${server.status}`} data-testid="mcp-status">
+                  {server.status}
+                </span>
+              )}
+              {!(server as { perPerson?: boolean }).perPerson && toolCount(server.tools) && (
+                <span class="muted">{toolCount(server.tools)}</span>
+              )}
               {server.error && <span class="run-error">{server.error}</span>}
-              <button
-                type="button"
-                class="btn btn-small"
-                disabled={busy}
-                onClick={() => void toggle(server)}
-                data-testid={server.status === "connected" ? "mcp-disconnect" : "mcp-connect"}
-              >
-                {server.status === "connected" ? "Disconnect" : "Connect"}
-              </button>
+              {(server as { perPerson?: boolean }).perPerson ? (
+                <span class="muted">each member signs in</span>
+              ) : (
+                <button
+                  type="button"
+                  class="btn btn-small"
+                  disabled={busy}
+                  onClick={() => void toggle(server)}
+                  data-testid={server.status === "connected" ? "mcp-disconnect" : "mcp-connect"}
+                >
+                  {server.status === "connected" ? "Disconnect" : "Connect"}
+                </button>
+              )}
             </li>
           ))}
         </ul>
       )}
+      <McpSignIns />
       <button type="button" class="btn btn-small" onClick={() => void reload()} data-testid="mcp-refresh">
         Refresh
       </button>
