@@ -33,6 +33,7 @@ const CLIENT_SCENARIOS = [
   "auth/offline-access-scope",
   "auth/client-credentials-basic",
   "auth/client-credentials-jwt",
+  "auth/cross-app-access-complete-flow",
 ];
 const SERVER_SCENARIOS = ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"];
 
