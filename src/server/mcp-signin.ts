@@ -40,10 +40,12 @@ export class McpSignIns {
     if (first.kind === "done") return { server: first.server };
     this.#finished.set(first.state, done);
     // A sign-in abandoned in the browser ends at the time limit; forget it then.
-    done.catch(() => {}).finally(() => {
-      this.#finished.delete(first.state);
-      this.#waiting.delete(first.state);
-    });
+    done
+      .catch(() => {})
+      .finally(() => {
+        this.#finished.delete(first.state);
+        this.#waiting.delete(first.state);
+      });
     return { authorizationUrl: first.url };
   }
 

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} in config text is the syntax under test
 /** The `oauth` entries of mcp.json, the elicitation form helpers and the sealed credential store. */
 import { describe, expect, it } from "vitest";
 import { parseMcpConfig } from "../../src/mcp/config.js";
