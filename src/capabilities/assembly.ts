@@ -41,6 +41,8 @@ export interface McpToolSource {
   serverNames(): string[];
   /** Resolves once every server's first connection attempt settled. */
   ready(): Promise<void>;
+  /** Tools of the servers `person` signed in to with their own account (team server). */
+  personalTools?(person: string): Promise<Tool[]>;
 }
 
 /** Tools the team creates per run (call_agent, manage_schedule, …), described for the catalogue. */
@@ -191,6 +193,7 @@ export class CapabilityAssembly {
     if (mcp) {
       await mcp.ready();
       extra.push(...mcp.tools());
+      if (person !== undefined && mcp.personalTools) extra.push(...(await mcp.personalTools(person)));
     }
     extra.push(...(request.runTools ?? []));
     for (const tool of extra) if (offered(tool.name) && !tools.has(tool.name)) tools.register(tool);

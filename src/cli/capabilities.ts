@@ -4,12 +4,16 @@
  * knowledge bases over the session database) and asks `src/capabilities` for the run's tools and
  * layers. Problems are reported, never fatal.
  */
+
+import { pathToFileURL } from "node:url";
 import type { Database } from "better-sqlite3";
 import type { LayerProvider } from "../agent/layered-context.js";
 import { CapabilityAssembly, loadExtensions, type McpToolSource } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import type { KnowledgeService } from "../knowledge/knowledge-service.js";
+import type { McpClientHandlers } from "../mcp/client-handlers.js";
 import { loadMcpConfig } from "../mcp/config.js";
+import type { McpManager } from "../mcp/manager.js";
 import type { MemoryStore } from "../memory/types.js";
 import type { Skill } from "../skills/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -24,6 +28,8 @@ export interface Capabilities {
   layers: LayerProvider;
   /** The memory store, when the command works on stored sessions. */
   memory?: MemoryStore;
+  /** The MCP servers of mcp.json (prompts, resources), when any are configured. */
+  mcp?: McpManager;
   /** Stops MCP servers this command started. */
   close(): Promise<void>;
 }
@@ -35,6 +41,10 @@ export interface CapabilityOptions {
   db?: Database;
   /** Whose memory (the session's user). */
   person?: string;
+  /** The workspace announced to MCP servers as the root (default: the working directory). */
+  workspace?: string;
+  /** Elicitation and sampling for MCP servers; absent: declined / refused (headless runs). */
+  mcpHandlers?: Omit<McpClientHandlers, "roots">;
 }
 
 /** Builds the run's tool registry and context layers for a CLI command. */
@@ -45,7 +55,10 @@ export async function loadCapabilities(
 ): Promise<Capabilities> {
   const extensions = await loadExtensions(config, cwd);
   const problems: string[] = [];
-  const mcp = await startMcp(config, cwd, problems);
+  const mcp = await startMcp(config, cwd, problems, {
+    ...options.mcpHandlers,
+    roots: [{ uri: pathToFileURL(options.workspace ?? cwd).href, name: "workspace" }],
+  });
   const stored: { memory?: MemoryStore; knowledge?: KnowledgeService } = options.db
     ? await storedServices(options.db, config)
     : {};
@@ -67,6 +80,7 @@ export async function loadCapabilities(
       problems: [...assembly.problems, ...problems],
       mcpStatus: mcp?.status ?? [],
       ...(stored.memory ? { memory: stored.memory } : {}),
+      ...(mcp ? { mcp: mcp.manager } : {}),
       close: async () => mcp?.close(),
     };
   } catch (err) {
@@ -95,7 +109,10 @@ async function startMcp(
   config: DimsumConfig,
   cwd: string,
   problems: string[],
-): Promise<{ source: McpToolSource; status: string[]; close: () => Promise<void> } | undefined> {
+  handlers: McpClientHandlers,
+): Promise<
+  { source: McpToolSource; status: string[]; manager: McpManager; close: () => Promise<void> } | undefined
+> {
   let servers: ReturnType<typeof loadMcpConfig>;
   try {
     servers = loadMcpConfig({ home: config.home, cwd, env: config.env });
@@ -104,11 +121,17 @@ async function startMcp(
     return undefined;
   }
   if (servers.length === 0) return undefined;
-  const [{ McpManager }, { describeMcpStatus }] = await Promise.all([
+  const [{ McpManager }, { describeMcpStatus }, { cliCredentialStore }] = await Promise.all([
     import("../mcp/manager.js"),
     import("./commands/mcp.js"),
+    import("./mcp-credentials.js"),
   ]);
-  const manager = new McpManager({ servers, env: config.env });
+  const manager = new McpManager({
+    servers,
+    env: config.env,
+    auth: { credentials: cliCredentialStore(config.home) },
+    handlers,
+  });
   const statuses = await manager.start();
   return {
     source: {
@@ -117,6 +140,7 @@ async function startMcp(
       ready: async () => {},
     },
     status: statuses.map(describeMcpStatus),
+    manager,
     close: () => manager.close(),
   };
 }

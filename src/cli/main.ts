@@ -137,6 +137,24 @@ export async function main(argv: string[]): Promise<number> {
       exitCode = await mcpCallCommand(server, tool, json, options, io);
     });
   mcp
+    .command("login")
+    .description("sign in to a remote MCP server (OAuth in the browser; tokens stored encrypted)")
+    .argument("<server>", "server name from mcp.json")
+    .option("--no-browser", "only print the authorization URL")
+    .option("--timeout <ms>", "how long to wait for the sign-in", positiveInt)
+    .action(async (server: string, options) => {
+      const { mcpLoginCommand } = await import("./commands/mcp-login.js");
+      exitCode = await mcpLoginCommand(server, options, io);
+    });
+  mcp
+    .command("logout")
+    .description("revoke and delete the stored sign-in of a remote MCP server")
+    .argument("<server>", "server name from mcp.json")
+    .action(async (server: string) => {
+      const { mcpLogoutCommand } = await import("./commands/mcp-login.js");
+      exitCode = await mcpLogoutCommand(server, io);
+    });
+  mcp
     .command("serve")
     .description("serve Dimsum's built-in tools over MCP stdio")
     .option("-w, --workspace <dir>", "folder the file and shell tools work in")

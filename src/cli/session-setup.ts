@@ -10,6 +10,8 @@ import { secretsFrom } from "../agent/trace-recorder.js";
 import { type DimsumConfig, loadConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import type { ModelSpec } from "../llm/types.js";
+import type { McpClientHandlers } from "../mcp/client-handlers.js";
+import type { McpManager } from "../mcp/manager.js";
 import type { MemoryStore } from "../memory/index.js";
 import type { Database } from "../store/database.js";
 import { openDatabase } from "../store/database.js";
@@ -67,6 +69,8 @@ export interface SessionSetup extends StoreHandle {
   /** Tools, plugins or skills that failed to load: `path[:line]: message`. */
   problems: string[];
   mcpStatus: string[];
+  /** The MCP servers of this session (prompts, resources), when any are configured. */
+  mcp?: McpManager;
   /** Stops MCP servers, then closes the database. */
   shutdown(): Promise<void>;
   calibrator: UsageCalibrator;
@@ -76,7 +80,14 @@ export interface SessionSetup extends StoreHandle {
 /** Everything a session command needs; the model is resolved (and checked) up front. */
 export async function setUpSession(
   io: Pick<CliIo, "env" | "cwd">,
-  options: { user?: string; session?: string; model?: string; tools?: string },
+  options: {
+    user?: string;
+    session?: string;
+    model?: string;
+    tools?: string;
+    workspace?: string;
+    mcpHandlers?: Omit<McpClientHandlers, "roots">;
+  },
 ): Promise<SessionSetup> {
   const handle = openStore(io);
   try {
@@ -87,6 +98,8 @@ export async function setUpSession(
       db: handle.db,
       person: userId,
       ...(only ? { only } : {}),
+      ...(options.workspace ? { workspace: options.workspace } : {}),
+      ...(options.mcpHandlers ? { mcpHandlers: options.mcpHandlers } : {}),
     });
     if (!capabilities.memory) throw new Error("the session database has no memory store");
     return {
@@ -98,6 +111,7 @@ export async function setUpSession(
       memory: capabilities.memory,
       problems: capabilities.problems,
       mcpStatus: capabilities.mcpStatus,
+      ...(capabilities.mcp ? { mcp: capabilities.mcp } : {}),
       shutdown: async () => {
         await capabilities.close();
         handle.close();

@@ -37,19 +37,61 @@ export interface McpStdioServerConfig extends McpServerCommon {
   cwd?: string;
 }
 
-/** OAuth client-credentials grant (machine-to-machine); the SDK fetches and refreshes the token. */
+/**
+ * OAuth client-credentials grant (machine-to-machine); the SDK fetches and refreshes the token.
+ * The client authenticates with a secret (`client_secret_basic`/`_post`) or a private key (`private_key_jwt`).
+ */
 export interface McpOAuthClientCredentials {
+  grant: "client_credentials";
+  clientId: string;
+  clientSecret?: string;
+  /** PKCS#8 PEM private key for `private_key_jwt` client authentication. */
+  privateKey?: string;
+  /** Signing algorithm for `privateKey` (default ES256). */
+  algorithm?: string;
+  scope?: string;
+}
+
+/**
+ * OAuth authorization-code grant with PKCE for a person's account (`dimsum mcp login <server>`).
+ * Without `clientId` Dimsum uses a client ID metadata document (`clientMetadataUrl`) where the
+ * authorization server supports it, else registers itself dynamically.
+ */
+export interface McpOAuthAuthorizationCode {
+  grant: "authorization_code";
+  /** Pre-registered client. */
+  clientId?: string;
+  clientSecret?: string;
+  /** Scope to ask for when neither the server's challenge nor its metadata names one. */
+  scope?: string;
+  /** HTTPS URL of Dimsum's client ID metadata document, used as client_id where supported. */
+  clientMetadataUrl?: string;
+  /** Fixed loopback port for the redirect (default: any free port, remembered per server). */
+  redirectPort?: number;
+}
+
+/**
+ * Enterprise-managed authorization (SEP-990): the person's ID token from the enterprise IdP is
+ * exchanged there for an identity assertion grant, which this client presents to the server's
+ * authorization server (JWT-bearer grant, authenticated with its client secret).
+ */
+export interface McpOAuthEnterprise {
+  grant: "enterprise";
   clientId: string;
   clientSecret: string;
   scope?: string;
+  idp: { tokenEndpoint: string; clientId: string; clientSecret?: string; idToken: string };
 }
+
+export type McpOAuthConfig = McpOAuthClientCredentials | McpOAuthAuthorizationCode | McpOAuthEnterprise;
 
 export interface McpHttpServerConfig extends McpServerCommon {
   /** `http`: Streamable HTTP, falling back to legacy SSE; `sse`: legacy SSE only. */
   transport: "http" | "sse";
   url: string;
   headers: Record<string, string>;
-  oauth?: McpOAuthClientCredentials;
+  /** Absent: the authorization-code flow is used when the server asks for OAuth (see `dimsum mcp login`). */
+  oauth?: McpOAuthConfig;
 }
 
 export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
@@ -97,7 +139,24 @@ const httpEntry = z.object({
   url: z.string().min(1),
   headers: stringMap.optional(),
   oauth: z
-    .object({ clientId: z.string().min(1), clientSecret: z.string().min(1), scope: z.string().optional() })
+    .object({
+      grant: z.enum(["authorization_code", "client_credentials", "enterprise"]).optional(),
+      clientId: z.string().min(1).optional(),
+      clientSecret: z.string().min(1).optional(),
+      privateKey: z.string().min(1).optional(),
+      algorithm: z.string().min(1).optional(),
+      scope: z.string().optional(),
+      clientMetadataUrl: z.string().url().optional(),
+      redirectPort: z.number().int().min(1).max(65535).optional(),
+      idp: z
+        .object({
+          tokenEndpoint: z.string().url(),
+          clientId: z.string().min(1),
+          clientSecret: z.string().min(1).optional(),
+          idToken: z.string().min(1),
+        })
+        .optional(),
+    })
     .optional(),
 });
 
@@ -225,15 +284,7 @@ function toServerConfig(
       transport: kind === "sse" ? "sse" : "http",
       url: expand(entry.url),
       headers: expandMap(entry.headers),
-      ...(entry.oauth
-        ? {
-            oauth: {
-              clientId: expand(entry.oauth.clientId),
-              clientSecret: expand(entry.oauth.clientSecret),
-              ...(entry.oauth.scope ? { scope: entry.oauth.scope } : {}),
-            },
-          }
-        : {}),
+      ...(entry.oauth ? { oauth: toOAuthConfig(name, entry.oauth, file, expand) } : {}),
     };
     if (missing.size === 0 && !URL.canParse(server.url)) {
       throw new DimsumError(
@@ -250,6 +301,76 @@ function toServerConfig(
     server.problem = `server "${name}" in ${file} uses unset environment variable${missing.size > 1 ? "s" : ""} ${names}; set ${missing.size > 1 ? "them" : "it"} (or write \${VAR:-default})`;
   }
   return server;
+}
+
+type OAuthEntry = NonNullable<z.output<typeof httpEntry>["oauth"]>;
+
+/** `oauth` with a secret or key and no `grant` is the client-credentials grant (machine-to-machine). */
+function toOAuthConfig(
+  name: string,
+  entry: OAuthEntry,
+  file: string,
+  expand: (text: string) => string,
+): McpOAuthConfig {
+  const opt = (value: string | undefined) => (value === undefined ? undefined : expand(value));
+  const grant =
+    entry.grant ??
+    (entry.idp
+      ? "enterprise"
+      : entry.clientSecret || entry.privateKey
+        ? "client_credentials"
+        : "authorization_code");
+  if (grant === "enterprise") {
+    if (!entry.clientId || !entry.clientSecret || !entry.idp) {
+      throw new DimsumError(
+        "config",
+        `MCP config ${file}: server "${name}" uses enterprise-managed authorization without "clientId", "clientSecret" and "idp".`,
+        { hint: 'add "idp": {"tokenEndpoint", "clientId", "idToken"} and the client credentials' },
+      );
+    }
+    const idp = entry.idp;
+    return dropUndefined({
+      grant,
+      clientId: expand(entry.clientId),
+      clientSecret: expand(entry.clientSecret),
+      scope: entry.scope,
+      idp: dropUndefined({
+        tokenEndpoint: expand(idp.tokenEndpoint),
+        clientId: expand(idp.clientId),
+        clientSecret: opt(idp.clientSecret),
+        idToken: expand(idp.idToken),
+      }) as McpOAuthEnterprise["idp"],
+    }) as McpOAuthEnterprise;
+  }
+  if (grant === "client_credentials") {
+    if (!entry.clientId || (!entry.clientSecret && !entry.privateKey)) {
+      throw new DimsumError(
+        "config",
+        `MCP config ${file}: server "${name}" uses the client-credentials grant without "clientId" and "clientSecret" or "privateKey".`,
+        { hint: 'add them, or set "grant": "authorization_code" to sign in with `dimsum mcp login`' },
+      );
+    }
+    return dropUndefined({
+      grant,
+      clientId: expand(entry.clientId),
+      clientSecret: opt(entry.clientSecret),
+      privateKey: opt(entry.privateKey),
+      algorithm: entry.algorithm,
+      scope: entry.scope,
+    }) as McpOAuthClientCredentials;
+  }
+  return dropUndefined({
+    grant,
+    clientId: opt(entry.clientId),
+    clientSecret: opt(entry.clientSecret),
+    scope: entry.scope,
+    clientMetadataUrl: entry.clientMetadataUrl,
+    redirectPort: entry.redirectPort,
+  }) as McpOAuthAuthorizationCode;
+}
+
+function dropUndefined<T extends Record<string, unknown>>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 function readOptional(file: string): string | undefined {

@@ -1,8 +1,10 @@
 /** How MCP client failures are recognised and described, for status lines and tool error results. */
 import { existsSync } from "node:fs";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { DimsumError } from "../errors.js";
 import type { McpServerConfig } from "./config.js";
 
 /**
@@ -23,6 +25,12 @@ export function isConnectionError(err: unknown): boolean {
 
 /** One line saying why connecting failed and, where we can tell, what to change. */
 export function describeConnectError(config: McpServerConfig, err: unknown): string {
+  if (err instanceof DimsumError && err.code === "unauthenticated") {
+    return err.hint ? `${err.message} (${err.hint})` : err.message;
+  }
+  if (err instanceof UnauthorizedError) {
+    return `the sign-in did not complete: ${err.message} (run \`dimsum mcp login ${config.name}\`)`;
+  }
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (config.transport === "stdio" && code === "ENOENT" && config.cwd && !existsSync(config.cwd)) {
     return `cannot start \`${config.command}\`: the working directory ${config.cwd} does not exist (check "cwd")`;

@@ -4,10 +4,21 @@
  * the server forgot (404), and refresh the tool list on `notifications/tools/list_changed`.
  */
 
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  type GetPromptResult,
+  McpError,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { DimsumError } from "../errors.js";
 import type { JsonSchema } from "../llm/types.js";
+import { clientCapabilities, installClientHandlers, type McpClientHandlers } from "./client-handlers.js";
 import type { McpServerConfig } from "./config.js";
 import {
   describeConnectError,
@@ -16,6 +27,7 @@ import {
   isSessionExpired,
   messageOf,
 } from "./connection-errors.js";
+import type { McpAuthOptions } from "./oauth/http-auth.js";
 import { type McpSession, openSession } from "./open-session.js";
 import { StderrTail } from "./stderr-tail.js";
 import type { McpCallResult } from "./tool-result.js";
@@ -45,7 +57,13 @@ export interface McpServerStatus {
   stderr: string[];
   /** Tools left out because Dimsum could not use them (e.g. an unusable input schema). */
   skippedTools?: string[];
+  /** The server wants an OAuth sign-in (`dimsum mcp login <server>`). */
+  needsLogin?: boolean;
+  /** What else the server offers besides tools. */
+  features?: { resources: boolean; prompts: boolean };
 }
+
+export type { GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate };
 
 export interface ServerConnectionOptions {
   env: Readonly<Record<string, string | undefined>>;
@@ -57,6 +75,10 @@ export interface ServerConnectionOptions {
   onStatus: (status: McpServerStatus) => void;
   /** Which tools to keep (include/exclude). */
   filter: (toolName: string) => boolean;
+  /** OAuth logins and the browser step. */
+  auth?: McpAuthOptions;
+  /** Elicitation, sampling and roots. */
+  handlers?: McpClientHandlers;
 }
 
 export interface CallOptions {
@@ -87,6 +109,9 @@ export class ServerConnection {
   #retryAt = 0;
   #connectedAt = 0;
   #refreshTimer: NodeJS.Timeout | undefined;
+  #needsLogin = false;
+  /** Notes of the calls in flight (declined elicitations and the like), appended to their results. */
+  readonly #inflight = new Set<string[]>();
 
   constructor(config: McpServerConfig, options: ServerConnectionOptions) {
     this.config = config;
@@ -114,6 +139,10 @@ export class ServerConnection {
     if (this.#lastError !== undefined) status.lastError = this.#lastError;
     if (this.#session?.pid !== undefined) status.pid = this.#session.pid;
     if (this.#serverInfo) status.serverInfo = this.#serverInfo;
+    if (this.#needsLogin) status.needsLogin = true;
+    const caps = this.#session?.client.getServerCapabilities();
+    if (caps)
+      status.features = { resources: caps.resources !== undefined, prompts: caps.prompts !== undefined };
     return status;
   }
 
@@ -151,12 +180,100 @@ export class ServerConnection {
     args: Record<string, unknown>,
     options: CallOptions = {},
   ): Promise<McpCallResult> {
+    const notes: string[] = [];
+    this.#inflight.add(notes);
+    try {
+      return withNotes(await this.#callOnce(name, args, options), notes);
+    } finally {
+      this.#inflight.delete(notes);
+    }
+  }
+
+  /** Runs `use` with the connected client; a step-up the server asks for runs the login once and retries. */
+  async request<T>(what: string, use: (client: Client) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const client = await this.ensureConnected();
+    const session = this.#session;
+    try {
+      return await use(client);
+    } catch (err) {
+      if (err instanceof UnauthorizedError && session && (await session.completeAuthorization(signal))) {
+        return use(client).catch((retryErr: unknown) => {
+          throw this.#callError(what, retryErr, {});
+        });
+      }
+      throw this.#callError(what, err, {});
+    }
+  }
+
+  /** Resources, resource templates and prompts (all pages); empty when the server offers none. */
+  async listResources(): Promise<Resource[]> {
+    return this.#pages("resources/list", async (client, cursor) => {
+      if (!client.getServerCapabilities()?.resources) return { items: [] };
+      const page = await client.listResources(cursor ? { cursor } : {});
+      return { items: page.resources, ...(page.nextCursor ? { next: page.nextCursor } : {}) };
+    });
+  }
+
+  async listResourceTemplates(): Promise<ResourceTemplate[]> {
+    return this.#pages("resources/templates/list", async (client, cursor) => {
+      if (!client.getServerCapabilities()?.resources) return { items: [] };
+      const page = await client.listResourceTemplates(cursor ? { cursor } : {});
+      return { items: page.resourceTemplates, ...(page.nextCursor ? { next: page.nextCursor } : {}) };
+    });
+  }
+
+  readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    return this.request(
+      `resources/read ${uri}`,
+      (client) => client.readResource({ uri }, signal ? { signal } : {}),
+      signal,
+    );
+  }
+
+  async listPrompts(): Promise<Prompt[]> {
+    return this.#pages("prompts/list", async (client, cursor) => {
+      if (!client.getServerCapabilities()?.prompts) return { items: [] };
+      const page = await client.listPrompts(cursor ? { cursor } : {});
+      return { items: page.prompts, ...(page.nextCursor ? { next: page.nextCursor } : {}) };
+    });
+  }
+
+  getPrompt(name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
+    return this.request(
+      `prompts/get ${name}`,
+      (client) => client.getPrompt({ name, arguments: args }, signal ? { signal } : {}),
+      signal,
+    );
+  }
+
+  async #pages<T>(
+    what: string,
+    page: (client: Client, cursor: string | undefined) => Promise<{ items: T[]; next?: string }>,
+  ): Promise<T[]> {
+    const out: T[] = [];
+    let cursor: string | undefined;
+    do {
+      const result = await this.request(what, (client) => page(client, cursor));
+      out.push(...result.items);
+      cursor = result.next;
+    } while (cursor);
+    return out;
+  }
+
+  async #callOnce(name: string, args: Record<string, unknown>, options: CallOptions): Promise<McpCallResult> {
     await this.ensureConnected();
     const session = this.#session;
     if (!session) throw this.#unavailable(this.#lastError ?? "it is not connected");
     try {
       return await this.#call(session, name, args, options);
     } catch (err) {
+      if (err instanceof UnauthorizedError && (await session.completeAuthorization(options.signal))) {
+        try {
+          return await this.#call(session, name, args, options);
+        } catch (retryErr) {
+          throw this.#callError(name, retryErr, options);
+        }
+      }
       if (!isSessionExpired(err)) {
         // The stdio close handler has already reported a crash; an HTTP failure is noticed only here.
         if (isConnectionError(err) && this.#session === session) {
@@ -205,12 +322,26 @@ export class ServerConnection {
         signal: controller.signal,
         stderr: this.#stderr,
         onUnexpectedClose: (reason) => this.#lost(generation, reason),
-        prepare: (client) =>
+        capabilities: clientCapabilities(this.#options.handlers ?? {}),
+        ...(this.#options.auth ? { auth: this.#options.auth } : {}),
+        prepare: (client) => {
           client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
             this.#scheduleRefresh(generation),
-          ),
+          );
+          installClientHandlers(client, this.config.name, this.#options.handlers ?? {}, (note) => {
+            for (const notes of this.#inflight) notes.push(note);
+          });
+        },
       });
-      const tools = await this.#listTools(session.client, { signal: controller.signal, timeout: limitMs });
+      const opened = session;
+      const listOptions = { signal: controller.signal, timeout: limitMs };
+      const tools = await this.#listTools(opened.client, listOptions).catch(async (err: unknown) => {
+        // The server may ask for a sign-in only after `initialize`: sign in, then list again.
+        if (err instanceof UnauthorizedError && (await opened.completeAuthorization(controller.signal))) {
+          return this.#listTools(opened.client, listOptions);
+        }
+        throw err;
+      });
       if (generation !== this.#generation) {
         await session.close();
         return false;
@@ -220,6 +351,7 @@ export class ServerConnection {
       this.#serverInfo = session.client.getServerVersion();
       this.#state = "connected";
       this.#lastError = undefined;
+      this.#needsLogin = false;
       this.#failures = 0;
       this.#connectedAt = Date.now();
       this.#emit();
@@ -228,6 +360,7 @@ export class ServerConnection {
     } catch (err) {
       await session?.close();
       if (generation !== this.#generation) return false;
+      this.#needsLogin = needsLogin(err);
       const reason = controller.signal.aborted
         ? `did not finish connecting within ${formatMs(limitMs)}`
         : describeConnectError(this.config, err);
@@ -351,6 +484,17 @@ export class ServerConnection {
     if (isConnectionError(err) && this.#state !== "connected") {
       return this.#unavailable(this.#lastError ?? messageOf(err), err);
     }
+    if (err instanceof DimsumError) return err;
+    if (err instanceof UnauthorizedError) {
+      return new DimsumError(
+        "unauthenticated",
+        `MCP server "${server}" refused \`${tool}\`: the sign-in is not valid for it.`,
+        {
+          hint: `run \`dimsum mcp login ${server}\``,
+          cause: err,
+        },
+      );
+    }
     return new DimsumError("tool_failed", `MCP server "${server}" rejected \`${tool}\`: ${messageOf(err)}`, {
       cause: err,
     });
@@ -366,6 +510,21 @@ export class ServerConnection {
   #emit(): void {
     this.#options.onStatus(this.status());
   }
+}
+
+/** The session ended before it could sign in. */
+function needsLogin(err: unknown): boolean {
+  return err instanceof UnauthorizedError || (err instanceof DimsumError && err.code === "unauthenticated");
+}
+
+/** The call's result with the client's own notes (e.g. a declined elicitation) appended as text. */
+function withNotes(result: McpCallResult, notes: string[]): McpCallResult {
+  if (notes.length === 0) return result;
+  const content = Array.isArray(result.content) ? result.content : [];
+  return {
+    ...result,
+    content: [...content, ...notes.map((note) => ({ type: "text", text: `[dimsum] ${note}` }))],
+  };
 }
 
 /** 0 for the first retry, then 1 s, 2 s, 4 s ... up to 30 s. */

@@ -7,9 +7,11 @@
 import { DimsumError } from "../errors.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { ToolResult } from "../tools/types.js";
+import type { McpClientHandlers } from "./client-handlers.js";
 import type { McpServerConfig } from "./config.js";
 import type { McpServerStatus, McpToolInfo, ServerConnection } from "./connection.js";
-import { createMcpTool, fallbackMcpToolName, mcpToolName } from "./mcp-tools.js";
+import { createMcpTool, createResourceTools, fallbackMcpToolName, mcpToolName } from "./mcp-tools.js";
+import type { McpAuthOptions } from "./oauth/http-auth.js";
 import { toolAllowed } from "./tool-filter.js";
 import { type McpCallResult, toToolResult } from "./tool-result.js";
 
@@ -26,6 +28,10 @@ export interface McpManagerOptions {
   clientInfo?: { name: string; version: string };
   /** Every status change of every server (connecting, connected, failed, ...). */
   onStatus?: (status: McpServerStatus) => void;
+  /** OAuth: where logins are kept and, in interactive front ends, who runs the browser step. */
+  auth?: McpAuthOptions;
+  /** Elicitation, sampling and roots; absent handlers decline (headless). */
+  handlers?: McpClientHandlers;
 }
 
 /** One registered MCP tool and where it comes from. */
@@ -60,6 +66,8 @@ export class McpManager {
   readonly #registered = new Map<string, Map<string, Registered>>();
   readonly #owners = new Map<string, { server: string; tool: string }>();
   readonly #skipped = new Map<string, string[]>();
+  /** The resource tools registered per server. */
+  readonly #resourceTools = new Map<string, string[]>();
   #closed = false;
 
   constructor(options: McpManagerOptions) {
@@ -165,6 +173,17 @@ export class McpManager {
     return toToolResult(result);
   }
 
+  /** The connection of a started server, for resources and prompts. */
+  connection(server: string): ServerConnection {
+    const connection = this.#connections.get(server);
+    if (!connection) {
+      throw new DimsumError("config", `MCP server "${server}" is not started.`, {
+        hint: `known servers: ${this.serverNames().join(", ") || "(none)"}`,
+      });
+    }
+    return connection;
+  }
+
   /** Reconnects one server now, ignoring backoff; true when it is connected afterwards. */
   async reconnect(server: string): Promise<boolean> {
     const connection = this.#connections.get(server);
@@ -177,6 +196,24 @@ export class McpManager {
     const connections = [...this.#connections.values()];
     await Promise.all(connections.map((c) => c.close()));
     for (const server of this.#registered.keys()) this.#syncTools(server, []);
+    for (const names of this.#resourceTools.values())
+      for (const name of names) this.registry.unregister(name);
+    this.#resourceTools.clear();
+  }
+
+  /** Registers `<server>_list_resources` / `_read_resource` once a server offering resources connects. */
+  #syncResourceTools(server: string): void {
+    const connection = this.#connections.get(server);
+    if (!connection || this.#resourceTools.has(server) || !connection.status().features?.resources) return;
+    const names: string[] = [];
+    for (const tool of createResourceTools(server, connection)) {
+      // A server's own tool of the same name wins.
+      if (this.registry.has(tool.name)) continue;
+      this.registry.register(tool);
+      this.#owners.set(tool.name, { server, tool: tool.name.slice(server.length + 1) });
+      names.push(tool.name);
+    }
+    this.#resourceTools.set(server, names);
   }
 
   #connectionFor(name: string, Connection: typeof ServerConnection): ServerConnection {
@@ -189,9 +226,13 @@ export class McpManager {
       connectTimeoutMs: this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       filter: (tool) => toolAllowed(tool, config),
       onTools: (tools) => {
-        if (!this.#closed) this.#syncTools(name, tools);
+        if (this.#closed) return;
+        this.#syncTools(name, tools);
+        this.#syncResourceTools(name);
       },
       onStatus: (status) => this.#options.onStatus?.(status),
+      ...(this.#options.auth ? { auth: this.#options.auth } : {}),
+      ...(this.#options.handlers ? { handlers: this.#options.handlers } : {}),
     });
     this.#connections.set(name, connection);
     return connection;

@@ -54,3 +54,76 @@ export function createMcpTool(
     },
   };
 }
+
+/** What the resource tools need: the server's resources and a way to read one. */
+export interface McpResourceSource {
+  listResources(): Promise<
+    Array<{ uri: string; name: string; title?: string; mimeType?: string; description?: string }>
+  >;
+  listResourceTemplates(): Promise<
+    Array<{ uriTemplate: string; name: string; title?: string; mimeType?: string; description?: string }>
+  >;
+  readResource(
+    uri: string,
+    signal?: AbortSignal,
+  ): Promise<{ contents: Array<{ uri: string; mimeType?: string; text?: string; blob?: string }> }>;
+}
+
+/**
+ * `<server>_list_resources` and `<server>_read_resource`: the agent finds and reads what a server
+ * exposes as resources (files, records, documents), including URIs built from resource templates.
+ */
+export function createResourceTools(server: string, source: McpResourceSource): JsonSchemaTool[] {
+  const list: JsonSchemaTool = {
+    kind: "json",
+    name: mcpToolName(server, "list_resources"),
+    description: `List the resources (and URI templates) MCP server "${server}" offers; read one with ${mcpToolName(server, "read_resource")}.`,
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    async execute() {
+      const [resources, templates] = await Promise.all([
+        source.listResources(),
+        source.listResourceTemplates(),
+      ]);
+      const lines = resources.map(
+        (r) =>
+          `- ${r.uri}  ${r.title ?? r.name}${r.mimeType ? ` (${r.mimeType})` : ""}${r.description ? `: ${r.description}` : ""}`,
+      );
+      const templateLines = templates.map(
+        (t) => `- ${t.uriTemplate}  ${t.title ?? t.name}${t.description ? `: ${t.description}` : ""}`,
+      );
+      const text = [
+        resources.length > 0 ? `Resources:\n${lines.join("\n")}` : "No listed resources.",
+        templates.length > 0
+          ? `URI templates (fill in the {placeholders}):\n${templateLines.join("\n")}`
+          : "",
+      ]
+        .filter(Boolean)
+        .join("\n\n");
+      return { content: text, data: { resources, templates } };
+    },
+  };
+  const read: JsonSchemaTool = {
+    kind: "json",
+    name: mcpToolName(server, "read_resource"),
+    description: `Read one resource of MCP server "${server}" by URI (from ${mcpToolName(server, "list_resources")} or a template).`,
+    parameters: {
+      type: "object",
+      properties: { uri: { type: "string", description: "the resource URI" } },
+      required: ["uri"],
+      additionalProperties: false,
+    },
+    async execute(args, ctx) {
+      const uri = String(args.uri);
+      const result = await source.readResource(uri, ctx.signal);
+      const parts = result.contents.map((c) =>
+        c.text !== undefined
+          ? result.contents.length > 1
+            ? `${c.uri}:\n${c.text}`
+            : c.text
+          : `[binary ${c.mimeType ?? "data"} at ${c.uri}, ${Math.floor(((c.blob ?? "").length * 3) / 4)} bytes]`,
+      );
+      return { content: parts.join("\n\n") || "(empty resource)" };
+    },
+  };
+  return [list, read];
+}

@@ -3,14 +3,12 @@
  * falls back to legacy SSE when the server does not speak it. Only this module and the connection
  * modules load the SDK's transports, so commands without MCP servers never pay for them.
  *
- * Auth: static headers (`Authorization: Bearer ${TOKEN}`) and the OAuth client-credentials grant
- * (`"oauth": {clientId, clientSecret, scope}`, via the SDK's ClientCredentialsProvider, which discovers
- * the authorization server, fetches and refreshes tokens). The SDK also implements the interactive
- * authorization-code flow (PKCE, dynamic client registration) behind `OAuthClientProvider`, but that
- * needs a browser, a local redirect listener and token storage; Dimsum does not offer it yet.
+ * Auth: static headers (`Authorization: Bearer ${TOKEN}`), the OAuth client-credentials grant, or a
+ * person's authorization-code login (see oauth/http-auth.ts). When the SDK asks for a browser step
+ * and an authorizer is present, the session runs it and finishes the login with the returned code.
  */
-import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client, type ClientOptions } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
@@ -19,6 +17,8 @@ import {
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from "./config.js";
+import { type HttpAuth, httpAuthFor, type McpAuthOptions } from "./oauth/http-auth.js";
+import type { OAuthAuthorizer } from "./oauth/provider.js";
 import type { StderrTail } from "./stderr-tail.js";
 
 /** How a session ended up talking to its server. */
@@ -31,6 +31,11 @@ export interface McpSession {
   pid: number | undefined;
   /** Ends the session; a stdio server is asked to exit, then terminated. */
   close(): Promise<void>;
+  /**
+   * After an UnauthorizedError (a step-up mid-session): runs the browser step the SDK asked for and
+   * finishes the login; false when there is none to run (headless, or nothing pending).
+   */
+  completeAuthorization(signal?: AbortSignal): Promise<boolean>;
 }
 
 export interface OpenSessionOptions {
@@ -43,8 +48,12 @@ export interface OpenSessionOptions {
   stderr: StderrTail;
   /** Called once if the session ends without `close()` (crash, exit, dropped connection). */
   onUnexpectedClose: (reason: string) => void;
-  /** Wires notification handlers before `initialize`, so none are missed. */
+  /** Wires notification and request handlers before `initialize`, so none are missed. */
   prepare?: (client: Client) => void;
+  /** What the client offers the server (elicitation, sampling, roots). */
+  capabilities?: NonNullable<ClientOptions["capabilities"]>;
+  /** OAuth logins and the browser step. */
+  auth?: McpAuthOptions;
 }
 
 /** Variables a server may see besides its own `env`: enough to run, no secrets. */
@@ -54,15 +63,16 @@ const TERMINATE_TIMEOUT_MS = 1000;
 /** Connects to `server` and completes `initialize`. Throws on failure, leaving nothing running. */
 export async function openSession(server: McpServerConfig, options: OpenSessionOptions): Promise<McpSession> {
   if (server.transport === "stdio") return openStdio(server, options);
-  if (server.transport === "sse") return openOver("sse", sseTransport(server), options);
+  const auth = await httpAuthFor(server, options.auth ?? {});
+  if (server.transport === "sse") return openOver("sse", sseTransport(server, auth), options);
   try {
-    return await openOver("streamable-http", streamableTransport(server), options);
+    return await openStreamable(server, auth, options);
   } catch (err) {
     // A legacy server answers the Streamable HTTP POST with 404/405 (or another 4xx): try SSE.
     if (!(err instanceof StreamableHTTPError) || !isClientError(err.code) || options.signal.aborted)
       throw err;
     try {
-      return await openOver("sse", sseTransport(server), options);
+      return await openOver("sse", sseTransport(server, auth), options);
     } catch (sseErr) {
       throw new Error(`${describe(err)}; the legacy SSE fallback also failed: ${describe(sseErr)}`, {
         cause: sseErr,
@@ -85,6 +95,40 @@ export function stdioEnvironment(
   return { ...base, ...own };
 }
 
+/** Streamable HTTP; a login the SDK asks for runs once through the authorizer, then connects again. */
+async function openStreamable(
+  server: McpHttpServerConfig,
+  auth: HttpAuth | undefined,
+  options: OpenSessionOptions,
+): Promise<McpSession> {
+  const authorizer = options.auth?.authorizer;
+  for (let attempt = 0; ; attempt++) {
+    const transport = streamableTransport(server, auth);
+    try {
+      const session = await openOver("streamable-http", transport, options);
+      session.completeAuthorization = (signal) => finishLogin(server, auth, authorizer, transport, signal);
+      return session;
+    } catch (err) {
+      if (!(err instanceof UnauthorizedError) || attempt > 0) throw err;
+      if (!(await finishLogin(server, auth, authorizer, transport, options.signal))) throw err;
+    }
+  }
+}
+
+async function finishLogin(
+  server: McpHttpServerConfig,
+  auth: HttpAuth | undefined,
+  authorizer: OAuthAuthorizer | undefined,
+  transport: StreamableHTTPClientTransport,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const pending = auth?.login?.takePendingAuthorization();
+  if (!pending || !authorizer) return false;
+  const code = await authorizer.authorize(server.name, pending.url, pending.state, signal);
+  await transport.finishAuth(code);
+  return true;
+}
+
 async function openStdio(server: McpStdioServerConfig, options: OpenSessionOptions): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command: server.command,
@@ -104,7 +148,7 @@ async function openOver(
   transport: Transport,
   options: OpenSessionOptions,
 ): Promise<McpSession> {
-  const client = new Client(options.clientInfo, { capabilities: {} });
+  const client = new Client(options.clientInfo, { capabilities: options.capabilities ?? {} });
   options.prepare?.(client);
   let closing = false;
   let ended = false;
@@ -139,33 +183,23 @@ async function openOver(
     options.signal.removeEventListener("abort", abort);
   }
   established = true;
-  return { client, transport: kind, pid: undefined, close };
+  return { client, transport: kind, pid: undefined, close, completeAuthorization: async () => false };
 }
 
-function streamableTransport(server: McpHttpServerConfig): Transport {
-  return new StreamableHTTPClientTransport(new URL(server.url), httpOptions(server));
+function streamableTransport(server: McpHttpServerConfig, auth: HttpAuth | undefined) {
+  return new StreamableHTTPClientTransport(new URL(server.url), httpOptions(server, auth));
 }
 
-function sseTransport(server: McpHttpServerConfig): Transport {
-  return new SSEClientTransport(new URL(server.url), httpOptions(server));
+function sseTransport(server: McpHttpServerConfig, auth: HttpAuth | undefined): Transport {
+  return new SSEClientTransport(new URL(server.url), httpOptions(server, auth));
 }
 
-function httpOptions(server: McpHttpServerConfig) {
+function httpOptions(server: McpHttpServerConfig, auth: HttpAuth | undefined) {
   return {
     requestInit: { headers: server.headers },
-    ...(server.oauth ? { authProvider: clientCredentials(server) } : {}),
+    ...(auth ? { authProvider: auth.provider } : {}),
+    ...(auth?.fetch ? { fetch: auth.fetch } : {}),
   };
-}
-
-function clientCredentials(server: McpHttpServerConfig): ClientCredentialsProvider | undefined {
-  const { oauth } = server;
-  if (!oauth) return undefined;
-  return new ClientCredentialsProvider({
-    clientId: oauth.clientId,
-    clientSecret: oauth.clientSecret,
-    clientName: "dimsum",
-    ...(oauth.scope ? { scope: oauth.scope } : {}),
-  });
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {

@@ -2,6 +2,11 @@
  * The MCP servers of one long-lived process (the team server): started once, shared by every agent,
  * each connected and disconnected on its own (one manager per server, so each can stop alone); all
  * their tools land in one registry as `<server>_<tool>`. A crashed server reconnects on next use.
+ *
+ * Servers with `"oauth": {}` (the authorization-code grant) are per person: each member signs in
+ * with their own account (`signIn`), their sign-in is kept in their own CredentialStore, their runs
+ * get that server's tools (`personalTools`), and `signOut` revokes and deletes it. Server-side runs
+ * have no one to ask: elicitation is declined and sampling refused, with the reason in the result.
  */
 import type { EnvMap } from "../config/env.js";
 import { conflict, notFound } from "../errors.js";
@@ -9,6 +14,14 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import type { McpServerConfig } from "./config.js";
 import { McpManager, type McpServerState, type McpServerStatus } from "./manager.js";
+import type { CredentialStore } from "./oauth/credential-store.js";
+import type { OAuthAuthorizer } from "./oauth/provider.js";
+import { revokeTokens } from "./oauth/revoke.js";
+
+export interface McpPoolOptions {
+  /** Each person's sign-ins; without it, per-person servers cannot be used. */
+  personalCredentials?: (person: string) => CredentialStore;
+}
 
 /** What the settings page shows of one server (never its env, headers or credentials). */
 export interface McpServerView {
@@ -21,6 +34,8 @@ export interface McpServerView {
   error?: string;
   pid?: number;
   serverInfo?: { name: string; version: string };
+  /** Each member signs in with their own account; `status` is the asking person's. */
+  perPerson?: boolean;
 }
 
 /** The MCP operations the routes need. */
@@ -28,7 +43,15 @@ export interface McpControl {
   list(): McpServerView[];
   connect(name: string): Promise<McpServerView>;
   disconnect(name: string): Promise<McpServerView>;
+  /** Per-person sign-ins (each member's own account). */
+  isPerPerson(name: string): boolean;
+  personalView(person: string, name: string): McpServerView;
+  signIn(person: string, name: string, authorizer: OAuthAuthorizer): Promise<McpServerView>;
+  signOut(person: string, name: string): Promise<McpServerView>;
 }
+
+/** How long a person has to finish a sign-in in the browser. */
+const SIGN_IN_TIMEOUT_MS = 300_000;
 
 function viewOf(config: McpServerConfig, status: McpServerStatus | undefined): McpServerView {
   const view: McpServerView = {
@@ -52,11 +75,115 @@ export class McpServerPool implements McpControl {
   readonly #configs: Map<string, McpServerConfig>;
   readonly #managers = new Map<string, McpManager>();
   readonly #env: EnvMap;
+  readonly #options: McpPoolOptions;
+  /** Per person, per server: that person's connection to a per-person server. */
+  readonly #personal = new Map<string, Map<string, McpManager>>();
   #started: Promise<void> | undefined;
 
-  constructor(servers: McpServerConfig[], env: EnvMap) {
+  constructor(servers: McpServerConfig[], env: EnvMap, options: McpPoolOptions = {}) {
     this.#configs = new Map(servers.map((s) => [s.name, s]));
     this.#env = env;
+    this.#options = options;
+  }
+
+  /** True for servers each member signs in to (`"oauth": {}`, the authorization-code grant). */
+  isPerPerson(name: string): boolean {
+    const config = this.#configs.get(name);
+    return (
+      config !== undefined && config.transport !== "stdio" && config.oauth?.grant === "authorization_code"
+    );
+  }
+
+  /** The tools of the per-person servers `person` has signed in to (connecting them on first use). */
+  async personalTools(person: string): Promise<Tool[]> {
+    const credentials = this.#options.personalCredentials?.(person);
+    if (!credentials) return [];
+    const tools: Tool[] = [];
+    for (const config of this.#configs.values()) {
+      if (!config.enabled || !this.isPerPerson(config.name)) continue;
+      let manager = this.#personal.get(person)?.get(config.name);
+      if (!manager) {
+        if (!(await credentials.load(config.name))?.tokens) continue;
+        manager = this.#personalManager(person, config, credentials);
+        await manager.start([config.name]);
+      }
+      tools.push(...manager.registry.list());
+    }
+    return tools;
+  }
+
+  /** Runs `person`'s sign-in to a per-person server through `authorizer` (the browser redirect). */
+  async signIn(person: string, name: string, authorizer: OAuthAuthorizer): Promise<McpServerView> {
+    const config = this.#config(name);
+    const credentials = this.#options.personalCredentials?.(person);
+    if (!this.isPerPerson(name) || !credentials) {
+      throw conflict(
+        `MCP server "${name}" does not take personal sign-ins (give it "oauth": {} in mcp.json)`,
+      );
+    }
+    await this.#personal.get(person)?.get(name)?.close();
+    const stored = await credentials.load(name);
+    if (stored?.tokens) {
+      delete stored.tokens;
+      await credentials.save(name, stored);
+    }
+    const manager = this.#personalManager(
+      person,
+      { ...config, connectTimeoutMs: SIGN_IN_TIMEOUT_MS },
+      credentials,
+      authorizer,
+    );
+    await manager.start([name]);
+    const outcome = manager.status(name);
+    // Later runs use the stored tokens without the authorizer.
+    await manager.close();
+    this.#personal.get(person)?.delete(name);
+    if (outcome?.state !== "connected") {
+      throw conflict(`signing in to MCP server "${name}" failed: ${outcome?.lastError ?? "unknown error"}`);
+    }
+    await this.personalTools(person);
+    return this.personalView(person, name);
+  }
+
+  /** Revokes (where the authorization server allows) and deletes `person`'s sign-in. */
+  async signOut(person: string, name: string): Promise<McpServerView> {
+    this.#config(name);
+    const credentials = this.#options.personalCredentials?.(person);
+    const manager = this.#personal.get(person)?.get(name);
+    this.#personal.get(person)?.delete(name);
+    await manager?.close();
+    const stored = await credentials?.load(name);
+    if (stored) await revokeTokens(stored);
+    await credentials?.delete(name);
+    return this.personalView(person, name);
+  }
+
+  /** One server as `person` sees it (their own connection for per-person servers). */
+  personalView(person: string, name: string): McpServerView {
+    const config = this.#config(name);
+    if (!this.isPerPerson(name)) return this.#view(config);
+    const manager = this.#personal.get(person)?.get(name);
+    return { ...viewOf(config, manager?.status(name)), perPerson: true };
+  }
+
+  #personalManager(
+    person: string,
+    config: McpServerConfig,
+    credentials: CredentialStore,
+    authorizer?: OAuthAuthorizer,
+  ): McpManager {
+    const manager = new McpManager({
+      servers: [config],
+      env: this.#env,
+      auth: { credentials, ...(authorizer ? { authorizer } : {}) },
+    });
+    let mine = this.#personal.get(person);
+    if (!mine) {
+      mine = new Map();
+      this.#personal.set(person, mine);
+    }
+    mine.set(config.name, manager);
+    return manager;
   }
 
   /**
@@ -66,7 +193,7 @@ export class McpServerPool implements McpControl {
   startAll(): Promise<void> {
     this.#started ??= Promise.all(
       [...this.#configs.values()]
-        .filter((c) => c.enabled)
+        .filter((c) => c.enabled && !this.isPerPerson(c.name))
         .map((c) => this.connect(c.name).catch(() => undefined)),
     ).then(() => undefined);
     return this.#started;
@@ -117,6 +244,8 @@ export class McpServerPool implements McpControl {
   async close(): Promise<void> {
     const managers = [...this.#managers.values()];
     this.#managers.clear();
+    for (const mine of this.#personal.values()) managers.push(...mine.values());
+    this.#personal.clear();
     await Promise.all(managers.map((m) => m.close()));
   }
 
@@ -127,6 +256,7 @@ export class McpServerPool implements McpControl {
   }
 
   #view(config: McpServerConfig): McpServerView {
-    return viewOf(config, this.#managers.get(config.name)?.status(config.name));
+    const view = viewOf(config, this.#managers.get(config.name)?.status(config.name));
+    return this.isPerPerson(config.name) ? { ...view, perPerson: true } : view;
   }
 }

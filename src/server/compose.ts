@@ -20,6 +20,7 @@ import { createTeam, type TeamDeps } from "../team/team.js";
 import type { Team } from "../team/types.js";
 import { UserStore } from "./auth/user-store.js";
 import type { ServerLog } from "./context.js";
+import { personalMcpCredentials } from "./mcp-credentials.js";
 import type { SettingsStore } from "./settings/settings-store.js";
 
 /** What the composition root hands to `buildTeam`. */
@@ -106,7 +107,9 @@ export function buildKnowledge(db: Database, config: DimsumConfig): KnowledgeSer
 /** The MCP servers of mcp.json (home and working directory); `startAll()` connects them. */
 export function buildMcp(config: DimsumConfig, cwd: string, log: ServerLog): McpServerPool | undefined {
   try {
-    return new McpServerPool(loadMcpConfig({ home: config.home, cwd, env: config.env }), config.env);
+    return new McpServerPool(loadMcpConfig({ home: config.home, cwd, env: config.env }), config.env, {
+      personalCredentials: personalMcpCredentials(config.home),
+    });
   } catch (err) {
     log.warn(`MCP servers are unavailable: ${toDimsumError(err).toLine()}`);
     return undefined;

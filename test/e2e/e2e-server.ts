@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../../src/config/load-config.js";
+import type { McpControl } from "../../src/mcp/server-pool.js";
 import { createServer, type ServerDeps } from "../../src/server/app.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
@@ -47,6 +48,8 @@ export interface E2eServerOptions {
   env?: Record<string, string>;
   /** Create the owner at start with a printed one-time password, as `dimsum serve` does (default: no owner). */
   ensureOwner?: boolean;
+  /** The MCP servers `/api/mcp` controls, made over the server's home folder (default: none). */
+  mcp?: (home: string) => McpControl;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -85,6 +88,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     },
   });
   const settings = new SettingsStore(db, openSecretBox(home));
+  const mcp = options.mcp?.(home);
   const team = await buildTeam(
     { db, config, settings, log },
     { streamOptions: { retry: { maxRetries: 0 } } },
@@ -106,7 +110,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       messagePerIp: generous,
     },
     routes: [
-      mountTeamRoutes({ team, memory: buildMemory(db, log) }),
+      mountTeamRoutes({ team, memory: buildMemory(db, log), ...(mcp ? { mcp } : {}) }),
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
     ],
   });
@@ -128,6 +132,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     async close() {
       await listening.close();
       await team.close();
+      await (mcp as { close?: () => Promise<void> } | undefined)?.close?.();
       db.close();
       rmSync(home, { recursive: true, force: true });
     },

@@ -22,7 +22,19 @@ const suite = conformance as {
   startDimsumServer(): Promise<{ url: string; stop(): Promise<void> }>;
 };
 
-const CLIENT_SCENARIOS = ["initialize", "tools_call", "sse-retry", "auth/client-credentials-basic"];
+const CLIENT_SCENARIOS = [
+  "initialize",
+  "tools_call",
+  "sse-retry",
+  "elicitation-sep1034-client-defaults",
+  "auth/metadata-default",
+  "auth/scope-step-up",
+  "auth/token-endpoint-auth-basic",
+  "auth/offline-access-scope",
+  "auth/client-credentials-basic",
+  "auth/client-credentials-jwt",
+  "auth/cross-app-access-complete-flow",
+];
 const SERVER_SCENARIOS = ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"];
 
 describe("MCP conformance suite", () => {

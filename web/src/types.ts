@@ -152,6 +152,8 @@ export interface McpServerInfo {
   error?: string;
   tools?: number | string[];
   transport?: string;
+  /** Each member signs in with their own account (OAuth); no shared connection. */
+  perPerson?: boolean;
 }
 
 export type ChannelSummary = ChannelRecord & { unread: number };

@@ -2,9 +2,13 @@
 import { createInterface } from "node:readline";
 import { runSessionTurn } from "../../agent/session-runner.js";
 import { toDimsumError } from "../../errors.js";
+import { stream } from "../../llm/providers.js";
+import { sampleWithModel } from "../../mcp/sampling.js";
 import type { ApprovalRequest } from "../../tools/types.js";
 import { approveAll } from "../approval.js";
 import { recentTurns } from "../chat/history.js";
+import { expandPrompt, findPrompt, listMcpPrompts, promptUsage } from "../chat/mcp-prompts.js";
+import { type Ask, terminalMcpHandlers } from "../chat/mcp-requests.js";
 import { runSlashCommand } from "../chat/slash-commands.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { createHumanRenderer } from "../render/human.js";
@@ -28,11 +32,21 @@ export interface ChatCommandOptions {
 
 /** Runs the REPL until /exit or end of input; returns the exit code. */
 export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promise<number> {
-  let setup: Awaited<ReturnType<typeof setUpSession>>;
+  let setup: Awaited<ReturnType<typeof setUpSession>> | undefined;
   let workspace: string;
+  // MCP servers may ask the person something (elicitation, sampling) once the prompt is up.
+  let ask: Ask | undefined;
+  const mcpHandlers = terminalMcpHandlers({
+    ask: (question, signal) => (ask ? ask(question, signal) : Promise.resolve(undefined)),
+    out: io.stderr,
+    sample: (params, signal) => {
+      if (!setup) return Promise.reject(new Error("the chat is not ready"));
+      return sampleWithModel(setup.model, stream, params, signal);
+    },
+  });
   try {
     workspace = resolveWorkspace(io.cwd, options.workspace);
-    setup = await setUpSession(io, options);
+    setup = await setUpSession(io, { ...options, workspace, mcpHandlers });
     await noticeUnsandboxedShell(setup.config, setup.tools, io.stderr);
   } catch (err) {
     const error = toDimsumError(err);
@@ -46,6 +60,22 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
   const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: interactive, prompt: "you› " });
   const spinner = createSpinner(io.stderr);
   let current: AbortController | undefined;
+
+  ask = (question, signal) =>
+    new Promise<string | undefined>((resolve) => {
+      spinner.stop();
+      if (signal.aborted) return resolve(undefined);
+      const done = (answer: string | undefined) => {
+        signal.removeEventListener("abort", onAbort);
+        rl.off("close", onClose);
+        resolve(answer);
+      };
+      const onAbort = () => done(undefined);
+      const onClose = () => done(undefined);
+      signal.addEventListener("abort", onAbort, { once: true });
+      rl.once("close", onClose);
+      rl.question(question, (answer) => done(answer));
+    });
 
   rl.on("SIGINT", () => {
     if (current) current.abort();
@@ -100,16 +130,32 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
       for (const line of recentTurns(history, 3, paintErr)) io.stderr.write(`${line}\n`);
       io.stderr.write(paintErr("dim", "—\n"));
     }
+    const prompts = setup.mcp ? await listMcpPrompts(setup.mcp) : [];
+    for (const prompt of prompts) io.stderr.write(paintErr("dim", `mcp prompt ${promptUsage(prompt)}\n`));
     io.stderr.write(paintErr("dim", "type /help for commands\n"));
     if (interactive) rl.prompt();
 
     for await (const raw of rl) {
-      const line = raw.trim();
+      let line = raw.trim();
       if (line === "") {
         if (interactive) rl.prompt();
         continue;
       }
-      if (line.startsWith("/")) {
+      const prompt = line.startsWith("/") ? findPrompt(line, prompts) : undefined;
+      if (prompt && setup.mcp) {
+        const expanded = await expandPrompt(setup.mcp, prompt, line, ask, new AbortController().signal).catch(
+          (err: unknown) => {
+            io.stderr.write(`dimsum: ${toDimsumError(err).toLine()}\n`);
+            return undefined;
+          },
+        );
+        if (expanded === undefined) {
+          if (interactive) rl.prompt();
+          continue;
+        }
+        io.stderr.write(paintErr("dim", `${expanded}\n`));
+        line = expanded;
+      } else if (line.startsWith("/")) {
         const result = await runSlashCommand(line, {
           store,
           memory: setup.memory,

@@ -227,8 +227,15 @@ async function withManager(
   servers: McpServerConfig[],
   use: (manager: McpManager) => Promise<number>,
 ): Promise<number> {
-  const { McpManager } = await import("../../mcp/manager.js");
-  const manager = new McpManager({ servers, env: config.env });
+  const [{ McpManager }, { cliCredentialStore }] = await Promise.all([
+    import("../../mcp/manager.js"),
+    import("../mcp-credentials.js"),
+  ]);
+  const manager = new McpManager({
+    servers,
+    env: config.env,
+    auth: { credentials: cliCredentialStore(config.home) },
+  });
   try {
     return await use(manager);
   } finally {
@@ -260,7 +267,11 @@ function describeParameters(schema: Record<string, unknown>): string {
     .join(", ");
 }
 
-async function guard(io: CliIo, json: boolean | undefined, body: () => Promise<number>): Promise<number> {
+export async function guard(
+  io: CliIo,
+  json: boolean | undefined,
+  body: () => Promise<number>,
+): Promise<number> {
   try {
     return await body();
   } catch (err) {

@@ -1,6 +1,9 @@
 /**
  * `/api/mcp` (owners and admins): the MCP servers of mcp.json with their status, connected and
  * disconnected one by one. Answers 501 when the server runs without MCP.
+ * Every member: `GET /mine` (per-person servers and their own sign-in), `POST /:name/signin` (the
+ * authorization URL to open), `DELETE /:name/signin` (revoke and forget); the authorization server
+ * redirects the browser to `GET /oauth/callback`.
  */
 import { Hono } from "hono";
 import { unavailable } from "../../errors.js";
@@ -8,11 +11,44 @@ import type { McpControl } from "../../mcp/server-pool.js";
 import { requireRole } from "../auth/middleware.js";
 import type { AppEnv } from "../context.js";
 import { paramsOf } from "../http/validate.js";
+import { McpSignIns } from "../mcp-signin.js";
 import { mcpNameParam } from "./team-schemas.js";
 
 /** The MCP routes, mounted at `/api/mcp`. */
 export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  if (mcp) {
+    const signIns = new McpSignIns();
+    const member = requireRole("owner", "admin", "member");
+    const person = (c: { get(key: "auth"): { user: { id: string } } | undefined }) =>
+      c.get("auth")?.user.id ?? "";
+    app.get("/mine", member, (c) => {
+      const me = person(c);
+      return c.json(
+        mcp
+          .list()
+          .filter((s) => s.perPerson)
+          .map((s) => mcp.personalView(me, s.name)),
+      );
+    });
+    app.post("/:name/signin", member, paramsOf(mcpNameParam), async (c) => {
+      const origin = new URL(c.req.url).origin;
+      return c.json(await signIns.start(mcp, person(c), c.req.valid("param").name, origin));
+    });
+    app.delete("/:name/signin", member, paramsOf(mcpNameParam), async (c) => {
+      return c.json(await mcp.signOut(person(c), c.req.valid("param").name));
+    });
+    app.get("/oauth/callback", async (c) => {
+      const server = await signIns.complete(
+        c.req.query("state") ?? "",
+        c.req.query("code"),
+        c.req.query("error"),
+      );
+      return c.html(
+        `<!doctype html><title>Dimsum</title><p>Signed in to ${escapeHtml(server.name)}. You can close this tab.</p>`,
+      );
+    });
+  }
   app.use("*", requireRole("owner", "admin"));
   if (!mcp) {
     app.all("*", () => {
@@ -32,4 +68,8 @@ export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
   });
 
   return app;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }

@@ -15,7 +15,7 @@ import type { SessionUser } from "../types.js";
 const TABS: ReadonlyArray<{ id: SettingsSection; label: string; adminOnly: boolean }> = [
   { id: "providers", label: "Providers", adminOnly: true },
   { id: "tokens", label: "API tokens", adminOnly: false },
-  { id: "mcp", label: "MCP servers", adminOnly: true },
+  { id: "mcp", label: "MCP servers", adminOnly: false },
   { id: "shell", label: "Shell", adminOnly: true },
   { id: "people", label: "People", adminOnly: true },
   { id: "account", label: "Account", adminOnly: false },
@@ -28,7 +28,7 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
     case "tokens":
       return <TokensSection />;
     case "mcp":
-      return <McpSection />;
+      return <McpSection isAdmin={me.role === "owner" || me.role === "admin"} />;
     case "shell":
       return <ShellSection />;
     case "people":

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { plural } from "../../format.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import type { McpServerInfo } from "../../types.js";
+import { McpSignIns } from "./mcp-signins.js";
 
 function toolCount(tools: McpServerInfo["tools"]): string | undefined {
   if (tools === undefined) return undefined;
@@ -11,8 +12,20 @@ function toolCount(tools: McpServerInfo["tools"]): string | undefined {
   return plural(n, "tool");
 }
 
-/** The MCP section (owner/admin). */
-export function McpSection() {
+/** The MCP section: owners and admins see every server; members their own sign-ins. */
+export function McpSection({ isAdmin }: { isAdmin: boolean }) {
+  if (!isAdmin) {
+    return (
+      <section class="form" data-testid="settings-mcp">
+        <h3>MCP accounts</h3>
+        <McpSignIns empty="No MCP server here needs your own sign-in." />
+      </section>
+    );
+  }
+  return <McpServers />;
+}
+
+function McpServers() {
   const { api } = useServices();
   const report = useReportError();
   const [servers, setServers] = useState<McpServerInfo[] | undefined>(undefined);
@@ -48,24 +61,33 @@ export function McpSection() {
             >
               <strong>{server.name}</strong>
               {server.transport && <span class="muted">{server.transport}</span>}
-              <span class={`badge badge-mcp-${server.status}`} data-testid="mcp-status">
-                {server.status}
-              </span>
-              {toolCount(server.tools) && <span class="muted">{toolCount(server.tools)}</span>}
+              {!server.perPerson && (
+                <span class={`badge badge-mcp-${server.status}`} data-testid="mcp-status">
+                  {server.status}
+                </span>
+              )}
+              {!server.perPerson && toolCount(server.tools) && (
+                <span class="muted">{toolCount(server.tools)}</span>
+              )}
               {server.error && <span class="run-error">{server.error}</span>}
-              <button
-                type="button"
-                class="btn btn-small"
-                disabled={busy}
-                onClick={() => void toggle(server)}
-                data-testid={server.status === "connected" ? "mcp-disconnect" : "mcp-connect"}
-              >
-                {server.status === "connected" ? "Disconnect" : "Connect"}
-              </button>
+              {server.perPerson ? (
+                <span class="muted">each member signs in</span>
+              ) : (
+                <button
+                  type="button"
+                  class="btn btn-small"
+                  disabled={busy}
+                  onClick={() => void toggle(server)}
+                  data-testid={server.status === "connected" ? "mcp-disconnect" : "mcp-connect"}
+                >
+                  {server.status === "connected" ? "Disconnect" : "Connect"}
+                </button>
+              )}
             </li>
           ))}
         </ul>
       )}
+      <McpSignIns />
       <button type="button" class="btn btn-small" onClick={() => void reload()} data-testid="mcp-refresh">
         Refresh
       </button>

@@ -1,0 +1,86 @@
+/**
+ * What Dimsum answers when a server asks the client something: elicitation (form or URL), sampling
+ * (a completion from the agent's own model) and roots (the workspace). Front ends supply the
+ * interactive parts; without them (headless runs) elicitation is declined and sampling refused,
+ * and the reason is kept so the tool result (and so the trace) says what happened.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  type CreateMessageRequest,
+  CreateMessageRequestSchema,
+  type CreateMessageResult,
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+  ErrorCode,
+  ListRootsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+
+export type ElicitParams = ElicitRequest["params"];
+export type SamplingParams = CreateMessageRequest["params"];
+export type { CreateMessageResult, ElicitResult };
+
+export interface McpRoot {
+  uri: string;
+  name?: string;
+}
+
+/** The front end's side of the client features; every member is optional. */
+export interface McpClientHandlers {
+  /** Asks the person; resolves to accept (with content), decline or cancel. Absent: declined. */
+  elicit?: (server: string, params: ElicitParams, signal: AbortSignal) => Promise<ElicitResult>;
+  /** Runs a completion with the agent's model after the person approves. Absent: refused. */
+  sample?: (server: string, params: SamplingParams, signal: AbortSignal) => Promise<CreateMessageResult>;
+  /** The roots announced to servers (the workspace). */
+  roots?: McpRoot[];
+}
+
+/** A thing the client did on its own during a call, reported with the call's result. */
+export type NoteSink = (note: string) => void;
+
+export const HEADLESS_REASON = "this run has no one to ask (headless)";
+
+/** The capabilities matching `handlers`: elicitation and sampling are always declared, so servers get an answer. */
+export function clientCapabilities(handlers: McpClientHandlers) {
+  return {
+    elicitation: { form: { applyDefaults: true }, url: {} },
+    sampling: {},
+    ...(handlers.roots ? { roots: { listChanged: false } } : {}),
+  };
+}
+
+/** Installs the request handlers on `client` before it connects. */
+export function installClientHandlers(
+  client: Client,
+  server: string,
+  handlers: McpClientHandlers,
+  note: NoteSink,
+): void {
+  client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+    const { params } = request;
+    if (!handlers.elicit) {
+      note(`declined the server's request for input ("${oneLine(params.message)}"): ${HEADLESS_REASON}`);
+      return { action: "decline" };
+    }
+    const result = await handlers.elicit(server, params, extra.signal);
+    note(`asked you for input ("${oneLine(params.message)}"): ${result.action}`);
+    return result;
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+    if (!handlers.sample) {
+      note(`refused the server's sampling request: ${HEADLESS_REASON}`);
+      throw new McpError(ErrorCode.InvalidRequest, `Sampling refused: ${HEADLESS_REASON}`);
+    }
+    return handlers.sample(server, request.params, extra.signal);
+  });
+  if (handlers.roots) {
+    const roots = handlers.roots;
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ ...r })) }));
+  }
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 120 ? `${flat.slice(0, 117)}...` : flat;
+}

@@ -1,0 +1,66 @@
+/**
+ * The browser step of a member's MCP sign-in on the team server: the Dimsum server is the redirect
+ * target (`/api/mcp/oauth/callback`). Starting a sign-in resolves to the authorization URL the
+ * browser opens; the callback hands the code (checked by `state`) to the waiting sign-in.
+ */
+import { DimsumError } from "../errors.js";
+import type { McpControl, McpServerView } from "../mcp/server-pool.js";
+
+export const MCP_CALLBACK_PATH = "/api/mcp/oauth/callback";
+
+export type SignInStart = { authorizationUrl: string } | { server: McpServerView };
+
+export class McpSignIns {
+  readonly #waiting = new Map<string, { resolve: (code: string) => void; reject: (err: Error) => void }>();
+  readonly #finished = new Map<string, Promise<McpServerView>>();
+
+  /** Starts `person`'s sign-in; resolves once the authorization server's URL is known (or it needed none). */
+  async start(pool: McpControl, person: string, name: string, origin: string): Promise<SignInStart> {
+    let showUrl: (url: string, state: string) => void = () => {};
+    const urlKnown = new Promise<{ url: string; state: string }>((resolve) => {
+      showUrl = (url, state) => resolve({ url, state });
+    });
+    const done = pool.signIn(person, name, {
+      redirectUrl: () => `${origin}${MCP_CALLBACK_PATH}`,
+      authorize: (_server, url, state, signal) =>
+        new Promise<string>((resolve, reject) => {
+          this.#waiting.set(state, { resolve, reject });
+          signal?.addEventListener("abort", () => {
+            this.#waiting.delete(state);
+            reject(new DimsumError("aborted", "the sign-in was not finished in time"));
+          });
+          showUrl(url.href, state);
+        }),
+    });
+    done.catch(() => {});
+    const first = await Promise.race([
+      urlKnown.then((u) => ({ kind: "url" as const, ...u })),
+      done.then((server) => ({ kind: "done" as const, server })),
+    ]);
+    if (first.kind === "done") return { server: first.server };
+    this.#finished.set(first.state, done);
+    // A sign-in abandoned in the browser ends at the time limit; forget it then.
+    done
+      .catch(() => {})
+      .finally(() => {
+        this.#finished.delete(first.state);
+        this.#waiting.delete(first.state);
+      });
+    return { authorizationUrl: first.url };
+  }
+
+  /** The callback: hands over the code and waits for the sign-in to finish. */
+  async complete(state: string, code: string | undefined, error: string | undefined): Promise<McpServerView> {
+    const waiter = this.#waiting.get(state);
+    const done = this.#finished.get(state);
+    this.#waiting.delete(state);
+    this.#finished.delete(state);
+    if (!waiter || !done) throw new DimsumError("invalid", "unknown or expired sign-in", { status: 400 });
+    if (code) waiter.resolve(code);
+    else
+      waiter.reject(
+        new DimsumError("unauthenticated", `the authorization server refused: ${error ?? "no code"}`),
+      );
+    return done;
+  }
+}

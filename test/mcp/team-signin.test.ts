@@ -1,0 +1,108 @@
+/**
+ * Per-person MCP sign-ins on the team server: each member connects their own account through
+ * `/api/mcp/:name/signin` (the Dimsum server receives the redirect), their runs get that server's
+ * tools and nobody else's do, the sign-in survives a restart (sealed per person under DIMSUM_HOME),
+ * and signing out revokes it at the authorization server.
+ */
+import { readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadMcpConfig } from "../../src/mcp/config.js";
+import { McpServerPool, type McpServerView } from "../../src/mcp/server-pool.js";
+import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
+import { call, withUsers } from "../server/helpers.js";
+import { expectJson, startTeamServer } from "../server/team-helpers.js";
+// @ts-expect-error: a plain .mjs fixture without type declarations
+import { startOAuthMcpServer } from "./fixtures/oauth-mcp-server.mjs";
+
+interface OAuthFixture {
+  url: string;
+  counts: { authorizations: number; revocations: number };
+  stop(): Promise<void>;
+}
+
+/** The browser: the authorization server approves at once; the redirect goes to the Dimsum server. */
+async function approve(url: string, cookie: string): Promise<Response> {
+  const answer = await fetch(url, { redirect: "manual" });
+  const location = answer.headers.get("location");
+  if (!location) throw new Error(`no redirect: ${answer.status}`);
+  return fetch(location, { headers: { cookie } });
+}
+
+describe("per-person MCP sign-in on the team server", () => {
+  it("lets each member sign in with their own account, and revokes on sign-out", async () => {
+    const oauth = (await startOAuthMcpServer()) as OAuthFixture;
+    let pool: McpServerPool | undefined;
+    let home = "";
+    const s = await startTeamServer({
+      mcp: (dir) => {
+        home = dir;
+        writeFileSync(
+          join(dir, "mcp.json"),
+          JSON.stringify({ mcpServers: { notes: { url: oauth.url, oauth: {} } } }),
+        );
+        const servers = loadMcpConfig({ home: dir, cwd: dir, env: {} });
+        pool = new McpServerPool(servers, {}, { personalCredentials: personalMcpCredentials(dir) });
+        return pool;
+      },
+    });
+    try {
+      const { owner, users } = await withUsers(s.url, ["member"]);
+      const member = users.member as typeof owner;
+      const mine = await expectJson<McpServerView[]>(
+        await call(s.url, "/api/mcp/mine", { session: member }),
+        200,
+      );
+      expect(mine.map((v) => [v.name, v.status, v.perPerson])).toEqual([["notes", "disconnected", true]]);
+
+      const started = await expectJson<{ authorizationUrl: string }>(
+        await call(s.url, "/api/mcp/notes/signin", { session: member, method: "POST" }),
+        200,
+      );
+      expect(started.authorizationUrl).toContain("code_challenge=");
+      expect(started.authorizationUrl).toContain(encodeURIComponent(`${s.url}/api/mcp/oauth/callback`));
+      const callback = await approve(started.authorizationUrl, member.cookie);
+      expect(callback.status).toBe(200);
+      expect(await callback.text()).toContain("Signed in to notes");
+
+      const memberId = member.userId;
+      const tools = await pool?.personalTools(memberId);
+      expect(tools?.map((t) => t.name)).toContain("notes_whoami");
+      expect(await pool?.personalTools(owner.userId)).toEqual([]);
+      const view = await expectJson<McpServerView[]>(
+        await call(s.url, "/api/mcp/mine", { session: member }),
+        200,
+      );
+      expect(view[0]?.status).toBe("connected");
+
+      // Stored sealed, per person: a fresh pool (a restart) connects with the stored sign-in.
+      expect(readdirSync(join(home, "mcp-credentials", "people"))).toHaveLength(1);
+      const restarted = new McpServerPool(
+        loadMcpConfig({ home, cwd: home, env: {} }),
+        {},
+        {
+          personalCredentials: personalMcpCredentials(home),
+        },
+      );
+      try {
+        expect((await restarted.personalTools(memberId)).map((t) => t.name)).toContain("notes_whoami");
+      } finally {
+        await restarted.close();
+      }
+
+      const revokedBefore = oauth.counts.revocations;
+      const out = await expectJson<McpServerView>(
+        await call(s.url, "/api/mcp/notes/signin", { session: member, method: "DELETE" }),
+        200,
+      );
+      expect(out.status).toBe("disconnected");
+      expect(oauth.counts.revocations).toBe(revokedBefore + 2);
+      expect(await pool?.personalTools(memberId)).toEqual([]);
+      // The shared admin list still needs admins.
+      expect((await call(s.url, "/api/mcp", { session: member })).status).toBe(403);
+    } finally {
+      await pool?.close();
+      await oauth.stop();
+    }
+  }, 120_000);
+});
