@@ -4,7 +4,7 @@
  * Escape or the backdrop closes it; arrow keys move between the box and the hits.
  */
 
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
