@@ -1,28 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { createRagTool, formatCitation } from "../../src/knowledge/rag-tool.js";
 import type { Passage, RetrievalTrace } from "../../src/knowledge/types.js";
-import { defaultToolsConfig } from "../../src/tools/builtin/defaults.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { ToolContext } from "../../src/tools/types.js";
+import { testToolContext } from "../support/tool-context.js";
 import { filler, minimalPdf, newService } from "./helpers.js";
 
 function ctx(): ToolContext {
   return {
-    signal: new AbortController().signal,
-    workspace: "/tmp",
-    runId: "run-1",
-    todos: { list: () => [], save: () => {} },
-    config: {
-      shell: {
-        ...defaultToolsConfig().shell,
-        allow: [],
-        deny: [],
-        confirm: [],
-        timeoutMs: 1000,
-        maxOutputBytes: 1000,
-      },
-      fetch: { allowPrivateNetwork: false, timeoutMs: 1000, maxBytes: 1000 },
-    },
+    ...testToolContext({ runId: "run-1" }),
   };
 }
 

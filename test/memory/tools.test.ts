@@ -1,28 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryTools } from "../../src/memory/tools.js";
 import { SqliteSessionStore } from "../../src/store/sqlite-session-store.js";
-import { defaultToolsConfig } from "../../src/tools/builtin/defaults.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
+import { testToolContext } from "../support/tool-context.js";
 import { hashEmbedder, newMemoryStore } from "./helpers.js";
 
 function ctxFor(userId: string | undefined, sessionId = "s-live"): ToolContext {
   const ctx: ToolContext = {
-    signal: new AbortController().signal,
-    workspace: "/tmp",
-    runId: "run-7",
-    todos: { list: () => [], save: () => {} },
-    config: {
-      shell: {
-        ...defaultToolsConfig().shell,
-        allow: [],
-        deny: [],
-        confirm: [],
-        timeoutMs: 1000,
-        maxOutputBytes: 1000,
-      },
-      fetch: { allowPrivateNetwork: false, timeoutMs: 1000, maxBytes: 1000 },
-    },
+    ...testToolContext({ runId: "run-7" }),
     sessionId,
   };
   if (userId !== undefined) ctx.userId = userId;

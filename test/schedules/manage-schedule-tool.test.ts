@@ -7,9 +7,9 @@ import { createScheduling, type Scheduling } from "../../src/schedules/setup.js"
 import type { ScheduleRunRecord } from "../../src/schedules/types.js";
 import type { ChannelRecord } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { defaultToolsConfig } from "../../src/tools/builtin/defaults.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
+import { testToolContext } from "../support/tool-context.js";
 import { AgentScripts, alice, bob, guest, TeamHarness } from "../team/harness.js";
 import { FakeClock } from "./fake-clock.js";
 
@@ -20,21 +20,7 @@ let scheduling: Scheduling;
 let group: ChannelRecord;
 
 const ctx: ToolContext = {
-  signal: new AbortController().signal,
-  workspace: "/tmp",
-  runId: "r1",
-  todos: { list: () => [], save: () => {} },
-  config: {
-    shell: {
-      ...defaultToolsConfig().shell,
-      allow: [],
-      deny: [],
-      confirm: [],
-      timeoutMs: 1000,
-      maxOutputBytes: 1000,
-    },
-    fetch: { allowPrivateNetwork: false, timeoutMs: 1000, maxBytes: 1000 },
-  },
+  ...testToolContext({ runId: "r1" }),
 };
 
 beforeAll(async () => {

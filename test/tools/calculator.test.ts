@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { DimsumError } from "../../src/errors.js";
 import { calculate, calculatorTool, formatNumber } from "../../src/tools/builtin/calculator.js";
 import { CALCULATOR_FUNCTIONS, evaluateExpression } from "../../src/tools/builtin/calculator-parser.js";
-import { defaultToolsConfig } from "../../src/tools/builtin/defaults.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { ToolContext } from "../../src/tools/types.js";
+import { testToolContext } from "../support/tool-context.js";
 
 function errorOf(expression: string): string {
   try {
@@ -170,21 +170,7 @@ describe("calculator: errors", () => {
 
 describe("calculatorTool", () => {
   const ctx = {
-    signal: new AbortController().signal,
-    workspace: "/tmp",
-    runId: "run",
-    todos: { list: () => [], save: () => {} },
-    config: {
-      shell: {
-        ...defaultToolsConfig().shell,
-        allow: [],
-        deny: [],
-        confirm: [],
-        timeoutMs: 1000,
-        maxOutputBytes: 1000,
-      },
-      fetch: { allowPrivateNetwork: false, timeoutMs: 1000, maxBytes: 1000 },
-    },
+    ...testToolContext({ runId: "run" }),
   } satisfies ToolContext;
   const registry = new ToolRegistry([calculatorTool]);
 

@@ -3,28 +3,14 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DimsumError } from "../../src/errors.js";
 import type { JsonSchema } from "../../src/llm/types.js";
-import { defaultToolsConfig } from "../../src/tools/builtin/defaults.js";
 import { JsonSchemaValidators, normalizeJsonSchema, zodToJsonSchema } from "../../src/tools/json-schema.js";
 import { type PrepareResult, ToolRegistry } from "../../src/tools/registry.js";
 import { defineTool, type JsonSchemaTool, type Tool, type ToolContext } from "../../src/tools/types.js";
+import { testToolContext } from "../support/tool-context.js";
 
 function makeCtx(signal: AbortSignal = new AbortController().signal): ToolContext {
   return {
-    signal,
-    workspace: "/tmp",
-    runId: "run-1",
-    todos: { list: () => [], save: () => {} },
-    config: {
-      shell: {
-        ...defaultToolsConfig().shell,
-        allow: [],
-        deny: [],
-        confirm: [],
-        timeoutMs: 1000,
-        maxOutputBytes: 1000,
-      },
-      fetch: { allowPrivateNetwork: false, timeoutMs: 1000, maxBytes: 1000 },
-    },
+    ...testToolContext({ signal, runId: "run-1" }),
   };
 }
 

@@ -1,8 +1,7 @@
 /** One core memory block (always in the agent's context): read, rewrite, or delete it. */
-import { useState } from "preact/hooks";
 import { formatTime } from "../../format.js";
-import { useAction } from "../../hooks.js";
 import type { CoreBlock } from "../../types.js";
+import { EntryActions, EntryEditor, useEditableEntry } from "./editable-entry.js";
 
 export interface CoreBlockItemProps {
   block: CoreBlock;
@@ -12,14 +11,7 @@ export interface CoreBlockItemProps {
 
 /** The block. */
 export function CoreBlockItem({ block, onSave, onForget }: CoreBlockItemProps) {
-  const [editing, setEditing] = useState(false);
-  const [draft, setDraft] = useState(block.value);
-  const [confirming, setConfirming] = useState(false);
-  const [save, saving] = useAction(async () => {
-    await onSave(draft);
-    setEditing(false);
-  });
-  const [forget, forgetting] = useAction(onForget);
+  const entry = useEditableEntry({ text: block.value, onSave, onForget });
   return (
     <li class="core-block" data-testid="core-block" data-label={block.label}>
       <div class="memory-meta">
@@ -28,78 +20,17 @@ export function CoreBlockItem({ block, onSave, onForget }: CoreBlockItemProps) {
         <span class="muted">
           {block.value.length}/{block.limit} characters · {formatTime(block.updatedAt)}
         </span>
-        {!editing && !confirming && (
-          <span class="memory-actions">
-            <button
-              type="button"
-              class="btn btn-small"
-              onClick={() => {
-                setDraft(block.value);
-                setEditing(true);
-              }}
-              data-testid="core-edit"
-            >
-              Edit
-            </button>
-            <button
-              type="button"
-              class="btn btn-small btn-danger"
-              onClick={() => setConfirming(true)}
-              data-testid="core-forget"
-            >
-              Forget
-            </button>
-          </span>
-        )}
-        {confirming && (
-          <span class="memory-actions confirm-inline">
-            Delete the whole block?
-            <button
-              type="button"
-              class="btn btn-small btn-danger"
-              disabled={forgetting}
-              onClick={() => void forget()}
-              data-testid="core-forget-yes"
-            >
-              Delete
-            </button>
-            <button type="button" class="btn btn-small" onClick={() => setConfirming(false)}>
-              Keep
-            </button>
-          </span>
-        )}
+        <EntryActions entry={entry} testId="core" question="Delete the whole block?" confirmLabel="Delete" />
       </div>
-      {editing ? (
-        <form
-          class="memory-edit"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void save();
-          }}
-        >
-          <textarea
-            class="code-input"
-            rows={Math.min(12, Math.max(3, draft.split("\n").length + 1))}
-            value={draft}
-            maxLength={block.limit}
-            aria-label={`Core block ${block.label}`}
-            onInput={(e) => setDraft(e.currentTarget.value)}
-            data-testid="core-edit-input"
-          />
-          <div class="form-actions">
-            <button type="button" class="btn btn-small" onClick={() => setEditing(false)}>
-              Cancel
-            </button>
-            <button
-              type="submit"
-              class="btn btn-primary btn-small"
-              disabled={saving}
-              data-testid="core-edit-save"
-            >
-              Save
-            </button>
-          </div>
-        </form>
+      {entry.editing ? (
+        <EntryEditor
+          entry={entry}
+          testId="core"
+          label={`Core block ${block.label}`}
+          rows={Math.min(12, Math.max(3, entry.draft.split("\n").length + 1))}
+          maxLength={block.limit}
+          allowEmpty
+        />
       ) : (
         <p class="core-value" data-testid="core-value">
           {block.value || <span class="muted">(empty)</span>}
