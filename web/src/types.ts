@@ -80,13 +80,18 @@ export interface UserInput {
   role: Role;
 }
 
-/** Where a provider's key or base URL comes from. */
-export type ValueSource = "settings" | "environment" | "default" | "none";
+/** Where a provider's key or base URL comes from ("config": the config file). */
+export type ValueSource = "settings" | "environment" | "config" | "default" | "none";
 
-/** A provider as `GET /api/settings` lists it: every built-in one, then the custom ones. */
+/**
+ * A provider as `GET /api/settings` lists it: every built-in one, then the custom ones of the config
+ * file, then those added here.
+ */
 export interface ProviderInfo {
   name: string;
   builtin: boolean;
+  /** Defined in the config file: name and protocol read-only; a key and base URL saved here override. */
+  fromConfigFile: boolean;
   protocol: string;
   baseUrl: string;
   baseUrlSource: ValueSource;
