@@ -168,6 +168,10 @@ export type ServerFrame =
   | TeamEvent
   | { type: "backlog"; channelId: string; messages: ChannelMessage[] }
   | { type: "pong" }
+  /** The account's role changed: the socket (and the UI) now carry these rights. */
+  | { type: "reauthorized"; user: { id: string; role: Role } }
+  /** A subscription the new rights no longer cover was dropped by the server. */
+  | { type: "unsubscribed"; channelId: string; message: string; code?: string }
   | { type: "error"; message: string };
 
 /** Every frame the client sends over `/ws`. */
