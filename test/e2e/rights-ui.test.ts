@@ -107,6 +107,11 @@ describe("rights that change while the page is open", () => {
         user: { role: string };
       };
       expect(me.user.role).toBe("member");
+      // Settings opens as a member's: on the account, with no Providers tab.
+      await byTest("nav-settings").click();
+      await page.locator('[data-testid="settings-page"][data-section="account"]').waitFor();
+      expect(await byTest("settings-page").textContent()).toContain("(member)");
+      expect(await byTest("settings-tabs").textContent()).not.toContain("Providers");
     });
 
     await flow(page, log, server.logLines, "rights/account-deleted", async () => {
