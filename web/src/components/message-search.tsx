@@ -4,7 +4,7 @@
  * Escape or the backdrop closes it; arrow keys move between the box and the hits.
  */
 
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
@@ -62,7 +62,8 @@ export function MessageSearch({ me, channelId, memory, onClose }: MessageSearchP
   const closeRef = useRef(close);
   closeRef.current = close;
 
-  useEffect(() => {
+  // A layout effect: the input has the focus from the first paint, so keys typed at once land in it.
+  useLayoutEffect(() => {
     const opener = document.activeElement;
     input.current?.focus();
     input.current?.select();

@@ -9,6 +9,7 @@ import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import type { ProviderInfo, ProviderUpdate, Settings } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
+import { ModelPicker } from "../model-picker.js";
 
 const PROTOCOLS = ["openai", "anthropic", "gemini"];
 
@@ -311,15 +312,18 @@ export function ProvidersSection() {
             void saveModel();
           }}
         >
-          <label class="field">
-            <span>Default model (provider:model)</span>
-            <input
+          <div class="field">
+            <label class="field-label" for="default-model">
+              Default model (provider:model)
+            </label>
+            <ModelPicker
+              id="default-model"
               value={defaultModel}
               placeholder="e.g. openai:gpt-4o"
-              onInput={(e) => setDefaultModel(e.currentTarget.value)}
-              data-testid="default-model-input"
+              onChange={setDefaultModel}
+              testId="default-model-input"
             />
-          </label>
+          </div>
           <button
             type="submit"
             class="btn btn-primary"
