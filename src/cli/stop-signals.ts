@@ -58,11 +58,14 @@ export interface CommandStop {
   dispose(): void;
 }
 
+/** A guard for commands that do not stop on a closed stdout: it never reports one. */
+const NEVER_CLOSED: OutputGuard = { closed: false, onClose() {} };
+
 /**
- * Aborts `signal` on SIGINT, SIGTERM or a closed stdout. A second SIGINT or SIGTERM while the
- * clean-up runs exits at once with that signal's code.
+ * Aborts `signal` on SIGINT, SIGTERM or (given a guard) a closed stdout. A second SIGINT or SIGTERM
+ * while the clean-up runs exits at once with that signal's code.
  */
-export function watchStop(output: OutputGuard): CommandStop {
+export function watchStop(output: OutputGuard = NEVER_CLOSED): CommandStop {
   const controller = new AbortController();
   let reason: StopReason | undefined;
   const stop = (why: StopReason) => {

@@ -3,7 +3,7 @@
  * Each must end the command quietly and leave no tool process behind. Needs `npm run build` first.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -11,6 +11,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { cleanEnv, jsonLines, runCli } from "../support/cli.js";
 import { projectRoot } from "../support/fixtures.js";
+
+const EVERYTHING = join(projectRoot, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 
 let server: FakeLlmServer;
 beforeAll(async () => {
@@ -200,4 +202,99 @@ describe("SIGTERM in dimsum chat", () => {
     expect(result.stderr).not.toMatch(STACK_LINE);
     await expect.poll(() => running("300.6104"), { timeout: 5000 }).toBe(false);
   });
+});
+
+/** The pids of live processes whose parent is `parent`. */
+function childrenOf(parent: number): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        // stat: "pid (comm) state ppid ..."; comm may hold spaces, so read after the last ")".
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return fields[0] !== "Z" && Number(fields[1]) === parent;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return false;
+  }
+}
+
+describe("SIGTERM in dimsum kb add", () => {
+  it("cancels the ingest like Ctrl-C, keeps the finished files, closes the database and exits 143", async () => {
+    const home = mkdtempSync(join(tmpdir(), "dimsum-home-"));
+    const docs = join(mkdtempSync(join(tmpdir(), "dimsum-docs-")), "docs");
+    mkdirSync(docs);
+    // Enough text that indexing takes far longer than delivering a signal.
+    const total = 5000;
+    const body = "A sentence about the quarterly plan and its many moving parts. ".repeat(60);
+    for (let i = 0; i < total; i++) writeFileSync(join(docs, `note-${i}.md`), `# Note ${i}\n\n${body}\n`);
+    const env = cleanEnv({ DIMSUM_HOME: home });
+    const child = spawnCli(["kb", "add", "notes", docs, "--max-files", String(total)], env);
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const ended = collect(child, false);
+    // The first progress line: files are being indexed, and the stop handlers are in place.
+    await expect.poll(() => stderr.includes("adding to notes:"), { timeout: 30_000 }).toBe(true);
+    child.kill("SIGTERM");
+    const result = await ended;
+    expect(result.signal).toBeNull();
+    expect(result.code).toBe(143);
+    expect(result.stderr).toContain("cancelling");
+    expect(result.stderr).not.toMatch(STACK_LINE);
+    // The database was closed: SQLite removes the WAL file when the last connection closes.
+    expect(existsSync(join(home, "dimsum.db"))).toBe(true);
+    expect(existsSync(join(home, "dimsum.db-wal"))).toBe(false);
+    // Files finished before the stop stay indexed, and not all of them were.
+    const listed = await runCli(["kb", "list", "notes", "--json"], { env });
+    expect(listed.code).toBe(0);
+    const indexed = (JSON.parse(listed.stdout) as unknown[]).length;
+    expect(indexed).toBeLessThan(total);
+  }, 60_000);
+});
+
+describe("SIGTERM in dimsum mcp call", () => {
+  it("cancels the call, closes the MCP server and exits 143", async () => {
+    const home = mkdtempSync(join(tmpdir(), "dimsum-home-"));
+    writeFileSync(
+      join(home, "mcp.json"),
+      JSON.stringify({
+        mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } },
+      }),
+    );
+    const child = spawnCli(
+      ["mcp", "call", "everything", "trigger-long-running-operation", '{"duration":300,"steps":300}'],
+      cleanEnv({ DIMSUM_HOME: home }),
+    );
+    const ended = collect(child, false);
+    let servers: number[] = [];
+    await expect
+      .poll(
+        () => {
+          servers = childrenOf(child.pid!);
+          return servers.length;
+        },
+        { timeout: 15_000 },
+      )
+      .toBeGreaterThan(0);
+    child.kill("SIGTERM");
+    const result = await ended;
+    expect(result.signal).toBeNull();
+    expect(result.code).toBe(143);
+    expect(result.stderr).toContain("cancelled (SIGTERM)");
+    expect(result.stderr).not.toMatch(STACK_LINE);
+    await expect.poll(() => servers.some(alive), { timeout: 5000 }).toBe(false);
+  }, 60_000);
 });

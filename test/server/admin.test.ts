@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { call, login, startServer, withUsers } from "./helpers.js";
@@ -444,5 +445,115 @@ describe("the extension point for team routes", () => {
     const retryAfter = Number(limited.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(30);
+  });
+});
+
+describe("custom providers of the config file", () => {
+  it("are listed, marked as from the config file; the settings override only their base URL and key", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "dimsum-config-"));
+    const configPath = join(dir, "dimsum.config.json");
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        providers: {
+          corp: { baseUrl: "http://127.0.0.1:9/corp/v1", apiKeyEnv: "CORP_LLM_KEY" },
+          local: { baseUrl: "http://127.0.0.1:9/local/v1", apiKey: "fixed-local-key-0123456789" },
+          bare: { baseUrl: "http://127.0.0.1:9/bare/v1", protocol: "anthropic", apiKeyEnv: "BARE_KEY" },
+        },
+      }),
+    );
+    const { url } = await startServer({
+      env: { DIMSUM_CONFIG: configPath, CORP_LLM_KEY: "sk-corp-0123456789abcdef" },
+    });
+    const { owner, users } = await withUsers(url, ["member"]);
+    type Row = {
+      name: string;
+      builtin: boolean;
+      fromConfigFile: boolean;
+      protocol: string;
+      baseUrl: string;
+      baseUrlSource: string;
+      defaultBaseUrl: string | null;
+      keyEnv: string | null;
+      hasKey: boolean;
+      keySource: string;
+      keyPreview: string | null;
+    };
+    type View = { providers: Row[]; modelStatus: { ready: boolean; problem: string | null } };
+    const res = await call(url, "/api/settings", { session: owner });
+    const text = await res.text();
+    expect(text).not.toContain("0123456789abcdef");
+    expect(text).not.toContain("fixed-local-key");
+    const view = JSON.parse(text) as View;
+    const row = (v: View, name: string) => v.providers.find((p) => p.name === name);
+    expect(view.providers.filter((p) => p.fromConfigFile).map((p) => p.name)).toEqual([
+      "corp",
+      "local",
+      "bare",
+    ]);
+    expect(view.providers.filter((p) => p.builtin)).toHaveLength(9);
+    expect(row(view, "corp")).toMatchObject({
+      builtin: false,
+      protocol: "openai",
+      baseUrl: "http://127.0.0.1:9/corp/v1",
+      baseUrlSource: "config",
+      defaultBaseUrl: "http://127.0.0.1:9/corp/v1",
+      keyEnv: "CORP_LLM_KEY",
+      hasKey: true,
+      keySource: "environment",
+      keyPreview: null,
+    });
+    expect(row(view, "local")).toMatchObject({ hasKey: true, keySource: "config", keyPreview: null });
+    expect(row(view, "bare")).toMatchObject({ protocol: "anthropic", hasKey: false, keySource: "none" });
+
+    // The default model on a config-file provider with no key yet: not ready.
+    await call(url, "/api/settings", { session: owner, method: "PUT", body: { defaultModel: "bare:m1" } });
+    const notReady = (await (await call(url, "/api/settings", { session: owner })).json()) as View;
+    expect(notReady.modelStatus).toMatchObject({ ready: false, problem: "no_key" });
+
+    // A key saved in the settings needs no base URL and cannot change the file's protocol.
+    const keyed = await call(url, "/api/settings/providers/bare", {
+      session: owner,
+      method: "PUT",
+      body: { apiKey: "sk-bare-0123456789", protocol: "openai" },
+    });
+    expect(keyed.status).toBe(200);
+    const afterKey = (await keyed.json()) as View;
+    expect(row(afterKey, "bare")).toMatchObject({
+      fromConfigFile: true,
+      protocol: "anthropic",
+      baseUrl: "http://127.0.0.1:9/bare/v1",
+      baseUrlSource: "config",
+      keySource: "settings",
+      keyPreview: "sk-…6789",
+    });
+    expect(afterKey.modelStatus).toMatchObject({ ready: true, problem: null });
+    // Listed once, not again as a provider saved in the UI.
+    expect(afterKey.providers.filter((p) => p.name === "bare")).toHaveLength(1);
+
+    // The base URL can be overridden, and the override removed again.
+    const moved = (await (
+      await call(url, "/api/settings/providers/corp", {
+        session: owner,
+        method: "PUT",
+        body: { baseUrl: "http://127.0.0.1:9/elsewhere/v1" },
+      })
+    ).json()) as View;
+    expect(row(moved, "corp")).toMatchObject({
+      baseUrl: "http://127.0.0.1:9/elsewhere/v1",
+      baseUrlSource: "settings",
+      defaultBaseUrl: "http://127.0.0.1:9/corp/v1",
+      keySource: "environment",
+    });
+    const reset = (await (
+      await call(url, "/api/settings/providers/corp", { session: owner, method: "DELETE" })
+    ).json()) as View;
+    expect(row(reset, "corp")).toMatchObject({
+      baseUrl: "http://127.0.0.1:9/corp/v1",
+      baseUrlSource: "config",
+    });
+    expect(row(reset, "corp")?.fromConfigFile).toBe(true);
+
+    expect((await call(url, "/api/settings", { session: users.member! })).status).toBe(403);
   });
 });

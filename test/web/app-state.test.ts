@@ -178,3 +178,30 @@ describe("createStore", () => {
     expect(store.getState().connection).toBe("reconnecting");
   });
 });
+
+describe("rights that change on an open socket", () => {
+  it("takes the new role from a reauthorized frame, for the signed-in user only", () => {
+    const promoted = loggedIn({
+      type: "frame",
+      frame: { type: "reauthorized", user: { id: "u1", role: "admin" } },
+    });
+    expect(promoted.auth.phase === "ready" && promoted.auth.user.role).toBe("admin");
+    const other = loggedIn({
+      type: "frame",
+      frame: { type: "reauthorized", user: { id: "u2", role: "owner" } },
+    });
+    expect(other.auth.phase === "ready" && other.auth.user.role).toBe("member");
+  });
+
+  it("drops an unsubscribed channel from the list, and closes it with a notice when open", () => {
+    const lost = { type: "unsubscribed", channelId: "c1", message: "no access" } as const;
+    const elsewhere = loggedIn({ type: "open_channel", channelId: "c2" }, { type: "frame", frame: lost });
+    expect(elsewhere.channels.list.map((c) => c.id)).toEqual(["c2", "d1"]);
+    expect(elsewhere.chat?.channelId).toBe("c2");
+    expect(elsewhere.notices).toEqual([]);
+    const open = loggedIn({ type: "open_channel", channelId: "c1" }, { type: "frame", frame: lost });
+    expect(open.channels.list.map((c) => c.id)).toEqual(["c2", "d1"]);
+    expect(open.chat).toBeUndefined();
+    expect(open.notices.map((n) => n.text)).toEqual(["You no longer have access to this chat."]);
+  });
+});

@@ -60,6 +60,8 @@ function setup() {
   });
   const sockets: Array<{ handlers: SocketHandlers; sent: ClientFrame[] }> = [];
   let unauthorized = 0;
+  const reasons: string[] = [];
+  const lost: string[] = [];
   const live = new LiveConnection(new ApiClient({ baseUrl }), store, {
     url: "ws://test/ws",
     createSocket: (_url, handlers) => {
@@ -67,9 +69,11 @@ function setup() {
       sockets.push(socket);
       return { send: (data) => socket.sent.push(JSON.parse(data) as ClientFrame), close: () => undefined };
     },
-    onUnauthorized: () => {
+    onUnauthorized: (reason) => {
       unauthorized += 1;
+      reasons.push(reason);
     },
+    onChannelLost: (channelId) => lost.push(channelId),
   });
   const socket = () => {
     const s = sockets[sockets.length - 1];
@@ -77,7 +81,7 @@ function setup() {
     return s;
   };
   const receive = (frame: ServerFrame) => socket().handlers.onMessage(JSON.stringify(frame));
-  return { store, live, sockets, socket, receive, unauthorized: () => unauthorized };
+  return { store, live, sockets, socket, receive, unauthorized: () => unauthorized, reasons, lost };
 }
 
 describe("LiveConnection", () => {
@@ -176,6 +180,47 @@ describe("LiveConnection", () => {
     socket().handlers.onClose(4401, "unauthenticated");
     expect(unauthorized()).toBe(1);
     expect(store.getState().connection).toBe("unauthorized");
+    live.stop();
+  });
+
+  it("passes the server's close reason on with a refused session", () => {
+    const { live, socket, reasons } = setup();
+    live.start();
+    socket().handlers.onClose(4401, "password changed");
+    expect(reasons).toEqual(["password changed"]);
+    live.stop();
+  });
+
+  it("on reauthorized takes the new role and fetches the channel list again", async () => {
+    const { store, live, socket, receive } = setup();
+    live.start();
+    socket().handlers.onOpen();
+    const before = requests.length;
+    receive({ type: "reauthorized", user: { id: "u1", role: "admin" } });
+    const auth = store.getState().auth;
+    expect(auth.phase === "ready" && auth.user.role).toBe("admin");
+    await eventually(() => expect(store.getState().channels.list.map((c) => c.id)).toEqual(["c1", "c2"]));
+    expect(requests.slice(before)).toEqual(["GET /api/channels"]);
+    live.stop();
+  });
+
+  it("on unsubscribed of the open channel leaves it, and does not ask for it again on a reconnect", async () => {
+    const { store, live, socket, sockets, receive, lost } = setup();
+    store.dispatch({ type: "open_channel", channelId: "c1" });
+    live.follow("c1");
+    live.start();
+    socket().handlers.onOpen();
+    receive({ type: "unsubscribed", channelId: "c1", message: "Channel not found", code: "not_found" });
+    expect(lost).toEqual(["c1"]);
+    expect(store.getState().chat).toBeUndefined();
+    expect(store.getState().notices.map((n) => n.text)).toEqual(["You no longer have access to this chat."]);
+    // A channel that is not open only leaves the list: nothing to leave.
+    receive({ type: "unsubscribed", channelId: "c9", message: "Channel not found" });
+    expect(lost).toEqual(["c1"]);
+    socket().handlers.onClose(1006, "network");
+    await eventually(() => expect(sockets).toHaveLength(2));
+    socket().handlers.onOpen();
+    expect(socket().sent.filter((f) => f.type === "subscribe")).toEqual([]);
     live.stop();
   });
 });

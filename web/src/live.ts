@@ -13,8 +13,10 @@ import { type CreateSocket, WsClient, type WsStatus } from "./ws.js";
 export interface LiveOptions {
   url: string;
   createSocket: CreateSocket;
-  /** Called when the server refuses the socket's session (close 4401). */
-  onUnauthorized: () => void;
+  /** Called when the server refuses or ends the socket's session (close 4401), with its reason. */
+  onUnauthorized: (reason: string) => void;
+  /** Called when the open channel was dropped because the user lost access to it (leave the page). */
+  onChannelLost?: (channelId: string) => void;
 }
 
 /** One per logged-in session: `start` on login, `stop` on logout. */
@@ -41,7 +43,7 @@ export class LiveConnection {
       url: this.options.url,
       createSocket: this.options.createSocket,
       onFrame: (frame) => this.handleFrame(frame),
-      onStatus: (status) => this.handleStatus(status),
+      onStatus: (status, detail) => this.handleStatus(status, detail.reason ?? ""),
       sinceFor: (channelId) => {
         const chat = this.store.getState().chat;
         if (chat?.channelId !== channelId || !chat.loaded) return undefined;
@@ -93,7 +95,20 @@ export class LiveConnection {
   }
 
   private handleFrame(frame: ServerFrame): void {
+    const wasOpen =
+      frame.type === "unsubscribed" && this.store.getState().chat?.channelId === frame.channelId;
     this.store.dispatch({ type: "frame", frame });
+    if (frame.type === "reauthorized") {
+      // Other rights, other channels: the list is fetched again (new ones appear, lost ones go).
+      this.refreshChannels();
+      return;
+    }
+    if (frame.type === "unsubscribed") {
+      // The server dropped it already; forget it here too so a reconnect does not ask again.
+      if (this.followed === frame.channelId) this.follow(undefined);
+      if (wasOpen) this.options.onChannelLost?.(frame.channelId);
+      return;
+    }
     const chat = this.store.getState().chat;
     if (!chat || !("channelId" in frame) || frame.channelId !== chat.channelId) return;
     if (frame.type === "run" && frame.run.flowId) this.discoverFlow(frame.run.flowId);
@@ -103,10 +118,10 @@ export class LiveConnection {
     }
   }
 
-  private handleStatus(status: WsStatus): void {
+  private handleStatus(status: WsStatus, reason: string): void {
     this.store.dispatch({ type: "connection", status });
     if (status === "unauthorized") {
-      this.options.onUnauthorized();
+      this.options.onUnauthorized(reason);
       return;
     }
     if (status !== "open") return;
@@ -114,13 +129,15 @@ export class LiveConnection {
     this.wasOpen = true;
   }
 
-  private refreshAfterReconnect(): void {
-    const report = (err: unknown) =>
-      this.store.dispatch({ type: "notice", kind: "error", text: errorText(err) });
+  private refreshChannels(): void {
     this.api
       .listChannels()
       .then((list) => this.store.dispatch({ type: "channels_loaded", list }))
-      .catch(report);
+      .catch((err: unknown) => this.store.dispatch({ type: "notice", kind: "error", text: errorText(err) }));
+  }
+
+  private refreshAfterReconnect(): void {
+    this.refreshChannels();
     const chat = this.store.getState().chat;
     if (!chat) return;
     // A run that ended while we were away sent its final lifecycle event into the void.

@@ -6,7 +6,7 @@ import { createBrowserSocket, liveUrl } from "./browser-socket.js";
 import { App } from "./components/app.js";
 import { LiveConnection } from "./live.js";
 import type { Services } from "./services.js";
-import { bootstrap, endSession } from "./session.js";
+import { bootstrap, endSession, sessionEndText } from "./session.js";
 import { appReducer, initialAppState } from "./state/app.js";
 import { routePath } from "./state/route.js";
 import { createStore } from "./state/store.js";
@@ -16,18 +16,20 @@ applyTheme(loadTheme());
 
 const store = createStore(appReducer, initialAppState());
 let expiring = false;
-const sessionLost = () => {
+const sessionLost = (reason = "") => {
   if (expiring || store.getState().auth.phase !== "ready") return;
   expiring = true;
-  void endSession(services, "Your session has ended; sign in again.").finally(() => {
+  void endSession(services, sessionEndText(reason)).finally(() => {
     expiring = false;
   });
 };
-const api = new ApiClient({ onUnauthenticated: sessionLost });
+const api = new ApiClient({ onUnauthenticated: () => sessionLost() });
 const live = new LiveConnection(api, store, {
   url: liveUrl(location),
   createSocket: createBrowserSocket,
   onUnauthorized: sessionLost,
+  // The open chat is no longer readable: leave it (the notice says why).
+  onChannelLost: () => services.navigate({ name: "home" }, { replace: true }),
 });
 const services: Services = {
   api,

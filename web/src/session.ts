@@ -21,6 +21,18 @@ export function startSession(services: Services, user: SessionUser): void {
     .catch(report);
 }
 
+const SESSION_END_TEXT: Record<string, string> = {
+  "signed out": "You were signed out (in another tab or on another device); sign in again.",
+  "session revoked": "Your session was revoked; sign in again.",
+  "password changed": "Your password was changed; sign in with the new one.",
+  "account deleted": "Your account was deleted.",
+};
+
+/** What the login page says after the server ended the session, from the socket's close reason. */
+export function sessionEndText(reason: string): string {
+  return SESSION_END_TEXT[reason] ?? "Your session has ended; sign in again.";
+}
+
 /** Drops the session client-side and shows the login page (with a reason when it was not asked for). */
 export async function endSession(services: Services, reason?: string): Promise<void> {
   services.live.stop();

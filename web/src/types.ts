@@ -80,13 +80,18 @@ export interface UserInput {
   role: Role;
 }
 
-/** Where a provider's key or base URL comes from. */
-export type ValueSource = "settings" | "environment" | "default" | "none";
+/** Where a provider's key or base URL comes from ("config": the config file). */
+export type ValueSource = "settings" | "environment" | "config" | "default" | "none";
 
-/** A provider as `GET /api/settings` lists it: every built-in one, then the custom ones. */
+/**
+ * A provider as `GET /api/settings` lists it: every built-in one, then the custom ones of the config
+ * file, then those added here.
+ */
 export interface ProviderInfo {
   name: string;
   builtin: boolean;
+  /** Defined in the config file: name and protocol read-only; a key and base URL saved here override. */
+  fromConfigFile: boolean;
   protocol: string;
   baseUrl: string;
   baseUrlSource: ValueSource;
@@ -163,6 +168,10 @@ export type ServerFrame =
   | TeamEvent
   | { type: "backlog"; channelId: string; messages: ChannelMessage[] }
   | { type: "pong" }
+  /** The account's role changed: the socket (and the UI) now carry these rights. */
+  | { type: "reauthorized"; user: { id: string; role: Role } }
+  /** A subscription the new rights no longer cover was dropped by the server. */
+  | { type: "unsubscribed"; channelId: string; message: string; code?: string }
   | { type: "error"; message: string };
 
 /** Every frame the client sends over `/ws`. */

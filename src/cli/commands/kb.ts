@@ -1,7 +1,8 @@
 /**
  * `dimsum kb add|list|remove|reindex|search|status`: manage knowledge bases in <DIMSUM_HOME>/dimsum.db.
  * `add` and `reindex` show a progress bar on a terminal (plain progress lines otherwise) and stop
- * cleanly on Ctrl-C: files finished by then stay indexed.
+ * cleanly on Ctrl-C or SIGTERM: files finished by then stay indexed, the database is closed, and the
+ * exit code is 130 (Ctrl-C) or 143 (SIGTERM).
  */
 
 import { join } from "node:path";
@@ -23,6 +24,7 @@ import { resolveEmbeddingModel } from "../../memory/embedding-config.js";
 import { openDatabase } from "../../store/database.js";
 import { EXIT_ABORTED, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
 import { plural } from "../render/plural.js";
+import { exitCodeForStop, type StopReason, watchStop } from "../stop-signals.js";
 
 export interface KbCommandOptions {
   /** Work on this agent's own bases (plus shared ones, for reads). */
@@ -51,7 +53,7 @@ export interface KbCommandIo {
   stderr: OutStream;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
-  /** Cancels `add`/`reindex`; without one, Ctrl-C (SIGINT) does while they run. */
+  /** Cancels `add`/`reindex`; without one, Ctrl-C (SIGINT) or SIGTERM does while they run. */
   signal?: AbortSignal;
 }
 
@@ -126,19 +128,24 @@ function documentLine(doc: DocumentRecord): string {
   return `#${doc.id}  ${doc.mime.padEnd(16)}  ${formatBytes(doc.size).padStart(9)}${pages}  ${state}  ${doc.title} — ${doc.source}\n`;
 }
 
-/** Runs `work` with a signal that Ctrl-C (or the caller's signal) aborts. */
-async function cancellable<T>(io: KbCommandIo, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  if (io.signal) return work(io.signal);
-  const controller = new AbortController();
-  const onSigint = () => {
-    io.stderr.write("\ncancelling… (files finished so far stay indexed)\n");
-    controller.abort();
-  };
-  process.once("SIGINT", onSigint);
+/**
+ * Runs `work` with a signal that Ctrl-C, SIGTERM (or the caller's signal) aborts; `stoppedBy` is the
+ * signal that did, if one did.
+ */
+async function cancellable<T>(
+  io: KbCommandIo,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<{ value: T; stoppedBy?: StopReason }> {
+  if (io.signal) return { value: await work(io.signal) };
+  const stop = watchStop();
+  const onAbort = () => io.stderr.write("\ncancelling… (files finished so far stay indexed)\n");
+  stop.signal.addEventListener("abort", onAbort, { once: true });
   try {
-    return await work(controller.signal);
+    const value = await work(stop.signal);
+    return stop.reason === undefined ? { value } : { value, stoppedBy: stop.reason };
   } finally {
-    process.removeListener("SIGINT", onSigint);
+    stop.signal.removeEventListener("abort", onAbort);
+    stop.dispose();
   }
 }
 
@@ -181,7 +188,7 @@ export async function kbCommand(
         io.stderr,
         action === "add" ? `adding to ${name}` : `reindexing ${name}`,
       );
-      const result = await cancellable(io, (signal) => {
+      const { value: result, stoppedBy } = await cancellable(io, (signal) => {
         const ingestOptions = { ...agent, signal, onProgress: (p: IngestProgress) => progress.update(p) };
         return action === "add"
           ? kb.ingest(
@@ -193,6 +200,7 @@ export async function kbCommand(
       });
       progress.clear();
       out(result, summary(result));
+      if (stoppedBy !== undefined) return exitCodeForStop(stoppedBy);
       if (result.cancelled) return EXIT_ABORTED;
       return result.failed > 0 ? EXIT_FAILURE : EXIT_OK;
     }

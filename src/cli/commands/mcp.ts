@@ -14,6 +14,7 @@ import type { ToolResult } from "../../tools/types.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
 import { plural } from "../render/plural.js";
 import { oneLine } from "../render/style.js";
+import { exitCodeForStop, watchStop } from "../stop-signals.js";
 import { resolveWorkspace } from "./run.js";
 
 /** What the commands read and write; the same shape `main.ts` builds for every command. */
@@ -96,34 +97,38 @@ export async function mcpCallCommand(
   options: McpCallOptions,
   io: CliIo,
 ): Promise<number> {
-  return guard(io, options.json, async () => {
-    const { config, servers } = loadServers(io);
-    return withManager(config, servers, async (manager) => {
-      const [status] = await manager.start([server]);
-      if (status?.state !== "connected") return reportUnavailable(io, server, status);
-      const entry = manager
-        .tools(server)
-        .find((t) => t.mcpName === tool || t.name === tool || t.wireName === tool);
-      if (!entry) {
-        const names = manager.tools(server).map((t) => t.mcpName);
-        io.stderr.write(
-          `dimsum: MCP server "${server}" has no tool \`${tool}\` (available: ${names.join(", ") || "none"}).\n`,
-        );
-        return EXIT_USAGE;
-      }
-      const prepared = manager.registry.prepareCall(entry.wireName, argsJson ?? "{}");
-      if (!prepared.ok) {
-        io.stderr.write(`dimsum: ${prepared.error}\n`);
-        return EXIT_USAGE;
-      }
-      const controller = new AbortController();
-      const onSigint = () => controller.abort();
-      process.once("SIGINT", onSigint);
-      try {
+  // Ctrl-C and SIGTERM cancel the call, from the start; the MCP servers are closed on the way out.
+  const stop = watchStop();
+  const cancelled = (what: string): number => {
+    io.stderr.write(`dimsum: ${what} was cancelled (${stop.reason}).\n`);
+    return exitCodeForStop(stop.reason ?? "SIGINT");
+  };
+  try {
+    return await guard(io, options.json, async () => {
+      const { config, servers } = loadServers(io);
+      return withManager(config, servers, async (manager) => {
+        const [status] = await manager.start([server]);
+        if (stop.reason !== undefined) return cancelled(`connecting to "${server}"`);
+        if (status?.state !== "connected") return reportUnavailable(io, server, status);
+        const entry = manager
+          .tools(server)
+          .find((t) => t.mcpName === tool || t.name === tool || t.wireName === tool);
+        if (!entry) {
+          const names = manager.tools(server).map((t) => t.mcpName);
+          io.stderr.write(
+            `dimsum: MCP server "${server}" has no tool \`${tool}\` (available: ${names.join(", ") || "none"}).\n`,
+          );
+          return EXIT_USAGE;
+        }
+        const prepared = manager.registry.prepareCall(entry.wireName, argsJson ?? "{}");
+        if (!prepared.ok) {
+          io.stderr.write(`dimsum: ${prepared.error}\n`);
+          return EXIT_USAGE;
+        }
         const result = await manager.registry.execute(
           prepared,
           {
-            signal: controller.signal,
+            signal: stop.signal,
             workspace: io.cwd,
             runId: "mcp-call",
             todos: memoryTodoStore(),
@@ -131,13 +136,14 @@ export async function mcpCallCommand(
           },
           options.timeout ? { timeoutMs: options.timeout } : {},
         );
+        if (stop.reason !== undefined) return cancelled(`the call to \`${entry.mcpName}\``);
         io.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${renderResult(result)}\n`);
         return result.isError ? EXIT_FAILURE : EXIT_OK;
-      } finally {
-        process.off("SIGINT", onSigint);
-      }
+      });
     });
-  });
+  } finally {
+    stop.dispose();
+  }
 }
 
 /** `dimsum mcp serve`: offers the built-in tools over stdio until the client disconnects. */

@@ -1,7 +1,8 @@
 /**
  * `/api/settings` (owner and admin): the default model and every provider (built-in ones always
  * listed, with where their key and base URL come from; keys never returned, UI-saved ones previewed),
- * and the shell tool's sandbox status (read-only).
+ * and the shell tool's sandbox status (read-only). Custom providers of the config file are listed
+ * too (`fromConfigFile`): the settings may override their base URL and key, never their protocol.
  */
 import { Hono } from "hono";
 import { z } from "zod";
@@ -11,7 +12,7 @@ import { requireRole } from "../auth/middleware.js";
 import type { AppContext, AppEnv } from "../context.js";
 import { jsonBody } from "../http/validate.js";
 import { modelStatus, providerOverview } from "../settings/model-status.js";
-import type { SettingsView } from "../settings/settings-store.js";
+import type { ProviderInput, SettingsView } from "../settings/settings-store.js";
 
 const providerSchema = z.object({
   name: z
@@ -45,6 +46,12 @@ const settingsUpdateSchema = z.object({
     .optional(),
 });
 
+/** `input` with the config file's definition of the provider, if the file has one. */
+function withConfigFile<T extends ProviderInput>(c: AppContext, input: T): T {
+  const entry = c.get("services").config.file.providers[input.name];
+  return entry ? { ...input, fromConfig: { protocol: entry.protocol } } : input;
+}
+
 /** The settings routes, mounted at `/api/settings`. */
 export function settingsRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -75,15 +82,18 @@ export function settingsRoutes(): Hono<AppEnv> {
 
   app.get("/", (c) => respond(c, c.get("services").settings.view()));
 
-  app.put("/", jsonBody(settingsUpdateSchema), (c) =>
-    respond(c, c.get("services").settings.update(c.req.valid("json"))),
-  );
+  app.put("/", jsonBody(settingsUpdateSchema), (c) => {
+    const { providers, ...rest } = c.req.valid("json");
+    const update = providers ? { ...rest, providers: providers.map((p) => withConfigFile(c, p)) } : rest;
+    return respond(c, c.get("services").settings.update(update));
+  });
 
   // One provider at a time (the settings page's forms): the others are left alone.
   app.put("/providers/:name", jsonBody(providerPatchSchema), (c) => {
     const name = providerSchema.shape.name.safeParse(c.req.param("name"));
     if (!name.success) throw invalid("provider names are 1-40 lowercase letters, digits, '_' or '-'");
-    return respond(c, c.get("services").settings.saveProvider({ ...c.req.valid("json"), name: name.data }));
+    const input = withConfigFile(c, { ...c.req.valid("json"), name: name.data });
+    return respond(c, c.get("services").settings.saveProvider(input));
   });
 
   app.delete("/providers/:name", (c) =>

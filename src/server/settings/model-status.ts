@@ -1,6 +1,7 @@
 /**
  * What the settings page and the home page need to know about models without ever seeing a key:
- * every built-in provider (plus the custom ones) with where its key and base URL come from, and
+ * every built-in provider (plus the custom ones, from the config file and from the UI) with where its
+ * key and base URL come from, and
  * whether the default model can run right now.
  */
 import type { DimsumConfig } from "../../config/load-config.js";
@@ -10,17 +11,25 @@ import { toDimsumError } from "../../errors.js";
 import type { WireProtocol } from "../../llm/types.js";
 import type { SettingsStore } from "./settings-store.js";
 
-/** Where a provider's key or base URL comes from: saved in the UI, the environment, or neither. */
-export type ValueSource = "settings" | "environment" | "default" | "none";
+/**
+ * Where a provider's key or base URL comes from: saved in the UI, the environment, the config file
+ * (`dimsum.config.json` or DIMSUM_HOME/config.json), the built-in default, or nowhere.
+ */
+export type ValueSource = "settings" | "environment" | "config" | "default" | "none";
 
 export interface ProviderOverview {
   name: string;
   builtin: boolean;
+  /**
+   * Defined under `providers` in the config file: its name and protocol are read-only there; the
+   * settings may override only its base URL and key.
+   */
+  fromConfigFile: boolean;
   protocol: WireProtocol;
   /** The URL requests go to (the built-in default when nothing overrides it). */
   baseUrl: string;
   baseUrlSource: Exclude<ValueSource, "none">;
-  /** The URL the provider uses when nothing overrides it (built-ins only). */
+  /** The URL the provider uses when the settings do not override it (built-ins and config-file ones). */
   defaultBaseUrl: string | undefined;
   /** The variable a key may come from, e.g. `OPENAI_API_KEY`; undefined when none is needed (Ollama). */
   keyEnv: string | undefined;
@@ -43,12 +52,17 @@ export interface ModelStatus {
   message: string | undefined;
 }
 
-/** Every built-in provider, then the custom ones saved in the UI, each with its sources. */
+/**
+ * Every built-in provider, then the custom ones of the config file, then those saved in the UI, each
+ * with its sources. A config-file entry named like a built-in one replaces it (as model resolution does).
+ */
 export function providerOverview(settings: SettingsStore, config: DimsumConfig): ProviderOverview[] {
   const saved = new Map(settings.view().providers.map((p) => [p.name, p]));
   const env = config.env;
+  const fileProviders = config.file.providers;
   const list: ProviderOverview[] = [];
   for (const def of builtinProviders.values()) {
+    if (Object.hasOwn(fileProviders, def.name)) continue;
     const row = saved.get(def.name);
     const envKey = def.keyEnv ? env[def.keyEnv] : undefined;
     const envUrl = env[def.baseUrlEnv];
@@ -56,6 +70,7 @@ export function providerOverview(settings: SettingsStore, config: DimsumConfig):
     list.push({
       name: def.name,
       builtin: true,
+      fromConfigFile: false,
       protocol: def.protocol,
       baseUrl: row?.baseUrl ?? (envUrl || def.defaultBaseUrl),
       baseUrlSource: row?.baseUrl ? "settings" : envUrl ? "environment" : "default",
@@ -67,11 +82,31 @@ export function providerOverview(settings: SettingsStore, config: DimsumConfig):
       keyPreview: keySource === "settings" ? row?.keyPreview : undefined,
     });
   }
+  for (const [name, entry] of Object.entries(fileProviders)) {
+    const row = saved.get(name);
+    const envKey = entry.apiKeyEnv ? env[entry.apiKeyEnv] : undefined;
+    const keySource = row?.hasKey ? "settings" : entry.apiKey ? "config" : envKey ? "environment" : "none";
+    list.push({
+      name,
+      builtin: false,
+      fromConfigFile: true,
+      protocol: entry.protocol,
+      baseUrl: row?.baseUrl ?? entry.baseUrl,
+      baseUrlSource: row?.baseUrl ? "settings" : "config",
+      defaultBaseUrl: entry.baseUrl,
+      keyEnv: entry.apiKeyEnv,
+      needsKey: entry.apiKeyEnv !== undefined || entry.apiKey !== undefined,
+      hasKey: keySource !== "none",
+      keySource,
+      keyPreview: keySource === "settings" ? row?.keyPreview : undefined,
+    });
+  }
   for (const row of saved.values()) {
-    if (row.builtin) continue;
+    if (row.builtin || Object.hasOwn(fileProviders, row.name)) continue;
     list.push({
       name: row.name,
       builtin: false,
+      fromConfigFile: false,
       protocol: row.protocol,
       baseUrl: row.baseUrl ?? "",
       baseUrlSource: "settings",

@@ -36,6 +36,11 @@ export interface ProviderInput {
   protocol?: WireProtocol;
   /** A new key; omitted keeps the stored one; null or "" removes it. */
   apiKey?: string | null;
+  /**
+   * The config file defines this provider: its protocol is fixed, and its base URL applies unless
+   * one is given here (so none is required).
+   */
+  fromConfig?: { protocol: WireProtocol };
 }
 
 export interface SettingsUpdate {
@@ -149,9 +154,10 @@ export class SettingsStore {
     if (input.apiKey === null || input.apiKey === "") [sealed, preview] = [null, null];
     else if (input.apiKey !== undefined)
       [sealed, preview] = [this.box.seal(input.apiKey), keyPreview(input.apiKey)];
-    const protocol = builtin?.protocol ?? input.protocol ?? old?.protocol ?? "openai";
+    const protocol =
+      builtin?.protocol ?? input.fromConfig?.protocol ?? input.protocol ?? old?.protocol ?? "openai";
     const baseUrl = input.baseUrl === undefined ? (old?.base_url ?? null) : input.baseUrl || null;
-    if (!builtin && !baseUrl) {
+    if (!builtin && !input.fromConfig && !baseUrl) {
       throw new DimsumError("invalid", `provider "${name}" is not built in, so it needs a baseUrl`, {
         issues: [{ path: "providers.baseUrl", message: `required for custom provider "${name}"` }],
       });
@@ -197,8 +203,27 @@ export class SettingsStore {
   effectiveConfig(config: DimsumConfig): DimsumConfig {
     const providers: Record<string, CustomProviderEntry> = { ...config.file.providers };
     for (const row of this.rows()) {
-      if (builtinProviders.has(row.name) || !row.base_url) continue;
-      providers[row.name] = { baseUrl: row.base_url, protocol: row.protocol, apiKeyEnv: keyEnvFor(row.name) };
+      if (builtinProviders.has(row.name)) continue;
+      const file = config.file.providers[row.name];
+      if (!file) {
+        if (row.base_url)
+          providers[row.name] = {
+            baseUrl: row.base_url,
+            protocol: row.protocol,
+            apiKeyEnv: keyEnvFor(row.name),
+          };
+        continue;
+      }
+      // A provider of the config file: settings may override its base URL and key, nothing else.
+      const { apiKey, apiKeyEnv, ...rest } = file;
+      const key =
+        row.api_key_enc !== null
+          ? { apiKeyEnv: keyEnvFor(row.name) }
+          : {
+              ...(apiKey !== undefined ? { apiKey } : {}),
+              ...(apiKeyEnv !== undefined ? { apiKeyEnv } : {}),
+            };
+      providers[row.name] = { ...rest, baseUrl: row.base_url ?? file.baseUrl, ...key };
     }
     return {
       ...config,

@@ -166,6 +166,8 @@ function Shell({ me }: { me: SessionUser }) {
   }, [channelId, services]);
 
   const logout = async () => {
+    // Stopped first: the server then closes this socket with 4401, which must not read as "signed out elsewhere".
+    services.live.stop();
     try {
       await services.api.logout();
     } finally {

@@ -87,10 +87,32 @@ function withChat(state: AppState, action: ChatAction): AppState {
   return chat === state.chat ? state : { ...state, chat };
 }
 
+/** What the notice says when the open chat is closed because its access was lost. */
+export const ACCESS_LOST_TEXT = "You no longer have access to this chat.";
+
 function applyFrame(state: AppState, frame: ServerFrame): AppState {
   switch (frame.type) {
     case "pong":
       return state;
+    case "reauthorized": {
+      // The new role applies at once: navigation and pages follow `auth.user.role`.
+      const auth = state.auth;
+      if (auth.phase !== "ready" || auth.user.id !== frame.user.id || auth.user.role === frame.user.role)
+        return state;
+      return { ...state, auth: { ...auth, user: { ...auth.user, role: frame.user.role } } };
+    }
+    case "unsubscribed": {
+      // The new rights do not cover this channel: it leaves the sidebar, and the chat if it is open.
+      const next = {
+        ...state,
+        channels: channelsReducer(state.channels, { type: "channel_removed", channelId: frame.channelId }),
+      };
+      if (state.chat?.channelId !== frame.channelId) return next;
+      return appReducer(
+        { ...next, chat: undefined },
+        { type: "notice", kind: "error", text: ACCESS_LOST_TEXT },
+      );
+    }
     case "error":
       return appReducer(state, { type: "notice", kind: "error", text: frame.message });
     case "backlog":

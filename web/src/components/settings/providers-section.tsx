@@ -2,7 +2,8 @@
  * The default model and every provider: the built-in ones are always listed, each taking a key and
  * a base URL directly, and say where their key comes from ("from environment" when the server was
  * started with e.g. OPENAI_API_KEY; never the key itself). Keys are write-only: a key saved here
- * shows only a preview.
+ * shows only a preview. Custom providers defined in the config file are listed too, marked "from
+ * config file": their name and protocol can only change there, a key or base URL saved here overrides.
  */
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
@@ -31,7 +32,9 @@ function KeyBadge({ provider }: { provider: ProviderInfo }) {
       ? ["badge-ok", `key ${provider.keyPreview ?? "saved"}`]
       : provider.keySource === "environment"
         ? ["badge-ok", "key from environment"]
-        : ["badge-warning", "no key"];
+        : provider.keySource === "config"
+          ? ["badge-ok", "key from config file"]
+          : ["badge-warning", "no key"];
   return (
     <span class={`badge ${cls}`} data-testid="provider-key-status" data-source={provider.keySource}>
       {text}
@@ -43,14 +46,18 @@ function sourceLine(provider: ProviderInfo): string {
   const parts: string[] = [];
   if (provider.keySource === "environment")
     parts.push(`Key from environment (${provider.keyEnv}); a key saved here replaces it.`);
+  else if (provider.keySource === "config")
+    parts.push("Key from the config file; a key saved here replaces it.");
   else if (provider.keySource === "settings") parts.push("Key saved here; leave the field empty to keep it.");
   else if (provider.keyEnv) parts.push(`Paste a key, or start the server with ${provider.keyEnv}.`);
   const url =
     provider.baseUrlSource === "environment"
       ? `${provider.baseUrl} (from environment)`
-      : provider.baseUrlSource === "settings"
-        ? `${provider.baseUrl} (saved here)`
-        : provider.baseUrl;
+      : provider.baseUrlSource === "config"
+        ? `${provider.baseUrl} (from config file)`
+        : provider.baseUrlSource === "settings"
+          ? `${provider.baseUrl} (saved here${provider.fromConfigFile ? `; the config file says ${provider.defaultBaseUrl}` : ""})`
+          : provider.baseUrl;
   if (url) parts.push(`Base URL ${url}.`);
   return parts.join(" ");
 }
@@ -90,6 +97,15 @@ function ProviderRow({
       <div class="provider-head">
         <strong>{label}</strong>
         {!provider.builtin && <span class="muted">{provider.protocol}</span>}
+        {provider.fromConfigFile && (
+          <span
+            class="badge"
+            data-testid="provider-from-config"
+            title="Defined in the config file: its name and protocol change only there"
+          >
+            from config file
+          </span>
+        )}
         <KeyBadge provider={provider} />
       </div>
       <p class="muted provider-source" data-testid="provider-source">
@@ -106,7 +122,7 @@ function ProviderRow({
           type="url"
           value={baseUrl}
           aria-label={`${label} base URL`}
-          placeholder={provider.builtin ? "Base URL (optional)" : "Base URL"}
+          placeholder={provider.builtin || provider.fromConfigFile ? "Base URL (optional)" : "Base URL"}
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
           data-testid="provider-base-url"
         />
@@ -137,7 +153,7 @@ function ProviderRow({
             onClick={() => void forget()}
             data-testid="provider-forget"
           >
-            {provider.builtin ? "Reset" : "Remove"}
+            {provider.builtin || provider.fromConfigFile ? "Reset" : "Remove"}
           </button>
         )}
       </form>
@@ -246,11 +262,17 @@ export function ProvidersSection() {
             message: "The key and base URL saved here are forgotten; the environment's (if any) apply again.",
             confirmLabel: "Reset",
           }
-        : {
-            title: `Remove the provider ${label}?`,
-            message: "Its saved key is forgotten too.",
-            confirmLabel: "Remove",
-          },
+        : provider.fromConfigFile
+          ? {
+              title: `Reset ${label}?`,
+              message: "The key and base URL saved here are forgotten; the config file's apply again.",
+              confirmLabel: "Reset",
+            }
+          : {
+              title: `Remove the provider ${label}?`,
+              message: "Its saved key is forgotten too.",
+              confirmLabel: "Remove",
+            },
     );
     if (!ok) return;
     apply(await api.removeProvider(provider.name));
@@ -338,7 +360,10 @@ export function ProvidersSection() {
       </section>
       <section class="form" data-testid="settings-custom-providers">
         <h3>Custom providers</h3>
-        <p class="muted section-intro">Any other server speaking the OpenAI, Anthropic or Gemini protocol.</p>
+        <p class="muted section-intro">
+          Any other server speaking the OpenAI, Anthropic or Gemini protocol. Those marked "from config file"
+          are defined under <code>providers</code> in the config file and can be removed only there.
+        </p>
         {custom.length > 0 && (
           <ul class="provider-list">
             {custom.map((provider) => (
