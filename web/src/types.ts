@@ -23,6 +23,8 @@ export type {
   ChannelMember,
   ChannelMessage,
   ChannelRecord,
+  ElicitationAnswer,
+  ElicitationView,
   FlowAction,
   FlowRecord,
   FlowStatus,

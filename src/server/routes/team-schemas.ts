@@ -15,6 +15,20 @@ const positiveInt = z.coerce.number().int("a whole number").positive("a positive
 
 export const idParam = z.object({ id: idText });
 export const numericIdParam = z.object({ id: positiveInt });
+export const elicitationParams = z.object({ id: idText, elicitationId: idText });
+const answerValue = z.union([
+  z.string().max(10_000),
+  z.number(),
+  z.boolean(),
+  z.array(z.string().max(1000)).max(100),
+]);
+/** The person's answer to an MCP server's request for input. */
+export const elicitationAnswerSchema = z
+  .object({
+    action: z.enum(["accept", "decline", "cancel"]),
+    content: z.record(z.string().max(200), answerValue).optional(),
+  })
+  .strict();
 export const memberParams = z.object({
   id: idText,
   type: z.enum(["user", "agent"]),
