@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { invalid, notFound } from "../errors.js";
+import { formatMs } from "../mcp/connection-errors.js";
 import { type RequestedSchema, validateForm } from "../mcp/elicitation-form.js";
 import type { InputAnswer, InputRequest } from "../tools/types.js";
 import type { Actor, ElicitationView, TeamEvent } from "./types.js";
@@ -59,7 +60,7 @@ export class Elicitations {
       };
       const onAbort = () => finish({ action: "cancel", reason: "the run was stopped" });
       const timer = setTimeout(
-        () => finish({ action: "cancel", reason: `no answer within ${Math.round(timeoutMs / 1000)} s` }),
+        () => finish({ action: "cancel", reason: `no answer within ${formatMs(timeoutMs)}` }),
         timeoutMs,
       );
       this.#pending.set(view.id, { view, finish });
