@@ -18,6 +18,8 @@ import type {
   ChannelSummary,
   CoreBlock,
   CreatedToken,
+  ElicitationAnswer,
+  ElicitationView,
   FlowAction,
   FlowRecord,
   McpServerInfo,
@@ -365,6 +367,14 @@ export class ApiClient {
   /** Cancels one run; others in the channel keep going. */
   cancelRun(id: string): Promise<TeamRun> {
     return this.request("POST", `/api/runs/${enc(id)}/cancel`);
+  }
+  /** Answers an MCP server's request for input put to this person during a run. */
+  answerElicitation(runId: string, id: string, answer: ElicitationAnswer): Promise<ElicitationView> {
+    return this.request("POST", `/api/runs/${enc(runId)}/elicitations/${enc(id)}`, answer);
+  }
+  /** This person's open requests for input in a channel. */
+  listElicitations(channelId: string): Promise<ElicitationView[]> {
+    return this.request("GET", `/api/channels/${enc(channelId)}/elicitations`);
   }
   /** The stored trace events of a run. */
   getRunTrace(id: string): Promise<unknown[]> {
