@@ -36,7 +36,7 @@ function contentOf(values: Values): NonNullable<ElicitationAnswer["content"]> {
   return out;
 }
 
-function inputType(field: FormField): string {
+function inputType(field: FormField): "number" | "email" | "url" | "date" | "text" {
   if (field.type === "number" || field.type === "integer") return "number";
   if (field.format === "email") return "email";
   if (field.format === "uri" || field.format === "url") return "url";
@@ -62,7 +62,7 @@ function FieldInput({
     <span class="elicit-label">
       {field.label}
       {field.required && (
-        <span class="elicit-required" aria-label="required">
+        <span class="elicit-required" title="required">
           {" "}
           *
         </span>
