@@ -145,7 +145,8 @@ function FieldInput({
     <label class="elicit-field" data-field={field.name}>
       {label}
       <input
-        type={inputType(field)}
+        // Preact types each input type apart; the attributes used here suit all of these.
+        type={inputType(field) as "text"}
         value={value === undefined ? "" : String(value)}
         onInput={(e) => {
           const text = (e.currentTarget as HTMLInputElement).value;
