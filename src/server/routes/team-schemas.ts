@@ -159,6 +159,14 @@ export const memoryImportSchema = z.object({
 });
 
 export const mcpNameParam = z.object({ name: z.string().min(1).max(100) });
+export const promptParams = z.object({
+  name: z.string().min(1).max(100),
+  prompt: z.string().min(1).max(200),
+});
+/** A prompt's arguments (MCP prompt arguments are strings). */
+export const promptArgsSchema = z
+  .object({ arguments: z.record(z.string().max(100), z.string().max(10_000)).optional() })
+  .strict();
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
