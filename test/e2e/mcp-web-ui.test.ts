@@ -161,4 +161,43 @@ describe("MCP in the web chat", () => {
       await shots("03-answered");
     });
   }, 90_000);
+
+  it("offers the MCP prompts under / in the composer and puts the picked one's text in", async () => {
+    await step(`${SHOTS}/04-prompt-menu`, async () => {
+      await byTest("composer-input").fill("/");
+      await byTest("prompt-menu").waitFor();
+      const option = page.locator('[data-testid="prompt-option"][data-prompt="feat:summarize"]');
+      expect(await text(option)).toBe("/feat:summarize <topic> [style] — Summarise a topic in one line.");
+      await byTest("composer-input").fill("/feat:sum");
+      await until(() => byTest("prompt-option").count()).toBe(1);
+      await shots("04-prompt-menu");
+    });
+
+    await step(`${SHOTS}/05-prompt-args`, async () => {
+      await page.keyboard.press("Enter");
+      await byTest("prompt-args").waitFor();
+      // The required topic is asked for before the prompt is fetched.
+      await byTest("prompt-insert").click();
+      expect(await text(byTest("prompt-problem"))).toBe("Fill in topic.");
+      await byTest("prompt-arg-topic").fill("dumplings");
+      await byTest("prompt-arg-style").fill("cheerfully");
+      await shots("05-prompt-args");
+    });
+
+    await step(`${SHOTS}/06-prompt-sent`, async () => {
+      await byTest("prompt-insert").click();
+      await until(() => byTest("composer-input").inputValue()).toBe(
+        "Summarise dumplings in one line, cheerfully.",
+      );
+      expect(await byTest("prompt-args").count()).toBe(0);
+      scripts.add("assistant", { text: "Dumplings: little parcels of joy." });
+      await byTest("composer-send").click();
+      const mine = page.locator('[data-testid="message"][data-author-type="user"]').last();
+      await until(() => text(mine.getByTestId("message-text"))).toBe(
+        "Summarise dumplings in one line, cheerfully.",
+      );
+      await until(() => byTest("run-bubble").count()).toBe(0);
+      await shots("06-prompt-sent");
+    });
+  }, 60_000);
 });

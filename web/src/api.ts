@@ -22,6 +22,7 @@ import type {
   ElicitationView,
   FlowAction,
   FlowRecord,
+  McpPromptInfo,
   McpServerInfo,
   MemoryRecord,
   MemoryType,
@@ -427,6 +428,14 @@ export class ApiClient {
     // Accept a bare array or `{servers: [...]}`: the contract only says "servers with status".
     const body = await this.request<McpServerInfo[] | { servers?: McpServerInfo[] }>("GET", "/api/mcp");
     return Array.isArray(body) ? body : (body.servers ?? []);
+  }
+  /** The prompts of the MCP servers this person may use (`/` in the composer). */
+  listMcpPrompts(): Promise<McpPromptInfo[]> {
+    return this.request("GET", "/api/mcp/prompts");
+  }
+  /** A prompt's text with its arguments filled in. */
+  getMcpPrompt(server: string, name: string, args: Record<string, string>): Promise<{ text: string }> {
+    return this.request("POST", `/api/mcp/prompts/${enc(server)}/${enc(name)}`, { arguments: args });
   }
   /** Connects an MCP server. */
   connectMcp(name: string): Promise<unknown> {
