@@ -180,6 +180,7 @@ describe("MCP in the web chat", () => {
       await byTest("prompt-insert").click();
       expect(await text(byTest("prompt-problem"))).toBe("Fill in topic.");
       await byTest("prompt-arg-topic").fill("dumplings");
+      expect(await byTest("prompt-problem").count()).toBe(0);
       await byTest("prompt-arg-style").fill("cheerfully");
       await shots("05-prompt-args");
     });

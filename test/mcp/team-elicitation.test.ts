@@ -3,7 +3,8 @@
  * input, called by the fake LLM in a channel run. The request goes only to the person the run acts
  * for (over the WebSocket), only they can answer (others get a 404), the answer is validated and
  * reaches the tool; decline and a timeout reach it as such, and a run nobody is present for (a
- * schedule's post) declines with the reason in the tool result.
+ * schedule's post) declines with the reason in the tool result. The prompts route lists the servers'
+ * prompts for members and fills one in.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -188,6 +189,34 @@ describe("MCP elicitation in team runs", () => {
     );
     mine.ws.close();
     admins.ws.close();
+  });
+
+  it("lists the servers' prompts for members and fills one in", async () => {
+    const s = await startWithAsker();
+    const { users } = await withUsers(s.url, ["member", "guest"]);
+    const member = users.member as Session;
+    const prompts = await expectJson<Array<{ server: string; name: string; arguments: unknown[] }>>(
+      await call(s.url, "/api/mcp/prompts", { session: member }),
+      200,
+    );
+    expect(prompts).toEqual([
+      {
+        server: "feat",
+        name: "summarize",
+        description: "Summarise a topic in one line.",
+        arguments: [{ name: "topic", required: true }, { name: "style" }],
+      },
+    ]);
+    const filled = await expectJson<{ text: string }>(
+      await call(s.url, "/api/mcp/prompts/feat/summarize", {
+        session: member,
+        body: { arguments: { topic: "tea" } },
+      }),
+      200,
+    );
+    expect(filled.text).toBe("Summarise tea in one line.");
+    // Guests use no MCP servers.
+    expect((await call(s.url, "/api/mcp/prompts", { session: users.guest as Session })).status).toBe(403);
   });
 
   it("cancels when nobody answers in time, and declines when nobody is present", async () => {

@@ -136,6 +136,7 @@ export function PromptArguments({
             onInput={(e) => {
               const value = (e.currentTarget as HTMLInputElement).value;
               setValues((v) => ({ ...v, [arg.name]: value }));
+              setProblem(undefined);
             }}
             onKeyDown={(e) => {
               if (e.key === "Enter") void submit(e);
