@@ -109,7 +109,14 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
   const broker = runtime.elicitations;
   const elicit: ElicitPerson | undefined =
     broker && person !== undefined && request.present && channelId !== ""
-      ? (server, input, signal) => broker.ask({ channelId, runId, userId: person }, server, input, signal)
+      ? (server, input, signal) =>
+          // Stopping the run withdraws the question even if the server does not cancel it.
+          broker.ask(
+            { channelId, runId, userId: person },
+            server,
+            input,
+            AbortSignal.any([signal, request.signal]),
+          )
       : undefined;
   let result: TurnResult | undefined;
   let seq = 0;

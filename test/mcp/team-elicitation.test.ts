@@ -2,7 +2,8 @@
  * MCP elicitation in team runs: a real stdio MCP server (built with the SDK) whose tool asks for
  * input, called by the fake LLM in a channel run. The request goes only to the person the run acts
  * for (over the WebSocket), only they can answer (others get a 404), the answer is validated and
- * reaches the tool; decline and a timeout reach it as such, and a run nobody is present for (a
+ * reaches the tool; decline and a timeout reach it as such, stopping the run withdraws the
+ * question, and a run nobody is present for (a
  * schedule's post) declines with the reason in the tool result. The prompts route lists the servers'
  * prompts for members and fills one in.
  */
@@ -187,6 +188,27 @@ describe("MCP elicitation in team runs", () => {
     expect(await answerText(s, member, group.id, secondRun)).toBe(
       'no name (decline) | asked the person for input ("What should I call you?"): decline (the person chose decline)',
     );
+
+    // Stopping the run withdraws its open question.
+    scripts.add("assistant", { toolCalls: [{ name: "feat_ask_name", args: {} }] }, sayToolResult);
+    const third = await expectJson<PostResult>(
+      await call(s.url, `/api/channels/${group.id}/messages`, {
+        session: member,
+        body: { text: "once more" },
+      }),
+      201,
+    );
+    const thirdRun = third.runs[0]?.id as string;
+    const open = (await mine.next((f) => f.type === "elicitation" && f.runId === thirdRun))
+      .request as ElicitationView;
+    expect(
+      (await call(s.url, `/api/runs/${thirdRun}/cancel`, { session: member, method: "POST" })).status,
+    ).toBe(200);
+    const withdrawn = await mine.next((f) => f.type === "elicitation_closed" && f.id === open.id);
+    expect(withdrawn.action).toBe("cancel");
+    await mine.next(runFrame(thirdRun, "cancelled"));
+    // The stopped run never took its last scripted turn.
+    scripts.clear();
     mine.ws.close();
     admins.ws.close();
   });
