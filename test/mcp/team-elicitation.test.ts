@@ -3,9 +3,8 @@
  * input, called by the fake LLM in a channel run. The request goes only to the person the run acts
  * for (over the WebSocket), only they can answer (others get a 404), the answer is validated and
  * reaches the tool; decline and a timeout reach it as such, stopping the run withdraws the
- * question, and a run nobody is present for (a
- * schedule's post) declines with the reason in the tool result. The prompts route lists the servers'
- * prompts for members and fills one in.
+ * question, and a run nobody is present for (a schedule's post) declines with the reason in the
+ * tool result. The prompts route lists the servers' prompts for members and fills one in.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
