@@ -2,7 +2,7 @@
  * MCP elicitation in team runs: a real stdio MCP server (built with the SDK) whose tool asks for
  * input, called by the fake LLM in a channel run. The request goes only to the person the run acts
  * for (over the WebSocket), only they can answer (others get a 404), the answer is validated and
- * reaches the tool; decline and a timeout reach it as such, stopping the run withdraws the
+ * reaches the tool (URL mode too); decline and a timeout reach it as such, stopping the run withdraws the
  * question, and a run nobody is present for (a schedule's post) declines with the reason in the
  * tool result. The prompts route lists the servers' prompts for members and fills one in.
  */
@@ -39,7 +39,7 @@ afterAll(async () => {
 /** The latest tool result and Dimsum's note, as the model saw them, said back as the answer. */
 function sayToolResult(request: RecordedRequest): FakeTurn {
   const body = JSON.stringify(request.body);
-  const results = [...body.matchAll(/hello [A-Za-z]+, age \d+|no name \(\w+\)/g)].map((m) => m[0]);
+  const results = [...body.matchAll(/hello [A-Za-z]+, age \d+|no name \(\w+\)|link \w+/g)].map((m) => m[0]);
   const notes = [...body.matchAll(/\[dimsum\] ((?:[^"\\]|\\")*)/g)].map((m) => m[1]?.replaceAll('\\"', '"'));
   return { text: `${results.at(-1) ?? "no result"} | ${notes.at(-1) ?? "no note"}` };
 }
@@ -54,6 +54,7 @@ async function startWithAsker(timeoutMs?: number): Promise<TeamServer> {
         JSON.stringify({
           mcpServers: {
             feat: { command: process.execPath, args: [join(FIXTURES, "client-features-server.mjs")] },
+            web: { command: process.execPath, args: [join(FIXTURES, "url-elicitation-server.mjs")] },
           },
         }),
       );
@@ -186,6 +187,34 @@ describe("MCP elicitation in team runs", () => {
     await mine.next(runFrame(secondRun, "done"));
     expect(await answerText(s, member, group.id, secondRun)).toBe(
       'no name (decline) | asked the person for input ("What should I call you?"): decline (the person chose decline)',
+    );
+
+    // URL mode: the page to open; "Done" accepts.
+    scripts.add("assistant", { toolCalls: [{ name: "web_link_account", args: {} }] }, sayToolResult);
+    const linking = await expectJson<PostResult>(
+      await call(s.url, `/api/channels/${group.id}/messages`, { session: member, body: { text: "link it" } }),
+      201,
+    );
+    const linkRun = linking.runs[0]?.id as string;
+    const link = (await mine.next((f) => f.type === "elicitation" && f.runId === linkRun))
+      .request as ElicitationView;
+    expect(link).toMatchObject({
+      server: "web",
+      mode: "url",
+      url: "https://accounts.example.test/link?session=abc",
+      message: "Link your account to continue.",
+    });
+    expect(
+      (
+        await call(s.url, `/api/runs/${linkRun}/elicitations/${link.id}`, {
+          session: member,
+          body: { action: "accept" },
+        })
+      ).status,
+    ).toBe(200);
+    await mine.next(runFrame(linkRun, "done"));
+    expect(await answerText(s, member, group.id, linkRun)).toBe(
+      'link accept | asked the person for input ("Link your account to continue."): accept',
     );
 
     // Stopping the run withdraws its open question.
