@@ -2,7 +2,8 @@
  * MCP in the web chat, in real headless Chromium against a real server whose agents use a real
  * stdio MCP server (SDK-built): the server's request for input during a run shows as an inline
  * form in the run that asked; a wrong answer is caught, the filled form is accepted, and the tool's
- * result with the answer shows in the chat.
+ * result with the answer shows in the chat; a URL-mode request shows its link and "I'm done"
+ * accepts it. `/` in the composer offers the server's prompt and puts its text in.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -35,7 +36,11 @@ const until = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000
 
 /** The tool's latest result, as the model saw it, said back. */
 function sayToolResult(request: RecordedRequest): FakeTurn {
-  const found = [...JSON.stringify(request.body).matchAll(/hello [A-Za-z]+, age \d+|no name \(\w+\)/g)];
+  const found = [
+    ...JSON.stringify(request.body).matchAll(
+      /hello [A-Za-z]+, age \d+|no name \(\w+\)|link (?:accept|decline|cancel)/g,
+    ),
+  ];
   return { text: `The tool said: ${found.at(-1)?.[0] ?? "nothing"}.` };
 }
 
@@ -87,6 +92,7 @@ e2eStack(
           JSON.stringify({
             mcpServers: {
               feat: { command: process.execPath, args: [join(FIXTURES, "client-features-server.mjs")] },
+              web: { command: process.execPath, args: [join(FIXTURES, "url-elicitation-server.mjs")] },
             },
           }),
         );
@@ -159,6 +165,25 @@ describe("MCP in the web chat", () => {
       expect(await text(card)).toContain("hello Ada, age 36");
       expect(await text(card)).toContain('asked the person for input ("What should I call you?"): accept');
       await shots("03-answered");
+    });
+
+    await step(`${SHOTS}/07-url`, async () => {
+      scripts.add("assistant", { toolCalls: [{ name: "web_link_account", args: {} }] }, sayToolResult);
+      await byTest("composer-input").fill("link my account");
+      await byTest("composer-send").click();
+      const form = page.locator('[data-testid="elicitation"][data-mode="url"]');
+      await form.waitFor();
+      expect(await text(byTest("elicitation-message"))).toBe("Link your account to continue.");
+      const open = byTest("elicitation-open");
+      expect(await open.getAttribute("href")).toBe("https://accounts.example.test/link?session=abc");
+      expect(await open.getAttribute("target")).toBe("_blank");
+      expect(await text(open)).toBe("Open accounts.example.test ↗");
+      await shots("07-url");
+      // Not opened here (the test stays on 127.0.0.1): the person says they are done.
+      await byTest("elicitation-accept").click();
+      await until(() => byTest("run-bubble").count()).toBe(0);
+      const answer = page.locator('[data-testid="message"]').last();
+      await until(() => text(answer.getByTestId("message-text").last())).toBe("The tool said: link accept.");
     });
   }, 90_000);
 
