@@ -72,6 +72,11 @@ async function shots(name: string): Promise<void> {
   await resize(WIDE);
   await screenshot(page, `${SHOTS}/${name}-1440`);
   await resize(PHONE);
+  // A reader at the bottom stays there (the list re-pins on new content, not on a resize).
+  await page.evaluate(() => {
+    const list = document.querySelector('[data-testid="message-list"]');
+    if (list) list.scrollTop = list.scrollHeight;
+  });
   const [scroll, client] = await page.evaluate(() => [
     document.documentElement.scrollWidth,
     document.documentElement.clientWidth,

@@ -3,7 +3,7 @@
  * schema's fields (text, number, yes/no, choices) with their defaults and checks them before
  * sending; URL mode shows the page to open. Accept, Decline or Cancel answer the server.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import {
   type FormField,
   type FormValue,
@@ -174,6 +174,11 @@ export function ElicitationForm({ request }: { request: ElicitationView }) {
   const [problem, setProblem] = useState<string | undefined>();
   const [sending, setSending] = useState(false);
   const [opened, setOpened] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+  // The question waits for the person: bring it into view when it arrives.
+  useEffect(() => {
+    form.current?.scrollIntoView?.({ block: "nearest" });
+  }, []);
 
   const send = async (answer: ElicitationAnswer) => {
     setSending(true);
@@ -201,6 +206,7 @@ export function ElicitationForm({ request }: { request: ElicitationView }) {
 
   return (
     <form
+      ref={form}
       class="elicit"
       data-testid="elicitation"
       data-mode={request.mode}
