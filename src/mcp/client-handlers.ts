@@ -16,6 +16,7 @@ import {
   ListRootsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitPerson } from "../tools/types.js";
 
 export type ElicitParams = ElicitRequest["params"];
 export type SamplingParams = CreateMessageRequest["params"];
@@ -50,15 +51,36 @@ export function clientCapabilities(handlers: McpClientHandlers) {
   };
 }
 
+/**
+ * Who answers a request for input arriving now: the person of the tool call in flight (a team run),
+ * a reason to decline (e.g. calls of several runs in flight), or undefined for `handlers.elicit`.
+ */
+export type ElicitRoute = () => ElicitPerson | { declined: string } | undefined;
+
 /** Installs the request handlers on `client` before it connects. */
 export function installClientHandlers(
   client: Client,
   server: string,
   handlers: McpClientHandlers,
   note: NoteSink,
+  route?: ElicitRoute,
 ): void {
   client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
     const { params } = request;
+    const routed = route?.();
+    if (routed && typeof routed === "object") {
+      note(`declined the server's request for input ("${oneLine(params.message)}"): ${routed.declined}`);
+      return { action: "decline" };
+    }
+    if (routed) {
+      const answer = await routed(server, params, extra.signal);
+      note(
+        `asked the person for input ("${oneLine(params.message)}"): ${answer.action}${answer.reason ? ` (${answer.reason})` : ""}`,
+      );
+      return answer.action === "accept" && answer.content
+        ? { action: "accept", content: answer.content }
+        : { action: answer.action };
+    }
     if (!handlers.elicit) {
       note(`declined the server's request for input ("${oneLine(params.message)}"): ${HEADLESS_REASON}`);
       return { action: "decline" };

@@ -18,7 +18,13 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { DimsumError } from "../errors.js";
 import type { JsonSchema } from "../llm/types.js";
-import { clientCapabilities, installClientHandlers, type McpClientHandlers } from "./client-handlers.js";
+import type { ElicitPerson } from "../tools/types.js";
+import {
+  clientCapabilities,
+  type ElicitRoute,
+  installClientHandlers,
+  type McpClientHandlers,
+} from "./client-handlers.js";
 import type { McpServerConfig } from "./config.js";
 import {
   describeConnectError,
@@ -86,6 +92,14 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Receives the server's progress notifications for this call, as one line each. */
   onProgress?: (message: string) => void;
+  /** Who answers the server's requests for input during this call (a team run's person). */
+  elicit?: ElicitPerson;
+}
+
+/** A call in flight: the notes for its result and who answers requests for input. */
+interface InFlight {
+  notes: string[];
+  elicit?: ElicitPerson;
 }
 
 /** A server that stays up this long is considered healthy again: its next crash reconnects at once. */
@@ -111,7 +125,7 @@ export class ServerConnection {
   #refreshTimer: NodeJS.Timeout | undefined;
   #needsLogin = false;
   /** Notes of the calls in flight (declined elicitations and the like), appended to their results. */
-  readonly #inflight = new Set<string[]>();
+  readonly #inflight = new Set<InFlight>();
 
   constructor(config: McpServerConfig, options: ServerConnectionOptions) {
     this.config = config;
@@ -180,12 +194,12 @@ export class ServerConnection {
     args: Record<string, unknown>,
     options: CallOptions = {},
   ): Promise<McpCallResult> {
-    const notes: string[] = [];
-    this.#inflight.add(notes);
+    const call: InFlight = { notes: [], ...(options.elicit ? { elicit: options.elicit } : {}) };
+    this.#inflight.add(call);
     try {
-      return withNotes(await this.#callOnce(name, args, options), notes);
+      return withNotes(await this.#callOnce(name, args, options), call.notes);
     } finally {
-      this.#inflight.delete(notes);
+      this.#inflight.delete(call);
     }
   }
 
@@ -328,9 +342,15 @@ export class ServerConnection {
           client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
             this.#scheduleRefresh(generation),
           );
-          installClientHandlers(client, this.config.name, this.#options.handlers ?? {}, (note) => {
-            for (const notes of this.#inflight) notes.push(note);
-          });
+          installClientHandlers(
+            client,
+            this.config.name,
+            this.#options.handlers ?? {},
+            (note) => {
+              for (const call of this.#inflight) call.notes.push(note);
+            },
+            () => this.#elicitRoute(),
+          );
         },
       });
       const opened = session;
@@ -368,6 +388,19 @@ export class ServerConnection {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * MCP does not say which call a request for input belongs to: with one asker among the calls in
+   * flight it is theirs; with several (two runs calling this server at once) nobody can be sure.
+   */
+  #elicitRoute(): ReturnType<ElicitRoute> {
+    const askers = new Set<ElicitPerson>();
+    for (const call of this.#inflight) if (call.elicit) askers.add(call.elicit);
+    if (askers.size > 1) {
+      return { declined: "calls of several runs were in flight, so it was unclear whom to ask" };
+    }
+    return [...askers][0];
   }
 
   async #listTools(

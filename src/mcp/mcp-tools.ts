@@ -4,7 +4,7 @@
  * manager remembers which server and MCP tool name sit behind every registered name.
  */
 import { toHashedWireName } from "../tools/tool-names.js";
-import type { JsonSchemaTool } from "../tools/types.js";
+import type { ElicitPerson, JsonSchemaTool } from "../tools/types.js";
 import type { McpToolInfo } from "./connection.js";
 import { type McpCallResult, toToolResult } from "./tool-result.js";
 
@@ -13,7 +13,13 @@ export interface McpToolCaller {
   callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs?: number; onProgress?: (message: string) => void },
+    options: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      onProgress?: (message: string) => void;
+      /** Who answers the server's requests for input during this call. */
+      elicit?: ElicitPerson;
+    },
   ): Promise<McpCallResult>;
 }
 
@@ -45,10 +51,11 @@ export function createMcpTool(
     parameters: info.inputSchema,
     ...(timeoutMs ? { timeoutMs } : {}),
     async execute(args, ctx) {
-      const { progress } = ctx;
+      const { progress, elicit } = ctx;
       const result = await caller.callTool(info.name, args, {
         signal: ctx.signal,
         ...(progress ? { onProgress: progress } : {}),
+        ...(elicit ? { elicit } : {}),
       });
       return toToolResult(result);
     },

@@ -17,6 +17,8 @@ import { McpManager, type McpServerState, type McpServerStatus } from "./manager
 import type { CredentialStore } from "./oauth/credential-store.js";
 import type { OAuthAuthorizer } from "./oauth/provider.js";
 import { revokeTokens } from "./oauth/revoke.js";
+import { listMcpPrompts, type McpPromptCommand } from "./prompts.js";
+import { textOf } from "./sampling.js";
 
 export interface McpPoolOptions {
   /** Each person's sign-ins; without it, per-person servers cannot be used. */
@@ -48,7 +50,14 @@ export interface McpControl {
   personalView(person: string, name: string): McpServerView;
   signIn(person: string, name: string, authorizer: OAuthAuthorizer): Promise<McpServerView>;
   signOut(person: string, name: string): Promise<McpServerView>;
+  /** The prompts of the shared servers and of `person`'s own sign-ins (the web composer's `/`). */
+  prompts(person: string): Promise<McpPromptInfo[]>;
+  /** A prompt's messages as one text, with its arguments filled in. */
+  getPrompt(person: string, server: string, name: string, args: Record<string, string>): Promise<string>;
 }
+
+/** One prompt a server offers, as the composer lists it. */
+export type McpPromptInfo = McpPromptCommand;
 
 /** How long a person has to finish a sign-in in the browser. */
 const SIGN_IN_TIMEOUT_MS = 300_000;
@@ -110,6 +119,34 @@ export class McpServerPool implements McpControl {
       tools.push(...manager.registry.list());
     }
     return tools;
+  }
+
+  async prompts(person: string): Promise<McpPromptInfo[]> {
+    await this.ready();
+    await this.personalTools(person).catch(() => []);
+    const out: McpPromptInfo[] = [];
+    for (const manager of this.#managersFor(person)) out.push(...(await listMcpPrompts(manager)));
+    return out;
+  }
+
+  async getPrompt(
+    person: string,
+    server: string,
+    name: string,
+    args: Record<string, string>,
+  ): Promise<string> {
+    this.#config(server);
+    await this.personalTools(person).catch(() => []);
+    const manager = this.#managersFor(person).find((m) => m.status(server)?.state === "connected");
+    if (!manager)
+      throw conflict(`MCP server "${server}" is not connected`, "connect it in Settings → MCP servers");
+    const result = await manager.connection(server).getPrompt(name, args);
+    return result.messages.map((m) => textOf(m.content)).join("\n\n");
+  }
+
+  /** The managers whose servers `person` may use: the shared ones and their own sign-ins. */
+  #managersFor(person: string): McpManager[] {
+    return [...this.#managers.values(), ...(this.#personal.get(person)?.values() ?? [])];
   }
 
   /** Runs `person`'s sign-in to a per-person server through `authorizer` (the browser redirect). */

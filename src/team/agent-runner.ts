@@ -58,6 +58,8 @@ export interface AnswerOptions {
   versionOf?: number;
   /** Said to the agent before the messages (e.g. that the person asked for another answer). */
   note?: string;
+  /** The person is at the web chat: MCP requests for input are put to them. */
+  present?: boolean;
 }
 
 interface AnswerPlace {
@@ -126,6 +128,7 @@ export class AgentRunner {
               this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace),
             ],
             requestedBy,
+            ...(options.present ? { present: true } : {}),
             onEvent,
           });
         }),

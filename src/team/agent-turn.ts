@@ -12,8 +12,9 @@ import { DimsumError } from "../errors.js";
 import type { ModelSpec, StreamFunction, StreamOptions, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
-import type { Tool } from "../tools/types.js";
+import type { ElicitPerson, Tool } from "../tools/types.js";
 import { DeltaBatcher } from "./delta-batcher.js";
+import type { Elicitations } from "./elicitations.js";
 import type { PersonaFiles } from "./personas.js";
 import type { AgentRecord, TeamEvent } from "./types.js";
 
@@ -37,6 +38,8 @@ export interface TurnRuntime {
   canReadKnowledge?: (userId: string) => boolean;
   /** Session owners of the person's conversations, for `recall_search` (default: the person's own). */
   recallOwners?: (userId: string) => string[];
+  /** Puts MCP servers' requests for input to the person of runs they are present for. */
+  elicitations?: Elicitations;
 }
 
 export interface TurnRequest {
@@ -57,6 +60,12 @@ export interface TurnRequest {
    * call_agent, a schedule's owner). Their memories are recalled and written; "system" or absent: none.
    */
   requestedBy?: string;
+  /**
+   * The person is at the chat (they just posted, regenerated or edited in the web UI), so MCP
+   * servers' requests for input are put to them; otherwise (schedules, /v1, connectors, flows)
+   * such requests are declined.
+   */
+  present?: boolean;
   onDelta?: (text: string) => void;
   /** Every agent event as forwarded (deltas merged per tick), e.g. to build the message's parts. */
   onEvent?: (event: AgentEvent, seq: number) => void;
@@ -97,6 +106,18 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       ? { recallOwners: async () => runtime.recallOwners?.(person) ?? [person] }
       : {}),
   });
+  const broker = runtime.elicitations;
+  const elicit: ElicitPerson | undefined =
+    broker && person !== undefined && request.present && channelId !== ""
+      ? (server, input, signal) =>
+          // Stopping the run withdraws the question even if the server does not cancel it.
+          broker.ask(
+            { channelId, runId, userId: person },
+            server,
+            input,
+            AbortSignal.any([signal, request.signal]),
+          )
+      : undefined;
   let result: TurnResult | undefined;
   let seq = 0;
   const forward = (event: AgentEvent): void => {
@@ -119,6 +140,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       toolEnvironment: {
         workspace: request.workspace,
         config: toolsConfigForAgent(runtime.config.tools, agent.id),
+        ...(elicit ? { elicit } : {}),
       },
       maxIterations: runtime.config.maxIterations,
       signal: request.signal,

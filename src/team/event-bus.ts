@@ -89,6 +89,13 @@ export class EventBus {
   emit(event: TeamEvent): void {
     // Runs of the OpenAI-compatible endpoint belong to no channel and are nobody's to watch.
     if (event.channelId === "") return;
+    // A request for input is the asked person's alone, admins or not.
+    if (event.type === "elicitation" || event.type === "elicitation_closed") {
+      for (const subscriber of this.#admins)
+        if (subscriber.actor.userId === event.userId) this.#deliver(subscriber, event);
+      for (const subscriber of this.#byUser.get(event.userId) ?? []) this.#deliver(subscriber, event);
+      return;
+    }
     for (const subscriber of this.#admins) this.#deliver(subscriber, event);
     for (const userId of this.#members.membersOf(event.channelId)) {
       const subscribers = this.#byUser.get(userId);

@@ -20,6 +20,7 @@ import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
 import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
+import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
 import { PersonaFiles } from "./personas.js";
@@ -74,6 +75,8 @@ export interface TeamDeps {
   starterAgents?: boolean;
   /** Failures of background bookkeeping (default: a process warning). */
   onError?: (err: unknown) => void;
+  /** How long a person has to answer an MCP server's request for input (default five minutes). */
+  elicitationTimeoutMs?: number;
 }
 
 export interface GrantableTools {
@@ -139,7 +142,13 @@ export function createTeam(deps: TeamDeps): Team {
   });
   for (const problem of capabilities.problems) onError(new Error(problem));
   const roleOf = deps.roleOf;
+  const elicitations = new Elicitations({
+    emit,
+    now,
+    ...(deps.elicitationTimeoutMs !== undefined ? { timeoutMs: deps.elicitationTimeoutMs } : {}),
+  });
   const runtime: TurnRuntime = {
+    elicitations,
     store: sessions,
     config: deps.config,
     personas,
@@ -230,7 +239,12 @@ export function createTeam(deps: TeamDeps): Team {
     return flow;
   }
 
-  async function postRouted(actor: Actor, channel: ChannelRecord, text: string): Promise<PostResult> {
+  async function postRouted(
+    actor: Actor,
+    channel: ChannelRecord,
+    text: string,
+    present: boolean,
+  ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, nameOf);
     const targets = route.kind === "agents" ? route.agents : [];
@@ -252,7 +266,7 @@ export function createTeam(deps: TeamDeps): Team {
     }
     const started: TeamRun[] = [];
     for (const agent of targets) {
-      started.push((await runner.startChannelRun(channel, agent, message, actor.userId)).run);
+      started.push((await runner.startChannelRun(channel, agent, message, actor.userId, { present })).run);
     }
     return { message, runs: started };
   }
@@ -286,7 +300,9 @@ export function createTeam(deps: TeamDeps): Team {
       throw invalid(`@${agentId} is no longer in this channel.`, "add the agent again to get a new answer");
     }
     const agent = await agents.require(agentId);
-    return (await runner.startChannelRun(channel, agent, trigger, actor.userId, { versionOf, note })).run;
+    return (
+      await runner.startChannelRun(channel, agent, trigger, actor.userId, { versionOf, note, present: true })
+    ).run;
   }
 
   /** The chat shows a step's output as edited: the step's message text becomes the new output. */
@@ -381,11 +397,11 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       return channels.markRead(actor, channelId, messageId);
     },
-    async postMessage(actor, channelId, text) {
+    async postMessage(actor, channelId, text, options = {}) {
       await ready;
       const channel = await channels.visible(actor, channelId);
       checkText(text);
-      return postRouted(actor, channel, text);
+      return postRouted(actor, channel, text, options.present === true);
     },
     async deleteMessage(actor, messageId) {
       await ready;
@@ -445,7 +461,9 @@ export function createTeam(deps: TeamDeps): Team {
       if (heads.size === 0) {
         const route = routeMessage(text, channel, records, nameOf);
         for (const agent of route.kind === "agents" ? route.agents : []) {
-          started.push((await runner.startChannelRun(channel, agent, message, actor.userId)).run);
+          started.push(
+            (await runner.startChannelRun(channel, agent, message, actor.userId, { present: true })).run,
+          );
         }
       }
       return { message, runs: started };
@@ -503,6 +521,15 @@ export function createTeam(deps: TeamDeps): Team {
 
     subscribe(actor, listener) {
       return bus.subscribe(actor, listener);
+    },
+    async answerElicitation(actor, runId, id, answer) {
+      await ready;
+      return elicitations.answer(actor, runId, id, answer);
+    },
+    async listElicitations(actor, channelId) {
+      await ready;
+      await channels.visible(actor, channelId);
+      return elicitations.openFor(actor, channelId);
     },
     async close() {
       await ready.catch(() => undefined);

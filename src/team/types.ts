@@ -6,6 +6,7 @@
 import type { AgentEvent } from "../agent/events.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
 import type { Usage } from "../llm/types.js";
+import type { RequestedSchema } from "../mcp/elicitation-form.js";
 
 export interface AgentRecord {
   /** Slug: `^[a-z0-9][a-z0-9_-]{0,39}$`, used in @mentions and as the OpenAI-compatible model name. */
@@ -216,7 +217,42 @@ export type TeamEvent =
    */
   | { type: "agent"; channelId: string; runId: string; seq: number; event: AgentEvent }
   | { type: "flow"; channelId: string; flow: FlowRecord }
-  | { type: "channel"; channelId: string; channel: ChannelRecord };
+  | { type: "channel"; channelId: string; channel: ChannelRecord }
+  /** An MCP server asks the person a run acts for (`userId`, the only one it is sent to) for input. */
+  | { type: "elicitation"; channelId: string; runId: string; userId: string; request: ElicitationView }
+  /** The request was answered, declined, cancelled or timed out. */
+  | {
+      type: "elicitation_closed";
+      channelId: string;
+      runId: string;
+      userId: string;
+      id: string;
+      action: "accept" | "decline" | "cancel";
+    };
+
+/** A request for input as the web chat shows it (an MCP elicitation, form or URL mode). */
+export interface ElicitationView {
+  id: string;
+  channelId: string;
+  runId: string;
+  userId: string;
+  /** The MCP server asking. */
+  server: string;
+  message: string;
+  mode: "form" | "url";
+  /** Form mode: the flat JSON schema of the fields. */
+  requestedSchema?: RequestedSchema;
+  /** URL mode: the page to open. */
+  url?: string;
+  /** When the request is cancelled unanswered (ms since the epoch). */
+  expiresAt: number;
+}
+
+/** The person's answer to a request for input. */
+export interface ElicitationAnswer {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, string | number | boolean | string[]>;
+}
 
 /** Who is asking; the facade enforces what they may see and do. */
 export interface Actor {
@@ -273,7 +309,13 @@ export interface Team {
    * Stores the message and routes it: `@agent` to that agent, `@all` to every agent in the channel,
    * no mention to the leader; a group with a chain and `/flow` (or `@chain`) starts a flow.
    */
-  postMessage(actor: Actor, channelId: string, text: string): Promise<PostResult>;
+  /** `present`: the person is at the chat (web UI), so MCP requests for input are put to them. */
+  postMessage(
+    actor: Actor,
+    channelId: string,
+    text: string,
+    options?: { present?: boolean },
+  ): Promise<PostResult>;
   deleteMessage(actor: Actor, messageId: number): Promise<void>;
   /**
    * A new answer to the message an agent answer replied to; the old answer stays as an earlier
@@ -312,6 +354,15 @@ export interface Team {
 
   /** Subscribes to events of the channels the actor may see; returns an unsubscribe function. */
   subscribe(actor: Actor, listener: (event: TeamEvent) => void): () => void;
+  /** Answers a request for input put to the actor during a run (404 when it is not theirs). */
+  answerElicitation(
+    actor: Actor,
+    runId: string,
+    id: string,
+    answer: ElicitationAnswer,
+  ): Promise<ElicitationView>;
+  /** The actor's open requests for input in a channel. */
+  listElicitations(actor: Actor, channelId: string): Promise<ElicitationView[]>;
   /** Cancels running work and waits for it to settle (server shutdown). */
   close(): Promise<void>;
 }

@@ -71,7 +71,28 @@ export interface ToolContext {
   approve?: (request: ApprovalRequest) => Promise<boolean>;
   /** Reports progress of a long tool call. */
   progress?: (message: string) => void;
+  /**
+   * Asks the person the run acts for to answer an outside server's request for input (MCP
+   * elicitation). Absent when nobody is there to answer: then such requests are declined.
+   */
+  elicit?: ElicitPerson;
 }
+
+/** What a server asks the person (an MCP elicitation's params: message, mode, schema or URL). */
+export type InputRequest = { message: string } & Record<string, unknown>;
+
+/** The person's answer; `reason` says why it was not an answer (e.g. a timeout), for the trace. */
+export interface InputAnswer {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, string | number | boolean | string[]>;
+  reason?: string;
+}
+
+export type ElicitPerson = (
+  server: string,
+  request: InputRequest,
+  signal: AbortSignal,
+) => Promise<InputAnswer>;
 
 interface ToolBase {
   name: string;

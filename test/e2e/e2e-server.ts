@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../../src/config/load-config.js";
-import type { McpControl } from "../../src/mcp/server-pool.js";
+import { type McpControl, McpServerPool } from "../../src/mcp/server-pool.js";
 import { createServer, type ServerDeps } from "../../src/server/app.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
@@ -89,8 +89,10 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
   });
   const settings = new SettingsStore(db, openSecretBox(home));
   const mcp = options.mcp?.(home);
+  // A pool (as `dimsum serve` builds it) also gives the team's agents its tools.
+  const pool = mcp instanceof McpServerPool ? mcp : undefined;
   const team = await buildTeam(
-    { db, config, settings, log },
+    { db, config, settings, log, ...(pool ? { mcp: pool } : {}) },
     { streamOptions: { retry: { maxRetries: 0 } } },
   );
   const serverDeps = (ensureOwner: boolean): ServerDeps => ({

@@ -63,6 +63,7 @@ describe("Settings → MCP servers", () => {
     await flow(page, log, server.logLines, "mcp/sign-in", async () => {
       await setUpOwner(page, server.url, PASSWORD);
       await page.getByTestId("nav-settings").click();
+      // Settings opens on Providers; MCP servers has its own tab.
       await page.getByTestId("settings-tab-mcp").click();
       const entry = page.locator('[data-testid="mcp-signin"][data-mcp="notes"]');
       await entry.waitFor();

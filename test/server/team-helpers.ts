@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
-import type { McpControl } from "../../src/mcp/server-pool.js";
+import { type McpControl, McpServerPool } from "../../src/mcp/server-pool.js";
 import type { MemoryStore } from "../../src/memory/types.js";
 import { createServer, type DimsumServer } from "../../src/server/app.js";
 import { buildMemory, buildTeam } from "../../src/server/compose.js";
@@ -67,15 +67,18 @@ export async function startTeamServer(options: TeamServerOptions = {}): Promise<
     : {};
   const config = loadConfig({ cwd: home, env: { DIMSUM_HOME: home, ...llmEnv, ...options.env } });
   const settings = new SettingsStore(db, openSecretBox(home));
+  const mcp = options.mcp?.(home);
+  // A pool (as `dimsum serve` builds it) also gives the team's agents its tools.
+  const pool = mcp instanceof McpServerPool ? mcp : undefined;
   const inner = await buildTeam(
-    { db, config, settings, log },
+    { db, config, settings, log, ...(pool ? { mcp: pool } : {}) },
     { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );
   const team = options.wrap ? options.wrap(inner) : inner;
   const memory = options.memory === false ? undefined : buildMemory(db, log);
   const routes: TeamRoutesOptions = { team };
   if (memory) routes.memory = memory;
-  if (options.mcp) routes.mcp = options.mcp(home);
+  if (mcp) routes.mcp = mcp;
   const server = createServer({
     db,
     config,

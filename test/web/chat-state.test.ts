@@ -344,3 +344,43 @@ describe("chatReducer", () => {
     expect(currentFlow(state)?.id).toBe("f1");
   });
 });
+
+describe("requests for input", () => {
+  it("holds the open requests of the open channel and drops them when they close", () => {
+    const request = {
+      id: "e1",
+      channelId: "c1",
+      runId: "r1",
+      userId: "u1",
+      server: "feat",
+      message: "Name?",
+      mode: "form" as const,
+      requestedSchema: { type: "object" as const, properties: { name: { type: "string" as const } } },
+      expiresAt: 1,
+    };
+    const asked = apply(
+      emptyChat("c1"),
+      ev({ type: "elicitation", channelId: "c1", runId: "r1", userId: "u1", request }),
+      ev({
+        type: "elicitation",
+        channelId: "c2",
+        runId: "r2",
+        userId: "u1",
+        request: { ...request, id: "e2", channelId: "c2" },
+      }),
+    );
+    expect(Object.keys(asked.elicitations ?? {})).toEqual(["e1"]);
+    const closed = apply(
+      asked,
+      ev({
+        type: "elicitation_closed",
+        channelId: "c1",
+        runId: "r1",
+        userId: "u1",
+        id: "e1",
+        action: "accept",
+      }),
+    );
+    expect(closed.elicitations).toEqual({});
+  });
+});

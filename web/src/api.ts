@@ -18,8 +18,11 @@ import type {
   ChannelSummary,
   CoreBlock,
   CreatedToken,
+  ElicitationAnswer,
+  ElicitationView,
   FlowAction,
   FlowRecord,
+  McpPromptInfo,
   McpServerInfo,
   MemoryRecord,
   MemoryType,
@@ -366,6 +369,14 @@ export class ApiClient {
   cancelRun(id: string): Promise<TeamRun> {
     return this.request("POST", `/api/runs/${enc(id)}/cancel`);
   }
+  /** Answers an MCP server's request for input put to this person during a run. */
+  answerElicitation(runId: string, id: string, answer: ElicitationAnswer): Promise<ElicitationView> {
+    return this.request("POST", `/api/runs/${enc(runId)}/elicitations/${enc(id)}`, answer);
+  }
+  /** This person's open requests for input in a channel. */
+  listElicitations(channelId: string): Promise<ElicitationView[]> {
+    return this.request("GET", `/api/channels/${enc(channelId)}/elicitations`);
+  }
   /** The stored trace events of a run. */
   getRunTrace(id: string): Promise<unknown[]> {
     return this.request("GET", `/api/runs/${enc(id)}/trace`);
@@ -417,6 +428,14 @@ export class ApiClient {
     // Accept a bare array or `{servers: [...]}`: the contract only says "servers with status".
     const body = await this.request<McpServerInfo[] | { servers?: McpServerInfo[] }>("GET", "/api/mcp");
     return Array.isArray(body) ? body : (body.servers ?? []);
+  }
+  /** The prompts of the MCP servers this person may use (`/` in the composer). */
+  listMcpPrompts(): Promise<McpPromptInfo[]> {
+    return this.request("GET", "/api/mcp/prompts");
+  }
+  /** A prompt's text with its arguments filled in. */
+  getMcpPrompt(server: string, name: string, args: Record<string, string>): Promise<{ text: string }> {
+    return this.request("POST", `/api/mcp/prompts/${enc(server)}/${enc(name)}`, { arguments: args });
   }
   /** Connects an MCP server. */
   connectMcp(name: string): Promise<unknown> {

@@ -11,6 +11,7 @@ import type {
 } from "../../src/team/types.js";
 
 export type { CatalogueEntry, ToolSource } from "../../src/capabilities/assembly.js";
+export type { McpPromptInfo } from "../../src/mcp/server-pool.js";
 export type { CoreBlock, MemoryRecord, MemoryType } from "../../src/memory/types.js";
 export type { ModelChoice, ModelsResponse, ProviderModels } from "../../src/server/routes/models.js";
 export type {
@@ -23,6 +24,8 @@ export type {
   ChannelMember,
   ChannelMessage,
   ChannelRecord,
+  ElicitationAnswer,
+  ElicitationView,
   FlowAction,
   FlowRecord,
   FlowStatus,

@@ -31,6 +31,18 @@ export function useOpenChannel(channelId: string): void {
           .filter((id): id is string => id !== undefined)
           .slice(-RECENT_RUNS_TO_LOOK_UP);
         for (const runId of runIds) live.discoverRun(runId);
+        // Requests for input put to this person before the page was open.
+        return api.listElicitations(channelId).then((open) => {
+          if (cancelled) return;
+          for (const request of open) {
+            live.discoverRun(request.runId);
+            const { channelId: channel, runId, userId } = request;
+            store.dispatch({
+              type: "frame",
+              frame: { type: "elicitation", channelId: channel, runId, userId, request },
+            });
+          }
+        });
       })
       .catch((err: unknown) => {
         if (!cancelled) report(err);

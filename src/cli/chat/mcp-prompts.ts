@@ -4,40 +4,11 @@
  * messages become the text of the next turn.
  */
 import type { McpManager } from "../../mcp/manager.js";
+import type { McpPromptCommand } from "../../mcp/prompts.js";
 import { textOf } from "../../mcp/sampling.js";
 import type { Ask } from "./mcp-requests.js";
 
-export interface McpPromptCommand {
-  server: string;
-  name: string;
-  description?: string;
-  arguments: Array<{ name: string; description?: string; required?: boolean }>;
-}
-
-/** The prompts of every connected server that offers them (a failing server is skipped). */
-export async function listMcpPrompts(manager: McpManager): Promise<McpPromptCommand[]> {
-  const out: McpPromptCommand[] = [];
-  for (const status of manager.statuses()) {
-    if (status.state !== "connected" || !status.features?.prompts) continue;
-    try {
-      for (const prompt of await manager.connection(status.name).listPrompts()) {
-        out.push({
-          server: status.name,
-          name: prompt.name,
-          ...(prompt.description ? { description: prompt.description } : {}),
-          arguments: (prompt.arguments ?? []).map((a) => ({
-            name: a.name,
-            ...(a.description ? { description: a.description } : {}),
-            ...(a.required ? { required: true } : {}),
-          })),
-        });
-      }
-    } catch {
-      // The banner shows the server's state; its prompts are simply not offered.
-    }
-  }
-  return out;
-}
+export { listMcpPrompts, type McpPromptCommand } from "../../mcp/prompts.js";
 
 /** "/notes:summarize <topic> [style]" */
 export function promptUsage(prompt: McpPromptCommand): string {

@@ -1,7 +1,8 @@
 /**
  * `/api/mcp` (owners and admins): the MCP servers of mcp.json with their status, connected and
  * disconnected one by one. Answers 501 when the server runs without MCP.
- * Every member: `GET /mine` (per-person servers and their own sign-in), `POST /:name/signin` (the
+ * Every member: `GET /prompts` and `POST /prompts/:name/:prompt` (the prompts of the servers they may
+ * use, and one's text with its arguments), `GET /mine` (per-person servers and their own sign-in), `POST /:name/signin` (the
  * authorization URL to open), `DELETE /:name/signin` (revoke and forget); the authorization server
  * redirects the browser to `GET /oauth/callback`.
  */
@@ -10,9 +11,9 @@ import { unavailable } from "../../errors.js";
 import type { McpControl } from "../../mcp/server-pool.js";
 import { requireRole } from "../auth/middleware.js";
 import type { AppEnv } from "../context.js";
-import { paramsOf } from "../http/validate.js";
+import { jsonBody, paramsOf } from "../http/validate.js";
 import { McpSignIns } from "../mcp-signin.js";
-import { mcpNameParam } from "./team-schemas.js";
+import { mcpNameParam, promptArgsSchema, promptParams } from "./team-schemas.js";
 
 /** The MCP routes, mounted at `/api/mcp`. */
 export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
@@ -38,6 +39,19 @@ export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
     app.delete("/:name/signin", member, paramsOf(mcpNameParam), async (c) => {
       return c.json(await mcp.signOut(person(c), c.req.valid("param").name));
     });
+    // The prompts of the servers this person may use, for `/` in the web composer.
+    app.get("/prompts", member, async (c) => c.json(await mcp.prompts(person(c))));
+    app.post(
+      "/prompts/:name/:prompt",
+      member,
+      paramsOf(promptParams),
+      jsonBody(promptArgsSchema),
+      async (c) => {
+        const { name, prompt } = c.req.valid("param");
+        const text = await mcp.getPrompt(person(c), name, prompt, c.req.valid("json").arguments ?? {});
+        return c.json({ text });
+      },
+    );
     app.get("/oauth/callback", async (c) => {
       const server = await signIns.complete(
         c.req.query("state") ?? "",

@@ -31,9 +31,16 @@ export function messageRoutes(team: Team): Hono<AppEnv> {
     paramsOf(idParam),
     jsonBody(postMessageSchema),
     async (c) => {
-      const result = await team.postMessage(actorOf(c), c.req.valid("param").id, c.req.valid("json").text);
+      const result = await team.postMessage(actorOf(c), c.req.valid("param").id, c.req.valid("json").text, {
+        // A person in the web UI can answer MCP requests for input; a script with an API token cannot.
+        present: c.get("auth")?.method !== "api_token",
+      });
       return c.json(result, 201);
     },
+  );
+
+  app.get("/channels/:id/elicitations", paramsOf(idParam), async (c) =>
+    c.json(await team.listElicitations(actorOf(c), c.req.valid("param").id)),
   );
 
   app.post("/channels/:id/read", paramsOf(idParam), jsonBody(readMarkerSchema), async (c) => {

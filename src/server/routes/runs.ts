@@ -1,9 +1,12 @@
-/** `/api/runs`: a run's state, cancelling it (alone: other runs in the channel go on), its trace. */
+/**
+ * `/api/runs`: a run's state, cancelling it (alone: other runs in the channel go on), its trace, and
+ * the answers of the person it acts for to MCP servers' requests for input.
+ */
 import { Hono } from "hono";
 import type { Team } from "../../team/types.js";
 import { type AppEnv, actorOf } from "../context.js";
-import { paramsOf } from "../http/validate.js";
-import { idParam } from "./team-schemas.js";
+import { jsonBody, paramsOf } from "../http/validate.js";
+import { elicitationAnswerSchema, elicitationParams, idParam } from "./team-schemas.js";
 
 /** The run routes, mounted at `/api/runs`. */
 export function runRoutes(team: Team): Hono<AppEnv> {
@@ -20,6 +23,18 @@ export function runRoutes(team: Team): Hono<AppEnv> {
   app.get("/:id/trace", paramsOf(idParam), async (c) => {
     return c.json(await team.getRunTrace(actorOf(c), c.req.valid("param").id));
   });
+
+  app.post(
+    "/:id/elicitations/:elicitationId",
+    paramsOf(elicitationParams),
+    jsonBody(elicitationAnswerSchema),
+    async (c) => {
+      const { id, elicitationId } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const answer = body.content ? { action: body.action, content: body.content } : { action: body.action };
+      return c.json(await team.answerElicitation(actorOf(c), id, elicitationId, answer));
+    },
+  );
 
   return app;
 }

@@ -15,6 +15,20 @@ const positiveInt = z.coerce.number().int("a whole number").positive("a positive
 
 export const idParam = z.object({ id: idText });
 export const numericIdParam = z.object({ id: positiveInt });
+export const elicitationParams = z.object({ id: idText, elicitationId: idText });
+const answerValue = z.union([
+  z.string().max(10_000),
+  z.number(),
+  z.boolean(),
+  z.array(z.string().max(1000)).max(100),
+]);
+/** The person's answer to an MCP server's request for input. */
+export const elicitationAnswerSchema = z
+  .object({
+    action: z.enum(["accept", "decline", "cancel"]),
+    content: z.record(z.string().max(200), answerValue).optional(),
+  })
+  .strict();
 export const memberParams = z.object({
   id: idText,
   type: z.enum(["user", "agent"]),
@@ -145,6 +159,14 @@ export const memoryImportSchema = z.object({
 });
 
 export const mcpNameParam = z.object({ name: z.string().min(1).max(100) });
+export const promptParams = z.object({
+  name: z.string().min(1).max(100),
+  prompt: z.string().min(1).max(200),
+});
+/** A prompt's arguments (MCP prompt arguments are strings). */
+export const promptArgsSchema = z
+  .object({ arguments: z.record(z.string().max(100), z.string().max(10_000)).optional() })
+  .strict();
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 

@@ -1,6 +1,7 @@
 /**
  * The message composer: Enter sends, Shift+Enter adds a line, `@` opens agent autocomplete
- * (arrows move, Enter/Tab pick, Escape closes).
+ * (arrows move, Enter/Tab pick, Escape closes), and `/` at the start offers MCP prompts, whose
+ * text (after their arguments) is put into the composer to edit and send.
  */
 import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useReportError, useServices } from "../hooks.js";
@@ -12,8 +13,9 @@ import {
   mentionKey,
   mentionMenuAt,
 } from "../state/mention.js";
-import type { AgentRecord, ChannelRecord } from "../types.js";
+import type { AgentRecord, ChannelRecord, McpPromptInfo } from "../types.js";
 import { ModelNotice } from "./model-notice.js";
+import { matchingPrompts, PromptArguments, PromptMenu, slashQuery, usePrompts } from "./prompt-picker.js";
 
 const MAX_MESSAGE_BYTES = 32 * 1024;
 const MAX_HEIGHT_PX = 240;
@@ -34,6 +36,31 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
   const input = useRef<HTMLTextAreaElement>(null);
   const caretAfterRender = useRef<number | null>(null);
   const candidates = useMemo(() => mentionCandidates(channel, agents), [channel, agents]);
+  const slash = slashQuery(text);
+  const prompts = usePrompts(slash !== undefined);
+  const [promptIndex, setPromptIndex] = useState(0);
+  const [promptClosed, setPromptClosed] = useState(false);
+  const [picked, setPicked] = useState<McpPromptInfo | undefined>();
+  const promptItems = slash !== undefined && !promptClosed ? matchingPrompts(prompts, slash) : [];
+  const promptMenu = promptItems.length > 0 && !picked;
+
+  const takePromptText = (value: string) => {
+    setPicked(undefined);
+    setText(value);
+    caretAfterRender.current = value.length;
+    input.current?.focus();
+  };
+  const pickPrompt = (prompt: McpPromptInfo) => {
+    setPromptIndex(0);
+    if (prompt.arguments.length > 0) {
+      setPicked(prompt);
+      return;
+    }
+    api
+      .getMcpPrompt(prompt.server, prompt.name, {})
+      .then((r) => takePromptText(r.text))
+      .catch(report);
+  };
 
   useLayoutEffect(() => {
     const el = input.current;
@@ -81,6 +108,20 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
 
   const onKeyDown = (event: KeyboardEvent) => {
     if (event.isComposing) return;
+    if (promptMenu) {
+      const handled = ["ArrowDown", "ArrowUp", "Enter", "Tab", "Escape"].includes(event.key);
+      if (handled) event.preventDefault();
+      const count = promptItems.length;
+      const index = Math.min(promptIndex, count - 1);
+      if (event.key === "ArrowDown") setPromptIndex((index + 1) % count);
+      else if (event.key === "ArrowUp") setPromptIndex((index - 1 + count) % count);
+      else if (event.key === "Escape") setPromptClosed(true);
+      else if (event.key === "Enter" || event.key === "Tab") {
+        const prompt = promptItems[index];
+        if (prompt) pickPrompt(prompt);
+      }
+      if (handled) return;
+    }
     if (menu) {
       const result = mentionKey(menu, event.key);
       if (result.kind !== "ignore") event.preventDefault();
@@ -113,6 +154,24 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
       }}
     >
       <ModelNotice />
+      {promptMenu && (
+        <PromptMenu
+          items={promptItems}
+          index={Math.min(promptIndex, promptItems.length - 1)}
+          onPick={pickPrompt}
+        />
+      )}
+      {picked && (
+        <PromptArguments
+          key={`${picked.server}:${picked.name}`}
+          prompt={picked}
+          onText={takePromptText}
+          onClose={() => {
+            setPicked(undefined);
+            input.current?.focus();
+          }}
+        />
+      )}
       {menu && (
         <div class="mention-menu" role="listbox" aria-label="Mention an agent" data-testid="mention-menu">
           {menu.items.map((item, index) => (
@@ -151,6 +210,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
         onInput={(e) => {
           const el = e.currentTarget;
           setText(el.value);
+          setPromptClosed(false);
           refreshMenu(el.value, el.selectionStart);
         }}
         onKeyDown={onKeyDown}

@@ -6,8 +6,9 @@ import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
-import type { AgentRecord, ChannelMessage, SessionUser } from "../types.js";
+import type { AgentRecord, ChannelMessage, ElicitationView, SessionUser } from "../types.js";
 import { askConfirm } from "./confirm-dialog.js";
+import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
 import { EndBadge, Parts, RunControls } from "./run-parts.js";
 
@@ -268,10 +269,13 @@ export function RunBubble({
   view,
   runs,
   agents,
+  asks = [],
 }: {
   view: RunView;
   runs: Record<string, RunView>;
   agents: Map<string, AgentRecord>;
+  /** MCP servers' open requests for input to this person, made during this run. */
+  asks?: ElicitationView[];
 }) {
   const status = view.run?.status;
   const active = !isTerminal(status);
@@ -294,7 +298,8 @@ export function RunBubble({
           Retrying (attempt {view.retry.attempt}): {view.retry.reason}
         </p>
       )}
-      {!said && active && (
+      {active && asks.map((request) => <ElicitationForm key={request.id} request={request} />)}
+      {!said && active && asks.length === 0 && (
         <p class="typing muted" data-testid="run-waiting">
           {status === "queued" ? "Queued…" : "Thinking…"}
         </p>

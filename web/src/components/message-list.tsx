@@ -17,6 +17,7 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
   const agentList = useSelector((s) => s.agents);
   const agents = useMemo(() => new Map(agentList.map((a) => [a.id, a])), [agentList]);
   const items = useMemo(() => chatItems(chat), [chat]);
+  const asks = useMemo(() => Object.values(chat.elicitations ?? {}), [chat.elicitations]);
   const editableId = lastOwnMessageId(chat, me.id);
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
@@ -81,7 +82,13 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
             editable={item.versions.some((m) => m.id === editableId)}
           />
         ) : (
-          <RunBubble key={item.key} view={item.view} runs={chat.runs} agents={agents} />
+          <RunBubble
+            key={item.key}
+            view={item.view}
+            runs={chat.runs}
+            agents={agents}
+            asks={asks.filter((e) => e.runId === item.view.id)}
+          />
         ),
       )}
     </div>

@@ -15,6 +15,7 @@ import {
 } from "../../../src/team/message-parts.js";
 import type {
   ChannelMessage,
+  ElicitationView,
   FlowRecord,
   MessagePart,
   PostResult,
@@ -56,6 +57,8 @@ export interface ChatState {
   loaded: boolean;
   /** Older messages may exist before the first one held. */
   hasOlder: boolean;
+  /** Open MCP requests for input put to this person, by id. */
+  elicitations?: Record<string, ElicitationView>;
 }
 
 export type ChatAction =
@@ -189,6 +192,13 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
       return upsertFlow(state, event.flow);
     case "channel":
       return state;
+    case "elicitation":
+      return { ...state, elicitations: { ...state.elicitations, [event.request.id]: event.request } };
+    case "elicitation_closed": {
+      if (!state.elicitations?.[event.id]) return state;
+      const { [event.id]: _closed, ...rest } = state.elicitations;
+      return { ...state, elicitations: rest };
+    }
   }
 }
 
