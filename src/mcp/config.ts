@@ -106,6 +106,9 @@ export interface LoadMcpConfigOptions {
 
 export const MCP_CONFIG_FILE = "mcp.json";
 
+/** The `source` of servers added in Settings → MCP servers (the only ones the UI may remove). */
+export const MCP_SETTINGS_SOURCE = "Settings → MCP servers";
+
 const stringList = z.array(z.string());
 const stringMap = z.record(z.string(), z.string());
 const milliseconds = z.number().int().positive();

@@ -12,7 +12,7 @@ import type { EnvMap } from "../config/env.js";
 import { conflict, notFound } from "../errors.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
-import type { McpServerConfig } from "./config.js";
+import { MCP_SETTINGS_SOURCE, type McpServerConfig } from "./config.js";
 import { McpManager, type McpServerState, type McpServerStatus } from "./manager.js";
 import type { CredentialStore } from "./oauth/credential-store.js";
 import type { OAuthAuthorizer } from "./oauth/provider.js";
@@ -38,6 +38,8 @@ export interface McpServerView {
   serverInfo?: { name: string; version: string };
   /** Each member signs in with their own account; `status` is the asking person's. */
   perPerson?: boolean;
+  /** Added in Settings (removable there); servers of mcp.json are read-only in the UI. */
+  removable?: boolean;
 }
 
 /** The MCP operations the routes need. */
@@ -45,6 +47,10 @@ export interface McpControl {
   list(): McpServerView[];
   connect(name: string): Promise<McpServerView>;
   disconnect(name: string): Promise<McpServerView>;
+  /** Adds a server and starts it at once (unless per-person); resolves once it connected or failed. */
+  add(config: McpServerConfig): Promise<McpServerView>;
+  /** Stops a server, closes every person's connection to it and forgets it. */
+  remove(name: string): Promise<void>;
   /** Per-person sign-ins (each member's own account). */
   isPerPerson(name: string): boolean;
   personalView(person: string, name: string): McpServerView;
@@ -74,6 +80,7 @@ function viewOf(config: McpServerConfig, status: McpServerStatus | undefined): M
   if (error !== undefined) view.error = error;
   if (status?.pid !== undefined) view.pid = status.pid;
   if (status?.serverInfo) view.serverInfo = status.serverInfo;
+  if (config.source === MCP_SETTINGS_SOURCE) view.removable = true;
   return view;
 }
 
@@ -275,6 +282,30 @@ export class McpServerPool implements McpControl {
     this.#managers.delete(name);
     await manager?.close();
     return this.#view(config);
+  }
+
+  async add(config: McpServerConfig): Promise<McpServerView> {
+    if (this.#configs.has(config.name))
+      throw conflict(`MCP server "${config.name}" already exists`, "choose another name");
+    this.#configs.set(config.name, config);
+    if (config.enabled && !this.isPerPerson(config.name))
+      await this.connect(config.name).catch(() => undefined);
+    return this.#view(config);
+  }
+
+  async remove(name: string): Promise<void> {
+    this.#config(name);
+    const managers: McpManager[] = [];
+    const shared = this.#managers.get(name);
+    if (shared) managers.push(shared);
+    this.#managers.delete(name);
+    for (const mine of this.#personal.values()) {
+      const manager = mine.get(name);
+      if (manager) managers.push(manager);
+      mine.delete(name);
+    }
+    this.#configs.delete(name);
+    await Promise.all(managers.map((m) => m.close()));
   }
 
   /** Stops every server (server shutdown). */

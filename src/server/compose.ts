@@ -104,10 +104,21 @@ export function buildKnowledge(db: Database, config: DimsumConfig): KnowledgeSer
   return new KnowledgeService(db, embedding ? { embedder: createEmbedder(embedding) } : {});
 }
 
-/** The MCP servers of mcp.json (home and working directory); `startAll()` connects them. */
-export function buildMcp(config: DimsumConfig, cwd: string, log: ServerLog): McpServerPool | undefined {
+/**
+ * The MCP servers of mcp.json (home and working directory) and those added in Settings → MCP servers
+ * (an mcp.json entry wins over a saved one of the same name); `startAll()` connects them.
+ */
+export function buildMcp(
+  config: DimsumConfig,
+  cwd: string,
+  log: ServerLog,
+  settings?: SettingsStore,
+): McpServerPool | undefined {
   try {
-    return new McpServerPool(loadMcpConfig({ home: config.home, cwd, env: config.env }), config.env, {
+    const files = loadMcpConfig({ home: config.home, cwd, env: config.env });
+    const names = new Set(files.map((s) => s.name));
+    const saved = (settings?.mcp.configs() ?? []).filter((s) => !names.has(s.name));
+    return new McpServerPool([...files, ...saved], config.env, {
       personalCredentials: personalMcpCredentials(config.home),
     });
   } catch (err) {

@@ -104,7 +104,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     const settings = new SettingsStore(db, openSecretBox(config.home));
     const memory = buildMemory(db, log);
     const knowledge = buildKnowledge(db, config);
-    mcp = buildMcp(config, io.cwd, log);
+    mcp = buildMcp(config, io.cwd, log, settings);
     // Started once for the whole process and shared by every agent; a failing server never blocks.
     void mcp?.startAll();
     const shell = await resolveShellOffer(config.tools.shell);

@@ -5,15 +5,21 @@
  * use, and one's text with its arguments), `GET /mine` (per-person servers and their own sign-in), `POST /:name/signin` (the
  * authorization URL to open), `DELETE /:name/signin` (revoke and forget); the authorization server
  * redirects the browser to `GET /oauth/callback`.
+ * Owners and admins: `POST /` adds a server (stdio, or a remote URL — refused on a private or
+ * loopback address unless `tools.fetch.allowPrivateNetwork` is set), saved in the settings store and
+ * started at once; `DELETE /:name` stops and forgets one added there (mcp.json's are read-only).
  */
+import { isIP } from "node:net";
 import { Hono } from "hono";
-import { unavailable } from "../../errors.js";
+import { conflict, invalid, notFound, unavailable } from "../../errors.js";
 import type { McpControl } from "../../mcp/server-pool.js";
+import { isAddressAllowed, systemLookup } from "../../tools/builtin/network-guard.js";
 import { requireRole } from "../auth/middleware.js";
 import type { AppEnv } from "../context.js";
 import { jsonBody, paramsOf } from "../http/validate.js";
 import { McpSignIns } from "../mcp-signin.js";
-import { mcpNameParam, promptArgsSchema, promptParams } from "./team-schemas.js";
+import type { McpServerInput } from "../settings/mcp-server-settings.js";
+import { addMcpServerSchema, mcpNameParam, promptArgsSchema, promptParams } from "./team-schemas.js";
 
 /** The MCP routes, mounted at `/api/mcp`. */
 export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
@@ -73,6 +79,47 @@ export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
 
   app.get("/", (c) => c.json(mcp.list()));
 
+  app.post("/", jsonBody(addMcpServerSchema), async (c) => {
+    const body = c.req.valid("json");
+    const { settings, config } = c.get("services");
+    if (!SERVER_NAME.test(body.name)) {
+      throw invalid(
+        `MCP server name "${body.name}" is not allowed`,
+        "use 1–64 lowercase letters, digits, _ or -",
+      );
+    }
+    if (mcp.list().some((s) => s.name === body.name)) {
+      throw conflict(`MCP server "${body.name}" already exists`, "choose another name");
+    }
+    let input: McpServerInput;
+    if ("url" in body) {
+      await checkRemoteUrl(body.url, config.tools.fetch.allowPrivateNetwork);
+      input = { name: body.name, url: body.url, ...(body.oauth ? { oauth: body.oauth } : {}) };
+    } else {
+      input = {
+        name: body.name,
+        transport: "stdio",
+        command: body.command,
+        args: body.args,
+        ...(body.env ? { env: body.env } : {}),
+      };
+    }
+    const view = await mcp.add(settings.mcp.add(input));
+    return c.json(view, 201);
+  });
+
+  app.delete("/:name", paramsOf(mcpNameParam), async (c) => {
+    const { name } = c.req.valid("param");
+    const server = mcp.list().find((s) => s.name === name);
+    if (!server) throw notFound(`MCP server "${name}" not found`);
+    if (!server.removable) {
+      throw conflict(`MCP server "${name}" comes from mcp.json`, "remove it from mcp.json and restart");
+    }
+    c.get("services").settings.mcp.remove(name);
+    await mcp.remove(name);
+    return c.body(null, 204);
+  });
+
   app.post("/:name/connect", paramsOf(mcpNameParam), async (c) => {
     return c.json(await mcp.connect(c.req.valid("param").name));
   });
@@ -82,6 +129,31 @@ export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
   });
 
   return app;
+}
+
+const SERVER_NAME = /^[a-z0-9_-]{1,64}$/;
+
+/** A remote server's URL must be http(s) and, unless the policy allows it, reach a public address. */
+async function checkRemoteUrl(url: string, allowPrivate: boolean): Promise<void> {
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    throw invalid(`"${url}" is not an http(s) URL`, "use a full URL such as https://mcp.example.com/mcp");
+  }
+  if (allowPrivate) return;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+  const fix =
+    "remote MCP servers must be on a public address; set tools.fetch.allowPrivateNetwork to true in the config to allow private networks";
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await systemLookup(host)).map((a) => a.address);
+  } catch {
+    throw invalid(`MCP server URL ${url} is refused: its host ${host} does not resolve`, "check the URL");
+  }
+  for (const address of addresses) {
+    const verdict = isAddressAllowed(address);
+    if (!verdict.allowed) {
+      throw invalid(`MCP server URL ${url} is refused: ${address} is a ${verdict.range} address`, fix);
+    }
+  }
 }
 
 function escapeHtml(text: string): string {

@@ -193,3 +193,22 @@ export const chatCompletionSchema = z.looseObject({
 
 export type ChatCompletionRequest = z.output<typeof chatCompletionSchema>;
 export type ChatMessageInput = z.output<typeof chatMessageSchema>;
+
+/** `POST /api/mcp`: a stdio server (owners and admins) or a remote one by URL. */
+export const addMcpServerSchema = z.union([
+  z.object({
+    name: z.string().max(64),
+    transport: z.literal("stdio"),
+    command: z.string().min(1).max(1000),
+    args: z.array(z.string().max(4000)).max(100).default([]),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).optional(),
+  }),
+  z.object({
+    name: z.string().max(64),
+    transport: z.literal("http").optional(),
+    url: z.string().min(1).max(2000),
+    oauth: z
+      .object({ clientId: z.string().min(1).max(500).optional(), scope: z.string().max(500).optional() })
+      .optional(),
+  }),
+]);

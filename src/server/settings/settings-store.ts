@@ -11,6 +11,7 @@ import { DimsumError } from "../../errors.js";
 import type { WireProtocol } from "../../llm/types.js";
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
+import { McpServerSettings } from "./mcp-server-settings.js";
 import type { SecretBox } from "./secret-box.js";
 
 export interface ProviderSettingView {
@@ -70,10 +71,15 @@ export function keyEnvFor(name: string): string {
 
 /** The settings repository (`settings` and `provider_settings` tables). */
 export class SettingsStore {
+  /** MCP servers added in the UI. */
+  readonly mcp: McpServerSettings;
+
   constructor(
     private readonly db: Database,
     private readonly box: SecretBox,
-  ) {}
+  ) {
+    this.mcp = new McpServerSettings(db, box);
+  }
 
   private rows(): ProviderRow[] {
     return cachedStatement(this.db, "SELECT * FROM provider_settings ORDER BY name").all() as ProviderRow[];

@@ -1,0 +1,116 @@
+/**
+ * MCP servers added in Settings → MCP servers, kept in the `server_settings` table (key
+ * `mcpServers`) so they survive a restart. A stdio server's env (often tokens) is encrypted at rest
+ * and never leaves the server; the rest is stored as given.
+ */
+import {
+  MCP_SETTINGS_SOURCE,
+  type McpOAuthAuthorizationCode,
+  type McpServerConfig,
+} from "../../mcp/config.js";
+import type { Database } from "../../store/database.js";
+import { cachedStatement } from "../../store/statement-cache.js";
+import type { SecretBox } from "./secret-box.js";
+
+/** A stdio server: started as a child process of the team server (owners and admins only). */
+export interface McpStdioInput {
+  name: string;
+  transport: "stdio";
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+/** A remote server reached over Streamable HTTP (falling back to SSE). */
+export interface McpRemoteInput {
+  name: string;
+  url: string;
+  /** `{}`: each member signs in with their own account (authorization-code grant). */
+  oauth?: { clientId?: string; scope?: string };
+}
+
+export type McpServerInput = McpStdioInput | McpRemoteInput;
+
+interface StoredServer {
+  name: string;
+  command?: string;
+  args?: string[];
+  /** The sealed JSON of the env map. */
+  envSealed?: string;
+  url?: string;
+  oauth?: { clientId?: string; scope?: string };
+}
+
+const KEY = "mcpServers";
+
+/** The servers saved from the UI. */
+export class McpServerSettings {
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {}
+
+  private stored(): StoredServer[] {
+    const row = cachedStatement(this.db, "SELECT value_json FROM server_settings WHERE key = ?").get(KEY) as
+      | { value_json: string }
+      | undefined;
+    return row ? (JSON.parse(row.value_json) as StoredServer[]) : [];
+  }
+
+  private write(servers: StoredServer[]): void {
+    cachedStatement(
+      this.db,
+      `INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
+    ).run(KEY, JSON.stringify(servers), Date.now());
+  }
+
+  /** Every saved server as the MCP pool takes it (env decrypted). */
+  configs(): McpServerConfig[] {
+    return this.stored().map((s) => toConfig(s, this.box));
+  }
+
+  /** Saves a new server and returns its config; the caller checked the name is free. */
+  add(input: McpServerInput): McpServerConfig {
+    const stored: StoredServer =
+      "url" in input
+        ? { name: input.name, url: input.url, ...(input.oauth ? { oauth: input.oauth } : {}) }
+        : {
+            name: input.name,
+            command: input.command,
+            args: input.args,
+            ...(input.env && Object.keys(input.env).length > 0
+              ? { envSealed: this.box.seal(JSON.stringify(input.env)) }
+              : {}),
+          };
+    this.db.transaction(() => {
+      this.write([...this.stored().filter((s) => s.name !== input.name), stored]);
+    })();
+    return toConfig(stored, this.box);
+  }
+
+  /** Forgets a saved server; false when there was none of that name. */
+  remove(name: string): boolean {
+    let found = false;
+    this.db.transaction(() => {
+      const servers = this.stored();
+      found = servers.some((s) => s.name === name);
+      if (found) this.write(servers.filter((s) => s.name !== name));
+    })();
+    return found;
+  }
+}
+
+function toConfig(stored: StoredServer, box: SecretBox): McpServerConfig {
+  const common = { name: stored.name, enabled: true, include: [], exclude: [], source: MCP_SETTINGS_SOURCE };
+  if (stored.url !== undefined) {
+    const oauth: McpOAuthAuthorizationCode | undefined = stored.oauth
+      ? { grant: "authorization_code", ...stored.oauth }
+      : undefined;
+    return { ...common, transport: "http", url: stored.url, headers: {}, ...(oauth ? { oauth } : {}) };
+  }
+  const env = stored.envSealed
+    ? (JSON.parse(box.open(stored.envSealed) ?? "{}") as Record<string, string>)
+    : {};
+  return { ...common, transport: "stdio", command: stored.command ?? "", args: stored.args ?? [], env };
+}
