@@ -13,12 +13,12 @@ import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
 import { openDatabase } from "../../src/store/database.js";
 import { EVERYTHING } from "../mcp/helpers.js";
-import { call, memoryLog, withUsers } from "./helpers.js";
+import { call, memoryLog, type Session, withUsers } from "./helpers.js";
 import { expectJson, startTeamServer } from "./team-helpers.js";
 
 const SECRET = "tok-very-secret-value-42";
 
-async function toolNames(url: string, session: Parameters<typeof call>[2]["session"]): Promise<string[]> {
+async function toolNames(url: string, session: Session): Promise<string[]> {
   const res = await call(url, "/api/tools", { session });
   return (await expectJson<CatalogueEntry[]>(res, 200)).map((e) => e.name);
 }

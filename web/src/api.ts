@@ -24,6 +24,7 @@ import type {
   FlowRecord,
   McpPromptInfo,
   McpServerInfo,
+  McpServerInput,
   MemoryRecord,
   MemoryType,
   ModelStatus,
@@ -440,6 +441,14 @@ export class ApiClient {
   /** Connects an MCP server. */
   connectMcp(name: string): Promise<unknown> {
     return this.request("POST", `/api/mcp/${enc(name)}/connect`);
+  }
+  /** Adds an MCP server (saved on the server and started at once). */
+  addMcp(server: McpServerInput): Promise<McpServerInfo> {
+    return this.request("POST", "/api/mcp", server);
+  }
+  /** Stops and forgets an MCP server added in Settings. */
+  removeMcp(name: string): Promise<void> {
+    return this.request("DELETE", `/api/mcp/${enc(name)}`);
   }
   /** Disconnects an MCP server. */
   disconnectMcp(name: string): Promise<unknown> {

@@ -162,7 +162,14 @@ export interface McpServerInfo {
   transport?: string;
   /** Each member signs in with their own account (OAuth); no shared connection. */
   perPerson?: boolean;
+  /** Added in Settings, so it can be removed there (mcp.json's servers are read-only). */
+  removable?: boolean;
 }
+
+/** A server to add in Settings → MCP servers: a command (stdio) or a remote URL. */
+export type McpServerInput =
+  | { name: string; transport: "stdio"; command: string; args: string[]; env?: Record<string, string> }
+  | { name: string; url: string; oauth?: { clientId?: string; scope?: string } };
 
 export type ChannelSummary = ChannelRecord & { unread: number };
 

@@ -4,6 +4,8 @@ import { useEffect, useState } from "preact/hooks";
 import { plural } from "../../format.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import type { McpServerInfo } from "../../types.js";
+import { askConfirm } from "../confirm-dialog.js";
+import { McpAddForm } from "./mcp-add-form.js";
 import { McpSignIns } from "./mcp-signins.js";
 
 function toolCount(tools: McpServerInfo["tools"]): string | undefined {
@@ -39,6 +41,16 @@ function McpServers() {
     else await api.connectMcp(server.name);
     await reload();
   });
+  const [remove, removing] = useAction(async (server: McpServerInfo) => {
+    const yes = await askConfirm({
+      title: `Remove the MCP server "${server.name}"?`,
+      message: "It is stopped and its tools are taken from every agent.",
+      confirmLabel: "Remove",
+    });
+    if (!yes) return;
+    await api.removeMcp(server.name);
+    await reload();
+  });
 
   return (
     <section class="form" data-testid="settings-mcp">
@@ -47,7 +59,7 @@ function McpServers() {
         <p class="muted">Loading…</p>
       ) : servers.length === 0 ? (
         <p class="muted">
-          No MCP servers configured. Add them to <code>mcp.json</code> in the Dimsum home folder.
+          No MCP servers yet. Add one below, or in <code>mcp.json</code> in the Dimsum home folder.
         </p>
       ) : (
         <ul class="mcp-list">
@@ -83,10 +95,26 @@ function McpServers() {
                   {server.status === "connected" ? "Disconnect" : "Connect"}
                 </button>
               )}
+              {server.removable ? (
+                <button
+                  type="button"
+                  class="btn btn-small btn-danger"
+                  disabled={removing}
+                  onClick={() => void remove(server)}
+                  data-testid="mcp-remove"
+                >
+                  Remove
+                </button>
+              ) : (
+                <span class="muted" title="Edit mcp.json to change it">
+                  mcp.json
+                </span>
+              )}
             </li>
           ))}
         </ul>
       )}
+      <McpAddForm onAdded={reload} />
       <McpSignIns />
       <button type="button" class="btn btn-small" onClick={() => void reload()} data-testid="mcp-refresh">
         Refresh

@@ -1,0 +1,164 @@
+/**
+ * Settings → MCP servers → Add server: a command started on the server (stdio; only owners and
+ * admins see this form) or a remote URL. The server's refusal (bad name, private URL) shows inline.
+ */
+import { useState } from "preact/hooks";
+import { errorText } from "../../api.js";
+import { useServices } from "../../hooks.js";
+import type { McpServerInput } from "../../types.js";
+
+/** `KEY=value` lines into a map; a line without `=` is an error. */
+function parseEnv(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of text.split("\n").map((l) => l.trim())) {
+    if (!line) continue;
+    const at = line.indexOf("=");
+    if (at <= 0) throw new Error(`Environment line "${line}" needs the form NAME=value`);
+    env[line.slice(0, at).trim()] = line.slice(at + 1);
+  }
+  return env;
+}
+
+const lines = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
+  const { api } = useServices();
+  const [transport, setTransport] = useState<"stdio" | "remote">("stdio");
+  const [name, setName] = useState("");
+  const [command, setCommand] = useState("");
+  const [args, setArgs] = useState("");
+  const [env, setEnv] = useState("");
+  const [url, setUrl] = useState("");
+  const [perPerson, setPerPerson] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async () => {
+    setError(undefined);
+    setBusy(true);
+    try {
+      const server: McpServerInput =
+        transport === "stdio"
+          ? {
+              name: name.trim(),
+              transport: "stdio",
+              command: command.trim(),
+              args: lines(args),
+              env: parseEnv(env),
+            }
+          : { name: name.trim(), url: url.trim(), ...(perPerson ? { oauth: {} } : {}) };
+      await api.addMcp(server);
+      setName("");
+      setCommand("");
+      setArgs("");
+      setEnv("");
+      setUrl("");
+      await onAdded();
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      class="form mcp-add"
+      data-testid="mcp-add-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+    >
+      <h4>Add server</h4>
+      <label>
+        Kind
+        <select
+          value={transport}
+          onChange={(e) => setTransport(e.currentTarget.value as "stdio" | "remote")}
+          data-testid="mcp-add-transport"
+        >
+          <option value="stdio">Command on this server (stdio)</option>
+          <option value="remote">Remote URL (HTTP)</option>
+        </select>
+      </label>
+      <label>
+        Name
+        <input
+          value={name}
+          required
+          placeholder="e.g. github (a-z, 0-9, _ and -)"
+          onInput={(e) => setName(e.currentTarget.value)}
+          data-testid="mcp-add-name"
+        />
+      </label>
+      {transport === "stdio" ? (
+        <>
+          <label>
+            Command
+            <input
+              value={command}
+              required
+              placeholder="e.g. npx"
+              onInput={(e) => setCommand(e.currentTarget.value)}
+              data-testid="mcp-add-command"
+            />
+          </label>
+          <label>
+            Arguments (one per line)
+            <textarea
+              value={args}
+              rows={3}
+              onInput={(e) => setArgs(e.currentTarget.value)}
+              data-testid="mcp-add-args"
+            />
+          </label>
+          <label>
+            Environment (NAME=value per line; stored encrypted, never shown again)
+            <textarea
+              value={env}
+              rows={2}
+              onInput={(e) => setEnv(e.currentTarget.value)}
+              data-testid="mcp-add-env"
+            />
+          </label>
+        </>
+      ) : (
+        <>
+          <label>
+            URL
+            <input
+              value={url}
+              required
+              type="url"
+              placeholder="https://mcp.example.com/mcp"
+              onInput={(e) => setUrl(e.currentTarget.value)}
+              data-testid="mcp-add-url"
+            />
+          </label>
+          <label class="checkbox">
+            <input
+              type="checkbox"
+              checked={perPerson}
+              onChange={(e) => setPerPerson(e.currentTarget.checked)}
+              data-testid="mcp-add-oauth"
+            />
+            Each member signs in with their own account (OAuth)
+          </label>
+        </>
+      )}
+      {error && (
+        <p class="form-error" role="alert" data-testid="mcp-add-error">
+          {error}
+        </p>
+      )}
+      <button type="submit" class="btn btn-primary btn-small" disabled={busy} data-testid="mcp-add-submit">
+        Add server
+      </button>
+    </form>
+  );
+}
