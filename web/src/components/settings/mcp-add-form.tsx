@@ -75,8 +75,8 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
       }}
     >
       <h4>Add server</h4>
-      <label>
-        Kind
+      <label class="field">
+        <span>Kind</span>
         <select
           value={transport}
           onChange={(e) => setTransport(e.currentTarget.value as "stdio" | "remote")}
@@ -86,8 +86,8 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
           <option value="remote">Remote URL (HTTP)</option>
         </select>
       </label>
-      <label>
-        Name
+      <label class="field">
+        <span>Name</span>
         <input
           value={name}
           required
@@ -98,8 +98,8 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
       </label>
       {transport === "stdio" ? (
         <>
-          <label>
-            Command
+          <label class="field">
+            <span>Command</span>
             <input
               value={command}
               required
@@ -108,8 +108,8 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
               data-testid="mcp-add-command"
             />
           </label>
-          <label>
-            Arguments (one per line)
+          <label class="field">
+            <span>Arguments (one per line)</span>
             <textarea
               value={args}
               rows={3}
@@ -117,8 +117,8 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
               data-testid="mcp-add-args"
             />
           </label>
-          <label>
-            Environment (NAME=value per line; stored encrypted, never shown again)
+          <label class="field">
+            <span>Environment (NAME=value per line; stored encrypted, never shown again)</span>
             <textarea
               value={env}
               rows={2}
@@ -129,8 +129,8 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
         </>
       ) : (
         <>
-          <label>
-            URL
+          <label class="field">
+            <span>URL</span>
             <input
               value={url}
               required
@@ -140,7 +140,7 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
               data-testid="mcp-add-url"
             />
           </label>
-          <label class="checkbox">
+          <label class="check">
             <input
               type="checkbox"
               checked={perPerson}
@@ -156,9 +156,11 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
           {error}
         </p>
       )}
-      <button type="submit" class="btn btn-primary btn-small" disabled={busy} data-testid="mcp-add-submit">
-        Add server
-      </button>
+      <div class="inline-form">
+        <button type="submit" class="btn btn-primary btn-small" disabled={busy} data-testid="mcp-add-submit">
+          Add server
+        </button>
+      </div>
     </form>
   );
 }
