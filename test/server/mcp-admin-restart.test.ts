@@ -1,15 +1,17 @@
 /**
  * A server added in Settings → MCP servers survives a restart of the real `dimsum serve` process
  * over the same home: the second process starts it with the saved (decrypted) env and offers its
- * tools; removing it there keeps it gone after the next restart.
+ * tools; removing it there keeps it gone after the next restart. With private networks allowed in
+ * the config, a remote server on 127.0.0.1 (the everything server over Streamable HTTP) is added.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import type { CatalogueEntry } from "../../src/capabilities/index.js";
 import type { McpServerView } from "../../src/mcp/server-pool.js";
-import { EVERYTHING } from "../mcp/helpers.js";
+import { EVERYTHING, startEverythingHttp } from "../mcp/helpers.js";
 import { projectRoot } from "../support/fixtures.js";
 import { call, login, type Session, tempDir, waitFor } from "./helpers.js";
 
@@ -93,4 +95,24 @@ it("keeps a server added in Settings over a restart of dimsum serve, and forgets
   ({ url, owner } = await start(home));
   expect(await servers(url, owner)).toEqual([]);
   expect(await tools(url, owner)).not.toContain("everything_echo");
+}, 60_000);
+
+it("adds a remote server on a loopback URL when the config allows private networks", async () => {
+  const home = tempDir("dimsum-mcp-admin-");
+  writeFileSync(
+    join(home, "config.json"),
+    JSON.stringify({ tools: { fetch: { allowPrivateNetwork: true } } }),
+  );
+  const remote = await startEverythingHttp("streamableHttp");
+  try {
+    const { url, owner } = await start(home);
+    const res = await call(url, "/api/mcp", { session: owner, body: { name: "remote", url: remote.url } });
+    const view = (await res.json()) as McpServerView;
+    expect(res.status, JSON.stringify(view)).toBe(201);
+    expect(view).toMatchObject({ name: "remote", transport: "streamable-http", status: "connected" });
+    expect(await tools(url, owner)).toContain("remote_echo");
+  } finally {
+    await stop();
+    await remote.stop();
+  }
 }, 60_000);
