@@ -114,11 +114,13 @@ function McpServers() {
           ))}
         </ul>
       )}
+      <div class="form-actions">
+        <button type="button" class="btn btn-small" onClick={() => void reload()} data-testid="mcp-refresh">
+          Refresh
+        </button>
+      </div>
       <McpAddForm onAdded={reload} />
       <McpSignIns />
-      <button type="button" class="btn btn-small" onClick={() => void reload()} data-testid="mcp-refresh">
-        Refresh
-      </button>
     </section>
   );
 }
