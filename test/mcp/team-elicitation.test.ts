@@ -23,6 +23,7 @@ import {
   startTeamServer,
   type TeamServer,
 } from "../server/team-helpers.js";
+import type { TestClient } from "../server/ws-helpers.js";
 import { AgentScripts } from "../team/harness.js";
 import { FIXTURES } from "./helpers.js";
 
@@ -81,6 +82,30 @@ async function groupWith(s: TeamServer, owner: Session, member: Session): Promis
   );
 }
 
+/** Scripts the agent to call `tool`, posts `text` as the person, and waits for the question on their socket. */
+async function askThrough(
+  s: TeamServer,
+  session: Session,
+  socket: TestClient,
+  channelId: string,
+  tool: string,
+  text: string,
+): Promise<{ runId: string; request: ElicitationView }> {
+  scripts.add("assistant", { toolCalls: [{ name: tool, args: {} }] }, sayToolResult);
+  const posted = await expectJson<PostResult>(
+    await call(s.url, `/api/channels/${channelId}/messages`, { session, body: { text } }),
+    201,
+  );
+  const runId = posted.runs[0]?.id as string;
+  const frame = await socket.next((f) => f.type === "elicitation" && f.runId === runId);
+  return { runId, request: frame.request as ElicitationView };
+}
+
+/** Answers a question as `session`; the HTTP status. */
+async function answer(s: TeamServer, session: Session, runId: string, id: string, body: unknown) {
+  return (await call(s.url, `/api/runs/${runId}/elicitations/${id}`, { session, body })).status;
+}
+
 async function answerText(s: TeamServer, session: Session, channelId: string, runId: string) {
   const messages = await expectJson<ChannelMessage[]>(
     await call(s.url, `/api/channels/${channelId}/messages`, { session }),
@@ -100,17 +125,7 @@ describe("MCP elicitation in team runs", () => {
     await follow(mine, group.id);
     await follow(admins, group.id);
 
-    scripts.add("assistant", { toolCalls: [{ name: "feat_ask_name", args: {} }] }, sayToolResult);
-    const posted = await expectJson<PostResult>(
-      await call(s.url, `/api/channels/${group.id}/messages`, {
-        session: member,
-        body: { text: "greet me" },
-      }),
-      201,
-    );
-    const runId = posted.runs[0]?.id as string;
-    const frame = await mine.next((f) => f.type === "elicitation");
-    const request = frame.request as ElicitationView;
+    const { runId, request } = await askThrough(s, member, mine, group.id, "feat_ask_name", "greet me");
     expect(request).toMatchObject({
       runId,
       channelId: group.id,
@@ -168,67 +183,50 @@ describe("MCP elicitation in team runs", () => {
     // Answered once: a second answer finds nothing.
     expect((await call(s.url, path, { session: member, body: { action: "decline" } })).status).toBe(404);
 
-    scripts.add("assistant", { toolCalls: [{ name: "feat_ask_name", args: {} }] }, sayToolResult);
-    const second = await expectJson<PostResult>(
-      await call(s.url, `/api/channels/${group.id}/messages`, { session: member, body: { text: "again" } }),
-      201,
+    const { runId: secondRun, request: asked } = await askThrough(
+      s,
+      member,
+      mine,
+      group.id,
+      "feat_ask_name",
+      "again",
     );
-    const secondRun = second.runs[0]?.id as string;
-    const asked = (await mine.next((f) => f.type === "elicitation" && f.runId === secondRun))
-      .request as ElicitationView;
-    expect(
-      (
-        await call(s.url, `/api/runs/${secondRun}/elicitations/${asked.id}`, {
-          session: member,
-          body: { action: "decline" },
-        })
-      ).status,
-    ).toBe(200);
+    expect(await answer(s, member, secondRun, asked.id, { action: "decline" })).toBe(200);
     await mine.next(runFrame(secondRun, "done"));
     expect(await answerText(s, member, group.id, secondRun)).toBe(
       'no name (decline) | asked the person for input ("What should I call you?"): decline (the person chose decline)',
     );
 
     // URL mode: the page to open; "Done" accepts.
-    scripts.add("assistant", { toolCalls: [{ name: "web_link_account", args: {} }] }, sayToolResult);
-    const linking = await expectJson<PostResult>(
-      await call(s.url, `/api/channels/${group.id}/messages`, { session: member, body: { text: "link it" } }),
-      201,
+    const { runId: linkRun, request: link } = await askThrough(
+      s,
+      member,
+      mine,
+      group.id,
+      "web_link_account",
+      "link it",
     );
-    const linkRun = linking.runs[0]?.id as string;
-    const link = (await mine.next((f) => f.type === "elicitation" && f.runId === linkRun))
-      .request as ElicitationView;
     expect(link).toMatchObject({
       server: "web",
       mode: "url",
       url: "https://accounts.example.test/link?session=abc",
       message: "Link your account to continue.",
     });
-    expect(
-      (
-        await call(s.url, `/api/runs/${linkRun}/elicitations/${link.id}`, {
-          session: member,
-          body: { action: "accept" },
-        })
-      ).status,
-    ).toBe(200);
+    expect(await answer(s, member, linkRun, link.id, { action: "accept" })).toBe(200);
     await mine.next(runFrame(linkRun, "done"));
     expect(await answerText(s, member, group.id, linkRun)).toBe(
       'link accept | asked the person for input ("Link your account to continue."): accept',
     );
 
     // Stopping the run withdraws its open question.
-    scripts.add("assistant", { toolCalls: [{ name: "feat_ask_name", args: {} }] }, sayToolResult);
-    const third = await expectJson<PostResult>(
-      await call(s.url, `/api/channels/${group.id}/messages`, {
-        session: member,
-        body: { text: "once more" },
-      }),
-      201,
+    const { runId: thirdRun, request: open } = await askThrough(
+      s,
+      member,
+      mine,
+      group.id,
+      "feat_ask_name",
+      "once more",
     );
-    const thirdRun = third.runs[0]?.id as string;
-    const open = (await mine.next((f) => f.type === "elicitation" && f.runId === thirdRun))
-      .request as ElicitationView;
     expect(
       (await call(s.url, `/api/runs/${thirdRun}/cancel`, { session: member, method: "POST" })).status,
     ).toBe(200);
@@ -277,16 +275,7 @@ describe("MCP elicitation in team runs", () => {
     const mine = await openSocket(s, member);
     await follow(mine, group.id);
 
-    scripts.add("assistant", { toolCalls: [{ name: "feat_ask_name", args: {} }] }, sayToolResult);
-    const posted = await expectJson<PostResult>(
-      await call(s.url, `/api/channels/${group.id}/messages`, {
-        session: member,
-        body: { text: "greet me" },
-      }),
-      201,
-    );
-    const runId = posted.runs[0]?.id as string;
-    await mine.next((f) => f.type === "elicitation" && f.runId === runId);
+    const { runId } = await askThrough(s, member, mine, group.id, "feat_ask_name", "greet me");
     await mine.next(runFrame(runId, "done"));
     expect(await answerText(s, member, group.id, runId)).toBe(
       'no name (cancel) | asked the person for input ("What should I call you?"): cancel (no answer within 200 ms)',
