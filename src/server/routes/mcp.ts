@@ -15,7 +15,7 @@ import { conflict, invalid, notFound, unavailable } from "../../errors.js";
 import type { McpControl } from "../../mcp/server-pool.js";
 import { isAddressAllowed, systemLookup } from "../../tools/builtin/network-guard.js";
 import { requireRole } from "../auth/middleware.js";
-import type { AppEnv } from "../context.js";
+import { type AppContext, type AppEnv, authOf } from "../context.js";
 import { jsonBody, paramsOf } from "../http/validate.js";
 import { McpSignIns } from "../mcp-signin.js";
 import type { McpServerInput } from "../settings/mcp-server-settings.js";
@@ -27,8 +27,8 @@ export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
   if (mcp) {
     const signIns = new McpSignIns();
     const member = requireRole("owner", "admin", "member");
-    const person = (c: { get(key: "auth"): { user: { id: string } } | undefined }) =>
-      c.get("auth")?.user.id ?? "";
+    // The signed-in person (requireRole above has refused everyone else).
+    const person = (c: AppContext) => authOf(c).user.id;
     app.get("/mine", member, (c) => {
       const me = person(c);
       return c.json(
