@@ -1,0 +1,8 @@
+/**
+ * Every PostgreSQL migration Dimsum knows, in ascending version order. Append only; each lives in its
+ * own file named after its version.
+ */
+import type { PgMigration } from "../pg-migrations.js";
+import { sessionsAndTeam } from "./001-sessions-team.js";
+
+export const pgMigrations: readonly PgMigration[] = [sessionsAndTeam];

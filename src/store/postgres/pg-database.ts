@@ -1,0 +1,191 @@
+/**
+ * A PostgreSQL database for server state (`DIMSUM_DATABASE_URL=postgres://…`): a connection pool, typed
+ * queries, transactions, and errors that say what to fix. The `pg` driver loads when the first
+ * database opens, so the SQLite default (and the CLI) never pays for it.
+ */
+import { createRequire } from "node:module";
+import type { Pool, PoolClient, QueryResultRow } from "pg";
+import { DimsumError } from "../../errors.js";
+import { pgMigrations } from "./migrations/index.js";
+import { type PgMigration, runPgMigrations } from "./pg-migrations.js";
+
+type PgModule = typeof import("pg");
+let driver: PgModule | undefined;
+function pgDriver(): PgModule {
+  driver ??= createRequire(import.meta.url)("pg") as PgModule;
+  return driver;
+}
+
+/** What queries run on: the pool, or one client inside a transaction. */
+export interface PgQueryable {
+  /** Rows of a statement with `$1, $2, …` parameters. */
+  many<T extends QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** The first row, or undefined. */
+  one<T extends QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
+  /** Runs a statement; resolves to the number of rows it touched. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+}
+
+export interface PgDatabase extends PgQueryable {
+  /** The URL without its password, for messages. */
+  readonly label: string;
+  /**
+   * Runs `body` in one transaction on one connection (READ COMMITTED unless `serializable`), commits
+   * when it resolves and rolls back when it throws.
+   */
+  transaction<T>(body: (tx: PgQueryable) => Promise<T>, options?: { serializable?: boolean }): Promise<T>;
+  /** Ends every connection. */
+  close(): Promise<void>;
+  /** The pool itself, for LISTEN/NOTIFY and libraries that take one. */
+  readonly pool: Pool;
+}
+
+export interface OpenPostgresOptions {
+  /** Connections in the pool (default 10). */
+  maxConnections?: number;
+  /** Migrations to apply; the built-in list unless a test swaps it. */
+  migrations?: readonly PgMigration[];
+}
+
+/** The URL with its password replaced, safe for logs and error messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(an unreadable URL)";
+  }
+}
+
+function pgCode(err: unknown): string | undefined {
+  if (err instanceof Error && "code" in err && typeof err.code === "string") return err.code;
+  return undefined;
+}
+
+/**
+ * Maps a driver error raised while `action` on the database `label`. What the user can fix (the
+ * server is down, the database or role does not exist, the password is wrong) becomes a `config`
+ * error; a conflict stays retryable; anything else is `internal`.
+ */
+export function pgError(err: unknown, label: string, action: string): DimsumError {
+  if (err instanceof DimsumError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  const code = pgCode(err) ?? "";
+  const where = `the PostgreSQL database ${label}`;
+  if (
+    ["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "ECONNRESET", "57P01", "57P03"].includes(code)
+  ) {
+    return new DimsumError("config", `Could not ${action} ${where}: it is unreachable (${detail}).`, {
+      hint: "start PostgreSQL, or fix the host and port in DIMSUM_DATABASE_URL",
+      retryable: true,
+      cause: err,
+    });
+  }
+  if (code === "3D000" || code === "28000" || code === "28P01") {
+    return new DimsumError("config", `Could not ${action} ${where}: ${detail}.`, {
+      hint: "create the database and role, or fix the name, user and password in DIMSUM_DATABASE_URL",
+      cause: err,
+    });
+  }
+  if (code === "40001" || code === "40P01" || code === "55P03") {
+    return new DimsumError("internal", `Could not ${action} ${where}: ${detail}`, {
+      retryable: true,
+      cause: err,
+    });
+  }
+  if (code === "53100") {
+    return new DimsumError("config", `Could not ${action} ${where}: the disk is full (${detail}).`, {
+      hint: "free disk space on the database server",
+      cause: err,
+    });
+  }
+  return new DimsumError("internal", `Could not ${action} ${where}: ${detail}`, { cause: err });
+}
+
+class Queryable implements PgQueryable {
+  constructor(
+    protected readonly target: Pool | PoolClient,
+    protected readonly labelText: string,
+  ) {}
+
+  async many<T extends QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    try {
+      return (await this.target.query<T>(sql, params as unknown[])).rows;
+    } catch (err) {
+      throw pgError(err, this.labelText, "query");
+    }
+  }
+
+  async one<T extends QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    return (await this.many<T>(sql, params))[0];
+  }
+
+  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    try {
+      return (await this.target.query(sql, params as unknown[])).rowCount ?? 0;
+    } catch (err) {
+      throw pgError(err, this.labelText, "write to");
+    }
+  }
+}
+
+class PoolDatabase extends Queryable implements PgDatabase {
+  readonly label: string;
+  readonly pool: Pool;
+
+  constructor(pool: Pool, label: string) {
+    super(pool, label);
+    this.pool = pool;
+    this.label = label;
+  }
+
+  async transaction<T>(
+    body: (tx: PgQueryable) => Promise<T>,
+    options: { serializable?: boolean } = {},
+  ): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw pgError(err, this.label, "connect to");
+    }
+    try {
+      await client.query(options.serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN");
+      const result = await body(new Queryable(client, this.label));
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw pgError(err, this.label, "write to");
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/**
+ * Connects to the database at `url` and applies pending migrations (under an advisory lock, so
+ * instances starting together migrate once). Throws a `config` DimsumError naming what to fix.
+ */
+export async function openPostgres(url: string, options: OpenPostgresOptions = {}): Promise<PgDatabase> {
+  const label = redactUrl(url);
+  const { Pool: PoolClass, types } = pgDriver();
+  // BIGINT (epoch milliseconds, counts) comes back as a number, not a string.
+  types.setTypeParser(20, (value: string) => Number(value));
+  const pool = new PoolClass({ connectionString: url, max: options.maxConnections ?? 10 });
+  // An idle client losing its connection must not crash the process; the next query reports it.
+  pool.on("error", () => undefined);
+  const db = new PoolDatabase(pool, label);
+  try {
+    await runPgMigrations(db, options.migrations ?? pgMigrations);
+    return db;
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw pgError(err, label, "open");
+  }
+}
