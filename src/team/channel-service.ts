@@ -265,13 +265,12 @@ export class ChannelService {
     options: { channelId?: string; limit?: number } = {},
   ): Promise<ChannelMessage[]> {
     if (options.channelId !== undefined) await this.visible(actor, options.channelId);
-    const expression = searchExpression(query);
-    if (!expression) return [];
+    if (searchExpression(query) === undefined) return [];
     const limit = Math.max(1, Math.min(MAX_PAGE, Math.floor(options.limit ?? DEFAULT_PAGE)));
     const scope: { channelId?: string; memberUserId?: string } = {};
     if (options.channelId !== undefined) scope.channelId = options.channelId;
     if (!isAdmin(actor)) scope.memberUserId = actor.userId;
-    return this.#deps.store.messages.search(expression, scope, limit);
+    return this.#deps.store.messages.search(query, scope, limit);
   }
 
   /** Removes an agent from every channel it is in (it is being deleted). */

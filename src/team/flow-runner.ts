@@ -16,7 +16,7 @@ import {
   type Transition,
 } from "./flows.js";
 import { KeyedLock } from "./keyed-lock.js";
-import type { FlowRepo } from "./team-store.js";
+import type { FlowRepository } from "./team-store.js";
 import type { ChainStep, FlowAction, FlowRecord, TeamEvent } from "./types.js";
 
 export type StepOutcome = { ok: true; output: string } | { ok: false; error: string };
@@ -28,7 +28,7 @@ export type StepLauncher = (
 ) => Promise<{ runId: string; done: Promise<StepOutcome> }>;
 
 export interface FlowRunnerOptions {
-  flows: FlowRepo;
+  flows: FlowRepository;
   emit: (event: TeamEvent) => void;
   now: () => number;
   launch: StepLauncher;

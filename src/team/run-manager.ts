@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { DimsumError, toDimsumError } from "../errors.js";
 import type { Usage } from "../llm/types.js";
 import type { SessionRef } from "../store/types.js";
-import type { RunRepo } from "./team-store.js";
+import type { RunRepository } from "./team-store.js";
 import type { TeamEvent, TeamRun } from "./types.js";
 
 export interface RunRequest {
@@ -50,7 +50,7 @@ interface ActiveRun {
 }
 
 export interface RunManagerOptions {
-  runs: RunRepo;
+  runs: RunRepository;
   emit: (event: TeamEvent) => void;
   now: () => number;
   /** Receives failures of bookkeeping (the database), which must not kill the process. */

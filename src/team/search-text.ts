@@ -32,26 +32,43 @@ function bigrams(run: string): string[] {
   return out;
 }
 
-/** The text written to the FTS index: words, CJK characters and CJK bigrams, space separated. */
-export function searchDocument(text: string): string {
+/** A document's search terms: words, CJK characters and CJK bigrams, in order. */
+export function documentTerms(text: string): string[] {
   const terms: string[] = [];
   for (const segment of segments(text)) {
     if (segment.cjk) terms.push(...Array.from(segment.text), ...bigrams(segment.text));
     else terms.push(segment.text);
   }
-  return terms.join(" ");
+  return terms;
+}
+
+/** The text written to the FTS index: the document's terms, space separated. */
+export function searchDocument(text: string): string {
+  return documentTerms(text).join(" ");
+}
+
+/** A query term; `prefix` terms match any term starting with them. */
+export interface QueryTerm {
+  term: string;
+  prefix: boolean;
 }
 
 /**
- * An FTS5 MATCH expression requiring every query term: words as prefixes (`deploy` finds
- * "deployment"), CJK runs as their bigrams so 数据库 matches 数据库 and not 数 anywhere. Undefined when
- * the query has no searchable term.
+ * The terms a query requires, each once: words as prefixes (`deploy` finds "deployment"), CJK runs as
+ * their bigrams so 数据库 matches 数据库 and not 数 anywhere.
  */
-export function searchExpression(query: string): string | undefined {
-  const terms = new Set<string>();
+export function queryTerms(query: string): QueryTerm[] {
+  const terms = new Map<string, QueryTerm>();
   for (const segment of segments(query)) {
-    if (segment.cjk) for (const gram of bigrams(segment.text)) terms.add(`"${gram}"`);
-    else terms.add(`"${segment.text.replaceAll('"', '""')}"*`);
+    if (segment.cjk) for (const gram of bigrams(segment.text)) terms.set(gram, { term: gram, prefix: false });
+    else terms.set(segment.text, { term: segment.text, prefix: true });
   }
-  return terms.size > 0 ? [...terms].join(" AND ") : undefined;
+  return [...terms.values()];
+}
+
+/** An FTS5 MATCH expression requiring every query term; undefined when it has none. */
+export function searchExpression(query: string): string | undefined {
+  const terms = queryTerms(query);
+  if (terms.length === 0) return undefined;
+  return terms.map((t) => (t.prefix ? `"${t.term.replaceAll('"', '""')}"*` : `"${t.term}"`)).join(" AND ");
 }

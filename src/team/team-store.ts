@@ -1,40 +1,46 @@
 /**
- * The team's repositories, one per aggregate: agents, channels (with members and chain), messages
- * (with search and read markers), runs, flows and a few settings. Methods are async so another
- * database can implement them later; this one is SQLite in the Dimsum database file.
+ * The team's repositories (see store/repositories.ts) and their two implementations: SQLite in the
+ * Dimsum database file, and PostgreSQL for several instances sharing one database.
  */
 import type { Database } from "better-sqlite3";
-import { AgentRepo } from "./store/agent-repo.js";
-import { ChannelRepo } from "./store/channel-repo.js";
-import { FlowRepo } from "./store/flow-repo.js";
-import { MessageRepo } from "./store/message-repo.js";
-import { MetaRepo } from "./store/meta-repo.js";
-import { RunRepo } from "./store/run-repo.js";
+import type { PgDatabase } from "../store/postgres/pg-database.js";
+import { createPostgresTeamStore as createPostgres } from "./store/postgres/team-store.js";
+import type { TeamStore } from "./store/repositories.js";
+import { SqliteAgentRepo } from "./store/sqlite/agent-repo.js";
+import { SqliteChannelRepo } from "./store/sqlite/channel-repo.js";
+import { SqliteFlowRepo } from "./store/sqlite/flow-repo.js";
+import { SqliteMessageRepo } from "./store/sqlite/message-repo.js";
+import { SqliteMetaRepo } from "./store/sqlite/meta-repo.js";
+import { SqliteRunRepo } from "./store/sqlite/run-repo.js";
 
-export type { AgentRepo } from "./store/agent-repo.js";
-export type { ChannelRepo } from "./store/channel-repo.js";
-export type { FlowRepo } from "./store/flow-repo.js";
-export type { ListOptions, MessageRepo, NewMessage, SearchScope } from "./store/message-repo.js";
-export type { MetaRepo } from "./store/meta-repo.js";
-export type { RunRepo, StoredRun } from "./store/run-repo.js";
-
-export interface TeamStore {
-  agents: AgentRepo;
-  channels: ChannelRepo;
-  messages: MessageRepo;
-  runs: RunRepo;
-  flows: FlowRepo;
-  meta: MetaRepo;
-}
+export type {
+  AgentRepository,
+  ChannelRepository,
+  FlowRepository,
+  ListOptions,
+  MessageRepository,
+  MetaRepository,
+  NewMessage,
+  RunRepository,
+  SearchScope,
+  StoredRun,
+  TeamStore,
+} from "./store/repositories.js";
+export { textParts } from "./store/rows.js";
 
 /** The team repositories over a migrated Dimsum database (see `openDatabase`). */
 export function createSqliteTeamStore(db: Database): TeamStore {
   return {
-    agents: new AgentRepo(db),
-    channels: new ChannelRepo(db),
-    messages: new MessageRepo(db),
-    runs: new RunRepo(db),
-    flows: new FlowRepo(db),
-    meta: new MetaRepo(db),
+    agents: new SqliteAgentRepo(db),
+    channels: new SqliteChannelRepo(db),
+    messages: new SqliteMessageRepo(db),
+    runs: new SqliteRunRepo(db),
+    flows: new SqliteFlowRepo(db),
+    meta: new SqliteMetaRepo(db),
   };
+}
+
+/** The team repositories over a migrated PostgreSQL database (see `openPostgres`). */
+export function createPostgresTeamStore(db: PgDatabase): TeamStore {
+  return createPostgres(db);
 }

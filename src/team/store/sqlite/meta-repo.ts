@@ -1,9 +1,10 @@
 /** Small key-value facts about the team (e.g. whether the starter agents were created). */
 import type { Database, Statement } from "better-sqlite3";
+import type { MetaRepository } from "../repositories.js";
 import { guard } from "./sql-guard.js";
 
 /** The team_meta table. */
-export class MetaRepo {
+export class SqliteMetaRepo implements MetaRepository {
   readonly #db: Database;
   readonly #get: Statement<[string], string>;
   readonly #set: Statement<[string, string]>;

@@ -3,64 +3,14 @@
  * search-text.ts) written in the same transaction as the message; a trigger removes them.
  */
 import type { Database, Statement } from "better-sqlite3";
-import { searchDocument } from "../search-text.js";
-import type { ChannelMessage, MessagePart } from "../types.js";
-import { guard, parseJson } from "./sql-guard.js";
-
-interface MessageRow {
-  id: number;
-  channel_id: string;
-  author_type: "user" | "agent" | "system";
-  author_id: string;
-  text: string;
-  run_id: string | null;
-  mentions_json: string;
-  created_at: number;
-  parts_json: string | null;
-  reply_to: number | null;
-  version_of: number | null;
-  edited_at: number | null;
-}
-
-/** A message to store; without `parts` its text is its one part. */
-export type NewMessage = Omit<ChannelMessage, "id" | "parts"> & { parts?: MessagePart[] };
-
-/** The parts of a message that has only text. */
-export function textParts(text: string): MessagePart[] {
-  return text === "" ? [] : [{ type: "text", text }];
-}
-
-export interface SearchScope {
-  channelId?: string;
-  /** Only channels this person is a member of. */
-  memberUserId?: string;
-}
-
-export interface ListOptions {
-  before?: number;
-  after?: number;
-  limit: number;
-}
-
-function toMessage(row: MessageRow): ChannelMessage {
-  const message: ChannelMessage = {
-    id: row.id,
-    channelId: row.channel_id,
-    author: { type: row.author_type, id: row.author_id },
-    text: row.text,
-    mentions: parseJson<string[]>(row.mentions_json, []),
-    createdAt: row.created_at,
-    parts: row.parts_json === null ? textParts(row.text) : parseJson<MessagePart[]>(row.parts_json, []),
-  };
-  if (row.run_id !== null) message.runId = row.run_id;
-  if (row.reply_to !== null) message.replyTo = row.reply_to;
-  if (row.version_of !== null) message.versionOf = row.version_of;
-  if (row.edited_at !== null) message.editedAt = row.edited_at;
-  return message;
-}
+import { searchDocument, searchExpression } from "../../search-text.js";
+import type { ChannelMessage, MessagePart } from "../../types.js";
+import type { ListOptions, MessageRepository, NewMessage, SearchScope } from "../repositories.js";
+import { type MessageRow, textParts, toMessage } from "../rows.js";
+import { guard } from "./sql-guard.js";
 
 /** The message tables. */
-export class MessageRepo {
+export class SqliteMessageRepo implements MessageRepository {
   readonly #db: Database;
   readonly #sql: {
     insert: Statement<unknown[]>;
@@ -212,12 +162,10 @@ export class MessageRepo {
     return guard(this.#db, "delete a message from", () => this.#sql.delete.run(id).changes > 0);
   }
 
-  /**
-   * Messages matching an FTS5 expression, best first, within one channel and/or the channels a
-   * person belongs to (neither: every channel).
-   */
-  search(expression: string, scope: SearchScope, limit: number): Promise<ChannelMessage[]> {
+  search(query: string, scope: SearchScope, limit: number): Promise<ChannelMessage[]> {
     return guard(this.#db, "search messages in", () => {
+      const expression = searchExpression(query);
+      if (expression === undefined) return [];
       const filters: string[] = [];
       const params: unknown[] = [expression];
       if (scope.channelId !== undefined) {

@@ -1,58 +1,12 @@
 /** Agents in SQLite. Personas live in SOUL.md files, not here. */
 import type { Database, Statement } from "better-sqlite3";
-import type { AgentRecord } from "../types.js";
-import { guard, parseJson } from "./sql-guard.js";
-
-interface AgentRow {
-  id: string;
-  name: string;
-  emoji: string;
-  model: string | null;
-  tools_allow_json: string | null;
-  tools_deny_json: string;
-  memory: number;
-  skills_json: string;
-  knowledge_bases_json: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
-function toAgent(row: AgentRow): AgentRecord {
-  const agent: AgentRecord = {
-    id: row.id,
-    name: row.name,
-    emoji: row.emoji,
-    toolsDeny: parseJson<string[]>(row.tools_deny_json, []),
-    memory: row.memory === 1,
-    skills: parseJson<string[]>(row.skills_json, []),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-  if (row.model !== null) agent.model = row.model;
-  if (row.tools_allow_json !== null) agent.toolsAllow = parseJson<string[]>(row.tools_allow_json, []);
-  if (row.knowledge_bases_json !== null) {
-    agent.knowledgeBases = parseJson<string[]>(row.knowledge_bases_json, []);
-  }
-  return agent;
-}
-
-function toParams(agent: AgentRecord): unknown[] {
-  return [
-    agent.name,
-    agent.emoji,
-    agent.model ?? null,
-    agent.toolsAllow === undefined ? null : JSON.stringify(agent.toolsAllow),
-    JSON.stringify(agent.toolsDeny),
-    agent.memory ? 1 : 0,
-    JSON.stringify(agent.skills),
-    agent.knowledgeBases === undefined ? null : JSON.stringify(agent.knowledgeBases),
-    agent.updatedAt,
-    agent.id,
-  ];
-}
+import type { AgentRecord } from "../../types.js";
+import type { AgentRepository } from "../repositories.js";
+import { type AgentRow, agentParams, toAgent } from "../rows.js";
+import { guard } from "./sql-guard.js";
 
 /** The agent table. */
-export class AgentRepo {
+export class SqliteAgentRepo implements AgentRepository {
   readonly #db: Database;
   readonly #list: Statement<[], AgentRow>;
   readonly #get: Statement<[string], AgentRow>;
@@ -90,14 +44,14 @@ export class AgentRepo {
   /** Inserts a new agent; a duplicate id raises SQLITE_CONSTRAINT (checked by the caller first). */
   insert(agent: AgentRecord): Promise<AgentRecord> {
     return guard(this.#db, "save an agent in", () => {
-      this.#insert.run(...toParams(agent), agent.createdAt);
+      this.#insert.run(...agentParams(agent), agent.createdAt);
       return agent;
     });
   }
 
   update(agent: AgentRecord): Promise<AgentRecord> {
     return guard(this.#db, "save an agent in", () => {
-      this.#update.run(...toParams(agent));
+      this.#update.run(...agentParams(agent));
       return agent;
     });
   }

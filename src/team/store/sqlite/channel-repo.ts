@@ -1,27 +1,12 @@
 /** Channels with their members and collaboration chain. */
 import type { Database, Statement } from "better-sqlite3";
-import type { ChainStep, ChannelMember, ChannelRecord } from "../types.js";
-import { guard, parseJson } from "./sql-guard.js";
-
-interface ChannelRow {
-  id: string;
-  kind: "direct" | "group";
-  name: string;
-  leader_agent_id: string | null;
-  chain_json: string;
-  created_by: string;
-  created_at: number;
-  updated_at: number;
-}
-
-interface MemberRow {
-  channel_id: string;
-  member_type: "user" | "agent";
-  member_id: string;
-}
+import type { ChannelMember, ChannelRecord } from "../../types.js";
+import type { ChannelRepository } from "../repositories.js";
+import { type ChannelRow, type MemberRow, membersByChannel, toChannel } from "../rows.js";
+import { guard } from "./sql-guard.js";
 
 /** The channel tables. */
-export class ChannelRepo {
+export class SqliteChannelRepo implements ChannelRepository {
   readonly #db: Database;
   readonly #sql: {
     get: Statement<[string], ChannelRow>;
@@ -81,20 +66,15 @@ export class ChannelRepo {
   get(id: string): Promise<ChannelRecord | undefined> {
     return guard(this.#db, "read a channel from", () => {
       const row = this.#sql.get.get(id);
-      return row ? this.#toChannel(row, this.#sql.members.all(id)) : undefined;
+      return row ? toChannel(row, this.#sql.members.all(id)) : undefined;
     });
   }
 
   /** Every channel, oldest first. */
   list(): Promise<ChannelRecord[]> {
     return guard(this.#db, "read channels from", () => {
-      const byChannel = new Map<string, MemberRow[]>();
-      for (const member of this.#sql.allMembers.all()) {
-        const list = byChannel.get(member.channel_id) ?? [];
-        list.push(member);
-        byChannel.set(member.channel_id, list);
-      }
-      return this.#sql.list.all().map((row) => this.#toChannel(row, byChannel.get(row.id) ?? []));
+      const byChannel = membersByChannel(this.#sql.allMembers.all());
+      return this.#sql.list.all().map((row) => toChannel(row, byChannel.get(row.id) ?? []));
     });
   }
 
@@ -147,20 +127,5 @@ export class ChannelRepo {
       "remove a channel member in",
       () => this.#sql.removeMember.run(channelId, member.type, member.id).changes > 0,
     );
-  }
-
-  #toChannel(row: ChannelRow, members: MemberRow[]): ChannelRecord {
-    const channel: ChannelRecord = {
-      id: row.id,
-      kind: row.kind,
-      name: row.name,
-      members: members.map((m) => ({ type: m.member_type, id: m.member_id })),
-      chain: parseJson<ChainStep[]>(row.chain_json, []),
-      createdBy: row.created_by,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-    if (row.leader_agent_id !== null) channel.leaderAgentId = row.leader_agent_id;
-    return channel;
   }
 }

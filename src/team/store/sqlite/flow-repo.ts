@@ -1,34 +1,12 @@
 /** Collaboration flows, saved whole on every transition so their state survives a restart. */
 import type { Database, Statement } from "better-sqlite3";
-import type { FlowRecord, FlowStatus, FlowStep } from "../types.js";
-import { guard, parseJson } from "./sql-guard.js";
-
-interface FlowRow {
-  id: string;
-  channel_id: string;
-  trigger_message_id: number;
-  status: FlowStatus;
-  current_step: number;
-  steps_json: string;
-  created_at: number;
-  updated_at: number;
-}
-
-function toFlow(row: FlowRow): FlowRecord {
-  return {
-    id: row.id,
-    channelId: row.channel_id,
-    triggerMessageId: row.trigger_message_id,
-    status: row.status,
-    currentStep: row.current_step,
-    steps: parseJson<FlowStep[]>(row.steps_json, []),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+import type { FlowRecord, FlowStatus } from "../../types.js";
+import type { FlowRepository } from "../repositories.js";
+import { type FlowRow, flowParams, toFlow } from "../rows.js";
+import { guard } from "./sql-guard.js";
 
 /** The flow table. */
-export class FlowRepo {
+export class SqliteFlowRepo implements FlowRepository {
   readonly #db: Database;
   readonly #sql: {
     upsert: Statement<unknown[]>;
@@ -53,16 +31,7 @@ export class FlowRepo {
   /** Inserts or replaces the flow's state. */
   save(flow: FlowRecord): Promise<void> {
     return guard(this.#db, "save a flow in", () => {
-      this.#sql.upsert.run(
-        flow.id,
-        flow.channelId,
-        flow.triggerMessageId,
-        flow.status,
-        flow.currentStep,
-        JSON.stringify(flow.steps),
-        flow.createdAt,
-        flow.updatedAt,
-      );
+      this.#sql.upsert.run(...flowParams(flow));
     });
   }
 

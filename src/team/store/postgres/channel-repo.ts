@@ -1,0 +1,92 @@
+/** Channels with their members and collaboration chain, in PostgreSQL. */
+import type { PgDatabase } from "../../../store/postgres/pg-database.js";
+import type { ChannelMember, ChannelRecord } from "../../types.js";
+import type { ChannelRepository } from "../repositories.js";
+import { type ChannelRow, type MemberRow, membersByChannel, toChannel } from "../rows.js";
+
+const MEMBER_ORDER = "ORDER BY added_at, member_type, member_id";
+const ADD_MEMBER = `INSERT INTO team_channel_members (channel_id, member_type, member_id, added_at)
+  VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`;
+
+export class PgChannelRepo implements ChannelRepository {
+  constructor(private readonly db: PgDatabase) {}
+
+  async get(id: string): Promise<ChannelRecord | undefined> {
+    const row = await this.db.one<ChannelRow>("SELECT * FROM team_channels WHERE id = $1", [id]);
+    if (!row) return undefined;
+    const members = await this.db.many<MemberRow>(
+      `SELECT * FROM team_channel_members WHERE channel_id = $1 ${MEMBER_ORDER}`,
+      [id],
+    );
+    return toChannel(row, members);
+  }
+
+  async list(): Promise<ChannelRecord[]> {
+    const [rows, members] = await Promise.all([
+      this.db.many<ChannelRow>("SELECT * FROM team_channels ORDER BY created_at, seq"),
+      this.db.many<MemberRow>(`SELECT * FROM team_channel_members ${MEMBER_ORDER}`),
+    ]);
+    const byChannel = membersByChannel(members);
+    return rows.map((row) => toChannel(row, byChannel.get(row.id) ?? []));
+  }
+
+  async userMemberships(): Promise<Array<{ channelId: string; userId: string }>> {
+    const rows = await this.db.many<MemberRow>(
+      `SELECT * FROM team_channel_members WHERE member_type = 'user' ${MEMBER_ORDER}`,
+    );
+    return rows.map((m) => ({ channelId: m.channel_id, userId: m.member_id }));
+  }
+
+  async insert(channel: ChannelRecord): Promise<ChannelRecord> {
+    await this.db.transaction(async (tx) => {
+      await tx.run(
+        `INSERT INTO team_channels (id, kind, name, leader_agent_id, chain_json, created_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          channel.id,
+          channel.kind,
+          channel.name,
+          channel.leaderAgentId ?? null,
+          JSON.stringify(channel.chain),
+          channel.createdBy,
+          channel.createdAt,
+          channel.updatedAt,
+        ],
+      );
+      for (const member of channel.members) {
+        await tx.run(ADD_MEMBER, [channel.id, member.type, member.id, channel.createdAt]);
+      }
+    });
+    return channel;
+  }
+
+  async update(channel: ChannelRecord): Promise<ChannelRecord> {
+    await this.db.run(
+      "UPDATE team_channels SET name = $1, leader_agent_id = $2, chain_json = $3, updated_at = $4 WHERE id = $5",
+      [
+        channel.name,
+        channel.leaderAgentId ?? null,
+        JSON.stringify(channel.chain),
+        channel.updatedAt,
+        channel.id,
+      ],
+    );
+    return channel;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.run("DELETE FROM team_channels WHERE id = $1", [id])) > 0;
+  }
+
+  async addMember(channelId: string, member: ChannelMember, at: number): Promise<void> {
+    await this.db.run(ADD_MEMBER, [channelId, member.type, member.id, at]);
+  }
+
+  async removeMember(channelId: string, member: ChannelMember): Promise<boolean> {
+    const changed = await this.db.run(
+      "DELETE FROM team_channel_members WHERE channel_id = $1 AND member_type = $2 AND member_id = $3",
+      [channelId, member.type, member.id],
+    );
+    return changed > 0;
+  }
+}

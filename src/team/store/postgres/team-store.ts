@@ -1,0 +1,34 @@
+/** The team repositories over PostgreSQL. */
+import type { PgDatabase } from "../../../store/postgres/pg-database.js";
+import type { MetaRepository, TeamStore } from "../repositories.js";
+import { PgAgentRepo } from "./agent-repo.js";
+import { PgChannelRepo } from "./channel-repo.js";
+import { PgFlowRepo } from "./flow-repo.js";
+import { PgMessageRepo } from "./message-repo.js";
+import { PgRunRepo } from "./run-repo.js";
+
+class PgMetaRepo implements MetaRepository {
+  constructor(private readonly db: PgDatabase) {}
+
+  async get(key: string): Promise<string | undefined> {
+    return (await this.db.one<{ value: string }>("SELECT value FROM team_meta WHERE key = $1", [key]))?.value;
+  }
+
+  async set(key: string, value: string): Promise<void> {
+    await this.db.run(
+      "INSERT INTO team_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      [key, value],
+    );
+  }
+}
+
+export function createPostgresTeamStore(db: PgDatabase): TeamStore {
+  return {
+    agents: new PgAgentRepo(db),
+    channels: new PgChannelRepo(db),
+    messages: new PgMessageRepo(db),
+    runs: new PgRunRepo(db),
+    flows: new PgFlowRepo(db),
+    meta: new PgMetaRepo(db),
+  };
+}

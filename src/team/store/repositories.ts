@@ -1,0 +1,129 @@
+/**
+ * The team's repositories, one per aggregate: agents, channels (with members and chain), messages
+ * (with search and read markers), runs, flows and a few settings. SQLite (`./sqlite`) and PostgreSQL
+ * (`./postgres`) implement them; one contract suite (test/contracts/team-store.test.ts) holds both to
+ * the same behaviour.
+ */
+import type { SessionRef } from "../../store/types.js";
+import type {
+  AgentRecord,
+  ChannelMember,
+  ChannelMessage,
+  ChannelRecord,
+  FlowRecord,
+  FlowStatus,
+  MessagePart,
+  TeamRun,
+} from "../types.js";
+
+export interface AgentRepository {
+  /** Every agent, oldest first. */
+  list(): Promise<AgentRecord[]>;
+  get(id: string): Promise<AgentRecord | undefined>;
+  /** Inserts a new agent; a duplicate id is refused (the caller checks first). */
+  insert(agent: AgentRecord): Promise<AgentRecord>;
+  update(agent: AgentRecord): Promise<AgentRecord>;
+  delete(id: string): Promise<boolean>;
+}
+
+export interface ChannelRepository {
+  get(id: string): Promise<ChannelRecord | undefined>;
+  /** Every channel, oldest first. */
+  list(): Promise<ChannelRecord[]>;
+  /** Every (channel, person) membership, for the in-memory visibility index. */
+  userMemberships(): Promise<Array<{ channelId: string; userId: string }>>;
+  /** Inserts the channel and its members in one transaction. */
+  insert(channel: ChannelRecord): Promise<ChannelRecord>;
+  /** Saves name, leader and chain. */
+  update(channel: ChannelRecord): Promise<ChannelRecord>;
+  /** Deletes the channel; members, messages, markers and flows go with it. */
+  delete(id: string): Promise<boolean>;
+  /** Adds a member (nothing when already one). */
+  addMember(channelId: string, member: ChannelMember, at: number): Promise<void>;
+  removeMember(channelId: string, member: ChannelMember): Promise<boolean>;
+}
+
+/** A message to store; without `parts` its text is its one part. */
+export type NewMessage = Omit<ChannelMessage, "id" | "parts"> & { parts?: MessagePart[] };
+
+export interface SearchScope {
+  channelId?: string;
+  /** Only channels this person is a member of. */
+  memberUserId?: string;
+}
+
+export interface ListOptions {
+  before?: number;
+  after?: number;
+  limit: number;
+}
+
+export interface MessageRepository {
+  /** Stores a message and its search terms in one transaction; ids grow with every insert. */
+  insert(message: NewMessage): Promise<ChannelMessage>;
+  get(id: number): Promise<ChannelMessage | undefined>;
+  /** Replaces a message's text and parts (default: just that text) and its search terms. */
+  edit(id: number, text: string, at: number, parts?: MessagePart[]): Promise<ChannelMessage | undefined>;
+  /** The (last) message a run posted. */
+  byRun(runId: string): Promise<ChannelMessage | undefined>;
+  /** The answers that reply to a message (every version), oldest first. */
+  replies(id: number): Promise<ChannelMessage[]>;
+  /** A page of a channel's messages, oldest first. */
+  list(channelId: string, options: ListOptions): Promise<ChannelMessage[]>;
+  /** Up to `limit` newest messages with `after < id <= upto`, oldest first. */
+  range(channelId: string, after: number, upto: number, limit: number): Promise<ChannelMessage[]>;
+  delete(id: number): Promise<boolean>;
+  /**
+   * Messages containing every term of `query` (words by prefix, CJK by bigram; see search-text.ts),
+   * best first, within one channel and/or the channels a person belongs to (neither: every channel).
+   */
+  search(query: string, scope: SearchScope, limit: number): Promise<ChannelMessage[]>;
+  /** The last message id a reader (a person, or `agent:<id>`) has seen in a channel; 0 if none. */
+  marker(readerId: string, channelId: string): Promise<number>;
+  /** Moves a reader's marker forward (never back). */
+  setMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<void>;
+  /** Per channel, the messages after the person's marker, not counting their own. */
+  unread(userId: string, channelIds: readonly string[]): Promise<Map<string, number>>;
+}
+
+/** A run with what the facade needs besides the public record. */
+export interface StoredRun {
+  run: TeamRun;
+  /** The agent session the run's turn was stored in (for its trace). */
+  ref: SessionRef;
+  /** The person whose message or request started it. */
+  requestedBy: string;
+}
+
+export interface RunRepository {
+  insert(stored: StoredRun): Promise<void>;
+  /** Saves status, error, usage and times. */
+  update(run: TeamRun): Promise<void>;
+  get(id: string): Promise<StoredRun | undefined>;
+  /** Runs still queued or running: after a restart, those whose process died. */
+  listOpen(): Promise<StoredRun[]>;
+  deleteByChannel(channelId: string): Promise<void>;
+}
+
+export interface FlowRepository {
+  /** Inserts or replaces the flow's state. */
+  save(flow: FlowRecord): Promise<void>;
+  get(id: string): Promise<FlowRecord | undefined>;
+  /** Flows in a status, oldest first. */
+  listByStatus(status: FlowStatus): Promise<FlowRecord[]>;
+}
+
+/** Small key-value facts about the team (e.g. whether the starter agents were created). */
+export interface MetaRepository {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
+}
+
+export interface TeamStore {
+  agents: AgentRepository;
+  channels: ChannelRepository;
+  messages: MessageRepository;
+  runs: RunRepository;
+  flows: FlowRepository;
+  meta: MetaRepository;
+}

@@ -1,0 +1,270 @@
+/**
+ * The team tables' rows and their mapping to records. SQLite and PostgreSQL use the same column
+ * names, so both backends read and write rows through these functions.
+ */
+import type { Usage } from "../../llm/types.js";
+import type {
+  AgentRecord,
+  ChainStep,
+  ChannelMessage,
+  ChannelRecord,
+  FlowRecord,
+  FlowStatus,
+  FlowStep,
+  MessagePart,
+  RunStatus,
+  TeamRun,
+} from "../types.js";
+import type { StoredRun } from "./repositories.js";
+
+/** Parses a JSON column written by these repositories; a damaged value falls back. */
+export function parseJson<T>(text: string | null | undefined, fallback: T): T {
+  if (text === null || text === undefined) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+export interface AgentRow {
+  id: string;
+  name: string;
+  emoji: string;
+  model: string | null;
+  tools_allow_json: string | null;
+  tools_deny_json: string;
+  memory: number;
+  skills_json: string;
+  knowledge_bases_json: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toAgent(row: AgentRow): AgentRecord {
+  const agent: AgentRecord = {
+    id: row.id,
+    name: row.name,
+    emoji: row.emoji,
+    toolsDeny: parseJson<string[]>(row.tools_deny_json, []),
+    memory: row.memory === 1,
+    skills: parseJson<string[]>(row.skills_json, []),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  if (row.model !== null) agent.model = row.model;
+  if (row.tools_allow_json !== null) agent.toolsAllow = parseJson<string[]>(row.tools_allow_json, []);
+  if (row.knowledge_bases_json !== null) {
+    agent.knowledgeBases = parseJson<string[]>(row.knowledge_bases_json, []);
+  }
+  return agent;
+}
+
+/** name, emoji, model, allow, deny, memory, skills, knowledge bases, updated_at, id. */
+export function agentParams(agent: AgentRecord): unknown[] {
+  return [
+    agent.name,
+    agent.emoji,
+    agent.model ?? null,
+    agent.toolsAllow === undefined ? null : JSON.stringify(agent.toolsAllow),
+    JSON.stringify(agent.toolsDeny),
+    agent.memory ? 1 : 0,
+    JSON.stringify(agent.skills),
+    agent.knowledgeBases === undefined ? null : JSON.stringify(agent.knowledgeBases),
+    agent.updatedAt,
+    agent.id,
+  ];
+}
+
+export interface ChannelRow {
+  id: string;
+  kind: "direct" | "group";
+  name: string;
+  leader_agent_id: string | null;
+  chain_json: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MemberRow {
+  channel_id: string;
+  member_type: "user" | "agent";
+  member_id: string;
+}
+
+export function toChannel(row: ChannelRow, members: readonly MemberRow[]): ChannelRecord {
+  const channel: ChannelRecord = {
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    members: members.map((m) => ({ type: m.member_type, id: m.member_id })),
+    chain: parseJson<ChainStep[]>(row.chain_json, []),
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  if (row.leader_agent_id !== null) channel.leaderAgentId = row.leader_agent_id;
+  return channel;
+}
+
+/** Members grouped by channel id, in the order given. */
+export function membersByChannel(members: readonly MemberRow[]): Map<string, MemberRow[]> {
+  const byChannel = new Map<string, MemberRow[]>();
+  for (const member of members) {
+    const list = byChannel.get(member.channel_id) ?? [];
+    list.push(member);
+    byChannel.set(member.channel_id, list);
+  }
+  return byChannel;
+}
+
+export interface MessageRow {
+  id: number;
+  channel_id: string;
+  author_type: "user" | "agent" | "system";
+  author_id: string;
+  text: string;
+  run_id: string | null;
+  mentions_json: string;
+  created_at: number;
+  parts_json: string | null;
+  reply_to: number | null;
+  version_of: number | null;
+  edited_at: number | null;
+}
+
+/** The parts of a message that has only text. */
+export function textParts(text: string): MessagePart[] {
+  return text === "" ? [] : [{ type: "text", text }];
+}
+
+export function toMessage(row: MessageRow): ChannelMessage {
+  const message: ChannelMessage = {
+    id: row.id,
+    channelId: row.channel_id,
+    author: { type: row.author_type, id: row.author_id },
+    text: row.text,
+    mentions: parseJson<string[]>(row.mentions_json, []),
+    createdAt: row.created_at,
+    parts: row.parts_json === null ? textParts(row.text) : parseJson<MessagePart[]>(row.parts_json, []),
+  };
+  if (row.run_id !== null) message.runId = row.run_id;
+  if (row.reply_to !== null) message.replyTo = row.reply_to;
+  if (row.version_of !== null) message.versionOf = row.version_of;
+  if (row.edited_at !== null) message.editedAt = row.edited_at;
+  return message;
+}
+
+export interface RunRow {
+  id: string;
+  channel_id: string;
+  agent_id: string;
+  trigger_message_id: number;
+  status: RunStatus;
+  flow_id: string | null;
+  step_index: number | null;
+  depth: number;
+  parent_run_id: string | null;
+  requested_by: string;
+  session_user_id: string;
+  session_id: string;
+  error: string | null;
+  usage_json: string | null;
+  started_at: number;
+  ended_at: number | null;
+}
+
+export function toStoredRun(row: RunRow): StoredRun {
+  const run: TeamRun = {
+    id: row.id,
+    channelId: row.channel_id,
+    agentId: row.agent_id,
+    triggerMessageId: row.trigger_message_id,
+    status: row.status,
+    depth: row.depth,
+    startedAt: row.started_at,
+  };
+  if (row.flow_id !== null) run.flowId = row.flow_id;
+  if (row.step_index !== null) run.stepIndex = row.step_index;
+  if (row.parent_run_id !== null) run.parentRunId = row.parent_run_id;
+  if (row.error !== null) run.error = row.error;
+  const usage = parseJson<Usage | undefined>(row.usage_json, undefined);
+  if (usage) run.usage = usage;
+  if (row.ended_at !== null) run.endedAt = row.ended_at;
+  return {
+    run,
+    ref: { userId: row.session_user_id, sessionId: row.session_id },
+    requestedBy: row.requested_by,
+  };
+}
+
+/** id, channel, agent, trigger, status, flow, step, depth, parent, requested_by, session user, session, started_at. */
+export function runInsertParams(stored: StoredRun): unknown[] {
+  const { run, ref } = stored;
+  return [
+    run.id,
+    run.channelId,
+    run.agentId,
+    run.triggerMessageId,
+    run.status,
+    run.flowId ?? null,
+    run.stepIndex ?? null,
+    run.depth,
+    run.parentRunId ?? null,
+    stored.requestedBy,
+    ref.userId,
+    ref.sessionId,
+    run.startedAt,
+  ];
+}
+
+/** status, error, usage, started_at, ended_at, id. */
+export function runUpdateParams(run: TeamRun): unknown[] {
+  return [
+    run.status,
+    run.error ?? null,
+    run.usage ? JSON.stringify(run.usage) : null,
+    run.startedAt,
+    run.endedAt ?? null,
+    run.id,
+  ];
+}
+
+export interface FlowRow {
+  id: string;
+  channel_id: string;
+  trigger_message_id: number;
+  status: FlowStatus;
+  current_step: number;
+  steps_json: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toFlow(row: FlowRow): FlowRecord {
+  return {
+    id: row.id,
+    channelId: row.channel_id,
+    triggerMessageId: row.trigger_message_id,
+    status: row.status,
+    currentStep: row.current_step,
+    steps: parseJson<FlowStep[]>(row.steps_json, []),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** id, channel, trigger, status, current step, steps, created_at, updated_at. */
+export function flowParams(flow: FlowRecord): unknown[] {
+  return [
+    flow.id,
+    flow.channelId,
+    flow.triggerMessageId,
+    flow.status,
+    flow.currentStep,
+    JSON.stringify(flow.steps),
+    flow.createdAt,
+    flow.updatedAt,
+  ];
+}

@@ -1,0 +1,374 @@
+/** The team repositories hold the same contract on SQLite and on PostgreSQL. */
+import { expect, it } from "vitest";
+import { createPostgresTeamStore, createSqliteTeamStore, type TeamStore } from "../../src/team/team-store.js";
+import type { AgentRecord, ChannelRecord, FlowRecord } from "../../src/team/types.js";
+import { type Backend, describeBackends } from "./backends.js";
+
+function storeOf(backend: Backend): TeamStore {
+  return backend.kind === "sqlite" ? createSqliteTeamStore(backend.db) : createPostgresTeamStore(backend.db);
+}
+
+function agent(id: string, at: number, extra: Partial<AgentRecord> = {}): AgentRecord {
+  return {
+    id,
+    name: id.toUpperCase(),
+    emoji: "🤖",
+    toolsDeny: [],
+    memory: true,
+    skills: [],
+    createdAt: at,
+    updatedAt: at,
+    ...extra,
+  };
+}
+
+function channel(id: string, at: number, extra: Partial<ChannelRecord> = {}): ChannelRecord {
+  return {
+    id,
+    kind: "group",
+    name: `#${id}`,
+    members: [
+      { type: "user", id: "alice" },
+      { type: "agent", id: "writer" },
+    ],
+    chain: [],
+    createdBy: "alice",
+    createdAt: at,
+    updatedAt: at,
+    ...extra,
+  };
+}
+
+function post(store: TeamStore, channelId: string, text: string, author = "alice", at = 1000) {
+  return store.messages.insert({
+    channelId,
+    author: { type: author.startsWith("agent:") ? "agent" : "user", id: author.replace("agent:", "") },
+    text,
+    mentions: [],
+    createdAt: at,
+  });
+}
+
+describeBackends("team store", (open) => {
+  it("keeps agents with every field, oldest first, and updates and deletes them", async () => {
+    const store = storeOf(await open());
+    await store.agents.insert(
+      agent("writer", 2000, { model: "openai:gpt-4.1", toolsAllow: ["read_file"], knowledgeBases: ["docs"] }),
+    );
+    await store.agents.insert(
+      agent("coder", 1000, { memory: false, skills: ["git"], toolsDeny: ["execute_command"] }),
+    );
+    const listed = await store.agents.list();
+    expect(listed.map((a) => a.id)).toEqual(["coder", "writer"]);
+    expect(await store.agents.get("writer")).toEqual(
+      agent("writer", 2000, { model: "openai:gpt-4.1", toolsAllow: ["read_file"], knowledgeBases: ["docs"] }),
+    );
+    expect(await store.agents.get("coder")).toEqual(
+      agent("coder", 1000, { memory: false, skills: ["git"], toolsDeny: ["execute_command"] }),
+    );
+    await expect(store.agents.insert(agent("coder", 3000))).rejects.toThrow();
+    await store.agents.update({ ...agent("coder", 1000), name: "Coder 2", updatedAt: 5000 });
+    expect(await store.agents.get("coder")).toMatchObject({
+      name: "Coder 2",
+      updatedAt: 5000,
+      createdAt: 1000,
+      memory: true,
+    });
+    expect(await store.agents.get("coder")).not.toHaveProperty("model");
+    expect(await store.agents.delete("coder")).toBe(true);
+    expect(await store.agents.delete("coder")).toBe(false);
+    expect(await store.agents.get("coder")).toBeUndefined();
+  });
+
+  it("keeps channels with members and chain; members come and go; delete cascades", async () => {
+    const store = storeOf(await open());
+    await store.channels.insert(
+      channel("ops", 1000, {
+        leaderAgentId: "writer",
+        chain: [{ agentId: "writer", requiresApproval: true }],
+      }),
+    );
+    await store.channels.insert(
+      channel("dm", 500, { kind: "direct", members: [{ type: "user", id: "bob" }] }),
+    );
+    expect((await store.channels.list()).map((c) => c.id)).toEqual(["dm", "ops"]);
+    const ops = await store.channels.get("ops");
+    expect(ops).toMatchObject({
+      leaderAgentId: "writer",
+      chain: [{ agentId: "writer", requiresApproval: true }],
+    });
+    expect(ops?.members).toEqual([
+      { type: "agent", id: "writer" },
+      { type: "user", id: "alice" },
+    ]);
+    await store.channels.addMember("ops", { type: "user", id: "carol" }, 2000);
+    await store.channels.addMember("ops", { type: "user", id: "carol" }, 3000);
+    expect((await store.channels.get("ops"))?.members.filter((m) => m.id === "carol")).toHaveLength(1);
+    expect(await store.channels.userMemberships()).toEqual(
+      expect.arrayContaining([
+        { channelId: "ops", userId: "alice" },
+        { channelId: "ops", userId: "carol" },
+        { channelId: "dm", userId: "bob" },
+      ]),
+    );
+    expect(await store.channels.removeMember("ops", { type: "user", id: "carol" })).toBe(true);
+    expect(await store.channels.removeMember("ops", { type: "user", id: "carol" })).toBe(false);
+    await store.channels.update({
+      ...(ops as ChannelRecord),
+      name: "#ops-2",
+      leaderAgentId: undefined,
+      chain: [],
+      updatedAt: 9,
+    });
+    const updated = await store.channels.get("ops");
+    expect(updated).toMatchObject({ name: "#ops-2", chain: [], updatedAt: 9 });
+    expect(updated).not.toHaveProperty("leaderAgentId");
+
+    await post(store, "ops", "hello");
+    await store.flows.save(flow("f1", "ops", "running"));
+    await store.messages.setMarker("alice", "ops", 1, 1);
+    expect(await store.channels.delete("ops")).toBe(true);
+    expect(await store.channels.get("ops")).toBeUndefined();
+    expect(await store.messages.list("ops", { limit: 10 })).toEqual([]);
+    expect(await store.flows.get("f1")).toBeUndefined();
+    expect(await store.messages.marker("alice", "ops")).toBe(0);
+  });
+
+  it("a channel insert is one transaction: a failing member leaves no channel", async () => {
+    const store = storeOf(await open());
+    const bad = channel("ops", 1, {
+      members: [
+        { type: "user", id: "alice" },
+        { type: "robot" as "user", id: "x" },
+      ],
+    });
+    await expect(store.channels.insert(bad)).rejects.toThrow();
+    expect(await store.channels.get("ops")).toBeUndefined();
+  });
+
+  it("pages messages oldest first, before and after an id, and in a range", async () => {
+    const store = storeOf(await open());
+    await store.channels.insert(channel("ops", 1));
+    await store.channels.insert(channel("other", 1));
+    const ids: number[] = [];
+    for (let i = 1; i <= 6; i++) {
+      ids.push((await post(store, "ops", `message ${i}`, "alice", 1000 + i)).id);
+      await post(store, "other", `noise ${i}`);
+    }
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    const texts = (list: { text: string }[]) => list.map((m) => m.text);
+    expect(texts(await store.messages.list("ops", { limit: 2 }))).toEqual(["message 5", "message 6"]);
+    expect(texts(await store.messages.list("ops", { limit: 2, before: ids[4] }))).toEqual([
+      "message 3",
+      "message 4",
+    ]);
+    expect(texts(await store.messages.list("ops", { limit: 2, after: ids[1] }))).toEqual([
+      "message 3",
+      "message 4",
+    ]);
+    expect(texts(await store.messages.list("ops", { limit: 10, after: ids[1], before: ids[4] }))).toEqual([
+      "message 3",
+      "message 4",
+    ]);
+    expect(texts(await store.messages.range("ops", ids[0] as number, ids[4] as number, 2))).toEqual([
+      "message 4",
+      "message 5",
+    ]);
+    const first = await store.messages.get(ids[0] as number);
+    expect(first).toMatchObject({ channelId: "ops", author: { type: "user", id: "alice" }, createdAt: 1001 });
+    expect(first?.parts).toEqual([{ type: "text", text: "message 1" }]);
+    expect(await store.messages.delete(ids[0] as number)).toBe(true);
+    expect(await store.messages.get(ids[0] as number)).toBeUndefined();
+    expect(await store.messages.delete(ids[0] as number)).toBe(false);
+  });
+
+  it("keeps parts, replies, versions, edits and the run a message came from", async () => {
+    const store = storeOf(await open());
+    await store.channels.insert(channel("ops", 1));
+    const question = await post(store, "ops", "what is up?");
+    const parts = [
+      { type: "reasoning" as const, text: "thinking" },
+      { type: "text" as const, text: "all good" },
+    ];
+    const answer = await store.messages.insert({
+      channelId: "ops",
+      author: { type: "agent", id: "writer" },
+      text: "all good",
+      mentions: ["alice"],
+      createdAt: 2,
+      runId: "run-1",
+      replyTo: question.id,
+      parts,
+    });
+    const second = await store.messages.insert({
+      channelId: "ops",
+      author: { type: "agent", id: "writer" },
+      text: "",
+      mentions: [],
+      createdAt: 3,
+      runId: "run-2",
+      replyTo: question.id,
+      versionOf: answer.id,
+    });
+    expect(second.parts).toEqual([]);
+    expect(await store.messages.get(answer.id)).toMatchObject({
+      parts,
+      mentions: ["alice"],
+      runId: "run-1",
+      replyTo: question.id,
+    });
+    expect((await store.messages.replies(question.id)).map((m) => m.id)).toEqual([answer.id, second.id]);
+    expect((await store.messages.byRun("run-2"))?.versionOf).toBe(answer.id);
+    expect(await store.messages.byRun("missing")).toBeUndefined();
+    const edited = await store.messages.edit(question.id, "what is down?", 99);
+    expect(edited).toMatchObject({
+      text: "what is down?",
+      editedAt: 99,
+      parts: [{ type: "text", text: "what is down?" }],
+    });
+    expect(await store.messages.edit(123_456, "x", 1)).toBeUndefined();
+    expect((await store.messages.search("down", {}, 10)).map((m) => m.id)).toEqual([question.id]);
+    expect(await store.messages.search("up", {}, 10)).toEqual([]);
+  });
+
+  it("searches by word prefix, CJK bigram and folded diacritics, within a scope", async () => {
+    const store = storeOf(await open());
+    await store.channels.insert(channel("ops", 1));
+    await store.channels.insert(channel("private", 1, { members: [{ type: "user", id: "bob" }] }));
+    const deploy = await post(store, "ops", "The deployment failed at 3am");
+    const db = await post(store, "ops", "我们的数据库需要备份");
+    const cafe = await post(store, "ops", "Meet at the Café tomorrow");
+    const hidden = await post(store, "private", "deploy the secret build", "bob");
+    const ids = (list: { id: number }[]) => list.map((m) => m.id);
+    expect(ids(await store.messages.search("deploy", { channelId: "ops" }, 10))).toEqual([deploy.id]);
+    expect(new Set(ids(await store.messages.search("deploy", {}, 10)))).toEqual(
+      new Set([deploy.id, hidden.id]),
+    );
+    expect(ids(await store.messages.search("deploy", { memberUserId: "alice" }, 10))).toEqual([deploy.id]);
+    expect(ids(await store.messages.search("deploy", { memberUserId: "bob" }, 10))).toEqual([hidden.id]);
+    expect(ids(await store.messages.search("数据库", {}, 10))).toEqual([db.id]);
+    expect(await store.messages.search("数库", {}, 10)).toEqual([]);
+    expect(ids(await store.messages.search("cafe", {}, 10))).toEqual([cafe.id]);
+    expect(ids(await store.messages.search("deployment 3am", {}, 10))).toEqual([deploy.id]);
+    expect(await store.messages.search("deployment nothing", {}, 10)).toEqual([]);
+    expect(await store.messages.search("  !!  ", {}, 10)).toEqual([]);
+    expect(await store.messages.search('it\'s "quoted" \\ back', {}, 10)).toEqual([]);
+    expect(ids(await store.messages.search("deploy", {}, 1))).toHaveLength(1);
+    await store.messages.delete(deploy.id);
+    expect(ids(await store.messages.search("deploy", { channelId: "ops" }, 10))).toEqual([]);
+  });
+
+  it("moves read markers only forward and counts unread messages from others", async () => {
+    const store = storeOf(await open());
+    await store.channels.insert(channel("ops", 1));
+    await store.channels.insert(channel("quiet", 1));
+    const a = await post(store, "ops", "one", "agent:writer");
+    await post(store, "ops", "mine", "alice");
+    const c = await post(store, "ops", "three", "agent:writer");
+    expect(await store.messages.marker("alice", "ops")).toBe(0);
+    expect(await store.messages.unread("alice", ["ops", "quiet"])).toEqual(
+      new Map([
+        ["ops", 2],
+        ["quiet", 0],
+      ]),
+    );
+    await store.messages.setMarker("alice", "ops", a.id, 5);
+    expect((await store.messages.unread("alice", ["ops"])).get("ops")).toBe(1);
+    await store.messages.setMarker("alice", "ops", c.id, 6);
+    await store.messages.setMarker("alice", "ops", a.id, 7);
+    expect(await store.messages.marker("alice", "ops")).toBe(c.id);
+    expect((await store.messages.unread("alice", ["ops"])).get("ops")).toBe(0);
+    expect(await store.messages.unread("alice", [])).toEqual(new Map());
+  });
+
+  it("keeps runs, lists the open ones and deletes a channel's runs", async () => {
+    const store = storeOf(await open());
+    const base = { channelId: "ops", agentId: "writer", triggerMessageId: 1, depth: 0, startedAt: 10 };
+    await store.runs.insert({
+      run: { ...base, id: "r1", status: "queued" },
+      ref: { userId: "alice", sessionId: "s1" },
+      requestedBy: "alice",
+    });
+    await store.runs.insert({
+      run: { ...base, id: "r2", status: "running", flowId: "f1", stepIndex: 2, depth: 1, parentRunId: "r1" },
+      ref: { userId: "agent:writer", sessionId: "s2" },
+      requestedBy: "bob",
+    });
+    await store.runs.insert({
+      run: { ...base, id: "r3", channelId: "dm", status: "queued" },
+      ref: { userId: "alice", sessionId: "s3" },
+      requestedBy: "alice",
+    });
+    expect((await store.runs.get("r2"))?.run).toEqual({
+      ...base,
+      id: "r2",
+      status: "running",
+      flowId: "f1",
+      stepIndex: 2,
+      depth: 1,
+      parentRunId: "r1",
+    });
+    expect((await store.runs.get("r2"))?.ref).toEqual({ userId: "agent:writer", sessionId: "s2" });
+    expect((await store.runs.get("r2"))?.requestedBy).toBe("bob");
+    const usage = { inputTokens: 10, outputTokens: 5 };
+    await store.runs.update({
+      ...base,
+      id: "r1",
+      status: "error",
+      error: "boom",
+      usage,
+      startedAt: 11,
+      endedAt: 20,
+    } as never);
+    expect((await store.runs.get("r1"))?.run).toMatchObject({
+      status: "error",
+      error: "boom",
+      usage,
+      startedAt: 11,
+      endedAt: 20,
+    });
+    expect((await store.runs.listOpen()).map((s) => s.run.id).sort()).toEqual(["r2", "r3"]);
+    await store.runs.deleteByChannel("ops");
+    expect(await store.runs.get("r2")).toBeUndefined();
+    expect(await store.runs.get("r3")).toBeDefined();
+  });
+
+  it("saves flows whole, replaces them, and lists them by status", async () => {
+    const store = storeOf(await open());
+    await store.channels.insert(channel("ops", 1));
+    await store.flows.save(flow("f1", "ops", "running", 10));
+    await store.flows.save(flow("f2", "ops", "paused", 5));
+    await store.flows.save(flow("f3", "ops", "running", 1));
+    expect((await store.flows.listByStatus("running")).map((f) => f.id)).toEqual(["f3", "f1"]);
+    const next: FlowRecord = { ...flow("f1", "ops", "done", 10), currentStep: 1, updatedAt: 99 };
+    next.steps[0] = { ...next.steps[0]!, status: "completed", output: "drafted" };
+    await store.flows.save(next);
+    expect(await store.flows.get("f1")).toEqual(next);
+    expect((await store.flows.listByStatus("running")).map((f) => f.id)).toEqual(["f3"]);
+    expect(await store.flows.get("nope")).toBeUndefined();
+  });
+
+  it("keeps team settings", async () => {
+    const store = storeOf(await open());
+    expect(await store.meta.get("seeded")).toBeUndefined();
+    await store.meta.set("seeded", "1");
+    await store.meta.set("seeded", "2");
+    expect(await store.meta.get("seeded")).toBe("2");
+  });
+});
+
+function flow(id: string, channelId: string, status: FlowRecord["status"], createdAt = 1): FlowRecord {
+  return {
+    id,
+    channelId,
+    triggerMessageId: 1,
+    status,
+    currentStep: 0,
+    steps: [
+      { agentId: "writer", requiresApproval: false, status: "running", input: "go" },
+      { agentId: "editor", requiresApproval: true, status: "waiting" },
+    ],
+    createdAt,
+    updatedAt: createdAt,
+  };
+}
