@@ -1,14 +1,27 @@
 /** SessionStore on SQLite (better-sqlite3). Synchronous underneath; async to match the interface. */
 import type { Database } from "better-sqlite3";
-import { DimsumError } from "../errors.js";
-import type { Message, ToolResultMessage, Usage } from "../llm/types.js";
+import type { Message } from "../llm/types.js";
 import type { TodoItem } from "../tools/types.js";
 import { joinGroupCommit } from "./group-commit.js";
-import { type MessageRow, messageToColumns, rowToMessage } from "./message-rows.js";
+import { type MessageRow, messageToColumns } from "./message-rows.js";
+import type { RunRow } from "./session-records.js";
+import {
+  checkRef,
+  checkToolPairs,
+  defaultStoreLogger,
+  duplicateRunError,
+  INTERRUPTED_RUN_NOTE,
+  missingRunError,
+  missingSessionError,
+  RowDecoder,
+  splitToolResultError,
+  toSessionRecord,
+  toStoredMessage,
+  unansweredResults,
+} from "./session-records.js";
 import { storeError } from "./sqlite-errors.js";
-import { checkRef, label, toRunRecord, toSessionRecord, toStoredMessage } from "./sqlite-records.js";
-import { prepareStatements, type RunRow, type Statements } from "./sqlite-statements.js";
-import { describeToolPairIssues, findToolPairIssues } from "./tool-pairs.js";
+import { prepareStatements, type Statements } from "./sqlite-statements.js";
+import { describeToolPairIssues } from "./tool-pairs.js";
 import type {
   CompactInput,
   FinishRunInput,
@@ -34,12 +47,7 @@ export interface SqliteSessionStoreOptions {
   estimateTokens?: (message: Message) => number;
 }
 
-/** The text of the error result given to a tool call whose run died before it returned. */
-export const INTERRUPTED_TOOL_RESULT = "interrupted: the run stopped before this tool returned";
-const INTERRUPTED_RUN_NOTE =
-  "interrupted: the process stopped before the run finished; closed when the session reopened";
-
-const defaultLogger: StoreLogger = { warn: (message) => process.emitWarning(message, "DimsumStoreWarning") };
+export { INTERRUPTED_TOOL_RESULT } from "./session-records.js";
 
 export class SqliteSessionStore implements SessionStore {
   private readonly sql: Statements;
@@ -47,6 +55,7 @@ export class SqliteSessionStore implements SessionStore {
   private readonly db: Database;
   private readonly now: () => number;
   private readonly logger: StoreLogger;
+  private readonly decode: RowDecoder;
   private readonly estimateTokens: ((message: Message) => number) | undefined;
   private readonly tx: {
     insert: (sessionId: number, runId: string | undefined, messages: Message[]) => StoredMessage[];
@@ -61,7 +70,8 @@ export class SqliteSessionStore implements SessionStore {
     this.db = db;
     this.sql = prepareStatements(db);
     this.now = options.now ?? Date.now;
-    this.logger = options.logger ?? defaultLogger;
+    this.logger = options.logger ?? defaultStoreLogger;
+    this.decode = new RowDecoder(this.logger, this.file);
     this.estimateTokens = options.estimateTokens;
     // Nested calls (recovery inserting messages) become savepoints inside the outer transaction.
     this.tx = {
@@ -101,16 +111,7 @@ export class SqliteSessionStore implements SessionStore {
 
   appendMessages(ref: SessionRef, runId: string | undefined, messages: Message[]): Promise<StoredMessage[]> {
     return this.guard("write to", () => {
-      const problem = describeToolPairIssues(messages);
-      if (problem) {
-        throw new DimsumError(
-          "internal",
-          `Refusing to store messages for session ${label(ref)}: ${problem}.`,
-          {
-            hint: "append an assistant message with tool calls in the same call as all its tool results",
-          },
-        );
-      }
+      checkToolPairs(ref, messages, describeToolPairIssues);
       return this.tx.insert(this.requireSession(ref), runId, messages);
     });
   }
@@ -155,11 +156,7 @@ export class SqliteSessionStore implements SessionStore {
   startRun(ref: SessionRef, input: StartRunInput): Promise<RunRecord> {
     return this.guard("write to", () => {
       const sessionId = this.requireSession(ref);
-      if (this.sql.runExists.get(input.runId)) {
-        throw new DimsumError("internal", `A run with id ${input.runId} already exists.`, {
-          hint: "give every run a fresh id",
-        });
-      }
+      if (this.sql.runExists.get(input.runId)) throw duplicateRunError(input.runId);
       this.sql.insertRun.run(input.runId, sessionId, input.model, input.prompt ?? null, this.now());
       return this.readRun(this.sql.run.get(input.runId, sessionId)!);
     });
@@ -220,19 +217,7 @@ export class SqliteSessionStore implements SessionStore {
     return this.guard("read", () => {
       const sessionId = this.findSession(ref);
       if (sessionId === undefined || !this.sql.runInSession.get(runId, sessionId)) return [];
-      const events: StoredRunEvent[] = [];
-      for (const row of this.sql.events.all(runId)) {
-        const payload = this.parseJson(row.payload_json, `event ${row.seq} of run ${runId}`);
-        if (payload.ok)
-          events.push({
-            runId: row.run_id,
-            seq: row.seq,
-            type: row.type,
-            payload: payload.value,
-            at: row.at,
-          });
-      }
-      return events;
+      return this.decode.events(runId, this.sql.events.all(runId));
     });
   }
 
@@ -247,10 +232,7 @@ export class SqliteSessionStore implements SessionStore {
   getTodos(ref: SessionRef): Promise<TodoItem[]> {
     return this.guard("read", () => {
       const sessionId = this.findSession(ref);
-      const json = sessionId === undefined ? undefined : this.sql.todos.get(sessionId);
-      if (json === undefined) return [];
-      const parsed = this.parseJson(json, `the todo list of session ${label(ref)}`);
-      return parsed.ok && Array.isArray(parsed.value) ? (parsed.value as TodoItem[]) : [];
+      return this.decode.todos(ref, sessionId === undefined ? undefined : this.sql.todos.get(sessionId));
     });
   }
 
@@ -323,25 +305,9 @@ export class SqliteSessionStore implements SessionStore {
 
     // Defence in depth: transactions make this impossible for new data, but older files may need it.
     const tail = this.decodeMessages(ref, this.sql.historyTail.all(sessionId, sessionId));
-    const { unanswered } = findToolPairIssues(tail.map((s) => s.message));
-    const open = unanswered[0];
-    const assistant = open && tail[open.index];
-    if (!open || !assistant) return { runs, syntheticResults: [] };
-    if (tail.slice(open.index + 1).some((s) => s.message.role !== "tool")) {
-      // Results appended now would not directly follow the call, so they would not help.
-      this.logger.warn(
-        `Session ${label(ref)}: message ${assistant.id} has tool calls without results followed by later messages; left as is.`,
-      );
-      return { runs, syntheticResults: [] };
-    }
-    const results: ToolResultMessage[] = open.calls.map((call) => ({
-      role: "tool",
-      toolCallId: call.id,
-      toolName: call.name,
-      content: INTERRUPTED_TOOL_RESULT,
-      isError: true,
-    }));
-    return { runs, syntheticResults: this.insertBatch(sessionId, assistant.runId, results) };
+    const plan = unansweredResults(ref, tail, this.logger);
+    if (!plan) return { runs, syntheticResults: [] };
+    return { runs, syntheticResults: this.insertBatch(sessionId, plan.runId, plan.results) };
   }
 
   // --- helpers ---
@@ -362,59 +328,25 @@ export class SqliteSessionStore implements SessionStore {
 
   private requireSession(ref: SessionRef): number {
     const id = this.findSession(ref);
-    if (id === undefined) {
-      throw new DimsumError("internal", `Session ${label(ref)} does not exist.`, {
-        hint: "call openSession before writing to a session",
-      });
-    }
+    if (id === undefined) throw missingSessionError(ref);
     return id;
   }
 
   private markCompactedIn(ref: SessionRef, sessionId: number, uptoMessageId: number): number {
-    if (this.sql.roleAfter.get(sessionId, uptoMessageId) === "tool") {
-      throw new DimsumError(
-        "internal",
-        `Cannot compact session ${label(ref)} up to message ${uptoMessageId}: the next message is a tool result that would lose its call.`,
-        { hint: "cut compaction after the last tool result of a turn" },
-      );
-    }
+    if (this.sql.roleAfter.get(sessionId, uptoMessageId) === "tool")
+      throw splitToolResultError(ref, uptoMessageId);
     return this.sql.markCompacted.run(sessionId, uptoMessageId).changes;
   }
 
-  private missingRun(ref: SessionRef, runId: string): DimsumError {
-    return new DimsumError("internal", `Run ${runId} does not exist in session ${label(ref)}.`, {
-      hint: "start the run with startRun in the same session first",
-    });
+  private missingRun(ref: SessionRef, runId: string) {
+    return missingRunError(ref, runId);
   }
 
   private decodeMessages(ref: SessionRef, rows: MessageRow[]): StoredMessage[] {
-    const out: StoredMessage[] = [];
-    for (const row of rows) {
-      try {
-        out.push(toStoredMessage(row, rowToMessage(row)));
-      } catch (err) {
-        const reason = err instanceof Error ? err.message : String(err);
-        this.logger.warn(
-          `Skipped unreadable message ${row.id} of session ${label(ref)} in ${this.file}: ${reason}`,
-        );
-      }
-    }
-    return out;
+    return this.decode.messages(ref, rows);
   }
 
   private readRun(row: RunRow): RunRecord {
-    const usage =
-      row.usage_json === null ? undefined : this.parseJson(row.usage_json, `the usage of run ${row.id}`);
-    return toRunRecord(row, usage?.ok ? (usage.value as Usage) : undefined);
-  }
-
-  private parseJson(json: string, what: string): { ok: true; value: unknown } | { ok: false } {
-    try {
-      return { ok: true, value: JSON.parse(json) };
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      this.logger.warn(`Skipped unreadable ${what} in ${this.file}: ${reason}`);
-      return { ok: false };
-    }
+    return this.decode.run(row);
   }
 }

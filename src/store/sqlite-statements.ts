@@ -1,41 +1,7 @@
 /** Every SQL statement the session store runs, prepared once per database connection. */
 import type { Database } from "better-sqlite3";
 import type { MessageRow } from "./message-rows.js";
-
-export interface SessionRow {
-  id: number;
-  user_id: string;
-  session_key: string;
-  title: string | null;
-  summary: string | null;
-  summary_updated_at: number | null;
-  created_at: number;
-  updated_at: number;
-  message_count: number;
-}
-
-export interface RunRow {
-  id: string;
-  user_id: string;
-  session_key: string;
-  status: string;
-  model: string;
-  prompt: string | null;
-  started_at: number;
-  ended_at: number | null;
-  iterations: number;
-  usage_json: string | null;
-  error: string | null;
-  note: string | null;
-}
-
-export interface RunEventRow {
-  run_id: string;
-  seq: number;
-  type: string;
-  payload_json: string;
-  at: number;
-}
+import type { RunEventRow, RunRow, SessionRow } from "./session-records.js";
 
 const sessionColumns = `s.id, s.user_id, s.session_key, s.title, s.summary, s.summary_updated_at, s.created_at,
   s.updated_at, (SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS message_count`;

@@ -46,7 +46,8 @@ export const sessionsAndTeam = sqlMigration(1, "sessions and the team", [
     iterations INTEGER NOT NULL DEFAULT 0,
     usage_json TEXT,
     error TEXT,
-    note TEXT
+    note TEXT,
+    seq BIGSERIAL
   )`,
   "CREATE INDEX runs_session ON runs (session_id, started_at)",
   "CREATE INDEX runs_running ON runs (session_id) WHERE status = 'running'",

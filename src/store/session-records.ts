@@ -1,0 +1,254 @@
+/**
+ * The session tables' rows and their mapping to the records of types.ts, shared by the SQLite and
+ * PostgreSQL session stores (same columns), with the decoding that skips and reports damaged rows and
+ * the plan for recovering a session whose run died mid-turn.
+ */
+import { DimsumError } from "../errors.js";
+import type { Message, ToolResultMessage, Usage } from "../llm/types.js";
+import type { TodoItem } from "../tools/types.js";
+import { type MessageRow, rowToMessage } from "./message-rows.js";
+import { findToolPairIssues } from "./tool-pairs.js";
+import type {
+  RunRecord,
+  RunStatus,
+  SessionRecord,
+  SessionRef,
+  StoredMessage,
+  StoredRunEvent,
+  StoreLogger,
+} from "./types.js";
+
+export interface SessionRow {
+  id: number;
+  user_id: string;
+  session_key: string;
+  title: string | null;
+  summary: string | null;
+  summary_updated_at: number | null;
+  created_at: number;
+  updated_at: number;
+  message_count: number;
+}
+
+export interface RunRow {
+  id: string;
+  user_id: string;
+  session_key: string;
+  status: string;
+  model: string;
+  prompt: string | null;
+  started_at: number;
+  ended_at: number | null;
+  iterations: number;
+  usage_json: string | null;
+  error: string | null;
+  note: string | null;
+}
+
+export interface RunEventRow {
+  run_id: string;
+  seq: number;
+  type: string;
+  payload_json: string;
+  at: number;
+}
+
+/** The text of the error result given to a tool call whose run died before it returned. */
+export const INTERRUPTED_TOOL_RESULT = "interrupted: the run stopped before this tool returned";
+export const INTERRUPTED_RUN_NOTE =
+  "interrupted: the process stopped before the run finished; closed when the session reopened";
+
+export const defaultStoreLogger: StoreLogger = {
+  warn: (message) => process.emitWarning(message, "DimsumStoreWarning"),
+};
+
+/** `user:session`, as messages name a session. */
+export function label(ref: SessionRef): string {
+  return `${ref.userId}:${ref.sessionId}`;
+}
+
+/** A sessions row (with its message count) as a SessionRecord. */
+export function toSessionRecord(row: SessionRow): SessionRecord {
+  const record: SessionRecord = {
+    userId: row.user_id,
+    sessionId: row.session_key,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    messageCount: row.message_count,
+  };
+  if (row.title !== null) record.title = row.title;
+  if (row.summary !== null) record.summary = row.summary;
+  if (row.summary_updated_at !== null) record.summaryUpdatedAt = row.summary_updated_at;
+  return record;
+}
+
+/** A messages row plus its decoded message as a StoredMessage. */
+export function toStoredMessage(row: MessageRow, message: Message): StoredMessage {
+  const stored: StoredMessage = {
+    id: row.id,
+    seq: row.seq,
+    createdAt: row.created_at,
+    compacted: row.compacted !== 0,
+    message,
+  };
+  if (row.run_id !== null) stored.runId = row.run_id;
+  if (row.tokens_estimate !== null) stored.tokensEstimate = row.tokens_estimate;
+  return stored;
+}
+
+/** A runs row as a RunRecord; `usage` is parsed by the caller, who reports unreadable JSON. */
+export function toRunRecord(row: RunRow, usage: Usage | undefined): RunRecord {
+  const run: RunRecord = {
+    id: row.id,
+    userId: row.user_id,
+    sessionId: row.session_key,
+    status: row.status as RunStatus,
+    model: row.model,
+    startedAt: row.started_at,
+    iterations: row.iterations,
+  };
+  if (row.prompt !== null) run.prompt = row.prompt;
+  if (row.ended_at !== null) run.endedAt = row.ended_at;
+  if (row.error !== null) run.error = row.error;
+  if (row.note !== null) run.note = row.note;
+  if (usage !== undefined) run.usage = usage;
+  return run;
+}
+
+/** Returns the ref after checking both ids are present: an empty id would silently merge sessions. */
+export function checkRef(ref: SessionRef): SessionRef {
+  if (!ref.userId || !ref.sessionId) {
+    throw new DimsumError("config", `A session needs a user id and a session id (got "${label(ref)}").`, {
+      hint: "pass both, e.g. --user alice --session window1",
+    });
+  }
+  return ref;
+}
+
+/** Decodes rows, skipping (and reporting to the logger) those that cannot be read. */
+export class RowDecoder {
+  constructor(
+    private readonly logger: StoreLogger,
+    /** Where the rows come from, for the reports (a file, or a database label). */
+    private readonly where: string,
+  ) {}
+
+  messages(ref: SessionRef, rows: readonly MessageRow[]): StoredMessage[] {
+    const out: StoredMessage[] = [];
+    for (const row of rows) {
+      try {
+        out.push(toStoredMessage(row, rowToMessage(row)));
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        this.logger.warn(
+          `Skipped unreadable message ${row.id} of session ${label(ref)} in ${this.where}: ${reason}`,
+        );
+      }
+    }
+    return out;
+  }
+
+  run(row: RunRow): RunRecord {
+    const usage =
+      row.usage_json === null ? undefined : this.json(row.usage_json, `the usage of run ${row.id}`);
+    return toRunRecord(row, usage?.ok ? (usage.value as Usage) : undefined);
+  }
+
+  events(runId: string, rows: readonly RunEventRow[]): StoredRunEvent[] {
+    const events: StoredRunEvent[] = [];
+    for (const row of rows) {
+      const payload = this.json(row.payload_json, `event ${row.seq} of run ${runId}`);
+      if (payload.ok)
+        events.push({ runId: row.run_id, seq: row.seq, type: row.type, payload: payload.value, at: row.at });
+    }
+    return events;
+  }
+
+  todos(ref: SessionRef, json: string | undefined): TodoItem[] {
+    if (json === undefined) return [];
+    const parsed = this.json(json, `the todo list of session ${label(ref)}`);
+    return parsed.ok && Array.isArray(parsed.value) ? (parsed.value as TodoItem[]) : [];
+  }
+
+  json(json: string, what: string): { ok: true; value: unknown } | { ok: false } {
+    try {
+      return { ok: true, value: JSON.parse(json) };
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      this.logger.warn(`Skipped unreadable ${what} in ${this.where}: ${reason}`);
+      return { ok: false };
+    }
+  }
+}
+
+/**
+ * What recovery appends after the history's tail (the last assistant message and what follows): error
+ * results for the tool calls left unanswered, when they can directly follow the call.
+ */
+export function unansweredResults(
+  ref: SessionRef,
+  tail: readonly StoredMessage[],
+  logger: StoreLogger,
+): { runId: string | undefined; results: ToolResultMessage[] } | undefined {
+  const { unanswered } = findToolPairIssues(tail.map((s) => s.message));
+  const open = unanswered[0];
+  const assistant = open && tail[open.index];
+  if (!open || !assistant) return undefined;
+  if (tail.slice(open.index + 1).some((s) => s.message.role !== "tool")) {
+    // Results appended now would not directly follow the call, so they would not help.
+    logger.warn(
+      `Session ${label(ref)}: message ${assistant.id} has tool calls without results followed by later messages; left as is.`,
+    );
+    return undefined;
+  }
+  return {
+    runId: assistant.runId,
+    results: open.calls.map((call) => ({
+      role: "tool",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: INTERRUPTED_TOOL_RESULT,
+      isError: true,
+    })),
+  };
+}
+
+/** Refuses a batch that would store a tool call apart from its results. */
+export function checkToolPairs(
+  ref: SessionRef,
+  messages: readonly Message[],
+  describe: (m: Message[]) => string | undefined,
+): void {
+  const problem = describe([...messages]);
+  if (problem) {
+    throw new DimsumError("internal", `Refusing to store messages for session ${label(ref)}: ${problem}.`, {
+      hint: "append an assistant message with tool calls in the same call as all its tool results",
+    });
+  }
+}
+
+export function missingRunError(ref: SessionRef, runId: string): DimsumError {
+  return new DimsumError("internal", `Run ${runId} does not exist in session ${label(ref)}.`, {
+    hint: "start the run with startRun in the same session first",
+  });
+}
+
+export function missingSessionError(ref: SessionRef): DimsumError {
+  return new DimsumError("internal", `Session ${label(ref)} does not exist.`, {
+    hint: "call openSession before writing to a session",
+  });
+}
+
+export function duplicateRunError(runId: string): DimsumError {
+  return new DimsumError("internal", `A run with id ${runId} already exists.`, {
+    hint: "give every run a fresh id",
+  });
+}
+
+export function splitToolResultError(ref: SessionRef, uptoMessageId: number): DimsumError {
+  return new DimsumError(
+    "internal",
+    `Cannot compact session ${label(ref)} up to message ${uptoMessageId}: the next message is a tool result that would lose its call.`,
+    { hint: "cut compaction after the last tool result of a turn" },
+  );
+}
