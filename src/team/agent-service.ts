@@ -2,7 +2,7 @@
 import { parseModelString } from "../config/resolve-model.js";
 import { conflict, DimsumError, invalid, notFound } from "../errors.js";
 import { assertCanManageAgents, assertNotGuest } from "./access.js";
-import type { PersonaFiles } from "./personas.js";
+import type { PersonaStore } from "./personas.js";
 import type { TeamStore } from "./team-store.js";
 import type { Actor, AgentInput, AgentPatch, AgentRecord, SoulFile } from "./types.js";
 
@@ -13,7 +13,7 @@ const MAX_SOUL_BYTES = 256 * 1024;
 
 export interface AgentServiceDeps {
   store: TeamStore;
-  personas: PersonaFiles;
+  personas: PersonaStore;
   /** Refuses tool names that are not in the catalogue, listing the known ones. */
   checkToolNames: (names: readonly string[]) => void;
   now: () => number;

@@ -15,14 +15,14 @@ import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
 import type { ElicitPerson, Tool } from "../tools/types.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
-import type { PersonaFiles } from "./personas.js";
+import type { PersonaStore } from "./personas.js";
 import type { AgentRecord, TeamEvent } from "./types.js";
 
 /** What every turn shares, built once per team. */
 export interface TurnRuntime {
   store: SessionStore;
   config: DimsumConfig;
-  personas: PersonaFiles;
+  personas: PersonaStore;
   /** Builds each run's tools and context layers (the same assembly the CLI uses). */
   capabilities: CapabilityAssembly;
   resolveModel: (agent: AgentRecord) => ModelSpec;

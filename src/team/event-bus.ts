@@ -11,28 +11,45 @@ interface Subscriber {
   listener: (event: TeamEvent) => void;
 }
 
-/** Channel id → the people who belong to it. */
+/**
+ * Channel id → the people who belong to it. `onChange` hears of this instance's own changes (not of
+ * `load` or `replaceChannel`), so they can be announced to other instances.
+ */
 export class MembershipIndex {
   readonly #users = new Map<string, Set<string>>();
+  onChange: ((channelId: string) => void) | undefined;
 
   /** Replaces the whole index. */
   load(entries: Iterable<{ channelId: string; userId: string }>): void {
     this.#users.clear();
-    for (const { channelId, userId } of entries) this.add(channelId, userId);
+    for (const { channelId, userId } of entries) this.#add(channelId, userId);
   }
 
   add(channelId: string, userId: string): void {
-    const set = this.#users.get(channelId) ?? new Set<string>();
-    set.add(userId);
-    this.#users.set(channelId, set);
+    this.#add(channelId, userId);
+    this.onChange?.(channelId);
   }
 
   remove(channelId: string, userId: string): void {
     this.#users.get(channelId)?.delete(userId);
+    this.onChange?.(channelId);
   }
 
   dropChannel(channelId: string): void {
     this.#users.delete(channelId);
+    this.onChange?.(channelId);
+  }
+
+  /** Sets a channel's people as another instance saved them (none: the channel is gone). */
+  replaceChannel(channelId: string, userIds: readonly string[] | undefined): void {
+    if (userIds === undefined) this.#users.delete(channelId);
+    else this.#users.set(channelId, new Set(userIds));
+  }
+
+  #add(channelId: string, userId: string): void {
+    const set = this.#users.get(channelId) ?? new Set<string>();
+    set.add(userId);
+    this.#users.set(channelId, set);
   }
 
   has(channelId: string, userId: string): boolean {
@@ -57,6 +74,8 @@ const NO_USERS: ReadonlySet<string> = new Set();
 /**
  * Fans events out to subscribers; a throwing listener never stops the others. Subscribers are kept
  * by person, so an event costs a lookup per member of its channel, not a check per connected client.
+ * `forward`, when set, also hands each event emitted here to the other instances (see team-relay.ts);
+ * theirs arrive through `deliver`.
  */
 export class EventBus {
   /** Admins see every channel. */
@@ -64,6 +83,7 @@ export class EventBus {
   readonly #byUser = new Map<string, Set<Subscriber>>();
   readonly #members: MembershipIndex;
   readonly #onListenerError: (err: unknown) => void;
+  forward: ((event: TeamEvent) => void) | undefined;
 
   constructor(members: MembershipIndex, onListenerError: (err: unknown) => void = () => undefined) {
     this.#members = members;
@@ -87,6 +107,12 @@ export class EventBus {
 
   /** Delivers the event synchronously, in call order, so events of one run stay in order. */
   emit(event: TeamEvent): void {
+    this.deliver(event);
+    if (event.channelId !== "") this.forward?.(event);
+  }
+
+  /** Delivers the event to this instance's subscribers only. */
+  deliver(event: TeamEvent): void {
     // Runs of the OpenAI-compatible endpoint belong to no channel and are nobody's to watch.
     if (event.channelId === "") return;
     // A request for input is the asked person's alone, admins or not.

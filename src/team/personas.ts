@@ -11,8 +11,24 @@ import type { SoulFile } from "./types.js";
 export const SOUL_FILE_NAME = "SOUL.md";
 const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 
+/** Where agents' personas are kept: SOUL.md files (one instance), or the shared database. */
+export interface PersonaStore {
+  /** The persona with its status: `missing` (none), `empty` (only whitespace) or `ok`. */
+  read(agentId: string): Promise<SoulFile>;
+  write(agentId: string, content: string): Promise<SoulFile>;
+  /** Writes the persona only when there is none yet (starter agents never overwrite edits). */
+  writeIfMissing(agentId: string, content: string): Promise<void>;
+  remove(agentId: string): Promise<void>;
+}
+
+/** A persona's status from its content. */
+export function soulOf(agentId: string, content: string | undefined): SoulFile {
+  if (content === undefined) return { agentId, content: "", status: "missing" };
+  return { agentId, content, status: content.trim() === "" ? "empty" : "ok" };
+}
+
 /** Reads and writes agents' SOUL.md files under one home folder. */
-export class PersonaFiles {
+export class PersonaFiles implements PersonaStore {
   readonly #root: string;
   readonly #cache = new Map<string, { mtimeMs: number; size: number; soul: SoulFile }>();
 

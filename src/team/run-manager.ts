@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { DimsumError, toDimsumError } from "../errors.js";
 import type { Usage } from "../llm/types.js";
 import type { SessionRef } from "../store/types.js";
-import type { RunRepository } from "./team-store.js";
+import type { RunLeaseRepository, RunRepository, StoredRun } from "./team-store.js";
 import type { TeamEvent, TeamRun } from "./types.js";
 
 export interface RunRequest {
@@ -47,7 +47,26 @@ interface ActiveRun {
   run: TeamRun;
   controller: AbortController;
   finished: Promise<TeamRun>;
+  /** The run's fencing token, where runs are leased. */
+  fence?: number;
 }
+
+/** Several instances on one database: each run is leased to the instance running it. */
+export interface RunLeasing {
+  leases: RunLeaseRepository;
+  /** This instance. */
+  owner: string;
+  /** How long a lease lasts unrenewed (default 30 s). */
+  ttlMs?: number;
+  /** How often leases are renewed and expired ones looked for (default 10 s). */
+  checkEveryMs?: number;
+  /** A run another instance was running when that instance died: closed here, as an error. */
+  onExpired: (stored: StoredRun) => void;
+}
+
+/** What a run whose instance died ends with. */
+export const INSTANCE_LOST =
+  "interrupted: the server instance running this answer stopped; another instance closed it. Ask again.";
 
 export interface RunManagerOptions {
   runs: RunRepository;
@@ -55,6 +74,8 @@ export interface RunManagerOptions {
   now: () => number;
   /** Receives failures of bookkeeping (the database), which must not kill the process. */
   onError: (err: unknown) => void;
+  /** Leases, where several instances share the database; none: this process owns every run. */
+  leasing?: RunLeasing;
 }
 
 /** Owns every live run of the team. */
@@ -62,9 +83,42 @@ export class RunManager {
   readonly #options: RunManagerOptions;
   readonly #active = new Map<string, ActiveRun>();
   readonly #lanes = new Map<string, Promise<void>>();
+  readonly #timer: NodeJS.Timeout | undefined;
 
   constructor(options: RunManagerOptions) {
     this.#options = options;
+    const leasing = options.leasing;
+    if (leasing) {
+      this.#timer = setInterval(() => void this.checkLeases(), leasing.checkEveryMs ?? 10_000);
+      this.#timer.unref();
+    }
+  }
+
+  /**
+   * Renews this instance's leases (aborting runs whose lease another instance took) and closes runs
+   * whose instance died. Runs on a timer; callable directly (at start, in tests).
+   */
+  async checkLeases(): Promise<void> {
+    const leasing = this.#options.leasing;
+    if (!leasing) return;
+    const { now, onError } = this.#options;
+    try {
+      const live = [...this.#active.keys()];
+      const held = new Set(await leasing.leases.renew(leasing.owner, live, now() + this.#ttl()));
+      for (const id of live) {
+        if (!held.has(id)) this.#active.get(id)?.controller.abort(new DimsumError("aborted", LEASE_LOST));
+      }
+      for (const stored of await leasing.leases.expire(now(), INSTANCE_LOST)) {
+        this.#emitRun(stored.run);
+        leasing.onExpired(stored);
+      }
+    } catch (err) {
+      onError(err);
+    }
+  }
+
+  #ttl(): number {
+    return this.#options.leasing?.ttlMs ?? 30_000;
   }
 
   /** Queues a run and starts it as soon as its lane is free. */
@@ -84,6 +138,10 @@ export class RunManager {
     if (request.stepIndex !== undefined) run.stepIndex = request.stepIndex;
     if (request.parentRunId !== undefined) run.parentRunId = request.parentRunId;
     await runs.insert({ run, ref: request.ref, requestedBy: request.requestedBy });
+    const leasing = this.#options.leasing;
+    const fence = leasing
+      ? await leasing.leases.acquire(run.id, leasing.owner, now() + this.#ttl())
+      : undefined;
     this.#emitRun(run);
 
     const outer = request.signal;
@@ -92,10 +150,10 @@ export class RunManager {
     else outer?.addEventListener("abort", forward, { once: true });
 
     const previous = this.#lanes.get(request.lane) ?? Promise.resolve();
-    const finished = previous.then(() => this.#execute(run, controller, body));
+    const finished = previous.then(() => this.#execute(run, controller, body, fence));
     const laneTail = finished.then(() => undefined);
     this.#lanes.set(request.lane, laneTail);
-    this.#active.set(run.id, { run, controller, finished });
+    this.#active.set(run.id, { run, controller, finished, ...(fence !== undefined ? { fence } : {}) });
     void finished.then(() => {
       outer?.removeEventListener("abort", forward);
       this.#active.delete(run.id);
@@ -128,20 +186,24 @@ export class RunManager {
     return active ? { ...active.run } : undefined;
   }
 
-  /** Aborts every live run and waits until all have settled. */
+  /** Aborts every live run and waits until all have settled; stops the lease checks. */
   async cancelAll(reason: string): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
     const live = [...this.#active.values()];
     for (const active of live) active.controller.abort(new DimsumError("aborted", reason));
     await Promise.all(live.map((a) => a.finished));
   }
 
-  async #execute(run: TeamRun, controller: AbortController, body: RunBody): Promise<TeamRun> {
+  async #execute(run: TeamRun, controller: AbortController, body: RunBody, fence?: number): Promise<TeamRun> {
     const { signal } = controller;
+    const save = async () => {
+      if (!(await this.#save(run, fence))) controller.abort(new DimsumError("aborted", LEASE_LOST));
+    };
     try {
       if (!signal.aborted) {
         run.status = "running";
         run.startedAt = this.#options.now();
-        await this.#save(run);
+        await save();
         try {
           const result = await body({ run: { ...run }, signal });
           run.status = "done";
@@ -155,22 +217,31 @@ export class RunManager {
         run.error = abortReason(signal);
       }
       run.endedAt = this.#options.now();
-      await this.#save(run);
+      await save();
     } catch (err) {
       this.#options.onError(err);
     }
     return { ...run };
   }
 
-  async #save(run: TeamRun): Promise<void> {
-    await this.#options.runs.update(run);
+  /** Saves and announces the run; false (nothing saved) when another instance took it over. */
+  async #save(run: TeamRun, fence: number | undefined): Promise<boolean> {
+    const leases = this.#options.leasing?.leases;
+    if (leases && fence !== undefined) {
+      if (!(await leases.updateFenced(run, fence))) return false;
+    } else {
+      await this.#options.runs.update(run);
+    }
     this.#emitRun(run);
+    return true;
   }
 
   #emitRun(run: TeamRun): void {
     this.#options.emit({ type: "run", channelId: run.channelId, run: { ...run } });
   }
 }
+
+const LEASE_LOST = "Another server instance took over this run after this one stopped renewing it.";
 
 function abortReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;

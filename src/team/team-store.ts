@@ -21,6 +21,7 @@ export type {
   MessageRepository,
   MetaRepository,
   NewMessage,
+  RunLeaseRepository,
   RunRepository,
   SearchScope,
   StoredRun,

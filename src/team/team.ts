@@ -9,7 +9,7 @@ import type { Database } from "better-sqlite3";
 import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
-import { conflict, forbidden, invalid, notFound } from "../errors.js";
+import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
@@ -23,10 +23,11 @@ import { ChannelService } from "./channel-service.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
-import { PersonaFiles } from "./personas.js";
+import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunManager } from "./run-manager.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
+import { joinRelay, type TeamRelay } from "./team-relay.js";
 import { createSqliteTeamStore, type StoredRun, type TeamStore } from "./team-store.js";
 import type {
   Actor,
@@ -41,8 +42,25 @@ import type {
 } from "./types.js";
 
 export interface TeamDeps {
-  /** A migrated Dimsum database (`openDatabase`); the caller closes it after `team.close()`. */
-  db: Database;
+  /**
+   * A migrated Dimsum SQLite database (`openDatabase`), when `stores` is not given; the caller closes
+   * it after `team.close()`.
+   */
+  db?: Database;
+  /** The team's repositories (default: SQLite over `db`); PostgreSQL for several instances. */
+  teamStore?: TeamStore;
+  /** Agents' personas (default: SOUL.md files under `<home>/agents`). */
+  personas?: PersonaStore;
+  /**
+   * The other instances sharing the database: live events go out and come in through the relay, and
+   * runs are leased (see run-manager.ts), so a run whose instance dies is closed by another one.
+   */
+  cluster?: {
+    relay: TeamRelay;
+    /** How long a run's lease lasts unrenewed (default 30 s) and how often it is renewed (10 s). */
+    leaseTtlMs?: number;
+    leaseCheckMs?: number;
+  };
   /** DIMSUM_HOME: personas live in `<home>/agents`, workspaces in `<home>/workspaces`. */
   home: string;
   config: DimsumConfig;
@@ -117,6 +135,11 @@ function defaultWorkspaces(home: string): (key: string) => string {
   };
 }
 
+function requireDb(deps: TeamDeps): Database {
+  if (!deps.db) throw new DimsumError("internal", "createTeam needs either `db` or `teamStore` and `store`.");
+  return deps.db;
+}
+
 /** Creates the team over a database; startup work (recovery, starter agents) finishes before any call. */
 export function createTeam(deps: TeamDeps): Team {
   const now = deps.now ?? Date.now;
@@ -124,9 +147,9 @@ export function createTeam(deps: TeamDeps): Team {
     deps.onError ??
     ((err: unknown) =>
       process.emitWarning(err instanceof Error ? err.message : String(err), "DimsumTeamWarning"));
-  const store: TeamStore = createSqliteTeamStore(deps.db);
-  const sessions = deps.store ?? new SqliteSessionStore(deps.db);
-  const personas = new PersonaFiles(deps.home);
+  const store: TeamStore = deps.teamStore ?? createSqliteTeamStore(requireDb(deps));
+  const sessions = deps.store ?? new SqliteSessionStore(requireDb(deps));
+  const personas = deps.personas ?? new PersonaFiles(deps.home);
   const members = new MembershipIndex();
   const bus = new EventBus(members, onError);
   const emit = bus.emit.bind(bus);
@@ -162,7 +185,39 @@ export function createTeam(deps: TeamDeps): Team {
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
     ...(grantable ? { grantedTools: grantable.create } : {}),
   };
-  const runs = new RunManager({ runs: store.runs, emit, now, onError });
+  const cluster = deps.cluster;
+  const leases = store.leases;
+  if (cluster && !leases) {
+    throw new DimsumError("config", "Several instances need a shared database with run leases.", {
+      hint: "set DIMSUM_DATABASE_URL to a PostgreSQL database on every instance",
+    });
+  }
+  const runs = new RunManager({
+    runs: store.runs,
+    emit,
+    now,
+    onError,
+    ...(cluster && leases
+      ? {
+          leasing: {
+            leases,
+            owner: cluster.relay.instanceId,
+            ...(cluster.leaseTtlMs !== undefined ? { ttlMs: cluster.leaseTtlMs } : {}),
+            ...(cluster.leaseCheckMs !== undefined ? { checkEveryMs: cluster.leaseCheckMs } : {}),
+            onExpired: (stored: StoredRun) => void sessions.recoverInterruptedRuns(stored.ref).catch(onError),
+          },
+        }
+      : {}),
+  });
+  const leaveRelay = cluster
+    ? joinRelay(cluster.relay, {
+        bus,
+        members,
+        channels: store.channels,
+        cancelRun: (runId, reason) => void runs.cancel(runId, reason),
+        onError,
+      })
+    : undefined;
   const runner = new AgentRunner({
     store,
     sessions,
@@ -198,16 +253,22 @@ export function createTeam(deps: TeamDeps): Team {
     onDeleted: (agentId) => channels.dropAgent(agentId),
   });
   const ready = (async () => {
-    for (const stored of await store.runs.listOpen()) {
-      await store.runs.update({ ...stored.run, status: "error", error: INTERRUPTED, endedAt: now() });
-      await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
+    if (cluster) {
+      // Other instances may be running their runs now: only those whose lease ran out are closed.
+      await runs.checkLeases();
+    } else {
+      // This process owns the database: a run still open was the previous process's.
+      for (const stored of await store.runs.listOpen()) {
+        await store.runs.update({ ...stored.run, status: "error", error: INTERRUPTED, endedAt: now() });
+        await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
+      }
     }
     await flows.recover();
-    if (deps.starterAgents !== false && (await store.meta.get(STARTERS_KEY)) === undefined) {
+    // Claimed first, so of several instances starting together only one creates them.
+    if (deps.starterAgents !== false && (await store.meta.claim(STARTERS_KEY, String(now())))) {
       if ((await store.agents.list()).length === 0) {
         for (const input of STARTER_AGENTS) await agents.createUnchecked(input);
       }
-      await store.meta.set(STARTERS_KEY, String(now()));
     }
     members.load(await store.channels.userMemberships());
   })();
@@ -484,7 +545,14 @@ export function createTeam(deps: TeamDeps): Team {
     async cancelRun(actor, runId) {
       await ready;
       const stored = await visibleRun(actor, runId);
-      return (await runs.cancel(runId, `Cancelled by ${nameOf(actor.userId)}.`)) ?? stored.run;
+      const reason = `Cancelled by ${nameOf(actor.userId)}.`;
+      const cancelled = await runs.cancel(runId, reason);
+      if (cancelled) return cancelled;
+      // Live on another instance: that one cancels it and announces the end.
+      if (cluster && (stored.run.status === "queued" || stored.run.status === "running")) {
+        cluster.relay.publish({ type: "cancel_run", runId, reason });
+      }
+      return stored.run;
     },
     async getRunTrace(actor, runId) {
       await ready;
@@ -536,6 +604,7 @@ export function createTeam(deps: TeamDeps): Team {
       const flowsClosed = flows.close();
       await runs.cancelAll("The server is shutting down.");
       await flowsClosed;
+      leaveRelay?.();
     },
   };
   return team;

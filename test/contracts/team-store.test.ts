@@ -49,7 +49,41 @@ function post(store: TeamStore, channelId: string, text: string, author = "alice
   });
 }
 
-describeBackends("team store", (open) => {
+describeBackends("team store", (open, kind) => {
+  it("leases runs to instances with fencing where several share the database (PostgreSQL only)", async () => {
+    const store = storeOf(await open());
+    if (kind === "sqlite") {
+      // One process owns a SQLite file and every run in it.
+      expect(store.leases).toBeUndefined();
+      return;
+    }
+    const leases = store.leases!;
+    const base = { channelId: "ops", agentId: "writer", triggerMessageId: 1, depth: 0, startedAt: 10 };
+    const ref = { userId: "alice", sessionId: "s" };
+    for (const id of ["r1", "r2", "r3"]) {
+      await store.runs.insert({ run: { ...base, id, status: "running" }, ref, requestedBy: "alice" });
+    }
+    expect(await leases.acquire("r1", "A", 1000)).toBe(1);
+    expect(await leases.acquire("r2", "A", 1000)).toBe(1);
+    expect(await leases.acquire("r3", "B", 5000)).toBe(1);
+    expect((await leases.renew("A", ["r1", "r2", "r3"], 2000)).sort()).toEqual(["r1", "r2"]);
+    expect(await leases.renew("A", [], 2000)).toEqual([]);
+    expect(await leases.updateFenced({ ...base, id: "r1", status: "running", startedAt: 11 }, 1)).toBe(true);
+    // A's lease on r1 ran out at 2000; at 3000 another instance closes it and bumps the fence.
+    const expired = await leases.expire(3000, "instance lost");
+    expect(expired.map((s) => s.run.id).sort()).toEqual(["r1", "r2"]);
+    expect(expired[0]?.run).toMatchObject({ status: "error", error: "instance lost", endedAt: 3000 });
+    expect(await leases.expire(3000, "instance lost")).toEqual([]);
+    // The superseded owner can no longer write, nor renew.
+    expect(await leases.updateFenced({ ...base, id: "r1", status: "done", endedAt: 3500 }, 1)).toBe(false);
+    expect((await store.runs.get("r1"))?.run.status).toBe("error");
+    expect(await leases.renew("A", ["r1"], 9000)).toEqual([]);
+    expect((await store.runs.get("r3"))?.run.status).toBe("running");
+    expect(await leases.acquire("r3", "C", 9000)).toBe(2);
+    expect(await leases.updateFenced({ ...base, id: "r3", status: "done", endedAt: 4000 }, 1)).toBe(false);
+    expect(await leases.updateFenced({ ...base, id: "r3", status: "done", endedAt: 4000 }, 2)).toBe(true);
+  });
+
   it("keeps agents with every field, oldest first, and updates and deletes them", async () => {
     const store = storeOf(await open());
     await store.agents.insert(
@@ -354,6 +388,10 @@ describeBackends("team store", (open) => {
     await store.meta.set("seeded", "1");
     await store.meta.set("seeded", "2");
     expect(await store.meta.get("seeded")).toBe("2");
+    expect(await store.meta.claim("seeded", "3")).toBe(false);
+    expect(await store.meta.get("seeded")).toBe("2");
+    const claims = await Promise.all([1, 2, 3].map((n) => store.meta.claim("starters", String(n))));
+    expect(claims.filter(Boolean)).toHaveLength(1);
   });
 });
 

@@ -105,6 +105,22 @@ export interface RunRepository {
   deleteByChannel(channelId: string): Promise<void>;
 }
 
+/**
+ * Which instance runs a run (several instances on one PostgreSQL database): a lease the owner renews,
+ * and a fencing token that grows with every new owner, so writes of a superseded owner are refused.
+ * SQLite has none: one process owns the file and every run in it.
+ */
+export interface RunLeaseRepository {
+  /** Takes the run for `owner` until `until` (epoch ms); resolves to the new fencing token. */
+  acquire(runId: string, owner: string, until: number): Promise<number>;
+  /** Extends the leases `owner` still holds among `runIds`; resolves to the ids it still holds. */
+  renew(owner: string, runIds: readonly string[], until: number): Promise<string[]>;
+  /** Saves status, error, usage and times only while `fence` is current; false when it is not. */
+  updateFenced(run: TeamRun, fence: number): Promise<boolean>;
+  /** Ends the open runs whose lease ran out before `now` as errors with `reason`; resolves to them. */
+  expire(now: number, reason: string): Promise<StoredRun[]>;
+}
+
 export interface FlowRepository {
   /** Inserts or replaces the flow's state. */
   save(flow: FlowRecord): Promise<void>;
@@ -117,6 +133,8 @@ export interface FlowRepository {
 export interface MetaRepository {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
+  /** Sets the key only when it has no value yet; true for the one caller that set it. */
+  claim(key: string, value: string): Promise<boolean>;
 }
 
 export interface TeamStore {
@@ -126,4 +144,6 @@ export interface TeamStore {
   runs: RunRepository;
   flows: FlowRepository;
   meta: MetaRepository;
+  /** Run leases, where several instances share the database (PostgreSQL). */
+  leases?: RunLeaseRepository;
 }

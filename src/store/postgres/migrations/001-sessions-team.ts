@@ -1,6 +1,6 @@
 /**
  * Sessions (messages, runs with their traces, todos) and the team (agents, channels with members,
- * channel messages with their search vector, read markers, runs, flows, settings). The same columns as
+ * channel messages with their search vector, read markers, runs with their leases, flows, settings). The same columns as
  * the SQLite schema, so both backends map rows with the same code; times are epoch milliseconds.
  */
 import { sqlMigration } from "../pg-migrations.js";
@@ -140,7 +140,10 @@ export const sessionsAndTeam = sqlMigration(1, "sessions and the team", [
     error TEXT,
     usage_json TEXT,
     started_at BIGINT NOT NULL,
-    ended_at BIGINT
+    ended_at BIGINT,
+    lease_owner TEXT,
+    lease_until BIGINT,
+    fence INTEGER NOT NULL DEFAULT 0
   )`,
   "CREATE INDEX team_runs_channel ON team_runs (channel_id, started_at)",
   "CREATE INDEX team_runs_open ON team_runs (status) WHERE status IN ('queued', 'running')",
@@ -157,4 +160,6 @@ export const sessionsAndTeam = sqlMigration(1, "sessions and the team", [
   "CREATE INDEX team_flows_channel ON team_flows (channel_id, created_at)",
   "CREATE INDEX team_flows_status ON team_flows (status)",
   "CREATE TABLE team_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+  // Personas (SOUL.md) live here rather than in files, so every instance reads the same one.
+  "CREATE TABLE team_personas (agent_id TEXT PRIMARY KEY, content TEXT NOT NULL, updated_at BIGINT NOT NULL)",
 ]);

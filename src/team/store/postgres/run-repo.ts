@@ -1,7 +1,7 @@
 /** Team runs in PostgreSQL. */
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
 import type { TeamRun } from "../../types.js";
-import type { RunRepository, StoredRun } from "../repositories.js";
+import type { RunLeaseRepository, RunRepository, StoredRun } from "../repositories.js";
 import { type RunRow, runInsertParams, runUpdateParams, toStoredRun } from "../rows.js";
 
 export class PgRunRepo implements RunRepository {
@@ -37,5 +37,45 @@ export class PgRunRepo implements RunRepository {
 
   async deleteByChannel(channelId: string): Promise<void> {
     await this.db.run("DELETE FROM team_runs WHERE channel_id = $1", [channelId]);
+  }
+}
+
+export class PgRunLeaseRepo implements RunLeaseRepository {
+  constructor(private readonly db: PgDatabase) {}
+
+  async acquire(runId: string, owner: string, until: number): Promise<number> {
+    const row = await this.db.one<{ fence: number }>(
+      "UPDATE team_runs SET lease_owner = $2, lease_until = $3, fence = fence + 1 WHERE id = $1 RETURNING fence",
+      [runId, owner, until],
+    );
+    return row?.fence ?? 0;
+  }
+
+  async renew(owner: string, runIds: readonly string[], until: number): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const rows = await this.db.many<{ id: string }>(
+      `UPDATE team_runs SET lease_until = $3 WHERE lease_owner = $1 AND id = ANY($2::text[])
+         AND status IN ('queued', 'running') RETURNING id`,
+      [owner, [...runIds], until],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async updateFenced(run: TeamRun, fence: number): Promise<boolean> {
+    const changed = await this.db.run(
+      `UPDATE team_runs SET status = $1, error = $2, usage_json = $3, started_at = $4, ended_at = $5
+       WHERE id = $6 AND fence = $7`,
+      [...runUpdateParams(run), fence],
+    );
+    return changed > 0;
+  }
+
+  async expire(now: number, reason: string): Promise<StoredRun[]> {
+    const rows = await this.db.many<RunRow>(
+      `UPDATE team_runs SET status = 'error', error = $2, ended_at = $1, fence = fence + 1, lease_owner = NULL
+       WHERE status IN ('queued', 'running') AND lease_until < $1 RETURNING *`,
+      [now, reason],
+    );
+    return rows.map(toStoredRun);
   }
 }

@@ -5,7 +5,7 @@ import { PgAgentRepo } from "./agent-repo.js";
 import { PgChannelRepo } from "./channel-repo.js";
 import { PgFlowRepo } from "./flow-repo.js";
 import { PgMessageRepo } from "./message-repo.js";
-import { PgRunRepo } from "./run-repo.js";
+import { PgRunLeaseRepo, PgRunRepo } from "./run-repo.js";
 
 class PgMetaRepo implements MetaRepository {
   constructor(private readonly db: PgDatabase) {}
@@ -20,6 +20,14 @@ class PgMetaRepo implements MetaRepository {
       [key, value],
     );
   }
+
+  async claim(key: string, value: string): Promise<boolean> {
+    const changed = await this.db.run(
+      "INSERT INTO team_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+      [key, value],
+    );
+    return changed > 0;
+  }
 }
 
 export function createPostgresTeamStore(db: PgDatabase): TeamStore {
@@ -30,5 +38,6 @@ export function createPostgresTeamStore(db: PgDatabase): TeamStore {
     runs: new PgRunRepo(db),
     flows: new PgFlowRepo(db),
     meta: new PgMetaRepo(db),
+    leases: new PgRunLeaseRepo(db),
   };
 }

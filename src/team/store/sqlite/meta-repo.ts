@@ -8,10 +8,12 @@ export class SqliteMetaRepo implements MetaRepository {
   readonly #db: Database;
   readonly #get: Statement<[string], string>;
   readonly #set: Statement<[string, string]>;
+  readonly #claim: Statement<[string, string]>;
 
   constructor(db: Database) {
     this.#db = db;
     this.#get = db.prepare<[string], string>("SELECT value FROM team_meta WHERE key = ?").pluck();
+    this.#claim = db.prepare("INSERT INTO team_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING");
     this.#set = db.prepare(
       "INSERT INTO team_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
@@ -25,5 +27,9 @@ export class SqliteMetaRepo implements MetaRepository {
     return guard(this.#db, "save team settings in", () => {
       this.#set.run(key, value);
     });
+  }
+
+  claim(key: string, value: string): Promise<boolean> {
+    return guard(this.#db, "save team settings in", () => this.#claim.run(key, value).changes > 0);
   }
 }

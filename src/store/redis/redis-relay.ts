@@ -1,0 +1,148 @@
+/**
+ * A message relay between the instances sharing one database, over Redis pub/sub
+ * (`DIMSUM_REDIS_URL=redis://…`). Messages are JSON, tagged with the sending instance so each
+ * instance skips its own; one publishing connection keeps them in send order. Pub/sub delivers to
+ * whoever is connected: what must survive (messages, runs, flows) is in the database, the relay
+ * carries only what is live (token deltas, tool events, run lifecycle) and small commands.
+ * `ioredis` loads when the first relay opens.
+ */
+import { randomUUID } from "node:crypto";
+import type { Redis as RedisClient } from "ioredis";
+import { DimsumError } from "../../errors.js";
+
+export interface MessageRelay<T> {
+  /** This instance's id (random per process). */
+  readonly instanceId: string;
+  /** Sends a message to every other instance. Never throws; a lost connection is reported. */
+  publish(message: T): void;
+  /** Receives the other instances' messages, in the order each sent them; returns the unsubscribe. */
+  subscribe(listener: (message: T) => void): () => void;
+  close(): Promise<void>;
+}
+
+export interface RedisRelayOptions {
+  /** The pub/sub channel (default `dimsum:team`); instances of one team share it. */
+  channel?: string;
+  /** Connection problems after the start (Redis restarted, network gone), reported once per outage. */
+  onError?: (err: DimsumError) => void;
+}
+
+interface Envelope<T> {
+  from: string;
+  message: T;
+}
+
+/** The URL without its password, for messages. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(an unreadable URL)";
+  }
+}
+
+function unreachable(label: string, err: unknown): DimsumError {
+  const detail = err instanceof Error ? err.message : String(err);
+  return new DimsumError("config", `Could not reach Redis at ${label} (${detail}).`, {
+    hint: "start Redis, or fix DIMSUM_REDIS_URL",
+    retryable: true,
+    cause: err,
+  });
+}
+
+type RedisClass = typeof import("ioredis").Redis;
+
+async function connect(Redis: RedisClass, url: string, label: string): Promise<RedisClient> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    // Commands wait for a reconnect instead of failing after a few tries: a publish during a short
+    // outage is sent when Redis is back.
+    maxRetriesPerRequest: null,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    return client;
+  } catch (err) {
+    client.disconnect();
+    throw unreachable(label, err);
+  }
+}
+
+/** Connects (two connections: one publishes, one listens); throws a `config` DimsumError when it cannot. */
+export async function openRedisRelay<T>(
+  url: string,
+  options: RedisRelayOptions = {},
+): Promise<MessageRelay<T>> {
+  const label = redact(url);
+  const { Redis } = await import("ioredis");
+  const channel = options.channel ?? "dimsum:team";
+  const instanceId = randomUUID();
+  const publisher = await connect(Redis, url, label);
+  let subscriber: RedisClient;
+  try {
+    subscriber = await connect(Redis, url, label);
+    await subscriber.subscribe(channel);
+  } catch (err) {
+    publisher.disconnect();
+    throw err instanceof DimsumError ? err : unreachable(label, err);
+  }
+  const listeners = new Set<(message: T) => void>();
+  let down = false;
+  const report = (err: unknown) => {
+    if (down) return;
+    down = true;
+    options.onError?.(
+      new DimsumError(
+        "internal",
+        `Lost the connection to Redis at ${label}: live events from other instances pause until it is back (${err instanceof Error ? err.message : String(err)}).`,
+        {
+          hint: "check that Redis is running and reachable",
+          retryable: true,
+          cause: err,
+        },
+      ),
+    );
+  };
+  for (const client of [publisher, subscriber]) {
+    client.on("error", report);
+    client.on("ready", () => {
+      down = false;
+    });
+  }
+  subscriber.on("message", (from: string, raw: string) => {
+    if (from !== channel) return;
+    let envelope: Envelope<T>;
+    try {
+      envelope = JSON.parse(raw) as Envelope<T>;
+    } catch {
+      return;
+    }
+    if (envelope.from === instanceId) return;
+    for (const listener of listeners) {
+      try {
+        listener(envelope.message);
+      } catch (err) {
+        report(err);
+      }
+    }
+  });
+  return {
+    instanceId,
+    publish(message) {
+      const envelope: Envelope<T> = { from: instanceId, message };
+      publisher.publish(channel, JSON.stringify(envelope)).catch(report);
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      listeners.clear();
+      await Promise.allSettled([subscriber.quit(), publisher.quit()]);
+    },
+  };
+}
