@@ -421,6 +421,8 @@ export class AgentRunner {
     parts: MessagePart[],
     place: AnswerPlace,
   ): Promise<void> {
+    // Another instance closed the run (this one lost its lease): its answer is no longer wanted.
+    if (!(await this.#deps.runs.holds(runId))) return;
     const message = await this.#deps.store.messages.insert({
       channelId,
       author: { type: "agent", id: agentId },

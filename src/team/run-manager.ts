@@ -170,6 +170,19 @@ export class RunManager {
     return active.finished;
   }
 
+  /**
+   * Whether this instance still holds the run (always, without leases): checked before anything the
+   * run says is stored for good, so an instance that lost its lease posts nothing after the fact.
+   */
+  async holds(runId: string): Promise<boolean> {
+    const leases = this.#options.leasing?.leases;
+    const active = this.#active.get(runId);
+    if (!leases || active?.fence === undefined) return true;
+    if (await leases.updateFenced(active.run, active.fence)) return true;
+    active.controller.abort(new DimsumError("aborted", LEASE_LOST));
+    return false;
+  }
+
   /** True while the run is queued or running in this process. */
   isActive(runId: string): boolean {
     return this.#active.has(runId);

@@ -1,0 +1,245 @@
+/**
+ * Two team instances on one PostgreSQL database and one Redis: what one runs, the other's
+ * subscribers see as it happens; membership and cancel requests cross over; a run whose instance
+ * stops renewing its lease is closed by the other, and the old owner's writes are refused.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load-config.js";
+import type { PgDatabase } from "../../src/store/postgres/pg-database.js";
+import { PgSessionStore } from "../../src/store/postgres/pg-session-store.js";
+import { type MessageRelay, openRedisRelay } from "../../src/store/redis/redis-relay.js";
+import { STARTER_AGENTS } from "../../src/team/starter-agents.js";
+import { PgPersonaStore } from "../../src/team/store/postgres/persona-store.js";
+import { createTeam } from "../../src/team/team.js";
+import type { TeamRelayMessage } from "../../src/team/team-relay.js";
+import { createPostgresTeamStore } from "../../src/team/team-store.js";
+import type { Actor, Team, TeamEvent, TeamRun } from "../../src/team/types.js";
+import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { openTestPostgres, postgresAvailable } from "../support/postgres.js";
+import { REDIS_URL, redisAvailable, testChannel } from "../support/redis.js";
+
+const owner: Actor = { userId: "olivia", role: "owner" };
+const alice: Actor = { userId: "alice", role: "member" };
+
+interface Instance {
+  team: Team;
+  relay: MessageRelay<TeamRelayMessage>;
+  events: TeamEvent[];
+  /** The first event (seen or to come) passing the test. */
+  waitFor(test: (e: TeamEvent) => boolean, timeoutMs?: number): Promise<TeamEvent>;
+}
+
+describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on PostgreSQL and Redis", () => {
+  let server: FakeLlmServer;
+  let db: PgDatabase & { dispose(): Promise<void> };
+  const homes: string[] = [];
+  const instances: Instance[] = [];
+  let channel: string;
+
+  beforeAll(async () => {
+    server = await startFakeLlmServer({ defaultTurn: () => ({ text: "hello from the other side" }) });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  afterEach(async () => {
+    for (const instance of instances.splice(0)) {
+      await instance.team.close();
+      await instance.relay.close();
+    }
+    await db?.dispose();
+    for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
+  });
+
+  async function start(
+    options: { leaseTtlMs?: number; leaseCheckMs?: number; watch?: Actor } = {},
+  ): Promise<Instance> {
+    const home = mkdtempSync(join(tmpdir(), "dimsum-cluster-"));
+    homes.push(home);
+    const config = loadConfig({
+      cwd: home,
+      env: {
+        DIMSUM_HOME: home,
+        DIMSUM_MODEL: "openai:gpt-test",
+        OPENAI_API_KEY: "sk-test-key-1234",
+        OPENAI_BASE_URL: `${server.url}/v1`,
+      },
+    });
+    const relay = await openRedisRelay<TeamRelayMessage>(REDIS_URL, { channel });
+    const team = createTeam({
+      home,
+      config,
+      teamStore: createPostgresTeamStore(db),
+      store: new PgSessionStore(db),
+      personas: new PgPersonaStore(db),
+      streamOptions: { retry: { maxRetries: 0 } },
+      cluster: {
+        relay,
+        ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}),
+        ...(options.leaseCheckMs !== undefined ? { leaseCheckMs: options.leaseCheckMs } : {}),
+      },
+    });
+    const events: TeamEvent[] = [];
+    let waiters: Array<{ test: (e: TeamEvent) => boolean; resolve: (e: TeamEvent) => void }> = [];
+    team.subscribe(options.watch ?? owner, (event) => {
+      events.push(event);
+      waiters = waiters.filter((w) => {
+        if (!w.test(event)) return true;
+        w.resolve(event);
+        return false;
+      });
+    });
+    const instance: Instance = {
+      team,
+      relay,
+      events,
+      waitFor(test, timeoutMs = 10_000) {
+        const seen = events.find(test);
+        if (seen) return Promise.resolve(seen);
+        return new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error("timed out waiting for an event")), timeoutMs);
+          waiters.push({
+            test,
+            resolve: (e) => {
+              clearTimeout(timer);
+              resolve(e);
+            },
+          });
+        });
+      },
+    };
+    instances.push(instance);
+    await team.listAgents(owner);
+    return instance;
+  }
+
+  const ended = (runId: string) => (e: TeamEvent) =>
+    e.type === "run" && e.run.id === runId && ["done", "error", "cancelled"].includes(e.run.status);
+
+  async function setUp() {
+    db = await openTestPostgres();
+    channel = testChannel();
+    server.reset();
+  }
+
+  it("streams a run posted on A to B's subscribers: deltas in order, lifecycle, the answer", async () => {
+    await setUp();
+    const a = await start();
+    const b = await start();
+    // Both started on the same database: the starter agents were created once, with their personas.
+    const agents = await b.team.listAgents(owner);
+    expect(agents.map((x) => x.id).sort()).toEqual(STARTER_AGENTS.map((x) => x.id).sort());
+    expect(agents.every((x) => x.soulStatus === "ok")).toBe(true);
+    const room = await a.team.createChannel(owner, {
+      kind: "group",
+      name: "ops",
+      agentIds: ["writer"],
+      userIds: [],
+    });
+    server.enqueue({ text: "one two three four five six seven eight" });
+    const posted = await a.team.postMessage(owner, room.id, "@writer count");
+    const runId = posted.runs[0]!.id;
+    const onA = (await a.waitFor(ended(runId))) as { run: TeamRun };
+    const onB = (await b.waitFor(ended(runId))) as { run: TeamRun };
+    expect(onA.run.status).toBe("done");
+    expect(onB.run).toEqual(onA.run);
+    const text = (i: Instance) =>
+      i.events
+        .flatMap((e) =>
+          e.type === "agent" && e.runId === runId && e.event.type === "text_delta" ? [e.event.text] : [],
+        )
+        .join("");
+    expect(text(b)).toBe("one two three four five six seven eight");
+    const seqs = (i: Instance) =>
+      i.events.flatMap((e) => (e.type === "agent" && e.runId === runId ? [e.seq] : []));
+    expect(seqs(b)).toEqual(seqs(a));
+    expect(seqs(b)).toEqual([...seqs(b)].sort((x, y) => x - y));
+    const statuses = b.events.flatMap((e) => (e.type === "run" && e.run.id === runId ? [e.run.status] : []));
+    expect(statuses).toEqual(["queued", "running", "done"]);
+    await b.waitFor((e) => e.type === "message" && e.message.runId === runId);
+    // Both read the same history from the database.
+    expect(await b.team.listMessages(owner, room.id)).toEqual(await a.team.listMessages(owner, room.id));
+  });
+
+  it("routes a channel's events to a person added to it on the other instance", async () => {
+    await setUp();
+    const a = await start();
+    const b = await start({ watch: alice });
+    const room = await a.team.createChannel(owner, {
+      kind: "group",
+      name: "ops",
+      agentIds: ["writer"],
+      userIds: [],
+    });
+    await a.team.postMessage(owner, room.id, "before alice joined");
+    await a.team.addMember(owner, room.id, { type: "user", id: "alice" });
+    // B learns of the change through the relay; then alice's subscriber on B gets the channel's events.
+    const deadline = Date.now() + 5000;
+    let seen = false;
+    while (!seen && Date.now() < deadline) {
+      const posted = await a.team.postMessage(owner, room.id, "hello alice");
+      seen = await b
+        .waitFor((e) => e.type === "message" && e.message.id === posted.message.id, 300)
+        .then(() => true)
+        .catch(() => false);
+    }
+    expect(seen).toBe(true);
+    expect(b.events.some((e) => e.type === "message" && e.message.text === "before alice joined")).toBe(
+      false,
+    );
+  });
+
+  it("cancels on B a run that A is running", async () => {
+    await setUp();
+    const a = await start();
+    const b = await start();
+    const room = await a.team.createChannel(owner, {
+      kind: "group",
+      name: "ops",
+      agentIds: ["writer"],
+      userIds: [],
+    });
+    server.enqueue({ text: "a slow answer", delayMs: 10_000 });
+    const posted = await a.team.postMessage(owner, room.id, "@writer take your time");
+    const runId = posted.runs[0]!.id;
+    await b.waitFor((e) => e.type === "run" && e.run.id === runId && e.run.status === "running");
+    await b.team.cancelRun(owner, runId);
+    const final = (await b.waitFor(ended(runId))) as { run: TeamRun };
+    expect(final.run.status).toBe("cancelled");
+    expect(final.run.error).toContain("Cancelled by olivia");
+    expect((await b.team.getRun(owner, runId)).status).toBe("cancelled");
+  });
+
+  it("closes a run whose instance stopped renewing its lease, and refuses the old owner's writes", async () => {
+    await setUp();
+    // A renews far too rarely for its lease: to the others it is as good as dead.
+    const a = await start({ leaseTtlMs: 300, leaseCheckMs: 60_000 });
+    const b = await start({ leaseTtlMs: 300, leaseCheckMs: 100 });
+    const room = await a.team.createChannel(owner, {
+      kind: "group",
+      name: "ops",
+      agentIds: ["writer"],
+      userIds: [],
+    });
+    server.enqueue({ text: "too late", delayMs: 1500 });
+    const posted = await a.team.postMessage(owner, room.id, "@writer slow one");
+    const runId = posted.runs[0]!.id;
+    const closed = (await b.waitFor(
+      (e) => e.type === "run" && e.run.id === runId && e.run.status === "error",
+    )) as { run: TeamRun };
+    expect(closed.run.error).toMatch(/instance running this answer stopped/);
+    // A finds out at its next write: it gives up instead of overwriting the closed run.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const stored = await b.team.getRun(owner, runId);
+    expect(stored.status).toBe("error");
+    expect(stored.error).toMatch(/instance running this answer stopped/);
+    expect(a.events.some((e) => e.type === "run" && e.run.id === runId && e.run.status === "done")).toBe(
+      false,
+    );
+    const messages = await b.team.listMessages(owner, room.id);
+    expect(messages.some((m) => m.text === "too late")).toBe(false);
+  });
+});
