@@ -209,6 +209,16 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command("migrate")
+    .description("copy this home's SQLite database into PostgreSQL, to run several instances (idempotent)")
+    .option("--to <url>", "postgres://user@host:5432/database (default DIMSUM_DATABASE_URL)")
+    .option("--json", "JSON output: the counts of every table")
+    .action(async (options) => {
+      const { migrateCommand } = await import("./commands/migrate.js");
+      exitCode = await migrateCommand(options, io);
+    });
+
+  program
     .command("schedule")
     .description("schedules of agents and chains: list, add, rm, or run one now (via the running server)")
     .argument("<action>", "list | add | rm | run")

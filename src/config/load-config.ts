@@ -39,6 +39,18 @@ export interface DimsumConfig {
     trustProxy: boolean;
     /** The first owner's password (`DIMSUM_OWNER_PASSWORD`); a random one is printed when unset. */
     ownerPassword: string | undefined;
+    /**
+     * `postgres://…` (`DIMSUM_DATABASE_URL`): the server's state lives there, shared by every instance;
+     * unset: the SQLite file in DIMSUM_HOME.
+     */
+    databaseUrl: string | undefined;
+    /** `redis://…` (`DIMSUM_REDIS_URL`): carries live events between instances. */
+    redisUrl: string | undefined;
+    /**
+     * The key sealing stored secrets (`DIMSUM_SECRET_KEY`, 32 bytes in base64), the same on every
+     * instance; unset: `<home>/secret.key`, created on first use.
+     */
+    secretKey: string | undefined;
   };
   file: ConfigFile;
   /** Path of the config file that was read, if any. */
@@ -81,6 +93,9 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     server: {
       trustProxy: env.DIMSUM_TRUST_PROXY === "1" || env.DIMSUM_TRUST_PROXY === "true",
       ownerPassword: env.DIMSUM_OWNER_PASSWORD,
+      databaseUrl: env.DIMSUM_DATABASE_URL?.trim() || undefined,
+      redisUrl: env.DIMSUM_REDIS_URL?.trim() || undefined,
+      secretKey: env.DIMSUM_SECRET_KEY?.trim() || undefined,
     },
     file,
     configPath,

@@ -1,6 +1,7 @@
 /**
  * Encrypts provider API keys at rest (AES-256-GCM) with a key file kept beside the database
- * (`$DIMSUM_HOME/secret.key`, mode 0600), so a copied database file alone does not leak them.
+ * (`$DIMSUM_HOME/secret.key`, mode 0600), so a copied database file alone does not leak them. Several
+ * instances on one database share a key given as `DIMSUM_SECRET_KEY` instead.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -46,9 +47,23 @@ function loadOrCreateKey(home: string): Buffer {
   return created;
 }
 
-/** The secret box for a data directory, creating its key on first use. */
-export function openSecretBox(home: string): SecretBox {
-  const key = loadOrCreateKey(home);
+/** A key given as configuration (`DIMSUM_SECRET_KEY`): 32 bytes in base64. */
+function keyFromText(text: string): Buffer {
+  const key = Buffer.from(text, "base64");
+  if (key.length !== 32 || key.toString("base64").replace(/=+$/, "") !== text.replace(/=+$/, "")) {
+    throw new DimsumError("config", "DIMSUM_SECRET_KEY is not 32 bytes in base64", {
+      hint: "generate one with `openssl rand -base64 32` and give every instance the same",
+    });
+  }
+  return key;
+}
+
+/**
+ * The secret box for a data directory, creating its key on first use; with `key` (the same on every
+ * instance sharing a database) that key instead.
+ */
+export function openSecretBox(home: string, options: { key?: string | undefined } = {}): SecretBox {
+  const key = options.key !== undefined ? keyFromText(options.key) : loadOrCreateKey(home);
   return {
     seal(plain) {
       const iv = randomBytes(12);

@@ -1,0 +1,148 @@
+/**
+ * `dimsum migrate --to postgres://…` copies a SQLite home into PostgreSQL: every row, the search
+ * vectors, the personas of SOUL.md files, with sequences continuing after the copied ids; a second
+ * run changes nothing; a server that cannot be reached is a config error naming the fix.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load-config.js";
+import { openDatabase } from "../../src/store/database.js";
+import { openPostgres, type PgDatabase } from "../../src/store/postgres/pg-database.js";
+import { PgSessionStore } from "../../src/store/postgres/pg-session-store.js";
+import { SqliteSessionStore } from "../../src/store/sqlite-session-store.js";
+import { PgPersonaStore } from "../../src/team/store/postgres/persona-store.js";
+import { createTeam } from "../../src/team/team.js";
+import { createPostgresTeamStore, createSqliteTeamStore } from "../../src/team/team-store.js";
+import type { Actor, TeamEvent } from "../../src/team/types.js";
+import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { cleanEnv, runCli } from "../support/cli.js";
+import { createTestDatabase, postgresAvailable } from "../support/postgres.js";
+
+const owner: Actor = { userId: "olivia", role: "owner" };
+
+describe.skipIf(!postgresAvailable)("dimsum migrate --to postgres", () => {
+  let server: FakeLlmServer;
+  let home: string;
+  let target: { url: string; drop(): Promise<void> };
+  let channelId = "";
+
+  beforeAll(async () => {
+    server = await startFakeLlmServer({ defaultTurn: () => ({ text: "noted, 数据库 backed up" }) });
+    home = mkdtempSync(join(tmpdir(), "dimsum-migrate-"));
+    const config = loadConfig({
+      cwd: home,
+      env: {
+        DIMSUM_HOME: home,
+        DIMSUM_MODEL: "openai:gpt-test",
+        OPENAI_API_KEY: "sk-test",
+        OPENAI_BASE_URL: `${server.url}/v1`,
+      },
+    });
+    const db = openDatabase(join(home, "dimsum.db"));
+    const team = createTeam({ db, home, config, streamOptions: { retry: { maxRetries: 0 } } });
+    const done = new Promise<void>((resolve) => {
+      const off = team.subscribe(owner, (e: TeamEvent) => {
+        if (e.type === "message" && e.message.author.type === "agent") {
+          off();
+          resolve();
+        }
+      });
+    });
+    const room = await team.createChannel(owner, {
+      kind: "group",
+      name: "ops",
+      agentIds: ["writer"],
+      userIds: [],
+    });
+    channelId = room.id;
+    await team.postMessage(owner, room.id, "the nightly backup of the 数据库 failed");
+    await team.postMessage(owner, room.id, "@writer please note it");
+    await done;
+    await team.putSoul(owner, "writer", "You write release notes. Migrated persona.");
+    await team.close();
+    db.close();
+    target = await createTestDatabase();
+  });
+
+  afterAll(async () => {
+    await target?.drop();
+    await server?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it("copies every row, rebuilds search and personas, and a second run changes nothing", async () => {
+    const env = cleanEnv({ DIMSUM_HOME: home });
+    const first = await runCli(["migrate", "--to", target.url, "--json"], { env, timeoutMs: 60_000 });
+    expect(first.stderr).toContain("team_messages");
+    expect(first.code).toBe(0);
+    const report = JSON.parse(first.stdout) as {
+      tables: Array<{ table: string; source: number; target: number }>;
+    };
+    const count = (table: string) => report.tables.find((t) => t.table === table)?.target;
+    expect(count("team_messages")).toBe(3);
+    expect(count("team_agents")).toBeGreaterThan(0);
+    expect(count("messages")).toBeGreaterThan(0);
+    expect(count("run_events")).toBeGreaterThan(0);
+    expect(report.tables.every((t) => t.source === t.target)).toBe(true);
+
+    const second = await runCli(["migrate", "--to", target.url, "--json"], { env, timeoutMs: 60_000 });
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toEqual(report);
+
+    const sqlite = openDatabase(join(home, "dimsum.db"));
+    const pg: PgDatabase = await openPostgres(target.url);
+    try {
+      const fromSqlite = createSqliteTeamStore(sqlite);
+      const fromPg = createPostgresTeamStore(pg);
+      expect(await fromPg.messages.list(channelId, { limit: 50 })).toEqual(
+        await fromSqlite.messages.list(channelId, { limit: 50 }),
+      );
+      expect(await fromPg.channels.list()).toEqual(await fromSqlite.channels.list());
+      expect(await fromPg.agents.list()).toEqual(await fromSqlite.agents.list());
+      const hits = await fromPg.messages.search("数据库", {}, 10);
+      expect(hits.map((m) => m.text).sort()).toEqual([
+        "noted, 数据库 backed up",
+        "the nightly backup of the 数据库 failed",
+      ]);
+      expect((await fromPg.messages.search("nightly", { channelId }, 10)).map((m) => m.text)).toEqual([
+        "the nightly backup of the 数据库 failed",
+      ]);
+      expect((await new PgPersonaStore(pg).read("writer")).content).toBe(
+        "You write release notes. Migrated persona.",
+      );
+      // The agents' sessions came along with their traces.
+      const sessions = new SqliteSessionStore(sqlite);
+      const pgSessions = new PgSessionStore(pg);
+      const run = (await fromSqlite.messages.list(channelId, { limit: 50 })).find((m) => m.runId)
+        ?.runId as string;
+      const ref = (await fromSqlite.runs.get(run))!.ref;
+      expect(await pgSessions.loadMessages(ref)).toEqual(await sessions.loadMessages(ref));
+      // New rows continue after the copied ids.
+      const next = await fromPg.messages.insert({
+        channelId,
+        author: { type: "user", id: "olivia" },
+        text: "after the move",
+        mentions: [],
+        createdAt: Date.now(),
+      });
+      expect(next.id).toBeGreaterThan(3);
+    } finally {
+      sqlite.close();
+      await pg.close();
+    }
+  });
+
+  it("says how to fix an unreachable server, and what to pass", async () => {
+    const env = cleanEnv({ DIMSUM_HOME: home });
+    const down = await runCli(["migrate", "--to", "postgres://postgres:secret@127.0.0.1:1/dimsum"], { env });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toMatch(/unreachable/);
+    expect(down.stderr).toMatch(/DIMSUM_DATABASE_URL/);
+    expect(down.stderr).not.toContain("secret");
+    const none = await runCli(["migrate"], { env });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("--to postgres://");
+  });
+});
