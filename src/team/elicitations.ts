@@ -79,6 +79,11 @@ export class Elicitations {
     });
   }
 
+  /** Whether this process holds the open request (several instances: another may). */
+  has(runId: string, id: string): boolean {
+    return this.#pending.get(id)?.view.runId === runId;
+  }
+
   /** The person's answer; a request that is not theirs (or is gone) is a 404 naming nothing. */
   answer(actor: Actor, runId: string, id: string, answer: InputAnswer): ElicitationView {
     const pending = this.#pending.get(id);

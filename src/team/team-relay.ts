@@ -4,15 +4,33 @@
  * messages, flows), which channels' people changed (each instance keeps them in memory to route
  * events), and requests only the instance running a run can serve (cancel it).
  */
+import { randomUUID } from "node:crypto";
+import { DimsumError, type ErrorCode, notFound, toDimsumError } from "../errors.js";
 import type { MessageRelay } from "../store/redis/redis-relay.js";
 import type { EventBus, MembershipIndex } from "./event-bus.js";
 import type { ChannelRepository } from "./store/repositories.js";
-import type { TeamEvent } from "./types.js";
+import type { Actor, ElicitationAnswer, ElicitationView, TeamEvent } from "./types.js";
+
+/** A question only the instance holding some live state can answer (the others stay silent). */
+export type RelayQuestion = {
+  kind: "answer_elicitation";
+  actor: Actor;
+  runId: string;
+  id: string;
+  answer: ElicitationAnswer;
+};
 
 export type TeamRelayMessage =
   | { type: "event"; event: TeamEvent }
   | { type: "members"; channelId: string }
-  | { type: "cancel_run"; runId: string; reason: string };
+  | { type: "cancel_run"; runId: string; reason: string }
+  | { type: "ask"; id: string; question: RelayQuestion }
+  | {
+      type: "reply";
+      id: string;
+      value?: ElicitationView;
+      error?: { code: ErrorCode; message: string; hint?: string };
+    };
 
 export type TeamRelay = MessageRelay<TeamRelayMessage>;
 
@@ -22,12 +40,27 @@ export interface RelayWiring {
   channels: ChannelRepository;
   /** Cancels a run if it is live here (other instances ignore the request). */
   cancelRun: (runId: string, reason: string) => void;
+  /** Answers a question if this instance holds what it is about; undefined: not here. */
+  answer: (question: RelayQuestion) => ElicitationView | undefined;
   onError: (err: unknown) => void;
 }
 
-/** Joins this instance's bus and membership index to the relay; returns the function that leaves. */
-export function joinRelay(relay: TeamRelay, wiring: RelayWiring): () => void {
+/** How long a question waits for the instance that can answer it. */
+const ASK_TIMEOUT_MS = 3000;
+
+export interface JoinedRelay {
+  /** Puts a question to the other instances; rejects with 404 when none answers in time. */
+  ask(question: RelayQuestion): Promise<ElicitationView>;
+  leave(): void;
+}
+
+/** Joins this instance's bus and membership index to the relay. */
+export function joinRelay(relay: TeamRelay, wiring: RelayWiring): JoinedRelay {
   const { bus, members, channels, onError } = wiring;
+  const asked = new Map<
+    string,
+    { resolve: (v: ElicitationView) => void; reject: (e: DimsumError) => void }
+  >();
   bus.forward = (event) => relay.publish({ type: "event", event });
   members.onChange = (channelId) => relay.publish({ type: "members", channelId });
   // Membership reloads run one at a time in arrival order, so an older read never wins.
@@ -51,11 +84,72 @@ export function joinRelay(relay: TeamRelay, wiring: RelayWiring): () => void {
       case "cancel_run":
         wiring.cancelRun(message.runId, message.reason);
         return;
+      case "ask": {
+        let reply: TeamRelayMessage | undefined;
+        try {
+          const value = wiring.answer(message.question);
+          if (value) reply = { type: "reply", id: message.id, value };
+        } catch (err) {
+          const error = toDimsumError(err);
+          // A refusal here (not the asker's request) is an answer; "not found" means not here.
+          if (error.code !== "not_found") {
+            reply = {
+              type: "reply",
+              id: message.id,
+              error: {
+                code: error.code,
+                message: error.message,
+                ...(error.hint ? { hint: error.hint } : {}),
+              },
+            };
+          }
+        }
+        if (reply) relay.publish(reply);
+        return;
+      }
+      case "reply": {
+        const waiter = asked.get(message.id);
+        if (!waiter) return;
+        asked.delete(message.id);
+        if (message.value) waiter.resolve(message.value);
+        else if (message.error) {
+          const { code, message: text, hint } = message.error;
+          waiter.reject(new DimsumError(code, text, hint ? { hint } : {}));
+        }
+        return;
+      }
     }
   });
-  return () => {
-    unsubscribe();
-    bus.forward = undefined;
-    members.onChange = undefined;
+  return {
+    ask(question) {
+      const id = randomUUID();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          asked.delete(id);
+          reject(notFound(`No open request for input with id "${question.id}" in run "${question.runId}".`));
+        }, ASK_TIMEOUT_MS);
+        timer.unref();
+        const settle = {
+          resolve: (v: ElicitationView) => {
+            clearTimeout(timer);
+            resolve(v);
+          },
+          reject: (e: DimsumError) => {
+            clearTimeout(timer);
+            reject(e);
+          },
+        };
+        asked.set(id, settle);
+        relay.publish({ type: "ask", id, question });
+      });
+    },
+    leave() {
+      unsubscribe();
+      bus.forward = undefined;
+      members.onChange = undefined;
+      for (const waiter of asked.values())
+        waiter.reject(new DimsumError("aborted", "The server is shutting down."));
+      asked.clear();
+    },
   };
 }

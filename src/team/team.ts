@@ -209,12 +209,14 @@ export function createTeam(deps: TeamDeps): Team {
         }
       : {}),
   });
-  const leaveRelay = cluster
+  const relay = cluster
     ? joinRelay(cluster.relay, {
         bus,
         members,
         channels: store.channels,
         cancelRun: (runId, reason) => void runs.cancel(runId, reason),
+        answer: (q) =>
+          elicitations.has(q.runId, q.id) ? elicitations.answer(q.actor, q.runId, q.id, q.answer) : undefined,
         onError,
       })
     : undefined;
@@ -592,6 +594,9 @@ export function createTeam(deps: TeamDeps): Team {
     },
     async answerElicitation(actor, runId, id, answer) {
       await ready;
+      // Asked by a run on another instance: that instance holds the request.
+      if (relay && !elicitations.has(runId, id))
+        return relay.ask({ kind: "answer_elicitation", actor, runId, id, answer });
       return elicitations.answer(actor, runId, id, answer);
     },
     async listElicitations(actor, channelId) {
@@ -604,7 +609,7 @@ export function createTeam(deps: TeamDeps): Team {
       const flowsClosed = flows.close();
       await runs.cancelAll("The server is shutting down.");
       await flowsClosed;
-      leaveRelay?.();
+      relay?.leave();
     },
   };
   return team;
