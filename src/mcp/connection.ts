@@ -523,7 +523,7 @@ export class ServerConnection {
         "unauthenticated",
         `MCP server "${server}" refused \`${tool}\`: the sign-in is not valid for it.`,
         {
-          hint: `run \`dimsum mcp login ${server}\``,
+          hint: this.#options.auth?.signInHint?.(server) ?? `run \`dimsum mcp login ${server}\``,
           cause: err,
         },
       );
