@@ -109,8 +109,11 @@ export function McpSignIns({ empty }: { empty?: string } = {}) {
               {server.needsScope && (
                 <span class="mcp-signin-scope" data-testid="mcp-signin-scope">
                   {"A tool needs "}
-                  {server.needsScope.split(" ").map((scope) => (
-                    <code key={scope}>{scope}</code>
+                  {server.needsScope.split(" ").map((scope, i) => (
+                    <span key={scope}>
+                      {i > 0 && ", "}
+                      <code>{scope}</code>
+                    </span>
                   ))}
                   {" — connect again to grant it."}
                 </span>
