@@ -71,6 +71,11 @@ export interface TurnRequest {
    * such requests are declined.
    */
   present?: boolean;
+  /**
+   * The run whose answer shows those requests when it is not this one (a call_agent's nested run:
+   * the outermost run the person sees); default: this run.
+   */
+  askIn?: string;
   onDelta?: (text: string) => void;
   /** Every agent event as forwarded (deltas merged per tick), e.g. to build the message's parts. */
   onEvent?: (event: AgentEvent, seq: number) => void;
@@ -113,7 +118,12 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
   });
   const broker = runtime.elicitations;
   const askable = broker && person !== undefined && request.present && channelId !== "" ? broker : undefined;
-  const scope = { channelId, runId, userId: person ?? "" };
+  const scope = {
+    channelId,
+    runId,
+    userId: person ?? "",
+    ...(request.askIn && request.askIn !== runId ? { shownIn: request.askIn } : {}),
+  };
   const elicit: ElicitPerson | undefined = askable
     ? (server, input, signal) =>
         // Stopping the run withdraws the question even if the server does not cancel it.

@@ -19,6 +19,8 @@ export interface ElicitationScope {
   runId: string;
   /** The person the run acts for: the only one who sees and answers the request. */
   userId: string;
+  /** The run whose answer shows the request, when not `runId` (call_agent: the outermost run). */
+  shownIn?: string;
 }
 
 interface Pending {

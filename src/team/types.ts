@@ -237,7 +237,10 @@ export type TeamEvent =
 export interface ElicitationView {
   id: string;
   channelId: string;
+  /** The run that asked (answers go to `/api/runs/:runId/elicitations/:id`). */
   runId: string;
+  /** The run whose answer shows the request, when not `runId` (a call_agent's nested run: the outermost). */
+  shownIn?: string;
   userId: string;
   /** The MCP server asking. */
   server: string;

@@ -5,7 +5,8 @@
  * result with the answer shows in the chat; a URL-mode request shows its link and "I'm done"
  * accepts it. `/` in the composer offers the server's prompt and puts its text in. A server's request
  * to use the agent's model (sampling) shows as an approval card with what it would send: approved,
- * the agent's model answers it; declined, the server is refused.
+ * the agent's model answers it; declined, the server is refused. A called agent's (call_agent) request
+ * for input shows in the answer of the run the person started.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -292,6 +293,38 @@ describe("MCP in the web chat", () => {
       await card.locator("summary").click();
       expect(await text(card)).toContain("refused the server's sampling request: the person chose decline");
       await shots("10-sampling-declined");
+    });
+  }, 60_000);
+
+  it("shows a called agent's request for input in the answer the person is waiting for", async () => {
+    await step(`${SHOTS}/11-nested-asked`, async () => {
+      scripts.add(
+        "assistant",
+        {
+          text: "Asking @coder.",
+          toolCalls: [{ name: "call_agent", args: { agentId: "coder", task: "greet the person" } }],
+        },
+        sayToolResult,
+      );
+      scripts.add("coder", { toolCalls: [{ name: "feat_ask_name", args: {} }] }, sayToolResult);
+      await byTest("composer-input").fill("have coder greet me");
+      await byTest("composer-send").click();
+      const bubble = byTest("run-bubble");
+      await bubble.getByTestId("elicitation").waitFor();
+      expect(await text(bubble.getByTestId("elicitation-message"))).toBe("What should I call you?");
+      await shots("11-nested-asked");
+    });
+
+    await step(`${SHOTS}/12-nested-answered`, async () => {
+      await byTest("elicit-input-name").fill("Grace");
+      await byTest("elicitation-accept").click();
+      await until(() => byTest("elicitation").count()).toBe(0);
+      await until(() => byTest("run-bubble").count()).toBe(0);
+      const answer = page.locator('[data-testid="message"]').last();
+      await until(() => text(answer.getByTestId("message-text").last())).toBe(
+        "The tool said: hello Grace, age 30.",
+      );
+      await shots("12-nested-answered");
     });
   }, 60_000);
 });
