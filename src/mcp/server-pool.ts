@@ -125,8 +125,12 @@ export class McpServerPool implements McpControl {
     for (const config of this.#configs.values()) {
       if (!config.enabled || !this.isPerPerson(config.name)) continue;
       let manager = this.#personal.get(person)?.get(config.name);
+      if (!(await credentials.load(config.name))?.tokens) {
+        // Signed out, or the authorization server revoked the sign-in (its tokens were dropped).
+        if (manager) await this.#dropPersonal(person, config.name);
+        continue;
+      }
       if (!manager) {
-        if (!(await credentials.load(config.name))?.tokens) continue;
         manager = this.#personalManager(person, config, credentials);
         await manager.start([config.name]);
       }
@@ -220,6 +224,8 @@ export class McpServerPool implements McpControl {
     // Signed in before this process started: connect now, so the status is the real one.
     if (stored?.tokens && config.enabled && !this.#personal.get(person)?.has(name))
       await this.personalTools(person).catch(() => []);
+    // The sign-in is gone (revoked at the authorization server): so is the connection.
+    if (!stored?.tokens) await this.#dropPersonal(person, name);
     const manager = this.#personal.get(person)?.get(name);
     const view: McpServerView = { ...viewOf(config, manager?.status(name)), perPerson: true };
     if (stored?.tokens && stored.stepUpScope && !covers(stored.tokens.scope, stored.stepUpScope)) {
@@ -230,6 +236,12 @@ export class McpServerPool implements McpControl {
         .join(" ");
     }
     return view;
+  }
+
+  async #dropPersonal(person: string, name: string): Promise<void> {
+    const manager = this.#personal.get(person)?.get(name);
+    this.#personal.get(person)?.delete(name);
+    await manager?.close();
   }
 
   #personalManager(

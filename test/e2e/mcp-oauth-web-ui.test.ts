@@ -4,7 +4,7 @@
  * Settings → MCP servers, their agent uses the server's tool in the chat; an expired access token is
  * refreshed on the next call without the person noticing; a tool that needs a wider scope fails
  * with "needs more access", Settings offers to connect again with that scope, and the call then
- * works; signing out revokes the tokens at the authorization server and deletes the stored sign-in,
+ * works; tokens the authorization server revoked make the next call ask to connect; signing out revokes the tokens at the authorization server and deletes the stored sign-in,
  * and the agent no longer has the server's tools.
  */
 import { readdirSync, writeFileSync } from "node:fs";
@@ -28,6 +28,7 @@ interface OAuthFixture {
   notes: string[];
   issued: string[];
   expireAccessTokens(): void;
+  revokeEverything(): void;
   stop(): Promise<void>;
 }
 
@@ -252,7 +253,24 @@ describe("An OAuth-protected MCP server from the web UI", () => {
       await shots("06-stepped-up");
     });
 
-    await step(`${SHOTS}/07-signed-out`, async () => {
+    await step(`${SHOTS}/07-revoked-by-server`, async () => {
+      // An admin of the authorization server revokes every token: the next call asks to connect.
+      oauth.revokeEverything();
+      const said = await askAgent("who am I now?", "notes_whoami", {});
+      expect(said).toContain('MCP server "notes" needs you to sign in');
+      expect(said).toContain("connect it again in Settings → MCP servers");
+      await openMcpSettings();
+      await page
+        .locator('[data-testid="mcp-signin"][data-mcp="notes"]:not([data-status="connected"])')
+        .waitFor();
+      expect(await text(entry().getByTestId("mcp-signin-button"))).toBe("Connect");
+      await shots("07-revoked-by-server", entry());
+      // A fresh sign-in asks for the server's default scope again.
+      await connect();
+      expect(await askAgent("and now?", "notes_whoami", {})).toBe("The tool said: scopes: notes:read");
+    });
+
+    await step(`${SHOTS}/08-signed-out`, async () => {
       await openMcpSettings();
       const before = oauth.counts.revocations;
       await entry().getByTestId("mcp-signout").click();
@@ -275,7 +293,7 @@ describe("An OAuth-protected MCP server from the web UI", () => {
         });
         expect(res.status).toBe(401);
       }
-      await shots("07-signed-out", entry());
+      await shots("08-signed-out", entry());
       // The agent's next run has no tools of the server; calling one fails as unknown.
       scripts.add("assistant", { toolCalls: [{ name: "notes_whoami", args: {} }] }, sayToolResult);
       await page.goto(server.url + channelPath);
