@@ -3,8 +3,8 @@
  * server and a local OAuth-protected MCP server (SDK-built, 127.0.0.1): the person connects in
  * Settings → MCP servers, their agent uses the server's tool in the chat; an expired access token is
  * refreshed on the next call without the person noticing; a tool that needs a wider scope fails
- * with "needs more access", Settings offers to connect again with that scope, and the call then
- * works; tokens the authorization server revoked make the next call ask to connect; signing out revokes the tokens at the authorization server and deletes the stored sign-in,
+ * with "needs more access", the chat (under the failed call) and Settings offer to connect again with
+ * that scope, and the call then works; tokens the authorization server revoked make the next call ask to connect; signing out revokes the tokens at the authorization server and deletes the stored sign-in,
  * and the agent no longer has the server's tools.
  */
 import { readdirSync, writeFileSync } from "node:fs";
@@ -53,6 +53,12 @@ const step = (name: string, body: () => Promise<void>) => flow(page, log, server
 const text = async (locator: Locator) => ((await locator.textContent()) ?? "").replace(/\s+/g, " ").trim();
 const until = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 50 });
 const entry = () => page.locator('[data-testid="mcp-signin"][data-mcp="notes"]');
+/** The connect action under the last answer's failed call. */
+const chatAction = (state: "needed" | "connected") =>
+  page
+    .locator('[data-testid="message"]')
+    .last()
+    .locator(`[data-testid="mcp-connect-action"][data-mcp="notes"][data-state="${state}"]`);
 
 /** The tool's result as the model saw it, said back. */
 function sayToolResult(request: RecordedRequest): FakeTurn {
@@ -232,6 +238,13 @@ describe("An OAuth-protected MCP server from the web UI", () => {
         .last()
         .locator('[data-testid="tool-card"][data-tool="notes_write_note"]');
       expect(await card.getAttribute("data-status")).toBe("error");
+      // Under the failed call: what the server asks for, and a way to grant it right there.
+      const action = chatAction("needed");
+      await action.waitFor();
+      expect(await text(action.locator("span").first())).toBe(
+        "notes needs more access (notes:read notes:write).",
+      );
+      expect(await text(action.getByTestId("mcp-connect-action-button"))).toBe("Connect again");
       await shots("04-needs-more-access");
       await openMcpSettings();
       await page.locator('[data-testid="mcp-signin"][data-mcp="notes"][data-status="needs-scope"]').waitFor();
@@ -242,15 +255,24 @@ describe("An OAuth-protected MCP server from the web UI", () => {
     });
 
     await step(`${SHOTS}/06-stepped-up`, async () => {
-      await connect();
+      // Connecting again from the chat, under the failed call.
+      await page.goto(server.url + channelPath);
+      const popup = page.context().waitForEvent("page");
+      await chatAction("needed").getByTestId("mcp-connect-action-button").click();
+      const tab = await popup;
+      await tab.getByText("Signed in to notes").waitFor();
+      await tab.close();
+      await chatAction("connected").waitFor();
+      expect(await text(chatAction("connected"))).toBe("✓ notes is connected — ask again to retry.");
       expect(oauth.counts.authorizations).toBe(2);
       expect(oauth.counts.scopes.at(-1)).toContain("notes:write");
-      expect(await text(entry().getByTestId("mcp-signin-status"))).toBe("signed in");
       expect(await askAgent("write it now", "notes_write_note", { text: "dim" })).toBe(
         "The tool said: stored note 1",
       );
       expect(oauth.notes).toEqual(["dim"]);
       await shots("06-stepped-up");
+      await openMcpSettings();
+      expect(await text(entry().getByTestId("mcp-signin-status"))).toBe("signed in");
     });
 
     await step(`${SHOTS}/07-revoked-by-server`, async () => {
@@ -259,6 +281,8 @@ describe("An OAuth-protected MCP server from the web UI", () => {
       const said = await askAgent("who am I now?", "notes_whoami", {});
       expect(said).toContain('MCP server "notes" needs you to sign in');
       expect(said).toContain("connect it again in Settings → MCP servers");
+      expect(await text(chatAction("needed").locator("span").first())).toBe("notes needs you to sign in.");
+      expect(await text(chatAction("needed").getByTestId("mcp-connect-action-button"))).toBe("Connect");
       await openMcpSettings();
       await page
         .locator('[data-testid="mcp-signin"][data-mcp="notes"]:not([data-status="connected"])')
