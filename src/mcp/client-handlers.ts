@@ -16,7 +16,7 @@ import {
   ListRootsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ElicitPerson } from "../tools/types.js";
+import type { ElicitPerson, SamplePerson, SamplingRequest } from "../tools/types.js";
 
 export type ElicitParams = ElicitRequest["params"];
 export type SamplingParams = CreateMessageRequest["params"];
@@ -57,17 +57,29 @@ export function clientCapabilities(handlers: McpClientHandlers) {
  */
 export type ElicitRoute = () => ElicitPerson | { declined: string } | undefined;
 
+/** The same for a sampling request: the person of the call in flight, a refusal, or `handlers.sample`. */
+export type SampleRoute = () => SamplePerson | { declined: string } | undefined;
+
+/** Who answers requests arriving during calls (team runs); absent: the front end's handlers. */
+export interface ClientRoutes {
+  elicit?: ElicitRoute;
+  sample?: SampleRoute;
+}
+
+/** MCP's code for a sampling request the person rejected. */
+const USER_REJECTED = -1;
+
 /** Installs the request handlers on `client` before it connects. */
 export function installClientHandlers(
   client: Client,
   server: string,
   handlers: McpClientHandlers,
   note: NoteSink,
-  route?: ElicitRoute,
+  routes: ClientRoutes = {},
 ): void {
   client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
     const { params } = request;
-    const routed = route?.();
+    const routed = routes.elicit?.();
     if (routed && typeof routed === "object") {
       note(`declined the server's request for input ("${oneLine(params.message)}"): ${routed.declined}`);
       return { action: "decline" };
@@ -90,6 +102,30 @@ export function installClientHandlers(
     return result;
   });
   client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+    const routed = routes.sample?.();
+    if (routed && typeof routed === "object") {
+      note(`refused the server's sampling request: ${routed.declined}`);
+      throw new McpError(ErrorCode.InvalidRequest, `Sampling refused: ${routed.declined}`);
+    }
+    if (routed) {
+      let outcome: Awaited<ReturnType<SamplePerson>>;
+      try {
+        outcome = await routed(server, request.params as SamplingRequest, extra.signal);
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        note(`the server's sampling request failed: ${reason}`);
+        throw new McpError(ErrorCode.InternalError, `Sampling failed: ${reason}`);
+      }
+      if (!outcome.approved) {
+        note(`refused the server's sampling request: ${outcome.reason}`);
+        throw new McpError(USER_REJECTED, `User rejected sampling request: ${outcome.reason}`);
+      }
+      note(
+        `served the server's sampling request with the agent's model (${outcome.result.model}), as the person approved`,
+      );
+      const result: CreateMessageResult = { ...outcome.result };
+      return result;
+    }
     if (!handlers.sample) {
       note(`refused the server's sampling request: ${HEADLESS_REASON}`);
       throw new McpError(ErrorCode.InvalidRequest, `Sampling refused: ${HEADLESS_REASON}`);

@@ -18,13 +18,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { DimsumError } from "../errors.js";
 import type { JsonSchema } from "../llm/types.js";
-import type { ElicitPerson } from "../tools/types.js";
-import {
-  clientCapabilities,
-  type ElicitRoute,
-  installClientHandlers,
-  type McpClientHandlers,
-} from "./client-handlers.js";
+import type { ElicitPerson, SamplePerson } from "../tools/types.js";
+import { clientCapabilities, installClientHandlers, type McpClientHandlers } from "./client-handlers.js";
 import type { McpServerConfig } from "./config.js";
 import {
   describeConnectError,
@@ -94,12 +89,15 @@ export interface CallOptions {
   onProgress?: (message: string) => void;
   /** Who answers the server's requests for input during this call (a team run's person). */
   elicit?: ElicitPerson;
+  /** Who approves (and serves) the server's sampling requests during this call. */
+  sample?: SamplePerson;
 }
 
-/** A call in flight: the notes for its result and who answers requests for input. */
+/** A call in flight: the notes for its result and who answers requests for input or sampling. */
 interface InFlight {
   notes: string[];
   elicit?: ElicitPerson;
+  sample?: SamplePerson;
 }
 
 /** A server that stays up this long is considered healthy again: its next crash reconnects at once. */
@@ -194,7 +192,11 @@ export class ServerConnection {
     args: Record<string, unknown>,
     options: CallOptions = {},
   ): Promise<McpCallResult> {
-    const call: InFlight = { notes: [], ...(options.elicit ? { elicit: options.elicit } : {}) };
+    const call: InFlight = {
+      notes: [],
+      ...(options.elicit ? { elicit: options.elicit } : {}),
+      ...(options.sample ? { sample: options.sample } : {}),
+    };
     this.#inflight.add(call);
     try {
       return withNotes(await this.#callOnce(name, args, options), call.notes);
@@ -349,7 +351,7 @@ export class ServerConnection {
             (note) => {
               for (const call of this.#inflight) call.notes.push(note);
             },
-            () => this.#elicitRoute(),
+            { elicit: () => this.#route("elicit"), sample: () => this.#route("sample") },
           );
         },
       });
@@ -391,12 +393,18 @@ export class ServerConnection {
   }
 
   /**
-   * MCP does not say which call a request for input belongs to: with one asker among the calls in
-   * flight it is theirs; with several (two runs calling this server at once) nobody can be sure.
+   * MCP does not say which call a request (for input, or for sampling) belongs to: with one asker
+   * among the calls in flight it is theirs; with several (two runs calling this server at once)
+   * nobody can be sure.
    */
-  #elicitRoute(): ReturnType<ElicitRoute> {
-    const askers = new Set<ElicitPerson>();
-    for (const call of this.#inflight) if (call.elicit) askers.add(call.elicit);
+  #route<K extends "elicit" | "sample">(
+    kind: K,
+  ): NonNullable<InFlight[K]> | { declined: string } | undefined {
+    const askers = new Set<NonNullable<InFlight[K]>>();
+    for (const call of this.#inflight) {
+      const asker = call[kind];
+      if (asker) askers.add(asker as NonNullable<InFlight[K]>);
+    }
     if (askers.size > 1) {
       return { declined: "calls of several runs were in flight, so it was unclear whom to ask" };
     }
@@ -523,7 +531,7 @@ export class ServerConnection {
         "unauthenticated",
         `MCP server "${server}" refused \`${tool}\`: the sign-in is not valid for it.`,
         {
-          hint: `run \`dimsum mcp login ${server}\``,
+          hint: this.#options.auth?.signInHint?.(server) ?? `run \`dimsum mcp login ${server}\``,
           cause: err,
         },
       );

@@ -4,7 +4,7 @@
  * manager remembers which server and MCP tool name sit behind every registered name.
  */
 import { toHashedWireName } from "../tools/tool-names.js";
-import type { ElicitPerson, JsonSchemaTool } from "../tools/types.js";
+import type { ElicitPerson, JsonSchemaTool, SamplePerson } from "../tools/types.js";
 import type { McpToolInfo } from "./connection.js";
 import { type McpCallResult, toToolResult } from "./tool-result.js";
 
@@ -19,6 +19,8 @@ export interface McpToolCaller {
       onProgress?: (message: string) => void;
       /** Who answers the server's requests for input during this call. */
       elicit?: ElicitPerson;
+      /** Who approves and serves the server's sampling requests during this call. */
+      sample?: SamplePerson;
     },
   ): Promise<McpCallResult>;
 }
@@ -51,11 +53,12 @@ export function createMcpTool(
     parameters: info.inputSchema,
     ...(timeoutMs ? { timeoutMs } : {}),
     async execute(args, ctx) {
-      const { progress, elicit } = ctx;
+      const { progress, elicit, sample } = ctx;
       const result = await caller.callTool(info.name, args, {
         signal: ctx.signal,
         ...(progress ? { onProgress: progress } : {}),
         ...(elicit ? { elicit } : {}),
+        ...(sample ? { sample } : {}),
       });
       return toToolResult(result);
     },

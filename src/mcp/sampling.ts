@@ -3,15 +3,15 @@
  * completion (text in, text out, no tools). The front end decides whether to allow it.
  */
 import type { Message, ModelSpec, StreamFunction } from "../llm/types.js";
-import type { CreateMessageResult, SamplingParams } from "./client-handlers.js";
+import type { SamplingCompletion, SamplingRequest } from "../tools/types.js";
 
 /** Runs `params` on `model`; rejects with the provider's error. */
 export async function sampleWithModel(
   model: ModelSpec,
   stream: StreamFunction,
-  params: SamplingParams,
+  params: SamplingRequest,
   signal: AbortSignal,
-): Promise<CreateMessageResult> {
+): Promise<SamplingCompletion> {
   const messages: Message[] = params.messages.map((m) => {
     const text = textOf(m.content);
     return m.role === "assistant"

@@ -15,7 +15,7 @@ import type { Tool } from "../tools/types.js";
 import { MCP_SETTINGS_SOURCE, type McpServerConfig } from "./config.js";
 import { McpManager, type McpServerState, type McpServerStatus } from "./manager.js";
 import type { CredentialStore } from "./oauth/credential-store.js";
-import type { OAuthAuthorizer } from "./oauth/provider.js";
+import { covers, type OAuthAuthorizer } from "./oauth/provider.js";
 import { revokeTokens } from "./oauth/revoke.js";
 import { listMcpPrompts, type McpPromptCommand } from "./prompts.js";
 import { textOf } from "./sampling.js";
@@ -40,6 +40,11 @@ export interface McpServerView {
   perPerson?: boolean;
   /** Added in Settings (removable there); servers of mcp.json are read-only in the UI. */
   removable?: boolean;
+  /**
+   * Per-person servers: the scopes the server asked for (an `insufficient_scope` answer) that the
+   * person's sign-in does not grant yet, space-separated; connecting again asks for them.
+   */
+  needsScope?: string;
 }
 
 /** The MCP operations the routes need. */
@@ -53,7 +58,7 @@ export interface McpControl {
   remove(name: string): Promise<void>;
   /** Per-person sign-ins (each member's own account). */
   isPerPerson(name: string): boolean;
-  personalView(person: string, name: string): McpServerView;
+  personalView(person: string, name: string): Promise<McpServerView>;
   signIn(person: string, name: string, authorizer: OAuthAuthorizer): Promise<McpServerView>;
   signOut(person: string, name: string): Promise<McpServerView>;
   /** The prompts of the shared servers and of `person`'s own sign-ins (the web composer's `/`). */
@@ -67,6 +72,8 @@ export type McpPromptInfo = McpPromptCommand;
 
 /** How long a person has to finish a sign-in in the browser. */
 const SIGN_IN_TIMEOUT_MS = 300_000;
+/** What a member does to (re-)authorise a per-person server on the team server. */
+const SIGN_IN_HINT = "connect it again in Settings → MCP servers";
 
 function viewOf(config: McpServerConfig, status: McpServerStatus | undefined): McpServerView {
   const view: McpServerView = {
@@ -118,8 +125,12 @@ export class McpServerPool implements McpControl {
     for (const config of this.#configs.values()) {
       if (!config.enabled || !this.isPerPerson(config.name)) continue;
       let manager = this.#personal.get(person)?.get(config.name);
+      if (!(await credentials.load(config.name))?.tokens) {
+        // Signed out, or the authorization server revoked the sign-in (its tokens were dropped).
+        if (manager) await this.#dropPersonal(person, config.name);
+        continue;
+      }
       if (!manager) {
-        if (!(await credentials.load(config.name))?.tokens) continue;
         manager = this.#personalManager(person, config, credentials);
         await manager.start([config.name]);
       }
@@ -167,6 +178,7 @@ export class McpServerPool implements McpControl {
     }
     await this.#personal.get(person)?.get(name)?.close();
     const stored = await credentials.load(name);
+    const replaced = stored?.tokens ? structuredClone(stored) : undefined;
     if (stored?.tokens) {
       delete stored.tokens;
       await credentials.save(name, stored);
@@ -185,6 +197,8 @@ export class McpServerPool implements McpControl {
     if (outcome?.state !== "connected") {
       throw conflict(`signing in to MCP server "${name}" failed: ${outcome?.lastError ?? "unknown error"}`);
     }
+    // The tokens of the sign-in this one replaces (e.g. a narrower scope) must not stay valid.
+    if (replaced) await revokeTokens(replaced);
     await this.personalTools(person);
     return this.personalView(person, name);
   }
@@ -202,12 +216,32 @@ export class McpServerPool implements McpControl {
     return this.personalView(person, name);
   }
 
-  /** One server as `person` sees it (their own connection for per-person servers). */
-  personalView(person: string, name: string): McpServerView {
+  /** One server as `person` sees it (their own connection and sign-in for per-person servers). */
+  async personalView(person: string, name: string): Promise<McpServerView> {
     const config = this.#config(name);
     if (!this.isPerPerson(name)) return this.#view(config);
+    const stored = await this.#options.personalCredentials?.(person).load(name);
+    // Signed in before this process started: connect now, so the status is the real one.
+    if (stored?.tokens && config.enabled && !this.#personal.get(person)?.has(name))
+      await this.personalTools(person).catch(() => []);
+    // The sign-in is gone (revoked at the authorization server): so is the connection.
+    if (!stored?.tokens) await this.#dropPersonal(person, name);
     const manager = this.#personal.get(person)?.get(name);
-    return { ...viewOf(config, manager?.status(name)), perPerson: true };
+    const view: McpServerView = { ...viewOf(config, manager?.status(name)), perPerson: true };
+    if (stored?.tokens && stored.stepUpScope && !covers(stored.tokens.scope, stored.stepUpScope)) {
+      const granted = new Set((stored.tokens.scope ?? "").split(" "));
+      view.needsScope = stored.stepUpScope
+        .split(" ")
+        .filter((scope) => scope && !granted.has(scope))
+        .join(" ");
+    }
+    return view;
+  }
+
+  async #dropPersonal(person: string, name: string): Promise<void> {
+    const manager = this.#personal.get(person)?.get(name);
+    this.#personal.get(person)?.delete(name);
+    await manager?.close();
   }
 
   #personalManager(
@@ -219,7 +253,7 @@ export class McpServerPool implements McpControl {
     const manager = new McpManager({
       servers: [config],
       env: this.#env,
-      auth: { credentials, ...(authorizer ? { authorizer } : {}) },
+      auth: { credentials, signInHint: () => SIGN_IN_HINT, ...(authorizer ? { authorizer } : {}) },
     });
     let mine = this.#personal.get(person);
     if (!mine) {

@@ -125,7 +125,10 @@ export class AgentRunner {
             workspace,
             signal,
             extraTools: [
-              this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace),
+              this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace, {
+                present: options.present === true,
+                rootRunId: runId,
+              }),
             ],
             requestedBy,
             ...(options.present ? { present: true } : {}),
@@ -232,9 +235,12 @@ export class AgentRunner {
                 chain,
                 scope.requestedBy,
                 scope.workspace,
+                { present: scope.present === true, rootRunId: scope.rootRunId ?? scope.parentRunId },
               ),
             ],
             requestedBy: scope.requestedBy,
+            // The person of the outermost run answers the called agent's MCP requests there.
+            ...(scope.present ? { present: true, askIn: scope.rootRunId ?? scope.parentRunId } : {}),
             onEvent: (event, seq) => this.#record(runId, event, seq),
           });
           answer = result.answer;
@@ -335,6 +341,7 @@ export class AgentRunner {
     chain: string[],
     requestedBy: string,
     workspace: string,
+    asking: { present: boolean; rootRunId: string } = { present: false, rootRunId: parentRunId },
   ) {
     const { store } = this.#deps;
     return createCallAgentTool(
@@ -343,7 +350,17 @@ export class AgentRunner {
         listAgentIds: async () => (await store.agents.list()).map((a) => a.id),
         runNested: (target, scope, task, signal) => this.runNested(target, scope, task, signal),
       },
-      { channelId, triggerMessageId, parentRunId, depth, chain, requestedBy, workspace },
+      {
+        channelId,
+        triggerMessageId,
+        parentRunId,
+        depth,
+        chain,
+        requestedBy,
+        workspace,
+        ...(asking.present ? { present: true } : {}),
+        rootRunId: asking.rootRunId,
+      },
     );
   }
 

@@ -9,13 +9,15 @@ import { secretsFrom } from "../agent/trace-recorder.js";
 import type { CapabilityAssembly } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
+import { stream as defaultStream } from "../llm/providers.js";
 import type { ModelSpec, StreamFunction, StreamOptions, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
-import type { ElicitPerson, Tool } from "../tools/types.js";
+import type { ElicitPerson, SamplePerson, Tool } from "../tools/types.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
 import type { PersonaStore } from "./personas.js";
+import { personSampler } from "./sampling-requests.js";
 import type { AgentRecord, TeamEvent } from "./types.js";
 
 /** What every turn shares, built once per team. */
@@ -38,7 +40,10 @@ export interface TurnRuntime {
   canReadKnowledge?: (userId: string) => boolean;
   /** Session owners of the person's conversations, for `recall_search` (default: the person's own). */
   recallOwners?: (userId: string) => string[];
-  /** Puts MCP servers' requests for input to the person of runs they are present for. */
+  /**
+   * Puts MCP servers' requests for input, and for approval to use the agent's model (sampling), to
+   * the person of runs they are present for.
+   */
   elicitations?: Elicitations;
 }
 
@@ -66,6 +71,11 @@ export interface TurnRequest {
    * such requests are declined.
    */
   present?: boolean;
+  /**
+   * The run whose answer shows those requests when it is not this one (a call_agent's nested run:
+   * the outermost run the person sees); default: this run.
+   */
+  askIn?: string;
   onDelta?: (text: string) => void;
   /** Every agent event as forwarded (deltas merged per tick), e.g. to build the message's parts. */
   onEvent?: (event: AgentEvent, seq: number) => void;
@@ -107,17 +117,27 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       : {}),
   });
   const broker = runtime.elicitations;
-  const elicit: ElicitPerson | undefined =
-    broker && person !== undefined && request.present && channelId !== ""
-      ? (server, input, signal) =>
-          // Stopping the run withdraws the question even if the server does not cancel it.
-          broker.ask(
-            { channelId, runId, userId: person },
-            server,
-            input,
-            AbortSignal.any([signal, request.signal]),
-          )
-      : undefined;
+  const askable = broker && person !== undefined && request.present && channelId !== "" ? broker : undefined;
+  const scope = {
+    channelId,
+    runId,
+    userId: person ?? "",
+    ...(request.askIn && request.askIn !== runId ? { shownIn: request.askIn } : {}),
+  };
+  const elicit: ElicitPerson | undefined = askable
+    ? (server, input, signal) =>
+        // Stopping the run withdraws the question even if the server does not cancel it.
+        askable.ask(scope, server, input, AbortSignal.any([signal, request.signal]))
+    : undefined;
+  const sample: SamplePerson | undefined = askable
+    ? personSampler({
+        broker: askable,
+        scope,
+        model,
+        stream: runtime.stream ?? defaultStream,
+        runSignal: request.signal,
+      })
+    : undefined;
   let result: TurnResult | undefined;
   let seq = 0;
   const forward = (event: AgentEvent): void => {
@@ -141,6 +161,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
         workspace: request.workspace,
         config: toolsConfigForAgent(runtime.config.tools, agent.id),
         ...(elicit ? { elicit } : {}),
+        ...(sample ? { sample } : {}),
       },
       maxIterations: runtime.config.maxIterations,
       signal: request.signal,

@@ -25,6 +25,13 @@ export interface CallScope {
   chain: string[];
   requestedBy: string;
   workspace: string;
+  /**
+   * The person is at the chat of the outermost run: MCP servers' requests (input, sampling) during
+   * nested runs are put to them, shown in that run's answer (`rootRunId`).
+   */
+  present?: boolean;
+  /** The outermost run of the call chain (a message's run). */
+  rootRunId?: string;
 }
 
 export interface CallAgentDeps {

@@ -1,14 +1,15 @@
 /**
- * Requests for input (MCP elicitation) during team runs, put to the person the run acts for: each
- * request goes out as a team event only to that person, waits for their answer through the HTTP
- * route, and ends as cancelled when nobody answers in time or the run stops.
+ * Requests for input (MCP elicitation) and for approval of sampling during team runs, put to the
+ * person the run acts for: each request goes out as a team event only to that person, waits for
+ * their answer through the HTTP route, and ends as cancelled when nobody answers in time or the
+ * run stops.
  */
 import { randomUUID } from "node:crypto";
 import { invalid, notFound } from "../errors.js";
 import { formatMs } from "../mcp/connection-errors.js";
 import { type RequestedSchema, validateForm } from "../mcp/elicitation-form.js";
 import type { InputAnswer, InputRequest } from "../tools/types.js";
-import type { Actor, ElicitationView, TeamEvent } from "./types.js";
+import type { Actor, ElicitationView, SamplingView, TeamEvent } from "./types.js";
 
 /** How long a person has to answer (default five minutes). */
 export const DEFAULT_ELICITATION_TIMEOUT_MS = 300_000;
@@ -18,6 +19,8 @@ export interface ElicitationScope {
   runId: string;
   /** The person the run acts for: the only one who sees and answers the request. */
   userId: string;
+  /** The run whose answer shows the request, when not `runId` (call_agent: the outermost run). */
+  shownIn?: string;
 }
 
 interface Pending {
@@ -47,8 +50,33 @@ export class Elicitations {
     request: InputRequest,
     signal: AbortSignal,
   ): Promise<InputAnswer> {
+    return this.#put((id, expiresAt) => viewOf(id, scope, server, request, expiresAt), signal);
+  }
+
+  /** Asks the scope's person to approve a sampling request: accept, decline, or cancel (timeout, stop). */
+  askSampling(
+    scope: ElicitationScope,
+    server: string,
+    sampling: SamplingView,
+    signal: AbortSignal,
+  ): Promise<InputAnswer> {
+    return this.#put(
+      (id, expiresAt) => ({
+        id,
+        ...scope,
+        server,
+        message: `${server} asks to use the agent's model (${sampling.model}).`,
+        mode: "sampling",
+        sampling,
+        expiresAt,
+      }),
+      signal,
+    );
+  }
+
+  #put(make: (id: string, expiresAt: number) => ElicitationView, signal: AbortSignal): Promise<InputAnswer> {
     const timeoutMs = this.#options.timeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS;
-    const view = viewOf(randomUUID(), scope, server, request, (this.#options.now ?? Date.now)() + timeoutMs);
+    const view = make(randomUUID(), (this.#options.now ?? Date.now)() + timeoutMs);
     const { emit } = this.#options;
     return new Promise<InputAnswer>((resolve) => {
       const finish = (answer: InputAnswer) => {

@@ -218,7 +218,10 @@ export type TeamEvent =
   | { type: "agent"; channelId: string; runId: string; seq: number; event: AgentEvent }
   | { type: "flow"; channelId: string; flow: FlowRecord }
   | { type: "channel"; channelId: string; channel: ChannelRecord }
-  /** An MCP server asks the person a run acts for (`userId`, the only one it is sent to) for input. */
+  /**
+   * An MCP server asks the person a run acts for (`userId`, the only one it is sent to) for input,
+   * or for approval to use the agent's model (sampling).
+   */
   | { type: "elicitation"; channelId: string; runId: string; userId: string; request: ElicitationView }
   /** The request was answered, declined, cancelled or timed out. */
   | {
@@ -234,18 +237,34 @@ export type TeamEvent =
 export interface ElicitationView {
   id: string;
   channelId: string;
+  /** The run that asked (answers go to `/api/runs/:runId/elicitations/:id`). */
   runId: string;
+  /** The run whose answer shows the request, when not `runId` (a call_agent's nested run: the outermost). */
+  shownIn?: string;
   userId: string;
   /** The MCP server asking. */
   server: string;
   message: string;
-  mode: "form" | "url";
+  /** `sampling`: the server asks to use the agent's model; the person approves or declines. */
+  mode: "form" | "url" | "sampling";
   /** Form mode: the flat JSON schema of the fields. */
   requestedSchema?: RequestedSchema;
   /** URL mode: the page to open. */
   url?: string;
+  /** Sampling mode: what the server wants the model to answer. */
+  sampling?: SamplingView;
   /** When the request is cancelled unanswered (ms since the epoch). */
   expiresAt: number;
+}
+
+/** An MCP server's sampling request as the person sees it before approving it. */
+export interface SamplingView {
+  /** The conversation the server wants answered (images and audio as placeholders). */
+  messages: Array<{ role: "user" | "assistant"; text: string }>;
+  systemPrompt?: string;
+  maxTokens: number;
+  /** The model that would answer: the agent's own. */
+  model: string;
 }
 
 /** The person's answer to a request for input. */

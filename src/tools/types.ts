@@ -76,6 +76,11 @@ export interface ToolContext {
    * elicitation). Absent when nobody is there to answer: then such requests are declined.
    */
   elicit?: ElicitPerson;
+  /**
+   * Asks the person the run acts for to approve an outside server's request to use the agent's
+   * model (MCP sampling) and, approved, runs it. Absent when nobody is there: such requests are refused.
+   */
+  sample?: SamplePerson;
 }
 
 /** What a server asks the person (an MCP elicitation's params: message, mode, schema or URL). */
@@ -93,6 +98,33 @@ export type ElicitPerson = (
   request: InputRequest,
   signal: AbortSignal,
 ) => Promise<InputAnswer>;
+
+/** What a server asks the agent's model (an MCP sampling request's params). */
+export type SamplingRequest = {
+  messages: Array<{ role: "user" | "assistant"; content: unknown }>;
+  maxTokens: number;
+  systemPrompt?: string;
+  temperature?: number;
+} & Record<string, unknown>;
+
+/** The completion the agent's model gave, as MCP's `sampling/createMessage` result. */
+export type SamplingCompletion = {
+  role: "assistant";
+  content: { type: "text"; text: string };
+  model: string;
+  stopReason?: string;
+};
+
+/** Approved and served, or refused with the reason (for the trace). */
+export type SamplingOutcome =
+  | { approved: true; result: SamplingCompletion }
+  | { approved: false; reason: string };
+
+export type SamplePerson = (
+  server: string,
+  request: SamplingRequest,
+  signal: AbortSignal,
+) => Promise<SamplingOutcome>;
 
 interface ToolBase {
   name: string;

@@ -1,7 +1,7 @@
 /**
  * Settings → MCP servers in real headless Chromium against a real server with a local
  * OAuth-protected MCP server (SDK-built, 127.0.0.1): the owner signs in with their own account
- * ("Sign in" opens the authorization server in a new tab, which redirects to the Dimsum server),
+ * ("Connect" opens the authorization server in a new tab, which redirects to the Dimsum server),
  * the section shows the connection and its tools, and "Sign out" revokes it.
  */
 import { writeFileSync } from "node:fs";

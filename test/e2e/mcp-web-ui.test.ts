@@ -3,7 +3,10 @@
  * stdio MCP server (SDK-built): the server's request for input during a run shows as an inline
  * form in the run that asked; a wrong answer is caught, the filled form is accepted, and the tool's
  * result with the answer shows in the chat; a URL-mode request shows its link and "I'm done"
- * accepts it. `/` in the composer offers the server's prompt and puts its text in.
+ * accepts it. `/` in the composer offers the server's prompt and puts its text in. A server's request
+ * to use the agent's model (sampling) shows as an approval card with what it would send: approved,
+ * the agent's model answers it; declined, the server is refused. A called agent's (call_agent) request
+ * for input shows in the answer of the run the person started.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,7 +16,7 @@ import { loadMcpConfig } from "../../src/mcp/config.js";
 import { McpServerPool } from "../../src/mcp/server-pool.js";
 import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-types.js";
 import { FIXTURES } from "../mcp/helpers.js";
-import { AgentScripts } from "../team/harness.js";
+import { AgentScripts, lastUserText } from "../team/harness.js";
 import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
@@ -24,6 +27,10 @@ const PHONE = { width: 390, height: 844 };
 const SHOTS = "mcp-web";
 
 const scripts = new AgentScripts();
+const HAIKU = "steam over bamboo";
+/** The server's sampling request (no agent's system prompt) gets the haiku; agents their scripts. */
+const turn = (request: RecordedRequest): FakeTurn =>
+  lastUserText(request) === "Write a haiku about dumplings." ? { text: HAIKU } : scripts.turn(request);
 let server: E2eServer;
 let page: Page;
 let log: PageLog;
@@ -38,7 +45,7 @@ const until = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000
 function sayToolResult(request: RecordedRequest): FakeTurn {
   const found = [
     ...JSON.stringify(request.body).matchAll(
-      /hello [A-Za-z]+, age \d+|no name \(\w+\)|link (?:accept|decline|cancel)/g,
+      /hello [A-Za-z]+, age \d+|no name \(\w+\)|link (?:accept|decline|cancel)|haiku: [a-z ]+|User rejected sampling request/g,
     ),
   ];
   return { text: `The tool said: ${found.at(-1)?.[0] ?? "nothing"}.` };
@@ -89,7 +96,7 @@ async function shots(name: string): Promise<void> {
 e2eStack(
   {
     before: () => resetArtifacts(SHOTS),
-    llm: { defaultTurn: scripts.turn },
+    llm: { defaultTurn: turn },
     server: {
       mcp: (home) => {
         writeFileSync(
@@ -229,6 +236,95 @@ describe("MCP in the web chat", () => {
       );
       await until(() => byTest("run-bubble").count()).toBe(0);
       await shots("06-prompt-sent");
+    });
+  }, 60_000);
+
+  it("asks before a server uses the agent's model: approved it answers, declined it is refused", async () => {
+    const askForHaiku = async () => {
+      scripts.add(
+        "assistant",
+        { text: "Let me ask for a haiku.", toolCalls: [{ name: "feat_sample_haiku", args: {} }] },
+        sayToolResult,
+      );
+      await byTest("composer-input").fill("a haiku please");
+      await byTest("composer-send").click();
+      await byTest("sampling").waitFor();
+    };
+    const lastAnswer = async () => {
+      await until(() => byTest("sampling").count()).toBe(0);
+      await until(() => byTest("run-bubble").count()).toBe(0);
+      return page.locator('[data-testid="message"]').last();
+    };
+
+    await step(`${SHOTS}/08-sampling-asked`, async () => {
+      await askForHaiku();
+      const card = byTest("sampling");
+      expect(await text(card.locator(".elicit-from"))).toBe("🔌 feat asks to use the agent's model");
+      expect(await text(byTest("sampling-meta"))).toBe("Model gpt-test · up to 100 tokens");
+      const messages = byTest("sampling-message");
+      expect(await messages.count()).toBe(1);
+      expect(await messages.first().getAttribute("data-role")).toBe("user");
+      expect(await text(messages.first().locator(".sampling-text"))).toBe("Write a haiku about dumplings.");
+      await shots("08-sampling-asked");
+    });
+
+    await step(`${SHOTS}/09-sampling-approved`, async () => {
+      await byTest("sampling-approve").click();
+      const answer = await lastAnswer();
+      await until(() => text(answer.getByTestId("message-text").last())).toBe(
+        `The tool said: haiku: ${HAIKU}.`,
+      );
+      const card = answer.locator('[data-testid="tool-card"][data-tool="feat_sample_haiku"]');
+      await card.locator("summary").click();
+      expect(await text(card)).toContain(
+        "served the server's sampling request with the agent's model (gpt-test), as the person approved",
+      );
+      await shots("09-sampling-approved");
+    });
+
+    await step(`${SHOTS}/10-sampling-declined`, async () => {
+      await askForHaiku();
+      await byTest("sampling-decline").click();
+      const answer = await lastAnswer();
+      await until(() => text(answer.getByTestId("message-text").last())).toBe(
+        "The tool said: User rejected sampling request.",
+      );
+      const card = answer.locator('[data-testid="tool-card"][data-tool="feat_sample_haiku"]');
+      await card.locator("summary").click();
+      expect(await text(card)).toContain("refused the server's sampling request: the person chose decline");
+      await shots("10-sampling-declined");
+    });
+  }, 60_000);
+
+  it("shows a called agent's request for input in the answer the person is waiting for", async () => {
+    await step(`${SHOTS}/11-nested-asked`, async () => {
+      scripts.add(
+        "assistant",
+        {
+          text: "Asking @coder.",
+          toolCalls: [{ name: "call_agent", args: { agentId: "coder", task: "greet the person" } }],
+        },
+        sayToolResult,
+      );
+      scripts.add("coder", { toolCalls: [{ name: "feat_ask_name", args: {} }] }, sayToolResult);
+      await byTest("composer-input").fill("have coder greet me");
+      await byTest("composer-send").click();
+      const bubble = byTest("run-bubble");
+      await bubble.getByTestId("elicitation").waitFor();
+      expect(await text(bubble.getByTestId("elicitation-message"))).toBe("What should I call you?");
+      await shots("11-nested-asked");
+    });
+
+    await step(`${SHOTS}/12-nested-answered`, async () => {
+      await byTest("elicit-input-name").fill("Grace");
+      await byTest("elicitation-accept").click();
+      await until(() => byTest("elicitation").count()).toBe(0);
+      await until(() => byTest("run-bubble").count()).toBe(0);
+      const answer = page.locator('[data-testid="message"]').last();
+      await until(() => text(answer.getByTestId("message-text").last())).toBe(
+        "The tool said: hello Grace, age 30.",
+      );
+      await shots("12-nested-answered");
     });
   }, 60_000);
 });

@@ -4,7 +4,8 @@
  * for (over the WebSocket), only they can answer (others get a 404), the answer is validated and
  * reaches the tool (URL mode too); decline and a timeout reach it as such, stopping the run withdraws the
  * question, and a run nobody is present for (a schedule's post) declines with the reason in the
- * tool result. The prompts route lists the servers' prompts for members and fills one in.
+ * tool result. A called agent's (call_agent) MCP tool asks the person of the outer run, shown in
+ * that run's answer. The prompts route lists the servers' prompts for members and fills one in.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -237,6 +238,42 @@ describe("MCP elicitation in team runs", () => {
     scripts.clear();
     mine.ws.close();
     admins.ws.close();
+  });
+
+  it("puts a called agent's request for input to the person the outer run acts for", async () => {
+    const s = await startWithAsker();
+    const { owner, users } = await withUsers(s.url, ["member"]);
+    const member = users.member as Session;
+    const group = await groupWith(s, owner, member);
+    const mine = await openSocket(s, member);
+    await follow(mine, group.id);
+    scripts.add(
+      "assistant",
+      { toolCalls: [{ name: "call_agent", args: { agentId: "coder", task: "greet the person" } }] },
+      sayToolResult,
+    );
+    scripts.add("coder", { toolCalls: [{ name: "feat_ask_name", args: {} }] }, sayToolResult);
+    const posted = await expectJson<PostResult>(
+      await call(s.url, `/api/channels/${group.id}/messages`, { session: member, body: { text: "hi" } }),
+      201,
+    );
+    const outer = posted.runs[0]?.id as string;
+    const frame = await mine.next((f) => f.type === "elicitation");
+    const request = frame.request as ElicitationView;
+    // Asked by the nested run, shown in the outer run's answer.
+    expect(request.runId).not.toBe(outer);
+    expect(request).toMatchObject({ shownIn: outer, userId: member.userId, server: "feat" });
+    const path = `/api/runs/${request.runId}/elicitations/${request.id}`;
+    expect((await call(s.url, path, { session: owner, body: { action: "decline" } })).status).toBe(404);
+    const accepted = await call(s.url, path, {
+      session: member,
+      body: { action: "accept", content: { name: "Ada" } },
+    });
+    expect(accepted.status).toBe(200);
+    await mine.next(runFrame(outer, "done"));
+    // The tool got the answer, and the called agent's answer saying so came back to the outer agent.
+    expect(await answerText(s, member, group.id, outer)).toMatch(/^hello Ada, age 30 \| /);
+    mine.ws.close();
   });
 
   it("lists the servers' prompts for members and fills one in", async () => {

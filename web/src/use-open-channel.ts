@@ -35,7 +35,7 @@ export function useOpenChannel(channelId: string): void {
         return api.listElicitations(channelId).then((open) => {
           if (cancelled) return;
           for (const request of open) {
-            live.discoverRun(request.runId);
+            live.discoverRun(request.shownIn ?? request.runId);
             const { channelId: channel, runId, userId } = request;
             store.dispatch({
               type: "frame",

@@ -23,6 +23,8 @@ export interface McpAuthOptions {
   credentials?: CredentialStore;
   /** Present in interactive front ends and `dimsum mcp login`: runs the browser step. */
   authorizer?: OAuthAuthorizer;
+  /** What the person should do to sign in, in this front end (default: `dimsum mcp login`). */
+  signInHint?: (server: string) => string;
 }
 
 export interface HttpAuth {
@@ -50,6 +52,7 @@ export async function httpAuthFor(
     config,
     store: options.credentials ?? memoryCredentialStore(),
     ...(options.authorizer ? { authorizer: options.authorizer } : {}),
+    ...(options.signInHint ? { signInHint: options.signInHint(server.name) } : {}),
   });
   return { provider: login, login, fetch: stepUpWatcher(login) };
 }

@@ -39,6 +39,8 @@ export interface DimsumOAuthProviderOptions {
   /** Absent in headless runs: a needed login is reported, never started. */
   authorizer?: OAuthAuthorizer;
   clientName?: string;
+  /** What the person should do to sign in (default: run `dimsum mcp login <server>`). */
+  signInHint?: string;
 }
 
 const OFFLINE_ACCESS = "offline_access";
@@ -152,11 +154,16 @@ export class DimsumOAuthProvider implements OAuthClientProvider {
     if (scopes.size > 0) url.searchParams.set("scope", [...scopes].join(" "));
     if (!this.interactive) {
       this.#pending = undefined;
-      throw this.#needsLogin(
-        this.#state.stepUpScope
-          ? `the server asks for more access (scope "${this.#state.stepUpScope}")`
-          : "there is no valid sign-in",
-      );
+      const wider = this.#state.stepUpScope;
+      if (wider) {
+        const { server } = this.#options;
+        throw new DimsumError(
+          "unauthenticated",
+          `MCP server "${server}" needs more access: it asks for scope "${wider}", which your sign-in does not grant.`,
+          { hint: `${this.#hint()} to grant it` },
+        );
+      }
+      throw this.#needsLogin("there is no valid sign-in");
     }
     this.#pending = { url, state: this.#oauthState ?? url.searchParams.get("state") ?? "" };
   }
@@ -227,13 +234,17 @@ export class DimsumOAuthProvider implements OAuthClientProvider {
   #needsLogin(reason: string): DimsumError {
     const { server } = this.#options;
     return new DimsumError("unauthenticated", `MCP server "${server}" needs you to sign in: ${reason}.`, {
-      hint: `run \`dimsum mcp login ${server}\``,
+      hint: this.#hint(),
     });
+  }
+
+  #hint(): string {
+    return this.#options.signInHint ?? `run \`dimsum mcp login ${this.#options.server}\``;
   }
 }
 
 /** True when the granted scope string includes every scope in `wanted`. */
-function covers(granted: string | undefined, wanted: string): boolean {
+export function covers(granted: string | undefined, wanted: string): boolean {
   const have = new Set((granted ?? "").split(" ").filter(Boolean));
   return wanted
     .split(" ")

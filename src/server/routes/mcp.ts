@@ -29,14 +29,10 @@ export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
     const member = requireRole("owner", "admin", "member");
     // The signed-in person (requireRole above has refused everyone else).
     const person = (c: AppContext) => authOf(c).user.id;
-    app.get("/mine", member, (c) => {
+    app.get("/mine", member, async (c) => {
       const me = person(c);
-      return c.json(
-        mcp
-          .list()
-          .filter((s) => s.perPerson)
-          .map((s) => mcp.personalView(me, s.name)),
-      );
+      const mine = mcp.list().filter((s) => s.perPerson);
+      return c.json(await Promise.all(mine.map((s) => mcp.personalView(me, s.name))));
     });
     app.post("/:name/signin", member, paramsOf(mcpNameParam), async (c) => {
       const origin = new URL(c.req.url).origin;

@@ -11,6 +11,7 @@ import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
 import { EndBadge, Parts, RunControls } from "./run-parts.js";
+import { SamplingApproval } from "./sampling-approval.js";
 
 function AgentName({ agentId, agents }: { agentId: string; agents: Map<string, AgentRecord> }) {
   const agent = agents.get(agentId);
@@ -298,7 +299,14 @@ export function RunBubble({
           Retrying (attempt {view.retry.attempt}): {view.retry.reason}
         </p>
       )}
-      {active && asks.map((request) => <ElicitationForm key={request.id} request={request} />)}
+      {active &&
+        asks.map((request) =>
+          request.mode === "sampling" ? (
+            <SamplingApproval key={request.id} request={request} />
+          ) : (
+            <ElicitationForm key={request.id} request={request} />
+          ),
+        )}
       {!said && active && asks.length === 0 && (
         <p class="typing muted" data-testid="run-waiting">
           {status === "queued" ? "Queued…" : "Thinking…"}

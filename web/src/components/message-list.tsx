@@ -87,7 +87,7 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
             view={item.view}
             runs={chat.runs}
             agents={agents}
-            asks={asks.filter((e) => e.runId === item.view.id)}
+            asks={asks.filter((e) => (e.shownIn ?? e.runId) === item.view.id)}
           />
         ),
       )}

@@ -1,6 +1,7 @@
 /** One tool call of a run: name, status and duration at a glance; arguments and result when opened. */
 import { formatDuration, formatJson, oneLine } from "../format.js";
 import type { ToolCallView } from "../state/chat.js";
+import { McpConnectAction, mcpSignInNeed } from "./mcp-connect-action.js";
 
 const STATUS_LABEL: Record<ToolCallView["status"], string> = {
   running: "running",
@@ -8,47 +9,51 @@ const STATUS_LABEL: Record<ToolCallView["status"], string> = {
   error: "failed",
 };
 
-/** A tool-call card. */
+/** A tool-call card; a failed MCP call that needs the person's sign-in offers to connect under it. */
 export function ToolCard({ call }: { call: ToolCallView }) {
   const args = formatJson(call.args);
+  const need = call.status === "error" ? mcpSignInNeed(call.output) : undefined;
   return (
-    <details
-      class={`tool-card tool-${call.status}`}
-      data-testid="tool-card"
-      data-status={call.status}
-      data-tool={call.name}
-    >
-      <summary class="tool-summary">
-        <span class={`tool-dot dot-${call.status}`} aria-hidden="true" />
-        <span class="tool-name" data-testid="tool-name">
-          {call.name}
-        </span>
-        <span class="tool-args-preview muted">{oneLine(args, 60)}</span>
-        <span class="tool-meta">
-          {call.durationMs !== undefined && (
-            <span class="tool-duration" data-testid="tool-duration">
-              {formatDuration(call.durationMs)}
-            </span>
-          )}
-          <span class={`badge badge-${call.status}`} data-testid="tool-status">
-            {STATUS_LABEL[call.status]}
+    <>
+      <details
+        class={`tool-card tool-${call.status}`}
+        data-testid="tool-card"
+        data-status={call.status}
+        data-tool={call.name}
+      >
+        <summary class="tool-summary">
+          <span class={`tool-dot dot-${call.status}`} aria-hidden="true" />
+          <span class="tool-name" data-testid="tool-name">
+            {call.name}
           </span>
-        </span>
-      </summary>
-      <div class="tool-body">
-        <h4>Arguments</h4>
-        <pre class="tool-pre" data-testid="tool-args">
-          {args}
-        </pre>
-        <h4>Result</h4>
-        {call.output === undefined ? (
-          <p class="muted">Waiting for the tool…</p>
-        ) : (
-          <pre class="tool-pre" data-testid="tool-output">
-            {call.output}
+          <span class="tool-args-preview muted">{oneLine(args, 60)}</span>
+          <span class="tool-meta">
+            {call.durationMs !== undefined && (
+              <span class="tool-duration" data-testid="tool-duration">
+                {formatDuration(call.durationMs)}
+              </span>
+            )}
+            <span class={`badge badge-${call.status}`} data-testid="tool-status">
+              {STATUS_LABEL[call.status]}
+            </span>
+          </span>
+        </summary>
+        <div class="tool-body">
+          <h4>Arguments</h4>
+          <pre class="tool-pre" data-testid="tool-args">
+            {args}
           </pre>
-        )}
-      </div>
-    </details>
+          <h4>Result</h4>
+          {call.output === undefined ? (
+            <p class="muted">Waiting for the tool…</p>
+          ) : (
+            <pre class="tool-pre" data-testid="tool-output">
+              {call.output}
+            </pre>
+          )}
+        </div>
+      </details>
+      {need && <McpConnectAction need={need} />}
+    </>
   );
 }

@@ -1,7 +1,8 @@
 /**
- * The person's own MCP sign-ins: servers each member connects with their own account. "Sign in"
+ * The person's own MCP sign-ins: servers each member connects with their own account. "Connect"
  * opens the authorization server in a new tab (the Dimsum server receives the redirect) and polls
- * until the connection is up; "Sign out" revokes it.
+ * until the connection is up; "Sign out" revokes it. A server that answered a call with
+ * `insufficient_scope` shows "needs more access" and "Connect again", which asks for the wider scope.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
@@ -11,6 +12,8 @@ interface PersonalServer {
   status: string;
   tools: number;
   error?: string;
+  /** The wider scope the server asked for, not granted by the sign-in yet. */
+  needsScope?: string;
 }
 
 const POLL_MS = 1000;
@@ -43,7 +46,8 @@ export function McpSignIns({ empty }: { empty?: string } = {}) {
     const timer = setInterval(async () => {
       polls.current++;
       const list = await reload();
-      const done = list?.find((s) => s.name === waiting)?.status === "connected";
+      const server = list?.find((s) => s.name === waiting);
+      const done = server?.status === "connected" && !server.needsScope;
       if (done || polls.current >= POLL_LIMIT) {
         setWaiting(undefined);
         clearInterval(timer);
@@ -75,51 +79,73 @@ export function McpSignIns({ empty }: { empty?: string } = {}) {
     <div data-testid="mcp-signins">
       <h4>Your accounts</h4>
       <ul class="mcp-list">
-        {servers.map((server) => (
-          <li
-            key={server.name}
-            class="mcp-server"
-            data-testid="mcp-signin"
-            data-mcp={server.name}
-            data-status={server.status}
-          >
-            <strong>{server.name}</strong>
-            <span class={`badge badge-mcp-${server.status}`} data-testid="mcp-signin-status">
-              {waiting === server.name
-                ? "waiting for sign-in…"
-                : server.status === "connected"
-                  ? "signed in"
-                  : "not signed in"}
-            </span>
-            {server.status === "connected" && (
-              <span class="muted">{`${server.tools} tool${server.tools === 1 ? "" : "s"}`}</span>
-            )}
-            {server.error && server.status !== "disconnected" && (
-              <span class="run-error">{server.error}</span>
-            )}
-            {server.status === "connected" ? (
-              <button
-                type="button"
-                class="btn btn-small"
-                disabled={signingOut}
-                onClick={() => void signOut(server.name)}
-                data-testid="mcp-signout"
+        {servers.map((server) => {
+          const connected = server.status === "connected";
+          const state = server.needsScope ? "needs-scope" : server.status;
+          return (
+            <li
+              key={server.name}
+              class="mcp-server"
+              data-testid="mcp-signin"
+              data-mcp={server.name}
+              data-status={state}
+            >
+              <strong>{server.name}</strong>
+              <span
+                class={`badge badge-mcp-${server.needsScope ? "needs-scope" : server.status}`}
+                data-testid="mcp-signin-status"
               >
-                Sign out
-              </button>
-            ) : (
-              <button
-                type="button"
-                class="btn btn-small"
-                disabled={signingIn || waiting === server.name}
-                onClick={() => void signIn(server.name)}
-                data-testid="mcp-signin-button"
-              >
-                Sign in
-              </button>
-            )}
-          </li>
-        ))}
+                {waiting === server.name
+                  ? "waiting for sign-in…"
+                  : server.needsScope
+                    ? "needs more access"
+                    : connected
+                      ? "signed in"
+                      : "not signed in"}
+              </span>
+              {connected && (
+                <span class="muted">{`${server.tools} tool${server.tools === 1 ? "" : "s"}`}</span>
+              )}
+              {server.needsScope && (
+                <span class="mcp-signin-scope" data-testid="mcp-signin-scope">
+                  {"A tool needs "}
+                  {server.needsScope.split(" ").map((scope, i) => (
+                    <span key={scope}>
+                      {i > 0 && ", "}
+                      <code>{scope}</code>
+                    </span>
+                  ))}
+                  {" — connect again to grant it."}
+                </span>
+              )}
+              {server.error && server.status !== "disconnected" && (
+                <span class="run-error">{server.error}</span>
+              )}
+              {(!connected || server.needsScope) && (
+                <button
+                  type="button"
+                  class={`btn btn-small${server.needsScope ? " btn-primary" : ""}`}
+                  disabled={signingIn || waiting === server.name}
+                  onClick={() => void signIn(server.name)}
+                  data-testid="mcp-signin-button"
+                >
+                  {server.needsScope ? "Connect again" : "Connect"}
+                </button>
+              )}
+              {connected && (
+                <button
+                  type="button"
+                  class="btn btn-small"
+                  disabled={signingOut}
+                  onClick={() => void signOut(server.name)}
+                  data-testid="mcp-signout"
+                >
+                  Sign out
+                </button>
+              )}
+            </li>
+          );
+        })}
       </ul>
     </div>
   );
