@@ -41,7 +41,7 @@ import { securityHeaders } from "./security/headers.js";
 import { createRateLimits, type RateLimitConfig } from "./security/rate-limit.js";
 import { clientIpOf, isSecureRequest, sameOrigin } from "./security/request-origin.js";
 import { openSecretBox } from "./settings/secret-box.js";
-import { SettingsStore } from "./settings/settings-store.js";
+import { type SettingsRepository, SettingsStore } from "./settings/settings-store.js";
 import { defaultStaticDir } from "./static/default-dir.js";
 import { isApiPath, staticSite } from "./static/static-files.js";
 import { WsHub, type WsHubOptions } from "./ws/hub.js";
@@ -65,7 +65,7 @@ export interface ServerDeps {
   trustProxy?: boolean;
   log?: ServerLog;
   /** Reuse a settings store (the composition root shares it with model resolution). */
-  settings?: SettingsStore;
+  settings?: SettingsRepository;
   /** Serve HTTPS directly. */
   tls?: { key: string | Buffer; cert: string | Buffer };
   /** Largest request body on `/api` and `/v1` (default 1 MiB). */
@@ -112,7 +112,7 @@ export interface DimsumServer {
   /** What the auth layer tells about rights that changed (the hub listens; others may too). */
   authEvents: AuthEvents;
   /** The caller behind an API token (or `Bearer <token>` header value), for the OpenAI endpoint. */
-  authenticateApiToken(bearer: string | undefined): Actor | undefined;
+  authenticateApiToken(bearer: string | undefined): Promise<Actor | undefined>;
   listen(port: number, host?: string): Promise<Listening>;
   close(): Promise<void>;
 }
@@ -219,15 +219,15 @@ export function createServer(deps: ServerDeps): DimsumServer {
   };
   const app = createApp(services, deps);
 
-  const identityFor = (token: string): WsIdentity | undefined => {
-    const found = sessions.authenticate(token);
+  const identityFor = async (token: string): Promise<WsIdentity | undefined> => {
+    const found = await sessions.authenticate(token);
     if (!found) return undefined;
     const sessionId = found.session.id;
     return {
       actor: { userId: found.user.id, role: found.user.role },
       sessionId,
       isValid: () => sessions.isActive(sessionId),
-      currentRole: () => users.get(found.user.id)?.role,
+      currentRole: async () => (await users.get(found.user.id))?.role,
     };
   };
   const hub = new WsHub(
@@ -301,7 +301,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
     server,
     hub,
     authEvents,
-    authenticateApiToken: (bearer) => apiTokens.authenticate(bearer)?.actor,
+    authenticateApiToken: async (bearer) => (await apiTokens.authenticate(bearer))?.actor,
     async listen(port, host = "127.0.0.1") {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
