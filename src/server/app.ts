@@ -14,14 +14,12 @@ import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
 import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
 import type { Actor, Team } from "../team/types.js";
-import { ApiTokenStore } from "./auth/api-token-store.js";
+import { type AccountsFactory, sqliteAccounts } from "./accounts.js";
 import { AuthEvents } from "./auth/auth-events.js";
 import { sessionTokenFromCookieHeader } from "./auth/cookies.js";
 import { ensureOwner, type OwnerCreated } from "./auth/ensure-owner.js";
 import { authenticate, requireAuth } from "./auth/middleware.js";
 import type { ScryptParams } from "./auth/passwords.js";
-import { SessionStore } from "./auth/session-store.js";
-import { UserStore } from "./auth/user-store.js";
 import type { AppEnv, DimsumApp, ServerLog, ServerServices } from "./context.js";
 import {
   beforeRoutingErrorResponse,
@@ -94,6 +92,8 @@ export interface ServerDeps {
   publicRoutes?: Array<(app: DimsumApp) => void>;
   /** The auth layer's change events; created here when absent (pass one to listen elsewhere too). */
   authEvents?: AuthEvents;
+  /** Where accounts, login sessions and API tokens live (default: the SQLite file `db`). */
+  accounts?: AccountsFactory;
 }
 
 export interface Listening {
@@ -196,15 +196,11 @@ export function createServer(deps: ServerDeps): DimsumServer {
   // Role changes, ended sessions and deleted accounts reach the WebSocket hub through this, at once.
   const authEvents =
     deps.authEvents ?? new AuthEvents((err) => log.error("an auth event listener failed", err));
-  const users = new UserStore(deps.db, {
+  const { users, sessions, apiTokens } = (deps.accounts ?? sqliteAccounts(deps.db))({
     events: authEvents,
     ...(deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {}),
+    ...(deps.sessionTtlMs ? { sessionTtlMs: deps.sessionTtlMs } : {}),
   });
-  const sessions = new SessionStore(deps.db, {
-    events: authEvents,
-    ...(deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {}),
-  });
-  const apiTokens = new ApiTokenStore(deps.db);
   const services: ServerServices = {
     db: deps.db,
     config: deps.config,
