@@ -39,6 +39,11 @@ export interface DimsumConfig {
     trustProxy: boolean;
     /** The first owner's password (`DIMSUM_OWNER_PASSWORD`); a random one is printed when unset. */
     ownerPassword: string | undefined;
+    /**
+     * The key sealing provider keys and MCP secrets (`DIMSUM_SECRET_KEY`, 32 bytes in base64); when
+     * unset, `$DIMSUM_HOME/secret.key` (created on first use). Instances sharing a database share it.
+     */
+    secretKey: string | undefined;
   };
   file: ConfigFile;
   /** Path of the config file that was read, if any. */
@@ -81,6 +86,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     server: {
       trustProxy: env.DIMSUM_TRUST_PROXY === "1" || env.DIMSUM_TRUST_PROXY === "true",
       ownerPassword: env.DIMSUM_OWNER_PASSWORD,
+      secretKey: env.DIMSUM_SECRET_KEY?.trim() || undefined,
     },
     file,
     configPath,

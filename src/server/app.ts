@@ -207,7 +207,9 @@ export function createServer(deps: ServerDeps): DimsumServer {
     users,
     sessions,
     apiTokens,
-    settings: deps.settings ?? new SettingsStore(deps.db, openSecretBox(deps.home)),
+    settings:
+      deps.settings ??
+      new SettingsStore(deps.db, openSecretBox(deps.home, { key: deps.config.server.secretKey })),
     limits: createRateLimits(deps.rateLimits),
     log,
     trustProxy: deps.trustProxy ?? false,

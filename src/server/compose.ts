@@ -130,7 +130,9 @@ export async function buildMcp(
     return new McpServerPool(
       [...files, ...saved],
       config.env,
-      credentials ? { personalCredentials: mcpSignIns(credentials, config.home) } : {},
+      credentials
+        ? { personalCredentials: mcpSignIns(credentials, config.home, config.server.secretKey) }
+        : {},
     );
   } catch (err) {
     log.warn(`MCP servers are unavailable: ${toDimsumError(err).toLine()}`);
@@ -138,13 +140,16 @@ export async function buildMcp(
   }
 }
 
-/** Each person's MCP sign-ins over `records`, sealed with the secret box of `home` (opened on first use). */
-export function mcpSignIns(records: McpCredentialRepository, home: string) {
+/**
+ * Each person's MCP sign-ins over `records`, sealed with the secret box of `home` (or `secretKey`,
+ * `DIMSUM_SECRET_KEY`), opened on first use; files an older version kept under `home` are imported.
+ */
+export function mcpSignIns(records: McpCredentialRepository, home: string, secretKey?: string) {
   let box: ReturnType<typeof openSecretBox> | undefined;
   return personalMcpCredentials(
     records,
     () => {
-      box ??= openSecretBox(home);
+      box ??= openSecretBox(home, { key: secretKey });
       return box;
     },
     { legacyHome: home },

@@ -102,7 +102,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     const port = options.port ?? DEFAULT_PORT;
     const host = options.host ?? DEFAULT_HOST;
     db = openDatabase(join(config.home, "dimsum.db"));
-    const settings = new SettingsStore(db, openSecretBox(config.home));
+    const box = openSecretBox(config.home, { key: config.server.secretKey });
+    const settings = new SettingsStore(db, box);
     const memory = buildMemory(db, log);
     const knowledge = buildKnowledge(db, config);
     mcp = await buildMcp(config, io.cwd, log, settings, new SqliteMcpCredentials(db));
@@ -147,7 +148,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     });
     connectors = new ConnectorManager({
       db,
-      box: openSecretBox(config.home),
+      box,
       team,
       users: connectorUsersFrom(users),
       log,
