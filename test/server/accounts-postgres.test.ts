@@ -9,9 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { postgresAccounts } from "../../src/server/accounts.js";
+import { type AuthEvent, AuthEvents } from "../../src/server/auth/auth-events.js";
+import { relayAuthEvents } from "../../src/server/auth/auth-relay.js";
 import { createPostgresSettingsStore } from "../../src/server/settings/pg-settings-store.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
+import { openRedisRelay } from "../../src/store/redis/redis-relay.js";
 import { openTestPostgres, postgresAvailable } from "../support/postgres.js";
+import { REDIS_URL, redisAvailable, testChannel } from "../support/redis.js";
 import { call, login, startServer, withUsers } from "./helpers.js";
 import { connect, FakeTeam } from "./ws-helpers.js";
 
@@ -20,18 +24,32 @@ afterEach(async () => {
   for (const dispose of disposals.splice(0).reverse()) await dispose();
 });
 
-async function twoInstances() {
+async function twoInstances(options: { heartbeatMs?: number; relay?: boolean } = {}) {
   const pg = await openTestPostgres();
   disposals.push(() => pg.dispose());
   // The instances share the secret key (as they must to read each other's sealed keys).
   const box = openSecretBox(mkdtempSync(join(tmpdir(), "dimsum-shared-key-")));
-  const instance = () =>
-    startServer({
+  const channel = testChannel();
+  const instance = async () => {
+    const authEvents = new AuthEvents((err) => {
+      throw err;
+    });
+    if (options.relay) {
+      const relay = await openRedisRelay<AuthEvent>(REDIS_URL, { channel });
+      const stop = relayAuthEvents(authEvents, relay);
+      disposals.push(async () => {
+        stop();
+        await relay.close();
+      });
+    }
+    return startServer({
       accounts: postgresAccounts(pg),
       settings: createPostgresSettingsStore(pg, box),
       events: new FakeTeam(),
-      ws: { heartbeatMs: 50 },
+      authEvents,
+      ws: { heartbeatMs: options.heartbeatMs ?? 50 },
     });
+  };
   const a = await instance();
   const b = await instance();
   return { pg, a, b };
@@ -103,4 +121,17 @@ describe.skipIf(!postgresAvailable)("two servers on one PostgreSQL for accounts"
     const rows = await pg.many("SELECT * FROM provider_settings");
     expect(JSON.stringify(rows)).not.toContain("0123456789");
   });
+
+  it.skipIf(!redisAvailable)(
+    "with auth events relayed, a logout on one closes the other's sockets at once",
+    async () => {
+      // A heartbeat far beyond the test: only the relayed event can close the socket in time.
+      const { a, b } = await twoInstances({ heartbeatMs: 600_000, relay: true });
+      const { owner } = await withUsers(a.url);
+      const socket = connect(b.url, { cookie: owner.cookie, origin: `http://${b.host}` });
+      await socket.next((f) => f.type === "ready");
+      expect((await call(a.url, "/api/auth/logout", { session: owner, method: "POST" })).status).toBe(204);
+      expect(await socket.closed).toEqual({ code: 4401, reason: "signed out" });
+    },
+  );
 });
