@@ -47,8 +47,8 @@ export interface DimsumConfig {
     /** `redis://…` (`DIMSUM_REDIS_URL`): carries live events between instances. */
     redisUrl: string | undefined;
     /**
-     * The key sealing stored secrets (`DIMSUM_SECRET_KEY`, 32 bytes in base64), the same on every
-     * instance; unset: `<home>/secret.key`, created on first use.
+     * The key sealing provider keys and MCP secrets (`DIMSUM_SECRET_KEY`, 32 bytes in base64); when
+     * unset, `$DIMSUM_HOME/secret.key` (created on first use). Instances sharing a database share it.
      */
     secretKey: string | undefined;
   };

@@ -171,7 +171,7 @@ export class ConnectorManager {
     const kind = this.#kind(input.type);
     await this.#requireAgent(input.agentId);
     const { record, secrets } = recordFromInput(kind, input, actor.userId, this.#now());
-    this.#checkUser(record);
+    await this.#checkUser(record);
     this.#repo.save(record, secrets);
     return this.#view(this.#require(record.id));
   }
@@ -188,7 +188,7 @@ export class ConnectorManager {
       patch,
       this.#now(),
     );
-    this.#checkUser(next.record);
+    await this.#checkUser(next.record);
     const wasRunning = this.#running.has(id);
     if (wasRunning) await this.#halt(id, false);
     this.#repo.save(next.record, next.secrets);
@@ -299,8 +299,8 @@ export class ConnectorManager {
     await this.#deps.team.getAgent(serviceActor("manager"), agentId);
   }
 
-  #checkUser(record: ConnectorRecord): void {
-    if (record.userMode === "user" && !this.#deps.users.get(record.userId ?? "")) {
+  async #checkUser(record: ConnectorRecord): Promise<void> {
+    if (record.userMode === "user" && !(await this.#deps.users.get(record.userId ?? ""))) {
       throw invalid(`No user with id "${record.userId}" to post as.`, "pick an existing user");
     }
   }

@@ -102,7 +102,7 @@ export class InboundPipeline {
   async #actorFor(connector: ConnectorRecord, message: InboundMessage): Promise<Actor> {
     const { users, mappings } = this.#deps;
     if (connector.userMode === "user") {
-      const user = connector.userId ? users.get(connector.userId) : undefined;
+      const user = connector.userId ? await users.get(connector.userId) : undefined;
       if (!user) {
         throw invalid(
           `The connector "${connector.name}" posts as a user who no longer exists.`,
@@ -112,7 +112,7 @@ export class InboundPipeline {
       return { userId: user.id, role: user.role };
     }
     const known = mappings.userFor(connector.id, message.user.id);
-    const existing = known ? users.get(known) : undefined;
+    const existing = known ? await users.get(known) : undefined;
     if (existing) return { userId: existing.id, role: existing.role };
     let created: { id: string } | undefined;
     for (let attempt = 0; created === undefined; attempt++) {

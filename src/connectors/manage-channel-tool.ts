@@ -126,8 +126,17 @@ export function createManageChannelTool(options: { connectors: ConnectorManager;
  */
 export function manageChannelGrant(
   connectors: () => ConnectorManager | undefined,
-  userOf: (userId: string) => { id: string; role: Actor["role"] } | undefined,
-): { names: string[]; create: (agent: AgentRecord, requestedBy: string) => Tool[]; describe: () => Tool[] } {
+  userOf: (
+    userId: string,
+  ) =>
+    | { id: string; role: Actor["role"] }
+    | undefined
+    | Promise<{ id: string; role: Actor["role"] } | undefined>,
+): {
+  names: string[];
+  create: (agent: AgentRecord, requestedBy: string) => Promise<Tool[]>;
+  describe: () => Tool[];
+} {
   return {
     names: [MANAGE_CHANNEL_TOOL],
     describe: () => {
@@ -136,9 +145,9 @@ export function manageChannelGrant(
         ? [createManageChannelTool({ connectors: manager, actor: { userId: "", role: "guest" } })]
         : [];
     },
-    create: (_agent, requestedBy) => {
+    create: async (_agent, requestedBy) => {
       const manager = connectors();
-      const user = userOf(requestedBy);
+      const user = await userOf(requestedBy);
       if (!manager || !user) return [];
       return [createManageChannelTool({ connectors: manager, actor: { userId: user.id, role: user.role } })];
     },

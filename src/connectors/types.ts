@@ -215,7 +215,7 @@ export interface ConnectorKind {
 
 /** The accounts connectors map external users to (the server's user store, adapted). */
 export interface ConnectorUsers {
-  get(userId: string): { id: string; username: string; role: Actor["role"] } | undefined;
+  get(userId: string): Promise<{ id: string; username: string; role: Actor["role"] } | undefined>;
   /** Creates a guest account that cannot sign in; throws a `conflict` error when the name is taken. */
   createGuest(username: string): Promise<{ id: string; username: string }>;
 }

@@ -39,7 +39,7 @@ export interface ScheduleServiceDeps {
   scheduler: ScheduleEngine;
   team: TargetDirectory;
   /** The current account behind a user id (roles change; deleted users have none). */
-  actorOf: (userId: string) => Actor | undefined;
+  actorOf: (userId: string) => Actor | undefined | Promise<Actor | undefined>;
 }
 
 /** A schedule with whether a run of it is in progress. */
@@ -99,9 +99,9 @@ export class ScheduleService {
     }
   }
 
-  #ownerActor(schedule: ScheduleRecord, editor: Actor): Actor {
+  async #ownerActor(schedule: ScheduleRecord, editor: Actor): Promise<Actor> {
     if (schedule.ownerId === editor.userId) return editor;
-    const owner = this.#deps.actorOf(schedule.ownerId);
+    const owner = await this.#deps.actorOf(schedule.ownerId);
     if (!owner) throw invalid(`The schedule's owner "${schedule.ownerId}" no longer has an account.`);
     return owner;
   }
@@ -159,7 +159,7 @@ export class ScheduleService {
     if (patch.name !== undefined) next.name = patch.name.trim();
     if (patch.missedPolicy !== undefined) next.missedPolicy = patch.missedPolicy;
     if (patch.target !== undefined) {
-      await this.#checkTarget(this.#ownerActor(current, actor), patch.target);
+      await this.#checkTarget(await this.#ownerActor(current, actor), patch.target);
       next.target = patch.target;
     }
     const retimed = patch.timing !== undefined;

@@ -27,7 +27,7 @@ export interface SchedulerOptions {
   store: ScheduleStore;
   execute: TargetExecutor;
   /** Who a schedule's runs act as; undefined when the owner's account is gone. */
-  actorOf: (userId: string) => Actor | undefined;
+  actorOf: (userId: string) => Actor | undefined | Promise<Actor | undefined>;
   clock?: Clock;
   /** Longest sleep between looks at the database (default 15 s). */
   pollMs?: number;
@@ -48,7 +48,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export class Scheduler {
   readonly #store: ScheduleStore;
   readonly #execute: TargetExecutor;
-  readonly #actorOf: (userId: string) => Actor | undefined;
+  readonly #actorOf: (userId: string) => Actor | undefined | Promise<Actor | undefined>;
   readonly #clock: Clock;
   readonly #pollMs: number;
   readonly #graceMs: number;
@@ -234,7 +234,7 @@ export class Scheduler {
   }
 
   async #carryOut(schedule: ScheduleRecord, run: ScheduleRunRecord, signal: AbortSignal): Promise<void> {
-    const actor = this.#actorOf(schedule.ownerId);
+    const actor = await this.#actorOf(schedule.ownerId);
     let outcome: RunOutcome;
     if (!actor) {
       outcome = {

@@ -11,7 +11,7 @@ export interface SchedulingDeps {
   db: Database;
   team: Team;
   /** The current account behind a user id (e.g. from the server's UserStore). */
-  actorOf: (userId: string) => Actor | undefined;
+  actorOf: (userId: string) => Actor | undefined | Promise<Actor | undefined>;
   clock?: Clock;
   pollMs?: number;
   missedGraceMs?: number;

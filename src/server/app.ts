@@ -14,14 +14,12 @@ import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
 import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
 import type { Actor, Team } from "../team/types.js";
-import { ApiTokenStore } from "./auth/api-token-store.js";
+import { type AccountsFactory, sqliteAccounts } from "./accounts.js";
 import { AuthEvents } from "./auth/auth-events.js";
 import { sessionTokenFromCookieHeader } from "./auth/cookies.js";
 import { ensureOwner, type OwnerCreated } from "./auth/ensure-owner.js";
 import { authenticate, requireAuth } from "./auth/middleware.js";
 import type { ScryptParams } from "./auth/passwords.js";
-import { SessionStore } from "./auth/session-store.js";
-import { UserStore } from "./auth/user-store.js";
 import type { AppEnv, DimsumApp, ServerLog, ServerServices } from "./context.js";
 import {
   beforeRoutingErrorResponse,
@@ -41,7 +39,7 @@ import { securityHeaders } from "./security/headers.js";
 import { createRateLimits, type RateLimitConfig } from "./security/rate-limit.js";
 import { clientIpOf, isSecureRequest, sameOrigin } from "./security/request-origin.js";
 import { openSecretBox } from "./settings/secret-box.js";
-import { SettingsStore } from "./settings/settings-store.js";
+import { type SettingsRepository, SettingsStore } from "./settings/settings-store.js";
 import { defaultStaticDir } from "./static/default-dir.js";
 import { isApiPath, staticSite } from "./static/static-files.js";
 import { WsHub, type WsHubOptions } from "./ws/hub.js";
@@ -65,7 +63,7 @@ export interface ServerDeps {
   trustProxy?: boolean;
   log?: ServerLog;
   /** Reuse a settings store (the composition root shares it with model resolution). */
-  settings?: SettingsStore;
+  settings?: SettingsRepository;
   /** Serve HTTPS directly. */
   tls?: { key: string | Buffer; cert: string | Buffer };
   /** Largest request body on `/api` and `/v1` (default 1 MiB). */
@@ -94,6 +92,8 @@ export interface ServerDeps {
   publicRoutes?: Array<(app: DimsumApp) => void>;
   /** The auth layer's change events; created here when absent (pass one to listen elsewhere too). */
   authEvents?: AuthEvents;
+  /** Where accounts, login sessions and API tokens live (default: the SQLite file `db`). */
+  accounts?: AccountsFactory;
 }
 
 export interface Listening {
@@ -112,7 +112,7 @@ export interface DimsumServer {
   /** What the auth layer tells about rights that changed (the hub listens; others may too). */
   authEvents: AuthEvents;
   /** The caller behind an API token (or `Bearer <token>` header value), for the OpenAI endpoint. */
-  authenticateApiToken(bearer: string | undefined): Actor | undefined;
+  authenticateApiToken(bearer: string | undefined): Promise<Actor | undefined>;
   listen(port: number, host?: string): Promise<Listening>;
   close(): Promise<void>;
 }
@@ -196,22 +196,20 @@ export function createServer(deps: ServerDeps): DimsumServer {
   // Role changes, ended sessions and deleted accounts reach the WebSocket hub through this, at once.
   const authEvents =
     deps.authEvents ?? new AuthEvents((err) => log.error("an auth event listener failed", err));
-  const users = new UserStore(deps.db, {
+  const { users, sessions, apiTokens } = (deps.accounts ?? sqliteAccounts(deps.db))({
     events: authEvents,
     ...(deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {}),
+    ...(deps.sessionTtlMs ? { sessionTtlMs: deps.sessionTtlMs } : {}),
   });
-  const sessions = new SessionStore(deps.db, {
-    events: authEvents,
-    ...(deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {}),
-  });
-  const apiTokens = new ApiTokenStore(deps.db);
   const services: ServerServices = {
     db: deps.db,
     config: deps.config,
     users,
     sessions,
     apiTokens,
-    settings: deps.settings ?? new SettingsStore(deps.db, openSecretBox(deps.home)),
+    settings:
+      deps.settings ??
+      new SettingsStore(deps.db, openSecretBox(deps.home, { key: deps.config.server.secretKey })),
     limits: createRateLimits(deps.rateLimits),
     log,
     trustProxy: deps.trustProxy ?? false,
@@ -219,15 +217,15 @@ export function createServer(deps: ServerDeps): DimsumServer {
   };
   const app = createApp(services, deps);
 
-  const identityFor = (token: string): WsIdentity | undefined => {
-    const found = sessions.authenticate(token);
+  const identityFor = async (token: string): Promise<WsIdentity | undefined> => {
+    const found = await sessions.authenticate(token);
     if (!found) return undefined;
     const sessionId = found.session.id;
     return {
       actor: { userId: found.user.id, role: found.user.role },
       sessionId,
       isValid: () => sessions.isActive(sessionId),
-      currentRole: () => users.get(found.user.id)?.role,
+      currentRole: async () => (await users.get(found.user.id))?.role,
     };
   };
   const hub = new WsHub(
@@ -301,7 +299,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
     server,
     hub,
     authEvents,
-    authenticateApiToken: (bearer) => apiTokens.authenticate(bearer)?.actor,
+    authenticateApiToken: async (bearer) => (await apiTokens.authenticate(bearer))?.actor,
     async listen(port, host = "127.0.0.1") {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);

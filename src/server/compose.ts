@@ -18,17 +18,21 @@ import type { MemoryStore } from "../memory/types.js";
 import type { Database } from "../store/database.js";
 import { createTeam, type TeamDeps } from "../team/team.js";
 import type { Team } from "../team/types.js";
-import { UserStore } from "./auth/user-store.js";
+import { type UserRepository, UserStore } from "./auth/user-store.js";
 import type { ServerLog } from "./context.js";
 import { personalMcpCredentials } from "./mcp-credentials.js";
-import type { SettingsStore } from "./settings/settings-store.js";
+import type { McpCredentialRepository } from "./settings/mcp-credential-store.js";
+import { openSecretBox } from "./settings/secret-box.js";
+import type { SettingsRepository } from "./settings/settings-store.js";
 
 /** What the composition root hands to `buildTeam`. */
 export interface TeamContext {
   db: Database;
   config: DimsumConfig;
-  settings: SettingsStore;
+  settings: SettingsRepository;
   log: ServerLog;
+  /** The accounts (display names and roles in runs); default: the `users` table of `db`. */
+  users?: UserRepository;
   /** Shared with the memory routes; created when absent. */
   memory?: MemoryStore;
   /** Shared with the knowledge routes; created when absent. */
@@ -48,13 +52,13 @@ export interface TeamContext {
  */
 export async function buildTeam(context: TeamContext, overrides: Partial<TeamDeps> = {}): Promise<Team> {
   const { db, config, settings, log } = context;
-  const users = new UserStore(db);
+  const users = context.users ?? new UserStore(db);
   const extensions = await loadExtensions(config, context.cwd ?? process.cwd());
   const shell = context.shell ?? (await resolveShellOffer(config.tools.shell));
   return createTeam({
     db,
     home: config.home,
-    config: settings.effectiveConfig(config),
+    config: await settings.effectiveConfig(config),
     capabilities: {
       extensions,
       memory: context.memory ?? buildMemory(db, log),
@@ -62,10 +66,12 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       ...(context.mcp ? { mcp: context.mcp } : {}),
       withoutBuiltins: toolsLeftOut(shell),
     },
-    resolveAgentModel: (agent) =>
-      withSettingsFix(() => resolveModel(settings.effectiveConfig(config), agent.model)),
-    userName: (id) => users.get(id)?.username ?? id,
-    roleOf: (id) => users.get(id)?.role,
+    resolveAgentModel: async (agent) => {
+      const effective = await settings.effectiveConfig(config);
+      return withSettingsFix(() => resolveModel(effective, agent.model));
+    },
+    userName: async (id) => (await users.get(id))?.username ?? id,
+    roleOf: async (id) => (await users.get(id))?.role,
     onError: (err) => log.error("team", err),
     ...overrides,
   });
@@ -106,23 +112,46 @@ export function buildKnowledge(db: Database, config: DimsumConfig): KnowledgeSer
 
 /**
  * The MCP servers of mcp.json (home and working directory) and those added in Settings → MCP servers
- * (an mcp.json entry wins over a saved one of the same name); `startAll()` connects them.
+ * (an mcp.json entry wins over a saved one of the same name); `startAll()` connects them. Each
+ * person's sign-ins are kept in `credentials` (sealed with the home's secret box); without it,
+ * per-person servers cannot be signed in to.
  */
-export function buildMcp(
+export async function buildMcp(
   config: DimsumConfig,
   cwd: string,
   log: ServerLog,
-  settings?: SettingsStore,
-): McpServerPool | undefined {
+  settings?: SettingsRepository,
+  credentials?: McpCredentialRepository,
+): Promise<McpServerPool | undefined> {
   try {
     const files = loadMcpConfig({ home: config.home, cwd, env: config.env });
     const names = new Set(files.map((s) => s.name));
-    const saved = (settings?.mcp.configs() ?? []).filter((s) => !names.has(s.name));
-    return new McpServerPool([...files, ...saved], config.env, {
-      personalCredentials: personalMcpCredentials(config.home),
-    });
+    const saved = ((await settings?.mcp.configs()) ?? []).filter((s) => !names.has(s.name));
+    return new McpServerPool(
+      [...files, ...saved],
+      config.env,
+      credentials
+        ? { personalCredentials: mcpSignIns(credentials, config.home, config.server.secretKey) }
+        : {},
+    );
   } catch (err) {
     log.warn(`MCP servers are unavailable: ${toDimsumError(err).toLine()}`);
     return undefined;
   }
+}
+
+/**
+ * Each person's MCP sign-ins over `records`, sealed with the secret box of `home` (or `secretKey`,
+ * `DIMSUM_SECRET_KEY`), opened on first use; files an older version kept under `home` are imported.
+ */
+export function mcpSignIns(records: McpCredentialRepository, home: string, secretKey?: string) {
+  let box: ReturnType<typeof openSecretBox> | undefined;
+  return personalMcpCredentials(
+    records,
+    () => {
+      box ??= openSecretBox(home, { key: secretKey });
+      return box;
+    },
+    { legacyHome: home },
+  );
 }

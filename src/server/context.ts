@@ -8,12 +8,12 @@ import type { ShellOffer } from "../capabilities/shell-offer.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import type { Database } from "../store/database.js";
 import type { Actor } from "../team/types.js";
-import type { ApiTokenStore } from "./auth/api-token-store.js";
-import type { SessionRecord, SessionStore } from "./auth/session-store.js";
-import type { UserRecord, UserStore } from "./auth/user-store.js";
+import type { ApiTokenRepository } from "./auth/api-token-store.js";
+import type { LoginSessionRepository, SessionRecord } from "./auth/session-store.js";
+import type { UserRecord, UserRepository } from "./auth/user-store.js";
 import { unauthenticated } from "./http/errors.js";
 import type { ServerRateLimits } from "./security/rate-limit.js";
-import type { SettingsStore } from "./settings/settings-store.js";
+import type { SettingsRepository } from "./settings/settings-store.js";
 
 /** Where the server writes what operators should see. */
 export interface ServerLog {
@@ -26,10 +26,10 @@ export interface ServerLog {
 export interface ServerServices {
   db: Database;
   config: DimsumConfig;
-  users: UserStore;
-  sessions: SessionStore;
-  apiTokens: ApiTokenStore;
-  settings: SettingsStore;
+  users: UserRepository;
+  sessions: LoginSessionRepository;
+  apiTokens: ApiTokenRepository;
+  settings: SettingsRepository;
   limits: ServerRateLimits;
   log: ServerLog;
   trustProxy: boolean;

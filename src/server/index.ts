@@ -1,4 +1,12 @@
 /** The HTTP/WebSocket edge: app factory, auth and security building blocks for further routes. */
+
+export {
+  type AccountStoreOptions,
+  type AccountStores,
+  type AccountsFactory,
+  postgresAccounts,
+  sqliteAccounts,
+} from "./accounts.js";
 export {
   createApp,
   createServer,
@@ -8,19 +16,34 @@ export {
   type ServerDeps,
   stderrLog,
 } from "./app.js";
-export { API_TOKEN_PREFIX, type ApiTokenRecord, ApiTokenStore, bearerValue } from "./auth/api-token-store.js";
+export {
+  API_TOKEN_PREFIX,
+  type ApiTokenRecord,
+  type ApiTokenRepository,
+  ApiTokenStore,
+  bearerValue,
+} from "./auth/api-token-store.js";
 export {
   type AuthEvent,
   type AuthEventListener,
   AuthEvents,
   type SessionEndReason,
 } from "./auth/auth-events.js";
+export { relayAuthEvents } from "./auth/auth-relay.js";
 export { SESSION_COOKIE } from "./auth/cookies.js";
 export { ensureOwner, OWNER_USERNAME, type OwnerCreated } from "./auth/ensure-owner.js";
 export { apiTokenAuth, authenticate, PUBLIC_API_PATHS, requireAuth, requireRole } from "./auth/middleware.js";
 export { hashPassword, verifyPassword } from "./auth/passwords.js";
-export { DEFAULT_SESSION_TTL_MS, type SessionRecord, SessionStore } from "./auth/session-store.js";
-export { ROLES, type Role, type UserRecord, UserStore } from "./auth/user-store.js";
+export { createPostgresApiTokenStore, PgApiTokenStore } from "./auth/pg-api-token-store.js";
+export { createPostgresSessionStore, PgSessionStore } from "./auth/pg-session-store.js";
+export { createPostgresUserStore, PgUserStore } from "./auth/pg-user-store.js";
+export {
+  DEFAULT_SESSION_TTL_MS,
+  type LoginSessionRepository,
+  type SessionRecord,
+  SessionStore,
+} from "./auth/session-store.js";
+export { ROLES, type Role, type UserRecord, type UserRepository, UserStore } from "./auth/user-store.js";
 export {
   type AppContext,
   type AppEnv,
@@ -55,12 +78,22 @@ export {
   type ServerRateLimits,
 } from "./security/rate-limit.js";
 export { clientIpOf, isSecureRequest, sameOrigin } from "./security/request-origin.js";
-export { openSecretBox, type SecretBox } from "./settings/secret-box.js";
+export { type McpCredentialRepository, SqliteMcpCredentials } from "./settings/mcp-credential-store.js";
+export { McpServerSettings, type McpServerSettingsRepository } from "./settings/mcp-server-settings.js";
+export {
+  createPostgresMcpCredentials,
+  createPostgresSettingsStore,
+  PgMcpCredentials,
+  PgMcpServerSettings,
+  PgSettingsStore,
+} from "./settings/pg-settings-store.js";
+export { openSecretBox, type SecretBox, type SecretBoxOptions } from "./settings/secret-box.js";
 export {
   keyEnvFor,
   keyPreview,
   type ProviderInput,
   type ProviderSettingView,
+  type SettingsRepository,
   SettingsStore,
   type SettingsUpdate,
   type SettingsView,

@@ -28,8 +28,9 @@ import {
   directSystemText,
   flowStepSystemText,
   formatChannelInput,
+  type NamesFor,
+  peopleIn,
   stepInput,
-  type UserNamer,
 } from "./team-prompt.js";
 import type { TeamStore } from "./team-store.js";
 import type { AgentRecord, ChannelMessage, ChannelRecord, MessagePart } from "./types.js";
@@ -45,7 +46,7 @@ export interface AgentRunnerDeps {
   bus: EventBus;
   now: () => number;
   workspaceFor: (key: string) => string;
-  nameOf: UserNamer;
+  nameOf: NamesFor;
 }
 
 export interface CompletionMessage {
@@ -114,14 +115,17 @@ export class AgentRunner {
           const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
           const workspace = this.#deps.workspaceFor(channel.id);
           const latest = (await store.messages.get(trigger.id)) ?? trigger;
-          const input = formatChannelInput(unseen.length > 0 ? unseen : [latest], this.#deps.nameOf);
+          const shown = unseen.length > 0 ? unseen : [latest];
+          const authors = shown.flatMap((m) => (m.author.type === "user" ? [m.author.id] : []));
+          const names = await this.#deps.nameOf([...peopleIn(current), ...authors]);
+          const input = formatChannelInput(shown, names);
           return runAgentTurn(runtime, {
             agent: self,
             runId,
             channelId: channel.id,
             ref,
             input: options.note ? `${options.note}\n\n${input}` : input,
-            system: channelSystemText(self, current, agents, this.#deps.nameOf),
+            system: channelSystemText(self, current, agents, names),
             workspace,
             signal,
             extraTools: [

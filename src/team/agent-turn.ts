@@ -27,7 +27,7 @@ export interface TurnRuntime {
   personas: PersonaStore;
   /** Builds each run's tools and context layers (the same assembly the CLI uses). */
   capabilities: CapabilityAssembly;
-  resolveModel: (agent: AgentRecord) => ModelSpec;
+  resolveModel: (agent: AgentRecord) => ModelSpec | Promise<ModelSpec>;
   emit: (event: TeamEvent) => void;
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
@@ -35,9 +35,9 @@ export interface TurnRuntime {
    * Tools an agent gets only when its `toolsAllow` names them explicitly (e.g. `manage_schedule`),
    * acting for the person who started the run.
    */
-  grantedTools?: (agent: AgentRecord, requestedBy: string) => Tool[];
+  grantedTools?: (agent: AgentRecord, requestedBy: string) => Tool[] | Promise<Tool[]>;
   /** Whether a person may read the knowledge bases (guests may not; default: everyone). */
-  canReadKnowledge?: (userId: string) => boolean;
+  canReadKnowledge?: (userId: string) => boolean | Promise<boolean>;
   /** Session owners of the person's conversations, for `recall_search` (default: the person's own). */
   recallOwners?: (userId: string) => string[];
   /**
@@ -98,14 +98,14 @@ function personOf(request: TurnRequest): string | undefined {
 /** Runs the turn to its end; throws a DimsumError when the agent run fails or is aborted. */
 export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): Promise<TurnResult> {
   const { agent, runId, channelId } = request;
-  const model = runtime.resolveModel(agent);
+  const model = await runtime.resolveModel(agent);
   const person = personOf(request);
-  const granted = runtime.grantedTools?.(agent, request.requestedBy ?? "system") ?? [];
+  const granted = (await runtime.grantedTools?.(agent, request.requestedBy ?? "system")) ?? [];
   const { tools, layers } = await runtime.capabilities.forRun({
     ...(person !== undefined ? { person } : {}),
     agentId: agent.id,
     memory: agent.memory,
-    knowledge: person !== undefined && (runtime.canReadKnowledge?.(person) ?? true),
+    knowledge: person !== undefined && ((await runtime.canReadKnowledge?.(person)) ?? true),
     ...(agent.knowledgeBases ? { knowledgeBases: agent.knowledgeBases } : {}),
     ...(agent.toolsAllow ? { allow: agent.toolsAllow } : {}),
     deny: agent.toolsDeny,

@@ -7,6 +7,24 @@ import type { AgentRecord, ChannelMessage, ChannelRecord } from "./types.js";
 /** Shows a person's id as a display name (usernames live with the auth layer, not here). */
 export type UserNamer = (userId: string) => string;
 
+/** Looks up several people's display names at once (the accounts may live in another process's database). */
+export type NamesFor = (userIds: readonly string[]) => Promise<UserNamer>;
+
+/** `NamesFor` over a one-person lookup; without one, people are shown by id. */
+export function namesFrom(userName?: (userId: string) => string | Promise<string>): NamesFor {
+  if (!userName) return async () => (id) => id;
+  return async (userIds) => {
+    const unique = [...new Set(userIds)];
+    const names = new Map(await Promise.all(unique.map(async (id) => [id, await userName(id)] as const)));
+    return (id) => names.get(id) ?? id;
+  };
+}
+
+/** The people (not agents) who are members of a channel. */
+export function peopleIn(channel: ChannelRecord): string[] {
+  return channel.members.filter((m) => m.type === "user").map((m) => m.id);
+}
+
 function agentLabel(agent: AgentRecord): string {
   return `@${agent.id} (${agent.emoji ? `${agent.emoji} ` : ""}${agent.name})`;
 }

@@ -27,6 +27,7 @@ import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunManager } from "./run-manager.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
+import { namesFrom, peopleIn } from "./team-prompt.js";
 import { joinRelay, type TeamRelay } from "./team-relay.js";
 import { createSqliteTeamStore, type StoredRun, type TeamStore } from "./team-store.js";
 import type {
@@ -70,12 +71,12 @@ export interface TeamDeps {
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
   /** The model of an agent (default: its `model`, else the configured default). */
-  resolveAgentModel?: (agent: AgentRecord) => ModelSpec;
+  resolveAgentModel?: (agent: AgentRecord) => ModelSpec | Promise<ModelSpec>;
   /** The tools' workspace for a channel (default `<home>/workspaces/<channelId>`, created). */
   workspaceFor?: (channelId: string) => string;
   now?: () => number;
   /** A person's display name in agents' input (default: the user id). */
-  userName?: (userId: string) => string;
+  userName?: (userId: string) => string | Promise<string>;
   /**
    * The long-lived services runs draw their tools and layers from (memory, knowledge bases, MCP
    * servers, HTTP tools, plugins, skills); default: the built-in tools alone.
@@ -88,7 +89,7 @@ export interface TeamDeps {
    */
   grantableTools?: GrantableTools;
   /** A person's role (guests read no knowledge base); default: everyone may. */
-  roleOf?: (userId: string) => Actor["role"] | undefined;
+  roleOf?: (userId: string) => Actor["role"] | undefined | Promise<Actor["role"] | undefined>;
   /** Create the starter agents on first start (default true). */
   starterAgents?: boolean;
   /** Failures of background bookkeeping (default: a process warning). */
@@ -99,7 +100,7 @@ export interface TeamDeps {
 
 export interface GrantableTools {
   names: string[];
-  create: (agent: AgentRecord, requestedBy: string) => Tool[];
+  create: (agent: AgentRecord, requestedBy: string) => Tool[] | Promise<Tool[]>;
   describe: () => Tool[];
 }
 
@@ -153,7 +154,7 @@ export function createTeam(deps: TeamDeps): Team {
   const members = new MembershipIndex();
   const bus = new EventBus(members, onError);
   const emit = bus.emit.bind(bus);
-  const nameOf = deps.userName ?? ((id: string) => id);
+  const nameOf = namesFrom(deps.userName);
   const grantable = deps.grantableTools;
   const capabilities = new CapabilityAssembly({
     ...deps.capabilities,
@@ -178,7 +179,9 @@ export function createTeam(deps: TeamDeps): Team {
     capabilities,
     // What a person said in the channels they belong to is part of their conversations.
     recallOwners: (userId) => [userId, ...members.channelsOf(userId).map((id) => `channel:${id}`)],
-    ...(roleOf ? { canReadKnowledge: (userId: string) => (roleOf(userId) ?? "guest") !== "guest" } : {}),
+    ...(roleOf
+      ? { canReadKnowledge: async (userId: string) => ((await roleOf(userId)) ?? "guest") !== "guest" }
+      : {}),
     resolveModel: deps.resolveAgentModel ?? ((agent) => resolveModel(deps.config, agent.model)),
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
@@ -309,7 +312,7 @@ export function createTeam(deps: TeamDeps): Team {
     present: boolean,
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
-    const route = routeMessage(text, channel, records, nameOf);
+    const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
     const targets = route.kind === "agents" ? route.agents : [];
     const at = now();
     const message = await store.messages.insert({
@@ -501,9 +504,10 @@ export function createTeam(deps: TeamDeps): Team {
         throw conflict("Only your last message can be edited.", "send a new message instead");
       }
       const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
+      const names = await nameOf(peopleIn(channel));
       if (
-        routeMessage(original.text, channel, records, nameOf).kind === "flow" ||
-        routeMessage(text, channel, records, nameOf).kind === "flow"
+        routeMessage(original.text, channel, records, names).kind === "flow" ||
+        routeMessage(text, channel, records, names).kind === "flow"
       ) {
         throw conflict("A message that starts a flow cannot be edited.", "start the flow again with /flow");
       }
@@ -522,7 +526,7 @@ export function createTeam(deps: TeamDeps): Team {
         started.push(await answerAgain(actor, channel, message, agentId, head, note));
       }
       if (heads.size === 0) {
-        const route = routeMessage(text, channel, records, nameOf);
+        const route = routeMessage(text, channel, records, names);
         for (const agent of route.kind === "agents" ? route.agents : []) {
           started.push(
             (await runner.startChannelRun(channel, agent, message, actor.userId, { present: true })).run,
@@ -547,7 +551,7 @@ export function createTeam(deps: TeamDeps): Team {
     async cancelRun(actor, runId) {
       await ready;
       const stored = await visibleRun(actor, runId);
-      const reason = `Cancelled by ${nameOf(actor.userId)}.`;
+      const reason = `Cancelled by ${(await nameOf([actor.userId]))(actor.userId)}.`;
       const cancelled = await runs.cancel(runId, reason);
       if (cancelled) return cancelled;
       // Live on another instance: that one cancels it and announces the end.

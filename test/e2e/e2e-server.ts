@@ -16,7 +16,7 @@ import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/ser
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
-import { openDatabase } from "../../src/store/database.js";
+import { type Database, openDatabase } from "../../src/store/database.js";
 
 /** The built single-page app the server serves. */
 export const WEB_DIST = fileURLToPath(new URL("../../web/dist/", import.meta.url));
@@ -49,7 +49,7 @@ export interface E2eServerOptions {
   /** Create the owner at start with a printed one-time password, as `dimsum serve` does (default: no owner). */
   ensureOwner?: boolean;
   /** The MCP servers `/api/mcp` controls, made over the server's home folder (default: none). */
-  mcp?: (home: string) => McpControl;
+  mcp?: (home: string, db: Database) => McpControl;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -88,7 +88,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     },
   });
   const settings = new SettingsStore(db, openSecretBox(home));
-  const mcp = options.mcp?.(home);
+  const mcp = options.mcp?.(home, db);
   // A pool (as `dimsum serve` builds it) also gives the team's agents its tools.
   const pool = mcp instanceof McpServerPool ? mcp : undefined;
   const team = await buildTeam(

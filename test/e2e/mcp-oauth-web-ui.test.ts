@@ -7,13 +7,15 @@
  * that scope, and the call then works; tokens the authorization server revoked make the next call ask to connect; signing out revokes the tokens at the authorization server and deletes the stored sign-in,
  * and the agent no longer has the server's tools.
  */
-import { readdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadMcpConfig } from "../../src/mcp/config.js";
 import { McpServerPool } from "../../src/mcp/server-pool.js";
-import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
+import { mcpSignIns } from "../../src/server/compose.js";
+import { SqliteMcpCredentials } from "../../src/server/settings/mcp-credential-store.js";
+import type { Database } from "../../src/store/database.js";
 import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-types.js";
 // @ts-expect-error: a plain .mjs fixture without type declarations
 import { startOAuthMcpServer } from "../mcp/fixtures/oauth-mcp-server.mjs";
@@ -44,7 +46,7 @@ const offered: string[][] = [];
 let server: E2eServer;
 let page: Page;
 let log: PageLog;
-let home = "";
+let database: Database;
 let csrf = "";
 let channelPath = "";
 
@@ -147,16 +149,14 @@ async function askAgent(message: string, tool: string, args: Record<string, unkn
   return text(answer.getByTestId("message-text").last());
 }
 
-/** The sealed sign-in files the server keeps for its people. */
+/** The sealed sign-in records the server keeps for its people (in its database). */
 function storedSignIns(): string[] {
-  const root = join(home, "mcp-credentials", "people");
-  let people: string[];
-  try {
-    people = readdirSync(root);
-  } catch {
-    return [];
-  }
-  return people.flatMap((person) => readdirSync(join(root, person)).map((f) => `${person}/${f}`));
+  return database
+    .prepare<[], { key: string }>(
+      "SELECT key FROM server_settings WHERE key LIKE 'mcpCredential:%' ORDER BY key",
+    )
+    .all()
+    .map((r) => r.key);
 }
 
 e2eStack(
@@ -164,8 +164,8 @@ e2eStack(
     before: () => resetArtifacts(SHOTS),
     llm: { defaultTurn: recordTools },
     server: {
-      mcp: (dir) => {
-        home = dir;
+      mcp: (dir, db) => {
+        database = db;
         writeFileSync(
           join(dir, "mcp.json"),
           JSON.stringify({ mcpServers: { notes: { url: oauth.url, oauth: {} } } }),
@@ -173,7 +173,7 @@ e2eStack(
         return new McpServerPool(
           loadMcpConfig({ home: dir, cwd: dir, env: {} }),
           {},
-          { personalCredentials: personalMcpCredentials(dir) },
+          { personalCredentials: mcpSignIns(new SqliteMcpCredentials(db), dir) },
         );
       },
     },

@@ -10,7 +10,8 @@ import type { Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadMcpConfig } from "../../src/mcp/config.js";
 import { McpServerPool } from "../../src/mcp/server-pool.js";
-import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
+import { mcpSignIns } from "../../src/server/compose.js";
+import { SqliteMcpCredentials } from "../../src/server/settings/mcp-credential-store.js";
 // @ts-expect-error: a plain .mjs fixture without type declarations
 import { startOAuthMcpServer } from "../mcp/fixtures/oauth-mcp-server.mjs";
 import { flow, type PageLog, resetArtifacts } from "./browser.js";
@@ -34,7 +35,7 @@ describe("Settings → MCP servers", () => {
     {
       before: () => resetArtifacts("mcp"),
       server: {
-        mcp: (home) => {
+        mcp: (home, db) => {
           writeFileSync(
             join(home, "mcp.json"),
             JSON.stringify({ mcpServers: { notes: { url: oauth.url, oauth: {} } } }),
@@ -43,7 +44,7 @@ describe("Settings → MCP servers", () => {
             loadMcpConfig({ home, cwd: home, env: {} }),
             {},
             {
-              personalCredentials: personalMcpCredentials(home),
+              personalCredentials: mcpSignIns(new SqliteMcpCredentials(db), home),
             },
           );
         },

@@ -1,15 +1,17 @@
 /**
  * Per-person MCP sign-ins on the team server: each member connects their own account through
  * `/api/mcp/:name/signin` (the Dimsum server receives the redirect), their runs get that server's
- * tools and nobody else's do, the sign-in survives a restart (sealed per person under DIMSUM_HOME),
+ * tools and nobody else's do, the sign-in survives a restart (sealed per person in the database),
  * and signing out revokes it at the authorization server.
  */
-import { readdirSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadMcpConfig } from "../../src/mcp/config.js";
 import { McpServerPool, type McpServerView } from "../../src/mcp/server-pool.js";
-import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
+import { mcpSignIns } from "../../src/server/compose.js";
+import { SqliteMcpCredentials } from "../../src/server/settings/mcp-credential-store.js";
+import type { Database } from "../../src/store/database.js";
 import { call, withUsers } from "../server/helpers.js";
 import { expectJson, startTeamServer } from "../server/team-helpers.js";
 // @ts-expect-error: a plain .mjs fixture without type declarations
@@ -34,15 +36,21 @@ describe("per-person MCP sign-in on the team server", () => {
     const oauth = (await startOAuthMcpServer()) as OAuthFixture;
     let pool: McpServerPool | undefined;
     let home = "";
+    let database: Database | undefined;
     const s = await startTeamServer({
-      mcp: (dir) => {
+      mcp: (dir, db) => {
         home = dir;
+        database = db;
         writeFileSync(
           join(dir, "mcp.json"),
           JSON.stringify({ mcpServers: { notes: { url: oauth.url, oauth: {} } } }),
         );
         const servers = loadMcpConfig({ home: dir, cwd: dir, env: {} });
-        pool = new McpServerPool(servers, {}, { personalCredentials: personalMcpCredentials(dir) });
+        pool = new McpServerPool(
+          servers,
+          {},
+          { personalCredentials: mcpSignIns(new SqliteMcpCredentials(db), dir) },
+        );
         return pool;
       },
     });
@@ -76,12 +84,19 @@ describe("per-person MCP sign-in on the team server", () => {
       expect(view[0]?.status).toBe("connected");
 
       // Stored sealed, per person: a fresh pool (a restart) connects with the stored sign-in.
-      expect(readdirSync(join(home, "mcp-credentials", "people"))).toHaveLength(1);
+      const db = database as Database;
+      const sealed = db
+        .prepare("SELECT value_json FROM server_settings WHERE key LIKE 'mcpCredential:%'")
+        .all() as Array<{ value_json: string }>;
+      expect(sealed).toHaveLength(1);
+      expect(sealed[0]?.value_json).toMatch(/^"v1:/);
+      expect(sealed[0]?.value_json).not.toContain("access_token");
+      expect(existsSync(join(home, "mcp-credentials"))).toBe(false);
       const restarted = new McpServerPool(
         loadMcpConfig({ home, cwd: home, env: {} }),
         {},
         {
-          personalCredentials: personalMcpCredentials(home),
+          personalCredentials: mcpSignIns(new SqliteMcpCredentials(db), home),
         },
       );
       try {

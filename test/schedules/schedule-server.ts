@@ -70,8 +70,8 @@ export async function startScheduleServer(
     team,
     clock,
     pollMs,
-    actorOf: (id) => {
-      const user = users.get(id);
+    actorOf: async (id) => {
+      const user = await users.get(id);
       return user ? { userId: user.id, role: user.role } : undefined;
     },
     log,

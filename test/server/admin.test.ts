@@ -181,10 +181,10 @@ describe("settings", () => {
     expect(readFileSync(join(home, "secret.key"), "utf8").trim()).toMatch(/^[A-Za-z0-9+/]{43}=$/);
 
     const settings = server.services.settings;
-    expect(settings.getProviderKey("openai")).toBe(key);
-    const env = settings.effectiveEnv({ OPENAI_API_KEY: "from-env", PATH: "/bin" });
+    expect(await settings.getProviderKey("openai")).toBe(key);
+    const env = await settings.effectiveEnv({ OPENAI_API_KEY: "from-env", PATH: "/bin" });
     expect(env).toMatchObject({ OPENAI_API_KEY: key, MY_LLM_API_KEY: "local-key-1234567", PATH: "/bin" });
-    const config = settings.effectiveConfig(server.services.config);
+    const config = await settings.effectiveConfig(server.services.config);
     expect(config.defaultModel).toBe("openai:gpt-4o");
     expect(config.file.providers["my-llm"]).toMatchObject({
       baseUrl: "http://127.0.0.1:9999/v1",
@@ -197,14 +197,14 @@ describe("settings", () => {
       method: "PUT",
       body: { providers: [{ name: "openai" }] },
     });
-    expect(settings.getProviderKey("openai")).toBe(key);
-    expect(settings.view().providers.map((p) => p.name)).toEqual(["openai"]);
+    expect(await settings.getProviderKey("openai")).toBe(key);
+    expect((await settings.view()).providers.map((p) => p.name)).toEqual(["openai"]);
     await call(url, "/api/settings", {
       session: owner,
       method: "PUT",
       body: { providers: [{ name: "openai", apiKey: null }] },
     });
-    expect(settings.getProviderKey("openai")).toBeUndefined();
+    expect(await settings.getProviderKey("openai")).toBeUndefined();
 
     expect((await call(url, "/api/settings", { session: users.member! })).status).toBe(403);
     const memberPut = await call(url, "/api/settings", {
@@ -367,12 +367,12 @@ describe("API tokens", () => {
     const stored = db.prepare("SELECT token_hash FROM api_tokens").get() as { token_hash: string };
     expect(stored.token_hash).toMatch(/^[0-9a-f]{64}$/);
 
-    expect(server.authenticateApiToken(`Bearer ${created.token}`)).toEqual({
+    expect(await server.authenticateApiToken(`Bearer ${created.token}`)).toEqual({
       userId: users.member!.userId,
       role: "member",
     });
-    expect(server.authenticateApiToken(created.token)).toBeDefined();
-    expect(server.authenticateApiToken(`Bearer dsk_${"x".repeat(43)}`)).toBeUndefined();
+    expect(await server.authenticateApiToken(created.token)).toBeDefined();
+    expect(await server.authenticateApiToken(`Bearer dsk_${"x".repeat(43)}`)).toBeUndefined();
     const after = (await (await call(url, "/api/tokens", { session: users.member! })).json()) as Array<{
       lastUsedAt: number;
     }>;
@@ -390,7 +390,7 @@ describe("API tokens", () => {
     expect(
       (await call(url, `/api/tokens/${created.id}`, { session: users.member!, method: "DELETE" })).status,
     ).toBe(204);
-    expect(server.authenticateApiToken(`Bearer ${created.token}`)).toBeUndefined();
+    expect(await server.authenticateApiToken(`Bearer ${created.token}`)).toBeUndefined();
   });
 });
 

@@ -29,10 +29,10 @@ describe("auth events", () => {
     expect(seen).toEqual([{ type: "role_changed", userId: bob.id, role: "member", previousRole: "admin" }]);
     await users.update(bob.id, { password: "bob-password-2" });
     expect(seen.at(-1)).toEqual({ type: "password_changed", userId: bob.id });
-    sessions.create(bob.id);
-    expect(users.delete(bob.id)).toBe(true);
+    await sessions.create(bob.id);
+    expect(await users.delete(bob.id)).toBe(true);
     expect(seen.at(-1)).toEqual({ type: "user_deleted", userId: bob.id });
-    expect(users.delete(bob.id)).toBe(false);
+    expect(await users.delete(bob.id)).toBe(false);
     expect(seen.filter((e) => e.type === "user_deleted")).toHaveLength(1);
     expect((db.prepare("SELECT count(*) AS n FROM auth_sessions").get() as { n: number }).n).toBe(0);
   });
@@ -40,16 +40,20 @@ describe("auth events", () => {
   it("revocations name exactly the sessions that ended, and why", async () => {
     const { seen, users, sessions } = stores();
     const ann = await users.create({ username: "ann", password: "ann-password-1", role: "member" });
-    const [a, b, c] = [sessions.create(ann.id), sessions.create(ann.id), sessions.create(ann.id)];
-    expect(sessions.revoke(ann.id, a.session.id, "logout")).toBe(true);
-    expect(sessions.revoke(ann.id, a.session.id)).toBe(false);
-    expect(sessions.revokeAll(ann.id, c.session.id, "password_changed")).toBe(1);
-    expect(sessions.revokeAll(ann.id, c.session.id)).toBe(0);
+    const [a, b, c] = [
+      await sessions.create(ann.id),
+      await sessions.create(ann.id),
+      await sessions.create(ann.id),
+    ];
+    expect(await sessions.revoke(ann.id, a.session.id, "logout")).toBe(true);
+    expect(await sessions.revoke(ann.id, a.session.id)).toBe(false);
+    expect(await sessions.revokeAll(ann.id, c.session.id, "password_changed")).toBe(1);
+    expect(await sessions.revokeAll(ann.id, c.session.id)).toBe(0);
     expect(seen).toEqual([
       { type: "sessions_ended", userId: ann.id, sessionIds: [a.session.id], reason: "logout" },
       { type: "sessions_ended", userId: ann.id, sessionIds: [b.session.id], reason: "password_changed" },
     ]);
-    expect(sessions.isActive(c.session.id)).toBe(true);
+    expect(await sessions.isActive(c.session.id)).toBe(true);
   });
 
   it("a throwing listener neither stops the others nor the change", async () => {
@@ -60,7 +64,7 @@ describe("auth events", () => {
     const after: string[] = [];
     events.on((e) => after.push(e.type));
     const eve = await users.create({ username: "eve", password: "eve-password-1", role: "member" });
-    expect(users.delete(eve.id)).toBe(true);
+    expect(await users.delete(eve.id)).toBe(true);
     expect(seen.map((e) => e.type)).toEqual(["user_deleted"]);
     expect(after).toEqual(["user_deleted"]);
     expect(errors).toHaveLength(1);

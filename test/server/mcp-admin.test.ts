@@ -71,7 +71,7 @@ describe("POST /api/mcp and DELETE /api/mcp/:name", () => {
       };
       expect(stored.value_json).not.toContain(SECRET);
       const db = openDatabase(join(s.home, "dimsum.db"));
-      const again = buildMcp(
+      const again = await buildMcp(
         loadConfig({ cwd: s.home, env: { DIMSUM_HOME: s.home } }),
         s.home,
         memoryLog(),
@@ -81,7 +81,7 @@ describe("POST /api/mcp and DELETE /api/mcp/:name", () => {
         expect(again?.list().map((v) => [v.name, v.removable])).toEqual([["ev", true]]);
         await again?.startAll();
         expect(again?.registry.names()).toContain("ev_echo");
-        const config = new SettingsStore(db, openSecretBox(s.home)).mcp.configs()[0];
+        const config = (await new SettingsStore(db, openSecretBox(s.home)).mcp.configs())[0];
         expect(config?.transport === "stdio" ? config.env : {}).toEqual({ EV_TOKEN: SECRET });
       } finally {
         await again?.close();
@@ -94,7 +94,7 @@ describe("POST /api/mcp and DELETE /api/mcp/:name", () => {
       expect(
         await expectJson<McpServerView[]>(await call(s.url, "/api/mcp", { session: owner }), 200),
       ).toEqual([]);
-      expect(new SettingsStore(s.db, openSecretBox(s.home)).mcp.configs()).toEqual([]);
+      expect(await new SettingsStore(s.db, openSecretBox(s.home)).mcp.configs()).toEqual([]);
       expect((await call(s.url, "/api/mcp/ev", { session: owner, method: "DELETE" })).status).toBe(404);
     } finally {
       await pool?.close();

@@ -47,7 +47,8 @@ export interface TeamServerOptions {
   wrap?: (team: Team) => Team;
   /** Mount memory routes over the server's database (default true). */
   memory?: boolean;
-  mcp?: (home: string) => McpControl;
+  /** The MCP servers, made over the server's home folder and database. */
+  mcp?: (home: string, db: Database) => McpControl;
   rateLimits?: RateLimitConfig;
 }
 
@@ -67,7 +68,7 @@ export async function startTeamServer(options: TeamServerOptions = {}): Promise<
     : {};
   const config = loadConfig({ cwd: home, env: { DIMSUM_HOME: home, ...llmEnv, ...options.env } });
   const settings = new SettingsStore(db, openSecretBox(home));
-  const mcp = options.mcp?.(home);
+  const mcp = options.mcp?.(home, db);
   // A pool (as `dimsum serve` builds it) also gives the team's agents its tools.
   const pool = mcp instanceof McpServerPool ? mcp : undefined;
   const inner = await buildTeam(

@@ -45,6 +45,20 @@ describe("WebSocket authentication", () => {
     client.ws.close();
   });
 
+  it("handles frames sent right behind the auth frame after it, in order", async () => {
+    const { url, member } = await setUp();
+    const client = connect(url);
+    await client.opened;
+    // No waiting between them: the session lookup is still under way when the next frames arrive.
+    client.send({ type: "auth", token: member.token });
+    client.send({ type: "subscribe", channelId: "general" });
+    client.send({ type: "ping" });
+    await client.next(isType("pong"));
+    expect(client.frames.map((f) => f.type)).toEqual(["ready", "backlog", "pong"]);
+    expect(client.frames[1]).toMatchObject({ channelId: "general" });
+    client.ws.close();
+  });
+
   it("accepts a bearer session token on the upgrade (non-browser clients)", async () => {
     const { url, owner } = await setUp();
     const client = connect(url, { authorization: `Bearer ${owner.token}` });

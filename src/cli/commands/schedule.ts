@@ -23,7 +23,7 @@ import type {
   ScheduleTarget,
   ScheduleTiming,
 } from "../../schedules/types.js";
-import { UserStore } from "../../server/auth/user-store.js";
+import { type UserRepository, UserStore } from "../../server/auth/user-store.js";
 import { type Database, openDatabase } from "../../store/database.js";
 import { assertCanSee } from "../../team/access.js";
 import { createSqliteTeamStore } from "../../team/team-store.js";
@@ -103,8 +103,8 @@ function missedOf(value: string | undefined): MissedPolicy | undefined {
   return value;
 }
 
-function ownerOf(users: UserStore, wanted: string | undefined): Actor {
-  const all = users.list();
+async function ownerOf(users: UserRepository, wanted: string | undefined): Promise<Actor> {
+  const all = await users.list();
   const user =
     wanted === undefined
       ? all.filter((u) => u.role === "owner").sort((a, b) => a.createdAt - b.createdAt)[0]
@@ -204,13 +204,13 @@ export async function scheduleCommand(
     }
     if (action === "add") {
       if (!options.name?.trim()) throw usage("--name is required");
-      const owner = ownerOf(users, options.owner);
+      const owner = await ownerOf(users, options.owner);
       const service = new ScheduleService({
         store,
         scheduler: offline,
         team: directoryOn(db),
-        actorOf: (userId) => {
-          const user = users.get(userId);
+        actorOf: async (userId) => {
+          const user = await users.get(userId);
           return user ? { userId: user.id, role: user.role } : undefined;
         },
       });

@@ -23,6 +23,7 @@ import {
 import { mountKnowledgeRoutes } from "../../server/routes/knowledge.js";
 import { mountScheduleRoutes } from "../../server/routes/schedules.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
+import { SqliteMcpCredentials } from "../../server/settings/mcp-credential-store.js";
 import { openSecretBox } from "../../server/settings/secret-box.js";
 import { SettingsStore } from "../../server/settings/settings-store.js";
 import { type Database, openDatabase } from "../../store/database.js";
@@ -101,10 +102,11 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     const port = options.port ?? DEFAULT_PORT;
     const host = options.host ?? DEFAULT_HOST;
     db = openDatabase(join(config.home, "dimsum.db"));
-    const settings = new SettingsStore(db, openSecretBox(config.home));
+    const box = openSecretBox(config.home, { key: config.server.secretKey });
+    const settings = new SettingsStore(db, box);
     const memory = buildMemory(db, log);
     const knowledge = buildKnowledge(db, config);
-    mcp = buildMcp(config, io.cwd, log, settings);
+    mcp = await buildMcp(config, io.cwd, log, settings, new SqliteMcpCredentials(db));
     // Started once for the whole process and shared by every agent; a failing server never blocks.
     void mcp?.startAll();
     const shell = await resolveShellOffer(config.tools.shell);
@@ -122,8 +124,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
             names: [MANAGE_SCHEDULE_TOOL],
             describe: () =>
               scheduling ? [createManageScheduleTool(scheduling.service, { userId: "", role: "guest" })] : [],
-            create: (_agent, requestedBy) => {
-              const user = users.get(requestedBy);
+            create: async (_agent, requestedBy) => {
+              const user = await users.get(requestedBy);
               return scheduling && user
                 ? [createManageScheduleTool(scheduling.service, { userId: user.id, role: user.role })]
                 : [];
@@ -138,15 +140,15 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     scheduling = createScheduling({
       db,
       team,
-      actorOf: (id) => {
-        const user = users.get(id);
+      actorOf: async (id) => {
+        const user = await users.get(id);
         return user ? { userId: user.id, role: user.role } : undefined;
       },
       log,
     });
     connectors = new ConnectorManager({
       db,
-      box: openSecretBox(config.home),
+      box,
       team,
       users: connectorUsersFrom(users),
       log,
@@ -195,7 +197,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
 function combineGrants(grants: GrantableTools[]): GrantableTools {
   return {
     names: grants.flatMap((g) => g.names),
-    create: (agent, requestedBy) => grants.flatMap((g) => g.create(agent, requestedBy)),
+    create: async (agent, requestedBy) =>
+      (await Promise.all(grants.map((g) => g.create(agent, requestedBy)))).flat(),
     describe: () => grants.flatMap((g) => g.describe()),
   };
 }

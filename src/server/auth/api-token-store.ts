@@ -2,7 +2,6 @@
  * Personal API tokens for the OpenAI-compatible endpoint: `dsk_` + 32 random bytes, shown once at
  * creation, stored as SHA-256, with a short preview and the time of last use.
  */
-
 import { conflict } from "../../errors.js";
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
@@ -11,7 +10,7 @@ import { hashToken, randomId, randomToken } from "./secrets.js";
 import type { Role, UserRecord } from "./user-store.js";
 
 export const API_TOKEN_PREFIX = "dsk_";
-const MAX_TOKENS_PER_USER = 50;
+export const MAX_TOKENS_PER_USER = 50;
 /** Last use is recorded at most this often per token, so busy clients do not write on every call. */
 const LAST_USED_GRANULARITY_MS = 60 * 1000;
 
@@ -23,7 +22,7 @@ export interface ApiTokenRecord {
   preview: string;
 }
 
-interface TokenRow {
+export interface TokenRow {
   id: string;
   user_id: string;
   name: string;
@@ -32,7 +31,7 @@ interface TokenRow {
   last_used_at: number | null;
 }
 
-function toRecord(row: TokenRow): ApiTokenRecord {
+export function toTokenRecord(row: TokenRow): ApiTokenRecord {
   return {
     id: row.id,
     name: row.name,
@@ -49,86 +48,119 @@ export function bearerValue(header: string | undefined): string | undefined {
   return match ? match[1] : header.includes(" ") ? undefined : header;
 }
 
-/** The `api_tokens` repository. */
-export class ApiTokenStore {
-  constructor(private readonly db: Database) {}
-
+/** The API tokens repository, implemented over SQLite (`ApiTokenStore`) and PostgreSQL (`PgApiTokenStore`). */
+export interface ApiTokenRepository {
   /** A user's tokens (without secrets), newest first. */
-  list(userId: string): ApiTokenRecord[] {
-    const rows = cachedStatement(
-      this.db,
-      "SELECT * FROM api_tokens WHERE user_id = ? ORDER BY created_at DESC, id",
-    ).all(userId) as TokenRow[];
-    return rows.map(toRecord);
-  }
+  list(userId: string): Promise<ApiTokenRecord[]>;
+  /** Issues a token; the secret is in the result and nowhere else. A `conflict` error past the limit. */
+  create(userId: string, name: string): Promise<ApiTokenRecord & { token: string }>;
+  /** Deletes one of a user's tokens; false when it is not theirs. */
+  delete(userId: string, id: string): Promise<boolean>;
+  /** The account behind a token (or `Bearer <token>` header value), recording its use. */
+  authenticate(bearer: string | undefined): Promise<{ actor: Actor; user: UserRecord } | undefined>;
+}
 
-  /** Issues a token; the secret is in the result and nowhere else. */
-  create(userId: string, name: string): ApiTokenRecord & { token: string } {
-    const count = (
-      cachedStatement(this.db, "SELECT count(*) AS n FROM api_tokens WHERE user_id = ?").get(userId) as {
-        n: number;
-      }
-    ).n;
-    if (count >= MAX_TOKENS_PER_USER) {
-      throw conflict(`you already have ${MAX_TOKENS_PER_USER} API tokens; delete unused ones first`);
-    }
-    const token = API_TOKEN_PREFIX + randomToken();
-    const row: TokenRow = {
+export function tooManyTokens(): Error {
+  return conflict(`you already have ${MAX_TOKENS_PER_USER} API tokens; delete unused ones first`);
+}
+
+/** A new token and the row to store for it (`token_hash` is the caller's to write). */
+export function newApiToken(userId: string, name: string, now: number): { token: string; row: TokenRow } {
+  const token = API_TOKEN_PREFIX + randomToken();
+  return {
+    token,
+    row: {
       id: randomId("tok"),
       user_id: userId,
       name,
       preview: `${API_TOKEN_PREFIX}…${token.slice(-4)}`,
-      created_at: Date.now(),
+      created_at: now,
       last_used_at: null,
-    };
-    cachedStatement(
-      this.db,
+    },
+  };
+}
 
-      "INSERT INTO api_tokens (id, user_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-    ).run(row.id, userId, name, hashToken(token), row.preview, row.created_at);
-    return { ...toRecord(row), token };
+/** The token in a header value when it can be one of ours at all. */
+export function apiTokenOf(bearer: string | undefined): string | undefined {
+  const token = bearerValue(bearer);
+  return token?.startsWith(API_TOKEN_PREFIX) && token.length <= 200 ? token : undefined;
+}
+
+export interface TokenUserRow {
+  id: string;
+  last_used_at: number | null;
+  user_id: string;
+  username: string;
+  role: Role;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Whether the use of a token is worth writing down now. */
+export function dueForLastUsed(row: TokenUserRow, now: number): boolean {
+  return row.last_used_at === null || now - row.last_used_at >= LAST_USED_GRANULARITY_MS;
+}
+
+export function tokenAuthOf(row: TokenUserRow): { actor: Actor; user: UserRecord } {
+  const user: UserRecord = {
+    id: row.user_id,
+    username: row.username,
+    role: row.role,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  return { actor: { userId: user.id, role: user.role }, user };
+}
+
+/** The `api_tokens` repository on SQLite. */
+export class ApiTokenStore implements ApiTokenRepository {
+  constructor(private readonly db: Database) {}
+
+  async list(userId: string): Promise<ApiTokenRecord[]> {
+    const rows = cachedStatement(
+      this.db,
+      "SELECT * FROM api_tokens WHERE user_id = ? ORDER BY created_at DESC, id",
+    ).all(userId) as TokenRow[];
+    return rows.map(toTokenRecord);
   }
 
-  /** Deletes one of a user's tokens; false when it is not theirs. */
-  delete(userId: string, id: string): boolean {
+  async create(userId: string, name: string): Promise<ApiTokenRecord & { token: string }> {
+    const { token, row } = newApiToken(userId, name, Date.now());
+    this.db.transaction(() => {
+      const count = (
+        cachedStatement(this.db, "SELECT count(*) AS n FROM api_tokens WHERE user_id = ?").get(userId) as {
+          n: number;
+        }
+      ).n;
+      if (count >= MAX_TOKENS_PER_USER) throw tooManyTokens();
+      cachedStatement(
+        this.db,
+        "INSERT INTO api_tokens (id, user_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      ).run(row.id, userId, name, hashToken(token), row.preview, row.created_at);
+    })();
+    return { ...toTokenRecord(row), token };
+  }
+
+  async delete(userId: string, id: string): Promise<boolean> {
     return (
       cachedStatement(this.db, "DELETE FROM api_tokens WHERE id = ? AND user_id = ?").run(id, userId)
         .changes > 0
     );
   }
 
-  /** The account behind a token (or `Bearer <token>` header value), recording its use. */
-  authenticate(bearer: string | undefined): { actor: Actor; user: UserRecord } | undefined {
-    const token = bearerValue(bearer);
-    if (!token?.startsWith(API_TOKEN_PREFIX) || token.length > 200) return undefined;
+  async authenticate(bearer: string | undefined): Promise<{ actor: Actor; user: UserRecord } | undefined> {
+    const token = apiTokenOf(bearer);
+    if (token === undefined) return undefined;
     const row = cachedStatement(
       this.db,
-
       `SELECT t.id, t.last_used_at, u.id AS user_id, u.username, u.role, u.created_at, u.updated_at
          FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?`,
-    ).get(hashToken(token)) as
-      | {
-          id: string;
-          last_used_at: number | null;
-          user_id: string;
-          username: string;
-          role: Role;
-          created_at: number;
-          updated_at: number;
-        }
-      | undefined;
+    ).get(hashToken(token)) as TokenUserRow | undefined;
     if (!row) return undefined;
     const now = Date.now();
-    if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_GRANULARITY_MS) {
+    if (dueForLastUsed(row, now)) {
       cachedStatement(this.db, "UPDATE api_tokens SET last_used_at = ? WHERE id = ?").run(now, row.id);
     }
-    const user: UserRecord = {
-      id: row.user_id,
-      username: row.username,
-      role: row.role,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-    return { actor: { userId: user.id, role: user.role }, user };
+    return tokenAuthOf(row);
   }
 }

@@ -2,7 +2,7 @@
 import { DimsumError } from "../../errors.js";
 import type { ServerLog } from "../context.js";
 import { randomPassword } from "./secrets.js";
-import type { UserStore } from "./user-store.js";
+import type { UserRepository } from "./user-store.js";
 
 export const OWNER_USERNAME = "owner";
 
@@ -17,11 +17,11 @@ export interface OwnerCreated {
  * random one written once to the log. Returns what was created, or undefined when accounts exist.
  */
 export async function ensureOwner(
-  users: UserStore,
+  users: UserRepository,
   configured: string | undefined,
   log: ServerLog,
 ): Promise<OwnerCreated | undefined> {
-  if (users.count() > 0) return undefined;
+  if ((await users.count()) > 0) return undefined;
   const fromEnv = configured;
   if (fromEnv !== undefined && fromEnv.length < 8) {
     throw new DimsumError("config", "DIMSUM_OWNER_PASSWORD is shorter than 8 characters", {

@@ -27,7 +27,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   let auth: AuthState | undefined;
   if (header !== undefined) {
     const token = bearerValue(header);
-    const found = token ? sessions.authenticate(token) : undefined;
+    const found = token ? await sessions.authenticate(token) : undefined;
     if (found) {
       auth = {
         actor: { userId: found.user.id, role: found.user.role },
@@ -38,7 +38,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     }
   } else {
     const token = sessionCookieOf(c);
-    const found = token ? sessions.authenticate(token) : undefined;
+    const found = token ? await sessions.authenticate(token) : undefined;
     if (token && found) {
       auth = {
         actor: { userId: found.user.id, role: found.user.role },
@@ -74,7 +74,7 @@ export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
  * requests carry no cookie authority, so they need no CSRF token.
  */
 export const apiTokenAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const found = c.get("services").apiTokens.authenticate(c.req.header("authorization"));
+  const found = await c.get("services").apiTokens.authenticate(c.req.header("authorization"));
   if (!found)
     throw unauthenticated("send Authorization: Bearer <API token> (create one under Settings → API tokens)");
   c.set("auth", { actor: found.actor, user: found.user, session: undefined, method: "api_token" });

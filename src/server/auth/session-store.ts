@@ -4,16 +4,15 @@
  */
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
-
-type Statement = ReturnType<Database["prepare"]>;
-
 import type { AuthEvents, SessionEndReason } from "./auth-events.js";
 import { hashToken, randomId, randomToken } from "./secrets.js";
 import type { Role, UserRecord } from "./user-store.js";
 
+type Statement = ReturnType<Database["prepare"]>;
+
 export const DEFAULT_SESSION_TTL_MS = 14 * 24 * 60 * 60 * 1000;
 /** Sliding expiry is written at most this often per session, not on every request. */
-const TOUCH_INTERVAL_MS = 60 * 1000;
+export const TOUCH_INTERVAL_MS = 60 * 1000;
 
 export interface SessionRecord {
   id: string;
@@ -26,7 +25,7 @@ export interface SessionRecord {
   expiresAt: number;
 }
 
-interface SessionRow {
+export interface SessionRow {
   id: string;
   user_id: string;
   csrf_token: string;
@@ -37,14 +36,14 @@ interface SessionRow {
   expires_at: number;
 }
 
-interface JoinedRow extends SessionRow {
+export interface JoinedSessionRow extends SessionRow {
   username: string;
   role: Role;
   user_created_at: number;
   user_updated_at: number;
 }
 
-function toRecord(row: SessionRow): SessionRecord {
+export function toSessionRecord(row: SessionRow): SessionRecord {
   return {
     id: row.id,
     userId: row.user_id,
@@ -64,30 +63,47 @@ export interface SessionAuth {
   refreshed: boolean;
 }
 
-/** The `auth_sessions` repository. */
-export class SessionStore {
+/**
+ * The login sessions repository, implemented over SQLite (`SessionStore`) and PostgreSQL
+ * (`PgSessionStore`). Every authenticated request and WebSocket handshake calls `authenticate`, and
+ * every heartbeat `isActive`: neither caches, so a revocation on any instance applies at once.
+ */
+export interface LoginSessionRepository {
+  /** The idle window after which an unused session expires. */
   readonly ttlMs: number;
-  #byToken: Statement | undefined;
-  readonly #events: AuthEvents | undefined;
-
-  /** `events` hears every revocation (the WebSocket hub closes the sockets of ended sessions). */
-  constructor(
-    private readonly db: Database,
-    options: { ttlMs?: number; events?: AuthEvents } = {},
-  ) {
-    this.ttlMs = options.ttlMs ?? DEFAULT_SESSION_TTL_MS;
-    this.#events = options.events;
-  }
-
-  /** Starts a session; the token is returned once and never stored. */
+  /** Starts a session (and sweeps expired ones); the token is returned once and never stored. */
   create(
     userId: string,
-    meta: { userAgent?: string; ip?: string } = {},
-  ): { token: string; session: SessionRecord } {
-    const now = Date.now();
-    cachedStatement(this.db, "DELETE FROM auth_sessions WHERE expires_at <= ?").run(now);
-    const token = randomToken();
-    const session: SessionRecord = {
+    meta?: { userAgent?: string; ip?: string },
+  ): Promise<{ token: string; session: SessionRecord }>;
+  /** The live session and account for a token, sliding its expiry; undefined if unknown or expired. */
+  authenticate(token: string): Promise<SessionAuth | undefined>;
+  /** Whether a session still exists and has not expired (long-lived WebSockets re-check this). */
+  isActive(id: string): Promise<boolean>;
+  /** A user's unexpired sessions, most recently used first. */
+  listForUser(userId: string): Promise<SessionRecord[]>;
+  /** Revokes one of a user's sessions; false when it is not theirs or does not exist. */
+  revoke(userId: string, id: string, reason?: SessionEndReason): Promise<boolean>;
+  /** Revokes every session of a user, optionally keeping one (the caller's own); how many ended. */
+  revokeAll(userId: string, exceptId?: string, reason?: SessionEndReason): Promise<number>;
+}
+
+export interface SessionStoreOptions {
+  ttlMs?: number;
+  /** Hears every revocation (the WebSocket hub closes the sockets of ended sessions). */
+  events?: AuthEvents;
+}
+
+/** A new session's record and token (the caller stores it). */
+export function newSession(
+  userId: string,
+  meta: { userAgent?: string; ip?: string },
+  ttlMs: number,
+  now: number,
+): { token: string; session: SessionRecord } {
+  return {
+    token: randomToken(),
+    session: {
       id: randomId("ses"),
       userId,
       csrfToken: randomToken(),
@@ -95,8 +111,56 @@ export class SessionStore {
       ip: meta.ip,
       createdAt: now,
       lastSeenAt: now,
-      expiresAt: now + this.ttlMs,
-    };
+      expiresAt: now + ttlMs,
+    },
+  };
+}
+
+/** The row's session and account; slides `row`'s expiry in place when it is time (`refreshed`). */
+export function slideSession(row: JoinedSessionRow, ttlMs: number, now: number): SessionAuth {
+  let refreshed = false;
+  if (now - row.last_seen_at >= TOUCH_INTERVAL_MS) {
+    row.last_seen_at = now;
+    row.expires_at = now + ttlMs;
+    refreshed = true;
+  }
+  const user: UserRecord = {
+    id: row.user_id,
+    username: row.username,
+    role: row.role,
+    createdAt: row.user_created_at,
+    updatedAt: row.user_updated_at,
+  };
+  return { session: toSessionRecord(row), user, refreshed };
+}
+
+/** Whether a token could be one of ours at all (not worth hashing otherwise). */
+export function plausibleToken(token: string): boolean {
+  return token.length > 0 && token.length <= 200;
+}
+
+/** The `auth_sessions` repository on SQLite. */
+export class SessionStore implements LoginSessionRepository {
+  readonly ttlMs: number;
+  #byToken: Statement | undefined;
+  readonly #events: AuthEvents | undefined;
+
+  constructor(
+    private readonly db: Database,
+    options: SessionStoreOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? DEFAULT_SESSION_TTL_MS;
+    this.#events = options.events;
+  }
+
+  async create(
+    userId: string,
+    meta: { userAgent?: string; ip?: string } = {},
+  ): Promise<{ token: string; session: SessionRecord }> {
+    const now = Date.now();
+    cachedStatement(this.db, "DELETE FROM auth_sessions WHERE expires_at <= ?").run(now);
+    const created = newSession(userId, meta, this.ttlMs, now);
+    const { session } = created;
     cachedStatement(
       this.db,
       `INSERT INTO auth_sessions (id, user_id, token_hash, csrf_token, user_agent, ip, created_at, last_seen_at, expires_at)
@@ -104,7 +168,7 @@ export class SessionStore {
     ).run(
       session.id,
       userId,
-      hashToken(token),
+      hashToken(created.token),
       session.csrfToken,
       session.userAgent ?? null,
       session.ip ?? null,
@@ -112,61 +176,47 @@ export class SessionStore {
       now,
       session.expiresAt,
     );
-    return { token, session };
+    return created;
   }
 
-  /** The live session and account for a token, sliding its expiry; undefined if unknown or expired. */
-  authenticate(token: string): SessionAuth | undefined {
-    if (!token || token.length > 200) return undefined;
+  async authenticate(token: string): Promise<SessionAuth | undefined> {
+    if (!plausibleToken(token)) return undefined;
     // Every authenticated request runs this: prepare the statement once per store.
     this.#byToken ??= cachedStatement(
       this.db,
       `SELECT s.*, u.username, u.role, u.created_at AS user_created_at, u.updated_at AS user_updated_at
        FROM auth_sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
     );
-    const row = this.#byToken.get(hashToken(token)) as JoinedRow | undefined;
+    const row = this.#byToken.get(hashToken(token)) as JoinedSessionRow | undefined;
     const now = Date.now();
     if (!row || row.expires_at <= now) return undefined;
-    let refreshed = false;
-    if (now - row.last_seen_at >= TOUCH_INTERVAL_MS) {
-      row.last_seen_at = now;
-      row.expires_at = now + this.ttlMs;
+    const auth = slideSession(row, this.ttlMs, now);
+    if (auth.refreshed) {
       cachedStatement(this.db, "UPDATE auth_sessions SET last_seen_at = ?, expires_at = ? WHERE id = ?").run(
         now,
         row.expires_at,
         row.id,
       );
-      refreshed = true;
     }
-    const user: UserRecord = {
-      id: row.user_id,
-      username: row.username,
-      role: row.role,
-      createdAt: row.user_created_at,
-      updatedAt: row.user_updated_at,
-    };
-    return { session: toRecord(row), user, refreshed };
+    return auth;
   }
 
-  /** Whether a session still exists and has not expired (long-lived WebSockets re-check this). */
-  isActive(id: string): boolean {
+  async isActive(id: string): Promise<boolean> {
     const row = cachedStatement(this.db, "SELECT expires_at FROM auth_sessions WHERE id = ?").get(id) as
       | { expires_at: number }
       | undefined;
     return row !== undefined && row.expires_at > Date.now();
   }
 
-  /** A user's unexpired sessions, most recently used first. */
-  listForUser(userId: string): SessionRecord[] {
+  async listForUser(userId: string): Promise<SessionRecord[]> {
     const rows = cachedStatement(
       this.db,
       "SELECT * FROM auth_sessions WHERE user_id = ? AND expires_at > ? ORDER BY last_seen_at DESC",
     ).all(userId, Date.now()) as SessionRow[];
-    return rows.map(toRecord);
+    return rows.map(toSessionRecord);
   }
 
-  /** Revokes one of a user's sessions; false when it is not theirs or does not exist. */
-  revoke(userId: string, id: string, reason: SessionEndReason = "revoked"): boolean {
+  async revoke(userId: string, id: string, reason: SessionEndReason = "revoked"): Promise<boolean> {
     const removed =
       cachedStatement(this.db, "DELETE FROM auth_sessions WHERE id = ? AND user_id = ?").run(id, userId)
         .changes > 0;
@@ -174,8 +224,7 @@ export class SessionStore {
     return removed;
   }
 
-  /** Revokes every session of a user, optionally keeping one (the caller's own). */
-  revokeAll(userId: string, exceptId?: string, reason: SessionEndReason = "revoked"): number {
+  async revokeAll(userId: string, exceptId?: string, reason: SessionEndReason = "revoked"): Promise<number> {
     const rows = cachedStatement(
       this.db,
       "DELETE FROM auth_sessions WHERE user_id = ? AND id <> ? RETURNING id",

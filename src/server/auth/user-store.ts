@@ -5,6 +5,7 @@ import type { Database } from "../../store/database.js";
 import { sqliteCode } from "../../store/sqlite-errors.js";
 import { cachedStatement } from "../../store/statement-cache.js";
 import type { Actor } from "../../team/types.js";
+import { personCredentialPrefix } from "../settings/mcp-credential-store.js";
 import type { AuthEvents } from "./auth-events.js";
 import {
   DEFAULT_SCRYPT_PARAMS,
@@ -25,12 +26,57 @@ export interface UserRecord {
   updatedAt: number;
 }
 
+/** The accounts repository, implemented over SQLite (`UserStore`) and PostgreSQL (`PgUserStore`). */
+export interface UserRepository {
+  /** How many accounts exist (0 means the server still needs its owner). */
+  count(): Promise<number>;
+  /** How many accounts have a role (keeps the last owner from being removed). */
+  countRole(role: Role): Promise<number>;
+  /** Every account, by username without regard to case. */
+  list(): Promise<UserRecord[]>;
+  /** One account by id. */
+  get(id: string): Promise<UserRecord | undefined>;
+  /** Creates an account; a `conflict` error when the username is taken (in any case). */
+  create(input: { username: string; password: string; role: Role }): Promise<UserRecord>;
+  /**
+   * Creates the first account (an owner) only while none exists, atomically: two racing setup
+   * requests, even on two instances, cannot both become owner. Undefined when an account exists.
+   */
+  createFirst(
+    input: { username: string; password: string },
+    options?: { oneTimePassword?: boolean },
+  ): Promise<UserRecord | undefined>;
+  /**
+   * Whether the account still signs in with the password the server generated and printed once
+   * (the web UI then sends its owner to Settings → Account); any password change clears it.
+   */
+  hasOneTimePassword(id: string): Promise<boolean>;
+  /** Changes role and/or password (a new password is no longer a one-time one). */
+  update(id: string, patch: { role?: Role; password?: string }): Promise<UserRecord | undefined>;
+  /** Deletes an account; its sessions, API tokens and MCP sign-ins go with it. */
+  delete(id: string): Promise<boolean>;
+  /**
+   * Checks a username (any case) and password. Unknown usernames cost the same scrypt work as
+   * known ones, so timing does not reveal which accounts exist.
+   */
+  verifyLogin(username: string, password: string): Promise<UserRecord | undefined>;
+  /** Checks the password of a known account (password change, re-authentication). */
+  checkPassword(id: string, password: string): Promise<boolean>;
+}
+
+export interface UserStoreOptions {
+  /** The scrypt cost of new hashes (old hashes keep theirs); tests lower it. */
+  hashParams?: ScryptParams;
+  /** Hears role changes, password changes and deletions (the WebSocket hub acts on them). */
+  events?: AuthEvents;
+}
+
 /** The `server_settings` key marking an account whose password was generated and printed once. */
-function oneTimeKey(id: string): string {
+export function oneTimeKey(id: string): string {
   return `oneTimePassword:${id}`;
 }
 
-interface UserRow {
+export interface UserRow {
   id: string;
   username: string;
   role: Role;
@@ -39,7 +85,7 @@ interface UserRow {
   updated_at: number;
 }
 
-function toRecord(row: UserRow): UserRecord {
+export function toUserRecord(row: Omit<UserRow, "password_hash">): UserRecord {
   return {
     id: row.id,
     username: row.username,
@@ -49,51 +95,76 @@ function toRecord(row: UserRow): UserRecord {
   };
 }
 
-/** The `users` repository. Usernames are unique without regard to case. */
-export class UserStore {
+export function usernameTaken(username: string): Error {
+  return conflict(`the username "${username}" is taken; choose another`);
+}
+
+/** Tells the listeners what an update changed (after the change is stored). */
+export function emitUserUpdate(
+  events: AuthEvents | undefined,
+  before: UserRecord | undefined,
+  after: UserRecord | undefined,
+  passwordChanged: boolean,
+): void {
+  if (before && after && after.role !== before.role) {
+    events?.emit({ type: "role_changed", userId: after.id, role: after.role, previousRole: before.role });
+  }
+  if (after && passwordChanged) events?.emit({ type: "password_changed", userId: after.id });
+}
+
+/** The result of a login check against a stored row (or none, at the same cost). */
+export async function checkLogin(
+  row: UserRow | undefined,
+  password: string,
+  hashParams: ScryptParams,
+): Promise<UserRecord | undefined> {
+  if (!row) {
+    await verifyAgainstDummy(password, hashParams);
+    return undefined;
+  }
+  return (await verifyPassword(password, row.password_hash)) ? toUserRecord(row) : undefined;
+}
+
+/** The `users` repository on SQLite. Usernames are unique without regard to case. */
+export class UserStore implements UserRepository {
   private readonly hashParams: ScryptParams;
   readonly #events: AuthEvents | undefined;
 
-  /**
-   * `hashParams` sets the scrypt cost of new hashes (old hashes keep theirs); tests lower it.
-   * `events` hears role changes, password changes and deletions (the WebSocket hub acts on them).
-   */
   constructor(
     private readonly db: Database,
-    options: { hashParams?: ScryptParams; events?: AuthEvents } = {},
+    options: UserStoreOptions = {},
   ) {
     this.hashParams = options.hashParams ?? DEFAULT_SCRYPT_PARAMS;
     this.#events = options.events;
   }
 
-  /** How many accounts exist (0 means the server still needs its owner). */
-  count(): number {
+  async count(): Promise<number> {
     return (cachedStatement(this.db, "SELECT count(*) AS n FROM users").get() as { n: number }).n;
   }
 
-  /** How many accounts have a role (keeps the last owner from being removed). */
-  countRole(role: Role): number {
+  async countRole(role: Role): Promise<number> {
     return (
       cachedStatement(this.db, "SELECT count(*) AS n FROM users WHERE role = ?").get(role) as { n: number }
     ).n;
   }
 
-  /** Every account, by username. */
-  list(): UserRecord[] {
+  async list(): Promise<UserRecord[]> {
     const rows = cachedStatement(
       this.db,
       "SELECT * FROM users ORDER BY username COLLATE NOCASE",
     ).all() as UserRow[];
-    return rows.map(toRecord);
+    return rows.map(toUserRecord);
   }
 
-  /** One account by id. */
-  get(id: string): UserRecord | undefined {
+  async get(id: string): Promise<UserRecord | undefined> {
+    return this.#get(id);
+  }
+
+  #get(id: string): UserRecord | undefined {
     const row = cachedStatement(this.db, "SELECT * FROM users WHERE id = ?").get(id) as UserRow | undefined;
-    return row ? toRecord(row) : undefined;
+    return row ? toUserRecord(row) : undefined;
   }
 
-  /** Creates an account; 409 when the username is taken. */
   async create(input: { username: string; password: string; role: Role }): Promise<UserRecord> {
     const hash = await hashPassword(input.password, this.hashParams);
     const now = Date.now();
@@ -104,18 +175,12 @@ export class UserStore {
         "INSERT INTO users (id, username, password_hash, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
       ).run(id, input.username, hash, input.role, now, now);
     } catch (err) {
-      if (sqliteCode(err) === "SQLITE_CONSTRAINT_UNIQUE") {
-        throw conflict(`the username "${input.username}" is taken; choose another`);
-      }
+      if (sqliteCode(err) === "SQLITE_CONSTRAINT_UNIQUE") throw usernameTaken(input.username);
       throw err;
     }
     return { id, username: input.username, role: input.role, createdAt: now, updatedAt: now };
   }
 
-  /**
-   * Creates the first account only while none exists, atomically: two racing setup requests
-   * cannot both become owner. Undefined when an account already exists.
-   */
   async createFirst(
     input: { username: string; password: string },
     options: { oneTimePassword?: boolean } = {},
@@ -123,39 +188,38 @@ export class UserStore {
     const hash = await hashPassword(input.password, this.hashParams);
     const now = Date.now();
     const id = randomUUID();
-    const result = cachedStatement(
-      this.db,
-      `INSERT INTO users (id, username, password_hash, role, created_at, updated_at)
-         SELECT ?, ?, ?, 'owner', ?, ? WHERE NOT EXISTS (SELECT 1 FROM users)`,
-    ).run(id, input.username, hash, now, now);
-    if (result.changes === 0) return undefined;
-    if (options.oneTimePassword) {
-      cachedStatement(
+    const created = this.db.transaction(() => {
+      const result = cachedStatement(
         this.db,
-        "INSERT OR REPLACE INTO server_settings (key, value_json, updated_at) VALUES (?, 'true', ?)",
-      ).run(oneTimeKey(id), now);
-    }
+        `INSERT INTO users (id, username, password_hash, role, created_at, updated_at)
+           SELECT ?, ?, ?, 'owner', ?, ? WHERE NOT EXISTS (SELECT 1 FROM users)`,
+      ).run(id, input.username, hash, now, now);
+      if (result.changes === 0) return false;
+      if (options.oneTimePassword) {
+        cachedStatement(
+          this.db,
+          "INSERT OR REPLACE INTO server_settings (key, value_json, updated_at) VALUES (?, 'true', ?)",
+        ).run(oneTimeKey(id), now);
+      }
+      return true;
+    })();
+    if (!created) return undefined;
     return { id, username: input.username, role: "owner", createdAt: now, updatedAt: now };
   }
 
-  /**
-   * Whether the account still signs in with the password the server generated and printed once
-   * (the web UI then sends its owner to Settings → Account); any password change clears it.
-   */
-  hasOneTimePassword(id: string): boolean {
+  async hasOneTimePassword(id: string): Promise<boolean> {
     return (
       cachedStatement(this.db, "SELECT 1 FROM server_settings WHERE key = ?").get(oneTimeKey(id)) !==
       undefined
     );
   }
 
-  /** Changes role and/or password (a new password is no longer a one-time one). */
   async update(id: string, patch: { role?: Role; password?: string }): Promise<UserRecord | undefined> {
     const hash =
       patch.password === undefined ? undefined : await hashPassword(patch.password, this.hashParams);
     const now = Date.now();
-    const before = this.get(id);
-    this.db.transaction(() => {
+    const [before, after] = this.db.transaction(() => {
+      const previous = this.#get(id);
       cachedStatement(
         this.db,
         `UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
@@ -163,39 +227,31 @@ export class UserStore {
       ).run(patch.role ?? null, hash ?? null, now, id);
       if (hash !== undefined)
         cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(oneTimeKey(id));
+      return [previous, this.#get(id)] as const;
     })();
-    const after = this.get(id);
-    if (before && after && after.role !== before.role) {
-      this.#events?.emit({ type: "role_changed", userId: id, role: after.role, previousRole: before.role });
-    }
-    if (after && hash !== undefined) this.#events?.emit({ type: "password_changed", userId: id });
+    emitUserUpdate(this.#events, before, after, hash !== undefined);
     return after;
   }
 
-  /** Deletes an account; its sessions and API tokens go with it (foreign keys cascade). */
-  delete(id: string): boolean {
-    cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(oneTimeKey(id));
-    const removed = cachedStatement(this.db, "DELETE FROM users WHERE id = ?").run(id).changes > 0;
+  async delete(id: string): Promise<boolean> {
+    const removed = this.db.transaction(() => {
+      cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(oneTimeKey(id));
+      cachedStatement(this.db, "DELETE FROM server_settings WHERE key LIKE ?").run(
+        `${personCredentialPrefix(id)}%`,
+      );
+      return cachedStatement(this.db, "DELETE FROM users WHERE id = ?").run(id).changes > 0;
+    })();
     if (removed) this.#events?.emit({ type: "user_deleted", userId: id });
     return removed;
   }
 
-  /**
-   * Checks a username and password. Unknown usernames cost the same scrypt work as known ones,
-   * so timing does not reveal which accounts exist.
-   */
   async verifyLogin(username: string, password: string): Promise<UserRecord | undefined> {
     const row = cachedStatement(this.db, "SELECT * FROM users WHERE username = ?").get(username) as
       | UserRow
       | undefined;
-    if (!row) {
-      await verifyAgainstDummy(password, this.hashParams);
-      return undefined;
-    }
-    return (await verifyPassword(password, row.password_hash)) ? toRecord(row) : undefined;
+    return checkLogin(row, password, this.hashParams);
   }
 
-  /** Checks the password of a known account (password change, re-authentication). */
   async checkPassword(id: string, password: string): Promise<boolean> {
     const row = cachedStatement(this.db, "SELECT password_hash FROM users WHERE id = ?").get(id) as
       | Pick<UserRow, "password_hash">

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { conflict, forbidden, notFound } from "../../errors.js";
 import { clearSessionCookie, setSessionCookie } from "../auth/cookies.js";
-import type { UserRecord, UserStore } from "../auth/user-store.js";
+import type { UserRecord, UserRepository } from "../auth/user-store.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
 import { unauthenticated } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
@@ -11,30 +11,30 @@ import { enforce } from "../security/rate-limit.js";
 import { loginSchema, passwordChangeSchema, setupSchema } from "./schemas.js";
 
 /** The user fields every client may see; `mustChangePassword` while the printed one-time password is in use. */
-export function publicUser(user: UserRecord, users: UserStore) {
+export async function publicUser(user: UserRecord, users: UserRepository) {
   return {
     id: user.id,
     username: user.username,
     role: user.role,
-    mustChangePassword: users.hasOneTimePassword(user.id),
+    mustChangePassword: await users.hasOneTimePassword(user.id),
   };
 }
 
-function startSession(c: AppContext, user: UserRecord) {
+async function startSession(c: AppContext, user: UserRecord) {
   const { sessions, users } = c.get("services");
-  const { token, session } = sessions.create(user.id, {
+  const { token, session } = await sessions.create(user.id, {
     userAgent: c.req.header("user-agent"),
     ip: c.get("clientIp"),
   });
   setSessionCookie(c, token, session.expiresAt);
-  return { user: publicUser(user, users), csrfToken: session.csrfToken, token };
+  return { user: await publicUser(user, users), csrfToken: session.csrfToken, token };
 }
 
 /** The auth routes, mounted at `/api/auth`. */
 export function authRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.get("/status", (c) => c.json({ needsSetup: c.get("services").users.count() === 0 }));
+  app.get("/status", async (c) => c.json({ needsSetup: (await c.get("services").users.count()) === 0 }));
 
   app.post("/setup", jsonBody(setupSchema), async (c) => {
     const { users, limits } = c.get("services");
@@ -43,7 +43,7 @@ export function authRoutes(): Hono<AppEnv> {
     const user = await users.createFirst(body);
     if (!user) throw conflict("this server is already set up; sign in instead");
     c.get("services").log.info(`owner account "${user.username}" created through the web setup`);
-    return c.json(startSession(c, user), 201);
+    return c.json(await startSession(c, user), 201);
   });
 
   app.post("/login", jsonBody(loginSchema), async (c) => {
@@ -56,34 +56,34 @@ export function authRoutes(): Hono<AppEnv> {
     const user = await users.verifyLogin(username, password);
     if (!user) throw unauthenticated("wrong username or password");
     limits.loginPairs.succeeded(pair);
-    return c.json(startSession(c, user));
+    return c.json(await startSession(c, user));
   });
 
-  app.get("/me", (c) => {
+  app.get("/me", async (c) => {
     const auth = authOf(c);
     return c.json({
-      user: publicUser(auth.user, c.get("services").users),
+      user: await publicUser(auth.user, c.get("services").users),
       csrfToken: auth.session?.csrfToken,
     });
   });
 
-  app.post("/logout", (c) => {
+  app.post("/logout", async (c) => {
     const auth = authOf(c);
-    if (auth.session) c.get("services").sessions.revoke(auth.user.id, auth.session.id, "logout");
+    if (auth.session) await c.get("services").sessions.revoke(auth.user.id, auth.session.id, "logout");
     clearSessionCookie(c);
     return c.body(null, 204);
   });
 
-  app.post("/logout-all", (c) => {
+  app.post("/logout-all", async (c) => {
     const auth = authOf(c);
-    c.get("services").sessions.revokeAll(auth.user.id, undefined, "logout");
+    await c.get("services").sessions.revokeAll(auth.user.id, undefined, "logout");
     clearSessionCookie(c);
     return c.body(null, 204);
   });
 
-  app.get("/sessions", (c) => {
+  app.get("/sessions", async (c) => {
     const auth = authOf(c);
-    const list = c.get("services").sessions.listForUser(auth.user.id);
+    const list = await c.get("services").sessions.listForUser(auth.user.id);
     return c.json(
       list.map((s) => ({
         id: s.id,
@@ -96,10 +96,11 @@ export function authRoutes(): Hono<AppEnv> {
     );
   });
 
-  app.delete("/sessions/:id", (c) => {
+  app.delete("/sessions/:id", async (c) => {
     const auth = authOf(c);
     const id = c.req.param("id");
-    if (!c.get("services").sessions.revoke(auth.user.id, id)) throw notFound(`session ${id} not found`);
+    if (!(await c.get("services").sessions.revoke(auth.user.id, id)))
+      throw notFound(`session ${id} not found`);
     if (id === auth.session?.id) clearSessionCookie(c);
     return c.body(null, 204);
   });
@@ -118,7 +119,7 @@ export function authRoutes(): Hono<AppEnv> {
     }
     limits.loginPairs.succeeded(pair);
     await users.update(auth.user.id, { password: body.newPassword });
-    sessions.revokeAll(auth.user.id, auth.session?.id, "password_changed");
+    await sessions.revokeAll(auth.user.id, auth.session?.id, "password_changed");
     return c.body(null, 204);
   });
 

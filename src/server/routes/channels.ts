@@ -17,10 +17,11 @@ import {
 } from "./team-schemas.js";
 
 /** 400 naming each user id without an account (a typo would otherwise add a member nobody is). */
-function requireUsers(c: AppContext, userIds: readonly string[], path: string): void {
+async function requireUsers(c: AppContext, userIds: readonly string[], path: string): Promise<void> {
   const { users } = c.get("services");
+  const found = await Promise.all(userIds.map((id) => users.get(id)));
   const issues = userIds.flatMap((id, index) =>
-    users.get(id) ? [] : [{ path: path.replace("*", String(index)), message: `no user with id "${id}"` }],
+    found[index] ? [] : [{ path: path.replace("*", String(index)), message: `no user with id "${id}"` }],
   );
   if (issues.length > 0) throw new DimsumError("invalid", "unknown user id", { issues });
 }
@@ -33,7 +34,7 @@ export function channelRoutes(team: Team): Hono<AppEnv> {
 
   app.post("/", jsonBody(channelInputSchema), async (c) => {
     const input = c.req.valid("json");
-    requireUsers(c, input.userIds, "userIds.*");
+    await requireUsers(c, input.userIds, "userIds.*");
     return c.json(await team.createChannel(actorOf(c), input), 201);
   });
 
@@ -52,7 +53,7 @@ export function channelRoutes(team: Team): Hono<AppEnv> {
 
   app.post("/:id/members", paramsOf(idParam), jsonBody(memberSchema), async (c) => {
     const member = c.req.valid("json");
-    if (member.type === "user") requireUsers(c, [member.id], "id");
+    if (member.type === "user") await requireUsers(c, [member.id], "id");
     return c.json(await team.addMember(actorOf(c), c.req.valid("param").id, member));
   });
 

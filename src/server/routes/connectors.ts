@@ -15,7 +15,7 @@ import { CONNECTOR_TYPES, type ConnectorType, type ConnectorUsers } from "../../
 import { unavailable } from "../../errors.js";
 import { requireRole } from "../auth/middleware.js";
 import { randomToken } from "../auth/secrets.js";
-import type { UserStore } from "../auth/user-store.js";
+import type { UserRepository } from "../auth/user-store.js";
 import { type AppEnv, actorOf, type DimsumApp } from "../context.js";
 import { jsonBody, paramsOf } from "../http/validate.js";
 import { teamErrorHandler } from "./team-errors.js";
@@ -110,7 +110,7 @@ export function mountConnectorInbound(connectors: ConnectorManager): (app: Dimsu
 }
 
 /** The server's accounts as connectors need them: lookups, and guests that cannot sign in. */
-export function connectorUsersFrom(users: UserStore): ConnectorUsers {
+export function connectorUsersFrom(users: UserRepository): ConnectorUsers {
   return {
     get: (id) => users.get(id),
     // The password is random and never shown: a mapped external person cannot sign in as the guest.

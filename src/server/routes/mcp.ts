@@ -100,7 +100,7 @@ export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
         ...(body.env ? { env: body.env } : {}),
       };
     }
-    const view = await mcp.add(settings.mcp.add(input));
+    const view = await mcp.add(await settings.mcp.add(input));
     return c.json(view, 201);
   });
 
@@ -111,7 +111,7 @@ export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
     if (!server.removable) {
       throw conflict(`MCP server "${name}" comes from mcp.json`, "remove it from mcp.json and restart");
     }
-    c.get("services").settings.mcp.remove(name);
+    await c.get("services").settings.mcp.remove(name);
     await mcp.remove(name);
     return c.body(null, 204);
   });

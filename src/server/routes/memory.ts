@@ -23,11 +23,11 @@ import {
 const isAdminRole = (role: string) => role === "owner" || role === "admin";
 
 /** The user whose memory the caller asks about: themselves unless an admin names another. */
-function targetUser(c: AppContext, userId: string | undefined): string {
+async function targetUser(c: AppContext, userId: string | undefined): Promise<string> {
   const auth = authOf(c);
   if (userId === undefined || userId === auth.user.id) return auth.user.id;
   if (!isAdminRole(auth.actor.role)) throw forbidden("you can see and change only your own memories");
-  if (!c.get("services").users.get(userId)) throw notFound(`user ${userId} not found`);
+  if (!(await c.get("services").users.get(userId))) throw notFound(`user ${userId} not found`);
   return userId;
 }
 
@@ -36,7 +36,7 @@ async function ownerOf(c: AppContext, memory: MemoryStore, id: string): Promise<
   const auth = authOf(c);
   const own = await memory.get(auth.user.id, id);
   if (own || !isAdminRole(auth.actor.role)) return own;
-  for (const user of c.get("services").users.list()) {
+  for (const user of await c.get("services").users.list()) {
     const found = await memory.get(user.id, id);
     if (found) return found;
   }
@@ -51,7 +51,7 @@ async function findMemory(
   userId: string | undefined,
 ): Promise<MemoryRecord> {
   const record =
-    userId === undefined ? await ownerOf(c, memory, id) : await memory.get(targetUser(c, userId), id);
+    userId === undefined ? await ownerOf(c, memory, id) : await memory.get(await targetUser(c, userId), id);
   if (!record) throw notFound(`memory ${id} not found`);
   return record;
 }
@@ -73,7 +73,7 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
 
   app.get("/", queryOf(memoryQuerySchema), async (c) => {
     const { userId, agentId, type, limit, offset, q } = c.req.valid("query");
-    const person = targetUser(c, userId);
+    const person = await targetUser(c, userId);
     if (q) {
       const found = await memory.search({
         ...scopeOf(person, agentId),
@@ -94,14 +94,13 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
   // Many memories at once, as `dimsum memory import` does; nothing is stored when one is wrong.
   app.post("/import", jsonBody(memoryImportSchema), async (c) => {
     const body = c.req.valid("json");
-    const userId = targetUser(c, body.userId);
-    const allowed = (id: string) => {
-      try {
-        return targetUser(c, id) === id;
-      } catch {
-        return false;
-      }
-    };
+    const userId = await targetUser(c, body.userId);
+    // The records may name other people: an admin may import for any account, others for themselves.
+    const auth = authOf(c);
+    const known = isAdminRole(auth.actor.role)
+      ? new Set((await c.get("services").users.list()).map((u) => u.id))
+      : new Set<string>();
+    const allowed = (id: string) => id === auth.user.id || known.has(id);
     const inputs = parseMemoryRecords(body.memories, {
       userId,
       ...(body.agentId !== undefined ? { agentId: body.agentId } : {}),
@@ -114,7 +113,7 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
   // Core blocks first: `/core/...` would otherwise read as a memory id.
   app.get("/core", queryOf(coreScopeQuerySchema), async (c) => {
     const { userId } = c.req.valid("query");
-    return c.json(await memory.allCoreBlocks(targetUser(c, userId)));
+    return c.json(await memory.allCoreBlocks(await targetUser(c, userId)));
   });
 
   app.put(
@@ -125,7 +124,7 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
     async (c) => {
       const { label } = c.req.valid("param");
       const { userId, agentId } = c.req.valid("query");
-      const scope = scopeOf(targetUser(c, userId), agentId);
+      const scope = scopeOf(await targetUser(c, userId), agentId);
       const result = await memory.setCoreBlock(scope, label, c.req.valid("json").value);
       if (!result.ok) throw invalid(result.reason);
       return c.json(result.block);
@@ -135,7 +134,7 @@ export function memoryRoutes(memory: MemoryStore | undefined): Hono<AppEnv> {
   app.delete("/core/:label", paramsOf(coreLabelParam), queryOf(coreScopeQuerySchema), async (c) => {
     const { label } = c.req.valid("param");
     const { userId, agentId } = c.req.valid("query");
-    if (!(await memory.deleteCoreBlock(scopeOf(targetUser(c, userId), agentId), label)))
+    if (!(await memory.deleteCoreBlock(scopeOf(await targetUser(c, userId), agentId), label)))
       throw notFound(`core memory block ${label} not found`);
     return c.body(null, 204);
   });

@@ -102,9 +102,9 @@ export function modelRoutes(options: ModelRoutesOptions = {}): Hono<AppEnv> {
   };
 
   // Before the role check: guests see why a chat cannot answer too.
-  app.get("/status", (c) => {
+  app.get("/status", async (c) => {
     const { settings, config } = c.get("services");
-    const status = modelStatus(settings, config);
+    const status = await modelStatus(settings, config);
     return c.json({
       ready: status.ready,
       defaultModel: status.defaultModel ?? null,
@@ -117,7 +117,7 @@ export function modelRoutes(options: ModelRoutesOptions = {}): Hono<AppEnv> {
   app.use("*", requireRole("owner", "admin", "member"));
   app.get("/", async (c) => {
     const { settings, config } = c.get("services");
-    const effective = settings.effectiveConfig(config);
+    const effective = await settings.effectiveConfig(config);
     const names = [...builtinProviders.keys(), ...Object.keys(effective.file.providers)];
     const models = new Map<string, ModelChoice>();
     const add = (provider: string, model: string, source: ModelChoice["source"]) => {

@@ -57,13 +57,14 @@ export function settingsRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requireRole("owner", "admin"));
 
-  const respond = (c: AppContext, view: SettingsView) => {
+  const respond = async (c: AppContext, pending: Promise<SettingsView>) => {
+    const view = await pending;
     const { settings, config, shell } = c.get("services");
-    const status = modelStatus(settings, config);
+    const status = await modelStatus(settings, config);
     return c.json({
       defaultModel: view.defaultModel ?? config.defaultModel ?? null,
       defaultModelSource: view.defaultModel ? "settings" : config.defaultModel ? "environment" : "none",
-      providers: providerOverview(settings, config).map((p) => ({
+      providers: providerOverview(view, config).map((p) => ({
         ...p,
         defaultBaseUrl: p.defaultBaseUrl ?? null,
         keyEnv: p.keyEnv ?? null,
@@ -82,14 +83,14 @@ export function settingsRoutes(): Hono<AppEnv> {
 
   app.get("/", (c) => respond(c, c.get("services").settings.view()));
 
-  app.put("/", jsonBody(settingsUpdateSchema), (c) => {
+  app.put("/", jsonBody(settingsUpdateSchema), async (c) => {
     const { providers, ...rest } = c.req.valid("json");
     const update = providers ? { ...rest, providers: providers.map((p) => withConfigFile(c, p)) } : rest;
     return respond(c, c.get("services").settings.update(update));
   });
 
   // One provider at a time (the settings page's forms): the others are left alone.
-  app.put("/providers/:name", jsonBody(providerPatchSchema), (c) => {
+  app.put("/providers/:name", jsonBody(providerPatchSchema), async (c) => {
     const name = providerSchema.shape.name.safeParse(c.req.param("name"));
     if (!name.success) throw invalid("provider names are 1-40 lowercase letters, digits, '_' or '-'");
     const input = withConfigFile(c, { ...c.req.valid("json"), name: name.data });

@@ -9,13 +9,13 @@ import { tokenNameSchema } from "./schemas.js";
 export function tokenRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.get("/", (c) => {
-    const tokens = c.get("services").apiTokens.list(authOf(c).user.id);
+  app.get("/", async (c) => {
+    const tokens = await c.get("services").apiTokens.list(authOf(c).user.id);
     return c.json(tokens.map((t) => ({ ...t, lastUsedAt: t.lastUsedAt ?? null })));
   });
 
-  app.post("/", jsonBody(tokenNameSchema), (c) => {
-    const created = c.get("services").apiTokens.create(authOf(c).user.id, c.req.valid("json").name);
+  app.post("/", jsonBody(tokenNameSchema), async (c) => {
+    const created = await c.get("services").apiTokens.create(authOf(c).user.id, c.req.valid("json").name);
     return c.json(
       {
         id: created.id,
@@ -28,9 +28,9 @@ export function tokenRoutes(): Hono<AppEnv> {
     );
   });
 
-  app.delete("/:id", (c) => {
+  app.delete("/:id", async (c) => {
     const id = c.req.param("id");
-    if (!c.get("services").apiTokens.delete(authOf(c).user.id, id))
+    if (!(await c.get("services").apiTokens.delete(authOf(c).user.id, id)))
       throw notFound(`API token ${id} not found`);
     return c.body(null, 204);
   });

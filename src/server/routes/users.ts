@@ -31,7 +31,7 @@ export function userRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requireRole("owner", "admin"));
 
-  app.get("/", (c) => c.json(c.get("services").users.list().map(userView)));
+  app.get("/", async (c) => c.json((await c.get("services").users.list()).map(userView)));
 
   app.post("/", jsonBody(createUserSchema), async (c) => {
     const body = c.req.valid("json");
@@ -43,29 +43,36 @@ export function userRoutes(): Hono<AppEnv> {
   app.patch("/:id", jsonBody(patchUserSchema), async (c) => {
     const auth = authOf(c);
     const { users, sessions } = c.get("services");
-    const target = users.get(c.req.param("id"));
+    const target = await users.get(c.req.param("id"));
     if (!target) throw notFound(`user ${c.req.param("id")} not found`);
     const body = c.req.valid("json");
     checkMayTouchOwner(auth.actor.role, target.role, body.role);
-    if (target.role === "owner" && body.role && body.role !== "owner" && users.countRole("owner") <= 1) {
+    if (
+      target.role === "owner" &&
+      body.role &&
+      body.role !== "owner" &&
+      (await users.countRole("owner")) <= 1
+    ) {
       throw conflict("this is the last owner; make someone else owner first");
     }
     const updated = await users.update(target.id, body);
     // A reset password signs the account out everywhere (except the caller's own current session).
-    if (body.password !== undefined) sessions.revokeAll(target.id, auth.session?.id, "password_changed");
+    if (body.password !== undefined)
+      await sessions.revokeAll(target.id, auth.session?.id, "password_changed");
     if (!updated) throw notFound(`user ${target.id} not found`);
     return c.json(userView(updated));
   });
 
-  app.delete("/:id", (c) => {
+  app.delete("/:id", async (c) => {
     const auth = authOf(c);
     const { users } = c.get("services");
-    const target = users.get(c.req.param("id"));
+    const target = await users.get(c.req.param("id"));
     if (!target) throw notFound(`user ${c.req.param("id")} not found`);
     if (target.id === auth.user.id) throw conflict("you cannot delete your own account");
     checkMayTouchOwner(auth.actor.role, target.role, undefined);
-    if (target.role === "owner" && users.countRole("owner") <= 1) throw conflict("this is the last owner");
-    users.delete(target.id);
+    if (target.role === "owner" && (await users.countRole("owner")) <= 1)
+      throw conflict("this is the last owner");
+    await users.delete(target.id);
     return c.body(null, 204);
   });
 

@@ -31,7 +31,7 @@ export interface McpRemoteInput {
 
 export type McpServerInput = McpStdioInput | McpRemoteInput;
 
-interface StoredServer {
+export interface StoredServer {
   name: string;
   command?: string;
   args?: string[];
@@ -41,23 +41,52 @@ interface StoredServer {
   oauth?: { clientId?: string; scope?: string };
 }
 
-const KEY = "mcpServers";
+/** The `server_settings` key the list is kept under. */
+export const MCP_SERVERS_KEY = "mcpServers";
+const KEY = MCP_SERVERS_KEY;
 
-/** The servers saved from the UI. */
-export class McpServerSettings {
+/**
+ * The MCP servers saved from the UI, implemented over SQLite (`McpServerSettings`) and PostgreSQL
+ * (`PgMcpServerSettings`). Adding and removing are read-modify-write of one list, done atomically.
+ */
+export interface McpServerSettingsRepository {
+  /** Every saved server as the MCP pool takes it (env decrypted). */
+  configs(): Promise<McpServerConfig[]>;
+  /** Saves a new server (replacing one of the same name) and returns its config. */
+  add(input: McpServerInput): Promise<McpServerConfig>;
+  /** Forgets a saved server; false when there was none of that name. */
+  remove(name: string): Promise<boolean>;
+}
+
+/** What is stored for an input: a stdio server's env sealed, the rest as given. */
+export function storedServerOf(input: McpServerInput, box: SecretBox): StoredServer {
+  return "url" in input
+    ? { name: input.name, url: input.url, ...(input.oauth ? { oauth: input.oauth } : {}) }
+    : {
+        name: input.name,
+        command: input.command,
+        args: input.args,
+        ...(input.env && Object.keys(input.env).length > 0
+          ? { envSealed: box.seal(JSON.stringify(input.env)) }
+          : {}),
+      };
+}
+
+/** The servers saved from the UI, on SQLite. */
+export class McpServerSettings implements McpServerSettingsRepository {
   constructor(
     private readonly db: Database,
     private readonly box: SecretBox,
   ) {}
 
-  private stored(): StoredServer[] {
+  #stored(): StoredServer[] {
     const row = cachedStatement(this.db, "SELECT value_json FROM server_settings WHERE key = ?").get(KEY) as
       | { value_json: string }
       | undefined;
     return row ? (JSON.parse(row.value_json) as StoredServer[]) : [];
   }
 
-  private write(servers: StoredServer[]): void {
+  #write(servers: StoredServer[]): void {
     cachedStatement(
       this.db,
       `INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
@@ -65,43 +94,30 @@ export class McpServerSettings {
     ).run(KEY, JSON.stringify(servers), Date.now());
   }
 
-  /** Every saved server as the MCP pool takes it (env decrypted). */
-  configs(): McpServerConfig[] {
-    return this.stored().map((s) => toConfig(s, this.box));
+  async configs(): Promise<McpServerConfig[]> {
+    return this.#stored().map((s) => toConfig(s, this.box));
   }
 
-  /** Saves a new server and returns its config; the caller checked the name is free. */
-  add(input: McpServerInput): McpServerConfig {
-    const stored: StoredServer =
-      "url" in input
-        ? { name: input.name, url: input.url, ...(input.oauth ? { oauth: input.oauth } : {}) }
-        : {
-            name: input.name,
-            command: input.command,
-            args: input.args,
-            ...(input.env && Object.keys(input.env).length > 0
-              ? { envSealed: this.box.seal(JSON.stringify(input.env)) }
-              : {}),
-          };
+  async add(input: McpServerInput): Promise<McpServerConfig> {
+    const stored = storedServerOf(input, this.box);
     this.db.transaction(() => {
-      this.write([...this.stored().filter((s) => s.name !== input.name), stored]);
+      this.#write([...this.#stored().filter((s) => s.name !== input.name), stored]);
     })();
     return toConfig(stored, this.box);
   }
 
-  /** Forgets a saved server; false when there was none of that name. */
-  remove(name: string): boolean {
-    let found = false;
-    this.db.transaction(() => {
-      const servers = this.stored();
-      found = servers.some((s) => s.name === name);
-      if (found) this.write(servers.filter((s) => s.name !== name));
+  async remove(name: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const servers = this.#stored();
+      const found = servers.some((s) => s.name === name);
+      if (found) this.#write(servers.filter((s) => s.name !== name));
+      return found;
     })();
-    return found;
   }
 }
 
-function toConfig(stored: StoredServer, box: SecretBox): McpServerConfig {
+/** The pool's config of a stored server (env opened). */
+export function toConfig(stored: StoredServer, box: SecretBox): McpServerConfig {
   const common = { name: stored.name, enabled: true, include: [], exclude: [], source: MCP_SETTINGS_SOURCE };
   if (stored.url !== undefined) {
     const oauth: McpOAuthAuthorizationCode | undefined = stored.oauth

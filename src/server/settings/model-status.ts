@@ -9,7 +9,7 @@ import { builtinProviders } from "../../config/providers.js";
 import { parseModelString, resolveModel } from "../../config/resolve-model.js";
 import { toDimsumError } from "../../errors.js";
 import type { WireProtocol } from "../../llm/types.js";
-import type { SettingsStore } from "./settings-store.js";
+import type { SettingsRepository, SettingsView } from "./settings-store.js";
 
 /**
  * Where a provider's key or base URL comes from: saved in the UI, the environment, the config file
@@ -56,8 +56,8 @@ export interface ModelStatus {
  * Every built-in provider, then the custom ones of the config file, then those saved in the UI, each
  * with its sources. A config-file entry named like a built-in one replaces it (as model resolution does).
  */
-export function providerOverview(settings: SettingsStore, config: DimsumConfig): ProviderOverview[] {
-  const saved = new Map(settings.view().providers.map((p) => [p.name, p]));
+export function providerOverview(view: SettingsView, config: DimsumConfig): ProviderOverview[] {
+  const saved = new Map(view.providers.map((p) => [p.name, p]));
   const env = config.env;
   const fileProviders = config.file.providers;
   const list: ProviderOverview[] = [];
@@ -122,8 +122,8 @@ export function providerOverview(settings: SettingsStore, config: DimsumConfig):
 }
 
 /** Whether the default model resolves (chosen, known provider, key present), and the fix if not. */
-export function modelStatus(settings: SettingsStore, config: DimsumConfig): ModelStatus {
-  const effective = settings.effectiveConfig(config);
+export async function modelStatus(settings: SettingsRepository, config: DimsumConfig): Promise<ModelStatus> {
+  const effective = await settings.effectiveConfig(config);
   const defaultModel = effective.defaultModel;
   if (!defaultModel) {
     return {

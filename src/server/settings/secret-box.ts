@@ -1,7 +1,7 @@
 /**
  * Encrypts provider API keys at rest (AES-256-GCM) with a key file kept beside the database
  * (`$DIMSUM_HOME/secret.key`, mode 0600), so a copied database file alone does not leak them. Several
- * instances on one database share a key given as `DIMSUM_SECRET_KEY` instead.
+ * instances on one database server share one key instead, given as `DIMSUM_SECRET_KEY`.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -47,23 +47,28 @@ function loadOrCreateKey(home: string): Buffer {
   return created;
 }
 
-/** A key given as configuration (`DIMSUM_SECRET_KEY`): 32 bytes in base64. */
-function keyFromText(text: string): Buffer {
-  const key = Buffer.from(text, "base64");
-  if (key.length !== 32 || key.toString("base64").replace(/=+$/, "") !== text.replace(/=+$/, "")) {
-    throw new DimsumError("config", "DIMSUM_SECRET_KEY is not 32 bytes in base64", {
-      hint: "generate one with `openssl rand -base64 32` and give every instance the same",
+/** A key given in base64 (`DIMSUM_SECRET_KEY`); a config error unless it holds 32 bytes. */
+function keyFrom(base64: string): Buffer {
+  const key = Buffer.from(base64, "base64");
+  if (key.length !== 32 || key.toString("base64").replace(/=+$/, "") !== base64.trim().replace(/=+$/, "")) {
+    throw new DimsumError("config", "DIMSUM_SECRET_KEY is not a 32-byte key in base64", {
+      hint: "make one with `openssl rand -base64 32` and give every instance the same one",
     });
   }
   return key;
 }
 
+export interface SecretBoxOptions {
+  /** The key in base64 (`DIMSUM_SECRET_KEY`); when absent, the data directory's key file. */
+  key?: string | undefined;
+}
+
 /**
- * The secret box for a data directory, creating its key on first use; with `key` (the same on every
- * instance sharing a database) that key instead.
+ * The secret box for a data directory, creating its key on first use; or over `options.key`, which
+ * then leaves the directory alone.
  */
-export function openSecretBox(home: string, options: { key?: string | undefined } = {}): SecretBox {
-  const key = options.key !== undefined ? keyFromText(options.key) : loadOrCreateKey(home);
+export function openSecretBox(home: string, options: SecretBoxOptions = {}): SecretBox {
+  const key = options.key !== undefined ? keyFrom(options.key) : loadOrCreateKey(home);
   return {
     seal(plain) {
       const iv = randomBytes(12);

@@ -11,7 +11,7 @@ import { DimsumError } from "../../errors.js";
 import type { WireProtocol } from "../../llm/types.js";
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
-import { McpServerSettings } from "./mcp-server-settings.js";
+import { McpServerSettings, type McpServerSettingsRepository } from "./mcp-server-settings.js";
 import type { SecretBox } from "./secret-box.js";
 
 export interface ProviderSettingView {
@@ -51,7 +51,7 @@ export interface SettingsUpdate {
   providers?: ProviderInput[];
 }
 
-interface ProviderRow {
+export interface ProviderRow {
   name: string;
   base_url: string | null;
   protocol: WireProtocol;
@@ -69,9 +69,130 @@ export function keyEnvFor(name: string): string {
   return `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`;
 }
 
-/** The settings repository (`settings` and `provider_settings` tables). */
-export class SettingsStore {
+/**
+ * The settings repository (`server_settings` and `provider_settings` tables), implemented over SQLite
+ * (`SettingsStore`) and PostgreSQL (`PgSettingsStore`). Keys are sealed with the secret box before
+ * they reach a row; only `getProviderKey` and the effective env/config ever open them.
+ */
+export interface SettingsRepository {
   /** MCP servers added in the UI. */
+  readonly mcp: McpServerSettingsRepository;
+  /** The stored default model, if one was set in the UI. */
+  getDefaultModel(): Promise<string | undefined>;
+  /** What the settings page shows: never a key, only whether there is one and a preview. */
+  view(): Promise<SettingsView>;
+  /** Applies an update in one transaction and returns the new view. */
+  update(update: SettingsUpdate): Promise<SettingsView>;
+  /** Saves one provider (the others stay as they are) and returns the new view. */
+  saveProvider(input: ProviderInput): Promise<SettingsView>;
+  /** Forgets what the UI saved for one provider (a built-in one falls back to the environment). */
+  removeProvider(name: string): Promise<SettingsView>;
+  /** The decrypted key of a provider (aliases accepted), for model resolution; undefined if none. */
+  getProviderKey(name: string): Promise<string | undefined>;
+  /**
+   * The environment with settings laid over it: each stored key becomes its provider's key variable
+   * (`OPENAI_API_KEY`, `DASHSCOPE_API_KEY`, custom `<NAME>_API_KEY`) and a built-in provider's base URL
+   * its `*_BASE_URL`. Settings win over the process environment: they are the operator's latest word.
+   */
+  effectiveEnv(env: EnvMap): Promise<EnvMap>;
+  /**
+   * The configuration model resolution should use: `effectiveEnv`, custom providers from settings
+   * added to the file's, and the UI's default model over the configured one.
+   */
+  effectiveConfig(config: DimsumConfig): Promise<DimsumConfig>;
+}
+
+/** The stored row of a provider after `input` is applied to `old` (its key sealed with `box`). */
+export function mergeProviderRow(
+  old: ProviderRow | undefined,
+  input: ProviderInput,
+  box: SecretBox,
+): ProviderRow {
+  const name = canonicalProviderName(input.name);
+  const builtin = builtinProviders.get(name);
+  let sealed = old?.api_key_enc ?? null;
+  let preview = old?.key_preview ?? null;
+  if (input.apiKey === null || input.apiKey === "") [sealed, preview] = [null, null];
+  else if (input.apiKey !== undefined) [sealed, preview] = [box.seal(input.apiKey), keyPreview(input.apiKey)];
+  const protocol =
+    builtin?.protocol ?? input.fromConfig?.protocol ?? input.protocol ?? old?.protocol ?? "openai";
+  const baseUrl = input.baseUrl === undefined ? (old?.base_url ?? null) : input.baseUrl || null;
+  if (!builtin && !input.fromConfig && !baseUrl) {
+    throw new DimsumError("invalid", `provider "${name}" is not built in, so it needs a baseUrl`, {
+      issues: [{ path: "providers.baseUrl", message: `required for custom provider "${name}"` }],
+    });
+  }
+  return { name, base_url: baseUrl, protocol, api_key_enc: sealed, key_preview: preview };
+}
+
+/** The settings page's view of the stored rows. */
+export function settingsViewOf(defaultModel: string | undefined, rows: readonly ProviderRow[]): SettingsView {
+  return {
+    defaultModel,
+    providers: rows.map((row) => ({
+      name: row.name,
+      baseUrl: row.base_url ?? undefined,
+      protocol: row.protocol,
+      hasKey: row.api_key_enc !== null,
+      keyPreview: row.key_preview ?? undefined,
+      builtin: builtinProviders.has(row.name),
+    })),
+  };
+}
+
+/** `env` with the stored providers laid over it (see `SettingsRepository.effectiveEnv`). */
+export function envWithProviders(env: EnvMap, rows: readonly ProviderRow[], box: SecretBox): EnvMap {
+  const out: Record<string, string | undefined> = { ...env };
+  for (const row of rows) {
+    const builtin = builtinProviders.get(row.name);
+    const key = row.api_key_enc ? box.open(row.api_key_enc) : undefined;
+    if (key) out[builtin?.keyEnv ?? keyEnvFor(row.name)] = key;
+    if (builtin && row.base_url) out[builtin.baseUrlEnv] = row.base_url;
+  }
+  return out;
+}
+
+/** `config` with the stored settings laid over it (see `SettingsRepository.effectiveConfig`). */
+export function configWithSettings(
+  config: DimsumConfig,
+  defaultModel: string | undefined,
+  rows: readonly ProviderRow[],
+  box: SecretBox,
+): DimsumConfig {
+  const providers: Record<string, CustomProviderEntry> = { ...config.file.providers };
+  for (const row of rows) {
+    if (builtinProviders.has(row.name)) continue;
+    const file = config.file.providers[row.name];
+    if (!file) {
+      if (row.base_url)
+        providers[row.name] = {
+          baseUrl: row.base_url,
+          protocol: row.protocol,
+          apiKeyEnv: keyEnvFor(row.name),
+        };
+      continue;
+    }
+    // A provider of the config file: settings may override its base URL and key, nothing else.
+    const { apiKey, apiKeyEnv, ...rest } = file;
+    const key =
+      row.api_key_enc !== null
+        ? { apiKeyEnv: keyEnvFor(row.name) }
+        : {
+            ...(apiKey !== undefined ? { apiKey } : {}),
+            ...(apiKeyEnv !== undefined ? { apiKeyEnv } : {}),
+          };
+    providers[row.name] = { ...rest, baseUrl: row.base_url ?? file.baseUrl, ...key };
+  }
+  return {
+    ...config,
+    env: envWithProviders(config.env, rows, box),
+    defaultModel: defaultModel ?? config.defaultModel,
+    file: { ...config.file, providers },
+  };
+}
+
+/** The settings repository on SQLite. */
+export class SettingsStore implements SettingsRepository {
   readonly mcp: McpServerSettings;
 
   constructor(
@@ -81,12 +202,11 @@ export class SettingsStore {
     this.mcp = new McpServerSettings(db, box);
   }
 
-  private rows(): ProviderRow[] {
+  #rows(): ProviderRow[] {
     return cachedStatement(this.db, "SELECT * FROM provider_settings ORDER BY name").all() as ProviderRow[];
   }
 
-  /** The stored default model, if one was set in the UI. */
-  getDefaultModel(): string | undefined {
+  #defaultModel(): string | undefined {
     const row = cachedStatement(
       this.db,
       "SELECT value_json FROM server_settings WHERE key = 'defaultModel'",
@@ -94,23 +214,19 @@ export class SettingsStore {
     return row ? (JSON.parse(row.value_json) as string) : undefined;
   }
 
-  /** What the settings page shows: never a key, only whether there is one and a preview. */
-  view(): SettingsView {
-    return {
-      defaultModel: this.getDefaultModel(),
-      providers: this.rows().map((row) => ({
-        name: row.name,
-        baseUrl: row.base_url ?? undefined,
-        protocol: row.protocol,
-        hasKey: row.api_key_enc !== null,
-        keyPreview: row.key_preview ?? undefined,
-        builtin: builtinProviders.has(row.name),
-      })),
-    };
+  #view(): SettingsView {
+    return settingsViewOf(this.#defaultModel(), this.#rows());
   }
 
-  /** Applies an update in one transaction and returns the new view. */
-  update(update: SettingsUpdate): SettingsView {
+  async getDefaultModel(): Promise<string | undefined> {
+    return this.#defaultModel();
+  }
+
+  async view(): Promise<SettingsView> {
+    return this.#view();
+  }
+
+  async update(update: SettingsUpdate): Promise<SettingsView> {
     const now = Date.now();
     this.db.transaction(() => {
       if (update.defaultModel === null)
@@ -122,120 +238,58 @@ export class SettingsStore {
              ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
         ).run(JSON.stringify(update.defaultModel), now);
       }
-      if (update.providers) this.replaceProviders(update.providers, now);
+      if (update.providers) this.#replaceProviders(update.providers, now);
     })();
-    return this.view();
+    return this.#view();
   }
 
-  private replaceProviders(inputs: ProviderInput[], now: number): void {
-    const existing = new Set(this.rows().map((row) => row.name));
+  #replaceProviders(inputs: ProviderInput[], now: number): void {
+    const existing = new Set(this.#rows().map((row) => row.name));
     const kept = new Set<string>();
-    for (const input of inputs) kept.add(this.upsertRow(input, now));
+    for (const input of inputs) kept.add(this.#upsertRow(input, now));
     for (const name of existing) {
       if (!kept.has(name)) cachedStatement(this.db, "DELETE FROM provider_settings WHERE name = ?").run(name);
     }
   }
 
-  /** Saves one provider (the others stay as they are) and returns the new view. */
-  saveProvider(input: ProviderInput): SettingsView {
-    this.db.transaction(() => this.upsertRow(input, Date.now()))();
-    return this.view();
+  async saveProvider(input: ProviderInput): Promise<SettingsView> {
+    this.db.transaction(() => this.#upsertRow(input, Date.now()))();
+    return this.#view();
   }
 
-  /** Forgets what the UI saved for one provider (a built-in one falls back to the environment). */
-  removeProvider(name: string): SettingsView {
+  async removeProvider(name: string): Promise<SettingsView> {
     cachedStatement(this.db, "DELETE FROM provider_settings WHERE name = ?").run(canonicalProviderName(name));
-    return this.view();
+    return this.#view();
   }
 
   /** Inserts or updates one provider row; returns its canonical name. */
-  private upsertRow(input: ProviderInput, now: number): string {
-    const name = canonicalProviderName(input.name);
-    const builtin = builtinProviders.get(name);
-    const old = cachedStatement(this.db, "SELECT * FROM provider_settings WHERE name = ?").get(name) as
-      | ProviderRow
-      | undefined;
-    let sealed = old?.api_key_enc ?? null;
-    let preview = old?.key_preview ?? null;
-    if (input.apiKey === null || input.apiKey === "") [sealed, preview] = [null, null];
-    else if (input.apiKey !== undefined)
-      [sealed, preview] = [this.box.seal(input.apiKey), keyPreview(input.apiKey)];
-    const protocol =
-      builtin?.protocol ?? input.fromConfig?.protocol ?? input.protocol ?? old?.protocol ?? "openai";
-    const baseUrl = input.baseUrl === undefined ? (old?.base_url ?? null) : input.baseUrl || null;
-    if (!builtin && !input.fromConfig && !baseUrl) {
-      throw new DimsumError("invalid", `provider "${name}" is not built in, so it needs a baseUrl`, {
-        issues: [{ path: "providers.baseUrl", message: `required for custom provider "${name}"` }],
-      });
-    }
+  #upsertRow(input: ProviderInput, now: number): string {
+    const old = cachedStatement(this.db, "SELECT * FROM provider_settings WHERE name = ?").get(
+      canonicalProviderName(input.name),
+    ) as ProviderRow | undefined;
+    const row = mergeProviderRow(old, input, this.box);
     cachedStatement(
       this.db,
       `INSERT INTO provider_settings (name, base_url, protocol, api_key_enc, key_preview, updated_at)
          VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET base_url = excluded.base_url, protocol = excluded.protocol,
            api_key_enc = excluded.api_key_enc, key_preview = excluded.key_preview, updated_at = excluded.updated_at`,
-    ).run(name, baseUrl, protocol, sealed, preview, now);
-    return name;
+    ).run(row.name, row.base_url, row.protocol, row.api_key_enc, row.key_preview, now);
+    return row.name;
   }
 
-  /** The decrypted key of a provider (aliases accepted), for model resolution; undefined if none. */
-  getProviderKey(name: string): string | undefined {
+  async getProviderKey(name: string): Promise<string | undefined> {
     const row = cachedStatement(this.db, "SELECT api_key_enc FROM provider_settings WHERE name = ?").get(
       canonicalProviderName(name),
     ) as Pick<ProviderRow, "api_key_enc"> | undefined;
     return row?.api_key_enc ? this.box.open(row.api_key_enc) : undefined;
   }
 
-  /**
-   * The environment with settings laid over it: each stored key becomes its provider's key variable
-   * (`OPENAI_API_KEY`, `DASHSCOPE_API_KEY`, custom `<NAME>_API_KEY`) and a built-in provider's base URL
-   * its `*_BASE_URL`. Settings win over the process environment: they are the operator's latest word.
-   */
-  effectiveEnv(env: EnvMap): EnvMap {
-    const out: Record<string, string | undefined> = { ...env };
-    for (const row of this.rows()) {
-      const builtin = builtinProviders.get(row.name);
-      const key = row.api_key_enc ? this.box.open(row.api_key_enc) : undefined;
-      if (key) out[builtin?.keyEnv ?? keyEnvFor(row.name)] = key;
-      if (builtin && row.base_url) out[builtin.baseUrlEnv] = row.base_url;
-    }
-    return out;
+  async effectiveEnv(env: EnvMap): Promise<EnvMap> {
+    return envWithProviders(env, this.#rows(), this.box);
   }
 
-  /**
-   * The configuration model resolution should use: `effectiveEnv`, custom providers from settings
-   * added to the file's, and the UI's default model over the configured one.
-   */
-  effectiveConfig(config: DimsumConfig): DimsumConfig {
-    const providers: Record<string, CustomProviderEntry> = { ...config.file.providers };
-    for (const row of this.rows()) {
-      if (builtinProviders.has(row.name)) continue;
-      const file = config.file.providers[row.name];
-      if (!file) {
-        if (row.base_url)
-          providers[row.name] = {
-            baseUrl: row.base_url,
-            protocol: row.protocol,
-            apiKeyEnv: keyEnvFor(row.name),
-          };
-        continue;
-      }
-      // A provider of the config file: settings may override its base URL and key, nothing else.
-      const { apiKey, apiKeyEnv, ...rest } = file;
-      const key =
-        row.api_key_enc !== null
-          ? { apiKeyEnv: keyEnvFor(row.name) }
-          : {
-              ...(apiKey !== undefined ? { apiKey } : {}),
-              ...(apiKeyEnv !== undefined ? { apiKeyEnv } : {}),
-            };
-      providers[row.name] = { ...rest, baseUrl: row.base_url ?? file.baseUrl, ...key };
-    }
-    return {
-      ...config,
-      env: this.effectiveEnv(config.env),
-      defaultModel: this.getDefaultModel() ?? config.defaultModel,
-      file: { ...config.file, providers },
-    };
+  async effectiveConfig(config: DimsumConfig): Promise<DimsumConfig> {
+    return configWithSettings(config, this.#defaultModel(), this.#rows(), this.box);
   }
 }

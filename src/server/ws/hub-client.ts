@@ -21,12 +21,12 @@ export interface WsIdentity {
   actor: Actor;
   /** The login session behind the socket: its revocation closes the socket at once. */
   sessionId?: string;
-  isValid(): boolean;
+  isValid(): boolean | Promise<boolean>;
   /**
    * The account's role as stored now, read at each heartbeat: a fallback for changes that bypass
    * the auth events (another process writing the database). Absent: the role is never re-read.
    */
-  currentRole?(): Actor["role"] | undefined;
+  currentRole?(): Actor["role"] | undefined | Promise<Actor["role"] | undefined>;
 }
 
 export interface HubClientLimits {

@@ -12,12 +12,14 @@ import type { ServerLog } from "../context.js";
 import { HubClient, type HubClientLimits, type WsIdentity } from "./hub-client.js";
 import { CloseCode, clientFrameSchema, type ServerFrame, type TeamEventSource } from "./protocol.js";
 
-/** How the hub recognises callers; the server wires it to its session store. */
+type MaybePromise<T> = T | Promise<T>;
+
+/** How the hub recognises callers; the server wires it to its session store (which may be remote). */
 export interface WsAuthenticator {
   /** From the upgrade request itself (the session cookie, when the Origin is this server). */
-  fromUpgrade(request: IncomingMessage): WsIdentity | undefined;
+  fromUpgrade(request: IncomingMessage): MaybePromise<WsIdentity | undefined>;
   /** From the token in an `auth` frame. */
-  fromToken(token: string): WsIdentity | undefined;
+  fromToken(token: string): MaybePromise<WsIdentity | undefined>;
 }
 
 export interface WsHubOptions extends Partial<HubClientLimits> {
@@ -58,6 +60,9 @@ export class WsHub {
   private readonly authTimeoutMs: number;
   private readonly path: string;
   private droppedSlow = 0;
+  private closing = false;
+  /** Clients whose login is being re-checked right now. */
+  private readonly checking = new Set<HubClient>();
   private readonly stopAuthEvents: (() => void) | undefined;
   // One JSON encoding per event, however many clients receive it.
   private readonly encoded = new WeakMap<object, string>();
@@ -138,13 +143,32 @@ export class WsHub {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
       return;
     }
-    let identity: WsIdentity | undefined;
+    // Nothing else listens to the socket while its session is looked up: a failure just ends it.
+    const onError = () => socket.destroy();
+    socket.on("error", onError);
+    void this.identify(() => this.auth.fromUpgrade(request), "authenticating the upgrade").then(
+      (identity) => {
+        socket.off("error", onError);
+        if (socket.destroyed || this.closing) {
+          socket.destroy();
+          return;
+        }
+        this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, identity, socket));
+      },
+    );
+  }
+
+  /** The identity `lookup` finds; undefined (and logged) when it fails. */
+  private async identify(
+    lookup: () => MaybePromise<WsIdentity | undefined>,
+    what: string,
+  ): Promise<WsIdentity | undefined> {
     try {
-      identity = this.auth.fromUpgrade(request);
+      return await lookup();
     } catch (err) {
-      this.log.error("WebSocket: authenticating the upgrade failed", err);
+      this.log.error(`WebSocket: ${what} failed`, err);
+      return undefined;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, identity, socket));
   }
 
   private accept(ws: WebSocket, identity: WsIdentity | undefined, socket: Duplex): void {
@@ -176,17 +200,34 @@ export class WsHub {
     }, this.authTimeoutMs);
     timer.unref();
     ws.once("close", () => clearTimeout(timer));
+    // Frames sent right behind the auth frame wait for its answer, then run in order.
+    let waiting: Array<[RawData, boolean]> | undefined;
     ws.on("message", (data, isBinary) => {
       if (client.identity) return this.receive(client, data, isBinary);
+      if (waiting) {
+        if (waiting.length < this.limits.maxQueuedFrames) waiting.push([data, isBinary]);
+        else client.send({ type: "error", message: "too many frames before authentication finished" });
+        return;
+      }
       clearTimeout(timer);
       const parsed = isBinary ? undefined : clientFrameSchema.safeParse(safeJson(text(data)));
       const frame = parsed?.success ? parsed.data : undefined;
-      const found = frame?.type === "auth" ? this.auth.fromToken(frame.token) : undefined;
-      if (!found) {
+      if (frame?.type !== "auth") {
         client.close(CloseCode.unauthenticated, "unauthenticated");
         return;
       }
-      client.signIn(found);
+      const queued: Array<[RawData, boolean]> = [];
+      waiting = queued;
+      void this.identify(() => this.auth.fromToken(frame.token), "authenticating a token").then((found) => {
+        if (client.isClosed) return;
+        if (!found) {
+          client.close(CloseCode.unauthenticated, "unauthenticated");
+          return;
+        }
+        client.signIn(found);
+        for (const [queuedData, queuedBinary] of queued.splice(0))
+          this.receive(client, queuedData, queuedBinary);
+      });
     });
   }
 
@@ -200,12 +241,7 @@ export class WsHub {
 
   private beat(): void {
     for (const client of this.clients) {
-      if (client.identity && !client.identity.isValid()) {
-        client.close(CloseCode.unauthenticated, "session ended");
-        continue;
-      }
-      const role = client.identity?.currentRole?.();
-      if (role !== undefined) client.reauthorize(role);
+      if (client.identity && !this.checking.has(client)) void this.recheck(client, client.identity);
       if (client.missedPongs >= 2) {
         client.dispose();
         client.ws.terminate();
@@ -220,8 +256,33 @@ export class WsHub {
     }
   }
 
+  /**
+   * Whether the login behind a socket still stands and with which role, read from the store (a
+   * fallback for changes the auth events did not carry, e.g. made by another server instance).
+   * One check per client at a time, so a slow database cannot pile them up.
+   */
+  private async recheck(client: HubClient, identity: WsIdentity): Promise<void> {
+    this.checking.add(client);
+    try {
+      if (!(await identity.isValid())) {
+        client.close(CloseCode.unauthenticated, "session ended");
+        return;
+      }
+      const role = await identity.currentRole?.();
+      if (role !== undefined) client.reauthorize(role);
+    } catch (err) {
+      // The store is unreachable: keep the socket (its next heartbeat checks again).
+      this.log.warn(
+        `WebSocket: re-checking a session failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    } finally {
+      this.checking.delete(client);
+    }
+  }
+
   /** Closes every connection (1001) and stops the heartbeat; resolves when all sockets are gone. */
   async close(timeoutMs = 1000): Promise<void> {
+    this.closing = true;
     clearInterval(this.heartbeat);
     this.stopAuthEvents?.();
     for (const client of this.clients) client.close(CloseCode.goingAway, "server shutting down");
