@@ -7,9 +7,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { PgBm25 } from "../../src/memory/postgres/bm25.js";
 import { PostgresMemoryStore } from "../../src/memory/postgres-memory-store.js";
+import { Bm25Index } from "../../src/memory/sqlite/bm25.js";
 import { SqliteMemoryStore } from "../../src/memory/sqlite-memory-store.js";
 import type { MemoryStoreOptions } from "../../src/memory/store-front.js";
+import { queryTerms } from "../../src/memory/text/terms.js";
 import type { Embedder, MemoryStore } from "../../src/memory/types.js";
 import { openDatabase } from "../../src/store/database.js";
 import { SqliteSessionStore } from "../../src/store/sqlite-session-store.js";
@@ -445,6 +448,48 @@ describeBackends("memory store", (open) => {
     expect(value.sort()).toEqual(lines);
   });
 
+  it("sees the writes of another instance on the same database (vector caches follow the version)", async () => {
+    const backend = await open();
+    const second: Backend =
+      backend.kind === "sqlite" ? { ...backend, db: openDatabase(backend.file) } : backend;
+    try {
+      const a = storeOn(backend, { embedder: hashEmbedder() });
+      const b = storeOn(second, { embedder: hashEmbedder() });
+      await a.remember({ userId: "u", text: "The user prefers dark roast coffee", type: "semantic" });
+      // Shares no word with the memory: only the vector index can find it.
+      const typo = { userId: "u", query: "Missoo", minSimilarity: 0.1 };
+      expect((await a.search(typo)).hits).toEqual([]);
+      const cat = await b.remember({
+        userId: "u",
+        text: "The user owns a grey cat named Miso",
+        type: "semantic",
+      });
+      const found = await a.search(typo);
+      expect(found.hits.map((h) => h.memory.id)).toEqual([cat.id]);
+      expect(found.hits[0]).toMatchObject({ vectorRank: 1 });
+      expect(found.hits[0]?.bm25Rank).toBeUndefined();
+      // The same text written through the other instance merges into it.
+      const again = await a.remember({
+        userId: "u",
+        text: "the user owns a grey cat named Miso",
+        type: "semantic",
+      });
+      expect(again).toMatchObject({ id: cat.id, merged: true });
+      expect(await b.forget("u", cat.id)).toBe(true);
+      expect((await a.search(typo)).hits).toEqual([]);
+      // Two instances writing the same new memory at once store it once.
+      const [x, y] = await Promise.all([
+        a.remember({ userId: "u", text: "The user has a parrot called Kiwi", type: "semantic" }),
+        b.remember({ userId: "u", text: "The user has a parrot called Kiwi", type: "semantic" }),
+      ]);
+      expect([x!.merged, y!.merged].sort()).toEqual([false, true]);
+      expect(x!.id).toBe(y!.id);
+      expect(await a.count("u")).toBe(2);
+    } finally {
+      if (second.kind === "sqlite") second.db.close();
+    }
+  });
+
   it("searches a person's past messages, in their sessions only, CJK included", async () => {
     const backend = await open();
     await seedMessages(backend, [
@@ -591,7 +636,16 @@ describe.skipIf(!postgresAvailable)("memory ranking on SQLite and PostgreSQL", (
         );
         const view = (r: typeof a) => r!.hits.map((h) => [h.memory.text, h.memory.importance, h.bm25Rank]);
         expect(view(b), query).toEqual(view(a));
-        b!.hits.forEach((hit, i) => expect(hit.score, query).toBeCloseTo(a!.hits[i]!.score, 12));
+        for (const [i, hit] of b!.hits.entries()) expect(hit.score, query).toBeCloseTo(a!.hits[i]!.score, 12);
+        // The raw BM25 relevance, before fusion: FTS5's bm25() and the SQL that mirrors it.
+        const terms = queryTerms(query);
+        const fts5 = new Bm25Index(sqliteDb).search({ userId: "u" }, terms, 50);
+        const sql = await new PgBm25().search(pg, { userId: "u" }, terms, 50);
+        expect(
+          sql.map((h) => h.id),
+          query,
+        ).toEqual(fts5.map((h) => h.id));
+        for (const [i, hit] of sql.entries()) expect(hit.score, query).toBeCloseTo(fts5[i]!.score, 9);
       }
     } finally {
       sqliteDb.close();
