@@ -1,8 +1,9 @@
 /**
  * Archival memory on PostgreSQL: the same decisions as the SQLite store (../archival-rules.ts), with
- * SQL that stays correct when several instances write the same database. Every write transaction
- * first upserts the user's `memory_user_state` row, which bumps its version and locks it: writes of
- * one user are serialized, and every instance's vector cache sees the new version. Vectors live as
+ * SQL that stays correct when several instances write the same database. Every write of a user's
+ * memories first locks the user's `memory_user_state` row (and bumps its version when vectors, texts
+ * or types may change): writes of one user are serialized, always taking their locks in the same
+ * order, and every instance's vector cache sees the new version. Vectors live as
  * BYTEA and are scanned in process (vectors/quantized-index.ts); an instance's cached index is
  * patched by its own writes and reloaded when the version moved under it.
  */
@@ -59,6 +60,9 @@ interface VectorRow {
 }
 
 const COLUMNS = MEMORY_COLUMNS.replace(/\s+/g, " ");
+
+/** Locks the user's state row without changing it (writes that leave vectors and texts alone). */
+const LOCK_STATE = "SELECT version FROM memory_user_state WHERE user_id = $1 FOR UPDATE";
 
 /** Locks the user's state row (creating it) and bumps its version; returns the new version and count. */
 const LOCK_USER = `INSERT INTO memory_user_state (user_id, version, count, tokens) VALUES ($1, 1, 0, 0)
@@ -187,17 +191,26 @@ export class PgArchival {
     return row?.count ?? 0;
   }
 
-  /** Deletes one memory (its postings go with it) and moves the user's version on, in one statement. */
+  /**
+   * Deletes one memory (its postings go with it) and moves the user's version on. Like every write of
+   * a user's memories it locks the user's state row first, so writers never wait on each other in
+   * opposite orders.
+   */
   async forget(userId: string, id: number): Promise<boolean> {
-    const row = await this.db.one<{ version: number }>(
-      `WITH gone AS (DELETE FROM memories WHERE id = $1 AND user_id = $2 RETURNING fts_tokens)
-       UPDATE memory_user_state s SET version = s.version + 1, count = s.count - 1,
-         tokens = s.tokens - gone.fts_tokens
-       FROM gone WHERE s.user_id = $2 RETURNING s.version`,
-      [id, userId],
-    );
-    if (!row) return false;
-    this.vectors?.afterWrite(userId, row.version - 1, row.version, (index) => {
+    const version = await this.db.transaction(async (tx) => {
+      if (!(await tx.one(LOCK_STATE, [userId]))) return undefined;
+      const row = await tx.one<{ version: number }>(
+        `WITH gone AS (DELETE FROM memories WHERE id = $1 AND user_id = $2 RETURNING id, fts_tokens),
+         terms AS (DELETE FROM memory_terms WHERE memory_id IN (SELECT id FROM gone))
+         UPDATE memory_user_state s SET version = s.version + 1, count = s.count - 1,
+           tokens = s.tokens - gone.fts_tokens
+         FROM gone WHERE s.user_id = $2 RETURNING s.version`,
+        [id, userId],
+      );
+      return row?.version;
+    });
+    if (version === undefined) return false;
+    this.vectors?.afterWrite(userId, version - 1, version, (index) => {
       index.remove(id);
       return true;
     });
@@ -246,7 +259,9 @@ export class PgArchival {
         `UPDATE memories SET ${sets.join(", ")} WHERE id = $1 AND user_id = $2 RETURNING ${COLUMNS}`,
         params,
       );
-      if (!keepVector) await this.reindex(tx, id, userId, next.text);
+      if (!keepVector) await this.reindex(tx, edited!, next.text);
+      else if (next.type !== row.type)
+        await tx.run("UPDATE memory_terms SET type = $2 WHERE memory_id = $1", [id, next.type]);
       return edited;
     });
     this.vectors?.drop(userId);
@@ -255,12 +270,15 @@ export class PgArchival {
 
   /** Counts a use of each memory (an id given twice counts twice, as on SQLite). */
   async touch(userId: string, ids: readonly number[]): Promise<void> {
-    await this.db.run(
-      `UPDATE memories m SET access_count = m.access_count + c.n, last_accessed_at = $1
-       FROM (SELECT id, count(*)::int AS n FROM unnest($3::bigint[]) AS t (id) GROUP BY id) c
-       WHERE m.id = c.id AND m.user_id = $2`,
-      [this.settings.now(), userId, ids],
-    );
+    await this.db.transaction(async (tx) => {
+      if (!(await tx.one(LOCK_STATE, [userId]))) return;
+      await tx.run(
+        `UPDATE memories m SET access_count = m.access_count + c.n, last_accessed_at = $1
+         FROM (SELECT id, count(*)::int AS n FROM unnest($3::bigint[]) AS t (id) GROUP BY id) c
+         WHERE m.id = c.id AND m.user_id = $2`,
+        [this.settings.now(), userId, ids],
+      );
+    });
   }
 
   /** The user's vector index at `version` for `dims`-dimensional vectors: cached, or loaded. */
@@ -336,24 +354,30 @@ export class PgArchival {
     );
     const memoryIds: number[] = [];
     const userIds: string[] = [];
+    const agentIds: string[] = [];
+    const types: string[] = [];
     const terms: string[] = [];
     const tfs: number[] = [];
+    const docTokens: number[] = [];
     const tokens = new Map<string, number>();
     pending.forEach((p, i) => {
       const posting = postings[i]!;
       for (let t = 0; t < posting.terms.length; t++) {
         memoryIds.push(ids[i]!);
         userIds.push(p.input.userId);
+        agentIds.push(agentKey(p.input.agentId));
+        types.push(p.input.type);
         terms.push(posting.terms[t]!);
         tfs.push(posting.tfs[t]!);
+        docTokens.push(posting.tokens);
       }
       tokens.set(p.input.userId, (tokens.get(p.input.userId) ?? 0) + posting.tokens);
     });
     if (terms.length > 0) {
       await tx.run(
-        `INSERT INTO memory_terms (memory_id, user_id, term, tf)
-         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[])`,
-        [memoryIds, userIds, terms, tfs],
+        `INSERT INTO memory_terms (memory_id, user_id, agent_id, type, term, tf, doc_tokens)
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[])`,
+        [memoryIds, userIds, agentIds, types, terms, tfs, docTokens],
       );
     }
     this.bm25.wrote(pending.length);
@@ -435,8 +459,8 @@ export class PgArchival {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14)
          RETURNING ${COLUMNS}),
        terms AS (
-         INSERT INTO memory_terms (memory_id, user_id, term, tf)
-         SELECT ins.id, $1, t.term, t.tf FROM ins, unnest($15::text[], $16::int[]) AS t (term, tf)),
+         INSERT INTO memory_terms (memory_id, user_id, agent_id, type, term, tf, doc_tokens)
+         SELECT ins.id, $1, $2, $3, t.term, t.tf, $14 FROM ins, unnest($15::text[], $16::int[]) AS t (term, tf)),
        state AS (
          UPDATE memory_user_state SET count = count + 1, tokens = tokens + $14 WHERE user_id = $1)
        SELECT * FROM ins`,
@@ -499,24 +523,25 @@ export class PgArchival {
         vector ? vector.length : null,
       ],
     );
-    await this.reindex(tx, row.id, input.userId, change.text);
+    await this.reindex(tx, merged!, change.text);
     return { row: merged!, vectorChange: vector ? "set" : "cleared" };
   }
 
   /** Rewrites a memory's postings and length for a new text (the user's row is locked already). */
-  private async reindex(tx: PgQueryable, id: number, userId: string, text: string): Promise<void> {
+  private async reindex(tx: PgQueryable, row: MemoryRow, text: string): Promise<void> {
     const postings = postingsOf(text);
     await tx.run(
       `WITH old AS (SELECT fts_tokens FROM memories WHERE id = $1),
        gone AS (DELETE FROM memory_terms WHERE memory_id = $1 AND NOT (term = ANY($3::text[]))),
        put AS (
-         INSERT INTO memory_terms (memory_id, user_id, term, tf)
-         SELECT $1, $2, t.term, t.tf FROM unnest($3::text[], $4::int[]) AS t (term, tf)
-         ON CONFLICT (memory_id, term) DO UPDATE SET tf = excluded.tf),
+         INSERT INTO memory_terms (memory_id, user_id, agent_id, type, term, tf, doc_tokens)
+         SELECT $1, $2, $6, $7, t.term, t.tf, $5 FROM unnest($3::text[], $4::int[]) AS t (term, tf)
+         ON CONFLICT (memory_id, term) DO UPDATE SET tf = excluded.tf, doc_tokens = excluded.doc_tokens,
+           type = excluded.type),
        state AS (
          UPDATE memory_user_state SET tokens = tokens + $5 - (SELECT fts_tokens FROM old) WHERE user_id = $2)
        UPDATE memories SET fts_tokens = $5 WHERE id = $1`,
-      [id, userId, postings.terms, postings.tfs, postings.tokens],
+      [row.id, row.user_id, postings.terms, postings.tfs, postings.tokens, row.agent_id, row.type],
     );
     this.bm25.wrote();
   }
@@ -581,7 +606,8 @@ export class PgArchival {
     const victims = evictionVictims(rows, excess, keep, this.settings.now());
     if (victims.length === 0) return [];
     await tx.run(
-      `WITH gone AS (DELETE FROM memories WHERE user_id = $1 AND id = ANY($2::bigint[]) RETURNING fts_tokens)
+      `WITH gone AS (DELETE FROM memories WHERE user_id = $1 AND id = ANY($2::bigint[]) RETURNING id, fts_tokens),
+       terms AS (DELETE FROM memory_terms WHERE memory_id IN (SELECT id FROM gone))
        UPDATE memory_user_state SET count = count - (SELECT count(*) FROM gone),
          tokens = tokens - (SELECT coalesce(sum(fts_tokens), 0) FROM gone)
        WHERE user_id = $1`,

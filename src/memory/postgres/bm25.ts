@@ -7,7 +7,8 @@
  *   f        = tf(t, d) · column weight (1 for words and bigrams, WEAK_TERM_WEIGHT for CJK characters)
  *
  * N and avgdl cover every user's memories (as one FTS5 table does): N and the total length are sums
- * of `memory_user_state`; n(t) counts `memory_terms` rows of the term; |d| is `memories.fts_tokens`.
+ * of `memory_user_state`; n(t) counts `memory_terms` rows of the term; |d| is the memory's length in
+ * terms (`doc_tokens`, copied into each posting so that scoring reads one index).
  * The terms are those the memory layer indexes (indexTerms); a term's column (`terms` or `chars` in
  * SQLite) follows from the term itself (isWeakTerm), so postings need no column. The common-terms
  * cutoff of term-cutoff.ts applies as on SQLite.
@@ -64,9 +65,12 @@ export class PgBm25 {
       for (const row of rows) fresh.set(row.term, row.df);
     }
     this.fresh = fresh;
-    const { kept } = this.cutoff.plan(terms);
+    const { kept: planned } = this.cutoff.plan(terms);
     this.fresh = new Map();
-    if (kept.length === 0) return [];
+    if (planned.length === 0) return [];
+    // FTS5 adds up the terms in the order of the MATCH expression (ftsMatchExpression: the strong
+    // terms, then the weak ones); the same order here gives the same floating-point sums.
+    const kept = [...planned.filter((t) => !isWeakTerm(t)), ...planned.filter(isWeakTerm)];
     const params: unknown[] = [
       filter.userId,
       kept,
@@ -78,31 +82,36 @@ export class PgBm25 {
     const where: string[] = [];
     if (filter.exactAgent !== undefined) {
       params.push(filter.exactAgent);
-      where.push(`m.agent_id = $${params.length}`);
+      where.push(`p.agent_id = $${params.length}`);
     } else if (filter.agentId !== undefined) {
       params.push(filter.agentId);
-      where.push(`m.agent_id IN ('', $${params.length})`);
+      where.push(`p.agent_id IN ('', $${params.length})`);
     }
     if (filter.type !== undefined) {
       params.push(filter.type);
-      where.push(`m.type = $${params.length}`);
+      where.push(`p.type = $${params.length}`);
     }
+    // idf is MATERIALIZED so that each document frequency is counted once, not once per posting.
     return db.many<Bm25Hit>(
-      `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[], $4::bigint[]) AS q (term, weight, df)),
+      `WITH q AS (
+         SELECT * FROM unnest($2::text[], $3::float8[], $4::bigint[]) WITH ORDINALITY AS q (term, weight, df, ord)),
        stats AS (SELECT sum(count)::float8 AS n, sum(tokens)::float8 AS tokens FROM memory_user_state),
-       idf AS (
-         SELECT q.term, q.weight,
+       idf AS MATERIALIZED (
+         SELECT q.term, q.weight, q.ord,
            greatest(ln((stats.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
          FROM q CROSS JOIN stats CROSS JOIN LATERAL (
            SELECT CASE WHEN q.df >= 0 THEN q.df
-             ELSE (SELECT count(*) FROM memory_terms t WHERE t.term = q.term) END::float8 AS df) d)
-       SELECT m.id, m.text,
-         sum(idf.idf * (p.tf * idf.weight * 2.2)
-           / (p.tf * idf.weight + 1.2 * (0.25 + 0.75 * m.fts_tokens / (stats.tokens / stats.n)))) AS score
-       FROM idf JOIN memory_terms p ON p.user_id = $1 AND p.term = idf.term
-       JOIN memories m ON m.id = p.memory_id CROSS JOIN stats
-       ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-       GROUP BY m.id ORDER BY score DESC, m.id LIMIT $5`,
+             ELSE (SELECT count(*) FROM memory_terms t WHERE t.term = q.term) END::float8 AS df) d),
+       scored AS (
+         SELECT p.memory_id AS id,
+           sum(idf.idf * (p.tf * idf.weight * 2.2::float8)
+             / (p.tf * idf.weight + 1.2::float8 * (0.25::float8
+                + 0.75::float8 * p.doc_tokens::float8 / (stats.tokens / stats.n))) ORDER BY idf.ord) AS score
+         FROM idf JOIN memory_terms p ON p.user_id = $1 AND p.term = idf.term CROSS JOIN stats
+         ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+         GROUP BY p.memory_id ORDER BY score DESC, p.memory_id LIMIT $5)
+       SELECT s.id, m.text, s.score FROM scored s JOIN memories m ON m.id = s.id
+       ORDER BY s.score DESC, s.id`,
       params,
     );
   }

@@ -42,17 +42,23 @@ export const memory = sqlMigration(
   )`,
     "CREATE INDEX memories_user ON memories (user_id, agent_id, updated_at)",
     "CREATE INDEX memories_user_model ON memories (user_id, embedding_model)",
-    // One row per distinct term of a memory. By term: document frequencies (over every user, as FTS5
-    // counts them); by user and term: the postings a search scores.
+    // One row per distinct term of a memory, with what scoring and filtering need (the memory's length,
+    // agent and type, copied so that a search reads the index alone). By term: document frequencies
+    // (over every user, as FTS5 counts them); by user and term: the postings a search scores. No
+    // foreign key: the memory layer deletes a memory's postings with it (a per-row check would slow
+    // bulk imports down severalfold).
     `CREATE TABLE memory_terms (
-    memory_id BIGINT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    memory_id BIGINT NOT NULL,
     term TEXT NOT NULL,
     user_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    type TEXT NOT NULL,
     tf INTEGER NOT NULL,
+    doc_tokens INTEGER NOT NULL,
     PRIMARY KEY (memory_id, term)
   )`,
     "CREATE INDEX memory_terms_term ON memory_terms (term)",
-    "CREATE INDEX memory_terms_user ON memory_terms (user_id, term) INCLUDE (memory_id, tf)",
+    "CREATE INDEX memory_terms_user ON memory_terms (user_id, term) INCLUDE (memory_id, tf, doc_tokens, agent_id, type)",
     `CREATE TABLE memory_user_state (
     user_id TEXT PRIMARY KEY,
     version BIGINT NOT NULL,
