@@ -91,25 +91,29 @@ export class PgBm25 {
       params.push(filter.type);
       where.push(`p.type = $${params.length}`);
     }
-    // idf is MATERIALIZED so that each document frequency is counted once, not once per posting.
+    // MATERIALIZED: each document frequency is counted once, not once per use or per posting.
     return db.many<Bm25Hit>(
       `WITH q AS (
          SELECT * FROM unnest($2::text[], $3::float8[], $4::bigint[]) WITH ORDINALITY AS q (term, weight, df, ord)),
        stats AS (SELECT sum(count)::float8 AS n, sum(tokens)::float8 AS tokens FROM memory_user_state),
+       dfs AS MATERIALIZED (
+         SELECT q.term, q.weight, q.ord, CASE WHEN q.df >= 0 THEN q.df
+           ELSE (SELECT count(*) FROM memory_terms t WHERE t.term = q.term) END::float8 AS df
+         FROM q),
        idf AS MATERIALIZED (
-         SELECT q.term, q.weight, q.ord,
-           greatest(ln((stats.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
-         FROM q CROSS JOIN stats CROSS JOIN LATERAL (
-           SELECT CASE WHEN q.df >= 0 THEN q.df
-             ELSE (SELECT count(*) FROM memory_terms t WHERE t.term = q.term) END::float8 AS df) d),
-       scored AS (
+         SELECT dfs.term, dfs.weight, dfs.ord,
+           greatest(ln((stats.n - dfs.df + 0.5) / (dfs.df + 0.5)), 1e-6) AS idf
+         FROM dfs CROSS JOIN stats),
+       -- Summed per memory in term order: the sorted subquery feeds the aggregate in that order.
+       contributions AS (
          SELECT p.memory_id AS id,
-           sum(idf.idf * (p.tf * idf.weight * 2.2::float8)
+           idf.idf * (p.tf * idf.weight * 2.2::float8)
              / (p.tf * idf.weight + 1.2::float8 * (0.25::float8
-                + 0.75::float8 * p.doc_tokens::float8 / (stats.tokens / stats.n))) ORDER BY idf.ord) AS score
+                + 0.75::float8 * p.doc_tokens::float8 / (stats.tokens / stats.n))) AS c
          FROM idf JOIN memory_terms p ON p.user_id = $1 AND p.term = idf.term CROSS JOIN stats
          ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-         GROUP BY p.memory_id ORDER BY score DESC, p.memory_id LIMIT $5)
+         ORDER BY p.memory_id, idf.ord),
+       scored AS (SELECT id, sum(c) AS score FROM contributions GROUP BY id ORDER BY score DESC, id LIMIT $5)
        SELECT s.id, m.text, s.score FROM scored s JOIN memories m ON m.id = s.id
        ORDER BY s.score DESC, s.id`,
       params,
