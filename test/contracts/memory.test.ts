@@ -15,9 +15,11 @@ import type { MemoryStoreOptions } from "../../src/memory/store-front.js";
 import { queryTerms } from "../../src/memory/text/terms.js";
 import type { Embedder, MemoryStore } from "../../src/memory/types.js";
 import { openDatabase } from "../../src/store/database.js";
+import { pgMigrations } from "../../src/store/postgres/migrations/index.js";
+import { openPostgres } from "../../src/store/postgres/pg-database.js";
 import { SqliteSessionStore } from "../../src/store/sqlite-session-store.js";
 import { hashEmbedding } from "../../src/testing/fake-embeddings-server.js";
-import { openTestPostgres, postgresAvailable } from "../support/postgres.js";
+import { createTestDatabase, openTestPostgres, postgresAvailable } from "../support/postgres.js";
 import { type Backend, describeBackends } from "./backends.js";
 
 const DAY = 86_400_000;
@@ -651,6 +653,37 @@ describe.skipIf(!postgresAvailable)("memory ranking on SQLite and PostgreSQL", (
       sqliteDb.close();
       rmSync(dir, { recursive: true, force: true });
       await pg.dispose();
+    }
+  });
+});
+
+describe.skipIf(!postgresAvailable)("memory migration on PostgreSQL", () => {
+  it("indexes for recall the messages written before it", async () => {
+    const created = await createTestDatabase();
+    try {
+      const old = await openPostgres(created.url, { migrations: pgMigrations.slice(0, 1) });
+      const session = await old.one<{ id: number }>(
+        "INSERT INTO sessions (user_id, session_key, created_at, updated_at) VALUES ('u', 's', 1, 1) RETURNING id",
+      );
+      await old.run(
+        `INSERT INTO messages (session_id, seq, role, content_json, created_at) VALUES
+           ($1, 0, 'user', '"remember the blue umbrella"', 1),
+           ($1, 1, 'tool', '"umbrella tool output"', 2),
+           ($1, 2, 'assistant', 'not json at all, umbrella', 3)`,
+        [session!.id],
+      );
+      await old.close();
+      const db = await openPostgres(created.url);
+      try {
+        const store = new PostgresMemoryStore(db, { warn: () => {} });
+        expect((await store.recallSearch({ userId: "u", query: "umbrella" })).map((h) => h.text)).toEqual([
+          "remember the blue umbrella",
+        ]);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await created.drop();
     }
   });
 });
