@@ -4,7 +4,8 @@
  * and a few questions no memory answers. Reports precision@k and recall@k of `search` (BM25 only,
  * the default without an embedding model), and what the injection path (`memoryLayers`, 3 memories)
  * would put into the context: precision of the injected memories, the share of questions that get
- * at least one relevant memory, and how many memories unanswerable questions get.
+ * at least one relevant memory, and how many memories unanswerable questions get. On SQLite and
+ * (when a server is reachable, see postgres.mjs) on PostgreSQL.
  * Run `npx tsc -p tsconfig.build.json` first.
  */
 
@@ -13,8 +14,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { memoryLayers } from "../dist/memory/injection.js";
+import { PostgresMemoryStore } from "../dist/memory/postgres-memory-store.js";
 import { SqliteMemoryStore } from "../dist/memory/sqlite-memory-store.js";
 import { openDatabase } from "../dist/store/database.js";
+import { openBenchPostgres, postgresReachable } from "./postgres.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(here, "..", "test", "fixtures", "cjk-memory", "eval.json");
@@ -90,12 +93,21 @@ export async function evaluateCjk(store, data) {
 export async function run() {
   const data = loadCjkSet();
   const dir = mkdtempSync(join(tmpdir(), "dimsum-bench-cjk-"));
-  let rows;
+  const rows = [];
   try {
     const db = openDatabase(join(dir, "cjk.db"));
-    const store = new SqliteMemoryStore(db, { warn: () => {} });
-    rows = await evaluateCjk(store, data);
+    for (const row of await evaluateCjk(new SqliteMemoryStore(db, { warn: () => {} }), data))
+      rows.push({ backend: "sqlite", ...row });
     db.close();
+    if (await postgresReachable()) {
+      const pg = await openBenchPostgres();
+      try {
+        for (const row of await evaluateCjk(new PostgresMemoryStore(pg.db, { warn: () => {} }), data))
+          rows.push({ backend: "postgres", ...row });
+      } finally {
+        await pg.dispose();
+      }
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -104,16 +116,16 @@ export async function run() {
     "## Memory retrieval quality (Chinese and Japanese)",
     "",
     `${data.memories.length} memories of a Chinese and a Japanese user, ${data.queries.length} natural questions ` +
-      "judged by hand (test/fixtures/cjk-memory/eval.json), some answered by no memory. BM25 only (no embedding model). " +
+      "judged by hand (test/fixtures/cjk-memory/eval.json), some answered by no memory. BM25 only (no embedding model), on SQLite and on PostgreSQL when a server is reachable. " +
       `Search: precision and recall at k over the answerable questions. Injection: what \`memoryLayers\` puts into the context (at most ${INJECTED}): ` +
       "precision of the injected memories, the share of questions that get a relevant one, and memories injected per unanswerable question. " +
       "Run alone: `npx tsc -p tsconfig.build.json && node bench/cjk-memory-quality.mjs`.",
     "",
-    "| language | questions (unanswerable) | P@1 | P@3 | R@3 | R@10 | injected precision | answered | noise per unanswerable |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| language | backend | questions (unanswerable) | P@1 | P@3 | R@3 | R@10 | injected precision | answered | noise per unanswerable |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows.map(
       (r) =>
-        `| ${r.lang} | ${r.judged} (${r.unanswerable}) | ${f(r.p1)} | ${f(r.p3)} | ${f(r.r3)} | ${f(r.r10)} | ${f(r.injectedPrecision)} | ${f(r.answered)} | ${r.noise.toFixed(2)} |`,
+        `| ${r.lang} | ${r.backend} | ${r.judged} (${r.unanswerable}) | ${f(r.p1)} | ${f(r.p3)} | ${f(r.r3)} | ${f(r.r10)} | ${f(r.injectedPrecision)} | ${f(r.answered)} | ${r.noise.toFixed(2)} |`,
     ),
   ].join("\n");
 }

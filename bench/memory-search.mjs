@@ -4,21 +4,32 @@
  * agents do); plus insert throughput. Synthetic memories: 8–20 words drawn from a Zipf(1) vocabulary
  * of 20,000 made-up words with English function words mixed in; queries are 3 words of a random memory
  * plus 1 random word. Vectors are `hashEmbedding` (256 dims) computed in process, so no embedding
- * API latency is included. Run `npx tsc -p tsconfig.build.json` first.
+ * API latency is included. The same on PostgreSQL (when a server is reachable, see postgres.mjs) at
+ * 1k and 10k memories (sizes: DIMSUM_BENCH_SIZES for SQLite, DIMSUM_BENCH_PG_SIZES for PostgreSQL). Run
+ * `npx tsc -p tsconfig.build.json` first.
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { PostgresMemoryStore } from "../dist/memory/postgres-memory-store.js";
 import { SqliteMemoryStore } from "../dist/memory/sqlite-memory-store.js";
 import { simdAvailable } from "../dist/memory/vectors/dot-kernel.js";
 import { openDatabase } from "../dist/store/database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
+import { openBenchPostgres, postgresReachable } from "./postgres.mjs";
 import { rng, SYLLABLES, zipfWords } from "./synthetic-text.mjs";
 
 const DIMS = 256;
-const SIZES = [1_000, 10_000, 100_000];
+const SIZES = (process.env.DIMSUM_BENCH_SIZES ?? "1000,10000,100000")
+  .split(",")
+  .map(Number)
+  .filter((n) => n > 0);
+const PG_SIZES = (process.env.DIMSUM_BENCH_PG_SIZES ?? "1000,10000")
+  .split(",")
+  .map(Number)
+  .filter((n) => n > 0);
 const QUERIES = 200;
 const WARMUP = 20;
 const FUNCTION_WORDS = [
@@ -102,11 +113,29 @@ async function time(fn, queries, warmup) {
   return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
 }
 
-async function measure(size, dir) {
-  const { texts, queries } = makeCorpus(size);
-  const db = openDatabase(join(dir, `bench-${size}.db`));
+/** Stores on a new database of the backend (hybrid and BM25-only on the same data), and how to close. */
+async function openStores(backend, file) {
   const options = { embedder, maxMemoriesPerUser: 1_000_000, warn: () => {} };
-  const store = new SqliteMemoryStore(db, options);
+  const bm25Options = { maxMemoriesPerUser: 1_000_000 };
+  if (backend === "sqlite") {
+    const db = openDatabase(file);
+    return {
+      store: new SqliteMemoryStore(db, options),
+      bm25Store: new SqliteMemoryStore(db, bm25Options),
+      close: async () => db.close(),
+    };
+  }
+  const pg = await openBenchPostgres();
+  return {
+    store: new PostgresMemoryStore(pg.db, options),
+    bm25Store: new PostgresMemoryStore(pg.db, bm25Options),
+    close: () => pg.dispose(),
+  };
+}
+
+async function measure(size, dir, backend = "sqlite") {
+  const { texts, queries } = makeCorpus(size);
+  const { store, bm25Store, close } = await openStores(backend, join(dir, `bench-${size}.db`));
   const bulkStart = performance.now();
   for (let i = 0; i < texts.length; i += 1000) {
     const batch = texts.slice(i, i + 1000).map((text) => ({ userId: "bench", text, type: "semantic" }));
@@ -119,7 +148,6 @@ async function measure(size, dir) {
   const coldMs = performance.now() - coldStart;
 
   const hybrid = await time((q) => store.search({ userId: "bench", query: q }), queries, WARMUP);
-  const bm25Store = new SqliteMemoryStore(db, { maxMemoriesPerUser: 1_000_000 });
   const bm25 = await time((q) => bm25Store.search({ userId: "bench", query: q }), queries, WARMUP);
   const baselineQueries = size >= 100_000 ? 12 : size >= 10_000 ? 40 : 100;
   const baseline = await time((q) => tfidfSearch(texts, q), queries.slice(0, baselineQueries), 2);
@@ -129,8 +157,8 @@ async function measure(size, dir) {
   const singleStart = performance.now();
   for (const text of singles) await store.remember({ userId: "bench", text, type: "semantic" });
   const singlePerSecond = singles.length / ((performance.now() - singleStart) / 1000);
-  db.close();
-  return { size, hybrid, bm25, baseline, coldMs, bulkPerSecond, singlePerSecond };
+  await close();
+  return { backend, size, hybrid, bm25, baseline, coldMs, bulkPerSecond, singlePerSecond };
 }
 
 const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(2));
@@ -141,6 +169,8 @@ export async function run() {
   const rows = [];
   try {
     for (const size of SIZES) rows.push(await measure(size, dir));
+    if (await postgresReachable())
+      for (const size of PG_SIZES) rows.push(await measure(size, dir, "postgres"));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -151,11 +181,11 @@ export async function run() {
       `vector scan: ${simdAvailable() ? "WebAssembly SIMD int8" : "JS int8 (no SIMD)"}. Latency in ms over ${QUERIES} queries ` +
       "(baseline over fewer). The baseline re-tokenises every memory and recomputes TF-IDF per query.",
     "",
-    "| memories | hybrid p50 | hybrid p95 | BM25-only p50 | BM25-only p95 | TF-IDF baseline p50 | baseline p95 | speed-up (p50) | first search (loads vectors) | bulk insert /s | single remember /s |",
-    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| backend | memories | hybrid p50 | hybrid p95 | BM25-only p50 | BM25-only p95 | TF-IDF baseline p50 | baseline p95 | speed-up (p50) | first search (loads vectors) | bulk insert /s | single remember /s |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows.map(
       (r) =>
-        `| ${r.size.toLocaleString("en")} | ${fmt(r.hybrid.p50)} | ${fmt(r.hybrid.p95)} | ${fmt(r.bm25.p50)} | ${fmt(r.bm25.p95)} | ` +
+        `| ${r.backend} | ${r.size.toLocaleString("en")} | ${fmt(r.hybrid.p50)} | ${fmt(r.hybrid.p95)} | ${fmt(r.bm25.p50)} | ${fmt(r.bm25.p95)} | ` +
         `${fmt(r.baseline.p50)} | ${fmt(r.baseline.p95)} | ${(r.baseline.p50 / r.hybrid.p50).toFixed(0)}x | ${fmt(r.coldMs)} | ` +
         `${Math.round(r.bulkPerSecond).toLocaleString("en")} | ${Math.round(r.singlePerSecond).toLocaleString("en")} |`,
     ),

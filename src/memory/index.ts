@@ -10,6 +10,11 @@ export {
 } from "./extract.js";
 export { type MemoryLayers, type MemoryLayersOptions, memoryLayers } from "./injection.js";
 export {
+  createPostgresMemoryStore,
+  PostgresMemoryStore,
+  type PostgresMemoryStoreOptions,
+} from "./postgres-memory-store.js";
+export {
   DEFAULT_SEARCH_WEIGHTS,
   EVICTION_WEIGHTS,
   evictionScore,
@@ -20,6 +25,7 @@ export {
   weightFactor,
 } from "./ranking.js";
 export { SqliteMemoryStore, type SqliteMemoryStoreOptions } from "./sqlite-memory-store.js";
+export type { MemoryStoreOptions } from "./store-front.js";
 export { createMemoryTools, type MemoryToolsOptions } from "./tools.js";
 export {
   type CoreBlock,

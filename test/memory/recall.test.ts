@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { recallTerms } from "../../src/memory/sqlite/recall.js";
+import { recallTerms } from "../../src/memory/recall-rules.js";
 import { SqliteMemoryStore } from "../../src/memory/sqlite-memory-store.js";
 import { openDatabase } from "../../src/store/database.js";
 import { migrations } from "../../src/store/migrations.js";

@@ -1,14 +1,7 @@
 /** The archival memory SQL, prepared once per connection. */
 import type { Database } from "better-sqlite3";
-import { MEMORY_COLUMNS, type MemoryRow } from "./rows.js";
-
-export interface EvictionRow {
-  id: number;
-  importance: number;
-  access_count: number;
-  updated_at: number;
-  last_accessed_at: number | null;
-}
+import type { EvictionRow } from "../archival-rules.js";
+import { MEMORY_COLUMNS, type MemoryRow } from "../rows.js";
 
 export interface EmbeddingRow {
   embedding: Buffer | null;

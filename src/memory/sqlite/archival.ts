@@ -4,86 +4,51 @@
  * transaction, so a slow embedding API never holds the database lock.
  */
 import type { Database } from "better-sqlite3";
-import { type CleanInput, mergedText } from "../input.js";
 import {
-  DEFAULT_SEARCH_WEIGHTS,
-  evictionScore,
-  reciprocalRankFusion,
-  type SearchWeights,
-  weightFactor,
-} from "../ranking.js";
-import { jaccard, MatchEvidence, normalizeText, queryTerms, termSet } from "../text/terms.js";
+  type ArchivalOptions,
+  type ArchivalSearch,
+  type ArchivalSettings,
+  acceptedBm25,
+  archivalSettings,
+  DUPLICATE_CANDIDATES,
+  duplicateSimilarity,
+  evictionVictims,
+  fusedIds,
+  fuseHits,
+  mergeChange,
+  type RankedLists,
+  vectorFilter,
+} from "../archival-rules.js";
+import type { CleanInput } from "../input.js";
+import { agentKey, type MemoryRow, toMemoryRecord } from "../rows.js";
+import { normalizeText, queryTerms, termSet } from "../text/terms.js";
 import type { MemoryRecord, MemorySearchHit, MemoryType, RememberResult } from "../types.js";
 import { blobToVector, vectorToBlob } from "../vectors/blob.js";
-import { cosine } from "../vectors/quantized-index.js";
 import { type ArchivalStatements, prepareArchival } from "./archival-statements.js";
-import { Bm25Index, DEFAULT_MAX_POSTINGS } from "./bm25.js";
-import { agentKey, type MemoryRow, toMemoryRecord } from "./rows.js";
+import { Bm25Index } from "./bm25.js";
 import { VectorCache } from "./vector-cache.js";
 
-export interface ArchivalOptions {
-  /** Names the vectors written and searched; undefined means BM25 only. */
-  embeddingModel?: string;
-  now?: () => number;
-  /** Cosine at or above which a new memory merges into an existing one (default 0.85). */
-  mergeThreshold?: number;
-  /** Term Jaccard at or above which texts count as near-duplicates (default 0.8). */
-  textMergeThreshold?: number;
-  /** Archival memories kept per user before the lowest-scoring are evicted (default 10,000). */
-  maxMemoriesPerUser?: number;
-  /** Work cap for a BM25 query, in postings (see bm25.ts; default 3000). */
-  maxPostings?: number;
-  /** Depth of each ranked list before fusion (default 50). */
-  candidates?: number;
-  weights?: SearchWeights;
-  /** Users whose vector indexes stay in memory (default 8). */
-  cachedUsers?: number;
-}
-
-export interface ArchivalSearch {
-  userId: string;
-  agentId?: string | undefined;
-  type?: MemoryType | undefined;
-  terms: string[];
-  vector?: Float32Array | undefined;
-  limit: number;
-  minSimilarity: number;
-}
+export type { ArchivalOptions, ArchivalSearch } from "../archival-rules.js";
 
 interface Duplicate {
   row: MemoryRow;
   similarity: number;
 }
 
-const DUPLICATE_CANDIDATES = 8;
-
 /** Archival memory operations; callers wrap them in transactions and error mapping. */
 export class ArchivalMemory {
   private readonly sql: ArchivalStatements;
   private readonly bm25: Bm25Index;
   private readonly vectors: VectorCache | undefined;
-  private readonly now: () => number;
-  private readonly mergeThreshold: number;
-  private readonly textMergeThreshold: number;
-  private readonly cap: number;
-  private readonly candidates: number;
-  private readonly weights: SearchWeights;
+  private readonly settings: ArchivalSettings;
 
-  constructor(
-    db: Database,
-    private readonly options: ArchivalOptions = {},
-  ) {
+  constructor(db: Database, options: ArchivalOptions = {}) {
+    this.settings = archivalSettings(options);
     this.sql = prepareArchival(db);
-    this.bm25 = new Bm25Index(db, options.maxPostings ?? DEFAULT_MAX_POSTINGS);
+    this.bm25 = new Bm25Index(db, this.settings.maxPostings);
     this.vectors = options.embeddingModel
-      ? new VectorCache(db, options.embeddingModel, options.cachedUsers ?? 8)
+      ? new VectorCache(db, options.embeddingModel, this.settings.cachedUsers)
       : undefined;
-    this.now = options.now ?? Date.now;
-    this.mergeThreshold = options.mergeThreshold ?? 0.85;
-    this.textMergeThreshold = options.textMergeThreshold ?? 0.8;
-    this.cap = Math.max(1, options.maxMemoriesPerUser ?? 10_000);
-    this.candidates = Math.max(1, options.candidates ?? 50);
-    this.weights = options.weights ?? DEFAULT_SEARCH_WEIGHTS;
   }
 
   /**
@@ -131,57 +96,25 @@ export class ArchivalMemory {
     // Most users of a busy server have no memories yet: one indexed read instead of a search.
     if (this.count(query.userId) === 0) return [];
     const scope = { userId: query.userId, agentId: query.agentId, type: query.type };
-    const agent = query.agentId;
     // The vector scan starts first: on a big index a worker thread runs it during the BM25 query.
     const vectorSearch =
       query.vector && this.vectors
         ? this.vectors
             .index(query.userId, query.vector.length)
-            .beginSearch(
-              query.vector,
-              this.candidates,
-              (meta) =>
-                (agent === undefined || meta.agentId === "" || meta.agentId === agent) &&
-                (query.type === undefined || meta.type === query.type),
-            )
+            .beginSearch(query.vector, this.settings.candidates, vectorFilter(query))
         : undefined;
-    const matched = query.terms.length > 0 ? this.bm25.search(scope, query.terms, this.candidates) : [];
-    // Hits that share only single CJK characters with the query need enough of them (terms.ts).
-    const evidence = new MatchEvidence(query.terms);
-    const best = matched[0]?.score ?? 0;
-    const bm25 = matched.filter((h) => evidence.accepts(h.text, h.score, best));
-    const lists = [bm25.map((h) => String(h.id))];
-    const similarity = new Map<string, number>();
+    const matched =
+      query.terms.length > 0 ? this.bm25.search(scope, query.terms, this.settings.candidates) : [];
+    const lists: RankedLists = { bm25: acceptedBm25(query.terms, matched), similarity: new Map() };
     if (vectorSearch) {
       const hits = vectorSearch.result().filter((h) => h.score >= query.minSimilarity);
-      for (const hit of hits) similarity.set(String(hit.id), hit.score);
-      lists.push(hits.map((h) => String(h.id)));
+      for (const hit of hits) lists.similarity.set(String(hit.id), hit.score);
+      lists.vector = hits.map((h) => String(h.id));
     }
-    const fused = reciprocalRankFusion(lists);
-    if (fused.size === 0) return [];
-    const rows = this.sql.byIds.all(query.userId, JSON.stringify([...fused.keys()].map(Number)));
-    const now = this.now();
-    const rankIn = (list: string[] | undefined, id: string) => {
-      const at = list?.indexOf(id) ?? -1;
-      return at >= 0 ? at + 1 : undefined;
-    };
-    const hits = rows.map((row): MemorySearchHit => {
-      const memory = toMemoryRecord(row);
-      const hit: MemorySearchHit = {
-        memory,
-        score: (fused.get(memory.id) ?? 0) * weightFactor(memory, now, this.weights),
-      };
-      const bm25Rank = rankIn(lists[0], memory.id);
-      const vectorRank = rankIn(lists[1], memory.id);
-      if (bm25Rank !== undefined) hit.bm25Rank = bm25Rank;
-      if (vectorRank !== undefined) hit.vectorRank = vectorRank;
-      const sim = similarity.get(memory.id);
-      if (sim !== undefined) hit.similarity = sim;
-      return hit;
-    });
-    return hits
-      .sort((a, b) => b.score - a.score || Number(b.memory.id) - Number(a.memory.id))
-      .slice(0, query.limit);
+    const ids = fusedIds(lists);
+    if (ids.length === 0) return [];
+    const rows = this.sql.byIds.all(query.userId, JSON.stringify(ids));
+    return fuseHits(lists, rows, this.settings.now(), this.settings.weights, query.limit);
   }
 
   get(userId: string, id: number): MemoryRecord | undefined {
@@ -238,7 +171,7 @@ export class ArchivalMemory {
     const model = keepVector
       ? (row.embedding_model ?? null)
       : vector
-        ? (this.options.embeddingModel ?? null)
+        ? (this.settings.embeddingModel ?? null)
         : null;
     const dims = keepVector ? (row.embedding_dims ?? null) : vector ? vector.length : null;
     this.sql.edit.run(
@@ -246,7 +179,7 @@ export class ArchivalMemory {
       next.type,
       JSON.stringify(next.tags),
       next.importance,
-      this.now(),
+      this.settings.now(),
       embedding,
       model,
       dims,
@@ -265,12 +198,12 @@ export class ArchivalMemory {
   }
 
   touch(userId: string, ids: readonly number[]): void {
-    const now = this.now();
+    const now = this.settings.now();
     for (const id of ids) this.sql.touch.run(now, id, userId);
   }
 
   private insert(input: CleanInput, vector: Float32Array | undefined): number {
-    const now = this.now();
+    const now = this.settings.now();
     const result = this.sql.insert.run(
       input.userId,
       agentKey(input.agentId),
@@ -284,7 +217,7 @@ export class ArchivalMemory {
       now,
       now,
       vector ? vectorToBlob(vector) : null,
-      vector ? (this.options.embeddingModel ?? null) : null,
+      vector ? (this.settings.embeddingModel ?? null) : null,
       vector ? vector.length : null,
     );
     const id = Number(result.lastInsertRowid);
@@ -298,29 +231,26 @@ export class ArchivalMemory {
     input: CleanInput,
     vector: Float32Array | undefined,
   ): "set" | "cleared" | "kept" {
-    const tags = JSON.stringify([...new Set([...toMemoryRecord(row).tags, ...input.tags])].slice(0, 20));
-    const importance = Math.max(row.importance, input.importance);
-    const confidence = Math.max(row.confidence, input.confidence);
-    const now = this.now();
-    const text = mergedText(row.text, input.text);
-    if (text === row.text) {
-      this.sql.mergeMeta.run(tags, importance, confidence, now, row.id);
+    const change = mergeChange(row, input);
+    const now = this.settings.now();
+    if (!change.textChanged) {
+      this.sql.mergeMeta.run(change.tagsJson, change.importance, change.confidence, now, row.id);
       return "kept";
     }
     this.sql.mergeText.run(
-      text,
-      tags,
-      importance,
-      confidence,
+      change.text,
+      change.tagsJson,
+      change.importance,
+      change.confidence,
       now,
       input.sourceSessionId ?? null,
       input.sourceRunId ?? null,
       vector ? vectorToBlob(vector) : null,
-      vector ? (this.options.embeddingModel ?? null) : null,
+      vector ? (this.settings.embeddingModel ?? null) : null,
       vector ? vector.length : null,
       row.id,
     );
-    this.bm25.put(row.id, text);
+    this.bm25.put(row.id, change.text);
     return vector ? "set" : "cleared";
   }
 
@@ -340,64 +270,32 @@ export class ArchivalMemory {
       for (const hit of index.search(vector, DUPLICATE_CANDIDATES, (meta) => meta.agentId === agent))
         ids.add(hit.id);
     }
-    const normalized = normalizeText(input.text);
-    const terms = termSet(input.text);
+    const probe = { normalized: normalizeText(input.text), terms: termSet(input.text), vector };
     let best: Duplicate | undefined;
     for (const id of ids) {
       const row = this.sql.byId.get(id, input.userId);
       if (!row || row.agent_id !== agent) continue;
-      const similarity = this.similarity(row, normalized, terms, vector);
+      const similarity = duplicateSimilarity(
+        row,
+        normalizeText(row.text),
+        () => termSet(row.text),
+        probe,
+        () => {
+          const stored = this.sql.embeddingOf.get(row.id)?.embedding;
+          return stored ? blobToVector(stored) : undefined;
+        },
+        this.settings,
+      );
       if (similarity !== undefined && (!best || similarity > best.similarity)) best = { row, similarity };
     }
     return best;
   }
 
-  /** Cosine when both have vectors of this model and it clears the bar; else Jaccard when that does. */
-  private similarity(
-    row: MemoryRow,
-    normalized: string,
-    terms: Set<string>,
-    vector: Float32Array | undefined,
-  ) {
-    if (normalizeText(row.text) === normalized) return 1;
-    if (
-      vector &&
-      row.embedding_model === this.options.embeddingModel &&
-      row.embedding_dims === vector.length
-    ) {
-      const stored = this.sql.embeddingOf.get(row.id);
-      if (stored?.embedding) {
-        const cos = cosine(vector, blobToVector(stored.embedding));
-        if (cos >= this.mergeThreshold) return cos;
-      }
-    }
-    const overlap = jaccard(terms, termSet(row.text));
-    return overlap >= this.textMergeThreshold ? overlap : undefined;
-  }
-
   /** Deletes the lowest-scoring memories above the cap (never `keep`, the one just written). */
   private evict(userId: string, keep: number): number[] {
-    const excess = this.count(userId) - this.cap;
+    const excess = this.count(userId) - this.settings.cap;
     if (excess <= 0) return [];
-    const now = this.now();
-    const victims = this.sql.evictionRows
-      .all(userId)
-      .filter((r) => r.id !== keep)
-      .map((r) => ({
-        id: r.id,
-        score: evictionScore(
-          {
-            importance: r.importance,
-            accessCount: r.access_count,
-            updatedAt: r.updated_at,
-            lastAccessedAt: r.last_accessed_at ?? undefined,
-          },
-          now,
-        ),
-      }))
-      .sort((a, b) => a.score - b.score || a.id - b.id)
-      .slice(0, excess)
-      .map((v) => v.id);
+    const victims = evictionVictims(this.sql.evictionRows.all(userId), excess, keep, this.settings.now());
     for (const id of victims) this.sql.remove.run(id, userId);
     return victims;
   }

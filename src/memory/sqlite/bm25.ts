@@ -3,28 +3,9 @@
  * (the vector side still sees the whole query).
  */
 import type { Database, Statement } from "better-sqlite3";
+import { type Bm25Filter, type Bm25Hit, DEFAULT_MAX_POSTINGS } from "../archival-rules.js";
 import { TermCutoff } from "../text/term-cutoff.js";
 import { ftsColumns, ftsMatchExpression, WEAK_TERM_WEIGHT } from "../text/terms.js";
-import type { MemoryType } from "../types.js";
-
-export const DEFAULT_MAX_POSTINGS = 3000;
-
-export interface Bm25Filter {
-  userId: string;
-  /** Restrict to shared memories plus this agent's. */
-  agentId?: string;
-  /** Restrict to exactly this agent key ('' = shared only); used by duplicate checks. */
-  exactAgent?: string;
-  type?: MemoryType;
-}
-
-export interface Bm25Hit {
-  id: number;
-  /** BM25 relevance, higher is better (FTS5's bm25() negated). */
-  score: number;
-  /** The memory's text, for the match-evidence check of weak (single-character) matches. */
-  text: string;
-}
 
 /** FTS5 index maintenance and ranked lookup for one database connection. */
 export class Bm25Index {

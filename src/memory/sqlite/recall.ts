@@ -1,59 +1,20 @@
 /**
- * Recall search: a user's own past messages, across all of their sessions. `messages_fts` indexes
- * message text by trigrams (kept in sync by triggers), which finds any substring of three or more
- * characters, CJK included. Shorter pieces (a CJK bigram such as 咖啡) are matched as substrings
- * over the user's messages. Both lists are fused with RRF.
+ * Recall search on SQLite: a user's own past messages, across all of their sessions. `messages_fts`
+ * indexes message text by trigrams (kept in sync by triggers), which finds any substring of three or
+ * more characters, CJK included. Shorter pieces are matched as substrings over the user's messages.
+ * The rules (terms, fusion, excerpts) are in ../recall-rules.ts.
  */
 import type { Database, Statement } from "better-sqlite3";
-import { reciprocalRankFusion } from "../ranking.js";
-import { cjkBigrams, segments } from "../text/cjk.js";
-import { STOPWORDS } from "../text/stopwords.js";
-import { normalizeText } from "../text/terms.js";
+import {
+  fuseRecall,
+  RECALL_CANDIDATES,
+  type RecallRow,
+  recallHits,
+  recallLimit,
+  recallScope,
+  recallTerms,
+} from "../recall-rules.js";
 import type { RecallHit, RecallQuery } from "../types.js";
-
-const CANDIDATES = 50;
-const EXCERPT_CHARS = 400;
-const MAX_SUBSTRINGS = 16;
-
-interface HitRow {
-  id: number;
-  session_key: string;
-  role: string;
-  text: string;
-  created_at: number;
-}
-
-/** Splits a query into trigram-index phrases (3+ characters) and short substrings. */
-export function recallTerms(query: string): { phrases: string[]; substrings: string[] } {
-  const phrases = new Set<string>();
-  const substrings = new Set<string>();
-  const shortWords: string[] = [];
-  for (const segment of segments(normalizeText(query))) {
-    const chars = Array.from(segment.text);
-    if (segment.kind === "word") {
-      if (STOPWORDS.has(segment.text)) continue;
-      if (chars.length >= 3) phrases.add(segment.text);
-      else shortWords.push(segment.text);
-      continue;
-    }
-    if (chars.length === 1) substrings.add(segment.text);
-    for (let i = 0; i + 3 <= chars.length; i++) phrases.add(chars.slice(i, i + 3).join(""));
-    for (const bigram of cjkBigrams(segment.text)) substrings.add(bigram);
-  }
-  // Short Latin words are mostly noise ("my", "go"); they count only when nothing else is left.
-  if (phrases.size === 0 && substrings.size === 0) for (const word of shortWords) substrings.add(word);
-  return { phrases: [...phrases], substrings: [...substrings].slice(0, MAX_SUBSTRINGS) };
-}
-
-/** Cuts long message text to a window around the first matching term. */
-function excerpt(text: string, terms: readonly string[]): string {
-  if (text.length <= EXCERPT_CHARS) return text;
-  const lower = text.toLowerCase();
-  const at = Math.min(...terms.map((t) => lower.indexOf(t)).filter((i) => i >= 0), text.length);
-  const start = Math.max(0, Math.min(at - EXCERPT_CHARS / 4, text.length - EXCERPT_CHARS));
-  const body = text.slice(start, start + EXCERPT_CHARS);
-  return `${start > 0 ? "…" : ""}${body}${start + EXCERPT_CHARS < text.length ? "…" : ""}`;
-}
 
 /** Recall search statements for one connection. */
 export class RecallSearch {
@@ -71,7 +32,7 @@ export class RecallSearch {
          AND NOT (s.user_id IS ? AND s.session_key IS ?)
        ORDER BY bm25(messages_fts) LIMIT ?`,
     );
-    this.rowsById = db.prepare<[string], HitRow>(
+    this.rowsById = db.prepare<[string], RecallRow>(
       `SELECT m.id, s.session_key, m.role, f.text, m.created_at
        FROM messages m JOIN sessions s ON s.id = m.session_id JOIN messages_fts f ON f.rowid = m.id
        WHERE m.id IN (SELECT value FROM json_each(?))`,
@@ -80,48 +41,33 @@ export class RecallSearch {
 
   /** The user's messages that best match the query, best first. */
   search(query: RecallQuery): RecallHit[] {
-    const limit = Math.max(1, Math.min(50, Math.floor(query.limit ?? 10)));
+    const limit = recallLimit(query);
     const { phrases, substrings } = recallTerms(query.query);
-    const owners = JSON.stringify(query.owners ?? [query.userId]);
-    const exclude = query.excludeSessionId ?? null;
-    const excludeOwner = exclude === null ? null : (query.excludeSessionOwner ?? query.userId);
+    const scope = recallScope(query);
+    const owners = JSON.stringify(scope.owners);
     const lists: string[][] = [];
     if (phrases.length > 0) {
       const match = phrases.map((p) => `"${p.replaceAll('"', '""')}"`).join(" OR ");
       lists.push(
-        this.phraseStatement.all(match, owners, excludeOwner, exclude, CANDIDATES).map((r) => String(r.id)),
+        this.phraseStatement
+          .all(match, owners, scope.excludeOwner, scope.exclude, RECALL_CANDIDATES)
+          .map((r) => String(r.id)),
       );
     }
     if (substrings.length > 0) {
       const rows = this.substringStatement(substrings.length).all(
         ...substrings,
         owners,
-        excludeOwner,
-        exclude,
-        CANDIDATES,
+        scope.excludeOwner,
+        scope.exclude,
+        RECALL_CANDIDATES,
       );
       lists.push(rows.map((r) => String(r.id)));
     }
-    const fused = [...reciprocalRankFusion(lists)].sort((a, b) => b[1] - a[1]).slice(0, limit);
+    const fused = fuseRecall(lists, limit);
     if (fused.length === 0) return [];
-    const rows = new Map(
-      this.rowsById.all(JSON.stringify(fused.map(([id]) => Number(id)))).map((r) => [String(r.id), r]),
-    );
-    const terms = [...phrases, ...substrings];
-    return fused.flatMap(([id, score]) => {
-      const row = rows.get(id);
-      if (!row) return [];
-      return [
-        {
-          messageId: row.id,
-          sessionId: row.session_key,
-          role: row.role as RecallHit["role"],
-          text: excerpt(row.text, terms),
-          createdAt: row.created_at,
-          score,
-        },
-      ];
-    });
+    const rows = this.rowsById.all(JSON.stringify(fused.map(([id]) => Number(id))));
+    return recallHits(fused, rows, [...phrases, ...substrings]);
   }
 
   /** Counts how many of the n substrings each of the user's messages contains; most first, then newest. */

@@ -1,23 +1,13 @@
 /**
- * Per-user vector indexes in memory, loaded from the `embedding` BLOBs on first use. Each remembers
- * the user's `memory_user_state.version` it reflects: a write by this process patches the index in
- * place; a write by anyone else (another process on the same file) shows up as a version it did not
- * expect, and the index is reloaded.
+ * Per-user vector indexes in memory, loaded from the `embedding` BLOBs on first use and kept current
+ * through `memory_user_state.version` (see vectors/index-cache.ts).
  */
 import type { Database } from "better-sqlite3";
+import type { VectorMeta } from "../archival-rules.js";
 import type { MemoryType } from "../types.js";
 import { blobToVector } from "../vectors/blob.js";
+import { VersionedIndexCache } from "../vectors/index-cache.js";
 import { QuantizedVectorIndex } from "../vectors/quantized-index.js";
-
-export interface VectorMeta {
-  agentId: string;
-  type: MemoryType;
-}
-
-interface Entry {
-  version: number;
-  index: QuantizedVectorIndex<VectorMeta>;
-}
 
 interface VectorRow {
   id: number;
@@ -28,15 +18,16 @@ interface VectorRow {
 
 /** Vector indexes of the most recently used users for one embedding model. */
 export class VectorCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly cache: VersionedIndexCache<VectorMeta>;
   private readonly versionOf;
   private readonly rowsOf;
 
   constructor(
     db: Database,
     private readonly model: string,
-    private readonly maxUsers = 8,
+    maxUsers = 8,
   ) {
+    this.cache = new VersionedIndexCache(maxUsers);
     this.versionOf = db
       .prepare<[string], number>("SELECT version FROM memory_user_state WHERE user_id = ?")
       .pluck();
@@ -54,13 +45,8 @@ export class VectorCache {
   /** The user's index for vectors of `dims` dimensions, current with the database. */
   index(userId: string, dims: number): QuantizedVectorIndex<VectorMeta> {
     const version = this.version(userId);
-    const entry = this.entries.get(userId);
-    if (entry && entry.version === version && entry.index.dims === dims) {
-      // Re-inserting moves the user to the back of the LRU order.
-      this.entries.delete(userId);
-      this.entries.set(userId, entry);
-      return entry.index;
-    }
+    const cached = this.cache.get(userId, version, dims);
+    if (cached) return cached;
     const index = new QuantizedVectorIndex<VectorMeta>(dims);
     for (const row of this.rowsOf.iterate(userId, this.model, dims)) {
       index.upsert(row.id, blobToVector(row.embedding), {
@@ -68,41 +54,27 @@ export class VectorCache {
         type: row.type as MemoryType,
       });
     }
-    this.entries.delete(userId);
-    this.entries.set(userId, { version, index });
-    while (this.entries.size > this.maxUsers) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
-    }
+    this.cache.put(userId, version, index);
     return index;
   }
 
-  /**
-   * After this process changed the user's memories (moving the version from `before` to `after`):
-   * patch a cached index that was current, or drop one that was not (or that `patch` gives up on).
-   */
+  /** See VersionedIndexCache.afterWrite. */
   afterWrite(
     userId: string,
     before: number,
     after: number,
     patch: (index: QuantizedVectorIndex<VectorMeta>) => boolean,
   ): void {
-    const entry = this.entries.get(userId);
-    if (!entry) return;
-    if (entry.version !== before || !patch(entry.index)) {
-      this.entries.delete(userId);
-      return;
-    }
-    entry.version = after;
+    this.cache.afterWrite(userId, before, after, patch);
   }
 
   /** Forgets the user's cached index; the next search loads it again. */
   drop(userId: string): void {
-    this.entries.delete(userId);
+    this.cache.drop(userId);
   }
 
   /** Forgets every cached index. */
   clear(): void {
-    this.entries.clear();
+    this.cache.clear();
   }
 }

@@ -26,6 +26,12 @@ export class TermCutoff {
     this.writes++;
   }
 
+  /** True when the term's count is not cached (or is stale): `documentFrequency` would look it up. */
+  needsLookup(term: string): boolean {
+    const cached = this.cache.get(term);
+    return !cached || this.writes - cached.stamp >= DF_REFRESH_WRITES;
+  }
+
   /** How many documents contain the term. */
   documentFrequency(term: string): number {
     const cached = this.cache.get(term);

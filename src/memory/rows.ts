@@ -1,5 +1,5 @@
 /** Maps `memories` rows to MemoryRecords, and the conventions the SQL shares. */
-import type { MemoryRecord, MemoryType } from "../types.js";
+import type { MemoryRecord, MemoryType } from "./types.js";
 
 /** The columns every read selects (the embedding BLOB is read only where vectors are needed). */
 export const MEMORY_COLUMNS = `id, user_id, agent_id, type, text, tags_json, importance, confidence, source_session_id,
