@@ -49,7 +49,7 @@ function hashEmbedder(dims) {
 /** Ingests the collection into a fresh database; returns the service and the ingestion result. */
 async function ingest(data, dir, name, embedder) {
   const db = openDatabase(join(dir, `${name}.db`));
-  const kb = new KnowledgeService(db, { limits: { maxFiles: 10_000 }, ...(embedder ? { embedder } : {}) });
+  const kb = KnowledgeService.sqlite(db, { limits: { maxFiles: 10_000 }, ...(embedder ? { embedder } : {}) });
   const sources = data.docs.map((d) => ({
     kind: "bytes",
     name: `cran-${d.id}.md`,
