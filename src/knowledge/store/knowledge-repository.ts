@@ -77,7 +77,7 @@ export interface ChunkTextSearch {
 
 /** Where in-memory vector indexes load from, and how they tell they are stale. */
 export interface ChunkVectorSource {
-  /** The current version of each base (bumped by every write to it, from any process). */
+  /** The current version of each base (bumped by every write to it, from any process); missing ones left out. */
   baseVersions(kbIds: readonly number[]): Promise<Map<number, number>>;
   /** Calls `add` for every child chunk of the base with a vector of this model and size. */
   loadVectors(

@@ -244,7 +244,14 @@ export class SqliteKnowledgeRepository implements KnowledgeRepository {
   }
 
   async baseVersions(kbIds: readonly number[]): Promise<Map<number, number>> {
-    return this.guard("read", () => new Map(kbIds.map((id) => [id, this.sql.version.get(id) ?? 0] as const)));
+    return this.guard("read", () => {
+      const versions = new Map<number, number>();
+      for (const id of kbIds) {
+        const version = this.sql.version.get(id);
+        if (version !== undefined) versions.set(id, version);
+      }
+      return versions;
+    });
   }
 
   async loadVectors(
