@@ -59,7 +59,8 @@ async function ingest(data, dir, name, embedder) {
   return { db, kb, result };
 }
 
-async function evaluate(label, kb, data, retrievers) {
+/** nDCG@10, recall@10 and recall@100 of `kb.search` over the judged queries. */
+export async function evaluate(label, kb, data, retrievers) {
   let ndcg = 0;
   let r10 = 0;
   let r100 = 0;

@@ -83,6 +83,30 @@ async function prepared(
   return doc;
 }
 
+/**
+ * On PostgreSQL, the term tables must always agree with the chunks: no posting without its chunk,
+ * per-base term counts equal to the postings, base totals equal to the chunks' lengths.
+ */
+async function expectConsistentIndex(backend: Backend): Promise<void> {
+  if (backend.kind !== "postgres") return;
+  const db = backend.db;
+  expect(
+    await db.one(
+      "SELECT count(*) AS n FROM kb_chunk_terms t WHERE NOT EXISTS (SELECT 1 FROM kb_child_chunks c WHERE c.id = t.chunk_id)",
+    ),
+  ).toEqual({ n: 0 });
+  expect(
+    await db.one(`SELECT count(*) AS n FROM (
+      (SELECT term, kb_id, df FROM kb_term_df EXCEPT SELECT term, kb_id, count(*)::int FROM kb_chunk_terms GROUP BY term, kb_id)
+      UNION ALL
+      (SELECT term, kb_id, count(*)::int FROM kb_chunk_terms GROUP BY term, kb_id EXCEPT SELECT term, kb_id, df FROM kb_term_df)) x`),
+  ).toEqual({ n: 0 });
+  expect(
+    await db.one(`SELECT count(*) AS n FROM kb_bases b WHERE b.fts_rows <> (SELECT count(*) FROM kb_child_chunks c WHERE c.kb_id = b.id)
+      OR b.fts_tokens <> (SELECT coalesce(sum(fts_len), 0) FROM kb_child_chunks c WHERE c.kb_id = b.id)`),
+  ).toEqual({ n: 0 });
+}
+
 function service(repo: KnowledgeRepository, options: KnowledgeServiceOptions = {}) {
   return new KnowledgeService(repo, { now, ...options });
 }
@@ -204,7 +228,8 @@ describeBackends("knowledge repository", (open, kind) => {
   });
 
   it("replaces a document's chunks on re-ingest and keeps no trace of the old ones", async () => {
-    const repo = repoOf(await open());
+    const backend = await open();
+    const repo = repoOf(backend);
     const base = await repo.ensureBase("kb");
     const first = await repo.writeDocuments([
       await prepared(base.id, "/a.md", "# Alpha\n\nThe old text mentions zeppelins and airships."),
@@ -222,6 +247,25 @@ describeBackends("knowledge repository", (open, kind) => {
     expect(hits).toHaveLength(1);
     expect((await repo.children([hits[0]!.id]))[0]!.text).toContain("gliders");
     expect(await repo.counts(undefined)).toEqual({ documents: 1, chunks: 1, withVectors: 0 });
+    await expectConsistentIndex(backend);
+  });
+
+  it("writes a batch naming one source twice as two writes in order, the last one winning", async () => {
+    const backend = await open();
+    const repo = repoOf(backend);
+    const base = await repo.ensureBase("kb");
+    const report = await repo.writeDocuments([
+      await prepared(base.id, "/a.md", "# A\n\nFirst zeppelins."),
+      await prepared(base.id, "/b.md", "# B\n\nBalloons."),
+      await prepared(base.id, "/a.md", "# A\n\nThen gliders."),
+    ]);
+    expect(report.documentIds[0]).toBe(report.documentIds[2]);
+    expect(report.documentIds[1]).not.toBe(report.documentIds[0]);
+    expect(report.removedChildIds).toHaveLength(1);
+    expect(await repo.searchText(queryTerms("zeppelins"), 5)).toEqual([]);
+    expect(await repo.searchText(queryTerms("gliders"), 5)).toHaveLength(1);
+    expect(await repo.counts(undefined)).toEqual({ documents: 2, chunks: 2, withVectors: 0 });
+    await expectConsistentIndex(backend);
   });
 
   it("records failed documents without ever replacing a good version", async () => {
@@ -251,7 +295,8 @@ describeBackends("knowledge repository", (open, kind) => {
   });
 
   it("deletes a document and a base with everything under them", async () => {
-    const repo = repoOf(await open());
+    const backend = await open();
+    const repo = repoOf(backend);
     const base = await repo.ensureBase("kb");
     const other = await repo.ensureBase("other");
     const written = await repo.writeDocuments(
@@ -267,6 +312,7 @@ describeBackends("knowledge repository", (open, kind) => {
     expect(await repo.children(victimChildren)).toEqual([]);
     expect(await repo.searchText(queryTerms("compressibility"), 10)).toEqual([]);
     expect(await repo.counts("test:hash-32")).toEqual({ documents: 3, chunks: 3, withVectors: 2 });
+    await expectConsistentIndex(backend);
 
     await repo.deleteBase(base.id);
     expect(await repo.findBase("kb")).toBeUndefined();
@@ -280,6 +326,7 @@ describeBackends("knowledge repository", (open, kind) => {
     await repo.loadVectors(base.id, "test:hash-32", 32, (id) => vectors.push(id));
     expect(vectors).toEqual([]);
     expect(await repo.baseVersions([base.id])).toEqual(new Map());
+    await expectConsistentIndex(backend);
   });
 
   it("filters documents by path (source, prefix, segment or glob) and mime (exact or glob)", async () => {
@@ -379,7 +426,8 @@ describeBackends("knowledge repository", (open, kind) => {
   });
 
   it("orders concurrent writers of one base and keeps the term counts right", async () => {
-    const repo = repoOf(await open());
+    const backend = await open();
+    const repo = repoOf(backend);
     const base = await repo.ensureBase("kb");
     const docs = await Promise.all(CORPUS.map(([s, t]) => prepared(base.id, s, t)));
     const reports = await Promise.all(docs.map((d) => repo.writeDocuments([d])));
@@ -393,6 +441,7 @@ describeBackends("knowledge repository", (open, kind) => {
     // Three chunks now say "wings" and nothing else; wings.md's old text is gone.
     const hits = await repo.searchText(queryTerms("wings"), 10);
     expect(hits).toHaveLength(3);
+    await expectConsistentIndex(backend);
     const reference = referenceSqlite();
     const refBase = await reference.ensureBase("kb");
     for (const [s, t] of CORPUS.slice(3)) await reference.writeDocuments([await prepared(refBase.id, s, t)]);

@@ -92,7 +92,9 @@ export async function searchChunkTerms(
         ]
       : []),
   ];
-  const where = restrict("p");
+  // The ANY condition lets the planner walk the (term, kb_id, chunk_id) index, whatever it guesses
+  // of the unnest's size.
+  const where = ["p.term = ANY($1::text[])", ...restrict("p")];
   if (postings > maxPostings) {
     const cap = params.push(maxPostings);
     const first = ["b.term = ANY($1::text[])", ...restrict("b")].join(" AND ");
@@ -103,9 +105,9 @@ export async function searchChunkTerms(
   params.push(limit);
   const sql = `WITH q AS (SELECT * FROM unnest($1::text[], $2::float8[], $3::float8[]) AS q(term, w, idf))
     SELECT p.chunk_id AS id,
-      sum(q.idf * (p.tf * q.w * ${K1 + 1}) / (p.tf * q.w + ${K1} * (${1 - B} + ${B} * p.len / $4::float8)))::float8 AS score
+      sum(q.idf * (p.tf * q.w * ${K1 + 1}) / (p.tf * q.w + ${K1} * (${1 - B} + ${B}::float8 * p.len / $4::float8)))::float8 AS score
     FROM q JOIN kb_chunk_terms p ON p.term = q.term
-    ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+    WHERE ${where.join(" AND ")}
     GROUP BY p.chunk_id ORDER BY score DESC, id LIMIT $${params.length}`;
   return db.many<Bm25Hit>(sql, params);
 }

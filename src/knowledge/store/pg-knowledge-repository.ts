@@ -43,14 +43,20 @@ const BASE_COUNTS = `${BASE_COLUMNS}, (SELECT count(*) FROM kb_documents d WHERE
 // SQLite compares text bytewise; "C" orders the same way whatever the database's collation.
 const BY_NAME = `ORDER BY b.name COLLATE "C", b.agent_id COLLATE "C"`;
 
-const UPSERT_DOCUMENT = `INSERT INTO kb_documents (kb_id, source, title, mime, size, content_hash, pages, status, error,
-    parent_count, chunk_count, embedding_model, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)
-  ON CONFLICT (kb_id, source) DO UPDATE SET title = excluded.title, mime = excluded.mime, size = excluded.size,
-    content_hash = excluded.content_hash, pages = excluded.pages, status = excluded.status, error = excluded.error,
-    parent_count = excluded.parent_count, chunk_count = excluded.chunk_count,
-    embedding_model = excluded.embedding_model, updated_at = excluded.updated_at
-  RETURNING id`;
+/** Runs of documents with distinct sources, in order (one INSERT … ON CONFLICT cannot touch a row twice). */
+function distinctSources(docs: readonly PreparedDocument[]): PreparedDocument[][] {
+  const groups: PreparedDocument[][] = [];
+  let seen = new Set<string>();
+  for (const doc of docs) {
+    if (groups.length === 0 || seen.has(doc.source)) {
+      groups.push([]);
+      seen = new Set();
+    }
+    groups.at(-1)!.push(doc);
+    seen.add(doc.source);
+  }
+  return groups;
+}
 
 /** PostgreSQL text cannot hold NUL; SQLite can, and extracted text rarely has one. */
 function clean(text: string): string;
@@ -157,8 +163,13 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
   }
 
   async deleteBase(id: number): Promise<void> {
-    // Documents, chunks, postings and term counts go with it (ON DELETE CASCADE).
-    await this.db.run("DELETE FROM kb_bases WHERE id = $1", [id]);
+    await this.db.transaction(async (tx) => {
+      // Locked first, so no writer adds postings between the two deletes (writers lock it too).
+      await tx.run("SELECT id FROM kb_bases WHERE id = $1 FOR UPDATE", [id]);
+      await tx.run("DELETE FROM kb_chunk_terms WHERE kb_id = $1", [id]);
+      // Documents, chunks and term counts go with it (ON DELETE CASCADE).
+      await tx.run("DELETE FROM kb_bases WHERE id = $1", [id]);
+    });
   }
 
   async documentBySource(kbId: number, source: string): Promise<DocumentRow | undefined> {
@@ -199,7 +210,9 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
         addedVectors: [],
       };
       const totals = { rows: 0, tokens: 0 };
-      for (const doc of docs) report.documentIds.push(await this.writeDocument(tx, doc, report, totals));
+      for (const group of distinctSources(docs)) {
+        report.documentIds.push(...(await this.writeGroup(tx, group, report, totals)));
+      }
       await tx.run(
         "UPDATE kb_bases SET fts_rows = fts_rows + $2, fts_tokens = fts_tokens + $3 WHERE id = $1",
         [kbId, totals.rows, totals.tokens],
@@ -234,7 +247,7 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
   async deleteDocument(kbId: number, documentId: number): Promise<WriteReport> {
     return this.db.transaction(async (tx) => {
       const version = await this.lockBase(tx, kbId);
-      const removed = await this.unindexDocument(tx, kbId, documentId);
+      const removed = await this.unindexDocuments(tx, kbId, [documentId]);
       await tx.run("DELETE FROM kb_documents WHERE id = $1", [documentId]);
       await tx.run(
         "UPDATE kb_bases SET fts_rows = fts_rows - $2, fts_tokens = fts_tokens - $3 WHERE id = $1",
@@ -391,15 +404,18 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
     return row.version;
   }
 
-  /** Takes a document's chunks out of the term counts; returns their ids and total length. */
-  private async unindexDocument(
+  /**
+   * Takes documents' chunks out of the term counts and deletes their postings (the chunks themselves
+   * are left to the caller); returns their ids (ascending) and total length.
+   */
+  private async unindexDocuments(
     tx: PgQueryable,
     kbId: number,
-    documentId: number,
+    documentIds: readonly number[],
   ): Promise<{ ids: number[]; tokens: number }> {
     const chunks = await tx.many<{ id: number; fts_len: number }>(
-      "SELECT id, fts_len FROM kb_child_chunks WHERE document_id = $1",
-      [documentId],
+      "SELECT id, fts_len FROM kb_child_chunks WHERE document_id = ANY($1::bigint[]) ORDER BY id",
+      [documentIds],
     );
     if (chunks.length === 0) return { ids: [], tokens: 0 };
     const ids = chunks.map((c) => c.id);
@@ -416,80 +432,100 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
         unused,
       ]);
     }
+    await tx.run("DELETE FROM kb_chunk_terms WHERE kb_id = $1 AND chunk_id = ANY($2::bigint[])", [kbId, ids]);
     return { ids, tokens: chunks.reduce((sum, c) => sum + c.fts_len, 0) };
   }
 
-  private async writeDocument(
+  /**
+   * Writes documents of distinct sources with a fixed number of statements, whatever their count:
+   * one round trip per table instead of one per row keeps a batch of small files cheap.
+   */
+  private async writeGroup(
     tx: PgQueryable,
-    doc: PreparedDocument,
+    docs: PreparedDocument[],
     report: WriteReport,
     totals: { rows: number; tokens: number },
-  ): Promise<number> {
-    const chunks = doc.parents.reduce((sum, p) => sum + p.children.length, 0);
-    const { id } = (await tx.one<{ id: number }>(UPSERT_DOCUMENT, [
-      doc.kbId,
-      clean(doc.source),
-      clean(doc.title),
-      doc.mime,
-      doc.size,
-      doc.hash,
-      doc.pages ?? null,
-      "ready",
-      null,
-      doc.parents.length,
-      chunks,
-      doc.embeddingModel ?? null,
-      this.now(),
-    ]))!;
-    const removed = await this.unindexDocument(tx, doc.kbId, id);
+  ): Promise<number[]> {
+    const kbId = docs[0]!.kbId;
+    const written = await tx.many<{ id: number; source: string }>(
+      `INSERT INTO kb_documents (kb_id, source, title, mime, size, content_hash, pages, status, error,
+         parent_count, chunk_count, embedding_model, created_at, updated_at)
+       SELECT $1::bigint, u.source, u.title, u.mime, u.size, u.hash, u.pages, 'ready', NULL, u.parents, u.chunks,
+         u.model, $2::bigint, $2::bigint
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::int[], $9::int[], $10::int[],
+         $11::text[]) AS u(source, title, mime, size, hash, pages, parents, chunks, model)
+       ON CONFLICT (kb_id, source) DO UPDATE SET title = excluded.title, mime = excluded.mime, size = excluded.size,
+         content_hash = excluded.content_hash, pages = excluded.pages, status = excluded.status, error = excluded.error,
+         parent_count = excluded.parent_count, chunk_count = excluded.chunk_count,
+         embedding_model = excluded.embedding_model, updated_at = excluded.updated_at
+       RETURNING id, source`,
+      [
+        kbId,
+        this.now(),
+        docs.map((d) => clean(d.source)),
+        docs.map((d) => clean(d.title)),
+        docs.map((d) => d.mime),
+        docs.map((d) => d.size),
+        docs.map((d) => d.hash),
+        docs.map((d) => d.pages ?? null),
+        docs.map((d) => d.parents.length),
+        docs.map((d) => d.parents.reduce((sum, p) => sum + p.children.length, 0)),
+        docs.map((d) => d.embeddingModel ?? null),
+      ],
+    );
+    const idOf = new Map(written.map((r) => [r.source, r.id] as const));
+    const ids = docs.map((d) => idOf.get(clean(d.source))!);
+    const removed = await this.unindexDocuments(tx, kbId, ids);
     report.removedChildIds.push(...removed.ids);
     totals.rows -= removed.ids.length;
     totals.tokens -= removed.tokens;
-    // Children and their postings go with their parents (ON DELETE CASCADE).
-    await tx.run("DELETE FROM kb_parent_chunks WHERE document_id = $1", [id]);
-    if (doc.parents.length === 0) return id;
+    // Children go with their parents (ON DELETE CASCADE); their postings went above.
+    await tx.run("DELETE FROM kb_parent_chunks WHERE document_id = ANY($1::bigint[])", [ids]);
 
-    const parentRows = await tx.many<{ id: number; seq: number }>(
+    const parents = docs.flatMap((doc, i) =>
+      doc.parents.map((parent, seq) => ({ doc, documentId: ids[i]!, seq, parent })),
+    );
+    if (parents.length === 0) return ids;
+    const parentRows = await tx.many<{ id: number; document_id: number; seq: number }>(
       `INSERT INTO kb_parent_chunks (document_id, seq, text, section, page_start, page_end, tokens)
-       SELECT $1::bigint, * FROM unnest($2::int[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[])
-       RETURNING id, seq`,
+       SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[])
+       RETURNING id, document_id, seq`,
       [
-        id,
-        doc.parents.map((_, seq) => seq),
-        doc.parents.map((p) => clean(p.chunk.text)),
-        doc.parents.map((p) => clean(p.chunk.section)),
-        doc.parents.map((p) => p.chunk.pageStart ?? null),
-        doc.parents.map((p) => p.chunk.pageEnd ?? null),
-        doc.parents.map((p) => p.chunk.tokens),
+        parents.map((p) => p.documentId),
+        parents.map((p) => p.seq),
+        parents.map((p) => clean(p.parent.chunk.text)),
+        parents.map((p) => clean(p.parent.chunk.section)),
+        parents.map((p) => p.parent.chunk.pageStart ?? null),
+        parents.map((p) => p.parent.chunk.pageEnd ?? null),
+        parents.map((p) => p.parent.chunk.tokens),
       ],
     );
-    const parentIds = new Map(parentRows.map((r) => [r.seq, r.id] as const));
-    const children = doc.parents.flatMap(({ children: list }, parentSeq) =>
-      list.map((child, seq) => {
-        const vector = doc.embeddingModel ? child.vector : undefined;
-        return {
-          child,
-          seq,
-          parentId: parentIds.get(parentSeq)!,
-          vector,
-          terms: chunkTerms(child.indexText),
-        };
-      }),
+    const parentIds = new Map(parentRows.map((r) => [`${r.document_id}:${r.seq}`, r.id] as const));
+    const children = parents.flatMap(({ doc, documentId, seq: parentSeq, parent }) =>
+      parent.children.map((child, seq) => ({
+        child,
+        seq,
+        documentId,
+        parentId: parentIds.get(`${documentId}:${parentSeq}`)!,
+        vector: doc.embeddingModel ? child.vector : undefined,
+        model: doc.embeddingModel,
+        terms: chunkTerms(child.indexText),
+      })),
     );
-    if (children.length === 0) return id;
+    if (children.length === 0) return ids;
     const childRows = await tx.many<{ id: number; parent_id: number; seq: number }>(
       `INSERT INTO kb_child_chunks (parent_id, document_id, kb_id, seq, text, section, page_start, page_end, tokens,
          embedding, embedding_model, embedding_dims, fts_len)
-       SELECT u.parent_id, $1::bigint, $2::bigint, u.seq, u.text, u.section, u.page_start, u.page_end, u.tokens,
+       SELECT u.parent_id, u.document_id, $1::bigint, u.seq, u.text, u.section, u.page_start, u.page_end, u.tokens,
          u.embedding, u.model, u.dims, u.len
-       FROM unnest($3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[], $8::int[], $9::int[], $10::bytea[],
-         $11::text[], $12::int[], $13::int[])
-         AS u(parent_id, seq, text, section, page_start, page_end, tokens, embedding, model, dims, len)
+       FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[], $8::int[], $9::int[],
+         $10::bytea[], $11::text[], $12::int[], $13::int[])
+         AS u(parent_id, document_id, seq, text, section, page_start, page_end, tokens, embedding, model, dims, len)
        RETURNING id, parent_id, seq`,
       [
-        id,
-        doc.kbId,
+        kbId,
         children.map((c) => c.parentId),
+        children.map((c) => c.documentId),
         children.map((c) => c.seq),
         children.map((c) => clean(c.child.chunk.text)),
         children.map((c) => clean(c.child.chunk.section)),
@@ -497,7 +533,7 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
         children.map((c) => c.child.chunk.pageEnd ?? null),
         children.map((c) => c.child.chunk.tokens),
         children.map((c) => (c.vector ? vectorToBlob(c.vector) : null)),
-        children.map((c) => (c.vector ? doc.embeddingModel! : null)),
+        children.map((c) => (c.vector ? c.model! : null)),
         children.map((c) => (c.vector ? c.vector.length : null)),
         children.map((c) => c.terms.len),
       ],
@@ -522,22 +558,23 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
       }
       totals.rows++;
       totals.tokens += c.terms.len;
-      if (c.vector) report.addedVectors.push({ id: childId, documentId: id, vector: c.vector });
+      if (c.vector) report.addedVectors.push({ id: childId, documentId: c.documentId, vector: c.vector });
     }
     if (postings.terms.length > 0) {
       await tx.run(
         `INSERT INTO kb_chunk_terms (term, kb_id, chunk_id, tf, len)
          SELECT u.term, $1::bigint, u.chunk_id, u.tf, u.len FROM unnest($2::text[], $3::bigint[], $4::int[], $5::int[])
            AS u(term, chunk_id, tf, len)`,
-        [doc.kbId, postings.terms, postings.chunks, postings.tf, postings.len],
+        [kbId, postings.terms, postings.chunks, postings.tf, postings.len],
       );
       await tx.run(
-        `INSERT INTO kb_term_df (term, kb_id, df) SELECT u.term, $1::bigint, u.df FROM unnest($2::text[], $3::int[]) AS u(term, df)
+        `INSERT INTO kb_term_df (term, kb_id, df)
+         SELECT u.term, $1::bigint, u.df FROM unnest($2::text[], $3::int[]) AS u(term, df)
          ON CONFLICT (term, kb_id) DO UPDATE SET df = kb_term_df.df + excluded.df`,
-        [doc.kbId, [...df.keys()], [...df.values()]],
+        [kbId, [...df.keys()], [...df.values()]],
       );
     }
-    return id;
+    return ids;
   }
 }
 

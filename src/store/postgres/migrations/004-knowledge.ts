@@ -4,7 +4,8 @@
  * code), with what FTS5 keeps internally spelled out as tables:
  * - `kb_chunk_terms`: one posting per (term, chunk) with its count and the chunk's length in
  *   terms, written by the app from the same processed terms FTS5 gets on SQLite (stems, CJK
- *   bigrams and characters), so both backends score alike;
+ *   bigrams and characters), so both backends score alike. No foreign key: a per-row check made
+ *   ingestion three times slower; the repository deletes postings with their chunks and bases;
  * - `kb_term_df`: how many chunks of a base hold a term (summed over bases at query time, like
  *   FTS5's table-wide counts); per base, so writers of different bases never touch the same rows;
  * - `kb_bases.fts_rows` and `fts_tokens`: the base's chunk and term totals, for N and the average
@@ -81,12 +82,12 @@ export const knowledge = sqlMigration(
     `CREATE TABLE kb_chunk_terms (
     term TEXT NOT NULL,
     kb_id BIGINT NOT NULL,
-    chunk_id BIGINT NOT NULL REFERENCES kb_child_chunks (id) ON DELETE CASCADE,
+    chunk_id BIGINT NOT NULL,
     tf INTEGER NOT NULL,
     len INTEGER NOT NULL,
     PRIMARY KEY (term, kb_id, chunk_id) INCLUDE (tf, len)
   )`,
-    "CREATE INDEX kb_chunk_terms_chunk ON kb_chunk_terms (chunk_id)",
+    "CREATE INDEX kb_chunk_terms_chunk ON kb_chunk_terms (kb_id, chunk_id)",
     `CREATE TABLE kb_term_df (
     term TEXT NOT NULL,
     kb_id BIGINT NOT NULL REFERENCES kb_bases (id) ON DELETE CASCADE,
