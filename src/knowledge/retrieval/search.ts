@@ -145,11 +145,7 @@ export async function searchChunks(
   }
   const bm25Started = performance.now();
   const terms = queryTerms(query.query);
-  // Without a restriction to some bases, the FTS query needs no base filter at all.
-  const everyBase = useBm25 && bases.length >= (await ctx.repo.baseCount());
-  const bm25 = useBm25
-    ? await ctx.repo.searchText(terms, candidates, everyBase ? undefined : kbIds, documentIds)
-    : [];
+  const bm25 = useBm25 ? await ctx.repo.searchText(terms, candidates, kbIds, documentIds) : [];
   trace.bm25 = { hits: bm25.length, ms: elapsed(bm25Started), terms };
   let vectorIds: number[] = [];
   if (vectorWork) {

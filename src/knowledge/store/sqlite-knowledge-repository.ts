@@ -240,7 +240,12 @@ export class SqliteKnowledgeRepository implements KnowledgeRepository {
     kbIds?: readonly number[],
     documentIds?: readonly number[],
   ): Promise<Bm25Hit[]> {
-    return this.guard("read", () => this.bm25.search(terms, limit, kbIds, documentIds));
+    return this.guard("read", () => {
+      // Searching every base needs no base filter in the FTS query, which makes it cheaper.
+      const everyBase =
+        kbIds !== undefined && kbIds.length > 0 && new Set(kbIds).size >= (this.sql.baseCount.get() ?? 0);
+      return this.bm25.search(terms, limit, everyBase ? undefined : kbIds, documentIds);
+    });
   }
 
   async baseVersions(kbIds: readonly number[]): Promise<Map<number, number>> {
