@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { KnowledgeService } from "../dist/knowledge/knowledge-service.js";
-import { PgKnowledgeRepository } from "../dist/knowledge/store/pg-knowledge-repository.js";
+import { createPostgresKnowledgeService } from "../dist/knowledge/postgres.js";
 import { openDatabase } from "../dist/store/database.js";
 import { openPostgres } from "../dist/store/postgres/pg-database.js";
 import { hashEmbedding } from "../dist/testing/fake-embeddings-server.js";
@@ -41,16 +41,32 @@ function hashEmbedder(dims) {
 
 /** Ingests the collection; returns the service and the ingestion time. */
 async function ingest(service, data) {
-  const sources = data.docs.map((d) => ({ kind: "bytes", name: `cran-${d.id}.md`, data: cranfieldMarkdown(d) }));
+  const sources = data.docs.map((d) => ({
+    kind: "bytes",
+    name: `cran-${d.id}.md`,
+    data: cranfieldMarkdown(d),
+  }));
   const started = performance.now();
   const result = await service.ingest("cranfield", sources);
   return { ms: performance.now() - started, result };
 }
 
+/** The documents each judged query ranks first (top 10), to compare the backends query by query. */
+async function topTen(service, data, retrievers) {
+  const out = [];
+  for (const query of data.queries) {
+    if (!data.qrels.get(query.id)?.size) continue;
+    const { passages } = await service.search({ query: query.text, topK: 10, retrievers });
+    out.push(passages.map((p) => p.citation.source).join(" "));
+  }
+  return out;
+}
+
 async function measure(label, service, data, retrievers) {
   const started = performance.now();
   const row = await evaluate(label, service, data, retrievers);
-  return { ...row, queryMs: (performance.now() - started) / row.queries };
+  const queryMs = (performance.now() - started) / row.queries;
+  return { ...row, queryMs, top: await topTen(service, data, retrievers) };
 }
 
 /** Runs the benchmark; returns a markdown section. */
@@ -68,12 +84,20 @@ export async function run() {
   const dir = mkdtempSync(join(tmpdir(), "dimsum-bench-kb-backends-"));
   const rows = [];
   let pgDb;
+  const sqliteDbs = [];
   try {
     pgDb = await openPostgres(url.toString());
     const embedder = hashEmbedder(DIMS);
     const backends = [
-      { kind: "SQLite", open: (n) => KnowledgeService.sqlite(openDatabase(join(dir, `${n}.db`)), options(n)) },
-      { kind: "PostgreSQL", open: (n) => new KnowledgeService(new PgKnowledgeRepository(pgDb), options(n)) },
+      {
+        kind: "SQLite",
+        open: (n) => {
+          const db = openDatabase(join(dir, `${n}.db`));
+          sqliteDbs.push(db);
+          return KnowledgeService.sqlite(db, options(n));
+        },
+      },
+      { kind: "PostgreSQL", open: (n) => createPostgresKnowledgeService(pgDb, options(n)) },
     ];
     function options(n) {
       return { limits: { maxFiles: 10_000 }, ...(n === "hybrid" ? { embedder } : {}) };
@@ -106,6 +130,7 @@ export async function run() {
       });
     }
   } finally {
+    for (const db of sqliteDbs) db.close();
     await pgDb?.close();
     await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
@@ -116,7 +141,8 @@ export async function run() {
     const lite = rows.find((r) => r.kind === "SQLite" && r.config === config);
     const post = rows.find((r) => r.kind === "PostgreSQL" && r.config === config);
     const ingestCell = (r) => (r.ingestMs === undefined ? "" : `${(r.ingestMs / 1000).toFixed(1)} s`);
-    return `| ${config} | ${f(lite.ndcg)} | ${f(post.ndcg)} | ${(post.ndcg / lite.ndcg).toFixed(3)} | ${f(lite.r100)} | ${f(post.r100)} | ${lite.queryMs.toFixed(2)} / ${post.queryMs.toFixed(2)} ms | ${ingestCell(lite)} / ${ingestCell(post)} |`;
+    const same = lite.top.filter((t, i) => t === post.top[i]).length;
+    return `| ${config} | ${f(lite.ndcg)} | ${f(post.ndcg)} | ${(post.ndcg / lite.ndcg).toFixed(3)} | ${same}/${lite.top.length} | ${f(lite.r100)} | ${f(post.r100)} | ${lite.queryMs.toFixed(2)} / ${post.queryMs.toFixed(2)} ms | ${lite.ingestMs === undefined ? "(same base)" : `${ingestCell(lite)} / ${ingestCell(post)}`} |`;
   });
   const worst = Math.min(
     ...configs.map(
@@ -130,11 +156,11 @@ export async function run() {
     "",
     `${data.docs.length} Cranfield abstracts ingested through KnowledgeService into a SQLite file (FTS5) and a fresh PostgreSQL database ` +
       "(BM25 over term tables, vectors as BYTEA in an in-memory int8 index, no pgvector), " +
-      `${rows[0].queries} judged queries on each, same run. Ratio = PostgreSQL / SQLite nDCG@10 (target ≥ 0.98). ` +
+      `${rows[0].queries} judged queries on each, same run. Ratio = PostgreSQL / SQLite nDCG@10 (target ≥ 0.98); "same top 10" counts the queries whose ten passages come back identical, in the same order. ` +
       "Latency is the mean `search()` time per query (topK 100); ingestion includes chunking and, for hybrid, hashEmbedding.",
     "",
-    "| configuration | nDCG@10 SQLite | nDCG@10 PostgreSQL | ratio | recall@100 SQLite | recall@100 PostgreSQL | query SQLite / PostgreSQL | ingest SQLite / PostgreSQL |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| configuration | nDCG@10 SQLite | nDCG@10 PostgreSQL | ratio | same top 10 | recall@100 SQLite | recall@100 PostgreSQL | query SQLite / PostgreSQL | ingest SQLite / PostgreSQL |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...lines,
     "",
     `Lowest ratio: ${worst.toFixed(3)} (${worst >= 0.98 ? "meets" : "does NOT meet"} the 0.98 target).`,
