@@ -20,6 +20,7 @@ export type {
   ChunkVectorSource,
   KnowledgeRepository,
 } from "./store/knowledge-repository.js";
+export { knowledgeTermsStep } from "./store/pg-knowledge-derived.js";
 export {
   createPostgresKnowledgeRepository,
   PgKnowledgeRepository,

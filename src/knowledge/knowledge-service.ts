@@ -9,10 +9,9 @@ import type { Database as SqliteDatabase } from "better-sqlite3";
 import { DimsumError } from "../errors.js";
 import { RRF_K } from "../memory/ranking.js";
 import type { Embedder } from "../memory/types.js";
-import { SECTION_SEPARATOR } from "./chunking/units.js";
 import { type IngestContext, runIngest } from "./ingest/ingest.js";
 import { IngestJob } from "./ingest/ingest-job.js";
-import { indexTextOf } from "./ingest/prepare.js";
+import { storedIndexText } from "./ingest/prepare.js";
 import { type SearchContext, searchChunks } from "./retrieval/search.js";
 import { ChunkVectors } from "./store/chunk-vectors.js";
 import type { KnowledgeRepository } from "./store/knowledge-repository.js";
@@ -306,16 +305,7 @@ export class KnowledgeService {
     }
     const children = await this.repo.childrenOf(doc.id);
     try {
-      const texts = children.map((c) => {
-        const section = c.section ?? undefined;
-        const last = section?.split(SECTION_SEPARATOR).at(-1);
-        const headed = last !== undefined && c.text.startsWith(last);
-        const child =
-          section === undefined
-            ? { text: c.text, tokens: 0, headed }
-            : { text: c.text, tokens: 0, headed, section };
-        return indexTextOf(child, doc.title);
-      });
+      const texts = children.map((c) => storedIndexText(c, doc.title));
       const vectors = await embedder.embed(texts, signal);
       const map = new Map<number, Float32Array>();
       children.forEach((c, i) => {

@@ -14,6 +14,7 @@ import type {
   KnowledgeRepository,
   PreparedDocument,
 } from "../../src/knowledge/store/knowledge-repository.js";
+import { knowledgeTermsStep } from "../../src/knowledge/store/pg-knowledge-derived.js";
 import { globToRegex, PgKnowledgeRepository } from "../../src/knowledge/store/pg-knowledge-repository.js";
 import { SqliteKnowledgeRepository } from "../../src/knowledge/store/sqlite-knowledge-repository.js";
 import { queryTerms } from "../../src/memory/text/terms.js";
@@ -558,6 +559,45 @@ describeBackends("knowledge repository", (open, kind) => {
     ]);
     expect(kind).toBe(backend.kind);
   });
+
+  it.skipIf(kind !== "postgres")(
+    "rebuilds the term tables of copied rows (dimsum migrate) to the same ranking, idempotently",
+    async () => {
+      const backend = await open();
+      if (backend.kind !== "postgres") return;
+      const repo = repoOf(backend);
+      const base = await repo.ensureBase("kb");
+      const other = await repo.ensureBase("other", "pilot");
+      await repo.writeDocuments(
+        await Promise.all(CORPUS.map(([s, t]) => prepared(base.id, s, t, undefined, { childTokens: 12 }))),
+      );
+      await repo.writeDocuments([await prepared(other.id, "/o.md", "# Other\n\nDrag and wings elsewhere.")]);
+      const queries = ["drag speed", "wings", "喝茶", "新幹線で東京", "landing flaps"];
+      const search = () => Promise.all(queries.map((q) => repo.searchText(queryTerms(q), 20)));
+      const before = await search();
+      // What a copy of the SQLite rows leaves: chunks without postings, counts or lengths.
+      await backend.db.run("TRUNCATE kb_chunk_terms, kb_term_df");
+      await backend.db.run("UPDATE kb_child_chunks SET fts_len = 0");
+      await backend.db.run("UPDATE kb_bases SET fts_rows = 0, fts_tokens = 0");
+      expect(await repo.searchText(queryTerms("wings"), 20)).toEqual([]);
+      const progress: Array<[number, number]> = [];
+      await knowledgeTermsStep.run(backend.db, (done, total) => progress.push([done, total]));
+      const chunks = (await repo.counts(undefined)).chunks;
+      expect(progress.at(0)).toEqual([0, chunks]);
+      expect(progress.at(-1)).toEqual([chunks, chunks]);
+      const after = await search();
+      after.forEach((hits, i) => {
+        expect(hits.map((h) => h.id)).toEqual(before[i]!.map((h) => h.id));
+        hits.forEach((h, j) => {
+          expect(h.score).toBeCloseTo(before[i]![j]!.score, 9);
+        });
+      });
+      await expectConsistentIndex(backend);
+      await knowledgeTermsStep.run(backend.db, () => undefined);
+      expect(await search()).toEqual(after);
+      await expectConsistentIndex(backend);
+    },
+  );
 
   it("keeps agents' bases apart in service search and removal", async () => {
     const kb = service(repoOf(await open()));
