@@ -599,6 +599,31 @@ describeBackends("knowledge repository", (open, kind) => {
     },
   );
 
+  it("ingests through the service: unchanged files are no-ops, changed ones replaced, uploads re-embedded", async () => {
+    const backend = await open();
+    const first = embedder(16);
+    const kb = service(repoOf(backend), { embedder: first });
+    const upload = (data: string) => [{ kind: "bytes" as const, name: "notes.md", data }];
+    expect(await kb.ingest("kb", upload("# Notes\n\nRudder and ailerons."))).toMatchObject({ added: 1 });
+    expect(await kb.ingest("kb", upload("# Notes\n\nRudder and ailerons."))).toMatchObject({
+      added: 0,
+      unchanged: 1,
+    });
+    expect(await kb.ingest("kb", upload("# Notes\n\nElevator trim."))).toMatchObject({ updated: 1 });
+    expect((await kb.search({ query: "rudder", retrievers: "bm25" })).passages).toEqual([]);
+    expect((await kb.search({ query: "elevator", retrievers: "bm25" })).passages).toHaveLength(1);
+    // Another model: the upload has no file to re-read, so reindex gives its stored chunks new vectors.
+    const second = embedder(24);
+    const again = service(repoOf(backend), { embedder: second });
+    expect((await again.status()).chunksWithoutVectors).toBe(1);
+    const reindexed = await again.reindex("kb");
+    expect(reindexed).toMatchObject({ updated: 1, failed: 0 });
+    expect(await again.status()).toMatchObject({ chunksWithoutVectors: 0, embeddingModel: second.model });
+    const found = await again.search({ query: "elevator trim", retrievers: "vector" });
+    expect(found.trace.vector).toMatchObject({ hits: 1, model: second.model });
+    expect((await again.listDocuments("kb"))[0]?.embeddingModel).toBe(second.model);
+  });
+
   it("keeps agents' bases apart in service search and removal", async () => {
     const kb = service(repoOf(await open()));
     await kb.ingest("team", [{ kind: "bytes", name: "t.md", data: "# Team\n\nShared runway notes." }]);
