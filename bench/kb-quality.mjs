@@ -49,7 +49,7 @@ function hashEmbedder(dims) {
 /** Ingests the collection into a fresh database; returns the service and the ingestion result. */
 async function ingest(data, dir, name, embedder) {
   const db = openDatabase(join(dir, `${name}.db`));
-  const kb = new KnowledgeService(db, { limits: { maxFiles: 10_000 }, ...(embedder ? { embedder } : {}) });
+  const kb = KnowledgeService.sqlite(db, { limits: { maxFiles: 10_000 }, ...(embedder ? { embedder } : {}) });
   const sources = data.docs.map((d) => ({
     kind: "bytes",
     name: `cran-${d.id}.md`,
@@ -59,7 +59,8 @@ async function ingest(data, dir, name, embedder) {
   return { db, kb, result };
 }
 
-async function evaluate(label, kb, data, retrievers) {
+/** nDCG@10, recall@10 and recall@100 of `kb.search` over the judged queries. */
+export async function evaluate(label, kb, data, retrievers) {
   let ndcg = 0;
   let r10 = 0;
   let r100 = 0;

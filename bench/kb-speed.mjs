@@ -140,10 +140,10 @@ async function cranfield(dir) {
     [`with hashEmbedding ${DIMS}`, { embedder }],
   ]) {
     const db = openDatabase(join(dir, `cran-${rows.length}.db`));
-    const kb = new KnowledgeService(db, { ...options, limits: { maxFiles: 10_000 } });
+    const kb = KnowledgeService.sqlite(db, { ...options, limits: { maxFiles: 10_000 } });
     const first = await kb.ingest("cranfield", [{ kind: "path", path: folder }]);
     const again = await kb.ingest("cranfield", [{ kind: "path", path: folder }]);
-    rows.push({ label, first, again, chunks: kb.status().childChunks });
+    rows.push({ label, first, again, chunks: (await kb.status()).childChunks });
     services[label] = { kb, db };
   }
   const queries = data.queries.map((q) => q.text);
@@ -160,7 +160,7 @@ async function cranfield(dir) {
 async function synthetic(dir) {
   const { docs, queries } = syntheticCorpus();
   const db = openDatabase(join(dir, "synthetic.db"));
-  const kb = new KnowledgeService(db, { embedder, limits: { maxFiles: 10_000 } });
+  const kb = KnowledgeService.sqlite(db, { embedder, limits: { maxFiles: 10_000 } });
   const start = performance.now();
   let bytes = 0;
   for (let i = 0; i < docs.length; i += 1000) {
@@ -169,7 +169,7 @@ async function synthetic(dir) {
     bytes += result.bytes;
   }
   const ingestMs = performance.now() - start;
-  const chunks = kb.status().childChunks;
+  const chunks = (await kb.status()).childChunks;
   const coldStart = performance.now();
   await kb.search({ query: queries[0], topK: 10 });
   const coldMs = performance.now() - coldStart;

@@ -16,6 +16,7 @@ const all = [
   "memory-quality",
   "cjk-memory-quality",
   "kb-quality",
+  "kb-backends",
   "kb-speed",
   "mcp-startup",
   "mcp-conformance",

@@ -9,6 +9,6 @@ const [kind, file, scope, query] = process.argv.slice(2);
 const db = openDatabase(file);
 const t0 = performance.now();
 if (kind === "memory") await new SqliteMemoryStore(db).search({ userId: scope, query, limit: 10 });
-else await new KnowledgeService(db).search({ query, kb: scope, topK: 5 });
+else await KnowledgeService.sqlite(db).search({ query, kb: scope, topK: 5 });
 process.stdout.write(`${performance.now() - t0}\n`);
 db.close();

@@ -101,7 +101,7 @@ async function storedServices(
     await Promise.all([import("../memory/index.js"), import("../knowledge/knowledge-service.js")]);
   const embeddingModel = resolveEmbeddingModel(config);
   const embedder = embeddingModel ? { embedder: createEmbedder(embeddingModel) } : {};
-  return { memory: new SqliteMemoryStore(db, embedder), knowledge: new KnowledgeService(db, embedder) };
+  return { memory: new SqliteMemoryStore(db, embedder), knowledge: KnowledgeService.sqlite(db, embedder) };
 }
 
 /** Connects the servers in mcp.json (in parallel); the SDK loads only if there are any. */

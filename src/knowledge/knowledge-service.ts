@@ -1,22 +1,22 @@
 /**
- * The knowledge base facade over one SQLite connection: bases (shared or per agent), ingestion
- * (direct or as background jobs), reindexing, document management, hybrid search and status.
+ * The knowledge base facade over a KnowledgeRepository (SQLite or PostgreSQL): bases (shared or per
+ * agent), ingestion (direct or as background jobs), reindexing, document management, hybrid search
+ * and status. `KnowledgeService.sqlite(db)` builds one over a SQLite connection.
  */
 import { stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
-import type { Database } from "better-sqlite3";
+import type { Database as SqliteDatabase } from "better-sqlite3";
 import { DimsumError } from "../errors.js";
 import { RRF_K } from "../memory/ranking.js";
 import type { Embedder } from "../memory/types.js";
-import { sqliteCode, storeError } from "../store/sqlite-errors.js";
-import { SECTION_SEPARATOR } from "./chunking/units.js";
 import { type IngestContext, runIngest } from "./ingest/ingest.js";
 import { IngestJob } from "./ingest/ingest-job.js";
-import { indexTextOf } from "./ingest/prepare.js";
+import { storedIndexText } from "./ingest/prepare.js";
 import { type SearchContext, searchChunks } from "./retrieval/search.js";
 import { ChunkVectors } from "./store/chunk-vectors.js";
-import { KnowledgeRepository } from "./store/knowledge-repository.js";
+import type { KnowledgeRepository } from "./store/knowledge-repository.js";
 import { type BaseRow, type DocumentRow, toBaseInfo, toDocumentRecord } from "./store/rows.js";
+import { SqliteKnowledgeRepository } from "./store/sqlite-knowledge-repository.js";
 import type {
   ChunkingOptions,
   DocumentRecord,
@@ -53,12 +53,13 @@ export interface KnowledgeServiceOptions {
    * ones). The right bar depends on the embedding model; 0.2-0.3 suits many.
    */
   minSimilarity?: number;
-  /** BM25 work cap in postings (see chunk-bm25.ts). */
+  /** BM25 work cap in postings (see chunk-bm25.ts); used by `KnowledgeService.sqlite`. */
   maxPostings?: number;
   /** Child chunks per embedding request while ingesting (default 64). */
   embedBatch?: number;
   /** Folder relative paths are resolved against (default process.cwd()). */
   cwd?: string;
+  /** The clock of `KnowledgeService.sqlite`'s repository. */
   now?: () => number;
 }
 
@@ -80,29 +81,30 @@ function unknownBase(name: string): DimsumError {
 }
 
 export class KnowledgeService {
-  private readonly repo: KnowledgeRepository;
   private readonly vectors: ChunkVectors | undefined;
-  private readonly file: string;
   private readonly jobList = new Map<string, IngestJob>();
 
-  /** `db` must come from `openDatabase` (migrated); the caller keeps ownership and closes it. */
+  /** The service over a repository (SQLite or PostgreSQL); the caller keeps its database and closes it. */
   constructor(
-    db: Database,
+    private readonly repo: KnowledgeRepository,
     private readonly options: KnowledgeServiceOptions = {},
   ) {
-    this.file = db.name;
-    this.repo = new KnowledgeRepository(db, options.now, options.maxPostings);
-    this.vectors = options.embedder ? new ChunkVectors(db, options.embedder.model) : undefined;
+    this.vectors = options.embedder ? new ChunkVectors(repo, options.embedder.model) : undefined;
+  }
+
+  /** The service over a SQLite connection from `openDatabase` (migrated), which the caller closes. */
+  static sqlite(db: SqliteDatabase, options: KnowledgeServiceOptions = {}): KnowledgeService {
+    return new KnowledgeService(new SqliteKnowledgeRepository(db, options.now, options.maxPostings), options);
   }
 
   /** How retrieval runs (hybrid or BM25 alone, and why), with corpus totals. */
-  status(): KnowledgeStatus {
+  async status(): Promise<KnowledgeStatus> {
     const model = this.options.embedder?.model;
-    const counts = this.guard("read", () => this.repo.counts(model));
+    const [counts, bases] = await Promise.all([this.repo.counts(model), this.repo.baseCount()]);
     const status: KnowledgeStatus = {
       mode: model ? "hybrid" : "bm25",
       note: "",
-      bases: this.guard("read", () => this.repo.baseCount()),
+      bases,
       documents: counts.documents,
       childChunks: counts.chunks,
       chunksWithoutVectors: model ? counts.chunks - counts.withVectors : counts.chunks,
@@ -118,46 +120,47 @@ export class KnowledgeService {
   }
 
   /** Creates a base (shared, or the agent's own); returns the existing one if it is there already. */
-  createBase(name: string, options: { agentId?: string; description?: string } = {}): KnowledgeBaseInfo {
+  async createBase(
+    name: string,
+    options: { agentId?: string; description?: string } = {},
+  ): Promise<KnowledgeBaseInfo> {
     checkName(name);
-    return toBaseInfo(
-      this.guard("write to", () => this.repo.ensureBase(name, options.agentId, options.description)),
-    );
+    return toBaseInfo(await this.repo.ensureBase(name, options.agentId, options.description));
   }
 
   /** Bases visible to an agent (shared plus its own), or every base with `all`. */
-  listBases(options: { agentId?: string; all?: boolean } = {}): KnowledgeBaseInfo[] {
+  async listBases(options: { agentId?: string; all?: boolean } = {}): Promise<KnowledgeBaseInfo[]> {
     const agent = options.all ? null : (options.agentId ?? "");
-    return this.guard("read", () => this.repo.listBases(agent)).map(toBaseInfo);
+    return (await this.repo.listBases(agent)).map(toBaseInfo);
   }
 
-  getBase(name: string, agentId?: string): KnowledgeBaseInfo | undefined {
-    const row = this.guard("read", () => this.repo.findBase(name, agentId));
-    return row && toBaseInfo(this.guard("read", () => this.repo.withCounts(row)));
+  async getBase(name: string, agentId?: string): Promise<KnowledgeBaseInfo | undefined> {
+    const row = await this.repo.findBase(name, agentId);
+    return row && toBaseInfo(await this.repo.withCounts(row));
   }
 
   /** Deletes a base with all its documents; false when there is none by that name. */
-  removeBase(name: string, agentId?: string): boolean {
-    const row = this.guard("read", () => this.repo.findBase(name, agentId));
+  async removeBase(name: string, agentId?: string): Promise<boolean> {
+    const row = await this.repo.findBase(name, agentId);
     if (!row) return false;
-    this.guard("write to", () => this.repo.deleteBase(row.id));
+    await this.repo.deleteBase(row.id);
     return true;
   }
 
-  listDocuments(kb: string, agentId?: string): DocumentRecord[] {
-    const base = this.requireBase(kb, agentId);
-    return this.guard("read", () => this.repo.documents(base.id)).map(toDocumentRecord);
+  async listDocuments(kb: string, agentId?: string): Promise<DocumentRecord[]> {
+    const base = await this.requireBase(kb, agentId);
+    return (await this.repo.documents(base.id)).map(toDocumentRecord);
   }
 
   /**
    * Removes one document, named by id (`12` or `#12`), source, a path relative to the working
    * folder, or a file name that matches exactly one document. Returns it, or undefined when none matches.
    */
-  removeDocument(kb: string, ref: string, agentId?: string): DocumentRecord | undefined {
-    const base = this.requireBase(kb, agentId);
-    const doc = this.findDocument(base, ref);
+  async removeDocument(kb: string, ref: string, agentId?: string): Promise<DocumentRecord | undefined> {
+    const base = await this.requireBase(kb, agentId);
+    const doc = await this.findDocument(base, ref);
     if (!doc) return undefined;
-    const report = this.guard("write to", () => this.repo.deleteDocument(base.id, doc.id));
+    const report = await this.repo.deleteDocument(base.id, doc.id);
     this.vectors?.afterWrite(report);
     return toDocumentRecord(doc);
   }
@@ -169,8 +172,8 @@ export class KnowledgeService {
     options: IngestOptions = {},
   ): Promise<IngestResult> {
     checkName(kb);
-    const base = this.guard("write to", () => this.repo.ensureBase(kb, options.agentId));
-    return this.guardAsync("write to", () => runIngest(this.ingestContext(), base, sources, options));
+    const base = await this.repo.ensureBase(kb, options.agentId);
+    return runIngest(this.ingestContext(), base, sources, options);
   }
 
   /** Starts an ingestion in the background; poll or subscribe to the returned job. */
@@ -203,22 +206,20 @@ export class KnowledgeService {
    * the rest (uploads, moved files) keep their chunks and, with an embedder, get fresh vectors.
    */
   async reindex(kb: string, options: Omit<IngestOptions, "force"> = {}): Promise<IngestResult> {
-    const base = this.requireBase(kb, options.agentId);
-    const docs = this.guard("read", () => this.repo.documents(base.id));
+    const base = await this.requireBase(kb, options.agentId);
+    const docs = await this.repo.documents(base.id);
     const onDisk: DocumentRow[] = [];
     const elsewhere: DocumentRow[] = [];
     for (const doc of docs) {
       const info = isAbsolute(doc.source) ? await stat(doc.source).catch(() => null) : null;
       (info?.isFile() ? onDisk : elsewhere).push(doc);
     }
-    const result = await this.guardAsync("write to", () =>
-      runIngest(
-        // The batch limit guards against adding too much by mistake; a base's own documents are fine.
-        { ...this.ingestContext(), maxFiles: Number.POSITIVE_INFINITY },
-        base,
-        onDisk.map((d) => ({ kind: "path" as const, path: d.source })),
-        { ...options, force: true },
-      ),
+    const result = await runIngest(
+      // The batch limit guards against adding too much by mistake; a base's own documents are fine.
+      { ...this.ingestContext(), maxFiles: Number.POSITIVE_INFINITY },
+      base,
+      onDisk.map((d) => ({ kind: "path" as const, path: d.source })),
+      { ...options, force: true },
     );
     const extra: IngestFileResult[] = [];
     for (const doc of elsewhere) {
@@ -246,7 +247,7 @@ export class KnowledgeService {
     if (query.query.trim() === "") {
       throw new DimsumError("tool_args", "the search query is empty", { hint: "pass the words to look for" });
     }
-    const bases = this.basesFor(query);
+    const bases = await this.basesFor(query);
     const ctx: SearchContext = {
       repo: this.repo,
       embedder: this.options.embedder,
@@ -258,24 +259,24 @@ export class KnowledgeService {
       rerankTimeoutMs: this.options.rerankTimeoutMs ?? 15_000,
       minSimilarity: this.options.minSimilarity ?? 0,
     };
-    return this.guardAsync("read", () => searchChunks(ctx, bases, query));
+    return searchChunks(ctx, bases, query);
   }
 
-  private basesFor(query: KnowledgeSearchQuery): BaseRow[] {
+  private async basesFor(query: KnowledgeSearchQuery): Promise<BaseRow[]> {
     const names = query.kb === undefined ? undefined : Array.isArray(query.kb) ? query.kb : [query.kb];
-    if (!names) return this.guard("read", () => this.repo.visibleBases(query.agentId));
-    return names.map((name) => this.requireBase(name, query.agentId));
+    if (!names) return this.repo.visibleBases(query.agentId);
+    return Promise.all(names.map((name) => this.requireBase(name, query.agentId)));
   }
 
-  private requireBase(name: string, agentId?: string): BaseRow {
-    const row = this.guard("read", () => this.repo.findBase(name, agentId));
+  private async requireBase(name: string, agentId?: string): Promise<BaseRow> {
+    const row = await this.repo.findBase(name, agentId);
     if (!row) throw unknownBase(name);
     return row;
   }
 
-  private findDocument(base: BaseRow, ref: string): DocumentRow | undefined {
+  private async findDocument(base: BaseRow, ref: string): Promise<DocumentRow | undefined> {
     const trimmed = ref.trim();
-    const docs = this.guard("read", () => this.repo.documents(base.id));
+    const docs = await this.repo.documents(base.id);
     const id = /^#?(\d+)$/.exec(trimmed)?.[1];
     if (id) {
       const byId = docs.find((d) => d.id === Number(id));
@@ -302,25 +303,16 @@ export class KnowledgeService {
         reason: "source is not a readable file; kept as stored",
       };
     }
-    const children = this.guard("read", () => this.repo.childrenOf(doc.id));
+    const children = await this.repo.childrenOf(doc.id);
     try {
-      const texts = children.map((c) => {
-        const section = c.section ?? undefined;
-        const last = section?.split(SECTION_SEPARATOR).at(-1);
-        const headed = last !== undefined && c.text.startsWith(last);
-        const child =
-          section === undefined
-            ? { text: c.text, tokens: 0, headed }
-            : { text: c.text, tokens: 0, headed, section };
-        return indexTextOf(child, doc.title);
-      });
+      const texts = children.map((c) => storedIndexText(c, doc.title));
       const vectors = await embedder.embed(texts, signal);
       const map = new Map<number, Float32Array>();
       children.forEach((c, i) => {
         const vector = vectors[i];
         if (vector) map.set(c.id, vector);
       });
-      this.guard("write to", () => this.repo.setVectors(doc.id, base.id, embedder.model, map));
+      await this.repo.setVectors(doc.id, base.id, embedder.model, map);
       // Rare (reindex only): simpler to reload the base's index than to patch it.
       this.vectors?.clear();
       return { source: doc.source, outcome: "updated", documentId: String(doc.id), chunks: children.length };
@@ -344,21 +336,5 @@ export class KnowledgeService {
       cwd: this.options.cwd,
       afterWrite: (report) => this.vectors?.afterWrite(report),
     };
-  }
-
-  private guard<T>(action: string, work: () => T): T {
-    try {
-      return work();
-    } catch (err) {
-      throw sqliteCode(err) ? storeError(err, this.file, action) : err;
-    }
-  }
-
-  private async guardAsync<T>(action: string, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      throw sqliteCode(err) ? storeError(err, this.file, action) : err;
-    }
   }
 }

@@ -107,7 +107,7 @@ export function buildMemory(db: Database, log: ServerLog): MemoryStore {
 /** The knowledge base over the server's database; hybrid when DIMSUM_EMBEDDING_MODEL is set. */
 export function buildKnowledge(db: Database, config: DimsumConfig): KnowledgeService {
   const embedding = resolveEmbeddingModel(config);
-  return new KnowledgeService(db, embedding ? { embedder: createEmbedder(embedding) } : {});
+  return KnowledgeService.sqlite(db, embedding ? { embedder: createEmbedder(embedding) } : {});
 }
 
 /**

@@ -33,7 +33,7 @@ export function openDb(file = join(tempDir(), "dimsum.db")): Database {
 /** A knowledge service on a new database, relative paths resolved in `cwd` (a temp folder by default). */
 export function newService(options: KnowledgeServiceOptions = {}, db = openDb()) {
   const cwd = options.cwd ?? tempDir();
-  return { db, cwd, kb: new KnowledgeService(db, { ...options, cwd }) };
+  return { db, cwd, kb: KnowledgeService.sqlite(db, { ...options, cwd }) };
 }
 
 /** Writes files (path -> content) under `root`, creating folders; returns absolute paths by key. */

@@ -54,7 +54,7 @@ describe("ingestion", () => {
     });
     expect(bySource.has("docs/.git/config")).toBe(false);
 
-    const docs = kb.listDocuments("manuals");
+    const docs = await kb.listDocuments("manuals");
     const summary = docs.map((d) => [d.source.slice(cwd.length + 1), d.title, d.mime, d.status, d.pages]);
     expect(summary).toEqual([
       ["docs/broken.pdf", "broken.pdf", "application/pdf", "failed", undefined],
@@ -103,7 +103,7 @@ describe("ingestion", () => {
     const newChunks = db.prepare("SELECT id FROM kb_child_chunks").pluck().all();
     expect(newChunks.some((id) => oldChunks.includes(id))).toBe(false);
     expect(db.prepare("SELECT count(*) FROM kb_chunks_fts").pluck().get()).toBe(newChunks.length);
-    expect(kb.listDocuments("kb")).toHaveLength(1);
+    expect(await kb.listDocuments("kb")).toHaveLength(1);
   });
 
   it("keeps the old version whole when writing the new one fails half-way", async () => {
@@ -130,7 +130,7 @@ describe("ingestion", () => {
       message: "3 files to ingest, more than the limit of 2 per batch",
       hint: expect.stringContaining("--max-files"),
     });
-    expect(kb.listDocuments("kb")).toEqual([]);
+    expect(await kb.listDocuments("kb")).toEqual([]);
     writeFiles(cwd, { "big.txt": "x".repeat(500), "small.txt": "fine" });
     const result = await kb.ingest("kb", [
       { kind: "path", path: "big.txt" },
@@ -144,7 +144,7 @@ describe("ingestion", () => {
     await expect(kb.ingest("kb", [{ kind: "path", path: "missing" }])).rejects.toMatchObject({
       message: "no such file or folder: missing",
     });
-    expect(() => kb.createBase("bad name!")).toThrow(/not a valid knowledge base name/);
+    await expect(kb.createBase("bad name!")).rejects.toThrow(/not a valid knowledge base name/);
   });
 
   it("reports progress per file and stops cleanly when cancelled, keeping finished files", async () => {
@@ -172,7 +172,7 @@ describe("ingestion", () => {
       },
     });
     expect(partial).toMatchObject({ cancelled: true, added: 2 });
-    expect(kb.listDocuments("part")).toHaveLength(2);
+    expect(await kb.listDocuments("part")).toHaveLength(2);
   });
 
   it("runs as a background job with status, progress pushes and cancel", async () => {
@@ -214,12 +214,15 @@ describe("ingestion", () => {
       outcome: "added",
       warning: expect.stringContaining("embedding service down"),
     });
-    expect(kb.status()).toMatchObject({ mode: "hybrid", chunksWithoutVectors: 1 });
-    expect(kb.status().note).toContain("run dimsum kb reindex");
+    expect(await kb.status()).toMatchObject({ mode: "hybrid", chunksWithoutVectors: 1 });
+    expect((await kb.status()).note).toContain("run dimsum kb reindex");
     embedder.fail = false;
     const again = await kb.ingest("kb", [{ kind: "path", path: "c.txt" }]);
     expect(again.updated).toBe(1);
-    expect(kb.status()).toMatchObject({ chunksWithoutVectors: 0, note: "hybrid (BM25 + test:hash-128)" });
+    expect(await kb.status()).toMatchObject({
+      chunksWithoutVectors: 0,
+      note: "hybrid (BM25 + test:hash-128)",
+    });
   });
 
   it("reindexes files from disk and re-embeds uploads that have no file", async () => {
@@ -238,7 +241,7 @@ describe("ingestion", () => {
     const result = await kb.reindex("kb");
     const outcomes = Object.fromEntries(result.files.map((f) => [f.source.replace(cwd, ""), f.outcome]));
     expect(outcomes).toEqual({ "/r.md": "updated", "https://example.com/u.md": "updated" });
-    expect(kb.status().chunksWithoutVectors).toBe(0);
+    expect((await kb.status()).chunksWithoutVectors).toBe(0);
     expect((await kb.search({ query: "ailerons" })).passages[0]?.citation.source).toBe(
       "https://example.com/u.md",
     );
@@ -257,14 +260,14 @@ describe("ingestion", () => {
     const { kb, cwd } = newService();
     writeFiles(cwd, { "one/x.txt": "first x", "two/x.txt": "second x", "y.txt": "why" });
     await kb.ingest("kb", [{ kind: "path", path: "." }]);
-    expect(() => kb.removeDocument("kb", "x.txt")).toThrow(/matches 2 documents/);
-    expect(kb.removeDocument("kb", "one/x.txt")?.source).toBe(join(cwd, "one/x.txt"));
-    const y = kb.listDocuments("kb").find((d) => d.source.endsWith("y.txt"))!;
-    expect(kb.removeDocument("kb", `#${y.id}`)?.id).toBe(y.id);
-    expect(kb.removeDocument("kb", "nothing.txt")).toBeUndefined();
-    expect(kb.listDocuments("kb").map((d) => d.source)).toEqual([join(cwd, "two/x.txt")]);
-    expect(kb.removeBase("kb")).toBe(true);
-    expect(kb.removeBase("kb")).toBe(false);
+    await expect(kb.removeDocument("kb", "x.txt")).rejects.toThrow(/matches 2 documents/);
+    expect((await kb.removeDocument("kb", "one/x.txt"))?.source).toBe(join(cwd, "one/x.txt"));
+    const y = (await kb.listDocuments("kb")).find((d) => d.source.endsWith("y.txt"))!;
+    expect((await kb.removeDocument("kb", `#${y.id}`))?.id).toBe(y.id);
+    expect(await kb.removeDocument("kb", "nothing.txt")).toBeUndefined();
+    expect((await kb.listDocuments("kb")).map((d) => d.source)).toEqual([join(cwd, "two/x.txt")]);
+    expect(await kb.removeBase("kb")).toBe(true);
+    expect(await kb.removeBase("kb")).toBe(false);
     expect((await kb.search({ query: "second" })).passages).toEqual([]);
   });
 
@@ -274,8 +277,8 @@ describe("ingestion", () => {
     await kb.ingest("mine", [{ kind: "bytes", name: "p.txt", data: "private hangar notes" }], {
       agentId: "pilot",
     });
-    expect(kb.listBases().map((b) => b.name)).toEqual(["team"]);
-    expect(kb.listBases({ agentId: "pilot" }).map((b) => [b.name, b.agentId])).toEqual([
+    expect((await kb.listBases()).map((b) => b.name)).toEqual(["team"]);
+    expect((await kb.listBases({ agentId: "pilot" })).map((b) => [b.name, b.agentId])).toEqual([
       ["mine", "pilot"],
       ["team", undefined],
     ]);

@@ -69,8 +69,8 @@ describe("search", () => {
   it("runs on BM25 alone without an embedder, and says so", async () => {
     const { kb } = newService();
     await kb.ingest("aero", docs);
-    expect(kb.status()).toMatchObject({ mode: "bm25", bases: 1, documents: 3, childChunks: 3 });
-    expect(kb.status().note).toContain("set DIMSUM_EMBEDDING_MODEL");
+    expect(await kb.status()).toMatchObject({ mode: "bm25", bases: 1, documents: 3, childChunks: 3 });
+    expect((await kb.status()).note).toContain("set DIMSUM_EMBEDDING_MODEL");
     const result = await kb.search({ query: "How do swept wings affect drag?" });
     expect(result.trace).toMatchObject({
       mode: "bm25",
@@ -98,7 +98,7 @@ describe("search", () => {
       "# Handbook\n\n## Onboarding\n\nNew staff receive a brass compass on day one.\n\n" +
       "## Payroll\n\nSalaries are paid on the last weekday of each month.";
     await kb.ingest("staff", [{ kind: "bytes", name: "handbook.md", data: handbook }]);
-    expect(kb.status()).toMatchObject({ documents: 1 });
+    expect(await kb.status()).toMatchObject({ documents: 1 });
     const payroll = await kb.search({ query: "when are salaries paid" });
     expect(payroll.passages[0]?.citation.section).toBe("Handbook › Payroll");
     // Both sections share the parent passage, so its text holds both.

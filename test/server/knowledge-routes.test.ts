@@ -24,7 +24,7 @@ interface Harness {
 async function start(): Promise<Harness> {
   const db = openDatabase(join(tempDir("dimsum-kb-routes-"), "kb.db"));
   opened.push(db);
-  const service = new KnowledgeService(db);
+  const service = KnowledgeService.sqlite(db);
   const srv = await startServer({
     routes: [mountKnowledgeRoutes(service, { maxFileBytes: MAX_FILE, maxFiles: 3 })],
   });
@@ -145,7 +145,7 @@ describe("knowledge base routes", () => {
       202,
     );
     expect((await waitForJob(srv, owner, started.jobId)).status).toBe("done");
-    expect(service.listDocuments("docs").map((d) => d.source)).toEqual(["evil.md"]);
+    expect((await service.listDocuments("docs")).map((d) => d.source)).toEqual(["evil.md"]);
     expect(safeUploadName("..\\..\\x.md")).toBe("x.md");
     expect(safeUploadName("dir/..")).toBeUndefined();
   });
@@ -170,7 +170,7 @@ describe("knowledge base routes", () => {
       ]),
       400,
     );
-    expect(service.listBases({ all: true })).toEqual([]);
+    expect(await service.listBases({ all: true })).toEqual([]);
   });
 
   it("needs a session, and the CSRF token for cookie POSTs", async () => {

@@ -178,7 +178,7 @@ export async function kbCommand(
       serviceOptions.reranker = createModelReranker({ stream, model: resolveModel(config, options.model) });
     }
     db = openDatabase(join(config.home, "dimsum.db"));
-    const kb = new KnowledgeService(db, serviceOptions);
+    const kb = KnowledgeService.sqlite(db, serviceOptions);
     const agent = options.agent ? { agentId: options.agent } : {};
     const out = (value: unknown, human: string) =>
       io.stdout.write(options.json ? `${JSON.stringify(value)}\n` : human);
@@ -206,18 +206,18 @@ export async function kbCommand(
     }
     if (action === "list") {
       if (!name) {
-        const bases = kb.listBases(options.agent ? { agentId: options.agent } : { all: true });
-        if (options.json) out({ bases, status: kb.status() }, "");
+        const bases = await kb.listBases(options.agent ? { agentId: options.agent } : { all: true });
+        if (options.json) out({ bases, status: await kb.status() }, "");
         else {
           io.stdout.write(
             bases.length === 0
               ? "no knowledge bases yet (dimsum kb add <kb> <files>)\n"
               : bases.map(baseLine).join(""),
           );
-          io.stdout.write(`retrieval: ${kb.status().note}\n`);
+          io.stdout.write(`retrieval: ${(await kb.status()).note}\n`);
         }
       } else {
-        const docs = kb.listDocuments(name, options.agent);
+        const docs = await kb.listDocuments(name, options.agent);
         if (options.json) out(docs, "");
         else
           io.stdout.write(docs.length === 0 ? `${name} has no documents\n` : docs.map(documentLine).join(""));
@@ -226,8 +226,8 @@ export async function kbCommand(
     }
     if (action === "remove") {
       if (rest.length === 0) {
-        const base = kb.getBase(name!, options.agent);
-        if (!base || !kb.removeBase(name!, options.agent)) {
+        const base = await kb.getBase(name!, options.agent);
+        if (!base || !(await kb.removeBase(name!, options.agent))) {
           io.stderr.write(`no knowledge base named "${name}"\n`);
           return EXIT_FAILURE;
         }
@@ -235,7 +235,7 @@ export async function kbCommand(
         return EXIT_OK;
       }
       const ref = rest.join(" ");
-      const removed = kb.removeDocument(name!, ref, options.agent);
+      const removed = await kb.removeDocument(name!, ref, options.agent);
       if (!removed) {
         io.stderr.write(`no document "${ref}" in ${name}\n`);
         return EXIT_FAILURE;
@@ -244,7 +244,7 @@ export async function kbCommand(
       return EXIT_OK;
     }
     if (action === "status") {
-      const status = kb.status();
+      const status = await kb.status();
       out(
         status,
         `${status.note}\n${plural(status.bases, "base")}, ${plural(status.documents, "document")}, ${plural(status.childChunks, "chunk")}\n`,

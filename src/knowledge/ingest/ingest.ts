@@ -111,7 +111,7 @@ export async function runIngest(
         warning = `stored without vectors (search falls back to words for it): ${describe(err)}`;
       }
     }
-    const report = ctx.repo.writeDocuments(items.map((item) => item.doc));
+    const report = await ctx.repo.writeDocuments(items.map((item) => item.doc));
     ctx.afterWrite?.(report);
     items.forEach(({ task, doc, updated }, i) => {
       const documentId = report.documentIds[i]!;
@@ -162,7 +162,7 @@ export async function runIngest(
         continue;
       }
       const hash = contentHash(data);
-      const existing = ctx.repo.documentBySource(kb.id, task.source);
+      const existing = await ctx.repo.documentBySource(kb.id, task.source);
       const vectorsCurrent = !embedder || existing?.embedding_model === embedder.model;
       if (
         !options.force &&
@@ -191,7 +191,7 @@ export async function runIngest(
       } catch (err) {
         if (isAbort(err, signal)) throw err;
         const reason = describe(err);
-        ctx.repo.writeFailed({
+        await ctx.repo.writeFailed({
           kbId: kb.id,
           source: task.source,
           title: task.title ?? task.name,

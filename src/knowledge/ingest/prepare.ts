@@ -25,6 +25,21 @@ export function indexTextOf(child: ChildChunk, title: string): string {
   return lead === "" ? child.text : `${lead}\n${child.text}`;
 }
 
+/**
+ * The index text of a stored child chunk, rebuilt from its text, section and document title (the
+ * chunker's `headed` flag is not stored: a text starting with its own heading had it).
+ */
+export function storedIndexText(child: { text: string; section: string | null }, title: string): string {
+  const section = child.section ?? undefined;
+  const last = section?.split(SECTION_SEPARATOR).at(-1);
+  const headed = last !== undefined && child.text.startsWith(last);
+  const chunk: ChildChunk =
+    section === undefined
+      ? { text: child.text, tokens: 0, headed }
+      : { text: child.text, tokens: 0, headed, section };
+  return indexTextOf(chunk, title);
+}
+
 export interface PrepareInput {
   kbId: number;
   source: string;

@@ -119,10 +119,10 @@ export async function searchChunks(
     return { passages: [], trace };
   }
   const filter = query.filter && (query.filter.path || query.filter.mime) ? query.filter : undefined;
-  const documentIds = filter ? ctx.repo.filteredDocuments(kbIds, filter) : undefined;
+  const documentIds = filter ? await ctx.repo.filteredDocuments(kbIds, filter) : undefined;
   const documentSet = documentIds ? new Set(documentIds) : undefined;
 
-  // Stage 1. The embedding request starts first so it overlaps the (synchronous) BM25 query.
+  // Stage 1. The embedding request starts first so it overlaps the BM25 query.
   let vectorWork: Promise<VectorOutcome> | undefined;
   const { embedder, vectors } = ctx;
   const useBm25 = query.retrievers !== "vector";
@@ -134,22 +134,18 @@ export async function searchChunks(
     const vectorStarted = performance.now();
     vectorWork = Promise.resolve()
       .then(() => embedder.embed([query.query], signal))
-      .then(([vector]) => {
+      .then(async ([vector]) => {
         if (!vector) throw new DimsumError("provider_unavailable", "the embedding API returned no vector");
-        const hits = vectors
-          .search(kbIds, vector, candidates, documentSet)
-          .filter((h) => h.score >= ctx.minSimilarity);
+        const hits = (await vectors.search(kbIds, vector, candidates, documentSet)).filter(
+          (h) => h.score >= ctx.minSimilarity,
+        );
         return { ids: hits.map((h) => h.id), ms: elapsed(vectorStarted) };
       });
     vectorWork.catch(() => {});
   }
   const bm25Started = performance.now();
   const terms = queryTerms(query.query);
-  // Without a restriction to some bases, the FTS query needs no base filter at all.
-  const everyBase = bases.length >= ctx.repo.baseCount();
-  const bm25 = useBm25
-    ? ctx.repo.bm25.search(terms, candidates, everyBase ? undefined : kbIds, documentIds)
-    : [];
+  const bm25 = useBm25 ? await ctx.repo.searchText(terms, candidates, kbIds, documentIds) : [];
   trace.bm25 = { hits: bm25.length, ms: elapsed(bm25Started), terms };
   let vectorIds: number[] = [];
   if (vectorWork) {
@@ -168,7 +164,7 @@ export async function searchChunks(
 
   // Stage 2.
   const childIds = [...new Set([...bm25.map((h) => h.id), ...vectorIds])];
-  const children = ctx.repo.children(childIds);
+  const children = await ctx.repo.children(childIds);
   const parentOf = new Map(children.map((c) => [c.id, c.parent_id] as const));
   const sectionOf = new Map(children.map((c) => [c.id, c.section] as const));
   const fusion = fuseToParents(
@@ -184,7 +180,9 @@ export async function searchChunks(
   // Stage 3.
   const rerankN = Math.min(ordered.length, Math.max(ctx.rerankTopN, topK));
   const wanted = ordered.slice(0, Math.max(topK, ctx.reranker ? rerankN : 0));
-  const rows = new Map(ctx.repo.passages(wanted.map((p) => p.parentId)).map((r) => [r.id, r] as const));
+  const rows = new Map(
+    (await ctx.repo.passages(wanted.map((p) => p.parentId))).map((r) => [r.id, r] as const),
+  );
   let scores: Map<string, number> | undefined;
   const reranker = ctx.reranker;
   if (reranker && query.rerank !== false && rerankN > 1) {

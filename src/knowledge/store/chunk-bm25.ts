@@ -11,13 +11,10 @@
 import type { Database, Statement } from "better-sqlite3";
 import { TermCutoff } from "../../memory/text/term-cutoff.js";
 import { ftsColumns, ftsMatchExpression, WEAK_TERM_WEIGHT } from "../../memory/text/terms.js";
+import type { Bm25Hit } from "./knowledge-repository.js";
 
 export const DEFAULT_MAX_POSTINGS = 10_000;
-export interface Bm25Hit {
-  id: number;
-  /** BM25 relevance, higher is better. */
-  score: number;
-}
+export type { Bm25Hit };
 
 /** The FTS value that tags a chunk with its base. */
 export function kbTag(kbId: number): string {

@@ -1,12 +1,12 @@
 /**
  * Child-chunk vectors in memory for fast search: one int8 index per base (the memory layer's
- * QuantizedVectorIndex with its SIMD dot kernel), loaded from the Float32 BLOBs on first use and
- * reloaded when the base's `version` moved (any write, by any process).
+ * QuantizedVectorIndex with its SIMD dot kernel), loaded from the stored Float32 vectors on first use
+ * and reloaded when the base's `version` moved (any write, by any process or instance). The versions
+ * are read once per search, so several server instances sharing one PostgreSQL database never search
+ * a stale index: the cost is one small query per search.
  */
-import type { Database } from "better-sqlite3";
-import { blobToVector } from "../../memory/vectors/blob.js";
 import { QuantizedVectorIndex, type VectorHit } from "../../memory/vectors/quantized-index.js";
-import type { WriteReport } from "./knowledge-repository.js";
+import type { ChunkVectorSource, WriteReport } from "./knowledge-repository.js";
 
 export interface ChunkMeta {
   documentId: number;
@@ -20,52 +20,60 @@ interface Entry {
 /** Per-base vector indexes for one embedding model, the most recently used `maxBases` kept. */
 export class ChunkVectors {
   private readonly entries = new Map<number, Entry>();
-  private readonly versionOf;
-  private readonly rowsOf;
+  /** Loads in flight, keyed by base, version and size, so concurrent searches load a base once. */
+  private readonly loading = new Map<string, Promise<Entry>>();
 
   constructor(
-    db: Database,
+    private readonly source: ChunkVectorSource,
     private readonly model: string,
     private readonly maxBases = 16,
-  ) {
-    this.versionOf = db.prepare<[number], number>("SELECT version FROM kb_bases WHERE id = ?").pluck();
-    this.rowsOf = db.prepare<
-      [number, string, number],
-      { id: number; document_id: number; embedding: Buffer }
-    >(
-      `SELECT id, document_id, embedding FROM kb_child_chunks
-       WHERE kb_id = ? AND embedding_model = ? AND embedding_dims = ? AND embedding IS NOT NULL`,
-    );
-  }
+  ) {}
 
   /** The index of a base for `dims`-dimensional vectors, current with the database. */
-  index(kbId: number, dims: number): QuantizedVectorIndex<ChunkMeta> {
-    const version = this.versionOf.get(kbId) ?? 0;
+  async index(kbId: number, dims: number, version?: number): Promise<QuantizedVectorIndex<ChunkMeta>> {
+    const current = version ?? (await this.source.baseVersions([kbId])).get(kbId) ?? 0;
     const entry = this.entries.get(kbId);
-    if (entry && entry.version === version && entry.index.dims === dims) {
+    if (entry && entry.version === current && entry.index.dims === dims) {
       this.entries.delete(kbId);
       this.entries.set(kbId, entry);
       return entry.index;
     }
-    const index = new QuantizedVectorIndex<ChunkMeta>(dims);
-    for (const row of this.rowsOf.iterate(kbId, this.model, dims)) {
-      index.upsert(row.id, blobToVector(row.embedding), { documentId: row.document_id });
+    const key = `${kbId}:${current}:${dims}`;
+    let load = this.loading.get(key);
+    if (!load) {
+      load = this.load(kbId, dims, current).finally(() => this.loading.delete(key));
+      this.loading.set(key, load);
     }
+    return (await load).index;
+  }
+
+  private async load(kbId: number, dims: number, version: number): Promise<Entry> {
+    // The version was read before the rows: the index may hold newer rows than its version says,
+    // which only costs a reload, never a stale answer.
+    const index = new QuantizedVectorIndex<ChunkMeta>(dims);
+    await this.source.loadVectors(kbId, this.model, dims, (id, documentId, vector) =>
+      index.upsert(id, vector, { documentId }),
+    );
+    const entry = { version, index };
     this.entries.delete(kbId);
-    this.entries.set(kbId, { version, index });
+    this.entries.set(kbId, entry);
     while (this.entries.size > this.maxBases) this.entries.delete(this.entries.keys().next().value as number);
-    return index;
+    return entry;
   }
 
   /** The `limit` nearest child chunks across the bases, best first; `documents` restricts to those. */
-  search(
+  async search(
     kbIds: readonly number[],
     query: Float32Array,
     limit: number,
     documents?: ReadonlySet<number>,
-  ): Array<VectorHit<ChunkMeta>> {
+  ): Promise<Array<VectorHit<ChunkMeta>>> {
     const accept = documents ? (meta: ChunkMeta) => documents.has(meta.documentId) : undefined;
-    const hits = kbIds.flatMap((kbId) => this.index(kbId, query.length).search(query, limit, accept));
+    const versions = await this.source.baseVersions(kbIds);
+    const indexes = await Promise.all(
+      kbIds.map((kbId) => this.index(kbId, query.length, versions.get(kbId) ?? 0)),
+    );
+    const hits = indexes.flatMap((index) => index.search(query, limit, accept));
     return hits.sort((a, b) => b.score - a.score || a.id - b.id).slice(0, limit);
   }
 

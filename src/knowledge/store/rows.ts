@@ -97,3 +97,16 @@ export function toDocumentRecord(row: DocumentRow): DocumentRecord {
   if (row.embedding_model !== null) record.embeddingModel = row.embedding_model;
   return record;
 }
+
+/** Whether a filter value is a glob (`*`, `?`, `[…]`) rather than a plain path or type. */
+export const GLOB = /[*?[]/;
+
+/** A path glob as matched against absolute sources: relative ones match anywhere. */
+export function globPattern(path: string): string {
+  return path.startsWith("/") || path.startsWith("*") ? path : `*${path}`;
+}
+
+/** A plain path as a segment of a source: `docs/` matches `/repo/docs/a.md`. */
+export function pathSegment(path: string): string {
+  return `/${path.replace(/^\.?\//, "")}`;
+}

@@ -111,23 +111,24 @@ export function knowledgeRoutes(
     maxFiles: options.maxFiles ?? DEFAULT_MAX_UPLOAD_FILES,
   };
   const app = new Hono<AppEnv>();
-  const requireBase = (name: string, agentId: string | undefined) => {
-    const base = service.getBase(name, agentId);
+  const requireBase = async (name: string, agentId: string | undefined) => {
+    const base = await service.getBase(name, agentId);
     if (!base) throw notFound(`knowledge base "${name}" not found`);
     return base;
   };
 
   // The upload limits let the page state them before anyone uploads.
-  app.get("/", readers, (c) =>
-    c.json({ status: service.status(), bases: service.listBases({ all: true }), limits }),
-  );
+  app.get("/", readers, async (c) => {
+    const [status, bases] = await Promise.all([service.status(), service.listBases({ all: true })]);
+    return c.json({ status, bases, limits });
+  });
 
-  app.post("/", managers, jsonBody(createSchema), (c) => {
+  app.post("/", managers, jsonBody(createSchema), async (c) => {
     const { name, agentId, description } = c.req.valid("json");
     const created: { agentId?: string; description?: string } = {};
     if (agentId) created.agentId = agentId;
     if (description) created.description = description;
-    return c.json(service.createBase(name, created), 201);
+    return c.json(await service.createBase(name, created), 201);
   });
 
   // Jobs first: `/jobs/:id` would otherwise read as the base "jobs".
@@ -144,25 +145,26 @@ export function knowledgeRoutes(
     return c.json(job.snapshot(), 202);
   });
 
-  app.delete("/:name", managers, paramsOf(nameParam), queryOf(agentQuery), (c) => {
+  app.delete("/:name", managers, paramsOf(nameParam), queryOf(agentQuery), async (c) => {
     const { name } = c.req.valid("param");
-    if (!service.removeBase(name, c.req.valid("query").agentId))
+    if (!(await service.removeBase(name, c.req.valid("query").agentId)))
       throw notFound(`knowledge base "${name}" not found`);
     return c.body(null, 204);
   });
 
-  app.get("/:name/documents", readers, paramsOf(nameParam), queryOf(agentQuery), (c) => {
+  app.get("/:name/documents", readers, paramsOf(nameParam), queryOf(agentQuery), async (c) => {
     const { name } = c.req.valid("param");
     const { agentId } = c.req.valid("query");
-    requireBase(name, agentId);
-    return c.json(service.listDocuments(name, agentId));
+    await requireBase(name, agentId);
+    return c.json(await service.listDocuments(name, agentId));
   });
 
-  app.delete("/:name/documents/:id", managers, paramsOf(docParams), queryOf(agentQuery), (c) => {
+  app.delete("/:name/documents/:id", managers, paramsOf(docParams), queryOf(agentQuery), async (c) => {
     const { name, id } = c.req.valid("param");
     const { agentId } = c.req.valid("query");
-    requireBase(name, agentId);
-    if (!service.removeDocument(name, id, agentId)) throw notFound(`document "${id}" in ${name} not found`);
+    await requireBase(name, agentId);
+    if (!(await service.removeDocument(name, id, agentId)))
+      throw notFound(`document "${id}" in ${name} not found`);
     return c.body(null, 204);
   });
 
@@ -187,7 +189,7 @@ export function knowledgeRoutes(
   app.get("/:name/search", readers, paramsOf(nameParam), queryOf(searchQuery), async (c) => {
     const { name } = c.req.valid("param");
     const { q, topK, agentId } = c.req.valid("query");
-    requireBase(name, agentId);
+    await requireBase(name, agentId);
     const query: Parameters<KnowledgeService["search"]>[0] = { query: q, kb: name, signal: c.req.raw.signal };
     if (topK) query.topK = topK;
     if (agentId) query.agentId = agentId;

@@ -6,5 +6,6 @@ import type { PgMigration } from "../pg-migrations.js";
 import { sessionsAndTeam } from "./001-sessions-team.js";
 import { accounts } from "./002-accounts.js";
 import { memory } from "./003-memory.js";
+import { knowledge } from "./004-knowledge.js";
 
-export const pgMigrations: readonly PgMigration[] = [sessionsAndTeam, accounts, memory];
+export const pgMigrations: readonly PgMigration[] = [sessionsAndTeam, accounts, memory, knowledge];
