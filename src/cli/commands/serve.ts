@@ -10,6 +10,7 @@ import { manageChannelGrant } from "../../connectors/manage-channel-tool.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
 import type { McpServerPool } from "../../mcp/server-pool.js";
 import { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "../../schedules/manage-schedule-tool.js";
+import { createSqliteScheduleStore } from "../../schedules/schedule-store.js";
 import { createScheduling, type Scheduling } from "../../schedules/setup.js";
 import { createServer } from "../../server/app.js";
 import { UserStore } from "../../server/auth/user-store.js";
@@ -136,7 +137,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     if (mcp) routeOptions.mcp = mcp;
     const users = new UserStore(db);
     scheduling = createScheduling({
-      db,
+      store: createSqliteScheduleStore(db),
       team,
       actorOf: (id) => {
         const user = users.get(id);
@@ -172,7 +173,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       throw listenError(err, host, port);
     });
     io.stdout.write(`Dimsum is serving on ${listening.url}  (Ctrl+C to stop)\n`);
-    scheduling.scheduler.start();
+    await scheduling.scheduler.start();
     await connectors.startEnabled();
     const reason = await waitForStop(io.signal);
     io.stdout.write(`Stopping (${reason})...\n`);

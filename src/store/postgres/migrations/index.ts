@@ -4,5 +4,6 @@
  */
 import type { PgMigration } from "../pg-migrations.js";
 import { sessionsAndTeam } from "./001-sessions-team.js";
+import { schedulesAndConnectors } from "./005-schedules-connectors.js";
 
-export const pgMigrations: readonly PgMigration[] = [sessionsAndTeam];
+export const pgMigrations: readonly PgMigration[] = [sessionsAndTeam, schedulesAndConnectors];
