@@ -141,8 +141,8 @@ export interface ConnectorLog {
 
 /** Per-connector persistent key/value state (e.g. Telegram's update offset). */
 export interface DriverState {
-  get(key: string): string | undefined;
-  set(key: string, value: string): void;
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
 }
 
 /** What a running driver gets from the manager. */

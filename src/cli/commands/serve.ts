@@ -7,6 +7,7 @@ import { resolveShellOffer } from "../../capabilities/index.js";
 import { loadConfig } from "../../config/load-config.js";
 import { ConnectorManager } from "../../connectors/connector-manager.js";
 import { manageChannelGrant } from "../../connectors/manage-channel-tool.js";
+import { createSqliteConnectorStore } from "../../connectors/store/connector-store.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
 import type { McpServerPool } from "../../mcp/server-pool.js";
 import { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "../../schedules/manage-schedule-tool.js";
@@ -146,8 +147,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       log,
     });
     connectors = new ConnectorManager({
-      db,
-      box: openSecretBox(config.home),
+      store: createSqliteConnectorStore(db, openSecretBox(config.home)),
       team,
       users: connectorUsersFrom(users),
       log,

@@ -138,7 +138,7 @@ class TelegramDriver implements ConnectorDriver {
     const { state } = this.#context;
     while (!signal.aborted) {
       await retryUntilDone(this.#context, signal, "getUpdates", async () => {
-        const offset = Number(state.get(OFFSET_KEY) ?? 0);
+        const offset = Number((await state.get(OFFSET_KEY)) ?? 0);
         let updates: TelegramUpdate[];
         try {
           updates = await this.#api.call<TelegramUpdate[]>(
@@ -155,7 +155,7 @@ class TelegramDriver implements ConnectorDriver {
           const message = inboundOfUpdate(update);
           // The offset moves only past updates that were stored, so nothing is skipped on failure.
           if (message) await this.#context.receive([message]);
-          state.set(OFFSET_KEY, String(update.update_id + 1));
+          await state.set(OFFSET_KEY, String(update.update_id + 1));
         }
       });
     }
