@@ -3,6 +3,7 @@
  * outbox worker), inbound requests from platforms, and answers going back out. Create one per server
  * in the composition root, `startEnabled()` after the server listens, `close()` before the team.
  */
+import { randomUUID } from "node:crypto";
 import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
@@ -11,6 +12,7 @@ import { InboundPipeline, serviceActor } from "./inbound-pipeline.js";
 import { messageOf } from "./kind-helpers.js";
 import { BUILTIN_KINDS } from "./kinds.js";
 import { type BackoffPolicy, backoffDelayMs, DEFAULT_BACKOFF, OutboxWorker } from "./outbox-worker.js";
+import { PollLease } from "./poll-lease.js";
 import { StatusBoard } from "./status-board.js";
 import type { ConnectorRepo, StoredConnector } from "./store/connector-repo.js";
 import type { ConnectorStore } from "./store/connector-store.js";
@@ -47,6 +49,8 @@ export interface ConnectorManagerDeps {
   editIntervalMs?: number;
   now?: () => number;
   random?: () => number;
+  /** This server instance's name in leases and claims (default: random per process). */
+  instanceId?: string;
 }
 
 /** What the inbound endpoint answers. */
@@ -82,9 +86,12 @@ export class ConnectorManager {
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #backoff: BackoffPolicy;
+  /** Names this instance in poll leases and outbox claims. */
+  readonly #instance: string;
 
   constructor(deps: ConnectorManagerDeps) {
     this.#deps = deps;
+    this.#instance = deps.instanceId ?? `instance-${randomUUID()}`;
     this.#kinds = deps.kinds ?? BUILTIN_KINDS;
     this.#repo = deps.store.connectors;
     this.#mappings = deps.store.mappings;
@@ -332,6 +339,12 @@ export class ConnectorManager {
       settings: kind.parseSettings(record.settings),
       secrets,
       state: this.#mappings.stateOf(record.id),
+      lease: new PollLease({
+        leases: this.#deps.store.leases,
+        connectorId: record.id,
+        holder: `${this.#instance}:${randomUUID()}`,
+        now: this.#now,
+      }),
       log: this.#deps.log,
       receive: (messages) => this.#receive(record, messages),
       report: report ?? (() => undefined),
@@ -361,6 +374,7 @@ export class ConnectorManager {
     }
     const worker = new OutboxWorker({
       connectorId: id,
+      holder: `${this.#instance}:outbox:${randomUUID()}`,
       outbox: this.#outbox,
       send: (message, signal) => driver.send(message, signal),
       policy: this.#backoff,

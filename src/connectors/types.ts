@@ -145,12 +145,24 @@ export interface DriverState {
   set(key: string, value: string): Promise<void>;
 }
 
+/** Single-consumer work's lease across instances (see `PollLease`). */
+export interface DriverLease {
+  /** True once this instance may do the work (renewing its lease); false when `signal` aborted first. */
+  hold(signal: AbortSignal): Promise<boolean>;
+  /** Gives the work up so another instance takes over. */
+  release(): Promise<void>;
+  /** The fencing token while held. */
+  readonly token: number | undefined;
+}
+
 /** What a running driver gets from the manager. */
 export interface DriverContext {
   connector: ConnectorRecord;
   settings: ConnectorSettings;
   secrets: ConnectorSecrets;
   state: DriverState;
+  /** Held while polling, so one instance of several sharing the database polls at a time. */
+  lease?: DriverLease;
   log: ConnectorLog;
   /** Hands messages the driver pulled itself (polling) to the pipeline; resolves once stored. */
   receive(messages: InboundMessage[]): Promise<void>;
