@@ -45,7 +45,7 @@ const SQL = {
   setLast: "UPDATE schedules SET last_run_at = $1 WHERE id = $2",
   request: "UPDATE schedules SET run_requested_at = $1 WHERE id = $2",
   takeRequest: "UPDATE schedules SET run_requested_at = NULL WHERE id = $1 AND run_requested_at = $2",
-  insertRun: `INSERT INTO schedule_runs (${RUN_COLUMNS}) VALUES (${placeholders(12, "postgres")})`,
+  insertRun: `INSERT INTO schedule_runs (${RUN_COLUMNS}, heartbeat_at) VALUES (${placeholders(13, "postgres")})`,
   pruneRuns: `DELETE FROM schedule_runs WHERE schedule_id = $1 AND status <> 'running' AND seq NOT IN (
       SELECT seq FROM schedule_runs WHERE schedule_id = $1 ORDER BY started_at DESC, seq DESC LIMIT $2)`,
   updateRun: `UPDATE schedule_runs SET status = $1, ended_at = $2, output = $3, error = $4, team_run_id = $5,
@@ -53,6 +53,11 @@ const SQL = {
   getRun: "SELECT * FROM schedule_runs WHERE id = $1",
   listRuns: "SELECT * FROM schedule_runs WHERE schedule_id = $1 ORDER BY started_at DESC, seq DESC LIMIT $2",
   interrupt: "UPDATE schedule_runs SET status = 'error', ended_at = $1, error = $2 WHERE status = 'running'",
+  interruptStale: `UPDATE schedule_runs SET status = 'error', ended_at = $1, error = $2
+      WHERE status = 'running' AND coalesce(heartbeat_at, started_at) < $3`,
+  heartbeat: "UPDATE schedule_runs SET heartbeat_at = $1 WHERE id = ANY($2::text[]) AND status = 'running'",
+  runningRun: `SELECT * FROM schedule_runs WHERE schedule_id = $1 AND status = 'running'
+      AND coalesce(heartbeat_at, started_at) >= $2 ORDER BY started_at DESC, seq DESC LIMIT 1`,
 } as const;
 
 /** The schedules repository on PostgreSQL. */
@@ -129,7 +134,7 @@ export class PostgresScheduleStore implements ScheduleStore {
 
   async insertRun(run: ScheduleRunRecord): Promise<void> {
     await this.#db.transaction(async (tx) => {
-      await tx.run(SQL.insertRun, runValues(run));
+      await tx.run(SQL.insertRun, [...runValues(run), run.startedAt]);
       await tx.run(SQL.pruneRuns, [run.scheduleId, RUNS_KEPT_PER_SCHEDULE]);
     });
   }
@@ -147,8 +152,19 @@ export class PostgresScheduleStore implements ScheduleStore {
     return (await this.#db.many<RunRow>(SQL.listRuns, [scheduleId, limit])).map(toRun);
   }
 
-  async interruptRunning(now: number, message: string): Promise<number> {
-    return this.#db.run(SQL.interrupt, [now, message]);
+  async interruptRunning(now: number, message: string, staleBefore?: number): Promise<number> {
+    return staleBefore === undefined
+      ? this.#db.run(SQL.interrupt, [now, message])
+      : this.#db.run(SQL.interruptStale, [now, message, staleBefore]);
+  }
+
+  async heartbeat(runIds: readonly string[], now: number): Promise<void> {
+    if (runIds.length > 0) await this.#db.run(SQL.heartbeat, [now, [...runIds]]);
+  }
+
+  async runningRun(scheduleId: string, freshSince: number): Promise<ScheduleRunRecord | undefined> {
+    const row = await this.#db.one<RunRow>(SQL.runningRun, [scheduleId, freshSince]);
+    return row ? toRun(row) : undefined;
   }
 }
 

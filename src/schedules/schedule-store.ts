@@ -72,8 +72,15 @@ export interface ScheduleStore {
   getRun(id: string): Promise<ScheduleRunRecord | undefined>;
   /** A schedule's runs, newest first (ties: the later recorded first). */
   listRuns(scheduleId: string, limit?: number): Promise<ScheduleRunRecord[]>;
-  /** Ends every run still marked running (left by a stop or crash) as an error; returns how many. */
-  interruptRunning(now: number, message: string): Promise<number>;
+  /**
+   * Ends runs still marked running (left by a stop or crash) as an error; returns how many. With
+   * `staleBefore`, only those whose heartbeat (or start) is older: runs of a live instance stay.
+   */
+  interruptRunning(now: number, message: string, staleBefore?: number): Promise<number>;
+  /** Notes that these runs are still going (their instance is alive). */
+  heartbeat(runIds: readonly string[], now: number): Promise<void>;
+  /** A run of the schedule still going somewhere, its heartbeat at or after `freshSince`; the newest. */
+  runningRun(scheduleId: string, freshSince: number): Promise<ScheduleRunRecord | undefined>;
 }
 
 const SQL = {
@@ -98,7 +105,7 @@ const SQL = {
   setLast: "UPDATE schedules SET last_run_at = ? WHERE id = ?",
   request: "UPDATE schedules SET run_requested_at = ? WHERE id = ?",
   takeRequest: "UPDATE schedules SET run_requested_at = NULL WHERE id = ? AND run_requested_at = ?",
-  insertRun: `INSERT INTO schedule_runs (${RUN_COLUMNS}) VALUES (${placeholders(12, "sqlite")})`,
+  insertRun: `INSERT INTO schedule_runs (${RUN_COLUMNS}, heartbeat_at) VALUES (${placeholders(13, "sqlite")})`,
   pruneRuns: `DELETE FROM schedule_runs WHERE schedule_id = ? AND status <> 'running' AND rowid NOT IN (
       SELECT rowid FROM schedule_runs WHERE schedule_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?)`,
   updateRun: `UPDATE schedule_runs SET status = ?, ended_at = ?, output = ?, error = ?, team_run_id = ?,
@@ -106,6 +113,11 @@ const SQL = {
   getRun: "SELECT * FROM schedule_runs WHERE id = ?",
   listRuns: "SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
   interrupt: "UPDATE schedule_runs SET status = 'error', ended_at = ?, error = ? WHERE status = 'running'",
+  interruptStale: `UPDATE schedule_runs SET status = 'error', ended_at = ?, error = ?
+      WHERE status = 'running' AND coalesce(heartbeat_at, started_at) < ?`,
+  heartbeat: "UPDATE schedule_runs SET heartbeat_at = ? WHERE id = ? AND status = 'running'",
+  runningRun: `SELECT * FROM schedule_runs WHERE schedule_id = ? AND status = 'running'
+      AND coalesce(heartbeat_at, started_at) >= ? ORDER BY started_at DESC, rowid DESC LIMIT 1`,
 } as const;
 
 /** The values of the editable columns, in the order of the update statements. */
@@ -241,7 +253,7 @@ export class SqliteScheduleStore implements ScheduleStore {
   insertRun(run: ScheduleRunRecord): Promise<void> {
     return this.#do("record a schedule run in", () => {
       this.#db.transaction(() => {
-        this.#run(SQL.insertRun, ...runValues(run));
+        this.#run(SQL.insertRun, ...runValues(run), run.startedAt);
         this.#run(SQL.pruneRuns, run.scheduleId, run.scheduleId, RUNS_KEPT_PER_SCHEDULE);
       })();
     });
@@ -264,8 +276,28 @@ export class SqliteScheduleStore implements ScheduleStore {
     );
   }
 
-  interruptRunning(now: number, message: string): Promise<number> {
-    return this.#do("record a schedule run in", () => this.#run(SQL.interrupt, now, message));
+  interruptRunning(now: number, message: string, staleBefore?: number): Promise<number> {
+    return this.#do("record a schedule run in", () =>
+      staleBefore === undefined
+        ? this.#run(SQL.interrupt, now, message)
+        : this.#run(SQL.interruptStale, now, message, staleBefore),
+    );
+  }
+
+  heartbeat(runIds: readonly string[], now: number): Promise<void> {
+    return this.#do("record a schedule run in", () => {
+      if (runIds.length === 0) return;
+      this.#db.transaction(() => {
+        for (const id of runIds) this.#run(SQL.heartbeat, now, id);
+      })();
+    });
+  }
+
+  runningRun(scheduleId: string, freshSince: number): Promise<ScheduleRunRecord | undefined> {
+    return this.#do("read schedule runs from", () => {
+      const row = this.#get<RunRow>(SQL.runningRun, scheduleId, freshSince);
+      return row ? toRun(row) : undefined;
+    });
   }
 }
 

@@ -7,7 +7,9 @@
  *
  * Several instances may poll one database: each due time (and each run request) is claimed with a
  * compare-and-set in the store before it fires, so exactly one scheduler fires it. Ticks of one
- * scheduler never overlap.
+ * scheduler never overlap. Each tick renews the heartbeat of the runs going in this process; a run
+ * whose heartbeat is older than `staleMs` (its instance died) is ended as interrupted by whichever
+ * instance looks next, and a run going on another instance counts as a previous run still running.
  */
 import { randomUUID } from "node:crypto";
 import { notFound } from "../errors.js";
@@ -37,6 +39,8 @@ export interface SchedulerOptions {
   pollMs?: number;
   /** How late a run may start and still count as on time rather than missed (default 60 s). */
   missedGraceMs?: number;
+  /** How old a running run's heartbeat may get before it counts as abandoned (default 4 polls). */
+  staleMs?: number;
   log?: SchedulerLog;
 }
 
@@ -56,6 +60,7 @@ export class Scheduler {
   readonly #clock: Clock;
   readonly #pollMs: number;
   readonly #graceMs: number;
+  readonly #staleMs: number;
   readonly #log: SchedulerLog | undefined;
   readonly #inFlight = new Map<string, InFlight>();
   #timer: unknown;
@@ -71,6 +76,7 @@ export class Scheduler {
     this.#clock = options.clock ?? systemClock;
     this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     this.#graceMs = options.missedGraceMs ?? DEFAULT_MISSED_GRACE_MS;
+    this.#staleMs = options.staleMs ?? 4 * this.#pollMs;
     this.#log = options.log;
   }
 
@@ -80,15 +86,13 @@ export class Scheduler {
   }
 
   /**
-   * Starts: runs left "running" by a previous process are ended as interrupted, missed occurrences
-   * are handled by each schedule's policy, due ones fire, and the timer is armed. Resolves once that
-   * first look is done.
+   * Starts: runs left "running" by a stopped process (their heartbeat is stale) are ended as
+   * interrupted, missed occurrences are handled by each schedule's policy, due ones fire, and the
+   * timer is armed. Resolves once that first look is done.
    */
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    const stale = await this.#store.interruptRunning(this.#clock.now(), INTERRUPTED);
-    if (stale > 0) this.#log?.warn(`schedules: ${stale} run(s) were interrupted by the last shutdown`);
     await this.#queueTick();
   }
 
@@ -128,10 +132,15 @@ export class Scheduler {
     return this.#store.getRun(runId);
   }
 
-  /** Resolves when no tick and no run is in progress (tests, shutdown). */
-  async settled(): Promise<void> {
+  /** Resolves when the current look at the database (and re-arming the timer) is done; runs may go on. */
+  async idle(): Promise<void> {
     await this.#ticking;
     await this.#arming;
+  }
+
+  /** Resolves when no tick and no run is in progress (tests, shutdown). */
+  async settled(): Promise<void> {
+    await this.idle();
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight.values()].map((f) => f.done));
   }
 
@@ -166,6 +175,12 @@ export class Scheduler {
     if (!this.#started) return;
     try {
       const now = this.#clock.now();
+      await this.#store.heartbeat(
+        [...this.#inFlight.values()].map((f) => f.run.id),
+        now,
+      );
+      const stale = await this.#store.interruptRunning(now, INTERRUPTED, now - this.#staleMs);
+      if (stale > 0) this.#log?.warn(`schedules: ${stale} run(s) were interrupted by a shutdown`);
       for (const schedule of await this.#store.listDue(now)) {
         try {
           await this.#handleDue(schedule, now);
@@ -237,13 +252,17 @@ export class Scheduler {
     trigger: ScheduleRunTrigger,
     scheduledFor: number | undefined,
   ): Promise<ScheduleRunRecord> {
-    const previous = this.#inFlight.get(schedule.id);
+    // A run here, or one another instance is still running, makes this one a skip.
+    const elsewhere = this.#inFlight.has(schedule.id)
+      ? undefined
+      : await this.#store.runningRun(schedule.id, this.#clock.now() - this.#staleMs);
+    const previous = this.#inFlight.get(schedule.id)?.run ?? elsewhere;
     if (previous) {
       return this.#skip(
         schedule,
         trigger,
         scheduledFor,
-        `The previous run ${previous.run.id} (started ${iso(previous.run.startedAt)}) was still running.`,
+        `The previous run ${previous.id} (started ${iso(previous.startedAt)}) was still running.`,
       );
     }
     const now = this.#clock.now();

@@ -548,11 +548,14 @@ CREATE INDEX team_messages_reply_to ON team_messages (reply_to) WHERE reply_to I
   },
   {
     version: 11,
-    name: "connectors for several instances: outbox items claimed under a lease, poll leases with fencing tokens",
+    name: "several instances: schedule runs' heartbeats, outbox items claimed under a lease, poll leases with fencing tokens",
+    // A running schedule run's `heartbeat_at` is renewed by the instance running it; one that stops
+    // renewing (its instance died) is ended as interrupted by any instance.
     // `claimed_until` keeps an item another drainer is sending out of everyone else's reach until it
     // settles or the lease runs out; a lease row is kept after release so its token only grows.
     up: (db) =>
       db.exec(`
+ALTER TABLE schedule_runs ADD COLUMN heartbeat_at INTEGER;
 ALTER TABLE connector_outbox ADD COLUMN claimed_by TEXT;
 ALTER TABLE connector_outbox ADD COLUMN claimed_until INTEGER;
 CREATE TABLE connector_leases (

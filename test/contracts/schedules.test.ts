@@ -247,6 +247,28 @@ describeBackends("schedule store", (open) => {
     expect(await store.interruptRunning(T0 + 11, "again")).toBe(0);
   });
 
+  it("keeps heartbeats of running runs: only stale ones are interrupted; a fresh one is found running", async () => {
+    const store = storeOf(await open());
+    await store.insert(schedule("s"));
+    await store.insertRun(run("live", "s", { startedAt: T0 }));
+    await store.insertRun(run("dead", "s", { startedAt: T0 + 1 }));
+    await store.insertRun(run("finished", "s", { startedAt: T0 + 2, status: "done" }));
+    await store.heartbeat(["live", "finished", "missing"], T0 + 10 * MIN);
+    await store.heartbeat([], T0 + 11 * MIN);
+    // The newest running run whose heartbeat is fresh enough.
+    expect((await store.runningRun("s", T0))?.id).toBe("dead");
+    expect((await store.runningRun("s", T0 + 2))?.id).toBe("live");
+    expect(await store.runningRun("s", T0 + 10 * MIN + 1)).toBeUndefined();
+    expect(await store.runningRun("other", T0)).toBeUndefined();
+
+    expect(await store.interruptRunning(T0 + 20 * MIN, "interrupted: gone", T0 + 5 * MIN)).toBe(1);
+    expect(await store.getRun("dead")).toMatchObject({ status: "error", error: "interrupted: gone" });
+    expect(await store.getRun("live")).toMatchObject({ status: "running" });
+    expect(await store.getRun("finished")).toMatchObject({ status: "done" });
+    expect(await store.interruptRunning(T0 + 20 * MIN, "again", T0 + 10 * MIN)).toBe(0);
+    expect(await store.interruptRunning(T0 + 20 * MIN, "again", T0 + 10 * MIN + 1)).toBe(1);
+  });
+
   it(`keeps the newest ${RUNS_KEPT_PER_SCHEDULE} finished runs of a schedule, and every running one`, async () => {
     const store = storeOf(await open());
     await store.insert(schedule("s"));
@@ -308,6 +330,68 @@ class SharedClock implements Clock {
 }
 
 describeBackends("two schedulers on one database", (open) => {
+  it("leave each other's runs alone while alive, skip overlapping them, and end them once their instance died", async () => {
+    const backend = await open();
+    const close: Array<() => void> = [];
+    const stores = [storeOf(backend), secondStore(backend, close)] as const;
+    // Separate clocks: A's stops moving when A "dies"; B's goes on.
+    const clocks = [new SharedClock(T0), new SharedClock(T0 + HOUR + MIN)] as const;
+    const fired: string[] = [];
+    const hang: TargetExecutor = (s, _actor, signal) =>
+      new Promise<RunOutcome>((resolve) => {
+        fired.push(`A ${s.id}`);
+        signal.addEventListener("abort", () => resolve({ status: "error", error: "aborted" }), {
+          once: true,
+        });
+      });
+    const answer: TargetExecutor = async (s) => {
+      fired.push(`B ${s.id}`);
+      return { status: "done", output: "ok" };
+    };
+    const [a, b] = [hang, answer].map(
+      (execute, i) =>
+        new Scheduler({
+          store: stores[i]!,
+          execute,
+          actorOf: (userId) => ({ userId, role: "member" }),
+          clock: clocks[i]!,
+          pollMs: 15 * MIN,
+        }),
+    ) as [Scheduler, Scheduler];
+    try {
+      await stores[0].insert(schedule("hourly", { nextRunAt: T0 + HOUR }));
+      await a.start();
+      await clocks[0].advanceTo(T0 + HOUR, () => a.idle());
+      expect(fired).toEqual(["A hourly"]);
+      const [first] = await stores[0].listRuns("hourly");
+      expect(first?.status).toBe("running");
+
+      // B starting does not end A's run: A is alive (its heartbeat is fresh).
+      await b.start();
+      expect((await stores[1].getRun(first!.id))?.status).toBe("running");
+      // The next due time comes while A's run goes on: B skips it.
+      await clocks[1].advanceTo(T0 + 2 * HOUR, () => b.settled());
+      const [skipped] = await stores[1].listRuns("hourly");
+      expect(skipped).toMatchObject({ status: "skipped", scheduledFor: T0 + 2 * HOUR });
+      expect(skipped?.error).toContain(`The previous run ${first!.id}`);
+
+      // A has not beaten since 01:00: after an hour (four polls) B ends its run; the 03:00 run is B's.
+      await clocks[1].advanceTo(T0 + 3 * HOUR, () => b.settled());
+      expect(await stores[1].getRun(first!.id)).toMatchObject({
+        status: "error",
+        error: expect.stringMatching(/^interrupted/),
+      });
+      expect(fired).toEqual(["A hourly", "B hourly"]);
+      expect((await stores[1].listRuns("hourly"))[0]).toMatchObject({
+        status: "done",
+        scheduledFor: T0 + 3 * HOUR,
+      });
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      for (const c of close) c();
+    }
+  });
+
   it("fire each due time of a one-shot and an interval schedule exactly once, and a requested run once", async () => {
     const backend = await open();
     const close: Array<() => void> = [];

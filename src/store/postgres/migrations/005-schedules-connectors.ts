@@ -41,7 +41,8 @@ export const schedulesAndConnectors = sqlMigration(5, "schedules and chat connec
     error TEXT,
     team_run_id TEXT,
     flow_id TEXT,
-    message_id BIGINT
+    message_id BIGINT,
+    heartbeat_at BIGINT
   )`,
   "CREATE INDEX schedule_runs_schedule ON schedule_runs (schedule_id, started_at, seq)",
   "CREATE INDEX schedule_runs_running ON schedule_runs (status) WHERE status = 'running'",
