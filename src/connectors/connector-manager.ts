@@ -49,7 +49,11 @@ export interface ConnectorManagerDeps {
   editIntervalMs?: number;
   now?: () => number;
   random?: () => number;
-  /** This server instance's name in leases and claims (default: random per process). */
+  /**
+   * This server instance's name in poll leases and outbox claims, unique among the instances
+   * sharing the database (default: random per process). A name kept across restarts lets a restarted
+   * instance take its own lease and claims back at once instead of after they run out.
+   */
   instanceId?: string;
 }
 
@@ -342,7 +346,7 @@ export class ConnectorManager {
       lease: new PollLease({
         leases: this.#deps.store.leases,
         connectorId: record.id,
-        holder: `${this.#instance}:${randomUUID()}`,
+        holder: this.#instance,
         now: this.#now,
       }),
       log: this.#deps.log,
@@ -374,7 +378,7 @@ export class ConnectorManager {
     }
     const worker = new OutboxWorker({
       connectorId: id,
-      holder: `${this.#instance}:outbox:${randomUUID()}`,
+      holder: `${this.#instance}:outbox`,
       outbox: this.#outbox,
       send: (message, signal) => driver.send(message, signal),
       policy: this.#backoff,

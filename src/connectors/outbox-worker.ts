@@ -34,7 +34,7 @@ export const OUTBOX_POLL_MS = 30_000;
 
 export interface OutboxWorkerDeps {
   connectorId: string;
-  /** Who claims items (default: a random id per worker). */
+  /** Who claims items: unique among the workers running at once (default: a random id per worker). */
   holder?: string;
   /** Claim lease (default 2 min; longer than any send may take). */
   claimMs?: number;
@@ -87,6 +87,8 @@ export class OutboxWorker {
   async #run(): Promise<void> {
     const { signal } = this.#abort;
     const { outbox, connectorId } = this.#deps;
+    // Claims under this name are a crashed predecessor's (one worker per connector and name runs at a time).
+    await outbox.unclaimAll(connectorId, this.#holder);
     while (!signal.aborted) {
       this.#kicked = false;
       const now = this.#deps.now();

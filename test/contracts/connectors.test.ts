@@ -347,6 +347,16 @@ describeBackends("connector outbox", (open) => {
     expect(again.map((i) => i.message)).toEqual([msg("a", "as new"), msg("b", "b1")]);
     expect(again[0]?.message.editMessageId).toBeUndefined();
     expect(again.map((i) => i.attempts)).toEqual([0, 0]);
+
+    // A worker restarting under B's name takes B's claims back; other holders' claims stay.
+    await outbox.add("c", [msg("c", "c1")], T0);
+    expect((await outbox.claim("c", "C", T0 + 2, 60_000)).map((i) => i.message.text)).toEqual(["c1"]);
+    expect(await outbox.unclaimAll("c", "B")).toBe(2);
+    expect(await outbox.unclaimAll("other", "C")).toBe(0);
+    expect((await outbox.claim("c", "B2", T0 + 3, 60_000)).map((i) => i.message.text)).toEqual([
+      "as new",
+      "b1",
+    ]);
   });
 
   it("of concurrent claims by two instances each item goes to one", async () => {

@@ -90,6 +90,11 @@ export interface OutboxRepo {
   rewrite(id: number, holder: string, message: OutboundMessage): Promise<boolean>;
   /** Ends `holder`'s claim without an attempt (its send was cut off), so the item is due again at once. */
   unclaim(id: number, holder: string): Promise<boolean>;
+  /**
+   * Ends every claim `holder` has on the connector's items (a worker starting under a name its
+   * crashed predecessor used takes their items back at once); returns how many.
+   */
+  unclaimAll(connectorId: string, holder: string): Promise<number>;
   /** Pending and failed counts of a connector. */
   counts(connectorId: string): Promise<{ pending: number; failed: number }>;
   /** Every row of a connector, oldest first (tests and inspection). */
@@ -120,6 +125,8 @@ const SQL = {
       WHERE id = ? AND claimed_by = ?`,
   unclaim:
     "UPDATE connector_outbox SET claimed_by = NULL, claimed_until = NULL WHERE id = ? AND claimed_by = ?",
+  unclaimAll:
+    "UPDATE connector_outbox SET claimed_by = NULL, claimed_until = NULL WHERE connector_id = ? AND claimed_by = ?",
   counts: "SELECT status, count(*) AS n FROM connector_outbox WHERE connector_id = ? GROUP BY status",
   list: "SELECT * FROM connector_outbox WHERE connector_id = ? ORDER BY id",
 } as const;
@@ -191,6 +198,10 @@ export class SqliteOutboxRepo implements OutboxRepo {
 
   async unclaim(id: number, holder: string): Promise<boolean> {
     return (await this.#write(SQL.unclaim, id, holder)) > 0;
+  }
+
+  unclaimAll(connectorId: string, holder: string): Promise<number> {
+    return this.#write(SQL.unclaimAll, connectorId, holder);
   }
 
   async counts(connectorId: string): Promise<{ pending: number; failed: number }> {

@@ -250,6 +250,13 @@ export class PostgresOutboxRepo implements OutboxRepo {
     return changed > 0;
   }
 
+  async unclaimAll(connectorId: string, holder: string): Promise<number> {
+    return this.#db.run(
+      "UPDATE connector_outbox SET claimed_by = NULL, claimed_until = NULL WHERE connector_id = $1 AND claimed_by = $2",
+      [connectorId, holder],
+    );
+  }
+
   async counts(connectorId: string): Promise<{ pending: number; failed: number }> {
     return countsOf(
       await this.#db.many<{ status: string; n: number }>(
