@@ -146,28 +146,35 @@ export class Scheduler {
 
   /** Re-arms the timer at the earliest due time (at most `pollMs` away); re-arms never interleave. */
   #arm(): Promise<void> {
-    this.#arming = this.#arming.then(async () => {
-      let wake: number | undefined;
-      try {
-        wake = await this.#store.nextWake();
-      } catch (err) {
-        this.#log?.warn(`schedules: could not read when the next schedule is due: ${messageOf(err)}`);
-      }
-      if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
-      this.#timer = undefined;
-      if (!this.#started) return;
-      const now = this.#clock.now();
-      const delay = wake === undefined ? this.#pollMs : Math.min(Math.max(0, wake - now), this.#pollMs);
-      this.#timer = this.#clock.setTimer(() => {
+    // The chain never rejects (a failed link would stop every later one).
+    this.#arming = this.#arming
+      .then(async () => {
+        let wake: number | undefined;
+        try {
+          wake = await this.#store.nextWake();
+        } catch (err) {
+          this.#log?.warn(`schedules: could not read when the next schedule is due: ${messageOf(err)}`);
+        }
+        if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
         this.#timer = undefined;
-        void this.#queueTick();
-      }, delay);
-    });
+        if (!this.#started) return;
+        const now = this.#clock.now();
+        const delay = wake === undefined ? this.#pollMs : Math.min(Math.max(0, wake - now), this.#pollMs);
+        this.#timer = this.#clock.setTimer(() => {
+          this.#timer = undefined;
+          void this.#queueTick();
+        }, delay);
+      })
+      .catch((err: unknown) => this.#log?.warn(`schedules: could not arm the timer: ${messageOf(err)}`));
     return this.#arming;
   }
 
   #queueTick(): Promise<void> {
-    this.#ticking = this.#ticking.then(() => this.#tick());
+    this.#ticking = this.#ticking
+      .then(() => this.#tick())
+      .catch((err: unknown) =>
+        this.#log?.warn(`schedules: a look at the schedules failed: ${messageOf(err)}`),
+      );
     return this.#ticking;
   }
 
