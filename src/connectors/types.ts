@@ -142,7 +142,11 @@ export interface ConnectorLog {
 /** Per-connector persistent key/value state (e.g. Telegram's update offset). */
 export interface DriverState {
   get(key: string): Promise<string | undefined>;
-  set(key: string, value: string): Promise<void>;
+  /**
+   * Stores a value. With `fence` (a poll lease token) only while that token is the connector's
+   * current lease: false when a newer holder took over, so a superseded poller cannot move state.
+   */
+  set(key: string, value: string, fence?: number): Promise<boolean>;
 }
 
 /** Single-consumer work's lease across instances (see `PollLease`). */

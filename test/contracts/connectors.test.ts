@@ -255,6 +255,28 @@ describeBackends("connector mappings", (open) => {
     expect(await mappings.stateOf("c").get("other")).toBe("x");
     expect(await mappings.stateOf("d").get("telegram.offset")).toBeUndefined();
   });
+
+  it("fences state writes by the poll lease: a superseded or released holder's token moves nothing", async () => {
+    const backend = await open();
+    const { connectors, mappings, leases } = storeOf(backend);
+    await connectors.save(record("c"), {});
+    const state = mappings.stateOf("c");
+    // No lease yet: no token is current.
+    expect(await state.set("offset", "1", 1)).toBe(false);
+    const a = await leases.acquire("c", "A", 1000, T0);
+    expect(await state.set("offset", "10", a!.token)).toBe(true);
+    const b = await leases.acquire("c", "B", 1000, T0 + 1000);
+    expect(b?.token).toBe(a!.token + 1);
+    expect(await state.set("offset", "11", a!.token)).toBe(false);
+    expect(await state.get("offset")).toBe("10");
+    expect(await state.set("offset", "12", b!.token)).toBe(true);
+    await leases.release("c", "B", b!.token);
+    expect(await state.set("offset", "13", b!.token)).toBe(false);
+    expect(await state.get("offset")).toBe("12");
+    // Unfenced writes (drivers without a lease) always land.
+    expect(await state.set("offset", "14")).toBe(true);
+    expect(await state.get("offset")).toBe("14");
+  });
 });
 
 describeBackends("connector outbox", (open) => {

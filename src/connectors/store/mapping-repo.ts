@@ -50,6 +50,11 @@ const SQL = {
   getState: "SELECT value FROM connector_state WHERE connector_id = ? AND key = ?",
   setState: `INSERT INTO connector_state (connector_id, key, value) VALUES (?, ?, ?)
       ON CONFLICT (connector_id, key) DO UPDATE SET value = excluded.value`,
+  // One statement: the lease check and the write are atomic.
+  setFenced: `INSERT INTO connector_state (connector_id, key, value)
+      SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM connector_leases
+        WHERE connector_id = ? AND token = ? AND holder IS NOT NULL)
+      ON CONFLICT (connector_id, key) DO UPDATE SET value = excluded.value`,
 } as const;
 
 /** The mapping tables on SQLite. */
@@ -113,9 +118,10 @@ export class SqliteMappingRepo implements MappingRepo {
   stateOf(connectorId: string): DriverState {
     return {
       get: async (key) => (await this.#read<{ value: string }>(SQL.getState, connectorId, key))?.value,
-      set: async (key, value) => {
-        await this.#write(SQL.setState, connectorId, key, value);
-      },
+      set: async (key, value, fence) =>
+        fence === undefined
+          ? (await this.#write(SQL.setState, connectorId, key, value)) > 0
+          : (await this.#write(SQL.setFenced, connectorId, key, value, connectorId, fence)) > 0,
     };
   }
 }

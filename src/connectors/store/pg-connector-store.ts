@@ -145,12 +145,25 @@ export class PostgresMappingRepo implements MappingRepo {
         );
         return row?.value;
       },
-      async set(key, value) {
-        await db.run(
-          `INSERT INTO connector_state (connector_id, key, value) VALUES ($1, $2, $3)
+      async set(key, value, fence) {
+        if (fence === undefined) {
+          const changed = await db.run(
+            `INSERT INTO connector_state (connector_id, key, value) VALUES ($1, $2, $3)
+             ON CONFLICT (connector_id, key) DO UPDATE SET value = excluded.value`,
+            [connectorId, key, value],
+          );
+          return changed > 0;
+        }
+        // FOR SHARE holds the lease row until this write commits, so a takeover waits for it, and a
+        // takeover committed first fails the token check on the row's newest version.
+        const changed = await db.run(
+          `INSERT INTO connector_state (connector_id, key, value)
+           SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM connector_leases
+             WHERE connector_id = $1 AND token = $4 AND holder IS NOT NULL FOR SHARE)
            ON CONFLICT (connector_id, key) DO UPDATE SET value = excluded.value`,
-          [connectorId, key, value],
+          [connectorId, key, value, fence],
         );
+        return changed > 0;
       },
     };
   }

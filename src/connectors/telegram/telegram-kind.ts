@@ -164,7 +164,8 @@ class TelegramDriver implements ConnectorDriver {
           const message = inboundOfUpdate(update);
           // The offset moves only past updates that were stored, so nothing is skipped on failure.
           if (message) await this.#context.receive([message]);
-          await state.set(OFFSET_KEY, String(update.update_id + 1));
+          // Fenced by the lease: once another instance took over, this one stops moving the offset.
+          if (!(await state.set(OFFSET_KEY, String(update.update_id + 1), lease?.token))) return;
         }
       });
     }
