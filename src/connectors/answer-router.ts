@@ -27,9 +27,9 @@ export interface AnswerRouterDeps {
   /** Where a running connector streams previews (undefined: stopped, or no streaming). */
   previewTarget(chat: ChatRef): PreviewTarget | undefined;
   /** The message size of a connector's platform (undefined once the connector is gone). */
-  limitOf(connectorId: string): PreviewTarget["limit"] | undefined;
+  limitOf(connectorId: string): Promise<PreviewTarget["limit"] | undefined>;
   /** Queues messages in the outbox and wakes the connector's worker. */
-  enqueue(connectorId: string, messages: OutboundMessage[]): void;
+  enqueue(connectorId: string, messages: OutboundMessage[]): Promise<void>;
   onError(err: unknown): void;
 }
 
@@ -37,6 +37,8 @@ export interface AnswerRouterDeps {
 export class AnswerRouter {
   readonly #deps: AnswerRouterDeps;
   readonly #chats = new Map<string, ChatRef | null>();
+  /** Events of channels whose mapping is being looked up, in arrival order. */
+  readonly #waiting = new Map<string, TeamEvent[]>();
   readonly #lock = new KeyedLock();
   #unsubscribe: (() => void) | undefined;
 
@@ -58,19 +60,39 @@ export class AnswerRouter {
     this.#chats.set(channelId, chat);
   }
 
-  #chatOf(channelId: string): ChatRef | undefined {
-    let chat = this.#chats.get(channelId);
-    if (chat === undefined) {
-      chat = this.#deps.mappings.chatOf(channelId) ?? null;
-      this.#chats.set(channelId, chat);
-    }
-    return chat ?? undefined;
-  }
-
   #onEvent(event: TeamEvent): void {
     if (event.type !== "agent" && event.type !== "message" && event.type !== "run") return;
-    const chat = this.#chatOf(event.channelId);
-    if (!chat) return;
+    const channelId = event.channelId;
+    const known = this.#chats.get(channelId);
+    if (known !== undefined) {
+      if (known) this.#route(known, event);
+      return;
+    }
+    // The first event of a channel looks its mapping up; events arriving meanwhile wait in order.
+    const waiting = this.#waiting.get(channelId);
+    if (waiting) {
+      waiting.push(event);
+      return;
+    }
+    const queue = [event];
+    this.#waiting.set(channelId, queue);
+    this.#deps.mappings.chatOf(channelId).then(
+      (found) => {
+        this.#waiting.delete(channelId);
+        // A mapping remembered while looking wins over what the lookup read before it was stored.
+        const chat = this.#chats.get(channelId) ?? found ?? null;
+        this.#chats.set(channelId, chat);
+        if (chat) for (const queued of queue) this.#route(chat, queued);
+      },
+      (err: unknown) => {
+        this.#waiting.delete(channelId);
+        this.#deps.onError(err);
+      },
+    );
+  }
+
+  #route(chat: ChatRef, event: TeamEvent): void {
+    if (event.type !== "agent" && event.type !== "message" && event.type !== "run") return;
     if (event.type === "agent") {
       if (event.event.type !== "text_delta") return;
       const target = this.#deps.previewTarget(chat);
@@ -90,7 +112,7 @@ export class AnswerRouter {
     // A failed or stopped answer is reported when its run ends (see #runEnded).
     if (endPartOf(message.parts)) return;
     const previewId = message.runId ? await this.#deps.previews.finish(message.runId) : undefined;
-    this.#queue(chat, message.text, previewId, message.runId);
+    await this.#queue(chat, message.text, previewId, message.runId);
   }
 
   async #runEnded(chat: ChatRef, run: TeamRun): Promise<void> {
@@ -99,11 +121,16 @@ export class AnswerRouter {
     const previewId = await this.#deps.previews.finish(run.id);
     if (run.status === "cancelled" && previewId === undefined) return;
     const why = run.status === "error" ? (run.error ?? "the run failed") : "the run was cancelled";
-    this.#queue(chat, `⚠️ @${run.agentId} could not answer: ${why}`, previewId, run.id);
+    await this.#queue(chat, `⚠️ @${run.agentId} could not answer: ${why}`, previewId, run.id);
   }
 
-  #queue(chat: ChatRef, text: string, previewId: string | undefined, runId: string | undefined): void {
-    const limit = this.#deps.limitOf(chat.connectorId);
+  async #queue(
+    chat: ChatRef,
+    text: string,
+    previewId: string | undefined,
+    runId: string | undefined,
+  ): Promise<void> {
+    const limit = await this.#deps.limitOf(chat.connectorId);
     if (!limit) return;
     const pieces = splitText(text.trim() === "" ? "(empty answer)" : text, limit);
     const messages = pieces.map((piece, i): OutboundMessage => {
@@ -112,6 +139,6 @@ export class AnswerRouter {
       if (i === 0 && previewId !== undefined) out.editMessageId = previewId;
       return out;
     });
-    this.#deps.enqueue(chat.connectorId, messages);
+    await this.#deps.enqueue(chat.connectorId, messages);
   }
 }

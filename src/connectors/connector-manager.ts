@@ -3,7 +3,7 @@
  * outbox worker), inbound requests from platforms, and answers going back out. Create one per server
  * in the composition root, `startEnabled()` after the server listens, `close()` before the team.
  */
-import type { Database } from "better-sqlite3";
+import { randomUUID } from "node:crypto";
 import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
@@ -12,10 +12,12 @@ import { InboundPipeline, serviceActor } from "./inbound-pipeline.js";
 import { messageOf } from "./kind-helpers.js";
 import { BUILTIN_KINDS } from "./kinds.js";
 import { type BackoffPolicy, backoffDelayMs, DEFAULT_BACKOFF, OutboxWorker } from "./outbox-worker.js";
+import { PollLease } from "./poll-lease.js";
 import { StatusBoard } from "./status-board.js";
-import { ConnectorRepo, type Sealer, type StoredConnector } from "./store/connector-repo.js";
-import { MappingRepo } from "./store/mapping-repo.js";
-import { OutboxRepo } from "./store/outbox-repo.js";
+import type { ConnectorRepo, StoredConnector } from "./store/connector-repo.js";
+import type { ConnectorStore } from "./store/connector-store.js";
+import type { MappingRepo } from "./store/mapping-repo.js";
+import type { OutboxRepo } from "./store/outbox-repo.js";
 import { PreviewStreams } from "./stream-preview.js";
 import type {
   ConnectorDriver,
@@ -35,9 +37,8 @@ import type {
 } from "./types.js";
 
 export interface ConnectorManagerDeps {
-  db: Database;
-  /** Seals secrets at rest (the server's secret box). */
-  box: Sealer;
+  /** Where connectors live (`createSqliteConnectorStore(db, box)` or the PostgreSQL one); secrets sealed by its box. */
+  store: ConnectorStore;
   team: Team;
   users: ConnectorUsers;
   log: ConnectorLog;
@@ -48,6 +49,12 @@ export interface ConnectorManagerDeps {
   editIntervalMs?: number;
   now?: () => number;
   random?: () => number;
+  /**
+   * This server instance's name in poll leases and outbox claims, unique among the instances
+   * sharing the database (default: random per process). A name kept across restarts lets a restarted
+   * instance take its own lease and claims back at once instead of after they run out.
+   */
+  instanceId?: string;
 }
 
 /** What the inbound endpoint answers. */
@@ -83,13 +90,16 @@ export class ConnectorManager {
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #backoff: BackoffPolicy;
+  /** Names this instance in poll leases and outbox claims. */
+  readonly #instance: string;
 
   constructor(deps: ConnectorManagerDeps) {
     this.#deps = deps;
+    this.#instance = deps.instanceId ?? `instance-${randomUUID()}`;
     this.#kinds = deps.kinds ?? BUILTIN_KINDS;
-    this.#repo = new ConnectorRepo(deps.db, deps.box);
-    this.#mappings = new MappingRepo(deps.db);
-    this.#outbox = new OutboxRepo(deps.db);
+    this.#repo = deps.store.connectors;
+    this.#mappings = deps.store.mappings;
+    this.#outbox = deps.store.outbox;
     this.#now = deps.now ?? Date.now;
     this.#random = deps.random ?? Math.random;
     this.#backoff = deps.backoff ?? DEFAULT_BACKOFF;
@@ -116,8 +126,8 @@ export class ConnectorManager {
         if (!running?.driver.preview || !kind?.streams(running.record.settings)) return undefined;
         return { driver: running.driver.preview, ...chat, limit: kind.limit(running.record.settings) };
       },
-      limitOf: (connectorId) => {
-        const record = this.#running.get(connectorId)?.record ?? this.#repo.record(connectorId);
+      limitOf: async (connectorId) => {
+        const record = this.#running.get(connectorId)?.record ?? (await this.#repo.record(connectorId));
         return record ? this.#kind(record.type).limit(record.settings) : undefined;
       },
       enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
@@ -133,36 +143,38 @@ export class ConnectorManager {
     return kind;
   }
 
-  #require(id: string): StoredConnector {
-    const stored = this.#repo.get(id);
+  async #require(id: string): Promise<StoredConnector> {
+    const stored = await this.#repo.get(id);
     if (!stored) throw notFound(`No connector with id "${id}".`);
     return stored;
   }
 
-  #statusOf(id: string): ConnectorStatus {
-    return { ...this.#status.get(id), ...this.#outbox.counts(id) };
+  async #statusOf(id: string): Promise<ConnectorStatus> {
+    const counts = await this.#outbox.counts(id);
+    return { ...this.#status.get(id), ...counts };
   }
 
-  #view(stored: StoredConnector): ConnectorView {
-    return viewOf(this.#kind(stored.record.type), stored, this.#statusOf(stored.record.id));
+  async #view(stored: StoredConnector): Promise<ConnectorView> {
+    return viewOf(this.#kind(stored.record.type), stored, await this.#statusOf(stored.record.id));
   }
 
-  #enqueue(connectorId: string, messages: OutboundMessage[]): void {
+  async #enqueue(connectorId: string, messages: OutboundMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    this.#outbox.add(connectorId, messages, this.#now());
+    await this.#outbox.add(connectorId, messages, this.#now());
     this.#running.get(connectorId)?.worker.kick();
   }
 
   /** Every connector. */
-  list(actor: Actor): ConnectorView[] {
+  async list(actor: Actor): Promise<ConnectorView[]> {
     assertAdmin(actor);
-    return this.#repo.list().map((stored) => this.#view(stored));
+    const all = await this.#repo.list();
+    return Promise.all(all.map((stored) => this.#view(stored)));
   }
 
   /** One connector. */
-  get(actor: Actor, id: string): ConnectorView {
+  async get(actor: Actor, id: string): Promise<ConnectorView> {
     assertAdmin(actor);
-    return this.#view(this.#require(id));
+    return this.#view(await this.#require(id));
   }
 
   /** Creates a connector (stopped). */
@@ -172,14 +184,14 @@ export class ConnectorManager {
     await this.#requireAgent(input.agentId);
     const { record, secrets } = recordFromInput(kind, input, actor.userId, this.#now());
     await this.#checkUser(record);
-    this.#repo.save(record, secrets);
-    return this.#view(this.#require(record.id));
+    await this.#repo.save(record, secrets);
+    return this.#view(await this.#require(record.id));
   }
 
   /** Changes a connector; a running one restarts with the new config. */
   async update(actor: Actor, id: string, patch: ConnectorPatch): Promise<ConnectorView> {
     assertAdmin(actor);
-    const stored = this.#require(id);
+    const stored = await this.#require(id);
     const kind = this.#kind(stored.record.type);
     if (patch.agentId !== undefined) await this.#requireAgent(patch.agentId);
     const next = applyPatch(
@@ -191,17 +203,17 @@ export class ConnectorManager {
     await this.#checkUser(next.record);
     const wasRunning = this.#running.has(id);
     if (wasRunning) await this.#halt(id, false);
-    this.#repo.save(next.record, next.secrets);
+    await this.#repo.save(next.record, next.secrets);
     if (wasRunning) await this.#launch(id);
-    return this.#view(this.#require(id));
+    return this.#view(await this.#require(id));
   }
 
   /** Stops and deletes a connector with its mappings and outbox; its channels and users stay. */
   async delete(actor: Actor, id: string): Promise<void> {
     assertAdmin(actor);
-    this.#require(id);
+    await this.#require(id);
     await this.#halt(id, true);
-    this.#repo.delete(id);
+    await this.#repo.delete(id);
     this.#status.delete(id);
   }
 
@@ -209,23 +221,23 @@ export class ConnectorManager {
   async start(actor: Actor, id: string): Promise<ConnectorView> {
     assertAdmin(actor);
     await this.#launch(id);
-    this.#repo.setEnabled(id, true, this.#now());
-    return this.#view(this.#require(id));
+    await this.#repo.setEnabled(id, true, this.#now());
+    return this.#view(await this.#require(id));
   }
 
   /** Stops a connector (answers keep queueing in its outbox). */
   async stop(actor: Actor, id: string): Promise<ConnectorView> {
     assertAdmin(actor);
-    this.#require(id);
+    await this.#require(id);
     await this.#halt(id, true);
-    this.#repo.setEnabled(id, false, this.#now());
-    return this.#view(this.#require(id));
+    await this.#repo.setEnabled(id, false, this.#now());
+    return this.#view(await this.#require(id));
   }
 
   /** Checks a connector's credentials against its platform without starting it. */
   async test(actor: Actor, id: string): Promise<{ ok: boolean; message: string }> {
     assertAdmin(actor);
-    const stored = this.#require(id);
+    const stored = await this.#require(id);
     try {
       const driver = this.#driverFor(stored);
       return { ok: true, message: await driver.test() };
@@ -236,7 +248,7 @@ export class ConnectorManager {
 
   /** Starts every connector marked to run; failures are logged, not thrown. */
   async startEnabled(): Promise<void> {
-    for (const stored of this.#repo.list()) {
+    for (const stored of await this.#repo.list()) {
       if (!stored.record.enabled) continue;
       await this.#launch(stored.record.id).catch((err: unknown) =>
         this.#deps.log.error(`connector "${stored.record.name}" did not start`, err),
@@ -259,7 +271,7 @@ export class ConnectorManager {
   async handleInbound(id: string, request: InboundRequest): Promise<InboundResponse> {
     const running = this.#running.get(id);
     if (!running?.driver.inbound) {
-      const known = this.#repo.record(id) !== undefined;
+      const known = (await this.#repo.record(id)) !== undefined;
       const why = known ? "this connector is not running or takes no inbound calls" : "no such connector";
       return {
         status: known ? 503 : 404,
@@ -331,6 +343,12 @@ export class ConnectorManager {
       settings: kind.parseSettings(record.settings),
       secrets,
       state: this.#mappings.stateOf(record.id),
+      lease: new PollLease({
+        leases: this.#deps.store.leases,
+        connectorId: record.id,
+        holder: this.#instance,
+        now: this.#now,
+      }),
       log: this.#deps.log,
       receive: (messages) => this.#receive(record, messages),
       report: report ?? (() => undefined),
@@ -341,7 +359,7 @@ export class ConnectorManager {
 
   async #launch(id: string): Promise<void> {
     if (this.#running.has(id)) return;
-    const stored = this.#require(id);
+    const stored = await this.#require(id);
     await this.#requireAgent(stored.record.agentId);
     const log = this.#deps.log;
     const name = stored.record.name;
@@ -360,6 +378,7 @@ export class ConnectorManager {
     }
     const worker = new OutboxWorker({
       connectorId: id,
+      holder: `${this.#instance}:outbox`,
       outbox: this.#outbox,
       send: (message, signal) => driver.send(message, signal),
       policy: this.#backoff,

@@ -54,7 +54,7 @@ export interface InboundPipelineDeps {
   /** A chat was mapped to a channel (the answer router caches it). */
   onMapped(channelId: string, connectorId: string, chatId: string): void;
   /** Tells the external chat why its message was not taken (queued in the outbox). */
-  notify(connector: ConnectorRecord, chatId: string, text: string): void;
+  notify(connector: ConnectorRecord, chatId: string, text: string): Promise<void>;
 }
 
 /** Inbound messages into channels. */
@@ -74,7 +74,7 @@ export class InboundPipeline {
   async #take(connector: ConnectorRecord, message: InboundMessage): Promise<boolean> {
     const { mappings } = this.#deps;
     const key = message.dedupeKey;
-    if (key !== undefined && !mappings.claim(connector.id, key, this.#deps.now())) return false;
+    if (key !== undefined && !(await mappings.claim(connector.id, key, this.#deps.now()))) return false;
     try {
       const text = message.text.trim();
       if (Buffer.byteLength(text) > MAX_TEXT_BYTES) {
@@ -87,14 +87,14 @@ export class InboundPipeline {
     } catch (err) {
       // A refusal (deleted agent, message too long) is final: say so in the chat, keep the key.
       if (isRefusal(err)) {
-        this.#deps.notify(
+        await this.#deps.notify(
           connector,
           message.chat.id,
           `⚠️ Dimsum could not take this message: ${err.toLine()}`,
         );
         return true;
       }
-      if (key !== undefined) mappings.release(connector.id, key);
+      if (key !== undefined) await mappings.release(connector.id, key);
       throw err;
     }
   }
@@ -111,7 +111,7 @@ export class InboundPipeline {
       }
       return { userId: user.id, role: user.role };
     }
-    const known = mappings.userFor(connector.id, message.user.id);
+    const known = await mappings.userFor(connector.id, message.user.id);
     const existing = known ? await users.get(known) : undefined;
     if (existing) return { userId: existing.id, role: existing.role };
     let created: { id: string } | undefined;
@@ -124,14 +124,14 @@ export class InboundPipeline {
         if (!taken || attempt >= 3) throw err;
       }
     }
-    mappings.setUser(connector.id, message.user.id, created.id);
+    await mappings.setUser(connector.id, message.user.id, created.id);
     return { userId: created.id, role: "guest" };
   }
 
   async #channelFor(connector: ConnectorRecord, message: InboundMessage, actor: Actor): Promise<string> {
     const { team, mappings } = this.#deps;
     const service = serviceActor(connector.id);
-    const mapped = mappings.channelFor(connector.id, message.chat.id);
+    const mapped = await mappings.channelFor(connector.id, message.chat.id);
     let channel: ChannelRecord | undefined;
     if (mapped) {
       channel = await team.getChannel(service, mapped).catch((err: unknown) => {
@@ -153,7 +153,7 @@ export class InboundPipeline {
       userIds: [actor.userId],
     });
     await team.removeMember(service, created.id, { type: "user", id: service.userId });
-    mappings.setChannel(connector.id, message.chat.id, created.id);
+    await mappings.setChannel(connector.id, message.chat.id, created.id);
     this.#deps.onMapped(created.id, connector.id, message.chat.id);
     return created.id;
   }

@@ -72,9 +72,9 @@ export function createManageChannelTool(options: { connectors: ConnectorManager;
       try {
         switch (args.action) {
           case "list":
-            return JSON.stringify(connectors.list(actor).map(summary), null, 2);
+            return JSON.stringify((await connectors.list(actor)).map(summary), null, 2);
           case "status":
-            return JSON.stringify(summary(connectors.get(actor, needId(args.id))), null, 2);
+            return JSON.stringify(summary(await connectors.get(actor, needId(args.id))), null, 2);
           case "create": {
             if (!args.type || !args.name || !args.agentId) {
               return { content: "create needs type, name and agentId.", isError: true };

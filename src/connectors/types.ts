@@ -141,8 +141,22 @@ export interface ConnectorLog {
 
 /** Per-connector persistent key/value state (e.g. Telegram's update offset). */
 export interface DriverState {
-  get(key: string): string | undefined;
-  set(key: string, value: string): void;
+  get(key: string): Promise<string | undefined>;
+  /**
+   * Stores a value. With `fence` (a poll lease token) only while that token is the connector's
+   * current lease: false when a newer holder took over, so a superseded poller cannot move state.
+   */
+  set(key: string, value: string, fence?: number): Promise<boolean>;
+}
+
+/** Single-consumer work's lease across instances (see `PollLease`). */
+export interface DriverLease {
+  /** True once this instance may do the work (renewing its lease); false when `signal` aborted first. */
+  hold(signal: AbortSignal): Promise<boolean>;
+  /** Gives the work up so another instance takes over. */
+  release(): Promise<void>;
+  /** The fencing token while held. */
+  readonly token: number | undefined;
 }
 
 /** What a running driver gets from the manager. */
@@ -151,6 +165,8 @@ export interface DriverContext {
   settings: ConnectorSettings;
   secrets: ConnectorSecrets;
   state: DriverState;
+  /** Held while polling, so one instance of several sharing the database polls at a time. */
+  lease?: DriverLease;
   log: ConnectorLog;
   /** Hands messages the driver pulled itself (polling) to the pipeline; resolves once stored. */
   receive(messages: InboundMessage[]): Promise<void>;

@@ -1,6 +1,7 @@
 /** Schedules: cron (with time zones), one-shot and interval runs of agents and collaboration chains. */
 export { systemClock } from "./clock.js";
 export { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "./manage-schedule-tool.js";
+export { createPostgresScheduleStore, PostgresScheduleStore } from "./pg-schedule-store.js";
 export {
   agentMessageText,
   chainMessageText,
@@ -26,7 +27,12 @@ export {
   type ScheduleView,
   type TargetDirectory,
 } from "./schedule-service.js";
-export { RUNS_KEPT_PER_SCHEDULE, ScheduleStore } from "./schedule-store.js";
+export {
+  createSqliteScheduleStore,
+  RUNS_KEPT_PER_SCHEDULE,
+  type ScheduleStore,
+  SqliteScheduleStore,
+} from "./schedule-store.js";
 export {
   DEFAULT_MISSED_GRACE_MS,
   DEFAULT_POLL_MS,

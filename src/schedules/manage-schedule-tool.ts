@@ -119,7 +119,7 @@ export function createManageScheduleTool(service: ScheduleService, actor: Actor)
       try {
         switch (args.action) {
           case "list": {
-            const all = service.list(actor);
+            const all = await service.list(actor);
             return { content: all.length === 0 ? "No schedules." : all.map(line).join("\n"), data: all };
           }
           case "create": {
@@ -139,7 +139,7 @@ export function createManageScheduleTool(service: ScheduleService, actor: Actor)
           }
           case "update": {
             const id = requireId(args);
-            const current = service.get(actor, id);
+            const current = await service.get(actor, id);
             const patch: SchedulePatch = {};
             if (args.name !== undefined) patch.name = args.name;
             const timing = timingOf(args);
@@ -160,7 +160,7 @@ export function createManageScheduleTool(service: ScheduleService, actor: Actor)
             };
           }
           case "run_now": {
-            const run = service.runNow(actor, requireId(args));
+            const run = await service.runNow(actor, requireId(args));
             const content =
               run.status === "skipped"
                 ? `Not started: ${run.error ?? "a run is in progress"}`
@@ -169,13 +169,13 @@ export function createManageScheduleTool(service: ScheduleService, actor: Actor)
           }
           case "delete": {
             const id = requireId(args);
-            service.remove(actor, id);
+            await service.remove(actor, id);
             return `Deleted schedule ${id}.`;
           }
           case "status": {
             const id = requireId(args);
-            const schedule = service.get(actor, id);
-            const runs = service.runs(actor, id, 5);
+            const schedule = await service.get(actor, id);
+            const runs = await service.runs(actor, id, 5);
             const history = runs.length === 0 ? "no runs yet" : runs.map(runLine).join("\n");
             return { content: `${line(schedule)}\nRecent runs:\n${history}`, data: { schedule, runs } };
           }

@@ -28,7 +28,7 @@ export interface ScheduleEngine {
   /** A schedule was created, changed or deleted: re-check when the next one is due. */
   wake(): void;
   isRunning(scheduleId: string): boolean;
-  runNow(scheduleId: string): ScheduleRunRecord;
+  runNow(scheduleId: string): Promise<ScheduleRunRecord>;
 }
 
 /** Where targets are looked up, with the owner's access checked (the team facade fits). */
@@ -62,8 +62,8 @@ export class ScheduleService {
   }
 
   /** The schedule if the actor may manage it; the same 404 when missing or someone else's. */
-  #mine(actor: Actor, id: string): ScheduleRecord {
-    const schedule = this.#deps.store.get(id);
+  async #mine(actor: Actor, id: string): Promise<ScheduleRecord> {
+    const schedule = await this.#deps.store.get(id);
     if (!schedule || (!isAdmin(actor) && schedule.ownerId !== actor.userId)) {
       throw notFound(`No schedule with id "${id}".`);
     }
@@ -107,14 +107,14 @@ export class ScheduleService {
   }
 
   /** The schedules the actor may manage (admins: everyone's), oldest first. */
-  list(actor: Actor): ScheduleView[] {
+  async list(actor: Actor): Promise<ScheduleView[]> {
     const { store } = this.#deps;
-    return (isAdmin(actor) ? store.list() : store.list(actor.userId)).map((s) => this.#view(s));
+    return (await (isAdmin(actor) ? store.list() : store.list(actor.userId))).map((s) => this.#view(s));
   }
 
   /** One schedule. */
-  get(actor: Actor, id: string): ScheduleView {
-    return this.#view(this.#mine(actor, id));
+  async get(actor: Actor, id: string): Promise<ScheduleView> {
+    return this.#view(await this.#mine(actor, id));
   }
 
   /** Creates a schedule owned by the actor. */
@@ -122,7 +122,7 @@ export class ScheduleService {
     if (actor.role === "guest")
       throw forbidden("Guests cannot create schedules.", "ask a member or an admin");
     const { store, scheduler } = this.#deps;
-    if (store.countByOwner(actor.userId) >= MAX_SCHEDULES_PER_OWNER) {
+    if ((await store.countByOwner(actor.userId)) >= MAX_SCHEDULES_PER_OWNER) {
       throw invalid(
         `You already have ${MAX_SCHEDULES_PER_OWNER} schedules.`,
         "delete some you no longer need",
@@ -145,7 +145,7 @@ export class ScheduleService {
     };
     const next = enabled ? firstRunAt(timing, now) : undefined;
     if (next !== undefined) schedule.nextRunAt = next;
-    store.insert(schedule);
+    await store.insert(schedule);
     scheduler.wake();
     return this.#view(schedule);
   }
@@ -153,7 +153,7 @@ export class ScheduleService {
   /** Changes a schedule; a new timing or re-enabling computes the next run from now. */
   async update(actor: Actor, id: string, patch: SchedulePatch): Promise<ScheduleView> {
     const { store, scheduler } = this.#deps;
-    const current = this.#mine(actor, id);
+    const current = await this.#mine(actor, id);
     const now = this.#now();
     const next: ScheduleRecord = { ...current, updatedAt: now };
     if (patch.name !== undefined) next.name = patch.name.trim();
@@ -172,7 +172,9 @@ export class ScheduleService {
       if (first === undefined) delete next.nextRunAt;
       else next.nextRunAt = first;
     }
-    if (!store.update(next)) throw notFound(`No schedule with id "${id}".`);
+    // Unless the timing changed, the next run stays what the scheduler made it.
+    const moved = !next.enabled || retimed || reenabled;
+    if (!(await store.update(next, moved))) throw notFound(`No schedule with id "${id}".`);
     scheduler.wake();
     return this.#view(next);
   }
@@ -183,21 +185,21 @@ export class ScheduleService {
   }
 
   /** Deletes a schedule and its run history (a run in progress finishes but is not recorded). */
-  remove(actor: Actor, id: string): void {
-    this.#mine(actor, id);
-    this.#deps.store.delete(id);
+  async remove(actor: Actor, id: string): Promise<void> {
+    await this.#mine(actor, id);
+    await this.#deps.store.delete(id);
     this.#deps.scheduler.wake();
   }
 
   /** Starts a run now; the returned record is `running`, or `skipped` when one is in progress. */
-  runNow(actor: Actor, id: string): ScheduleRunRecord {
-    this.#mine(actor, id);
+  async runNow(actor: Actor, id: string): Promise<ScheduleRunRecord> {
+    await this.#mine(actor, id);
     return this.#deps.scheduler.runNow(id);
   }
 
   /** A schedule's recent runs, newest first. */
-  runs(actor: Actor, id: string, limit = 20): ScheduleRunRecord[] {
-    this.#mine(actor, id);
+  async runs(actor: Actor, id: string, limit = 20): Promise<ScheduleRunRecord[]> {
+    await this.#mine(actor, id);
     return this.#deps.store.listRuns(id, limit);
   }
 }

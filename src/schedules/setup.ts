@@ -1,14 +1,14 @@
 /** Wires the schedule store, the scheduler and the service over one database and team (the server). */
-import type { Database } from "better-sqlite3";
 import type { Actor, Team } from "../team/types.js";
 import { createTeamExecutor } from "./run-target.js";
 import { ScheduleService } from "./schedule-service.js";
-import { ScheduleStore } from "./schedule-store.js";
+import type { ScheduleStore } from "./schedule-store.js";
 import { Scheduler, type SchedulerLog } from "./scheduler.js";
 import type { Clock } from "./types.js";
 
 export interface SchedulingDeps {
-  db: Database;
+  /** The schedules repository (`createSqliteScheduleStore(db)` or `createPostgresScheduleStore(pg)`). */
+  store: ScheduleStore;
   team: Team;
   /** The current account behind a user id (e.g. from the server's UserStore). */
   actorOf: (userId: string) => Actor | undefined | Promise<Actor | undefined>;
@@ -24,9 +24,9 @@ export interface Scheduling {
   service: ScheduleService;
 }
 
-/** Builds the schedules feature; call `scheduler.start()` once the server is up and `stop()` before the team closes. */
+/** Builds the schedules feature; await `scheduler.start()` once the server is up and `stop()` before the team closes. */
 export function createScheduling(deps: SchedulingDeps): Scheduling {
-  const store = new ScheduleStore(deps.db);
+  const { store } = deps;
   const scheduler = new Scheduler({
     store,
     execute: createTeamExecutor(deps.team),

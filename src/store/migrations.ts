@@ -546,6 +546,26 @@ UPDATE team_messages SET reply_to = (SELECT r.trigger_message_id FROM team_runs 
 CREATE INDEX team_messages_reply_to ON team_messages (reply_to) WHERE reply_to IS NOT NULL;
 `),
   },
+  {
+    version: 11,
+    name: "several instances: schedule runs' heartbeats, outbox items claimed under a lease, poll leases with fencing tokens",
+    // A running schedule run's `heartbeat_at` is renewed by the instance running it; one that stops
+    // renewing (its instance died) is ended as interrupted by any instance.
+    // `claimed_until` keeps an item another drainer is sending out of everyone else's reach until it
+    // settles or the lease runs out; a lease row is kept after release so its token only grows.
+    up: (db) =>
+      db.exec(`
+ALTER TABLE schedule_runs ADD COLUMN heartbeat_at INTEGER;
+ALTER TABLE connector_outbox ADD COLUMN claimed_by TEXT;
+ALTER TABLE connector_outbox ADD COLUMN claimed_until INTEGER;
+CREATE TABLE connector_leases (
+  connector_id TEXT PRIMARY KEY REFERENCES connectors (id) ON DELETE CASCADE,
+  holder TEXT,
+  token INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

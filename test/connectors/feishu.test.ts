@@ -125,7 +125,10 @@ describe("Feishu/Lark connector", () => {
       (m) => m.author.type === "user",
     );
     expect(users.length).toBe(1);
-    await eventually(() => server.connectors.outbox(created.id).length === 0, "an empty outbox");
+    await eventually(
+      async () => (await server.connectors.outbox(created.id)).length === 0,
+      "an empty outbox",
+    );
     expect(feishu.messages.length).toBe(1);
   });
 
@@ -136,11 +139,11 @@ describe("Feishu/Lark connector", () => {
       200,
     );
     await feishu.waitUntil(() => feishu.outageHits >= 3, "failed attempts");
-    expect(server.connectors.outbox(created.id)[0]?.lastError).toContain("HTTP 502");
+    expect((await server.connectors.outbox(created.id))[0]?.lastError).toContain("HTTP 502");
     // A stopped connector keeps its undelivered reply and sends it when started again.
     await server.api(`/api/connectors/${created.id}/stop`, { method: "POST" });
     await feishu.outage("none");
-    expect(server.connectors.get(server.ownerActor, created.id).status).toMatchObject({
+    expect((await server.connectors.get(server.ownerActor, created.id)).status).toMatchObject({
       state: "stopped",
       pending: 1,
     });

@@ -10,6 +10,7 @@ import { afterEach } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { ConnectorManager } from "../../src/connectors/connector-manager.js";
 import { manageChannelGrant } from "../../src/connectors/manage-channel-tool.js";
+import { createSqliteConnectorStore } from "../../src/connectors/store/connector-store.js";
 import type { ConnectorView } from "../../src/connectors/types.js";
 import { createServer } from "../../src/server/app.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
@@ -99,8 +100,7 @@ async function boot(home: string, llm: FakeLlmServer, log: LogLines): Promise<Bo
     },
   );
   connectors = new ConnectorManager({
-    db,
-    box: openSecretBox(home),
+    store: createSqliteConnectorStore(db, openSecretBox(home)),
     team,
     users: connectorUsersFrom(users),
     log,

@@ -154,7 +154,7 @@ describe("Telegram connector", () => {
     expect(await telegram.deliverWebhook(update)).toBe(200);
 
     await telegram.waitUntil(() => telegram.outageHits >= 3, "several failed attempts");
-    const [pending] = server.connectors.outbox(created.id);
+    const [pending] = await server.connectors.outbox(created.id);
     expect(pending?.status).toBe("pending");
     expect(pending?.attempts).toBeGreaterThanOrEqual(2);
     expect(pending?.lastError).toContain("502");
@@ -163,7 +163,10 @@ describe("Telegram connector", () => {
     await telegram.outage("none");
     await telegram.waitUntil(() => telegram.sent.length === 1, "the delivery after recovery");
     expect(telegram.sent[0]?.text).toBe("Hello from the assistant.");
-    await eventually(() => server.connectors.outbox(created.id).length === 0, "an empty outbox");
+    await eventually(
+      async () => (await server.connectors.outbox(created.id)).length === 0,
+      "an empty outbox",
+    );
   });
 
   it("keeps undelivered answers across a restart while the platform refuses connections", async () => {
@@ -194,17 +197,20 @@ describe("Telegram connector", () => {
     answer();
     // The agent answers while Telegram is unreachable: the answer waits in the outbox.
     await eventually(
-      () => server.connectors.outbox(created.id).some((r) => r.attempts >= 1),
+      async () => (await server.connectors.outbox(created.id)).some((r) => r.attempts >= 1),
       "a failed attempt",
     );
-    expect(server.connectors.outbox(created.id)[0]?.lastError).toContain("connection refused");
+    expect((await server.connectors.outbox(created.id))[0]?.lastError).toContain("connection refused");
 
     await server.restart();
-    expect(server.connectors.get(server.ownerActor, created.id).status.pending).toBe(1);
+    expect((await server.connectors.get(server.ownerActor, created.id)).status.pending).toBe(1);
     await telegram.outage("none");
     await telegram.waitUntil(() => telegram.sent.length === 1, "the answer after the restart");
     expect(telegram.sent[0]).toMatchObject({ chatId: "66", text: "Hello from the assistant." });
-    await eventually(() => server.connectors.outbox(created.id).length === 0, "an empty outbox");
+    await eventually(
+      async () => (await server.connectors.outbox(created.id)).length === 0,
+      "an empty outbox",
+    );
     expect(telegram.sent.length).toBe(1);
   });
 
@@ -221,7 +227,7 @@ describe("Telegram connector", () => {
     const res = await server.api(`/api/connectors/${created.id}/start`, { method: "POST" });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("Unauthorized");
-    const view = server.connectors.get(server.ownerActor, created.id);
+    const view = await server.connectors.get(server.ownerActor, created.id);
     expect(view.status.state).toBe("error");
     const test = await server.api(`/api/connectors/${created.id}/test`, { method: "POST" });
     expect(await test.json()).toMatchObject({ ok: false });

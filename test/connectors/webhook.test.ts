@@ -81,7 +81,7 @@ describe("generic webhook connector", () => {
     expect(refusals.length).toBe(4);
     expect(refusals.join("\n")).toContain("signature mismatch");
     expect(refusals.join("\n")).toContain("5-minute window");
-    expect(server.connectors.get(server.ownerActor, created.id).status.rejected).toBe(4);
+    expect((await server.connectors.get(server.ownerActor, created.id)).status.rejected).toBe(4);
     expect(receiver.received).toEqual([]);
   });
 
@@ -113,14 +113,17 @@ describe("generic webhook connector", () => {
     await receiver.outage("502");
     expect((await post({ id: "long", chatId: "c2", userId: "u2", text: "long please" })).status).toBe(200);
     await receiver.waitUntil(() => receiver.outageHits >= 3, "failed attempts");
-    expect(server.connectors.outbox(created.id).length).toBe(6);
+    expect((await server.connectors.outbox(created.id)).length).toBe(6);
 
     await receiver.outage("none");
     await receiver.waitUntil(() => receiver.received.length === 6, "every part");
     expect(receiver.received.map((r) => r.body.part)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(receiver.received.map((r) => r.body.text).join("\n\n")).toBe(answer);
     expect(receiver.received.every((r) => r.verified && r.body.parts === 6)).toBe(true);
-    await eventually(() => server.connectors.outbox(created.id).length === 0, "an empty outbox");
+    await eventually(
+      async () => (await server.connectors.outbox(created.id)).length === 0,
+      "an empty outbox",
+    );
   });
 
   it("sets aside a reply the receiver refuses for good, and answers 503 while stopped", async () => {
@@ -132,9 +135,12 @@ describe("generic webhook connector", () => {
     });
     expect(((await patched.json()) as { status: { state: string } }).status.state).toBe("running");
     expect((await post({ chatId: "c3", userId: "u3", text: "hi" })).status).toBe(200);
-    await eventually(() => server.connectors.outbox(created.id)[0]?.status === "failed", "a failed reply");
-    expect(server.connectors.outbox(created.id)[0]?.lastError).toContain("HTTP 401");
-    expect(server.connectors.get(server.ownerActor, created.id).status.failed).toBe(1);
+    await eventually(
+      async () => (await server.connectors.outbox(created.id))[0]?.status === "failed",
+      "a failed reply",
+    );
+    expect((await server.connectors.outbox(created.id))[0]?.lastError).toContain("HTTP 401");
+    expect((await server.connectors.get(server.ownerActor, created.id)).status.failed).toBe(1);
 
     await server.api(`/api/connectors/${created.id}/stop`, { method: "POST" });
     const before = server.counts();

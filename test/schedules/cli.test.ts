@@ -94,7 +94,7 @@ describe("dimsum schedule", () => {
     scripts.add("writer", { text: "pulse is steady" }, { text: "pulse on demand" });
     await s.clock.advance(60_000 + s.pollMs);
     await s.scheduling.scheduler.settled();
-    expect(s.scheduling.store.listRuns(schedule.id)).toMatchObject([
+    expect(await s.scheduling.store.listRuns(schedule.id)).toMatchObject([
       { status: "done", trigger: "schedule", output: "pulse is steady" },
     ]);
 
@@ -105,7 +105,7 @@ describe("dimsum schedule", () => {
 
     const queued = await cli(s, "run", [schedule.id], { wait: false });
     expect(queued.stdout).toContain("queued a run");
-    expect(s.scheduling.store.get(schedule.id)?.runRequestedAt).toBeDefined();
+    expect((await s.scheduling.store.get(schedule.id))?.runRequestedAt).toBeDefined();
 
     expect(await cli(s, "rm", [schedule.id], {})).toMatchObject({
       code: 0,

@@ -3,6 +3,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "../../src/schedules/manage-schedule-tool.js";
 import type { ScheduleView } from "../../src/schedules/schedule-service.js";
+import { createSqliteScheduleStore } from "../../src/schedules/schedule-store.js";
 import { createScheduling, type Scheduling } from "../../src/schedules/setup.js";
 import type { ScheduleRunRecord } from "../../src/schedules/types.js";
 import type { ChannelRecord } from "../../src/team/types.js";
@@ -34,12 +35,12 @@ beforeEach(async () => {
   scripts.clear();
   h = new TeamHarness(server);
   scheduling = createScheduling({
-    db: h.db,
+    store: createSqliteScheduleStore(h.db),
     team: h.team,
     actorOf: (id) => [alice, bob, guest].find((a) => a.userId === id),
     clock: new FakeClock("2025-06-02T00:00:00Z"),
   });
-  scheduling.scheduler.start();
+  await scheduling.scheduler.start();
   group = await h.team.createChannel(alice, {
     kind: "group",
     name: "Desk",

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
+import { createSqliteScheduleStore } from "../../src/schedules/schedule-store.js";
 import { createScheduling, type Scheduling } from "../../src/schedules/setup.js";
 import { createServer } from "../../src/server/app.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
@@ -66,7 +67,7 @@ export async function startScheduleServer(
   const clock = new FakeClock(start);
   const pollMs = 15_000;
   const scheduling = createScheduling({
-    db,
+    store: createSqliteScheduleStore(db),
     team,
     clock,
     pollMs,
@@ -98,7 +99,7 @@ export async function startScheduleServer(
     routes: [mountTeamRoutes({ team }), mountScheduleRoutes(scheduling.service)],
   });
   const listening = await server.listen(0, "127.0.0.1");
-  scheduling.scheduler.start();
+  await scheduling.scheduler.start();
   cleanups.push(async () => {
     await listening.close();
     await scheduling.scheduler.stop();

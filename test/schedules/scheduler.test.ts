@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunOutcome, TargetExecutor } from "../../src/schedules/run-target.js";
-import { ScheduleStore } from "../../src/schedules/schedule-store.js";
+import { type ScheduleStore, SqliteScheduleStore } from "../../src/schedules/schedule-store.js";
 import { Scheduler } from "../../src/schedules/scheduler.js";
 import { firstRunAt } from "../../src/schedules/timing.js";
 import type { MissedPolicy, ScheduleRecord, ScheduleTiming } from "../../src/schedules/types.js";
@@ -57,12 +57,12 @@ function newScheduler(): Scheduler {
   });
 }
 
-function addSchedule(
+async function addSchedule(
   id: string,
   timing: ScheduleTiming,
   missedPolicy: MissedPolicy = "skip",
   extra: Partial<ScheduleRecord> = {},
-): ScheduleRecord {
+): Promise<ScheduleRecord> {
   const now = clock.now();
   const schedule: ScheduleRecord = {
     id,
@@ -78,14 +78,14 @@ function addSchedule(
   };
   const next = firstRunAt(timing, now);
   if (next !== undefined && schedule.enabled) schedule.nextRunAt = next;
-  store.insert(schedule);
+  await store.insert(schedule);
   return schedule;
 }
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "dimsum-schedules-"));
   db = openDatabase(join(dir, "dimsum.db"));
-  store = new ScheduleStore(db);
+  store = new SqliteScheduleStore(db);
   clock = new FakeClock("2025-03-07T00:00:00Z");
   executor = new ScriptedExecutor(clock);
   scheduler = newScheduler();
@@ -100,9 +100,9 @@ afterEach(async () => {
 
 describe("firing on time", () => {
   it("fires 0 9 * * * at 09:00 Shanghai and 09:00 New York time, across New York's DST change", async () => {
-    addSchedule("sh", { kind: "cron", expression: "0 9 * * *", timezone: "Asia/Shanghai" });
-    addSchedule("ny", { kind: "cron", expression: "0 9 * * *", timezone: "America/New_York" });
-    scheduler.start();
+    await addSchedule("sh", { kind: "cron", expression: "0 9 * * *", timezone: "Asia/Shanghai" });
+    await addSchedule("ny", { kind: "cron", expression: "0 9 * * *", timezone: "America/New_York" });
+    await scheduler.start();
     await clock.advanceTo("2025-03-11T00:00:00Z");
     await scheduler.settled();
     expect(executor.at("sh")).toEqual([
@@ -117,7 +117,7 @@ describe("firing on time", () => {
       "2025-03-09T13:00:00.000Z",
       "2025-03-10T13:00:00.000Z",
     ]);
-    const runs = store.listRuns("ny").reverse();
+    const runs = (await store.listRuns("ny")).reverse();
     expect(runs.map((r) => [r.status, r.trigger, new Date(r.scheduledFor ?? 0).toISOString()])).toEqual([
       ["done", "schedule", "2025-03-07T14:00:00.000Z"],
       ["done", "schedule", "2025-03-08T14:00:00.000Z"],
@@ -125,16 +125,16 @@ describe("firing on time", () => {
       ["done", "schedule", "2025-03-10T13:00:00.000Z"],
     ]);
     expect(runs[0]).toMatchObject({ output: "ok", endedAt: Date.parse("2025-03-07T14:00:00Z") });
-    expect(store.get("ny")).toMatchObject({
+    expect(await store.get("ny")).toMatchObject({
       lastRunAt: Date.parse("2025-03-10T13:00:00Z"),
       nextRunAt: Date.parse("2025-03-11T13:00:00Z"),
     });
   });
 
   it("fires an interval on its cadence and a one-shot exactly once", async () => {
-    addSchedule("hourly", { kind: "interval", seconds: 3600 });
-    addSchedule("once", { kind: "once", at: "2025-03-07T02:30:00.000Z" });
-    scheduler.start();
+    await addSchedule("hourly", { kind: "interval", seconds: 3600 });
+    await addSchedule("once", { kind: "once", at: "2025-03-07T02:30:00.000Z" });
+    await scheduler.start();
     await clock.advanceTo("2025-03-07T03:30:00Z");
     await scheduler.settled();
     expect(executor.at("hourly")).toEqual([
@@ -143,21 +143,21 @@ describe("firing on time", () => {
       "2025-03-07T03:00:00.000Z",
     ]);
     expect(executor.at("once")).toEqual(["2025-03-07T02:30:00.000Z"]);
-    expect(store.get("once")?.nextRunAt).toBeUndefined();
+    expect((await store.get("once"))?.nextRunAt).toBeUndefined();
     await clock.advanceTo("2025-03-09T00:00:00Z");
     await scheduler.settled();
     expect(executor.at("once")).toHaveLength(1);
   });
 
   it("never fires disabled schedules, and records a run error when the owner's account is gone", async () => {
-    addSchedule("off", { kind: "interval", seconds: 60 }, "skip", { enabled: false });
-    addSchedule("orphan", { kind: "interval", seconds: 600 }, "skip", { ownerId: "gone" });
-    scheduler.start();
+    await addSchedule("off", { kind: "interval", seconds: 60 }, "skip", { enabled: false });
+    await addSchedule("orphan", { kind: "interval", seconds: 600 }, "skip", { ownerId: "gone" });
+    await scheduler.start();
     await clock.advance(11 * 60_000);
     await scheduler.settled();
     expect(executor.at("off")).toEqual([]);
     expect(executor.at("orphan")).toEqual([]);
-    const [run] = store.listRuns("orphan");
+    const [run] = await store.listRuns("orphan");
     expect(run).toMatchObject({ status: "error" });
     expect(run?.error).toContain('owner "gone" no longer has an account');
   });
@@ -166,18 +166,18 @@ describe("firing on time", () => {
 describe("overlap", () => {
   it("skips and records a run that would overlap its still-running predecessor", async () => {
     executor.auto = undefined;
-    addSchedule("minutely", { kind: "interval", seconds: 60 });
-    scheduler.start();
+    await addSchedule("minutely", { kind: "interval", seconds: 60 });
+    await scheduler.start();
     await clock.advance(60_000);
     expect(executor.calls).toHaveLength(1);
-    const first = store.listRuns("minutely")[0]!;
+    const first = (await store.listRuns("minutely"))[0]!;
     expect(first.status).toBe("running");
 
     await clock.advance(60_000);
     expect(executor.calls).toHaveLength(1);
-    const manual = scheduler.runNow("minutely");
+    const manual = await scheduler.runNow("minutely");
     expect(manual.status).toBe("skipped");
-    const skipped = store.listRuns("minutely").filter((r) => r.status === "skipped");
+    const skipped = (await store.listRuns("minutely")).filter((r) => r.status === "skipped");
     expect(skipped.map((r) => r.trigger).sort()).toEqual(["manual", "schedule"]);
     expect(skipped[0]?.error).toContain(`The previous run ${first.id}`);
     expect(skipped[0]?.error).toContain("was still running");
@@ -185,22 +185,22 @@ describe("overlap", () => {
 
     executor.calls[0]!.finish({ status: "done", output: "slow answer" });
     await scheduler.settled();
-    expect(store.getRun(first.id)).toMatchObject({ status: "done", output: "slow answer" });
+    expect(await store.getRun(first.id)).toMatchObject({ status: "done", output: "slow answer" });
 
     await clock.advance(60_000);
     expect(executor.calls).toHaveLength(2);
     executor.calls[1]!.finish({ status: "error", error: "model down" });
     await scheduler.settled();
-    expect(store.listRuns("minutely")[0]).toMatchObject({ status: "error", error: "model down" });
+    expect((await store.listRuns("minutely"))[0]).toMatchObject({ status: "error", error: "model down" });
   });
 });
 
 describe("missed runs after downtime", () => {
   it("skips missed runs under `skip` and runs once under `run_once`, however many were missed", async () => {
     const hourly: ScheduleTiming = { kind: "cron", expression: "0 * * * *", timezone: "UTC" };
-    addSchedule("skipper", hourly, "skip");
-    addSchedule("catcher", hourly, "run_once");
-    scheduler.start();
+    await addSchedule("skipper", hourly, "skip");
+    await addSchedule("catcher", hourly, "run_once");
+    await scheduler.start();
     await clock.advanceTo("2025-03-07T01:30:00Z");
     await scheduler.settled();
     expect(executor.calls).toHaveLength(2);
@@ -210,11 +210,11 @@ describe("missed runs after downtime", () => {
     await clock.advanceTo("2025-03-07T06:45:00Z");
     expect(executor.calls).toHaveLength(2);
     scheduler = newScheduler();
-    scheduler.start();
+    await scheduler.start();
     await scheduler.settled();
 
     expect(executor.at("skipper")).toEqual(["2025-03-07T01:00:00.000Z"]);
-    const [skip] = store.listRuns("skipper");
+    const [skip] = await store.listRuns("skipper");
     expect(skip).toMatchObject({
       status: "skipped",
       trigger: "missed",
@@ -223,10 +223,10 @@ describe("missed runs after downtime", () => {
     expect(skip?.error).toContain("Missed 5 runs due from 2025-03-07T02:00:00.000Z");
 
     expect(executor.at("catcher")).toEqual(["2025-03-07T01:00:00.000Z", "2025-03-07T06:45:00.000Z"]);
-    expect(store.listRuns("catcher")[0]).toMatchObject({ status: "done", trigger: "missed" });
+    expect((await store.listRuns("catcher"))[0]).toMatchObject({ status: "done", trigger: "missed" });
 
     for (const id of ["skipper", "catcher"]) {
-      expect(store.get(id)?.nextRunAt).toBe(Date.parse("2025-03-07T07:00:00Z"));
+      expect((await store.get(id))?.nextRunAt).toBe(Date.parse("2025-03-07T07:00:00Z"));
     }
     await clock.advanceTo("2025-03-07T07:00:00Z");
     await scheduler.settled();
@@ -235,25 +235,25 @@ describe("missed runs after downtime", () => {
   });
 
   it("runs a schedule that is only a little late (within the grace period) as an ordinary run", async () => {
-    addSchedule("daily", { kind: "cron", expression: "0 9 * * *", timezone: "UTC" }, "skip");
+    await addSchedule("daily", { kind: "cron", expression: "0 9 * * *", timezone: "UTC" }, "skip");
     await clock.advanceTo("2025-03-07T09:00:30Z");
-    scheduler.start();
+    await scheduler.start();
     await scheduler.settled();
-    expect(store.listRuns("daily")[0]).toMatchObject({ status: "done", trigger: "schedule" });
+    expect((await store.listRuns("daily"))[0]).toMatchObject({ status: "done", trigger: "schedule" });
   });
 
   it("ends runs cut off by a stop or a crash as interrupted", async () => {
     executor.auto = undefined;
-    addSchedule("long", { kind: "interval", seconds: 60 });
-    scheduler.start();
+    await addSchedule("long", { kind: "interval", seconds: 60 });
+    await scheduler.start();
     await clock.advance(60_000);
-    const running = store.listRuns("long")[0]!;
+    const running = (await store.listRuns("long"))[0]!;
     await scheduler.stop();
-    expect(store.getRun(running.id)).toMatchObject({ status: "error" });
-    expect(store.getRun(running.id)?.error).toMatch(/^interrupted/);
+    expect(await store.getRun(running.id)).toMatchObject({ status: "error" });
+    expect((await store.getRun(running.id))?.error).toMatch(/^interrupted/);
 
     // A crash leaves a run marked running in the database.
-    store.insertRun({
+    await store.insertRun({
       id: "crashed",
       scheduleId: "long",
       trigger: "schedule",
@@ -261,8 +261,8 @@ describe("missed runs after downtime", () => {
       status: "running",
     });
     scheduler = newScheduler();
-    scheduler.start();
-    expect(store.getRun("crashed")).toMatchObject({
+    await scheduler.start();
+    expect(await store.getRun("crashed")).toMatchObject({
       status: "error",
       error: expect.stringMatching(/^interrupted/),
     });
@@ -271,7 +271,7 @@ describe("missed runs after downtime", () => {
 
 describe("changes from another process", () => {
   it("runs a requested run (dimsum schedule run) on its next look, even when the schedule is disabled", async () => {
-    addSchedule("manual", { kind: "interval", seconds: 3600 }, "skip", { enabled: false });
+    await addSchedule("manual", { kind: "interval", seconds: 3600 }, "skip", { enabled: false });
     scheduler = new Scheduler({
       store,
       execute: executor.execute,
@@ -279,15 +279,15 @@ describe("changes from another process", () => {
       clock,
       pollMs: 15_000,
     });
-    scheduler.start();
+    await scheduler.start();
     await clock.advance(20_000);
     expect(executor.calls).toHaveLength(0);
-    expect(store.requestRun("manual", clock.now())).toBe(true);
+    expect(await store.requestRun("manual", clock.now())).toBe(true);
     await clock.advance(15_000);
     await scheduler.settled();
     expect(executor.at("manual")).toHaveLength(1);
-    expect(store.listRuns("manual")[0]).toMatchObject({ status: "done", trigger: "manual" });
-    expect(store.get("manual")?.runRequestedAt).toBeUndefined();
+    expect((await store.listRuns("manual"))[0]).toMatchObject({ status: "done", trigger: "manual" });
+    expect((await store.get("manual"))?.runRequestedAt).toBeUndefined();
   });
 
   it("picks up a schedule inserted into the database while running", async () => {
@@ -298,9 +298,9 @@ describe("changes from another process", () => {
       clock,
       pollMs: 15_000,
     });
-    scheduler.start();
+    await scheduler.start();
     await clock.advance(60_000);
-    addSchedule("late", { kind: "interval", seconds: 60 });
+    await addSchedule("late", { kind: "interval", seconds: 60 });
     await clock.advance(75_000);
     await scheduler.settled();
     expect(executor.at("late")).toEqual(["2025-03-07T00:02:00.000Z"]);

@@ -119,7 +119,7 @@ describe("schedules page", () => {
     // The app's own confirm dialog asks first (never the browser's confirm()).
     await page.getByTestId("confirm-dialog").getByTestId("confirm-ok").click();
     await until(() => rows.count()).toBe(1);
-    expect(s.scheduling.store.get(pulse.id)).toBeUndefined();
+    expect(await s.scheduling.store.get(pulse.id)).toBeUndefined();
 
     // A form problem is shown, not sent.
     await page.getByTestId("schedule-create").click();

@@ -3,6 +3,7 @@
  * on a fake clock, and schedules that make an agent post into a channel or run a chain.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createSqliteScheduleStore } from "../../src/schedules/schedule-store.js";
 import { createScheduling, type Scheduling } from "../../src/schedules/setup.js";
 import type { ChannelRecord } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
@@ -30,7 +31,7 @@ beforeEach(async () => {
   h = new TeamHarness(server);
   clock = new FakeClock("2025-06-02T00:00:00Z");
   scheduling = createScheduling({
-    db: h.db,
+    store: createSqliteScheduleStore(h.db),
     team: h.team,
     actorOf: (id) => accounts.get(id),
     clock,
@@ -63,7 +64,7 @@ describe("a schedule makes an agent post into a channel", () => {
       },
     });
     expect(schedule.nextRunAt).toBe(Date.parse("2025-06-02T01:00:00Z"));
-    scheduler.start();
+    await scheduler.start();
     await clock.advanceTo("2025-06-02T01:00:00Z");
     await scheduler.settled();
 
@@ -76,7 +77,7 @@ describe("a schedule makes an agent post into a channel", () => {
     expect(server.requests.map(agentOf)).toEqual(["writer"]);
     expect(lastUserText(server.requests[0])).toContain("Write the digest");
 
-    const [run] = store.listRuns(schedule.id);
+    const [run] = await store.listRuns(schedule.id);
     expect(run).toMatchObject({
       status: "done",
       trigger: "schedule",
@@ -86,7 +87,7 @@ describe("a schedule makes an agent post into a channel", () => {
       messageId: messages[0]?.id,
     });
     expect((await h.team.getRun(alice, run!.teamRunId!)).status).toBe("done");
-    expect(store.get(schedule.id)?.nextRunAt).toBe(Date.parse("2025-06-03T01:00:00Z"));
+    expect((await store.get(schedule.id))?.nextRunAt).toBe(Date.parse("2025-06-03T01:00:00Z"));
   });
 
   it("records the agent's failure as the run's error", async () => {
@@ -97,8 +98,8 @@ describe("a schedule makes an agent post into a channel", () => {
       timing: { kind: "interval", seconds: 600 },
       target: { type: "agent", agentId: "writer", channelId: group.id, prompt: "hello" },
     });
-    scheduler.start();
-    const started = service.runNow(alice, schedule.id);
+    await scheduler.start();
+    const started = await service.runNow(alice, schedule.id);
     expect(started.status).toBe("running");
     const ended = await scheduler.waitForRun(started.id);
     expect(ended).toMatchObject({ status: "error", trigger: "manual" });
@@ -119,8 +120,8 @@ describe("a schedule makes an agent post into a channel", () => {
       timing: { kind: "interval", seconds: 3600 },
       target: { type: "chain", channelId: group.id, input: "weekly note" },
     });
-    scheduler.start();
-    const run = await scheduler.waitForRun(service.runNow(alice, schedule.id).id);
+    await scheduler.start();
+    const run = await scheduler.waitForRun((await service.runNow(alice, schedule.id)).id);
     expect(run).toMatchObject({ status: "done", output: "polished weekly note" });
     expect((await h.team.getFlow(alice, run!.flowId!)).status).toBe("done");
     expect(server.requests.map(agentOf)).toEqual(["writer", "editor"]);
@@ -143,10 +144,10 @@ describe("who may schedule what", () => {
         target: { type: "agent", agentId: "writer", channelId: group.id, prompt: "hi" },
       }),
     ).rejects.toMatchObject({ code: "not_found" });
-    expect(() => service.get(bob, mine.id)).toThrow(/No schedule with id/);
-    expect(() => service.runNow(bob, mine.id)).toThrow(/No schedule with id/);
-    expect(service.list(bob)).toEqual([]);
-    expect(service.list(owner).map((s) => s.id)).toEqual([mine.id]);
+    await expect(service.get(bob, mine.id)).rejects.toThrow(/No schedule with id/);
+    await expect(service.runNow(bob, mine.id)).rejects.toThrow(/No schedule with id/);
+    expect(await service.list(bob)).toEqual([]);
+    expect((await service.list(owner)).map((s) => s.id)).toEqual([mine.id]);
     await expect(
       service.create(alice, {
         name: "Not here",

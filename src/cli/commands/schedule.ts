@@ -14,7 +14,7 @@ import {
   ScheduleService,
   type TargetDirectory,
 } from "../../schedules/schedule-service.js";
-import { ScheduleStore } from "../../schedules/schedule-store.js";
+import { type ScheduleStore, SqliteScheduleStore } from "../../schedules/schedule-store.js";
 import { describeTiming } from "../../schedules/timing.js";
 import type {
   MissedPolicy,
@@ -142,7 +142,7 @@ const offline: ScheduleEngine = {
   clock: systemClock,
   wake: () => undefined,
   isRunning: () => false,
-  runNow: () => {
+  runNow: async () => {
     throw new DimsumError("internal", "runs start in the server; use ScheduleStore.requestRun");
   },
 };
@@ -165,11 +165,11 @@ async function awaitRun(
   pollMs: number,
 ): Promise<ScheduleRunRecord | undefined> {
   while (Date.now() < deadline) {
-    const schedule = store.get(id);
+    const schedule = await store.get(id);
     if (!schedule) throw notFound(`The schedule ${id} was deleted while waiting.`);
     if (schedule.runRequestedAt === undefined) {
       // The first manual run that did not exist before the request is ours (no clock comparison).
-      const run = store.listRuns(id, 20).find((r) => r.trigger === "manual" && !known.has(r.id));
+      const run = (await store.listRuns(id, 20)).find((r) => r.trigger === "manual" && !known.has(r.id));
       if (run && run.status !== "running") return run;
     }
     await sleep(pollMs);
@@ -191,13 +191,13 @@ export async function scheduleCommand(
     }
     const config = loadConfig({ cwd: io.cwd, env: io.env });
     db = openDatabase(join(config.home, "dimsum.db"));
-    const store = new ScheduleStore(db);
+    const store: ScheduleStore = new SqliteScheduleStore(db);
     const users = new UserStore(db);
     const out = (value: unknown, human: string) =>
       io.stdout.write(options.json ? `${JSON.stringify(value)}\n` : human);
 
     if (action === "list") {
-      const all = store.list();
+      const all = await store.list();
       if (options.json) io.stdout.write(`${JSON.stringify(all)}\n`);
       else io.stdout.write(all.length === 0 ? "no schedules\n" : all.map(line).join(""));
       return EXIT_OK;
@@ -228,13 +228,13 @@ export async function scheduleCommand(
     if (args.length !== 1 || !args[0]) throw usage(`${action} needs exactly one schedule id`);
     const id = args[0];
     if (action === "rm") {
-      if (!store.delete(id)) throw notFound(`No schedule with id "${id}".`);
+      if (!(await store.delete(id))) throw notFound(`No schedule with id "${id}".`);
       out({ deleted: id }, `deleted ${id}\n`);
       return EXIT_OK;
     }
     const requestedAt = Date.now();
-    const known = new Set(store.listRuns(id, 20).map((r) => r.id));
-    if (!store.requestRun(id, requestedAt)) throw notFound(`No schedule with id "${id}".`);
+    const known = new Set((await store.listRuns(id, 20)).map((r) => r.id));
+    if (!(await store.requestRun(id, requestedAt))) throw notFound(`No schedule with id "${id}".`);
     if (options.wait === false) {
       out({ queued: id }, `queued a run of ${id}; a running server starts it within 15 s\n`);
       return EXIT_OK;

@@ -7,9 +7,11 @@ import { resolveShellOffer } from "../../capabilities/index.js";
 import { loadConfig } from "../../config/load-config.js";
 import { ConnectorManager } from "../../connectors/connector-manager.js";
 import { manageChannelGrant } from "../../connectors/manage-channel-tool.js";
+import { createSqliteConnectorStore } from "../../connectors/store/connector-store.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
 import type { McpServerPool } from "../../mcp/server-pool.js";
 import { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "../../schedules/manage-schedule-tool.js";
+import { createSqliteScheduleStore } from "../../schedules/schedule-store.js";
 import { createScheduling, type Scheduling } from "../../schedules/setup.js";
 import { createServer } from "../../server/app.js";
 import { UserStore } from "../../server/auth/user-store.js";
@@ -138,7 +140,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     if (mcp) routeOptions.mcp = mcp;
     const users = new UserStore(db);
     scheduling = createScheduling({
-      db,
+      store: createSqliteScheduleStore(db),
       team,
       actorOf: async (id) => {
         const user = await users.get(id);
@@ -147,8 +149,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       log,
     });
     connectors = new ConnectorManager({
-      db,
-      box,
+      store: createSqliteConnectorStore(db, box),
       team,
       users: connectorUsersFrom(users),
       log,
@@ -174,7 +175,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       throw listenError(err, host, port);
     });
     io.stdout.write(`Dimsum is serving on ${listening.url}  (Ctrl+C to stop)\n`);
-    scheduling.scheduler.start();
+    await scheduling.scheduler.start();
     await connectors.startEnabled();
     const reason = await waitForStop(io.signal);
     io.stdout.write(`Stopping (${reason})...\n`);

@@ -1,9 +1,11 @@
 /**
  * The `connectors` table: configs with their secrets sealed (AES-GCM through the server's secret box)
- * and a short preview of each, so a secret is never returned in full. Synchronous, like the other
- * server-side stores over better-sqlite3.
+ * and a short preview of each, so a secret is never returned in full. The repository interface, the
+ * row mapping both backends share, and the SQLite implementation (PostgreSQL: `pg-connector-store.ts`).
  */
 import type { Database } from "better-sqlite3";
+import { storeError } from "../../store/sqlite-errors.js";
+import { cachedStatement } from "../../store/statement-cache.js";
 import type { ConnectorRecord, ConnectorSecrets, ConnectorSettings, ConnectorType } from "../types.js";
 
 /** Seals and opens secrets (the server's SecretBox fits). */
@@ -13,7 +15,7 @@ export interface Sealer {
   open(sealed: string): string | undefined;
 }
 
-interface ConnectorRow {
+export interface ConnectorRow {
   id: string;
   type: ConnectorType;
   name: string;
@@ -52,7 +54,95 @@ function parseObject<T>(text: string, fallback: T): T {
 }
 
 /** The connectors repository. */
-export class ConnectorRepo {
+export interface ConnectorRepo {
+  /** Every connector, oldest first (ties by id). */
+  list(): Promise<StoredConnector[]>;
+  /** One connector's record, without opening its secrets (hot paths: answers, previews). */
+  record(id: string): Promise<ConnectorRecord | undefined>;
+  /** One connector, or undefined. */
+  get(id: string): Promise<StoredConnector | undefined>;
+  /** Inserts or replaces the connector with exactly these secrets (type, creator and creation time stay). */
+  save(record: ConnectorRecord, secrets: ConnectorSecrets): Promise<void>;
+  /** Records whether the connector should run with the server. */
+  setEnabled(id: string, enabled: boolean, now: number): Promise<void>;
+  /** Deletes the connector with its mappings, outbox, state and lease; false when there was none. */
+  delete(id: string): Promise<boolean>;
+}
+
+/** A row as the repository returns it, its secrets opened with `box`. */
+export function toStored(row: ConnectorRow, box: Sealer): StoredConnector {
+  const record: ConnectorRecord = {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    agentId: row.agent_id,
+    settings: parseObject<ConnectorSettings>(row.settings_json, {}),
+    userMode: row.user_mode,
+    enabled: row.enabled === 1,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  if (row.user_id !== null) record.userId = row.user_id;
+  let secrets: ConnectorSecrets | undefined = {};
+  if (row.secrets_enc !== null) {
+    const opened = box.open(row.secrets_enc);
+    secrets = opened === undefined ? undefined : parseObject<ConnectorSecrets>(opened, {});
+  }
+  return { record, secrets, previews: parseObject(row.secret_previews_json, {}) };
+}
+
+/** The values of `save`, in column order (both backends). */
+export function connectorValues(record: ConnectorRecord, secrets: ConnectorSecrets, box: Sealer): unknown[] {
+  const previews = Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, secretPreview(v)]));
+  const sealed = Object.keys(secrets).length > 0 ? box.seal(JSON.stringify(secrets)) : null;
+  return [
+    record.id,
+    record.type,
+    record.name,
+    record.agentId,
+    JSON.stringify(record.settings),
+    sealed,
+    JSON.stringify(previews),
+    record.userMode,
+    record.userId ?? null,
+    record.enabled ? 1 : 0,
+    record.createdBy,
+    record.createdAt,
+    record.updatedAt,
+  ];
+}
+
+/** The upsert of `save`, with `?` (SQLite) or `$n` (PostgreSQL) placeholders. */
+export function saveConnectorSql(placeholders: string): string {
+  return `INSERT INTO connectors (id, type, name, agent_id, settings_json, secrets_enc, secret_previews_json,
+      user_mode, user_id, enabled, created_by, created_at, updated_at)
+    VALUES (${placeholders})
+    ON CONFLICT (id) DO UPDATE SET name = excluded.name, agent_id = excluded.agent_id,
+      settings_json = excluded.settings_json, secrets_enc = excluded.secrets_enc,
+      secret_previews_json = excluded.secret_previews_json, user_mode = excluded.user_mode,
+      user_id = excluded.user_id, enabled = excluded.enabled, updated_at = excluded.updated_at`;
+}
+
+/** Runs a synchronous better-sqlite3 body as a settled promise, its failure named after the file. */
+export function sqliteCall<T>(db: Database, action: string, body: () => T): Promise<T> {
+  try {
+    return Promise.resolve(body());
+  } catch (err) {
+    return Promise.reject(storeError(err, db.name, action));
+  }
+}
+
+const SQL = {
+  list: "SELECT * FROM connectors ORDER BY created_at, id",
+  get: "SELECT * FROM connectors WHERE id = ?",
+  save: saveConnectorSql(Array(13).fill("?").join(", ")),
+  setEnabled: "UPDATE connectors SET enabled = ?, updated_at = ? WHERE id = ?",
+  delete: "DELETE FROM connectors WHERE id = ?",
+} as const;
+
+/** The connectors repository on SQLite. */
+export class SqliteConnectorRepo implements ConnectorRepo {
   readonly #db: Database;
   readonly #box: Sealer;
 
@@ -61,86 +151,43 @@ export class ConnectorRepo {
     this.#box = box;
   }
 
-  #toStored(row: ConnectorRow): StoredConnector {
-    const record: ConnectorRecord = {
-      id: row.id,
-      type: row.type,
-      name: row.name,
-      agentId: row.agent_id,
-      settings: parseObject<ConnectorSettings>(row.settings_json, {}),
-      userMode: row.user_mode,
-      enabled: row.enabled === 1,
-      createdBy: row.created_by,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-    if (row.user_id !== null) record.userId = row.user_id;
-    let secrets: ConnectorSecrets | undefined = {};
-    if (row.secrets_enc !== null) {
-      const opened = this.#box.open(row.secrets_enc);
-      secrets = opened === undefined ? undefined : parseObject<ConnectorSecrets>(opened, {});
-    }
-    return { record, secrets, previews: parseObject(row.secret_previews_json, {}) };
+  list(): Promise<StoredConnector[]> {
+    return sqliteCall(this.#db, "read connectors from", () =>
+      (cachedStatement(this.#db, SQL.list).all() as ConnectorRow[]).map((row) => toStored(row, this.#box)),
+    );
   }
 
-  /** Every connector, oldest first. */
-  list(): StoredConnector[] {
-    const rows = this.#db.prepare("SELECT * FROM connectors ORDER BY created_at, id").all() as ConnectorRow[];
-    return rows.map((row) => this.#toStored(row));
+  record(id: string): Promise<ConnectorRecord | undefined> {
+    return sqliteCall(this.#db, "read connectors from", () => {
+      const row = cachedStatement(this.#db, SQL.get).get(id) as ConnectorRow | undefined;
+      return row ? toStored({ ...row, secrets_enc: null }, this.#box).record : undefined;
+    });
   }
 
-  /** One connector's record, without opening its secrets (hot paths: answers, previews). */
-  record(id: string): ConnectorRecord | undefined {
-    const row = this.#db.prepare("SELECT * FROM connectors WHERE id = ?").get(id) as ConnectorRow | undefined;
-    return row ? this.#toStored({ ...row, secrets_enc: null }).record : undefined;
+  get(id: string): Promise<StoredConnector | undefined> {
+    return sqliteCall(this.#db, "read connectors from", () => {
+      const row = cachedStatement(this.#db, SQL.get).get(id) as ConnectorRow | undefined;
+      return row ? toStored(row, this.#box) : undefined;
+    });
   }
 
-  /** One connector, or undefined. */
-  get(id: string): StoredConnector | undefined {
-    const row = this.#db.prepare("SELECT * FROM connectors WHERE id = ?").get(id) as ConnectorRow | undefined;
-    return row ? this.#toStored(row) : undefined;
+  save(record: ConnectorRecord, secrets: ConnectorSecrets): Promise<void> {
+    return sqliteCall(this.#db, "save a connector in", () => {
+      cachedStatement(this.#db, SQL.save).run(...connectorValues(record, secrets, this.#box));
+    });
   }
 
-  /** Inserts or replaces the connector with exactly these secrets. */
-  save(record: ConnectorRecord, secrets: ConnectorSecrets): void {
-    const previews = Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, secretPreview(v)]));
-    const sealed = Object.keys(secrets).length > 0 ? this.#box.seal(JSON.stringify(secrets)) : null;
-    this.#db
-      .prepare(
-        `INSERT INTO connectors (id, type, name, agent_id, settings_json, secrets_enc, secret_previews_json,
-           user_mode, user_id, enabled, created_by, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name, agent_id = excluded.agent_id,
-           settings_json = excluded.settings_json, secrets_enc = excluded.secrets_enc,
-           secret_previews_json = excluded.secret_previews_json, user_mode = excluded.user_mode,
-           user_id = excluded.user_id, enabled = excluded.enabled, updated_at = excluded.updated_at`,
-      )
-      .run(
-        record.id,
-        record.type,
-        record.name,
-        record.agentId,
-        JSON.stringify(record.settings),
-        sealed,
-        JSON.stringify(previews),
-        record.userMode,
-        record.userId ?? null,
-        record.enabled ? 1 : 0,
-        record.createdBy,
-        record.createdAt,
-        record.updatedAt,
-      );
+  setEnabled(id: string, enabled: boolean, now: number): Promise<void> {
+    return sqliteCall(this.#db, "save a connector in", () => {
+      cachedStatement(this.#db, SQL.setEnabled).run(enabled ? 1 : 0, now, id);
+    });
   }
 
-  /** Records whether the connector should run with the server. */
-  setEnabled(id: string, enabled: boolean, now: number): void {
-    this.#db
-      .prepare("UPDATE connectors SET enabled = ?, updated_at = ? WHERE id = ?")
-      .run(enabled ? 1 : 0, now, id);
-  }
-
-  /** Deletes the connector with its mappings, outbox and state (foreign keys cascade). */
-  delete(id: string): boolean {
-    return this.#db.prepare("DELETE FROM connectors WHERE id = ?").run(id).changes > 0;
+  delete(id: string): Promise<boolean> {
+    return sqliteCall(
+      this.#db,
+      "delete a connector from",
+      () => cachedStatement(this.#db, SQL.delete).run(id).changes > 0,
+    );
   }
 }

@@ -112,6 +112,7 @@ class TelegramDriver implements ConnectorDriver {
   async stop(final: boolean): Promise<void> {
     this.#abort.abort();
     await this.#background;
+    await this.#context.lease?.release().catch(() => undefined);
     // Unregistered, Telegram keeps updates for the next start instead of failing to deliver them.
     if (final && this.#mode === "webhook") await this.#deleteWebhook().catch(() => undefined);
   }
@@ -135,10 +136,18 @@ class TelegramDriver implements ConnectorDriver {
 
   async #poll(signal: AbortSignal): Promise<void> {
     const timeout = Number(this.#context.settings.pollTimeoutSec ?? 25);
-    const { state } = this.#context;
+    const { state, lease } = this.#context;
     while (!signal.aborted) {
+      // Telegram serves getUpdates to one caller at a time: poll only while holding the lease.
+      let held = lease === undefined;
+      if (lease) {
+        await retryUntilDone(this.#context, signal, "taking the poll lease", async () => {
+          held = await lease.hold(signal);
+        });
+      }
+      if (!held) continue;
       await retryUntilDone(this.#context, signal, "getUpdates", async () => {
-        const offset = Number(state.get(OFFSET_KEY) ?? 0);
+        const offset = Number((await state.get(OFFSET_KEY)) ?? 0);
         let updates: TelegramUpdate[];
         try {
           updates = await this.#api.call<TelegramUpdate[]>(
@@ -155,7 +164,8 @@ class TelegramDriver implements ConnectorDriver {
           const message = inboundOfUpdate(update);
           // The offset moves only past updates that were stored, so nothing is skipped on failure.
           if (message) await this.#context.receive([message]);
-          state.set(OFFSET_KEY, String(update.update_id + 1));
+          // Fenced by the lease: once another instance took over, this one stops moving the offset.
+          if (!(await state.set(OFFSET_KEY, String(update.update_id + 1), lease?.token))) return;
         }
       });
     }

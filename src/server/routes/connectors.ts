@@ -54,14 +54,16 @@ export function connectorRoutes(connectors: ConnectorManager | undefined): Hono<
   app.use("*", requireRole("owner", "admin"));
   const manager = (): ConnectorManager => connectors ?? notEnabled();
 
-  app.get("/", (c) => c.json(manager().list(actorOf(c))));
+  app.get("/", async (c) => c.json(await manager().list(actorOf(c))));
 
   app.post("/", jsonBody(inputSchema), async (c) => {
     const body = c.req.valid("json");
     return c.json(await manager().create(actorOf(c), body), 201);
   });
 
-  app.get("/:id", paramsOf(idParam), (c) => c.json(manager().get(actorOf(c), c.req.valid("param").id)));
+  app.get("/:id", paramsOf(idParam), async (c) =>
+    c.json(await manager().get(actorOf(c), c.req.valid("param").id)),
+  );
 
   app.patch("/:id", paramsOf(idParam), jsonBody(patchSchema), async (c) => {
     return c.json(await manager().update(actorOf(c), c.req.valid("param").id, c.req.valid("json")));

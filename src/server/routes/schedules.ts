@@ -19,30 +19,32 @@ import { idParam } from "./team-schemas.js";
 export function scheduleRoutes(service: ScheduleService): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.get("/", (c) => c.json(service.list(actorOf(c))));
+  app.get("/", async (c) => c.json(await service.list(actorOf(c))));
 
   app.post("/", jsonBody(scheduleInputSchema), async (c) =>
     c.json(await service.create(actorOf(c), c.req.valid("json")), 201),
   );
 
-  app.get("/:id", paramsOf(idParam), (c) => c.json(service.get(actorOf(c), c.req.valid("param").id)));
+  app.get("/:id", paramsOf(idParam), async (c) =>
+    c.json(await service.get(actorOf(c), c.req.valid("param").id)),
+  );
 
   app.patch("/:id", paramsOf(idParam), jsonBody(schedulePatchSchema), async (c) =>
     c.json(await service.update(actorOf(c), c.req.valid("param").id, c.req.valid("json"))),
   );
 
-  app.delete("/:id", paramsOf(idParam), (c) => {
-    service.remove(actorOf(c), c.req.valid("param").id);
+  app.delete("/:id", paramsOf(idParam), async (c) => {
+    await service.remove(actorOf(c), c.req.valid("param").id);
     return c.body(null, 204);
   });
 
   // 202: the run has started (or was recorded as skipped); its outcome is under /runs.
-  app.post("/:id/run", paramsOf(idParam), (c) =>
-    c.json(service.runNow(actorOf(c), c.req.valid("param").id), 202),
+  app.post("/:id/run", paramsOf(idParam), async (c) =>
+    c.json(await service.runNow(actorOf(c), c.req.valid("param").id), 202),
   );
 
-  app.get("/:id/runs", paramsOf(idParam), queryOf(runsQuerySchema), (c) =>
-    c.json(service.runs(actorOf(c), c.req.valid("param").id, c.req.valid("query").limit)),
+  app.get("/:id/runs", paramsOf(idParam), queryOf(runsQuerySchema), async (c) =>
+    c.json(await service.runs(actorOf(c), c.req.valid("param").id, c.req.valid("query").limit)),
   );
 
   return app;

@@ -7,5 +7,12 @@ import { sessionsAndTeam } from "./001-sessions-team.js";
 import { accounts } from "./002-accounts.js";
 import { memory } from "./003-memory.js";
 import { knowledge } from "./004-knowledge.js";
+import { schedulesAndConnectors } from "./005-schedules-connectors.js";
 
-export const pgMigrations: readonly PgMigration[] = [sessionsAndTeam, accounts, memory, knowledge];
+export const pgMigrations: readonly PgMigration[] = [
+  sessionsAndTeam,
+  accounts,
+  memory,
+  knowledge,
+  schedulesAndConnectors,
+];
