@@ -50,7 +50,7 @@ await build({
   format: "esm",
   platform: "node",
   target: "node20",
-  external: ["better-sqlite3", "pdfjs-dist"],
+  external: ["better-sqlite3", "pdfjs-dist", "pg", "ioredis"],
   // A string literal (parsed at run time): an object here would add an init call to every module.
   define: { DIMSUM_BUILTIN_PARAMETERS: JSON.stringify(JSON.stringify(parameters)) },
   // Bundled CommonJS packages (commander, ws, …) call require() for Node's built-ins.

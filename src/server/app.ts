@@ -50,7 +50,11 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
 
 export interface ServerDeps {
-  db: Database;
+  /**
+   * The SQLite file, when the state lives there: the default accounts and settings are in it, and its
+   * commits and checkpoints are tuned here. Without it, pass `accounts` and `settings` (PostgreSQL).
+   */
+  db?: Database;
   config: DimsumConfig;
   /** Data directory (holds `secret.key` for provider keys at rest). */
   home: string;
@@ -185,31 +189,34 @@ export function createApp(
 /** Creates the server (not yet listening). Call `listen` to start and `close` to stop. */
 export function createServer(deps: ServerDeps): DimsumServer {
   const log = deps.log ?? stderrLog;
-  if (deps.groupCommit !== false)
-    enableGroupCommit(deps.db, (err) =>
-      log.error("a database commit failed; that turn's writes were lost", err),
-    );
+  const db = deps.db;
+  if (db && deps.groupCommit !== false)
+    enableGroupCommit(db, (err) => log.error("a database commit failed; that turn's writes were lost", err));
   const checkpoints =
-    deps.backgroundCheckpoints === false
+    !db || deps.backgroundCheckpoints === false
       ? undefined
-      : startBackgroundCheckpoints(deps.db, { onError: (err) => log.error("WAL checkpoints", err) });
+      : startBackgroundCheckpoints(db, { onError: (err) => log.error("WAL checkpoints", err) });
+  const accounts = deps.accounts ?? (db ? sqliteAccounts(db) : undefined);
+  const settings =
+    deps.settings ??
+    (db ? new SettingsStore(db, openSecretBox(deps.home, { key: deps.config.server.secretKey })) : undefined);
+  if (!accounts || !settings) {
+    throw new DimsumError("internal", "createServer needs the SQLite `db`, or `accounts` and `settings`.");
+  }
   // Role changes, ended sessions and deleted accounts reach the WebSocket hub through this, at once.
   const authEvents =
     deps.authEvents ?? new AuthEvents((err) => log.error("an auth event listener failed", err));
-  const { users, sessions, apiTokens } = (deps.accounts ?? sqliteAccounts(deps.db))({
+  const { users, sessions, apiTokens } = accounts({
     events: authEvents,
     ...(deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {}),
     ...(deps.sessionTtlMs ? { sessionTtlMs: deps.sessionTtlMs } : {}),
   });
   const services: ServerServices = {
-    db: deps.db,
     config: deps.config,
     users,
     sessions,
     apiTokens,
-    settings:
-      deps.settings ??
-      new SettingsStore(deps.db, openSecretBox(deps.home, { key: deps.config.server.secretKey })),
+    settings,
     limits: createRateLimits(deps.rateLimits),
     log,
     trustProxy: deps.trustProxy ?? false,

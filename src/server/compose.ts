@@ -24,10 +24,16 @@ import { personalMcpCredentials } from "./mcp-credentials.js";
 import type { McpCredentialRepository } from "./settings/mcp-credential-store.js";
 import { openSecretBox } from "./settings/secret-box.js";
 import type { SettingsRepository } from "./settings/settings-store.js";
+import type { Cluster, ServerStorage } from "./storage/open-storage.js";
 
 /** What the composition root hands to `buildTeam`. */
 export interface TeamContext {
-  db: Database;
+  /** The SQLite file the team lives in, unless `storage` is given. */
+  db?: Database;
+  /** The server's storage (see storage/open-storage.ts): the team's repositories on either backend. */
+  storage?: ServerStorage;
+  /** The other instances on the same database, when there are (live events, run leases). */
+  cluster?: Cluster;
   config: DimsumConfig;
   settings: SettingsRepository;
   log: ServerLog;
@@ -51,18 +57,34 @@ export interface TeamContext {
  * `overrides` lets tests tune the team (retries, a fixed clock) while keeping this wiring.
  */
 export async function buildTeam(context: TeamContext, overrides: Partial<TeamDeps> = {}): Promise<Team> {
-  const { db, config, settings, log } = context;
-  const users = context.users ?? new UserStore(db);
+  const { db, storage, config, settings, log } = context;
+  const sqlite = storage?.sqlite ?? db;
+  if (!context.users && !sqlite)
+    throw new DimsumError("internal", "buildTeam needs `users` without a SQLite file.");
+  const users = context.users ?? new UserStore(sqlite as Database);
+  const stores = storage
+    ? {
+        teamStore: storage.team,
+        store: storage.sessions,
+        ...(storage.personas ? { personas: storage.personas } : {}),
+      }
+    : { db: db as Database };
   const extensions = await loadExtensions(config, context.cwd ?? process.cwd());
   const shell = context.shell ?? (await resolveShellOffer(config.tools.shell));
+  const memory =
+    context.memory ??
+    (storage ? storage.memory({ warn: (message) => log.warn(message) }) : buildMemory(db as Database, log));
+  const knowledge =
+    context.knowledge ?? (storage ? knowledgeOf(storage, config) : buildKnowledge(db as Database, config));
   return createTeam({
-    db,
+    ...stores,
+    ...(context.cluster ? { cluster: { relay: context.cluster.team } } : {}),
     home: config.home,
     config: await settings.effectiveConfig(config),
     capabilities: {
       extensions,
-      memory: context.memory ?? buildMemory(db, log),
-      knowledge: context.knowledge ?? buildKnowledge(db, config),
+      memory,
+      knowledge,
       ...(context.mcp ? { mcp: context.mcp } : {}),
       withoutBuiltins: toolsLeftOut(shell),
     },
@@ -108,6 +130,12 @@ export function buildMemory(db: Database, log: ServerLog): MemoryStore {
 export function buildKnowledge(db: Database, config: DimsumConfig): KnowledgeService {
   const embedding = resolveEmbeddingModel(config);
   return KnowledgeService.sqlite(db, embedding ? { embedder: createEmbedder(embedding) } : {});
+}
+
+/** The knowledge base on the server's storage; hybrid when DIMSUM_EMBEDDING_MODEL is set. */
+export function knowledgeOf(storage: ServerStorage, config: DimsumConfig): KnowledgeService {
+  const embedding = resolveEmbeddingModel(config);
+  return storage.knowledge(embedding ? { embedder: createEmbedder(embedding) } : {});
 }
 
 /**

@@ -6,7 +6,6 @@ import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
 import type { ShellOffer } from "../capabilities/shell-offer.js";
 import type { DimsumConfig } from "../config/load-config.js";
-import type { Database } from "../store/database.js";
 import type { Actor } from "../team/types.js";
 import type { ApiTokenRepository } from "./auth/api-token-store.js";
 import type { LoginSessionRepository, SessionRecord } from "./auth/session-store.js";
@@ -24,7 +23,6 @@ export interface ServerLog {
 
 /** Long-lived services created once per server and reachable from every request. */
 export interface ServerServices {
-  db: Database;
   config: DimsumConfig;
   users: UserRepository;
   sessions: LoginSessionRepository;

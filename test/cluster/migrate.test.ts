@@ -8,6 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
+import { KnowledgeService } from "../../src/knowledge/index.js";
+import { createPostgresKnowledgeService } from "../../src/knowledge/postgres.js";
+import { createPostgresMemoryStore } from "../../src/memory/postgres-memory-store.js";
+import { SqliteMemoryStore } from "../../src/memory/sqlite-memory-store.js";
 import { openDatabase } from "../../src/store/database.js";
 import { openPostgres, type PgDatabase } from "../../src/store/postgres/pg-database.js";
 import { PgSessionStore } from "../../src/store/postgres/pg-session-store.js";
@@ -62,6 +66,13 @@ describe.skipIf(!postgresAvailable)("dimsum migrate --to postgres", () => {
     await done;
     await team.putSoul(owner, "writer", "You write release notes. Migrated persona.");
     await team.close();
+    const memories = new SqliteMemoryStore(db);
+    await memories.remember({ userId: "olivia", text: "Olivia prefers oolong tea in the afternoon", type: "semantic" });
+    await memories.remember({ userId: "olivia", text: "奥利维亚住在上海", type: "semantic" });
+    await memories.coreAppend({ userId: "olivia" }, "human", "Olivia runs the ops team.");
+    await KnowledgeService.sqlite(db).ingest("handbook", [
+      { kind: "bytes", name: "deploys.md", data: "# Deploys\n\nProduction deploys happen on Tuesdays after the freeze." },
+    ]);
     db.close();
     target = await createTestDatabase();
   });
@@ -119,6 +130,16 @@ describe.skipIf(!postgresAvailable)("dimsum migrate --to postgres", () => {
         ?.runId as string;
       const ref = (await fromSqlite.runs.get(run))!.ref;
       expect(await pgSessions.loadMessages(ref)).toEqual(await sessions.loadMessages(ref));
+      // Memory and knowledge search work on the copy.
+      const pgMemory = createPostgresMemoryStore(pg);
+      const tea = await pgMemory.search({ userId: "olivia", query: "oolong tea" });
+      expect(tea.hits.map((h) => h.memory.text)).toContain("Olivia prefers oolong tea in the afternoon");
+      const shanghai = await pgMemory.search({ userId: "olivia", query: "上海" });
+      expect(shanghai.hits[0]?.memory.text).toBe("奥利维亚住在上海");
+      expect(await pgMemory.count("olivia")).toBe(2);
+      expect((await pgMemory.allCoreBlocks("olivia")).map((b) => b.value)).toEqual(["Olivia runs the ops team."]);
+      const kb = await createPostgresKnowledgeService(pg).search({ query: "when are production deploys", kb: "handbook" });
+      expect(kb.passages[0]?.text).toContain("Tuesdays");
       // New rows continue after the copied ids.
       const next = await fromPg.messages.insert({
         channelId,

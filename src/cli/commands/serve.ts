@@ -1,21 +1,21 @@
 /**
  * `dimsum serve`: one process serving the HTTP API, the WebSocket endpoint and the web UI, with the
- * SQLite database under DIMSUM_HOME. Stops cleanly on SIGINT/SIGTERM.
+ * state in the SQLite database under DIMSUM_HOME, or in PostgreSQL shared with other instances
+ * (`DIMSUM_DATABASE_URL`, live events between them through `DIMSUM_REDIS_URL`; see
+ * server/storage/open-storage.ts). Stops cleanly on SIGINT/SIGTERM.
  */
-import { join } from "node:path";
 import { resolveShellOffer } from "../../capabilities/index.js";
 import { loadConfig } from "../../config/load-config.js";
 import { ConnectorManager } from "../../connectors/connector-manager.js";
 import { manageChannelGrant } from "../../connectors/manage-channel-tool.js";
-import { createSqliteConnectorStore } from "../../connectors/store/connector-store.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
 import type { McpServerPool } from "../../mcp/server-pool.js";
 import { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "../../schedules/manage-schedule-tool.js";
-import { createSqliteScheduleStore } from "../../schedules/schedule-store.js";
 import { createScheduling, type Scheduling } from "../../schedules/setup.js";
 import { createServer } from "../../server/app.js";
-import { UserStore } from "../../server/auth/user-store.js";
-import { buildKnowledge, buildMcp, buildMemory, buildTeam } from "../../server/compose.js";
+import { AuthEvents } from "../../server/auth/auth-events.js";
+import { relayAuthEvents } from "../../server/auth/auth-relay.js";
+import { buildMcp, buildTeam, knowledgeOf } from "../../server/compose.js";
 import type { ServerLog } from "../../server/context.js";
 import {
   connectorUsersFrom,
@@ -25,10 +25,12 @@ import {
 import { mountKnowledgeRoutes } from "../../server/routes/knowledge.js";
 import { mountScheduleRoutes } from "../../server/routes/schedules.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
-import { SqliteMcpCredentials } from "../../server/settings/mcp-credential-store.js";
-import { openSecretBox } from "../../server/settings/secret-box.js";
-import { SettingsStore } from "../../server/settings/settings-store.js";
-import { type Database, openDatabase } from "../../store/database.js";
+import {
+  type Cluster,
+  openCluster,
+  openStorage,
+  type ServerStorage,
+} from "../../server/storage/open-storage.js";
 import type { GrantableTools } from "../../team/team.js";
 import type { Team } from "../../team/types.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
@@ -93,7 +95,9 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         `dimsum: ${message}${err === undefined ? "" : `: ${err instanceof Error ? err.message : String(err)}`}\n`,
       ),
   };
-  let db: Database | undefined;
+  let storage: ServerStorage | undefined;
+  let cluster: Cluster | undefined;
+  let stopAuthRelay: (() => void) | undefined;
   let team: Team | undefined;
   let mcp: McpServerPool | undefined;
   let scheduling: Scheduling | undefined;
@@ -103,18 +107,38 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     const config = loadConfig({ cwd: io.cwd, env: io.env });
     const port = options.port ?? DEFAULT_PORT;
     const host = options.host ?? DEFAULT_HOST;
-    db = openDatabase(join(config.home, "dimsum.db"));
-    const box = openSecretBox(config.home, { key: config.server.secretKey });
-    const settings = new SettingsStore(db, box);
-    const memory = buildMemory(db, log);
-    const knowledge = buildKnowledge(db, config);
-    mcp = await buildMcp(config, io.cwd, log, settings, new SqliteMcpCredentials(db));
+    storage = await openStorage(config);
+    cluster = await openCluster(config, storage);
+    if (storage.kind === "postgres") {
+      log.info(
+        `State in ${storage.label}${cluster ? "; live events through Redis" : " (no DIMSUM_REDIS_URL: one instance only)"}`,
+      );
+    }
+    const authEvents = new AuthEvents((err) => log.error("an auth event listener failed", err));
+    if (cluster) stopAuthRelay = relayAuthEvents(authEvents, cluster.auth);
+    const { settings } = storage;
+    const users = storage.accounts({ events: authEvents }).users;
+    const memory = storage.memory({ warn: (message) => log.warn(message) });
+    const knowledge = knowledgeOf(storage, config);
+    mcp = await buildMcp(config, io.cwd, log, settings, storage.mcpCredentials);
     // Started once for the whole process and shared by every agent; a failing server never blocks.
     void mcp?.startAll();
     const shell = await resolveShellOffer(config.tools.shell);
     if (!shell.sandboxed) log.warn(`shell: ${shell.reason}`);
     team = await buildTeam(
-      { db, config, settings, log, cwd: io.cwd, memory, knowledge, shell, ...(mcp ? { mcp } : {}) },
+      {
+        storage,
+        ...(cluster ? { cluster } : {}),
+        users,
+        config,
+        settings,
+        log,
+        cwd: io.cwd,
+        memory,
+        knowledge,
+        shell,
+        ...(mcp ? { mcp } : {}),
+      },
       // Looked up when a granted agent runs, by then both exist.
       {
         grantableTools: combineGrants([
@@ -138,9 +162,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     );
     const routeOptions: TeamRoutesOptions = { team, memory };
     if (mcp) routeOptions.mcp = mcp;
-    const users = new UserStore(db);
     scheduling = createScheduling({
-      store: createSqliteScheduleStore(db),
+      store: storage.schedules,
       team,
       actorOf: async (id) => {
         const user = await users.get(id);
@@ -149,13 +172,17 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       log,
     });
     connectors = new ConnectorManager({
-      store: createSqliteConnectorStore(db, box),
+      store: storage.connectors,
+      // One process owns a SQLite file: a restart takes its predecessor's poll lease and claims back.
+      instanceId: cluster?.team.instanceId ?? (storage.kind === "sqlite" ? "this-home" : undefined),
       team,
       users: connectorUsersFrom(users),
       log,
     });
     server = createServer({
-      db,
+      ...(storage.sqlite ? { db: storage.sqlite } : {}),
+      accounts: storage.accounts,
+      authEvents,
       config,
       home: config.home,
       team,
@@ -190,7 +217,9 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     await scheduling?.scheduler.stop().catch((err) => log.error("stopping the scheduler failed", err));
     await mcp?.close().catch((err) => log.error("stopping MCP servers failed", err));
     await team?.close().catch((err) => log.error("closing the team failed", err));
-    db?.close();
+    stopAuthRelay?.();
+    await cluster?.close();
+    await storage?.close().catch((err) => log.error("closing the database failed", err));
   }
 }
 

@@ -18,12 +18,14 @@ export interface CopyProgress {
 /** Work after the rows are in: derived columns and data kept outside the database file. */
 export interface DerivedStep {
   name: string;
+  /** Tables this step computes from the others: not copied (their SQLite form differs). */
+  rebuilds?: readonly string[];
   run(target: PgDatabase, onProgress: (done: number, total: number) => void): Promise<void>;
 }
 
 export interface CopyReport {
   tables: Array<{ table: string; source: number; target: number }>;
-  /** Tables only SQLite has (its search indexes): rebuilt by the derived steps, not copied. */
+  /** Tables only SQLite has (its search indexes), not copied; the derived steps rebuild what they held. */
   skipped: string[];
 }
 
@@ -157,8 +159,9 @@ export async function copyFromSqlite(
     undefined,
 ): Promise<CopyReport> {
   const inSqlite = sqliteTables(source);
+  const rebuilt = new Set(steps.flatMap((s) => s.rebuilds ?? []));
   const order = (await tablesInOrder(target)).filter(
-    (t) => inSqlite.has(t) && t !== "dimsum_schema_migrations",
+    (t) => inSqlite.has(t) && t !== "dimsum_schema_migrations" && !rebuilt.has(t),
   );
   for (const table of order) await copyTable(source, target, table, onProgress);
   await resetSequences(target);
@@ -182,6 +185,8 @@ export async function copyFromSqlite(
     );
   }
   const copied = new Set(order);
-  const skipped = [...inSqlite].filter((t) => !copied.has(t) && t !== "schema_migrations").sort();
+  const skipped = [...inSqlite]
+    .filter((t) => !copied.has(t) && !rebuilt.has(t) && t !== "schema_migrations")
+    .sort();
   return { tables, skipped };
 }

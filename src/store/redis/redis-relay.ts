@@ -7,6 +7,7 @@
  * `ioredis` loads when the first relay opens.
  */
 import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
 import type { Redis as RedisClient } from "ioredis";
 import { DimsumError } from "../../errors.js";
 
@@ -78,7 +79,8 @@ export async function openRedisRelay<T>(
   options: RedisRelayOptions = {},
 ): Promise<MessageRelay<T>> {
   const label = redact(url);
-  const { Redis } = await import("ioredis");
+  // CommonJS, required where it is installed (the CLI bundle leaves it out).
+  const { Redis } = createRequire(import.meta.url)("ioredis") as typeof import("ioredis");
   const channel = options.channel ?? "dimsum:team";
   const instanceId = randomUUID();
   const publisher = await connect(Redis, url, label);

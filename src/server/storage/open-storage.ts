@@ -1,0 +1,163 @@
+/**
+ * Where the team server keeps its state, chosen once at start: the SQLite file in DIMSUM_HOME (the
+ * default, no other service), or a PostgreSQL database (`DIMSUM_DATABASE_URL`) that several instances
+ * share. Every repository of every domain comes from here, so the server composition (serve.ts) never
+ * knows which one it got. With PostgreSQL, `DIMSUM_REDIS_URL` adds the relay that carries live events
+ * between the instances.
+ */
+import { join } from "node:path";
+import type { DimsumConfig } from "../../config/load-config.js";
+import {
+  type ConnectorStore,
+  createPostgresConnectorStore,
+  createSqliteConnectorStore,
+} from "../../connectors/store/connector-store.js";
+import { DimsumError } from "../../errors.js";
+import { KnowledgeService, type KnowledgeServiceOptions } from "../../knowledge/index.js";
+import { createPostgresKnowledgeService } from "../../knowledge/postgres.js";
+import { createPostgresMemoryStore } from "../../memory/postgres-memory-store.js";
+import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
+import type { MemoryStoreOptions } from "../../memory/store-front.js";
+import type { MemoryStore } from "../../memory/types.js";
+import { createPostgresScheduleStore } from "../../schedules/pg-schedule-store.js";
+import { createSqliteScheduleStore, type ScheduleStore } from "../../schedules/schedule-store.js";
+import { type Database, openDatabase } from "../../store/database.js";
+import { openPostgres, type PgDatabase, redactUrl } from "../../store/postgres/pg-database.js";
+import { PgSessionStore } from "../../store/postgres/pg-session-store.js";
+import { type MessageRelay, openRedisRelay } from "../../store/redis/redis-relay.js";
+import { SqliteSessionStore } from "../../store/sqlite-session-store.js";
+import type { SessionStore } from "../../store/types.js";
+import type { PersonaStore } from "../../team/personas.js";
+import { PgPersonaStore } from "../../team/store/postgres/persona-store.js";
+import type { TeamRelayMessage } from "../../team/team-relay.js";
+import { createPostgresTeamStore, createSqliteTeamStore, type TeamStore } from "../../team/team-store.js";
+import { type AccountsFactory, postgresAccounts, sqliteAccounts } from "../accounts.js";
+import type { AuthEvent } from "../auth/auth-events.js";
+import { type McpCredentialRepository, SqliteMcpCredentials } from "../settings/mcp-credential-store.js";
+import { createPostgresMcpCredentials, createPostgresSettingsStore } from "../settings/pg-settings-store.js";
+import { openSecretBox, type SecretBox } from "../settings/secret-box.js";
+import { type SettingsRepository, SettingsStore } from "../settings/settings-store.js";
+
+export interface ServerStorage {
+  readonly kind: "sqlite" | "postgres";
+  /** The file or the database URL (without its password), for messages. */
+  readonly label: string;
+  /** The SQLite file, when that is the backend (its group commit and WAL checkpoints run on it). */
+  readonly sqlite: Database | undefined;
+  /** Seals stored secrets (provider keys, connector tokens, MCP env and sign-ins). */
+  readonly box: SecretBox;
+  readonly accounts: AccountsFactory;
+  readonly settings: SettingsRepository;
+  readonly mcpCredentials: McpCredentialRepository;
+  readonly team: TeamStore;
+  readonly sessions: SessionStore;
+  /** Agents' personas; undefined: SOUL.md files under DIMSUM_HOME (one instance). */
+  readonly personas: PersonaStore | undefined;
+  readonly schedules: ScheduleStore;
+  readonly connectors: ConnectorStore;
+  memory(options: MemoryStoreOptions): MemoryStore;
+  knowledge(options: KnowledgeServiceOptions): KnowledgeService;
+  close(): Promise<void>;
+}
+
+/** The live links between the instances on one PostgreSQL database (Redis pub/sub). */
+export interface Cluster {
+  team: MessageRelay<TeamRelayMessage>;
+  auth: MessageRelay<AuthEvent>;
+  close(): Promise<void>;
+}
+
+function sqliteStorage(db: Database, box: SecretBox, label: string): ServerStorage {
+  return {
+    kind: "sqlite",
+    label,
+    sqlite: db,
+    box,
+    accounts: sqliteAccounts(db),
+    settings: new SettingsStore(db, box),
+    mcpCredentials: new SqliteMcpCredentials(db),
+    team: createSqliteTeamStore(db),
+    sessions: new SqliteSessionStore(db),
+    personas: undefined,
+    schedules: createSqliteScheduleStore(db),
+    connectors: createSqliteConnectorStore(db, box),
+    memory: (options) => new SqliteMemoryStore(db, options),
+    knowledge: (options) => KnowledgeService.sqlite(db, options),
+    async close() {
+      db.close();
+    },
+  };
+}
+
+function postgresStorage(db: PgDatabase, box: SecretBox): ServerStorage {
+  return {
+    kind: "postgres",
+    label: db.label,
+    sqlite: undefined,
+    box,
+    accounts: postgresAccounts(db),
+    settings: createPostgresSettingsStore(db, box),
+    mcpCredentials: createPostgresMcpCredentials(db),
+    team: createPostgresTeamStore(db),
+    sessions: new PgSessionStore(db),
+    personas: new PgPersonaStore(db),
+    schedules: createPostgresScheduleStore(db),
+    connectors: createPostgresConnectorStore(db, box),
+    memory: (options) => createPostgresMemoryStore(db, options),
+    knowledge: (options) => createPostgresKnowledgeService(db, options),
+    close: () => db.close(),
+  };
+}
+
+/** Opens (and migrates) the configured backend. Throws a `config` DimsumError naming what to fix. */
+export async function openStorage(config: DimsumConfig): Promise<ServerStorage> {
+  const box = openSecretBox(config.home, { key: config.server.secretKey });
+  const url = config.server.databaseUrl;
+  if (url === undefined) {
+    const file = join(config.home, "dimsum.db");
+    return sqliteStorage(openDatabase(file), box, file);
+  }
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw new DimsumError("config", `DIMSUM_DATABASE_URL must be a postgres:// URL (got ${redactUrl(url)})`, {
+      hint: "e.g. postgres://dimsum@db.internal:5432/dimsum, or unset it to use the SQLite file",
+    });
+  }
+  if (config.server.secretKey === undefined) {
+    throw new DimsumError(
+      "config",
+      "several instances on one database need one key for the secrets they store",
+      {
+        hint: `set DIMSUM_SECRET_KEY on every instance (\`openssl rand -base64 32\`; after \`dimsum migrate\`, the content of ${join(config.home, "secret.key")})`,
+      },
+    );
+  }
+  return postgresStorage(await openPostgres(url), box);
+}
+
+/** The relays of the configured Redis, when there is one; refused without a shared database. */
+export async function openCluster(
+  config: DimsumConfig,
+  storage: ServerStorage,
+): Promise<Cluster | undefined> {
+  const url = config.server.redisUrl;
+  if (url === undefined) return undefined;
+  if (storage.kind !== "postgres") {
+    throw new DimsumError("config", "DIMSUM_REDIS_URL links instances that share a PostgreSQL database", {
+      hint: "set DIMSUM_DATABASE_URL too (see `dimsum migrate`), or unset DIMSUM_REDIS_URL",
+    });
+  }
+  const team = await openRedisRelay<TeamRelayMessage>(url, { channel: "dimsum:team" });
+  const auth = await openRedisRelay<AuthEvent>(url, { channel: "dimsum:auth" }).catch(
+    async (err: unknown) => {
+      await team.close();
+      throw err;
+    },
+  );
+  return {
+    team,
+    auth,
+    async close() {
+      await Promise.allSettled([team.close(), auth.close()]);
+    },
+  };
+}

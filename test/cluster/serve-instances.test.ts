@@ -1,0 +1,255 @@
+/**
+ * Real `dimsum serve` processes on one PostgreSQL database and one Redis (issue 17's acceptance):
+ * a socket on B streams a run posted to A, token deltas included; A and B show the same history; a
+ * third instance with an empty DIMSUM_HOME sees the same team, and opens secrets A stored; when the
+ * instance running a slow answer is killed, another closes the run within 60 s; a one-shot schedule
+ * fires once though every instance runs a scheduler.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
+import { resolve } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ChannelMessage, TeamRun } from "../../src/team/types.js";
+import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { call, login, type Session, tempDir, waitFor } from "../server/helpers.js";
+import { connect, deltaText, isDelta } from "../server/ws-helpers.js";
+import { projectRoot } from "../support/fixtures.js";
+import { createTestDatabase, postgresAvailable } from "../support/postgres.js";
+import { REDIS_URL, redisAvailable } from "../support/redis.js";
+
+const CLI = resolve(projectRoot, "bin/dimsum.js");
+const PASSWORD = "cluster-owner-password";
+
+interface Instance {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+}
+
+async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+async function until<T>(read: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe.skipIf(!postgresAvailable || !redisAvailable)(
+  "dimsum serve instances on PostgreSQL and Redis",
+  () => {
+    let llm: FakeLlmServer;
+    let database: { url: string; drop(): Promise<void> };
+    const secretKey = randomBytes(32).toString("base64");
+    const running: Instance[] = [];
+
+    beforeAll(async () => {
+      // Chunks spaced out, so token deltas arrive as several frames rather than one merged tick.
+    llm = await startFakeLlmServer({ defaultTurn: () => ({ text: "one two three four five six" }), chunkDelayMs: 15 });
+      database = await createTestDatabase();
+    });
+    afterEach(async () => {
+      await Promise.all(running.splice(0).map((i) => stop(i)));
+    });
+    afterAll(async () => {
+      await llm?.close();
+      await database?.drop();
+    });
+
+    async function stop(instance: Instance, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+      if (instance.child.exitCode !== null || instance.child.signalCode !== null) return;
+      const exited = new Promise((r) => instance.child.once("exit", r));
+      instance.child.kill(signal);
+      await exited;
+    }
+
+    async function start(home = tempDir("dimsum-cluster-home-")): Promise<Instance> {
+      let output = "";
+      const child = spawn(process.execPath, [CLI, "serve", "--port", String(await freePort())], {
+        cwd: home,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          DIMSUM_HOME: home,
+          DIMSUM_OWNER_PASSWORD: PASSWORD,
+          DIMSUM_DATABASE_URL: database.url,
+          DIMSUM_REDIS_URL: REDIS_URL,
+          DIMSUM_SECRET_KEY: secretKey,
+          DIMSUM_MODEL: "openai:gpt-test",
+          OPENAI_API_KEY: "sk-cluster-test",
+          OPENAI_BASE_URL: `${llm.url}/v1`,
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+      child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+      const url = await waitFor(() => {
+        if (child.exitCode !== null) throw new Error(`dimsum serve exited: ${output}`);
+        return /serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+      });
+      const instance = { url, child, output: () => output };
+      running.push(instance);
+      return instance;
+    }
+
+    async function json<T>(res: Response | Promise<Response>): Promise<T> {
+      const r = await res;
+      if (r.status >= 400) throw new Error(`HTTP ${r.status}: ${await r.text()}`);
+      return (await r.json()) as T;
+    }
+
+    async function channel(url: string, owner: Session, name: string): Promise<string> {
+      const created = await json<{ id: string }>(
+        call(url, "/api/channels", {
+          session: owner,
+          body: { kind: "group", name, agentIds: ["assistant"], userIds: [] },
+        }),
+      );
+      return created.id;
+    }
+
+    it("streams on B a run posted to A, and both show the same history; C with an empty home sees the team", async () => {
+      const a = await start();
+      const b = await start();
+      const ownerA = await login(a.url, "owner", PASSWORD);
+      // The login session lives in the shared database: B accepts A's session.
+      const ownerB: Session = ownerA;
+      const channelId = await channel(a.url, ownerA, "ops");
+      const socket = connect(b.url);
+      await socket.opened;
+      socket.send({ type: "auth", token: ownerB.token });
+      await socket.next((f) => f.type === "ready");
+      socket.send({ type: "subscribe", channelId });
+      await socket.next((f) => f.type === "backlog");
+
+      llm.enqueue({ text: "alpha beta gamma delta epsilon zeta eta theta" });
+      const posted = await json<{ runs: TeamRun[] }>(
+        call(a.url, `/api/channels/${channelId}/messages`, {
+          session: ownerA,
+          body: { text: "@assistant count" },
+        }),
+      );
+      const runId = posted.runs[0]?.id;
+      const answer = (await socket.next(
+        (f) => f.type === "message" && (f.message as ChannelMessage).runId === runId,
+      )) as unknown as { message: ChannelMessage };
+      expect(answer.message.text).toBe("alpha beta gamma delta epsilon zeta eta theta");
+      const deltas = socket.frames.filter((f) => isDelta(f) && f.runId === runId);
+      expect(deltas.length).toBeGreaterThan(1);
+      expect(deltas.map(deltaText).join("")).toBe("alpha beta gamma delta epsilon zeta eta theta");
+      const seqs = deltas.map((f) => f.seq as number);
+      expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+      const statuses = socket.frames.filter((f) => f.type === "run" && (f.run as TeamRun).id === runId);
+      expect(statuses.map((f) => (f.run as TeamRun).status)).toEqual(["queued", "running", "done"]);
+      socket.ws.close();
+
+      const history = (url: string) =>
+        json<ChannelMessage[]>(call(url, `/api/channels/${channelId}/messages`, { session: ownerA }));
+      expect(await history(b.url)).toEqual(await history(a.url));
+
+      // A provider key saved on A is sealed with the shared key: C (empty home) reads its preview.
+      const saved = await call(a.url, "/api/settings/providers/deepseek", {
+        session: ownerA,
+        method: "PUT",
+        body: { name: "deepseek", apiKey: "sk-deepseek-cluster-1234" },
+      });
+      expect(saved.status).toBeLessThan(300);
+      const c = await start();
+      const ownerC = await login(c.url, "owner", PASSWORD);
+      expect(await history(c.url)).toEqual(await history(a.url));
+      const agents = (url: string, s: Session) =>
+        json<Array<{ id: string; soulStatus: string }>>(call(url, "/api/agents", { session: s }));
+      expect(await agents(c.url, ownerC)).toEqual(await agents(a.url, ownerA));
+      expect((await agents(c.url, ownerC)).every((x) => x.soulStatus === "ok")).toBe(true);
+      const settings = await json<{ providers: Array<{ name: string; keyPreview?: string }> }>(
+        call(c.url, "/api/settings", { session: ownerC }),
+      );
+      expect(JSON.stringify(settings)).toContain("1234");
+    });
+
+    it("closes within 60 s the run of an instance that was killed mid-answer", async () => {
+      const a = await start();
+      const b = await start();
+      const owner = await login(b.url, "owner", PASSWORD);
+      const channelId = await channel(b.url, owner, "slow");
+      llm.enqueue({ text: "never finished", delayMs: 120_000 });
+      const posted = await json<{ runs: TeamRun[] }>(
+        call(a.url, `/api/channels/${channelId}/messages`, {
+          session: owner,
+          body: { text: "@assistant take ages" },
+        }),
+      );
+      const runId = posted.runs[0]?.id as string;
+      await until(
+        async () => {
+          const run = await json<TeamRun>(call(b.url, `/api/runs/${runId}`, { session: owner }));
+          return run.status === "running" ? run : undefined;
+        },
+        10_000,
+        "the run to start",
+      );
+      await stop(a, "SIGKILL");
+      const killedAt = Date.now();
+      const settled = await until(
+        async () => {
+          const run = await json<TeamRun>(call(b.url, `/api/runs/${runId}`, { session: owner }));
+          return run.status === "running" || run.status === "queued" ? undefined : run;
+        },
+        65_000,
+        "the run to settle",
+      );
+      expect(Date.now() - killedAt).toBeLessThan(60_000);
+      expect(settled.status).toBe("error");
+      expect(settled.error).toMatch(/instance running this answer stopped/);
+    }, 90_000);
+
+    it("fires a one-shot schedule exactly once with two instances running their schedulers", async () => {
+      const a = await start();
+      const b = await start();
+      const owner = await login(a.url, "owner", PASSWORD);
+      const channelId = await channel(a.url, owner, "daily");
+      const at = new Date(Date.now() + 3000).toISOString();
+      const schedule = await json<{ id: string }>(
+        call(a.url, "/api/schedules", {
+          session: owner,
+          body: {
+            name: "once",
+            timing: { kind: "once", at },
+            target: { type: "agent", channelId, agentId: "assistant", prompt: "the report" },
+          },
+        }),
+      );
+      const runs = await until(
+        async () => {
+          const list = await json<Array<{ status: string }>>(
+            call(b.url, `/api/schedules/${schedule.id}/runs`, { session: owner }),
+          );
+          return list.length > 0 && list.every((r) => r.status !== "running") ? list : undefined;
+        },
+        30_000,
+        "the schedule to fire",
+      );
+      // Both schedulers have had several chances to fire it again by now.
+      await new Promise((r) => setTimeout(r, 3000));
+      const after = await json<unknown[]>(
+        call(b.url, `/api/schedules/${schedule.id}/runs`, { session: owner }),
+      );
+      expect(runs).toHaveLength(1);
+      expect(after).toHaveLength(1);
+      const messages = await json<ChannelMessage[]>(
+        call(b.url, `/api/channels/${channelId}/messages`, { session: owner }),
+      );
+      expect(messages.filter((m) => m.author.type === "agent")).toHaveLength(1);
+    }, 60_000);
+  },
+);
