@@ -8,6 +8,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
+import { fileCredentialStore, hashedName } from "../../src/mcp/oauth/file-store.js";
+import { PgSessionStore as PgLoginSessions } from "../../src/server/auth/pg-session-store.js";
+import { PgUserStore } from "../../src/server/auth/pg-user-store.js";
+import { SessionStore as LoginSessions } from "../../src/server/auth/session-store.js";
+import { UserStore } from "../../src/server/auth/user-store.js";
+import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
+import { legacySignInFolder } from "../../src/server/settings/mcp-credential-store.js";
+import { PgMcpCredentials, PgSettingsStore } from "../../src/server/settings/pg-settings-store.js";
+import { openSecretBox } from "../../src/server/settings/secret-box.js";
+import { SettingsStore } from "../../src/server/settings/settings-store.js";
 import { openDatabase } from "../../src/store/database.js";
 import { openPostgres, type PgDatabase } from "../../src/store/postgres/pg-database.js";
 import { PgSessionStore } from "../../src/store/postgres/pg-session-store.js";
@@ -27,6 +37,11 @@ describe.skipIf(!postgresAvailable)("dimsum migrate --to postgres", () => {
   let home: string;
   let target: { url: string; drop(): Promise<void> };
   let channelId = "";
+  let loginToken = "";
+  const signIn = {
+    url: "https://mcp.example/mcp",
+    tokens: { access_token: "at-from-file", token_type: "Bearer" },
+  };
 
   beforeAll(async () => {
     server = await startFakeLlmServer({ defaultTurn: () => ({ text: "noted, 数据库 backed up" }) });
@@ -62,6 +77,20 @@ describe.skipIf(!postgresAvailable)("dimsum migrate --to postgres", () => {
     await done;
     await team.putSoul(owner, "writer", "You write release notes. Migrated persona.");
     await team.close();
+    // The accounts: a user with a login, a provider key sealed with the home's key, and an MCP
+    // sign-in an older version kept as a file.
+    const box = openSecretBox(home);
+    const ann = await new UserStore(db, { hashParams: { N: 1024, r: 8, p: 1 } }).create({
+      username: "ann",
+      password: "ann-password-1",
+      role: "admin",
+    });
+    loginToken = (await new LoginSessions(db).create(ann.id)).token;
+    await new SettingsStore(db, box).saveProvider({ name: "openai", apiKey: "sk-migrated-0123456789" });
+    await fileCredentialStore(join(legacySignInFolder(home), hashedName(ann.id)), () => box).save(
+      "notes",
+      signIn,
+    );
     db.close();
     target = await createTestDatabase();
   });
@@ -119,6 +148,14 @@ describe.skipIf(!postgresAvailable)("dimsum migrate --to postgres", () => {
         ?.runId as string;
       const ref = (await fromSqlite.runs.get(run))!.ref;
       expect(await pgSessions.loadMessages(ref)).toEqual(await sessions.loadMessages(ref));
+      // The accounts came along: the login works, the key and the file's MCP sign-in open.
+      const ann = await new PgUserStore(pg).verifyLogin("ANN", "ann-password-1");
+      expect(ann?.role).toBe("admin");
+      expect((await new PgLoginSessions(pg).authenticate(loginToken))?.user.id).toBe(ann?.id);
+      const box = openSecretBox(home);
+      expect(await new PgSettingsStore(pg, box).getProviderKey("openai")).toBe("sk-migrated-0123456789");
+      const signIns = personalMcpCredentials(new PgMcpCredentials(pg), () => box);
+      expect(await signIns(ann?.id ?? "").load("notes")).toEqual(signIn);
       // New rows continue after the copied ids.
       const next = await fromPg.messages.insert({
         channelId,

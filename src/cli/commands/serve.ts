@@ -25,7 +25,7 @@ import {
 import { mountKnowledgeRoutes } from "../../server/routes/knowledge.js";
 import { mountScheduleRoutes } from "../../server/routes/schedules.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
-import { SqliteMcpCredentials } from "../../server/settings/mcp-credential-store.js";
+import { importLegacySignIns, SqliteMcpCredentials } from "../../server/settings/mcp-credential-store.js";
 import { openSecretBox } from "../../server/settings/secret-box.js";
 import { SettingsStore } from "../../server/settings/settings-store.js";
 import { type Database, openDatabase } from "../../store/database.js";
@@ -108,6 +108,9 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     const settings = new SettingsStore(db, box);
     const memory = buildMemory(db, log);
     const knowledge = buildKnowledge(db, config);
+    // Sign-ins an older version kept as files move into the database (and so into a later migrate).
+    const imported = await importLegacySignIns(db, config.home);
+    if (imported > 0) log.info(`moved ${imported} MCP sign-in(s) from files into the database`);
     mcp = await buildMcp(config, io.cwd, log, settings, new SqliteMcpCredentials(db));
     // Started once for the whole process and shared by every agent; a failing server never blocks.
     void mcp?.startAll();
