@@ -170,16 +170,12 @@ export async function buildMcp(
 
 /**
  * Each person's MCP sign-ins over `records`, sealed with the secret box of `home` (or `secretKey`,
- * `DIMSUM_SECRET_KEY`), opened on first use; files an older version kept under `home` are imported.
+ * `DIMSUM_SECRET_KEY`), opened on first use.
  */
 export function mcpSignIns(records: McpCredentialRepository, home: string, secretKey?: string) {
   let box: ReturnType<typeof openSecretBox> | undefined;
-  return personalMcpCredentials(
-    records,
-    () => {
-      box ??= openSecretBox(home, { key: secretKey });
-      return box;
-    },
-    { legacyHome: home },
-  );
+  return personalMcpCredentials(records, () => {
+    box ??= openSecretBox(home, { key: secretKey });
+    return box;
+  });
 }

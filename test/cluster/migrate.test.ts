@@ -10,8 +10,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { KnowledgeService } from "../../src/knowledge/index.js";
 import { createPostgresKnowledgeService } from "../../src/knowledge/postgres.js";
+import { fileCredentialStore, hashedName } from "../../src/mcp/oauth/file-store.js";
 import { createPostgresMemoryStore } from "../../src/memory/postgres-memory-store.js";
 import { SqliteMemoryStore } from "../../src/memory/sqlite-memory-store.js";
+import { PgSessionStore as PgLoginSessions } from "../../src/server/auth/pg-session-store.js";
+import { PgUserStore } from "../../src/server/auth/pg-user-store.js";
+import { SessionStore as LoginSessions } from "../../src/server/auth/session-store.js";
+import { UserStore } from "../../src/server/auth/user-store.js";
+import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
+import { legacySignInFolder } from "../../src/server/settings/mcp-credential-store.js";
+import { PgMcpCredentials, PgSettingsStore } from "../../src/server/settings/pg-settings-store.js";
+import { openSecretBox } from "../../src/server/settings/secret-box.js";
+import { SettingsStore } from "../../src/server/settings/settings-store.js";
 import { openDatabase } from "../../src/store/database.js";
 import { openPostgres, type PgDatabase } from "../../src/store/postgres/pg-database.js";
 import { PgSessionStore } from "../../src/store/postgres/pg-session-store.js";
@@ -31,6 +41,11 @@ describe.skipIf(!postgresAvailable)("dimsum migrate --to postgres", () => {
   let home: string;
   let target: { url: string; drop(): Promise<void> };
   let channelId = "";
+  let loginToken = "";
+  const signIn = {
+    url: "https://mcp.example/mcp",
+    tokens: { access_token: "at-from-file", token_type: "Bearer" },
+  };
 
   beforeAll(async () => {
     server = await startFakeLlmServer({ defaultTurn: () => ({ text: "noted, 数据库 backed up" }) });
@@ -67,12 +82,34 @@ describe.skipIf(!postgresAvailable)("dimsum migrate --to postgres", () => {
     await team.putSoul(owner, "writer", "You write release notes. Migrated persona.");
     await team.close();
     const memories = new SqliteMemoryStore(db);
-    await memories.remember({ userId: "olivia", text: "Olivia prefers oolong tea in the afternoon", type: "semantic" });
+    await memories.remember({
+      userId: "olivia",
+      text: "Olivia prefers oolong tea in the afternoon",
+      type: "semantic",
+    });
     await memories.remember({ userId: "olivia", text: "奥利维亚住在上海", type: "semantic" });
     await memories.coreAppend({ userId: "olivia" }, "human", "Olivia runs the ops team.");
     await KnowledgeService.sqlite(db).ingest("handbook", [
-      { kind: "bytes", name: "deploys.md", data: "# Deploys\n\nProduction deploys happen on Tuesdays after the freeze." },
+      {
+        kind: "bytes",
+        name: "deploys.md",
+        data: "# Deploys\n\nProduction deploys happen on Tuesdays after the freeze.",
+      },
     ]);
+    // The accounts: a user with a login, a provider key sealed with the home's key, and an MCP
+    // sign-in an older version kept as a file.
+    const box = openSecretBox(home);
+    const ann = await new UserStore(db, { hashParams: { N: 1024, r: 8, p: 1 } }).create({
+      username: "ann",
+      password: "ann-password-1",
+      role: "admin",
+    });
+    loginToken = (await new LoginSessions(db).create(ann.id)).token;
+    await new SettingsStore(db, box).saveProvider({ name: "openai", apiKey: "sk-migrated-0123456789" });
+    await fileCredentialStore(join(legacySignInFolder(home), hashedName(ann.id)), () => box).save(
+      "notes",
+      signIn,
+    );
     db.close();
     target = await createTestDatabase();
   });
@@ -137,9 +174,22 @@ describe.skipIf(!postgresAvailable)("dimsum migrate --to postgres", () => {
       const shanghai = await pgMemory.search({ userId: "olivia", query: "上海" });
       expect(shanghai.hits[0]?.memory.text).toBe("奥利维亚住在上海");
       expect(await pgMemory.count("olivia")).toBe(2);
-      expect((await pgMemory.allCoreBlocks("olivia")).map((b) => b.value)).toEqual(["Olivia runs the ops team."]);
-      const kb = await createPostgresKnowledgeService(pg).search({ query: "when are production deploys", kb: "handbook" });
+      expect((await pgMemory.allCoreBlocks("olivia")).map((b) => b.value)).toEqual([
+        "Olivia runs the ops team.",
+      ]);
+      const kb = await createPostgresKnowledgeService(pg).search({
+        query: "when are production deploys",
+        kb: "handbook",
+      });
       expect(kb.passages[0]?.text).toContain("Tuesdays");
+      // The accounts came along: the login works, the key and the file's MCP sign-in open.
+      const ann = await new PgUserStore(pg).verifyLogin("ANN", "ann-password-1");
+      expect(ann?.role).toBe("admin");
+      expect((await new PgLoginSessions(pg).authenticate(loginToken))?.user.id).toBe(ann?.id);
+      const box = openSecretBox(home);
+      expect(await new PgSettingsStore(pg, box).getProviderKey("openai")).toBe("sk-migrated-0123456789");
+      const signIns = personalMcpCredentials(new PgMcpCredentials(pg), () => box);
+      expect(await signIns(ann?.id ?? "").load("notes")).toEqual(signIn);
       // New rows continue after the copied ids.
       const next = await fromPg.messages.insert({
         channelId,

@@ -55,7 +55,10 @@ describe.skipIf(!postgresAvailable || !redisAvailable)(
 
     beforeAll(async () => {
       // Chunks spaced out, so token deltas arrive as several frames rather than one merged tick.
-    llm = await startFakeLlmServer({ defaultTurn: () => ({ text: "one two three four five six" }), chunkDelayMs: 15 });
+      llm = await startFakeLlmServer({
+        defaultTurn: () => ({ text: "one two three four five six" }),
+        chunkDelayMs: 15,
+      });
       database = await createTestDatabase();
     });
     afterEach(async () => {

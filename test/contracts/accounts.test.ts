@@ -3,12 +3,11 @@
  * provider keys, the MCP servers saved from the UI and each person's sealed MCP sign-ins. Each test
  * gets an empty migrated database; rows are read back raw where a secret must not be in the clear.
  */
-import { existsSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
-import { fileCredentialStore, hashedName } from "../../src/mcp/oauth/file-store.js";
 import { ApiTokenStore, MAX_TOKENS_PER_USER } from "../../src/server/auth/api-token-store.js";
 import { type AuthEvent, AuthEvents } from "../../src/server/auth/auth-events.js";
 import { createPostgresApiTokenStore } from "../../src/server/auth/pg-api-token-store.js";
@@ -578,23 +577,5 @@ describeBackends("accounts: MCP sign-ins per person", (open) => {
     expect(await personalMcpCredentials(credentials, () => box)("ann").load("notes")).toEqual(state);
     await ann.delete("notes");
     expect(await ann.load("notes")).toBeUndefined();
-  });
-  it("a sign-in an older version kept as a file moves into the database when first read", async () => {
-    const { credentials, box } = accountsOn(await open());
-    const home = mkdtempSync(join(tmpdir(), "dimsum-accounts-legacy-"));
-    const state = { url: "https://mcp.example/mcp", tokens: { access_token: "at-1", token_type: "Bearer" } };
-    // What the file store of the previous version wrote: one sealed file per person and server.
-    await fileCredentialStore(join(home, "mcp-credentials", "people", hashedName("ann")), () => box).save(
-      "notes",
-      state,
-    );
-    const file = join(home, "mcp-credentials", "people", hashedName("ann"), `${hashedName("notes")}.sealed`);
-    expect(existsSync(file)).toBe(true);
-    const ann = personalMcpCredentials(credentials, () => box, { legacyHome: home })("ann");
-    expect(await ann.load("notes")).toEqual(state);
-    expect(existsSync(file)).toBe(false);
-    expect(await credentials.read("ann", "notes")).toMatch(/^v1:/);
-    // Without the legacy folder too (another instance): the database has it.
-    expect(await personalMcpCredentials(credentials, () => box)("ann").load("notes")).toEqual(state);
   });
 });

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../config/load-config.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
+import { importLegacySignIns } from "../../server/settings/mcp-credential-store.js";
 import { postgresDerivedSteps } from "../../server/storage/derived-steps.js";
 import { openDatabase } from "../../store/database.js";
 import { copyFromSqlite } from "../../store/postgres/copy-from-sqlite.js";
@@ -60,6 +61,8 @@ export async function migrateCommand(options: MigrateOptions, io: MigrateIo): Pr
       });
     }
     source = openDatabase(file);
+    // Sign-ins an older version kept as files go into the copy too.
+    await importLegacySignIns(source, config.home);
     target = await openPostgres(url);
     io.stderr.write(`Copying ${file} into ${redactUrl(url)}\n`);
     let last = "";

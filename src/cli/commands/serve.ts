@@ -25,6 +25,7 @@ import {
 import { mountKnowledgeRoutes } from "../../server/routes/knowledge.js";
 import { mountScheduleRoutes } from "../../server/routes/schedules.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
+import { importLegacySignIns } from "../../server/settings/mcp-credential-store.js";
 import {
   type Cluster,
   openCluster,
@@ -120,6 +121,11 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     const users = storage.accounts({ events: authEvents }).users;
     const memory = storage.memory({ warn: (message) => log.warn(message) });
     const knowledge = knowledgeOf(storage, config);
+    if (storage.sqlite) {
+      // Sign-ins an older version kept as files move into the database (and so into a later migrate).
+      const imported = await importLegacySignIns(storage.sqlite, config.home);
+      if (imported > 0) log.info(`moved ${imported} MCP sign-in(s) from files into the database`);
+    }
     mcp = await buildMcp(config, io.cwd, log, settings, storage.mcpCredentials);
     // Started once for the whole process and shared by every agent; a failing server never blocks.
     void mcp?.startAll();
