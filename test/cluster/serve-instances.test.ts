@@ -143,6 +143,9 @@ describe.skipIf(!postgresAvailable || !redisAvailable)(
         }),
       );
       const runId = posted.runs[0]?.id;
+      await socket.next(
+        (f) => f.type === "run" && (f.run as TeamRun).id === runId && (f.run as TeamRun).status === "done",
+      );
       const answer = (await socket.next(
         (f) => f.type === "message" && (f.message as ChannelMessage).runId === runId,
       )) as unknown as { message: ChannelMessage };
@@ -186,6 +189,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)(
       const owner = await login(b.url, "owner", PASSWORD);
       const channelId = await channel(b.url, owner, "slow");
       llm.enqueue({ text: "never finished", delayMs: 120_000 });
+      const requestsBefore = llm.requests.length;
       const posted = await json<{ runs: TeamRun[] }>(
         call(a.url, `/api/channels/${channelId}/messages`, {
           session: owner,
@@ -200,6 +204,12 @@ describe.skipIf(!postgresAvailable || !redisAvailable)(
         },
         10_000,
         "the run to start",
+      );
+      // Killed while the model is answering (its request is in).
+      await until(
+        async () => (llm.requests.length > requestsBefore ? true : undefined),
+        10_000,
+        "the model call",
       );
       await stop(a, "SIGKILL");
       const killedAt = Date.now();
