@@ -1,6 +1,6 @@
 /** The optional JSON config file: custom OpenAI-compatible providers, model overrides, tool policy. */
 import { readFileSync } from "node:fs";
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../errors.js";
 
 const pricing = z.object({ input: z.number(), output: z.number(), cachedInput: z.number().optional() });

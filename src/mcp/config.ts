@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../errors.js";
 import { expandVariables } from "./expand-variables.js";
 

@@ -3,7 +3,7 @@
  * past conversations. Every tool works on the calling user's memory (`ctx.userId`) and fails
  * without one, so one user can never read or write another's.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../errors.js";
 import { errorResult } from "../tools/builtin/tool-error.js";
 import { defineTool, type Tool, type ToolContext, type ToolResult } from "../tools/types.js";
