@@ -25,14 +25,15 @@ import vm from "node:vm";
 // Node 22.1+ caches the compiled code of the modules outside the bundle (better-sqlite3, yaml, …).
 module.enableCompileCache?.();
 
-const compiled = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
+const compiledUrl = new URL("../dist/cli/main.js", import.meta.url);
+const compiled = fileURLToPath(compiledUrl);
 const bundled = fileURLToPath(new URL("../dist/bundle/cli/main.cjs", import.meta.url));
 const statOf = (path) => statSync(path, { throwIfNoEntry: false });
 const bundle = statOf(bundled);
 const { main } =
   bundle && bundle.mtimeMs >= (statOf(compiled)?.mtimeMs ?? -1)
     ? runBundle(bundle)
-    : await import(new URL("../dist/cli/main.js", import.meta.url).href);
+    : await import(compiledUrl.href);
 main(process.argv).then(
   (code) => {
     process.exitCode = code;
@@ -57,15 +58,16 @@ function runBundle(stat) {
   const importExternal = (specifier) => import(specifier);
   script.runInThisContext()(cjs.exports, require, cjs, bundled, dirname(bundled), importExternal);
   if (cacheFile && (!cachedData || script.cachedDataRejected)) {
-    // Saved as the process exits, so the code of the whole command is in it.
-    process.once("exit", () => saveCodeCache(cacheFile, script));
+    // Saved as the process exits, so the code of the whole command is in it; not after a failure,
+    // which ran only part of it.
+    process.once("exit", (code) => code === 0 && saveCodeCache(cacheFile, script));
   }
   return cjs.exports;
 }
 
 /**
  * Where the code cache of this command lives: a folder of this user's under the temp dir, one file
- * per command (`run`, `memory`, …; options alone share one), Node version and bundle build.
+ * per command (`run`, `memory`, …; options alone share one), Node version, bundle and build of it.
  */
 function codeCacheFile(stat) {
   try {
@@ -76,13 +78,19 @@ function codeCacheFile(stat) {
     const owned = statSync(dir);
     if (process.getuid && (owned.uid !== uid || (owned.mode & 0o022) !== 0)) return undefined;
     const command = /^[a-z][a-z-]*$/.test(process.argv[2] ?? "") ? process.argv[2] : "default";
-    return join(
-      dir,
-      `${command}-${process.version}-${process.arch}-${stat.size}-${Math.round(stat.mtimeMs)}.bin`,
-    );
+    // Installs of their own (a global one, a project's) keep caches of their own.
+    const install = `${command}-${fnv1a(bundled)}-${process.version}-${process.arch}`;
+    return join(dir, `${install}-${stat.size}-${Math.round(stat.mtimeMs)}.bin`);
   } catch {
     return undefined;
   }
+}
+
+/** A 32-bit FNV-1a hash of a string, in hex. */
+function fnv1a(text) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
 function readOrUndefined(file) {
@@ -95,7 +103,7 @@ function readOrUndefined(file) {
 
 /**
  * Writes the cache through a temporary file and a rename, so a concurrent run reads all or nothing,
- * and removes this command's caches of earlier builds.
+ * and removes the caches of earlier builds of this bundle for this command.
  */
 function saveCodeCache(file, script) {
   const temporary = `${file}.${process.pid}.tmp`;
@@ -103,9 +111,9 @@ function saveCodeCache(file, script) {
     writeFileSync(temporary, script.createCachedData());
     renameSync(temporary, file);
     const dir = dirname(file);
-    const sameCommand = basename(file).replace(/[^-]+-[^-]+\.bin$/, "");
+    const install = basename(file).replace(/[^-]+-[^-]+\.bin$/, "");
     for (const name of readdirSync(dir)) {
-      if (name.startsWith(sameCommand) && name.endsWith(".bin") && name !== basename(file)) {
+      if (name.startsWith(install) && name.endsWith(".bin") && name !== basename(file)) {
         unlinkSync(join(dir, name));
       }
     }
