@@ -1,13 +1,15 @@
-// Bundles the compiled CLI (dist/cli/main.js and everything it imports) into dist/bundle/cli/, which
-// bin/dimsum.js loads: a few files instead of ~300 modules is most of a cold start on Node 20, where
-// every module costs a resolution, several file-system calls and a compile. Commands and services
-// that load on first use (`await import(...)`) stay lazy: they become chunks of their own.
+// Bundles the compiled CLI (dist/cli/main.js and everything it imports) into one CommonJS file,
+// dist/bundle/cli/main.cjs, which bin/dimsum.js runs through V8's code cache: one file read and no
+// parsing, instead of resolving, reading and compiling ~300 modules (or two dozen chunks). Most of a
+// cold start on Node 20 was that, and Node 20 has no compile cache of its own. Commands and services
+// that load on first use (`await import(...)`) stay lazy: esbuild wraps each module in a function
+// that runs when first imported, and V8 compiles a function only when it is first called.
 //
 // dist/bundle/cli/ is three folders deep like dist/<area>/<file>.js, so the code that finds the
 // package's files relative to itself (`../../../web/dist`, `../../../tools/http/`) finds them here too.
 // Left out: better-sqlite3 (a native addon) and pdfjs-dist (loads its own files), found in
 // node_modules at run time. Run after `tsc -p tsconfig.build.json` (`npm run build` does both).
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
@@ -22,41 +24,53 @@ const { zodToJsonSchema } = await import(pathToFileURL(join(root, "dist/tools/js
 const parameters = Object.fromEntries(builtinTools().map((t) => [t.name, zodToJsonSchema(t.parameters)]));
 
 /**
- * On Node 22+, `import "node:http"` builds an ES module view of node:http, which reads every export,
- * including the lazy `WebSocket` getters that load undici (~10 ms of a run that never uses it). The
- * bundle takes node:http through require instead, which reads nothing.
+ * bin/dimsum.js runs the bundle as a function of (exports, require, module, __filename, __dirname,
+ * __dimsumImport), like a CommonJS module plus an `import()` of its own: on Node 20, `import()` fails
+ * in code that V8 loaded from its code cache, so the bundle's imports of plugins and pdfjs
+ * (src/import-external.ts) go to the launcher, an ES module.
  */
-const httpThroughRequire = {
-  name: "http-through-require",
+const importThroughLauncher = {
+  name: "import-through-launcher",
   setup(b) {
-    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
-      args.namespace === "http-require"
-        ? { path: "node:http", external: true }
-        : { path: "node:http", namespace: "http-require" },
-    );
-    b.onLoad({ filter: /.*/, namespace: "http-require" }, () => ({
-      contents: 'module.exports = require("node:http");',
+    b.onLoad({ filter: /[\\/]dist[\\/]import-external\.js$/ }, () => ({
+      contents: "export const importExternal = (specifier) => __dimsumImport(specifier);",
       loader: "js",
     }));
   },
 };
 
+const outfile = join(outdir, "main.cjs");
 rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [join(root, "dist/cli/main.js")],
-  outdir,
+  outfile,
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
+  // Server-only drivers, required where installed when a database or Redis is configured.
   external: ["better-sqlite3", "pdfjs-dist", "pg", "ioredis"],
-  // A string literal (parsed at run time): an object here would add an init call to every module.
-  define: { DIMSUM_BUILTIN_PARAMETERS: JSON.stringify(JSON.stringify(parameters)) },
-  // Bundled CommonJS packages (commander, ws, …) call require() for Node's built-ins.
-  banner: {
-    js: 'import { createRequire as __dimsumRequire } from "node:module"; const require = __dimsumRequire(import.meta.url);',
+  define: {
+    // A string literal (parsed at run time): an object here would add an init call to every module.
+    DIMSUM_BUILTIN_PARAMETERS: JSON.stringify(JSON.stringify(parameters)),
+    // The modules find the package's files from their own URL; in CommonJS that is the bundle's.
+    "import.meta.url": "__dimsumBundleUrl",
   },
-  plugins: [httpThroughRequire],
+  // ES modules are strict code, and so is every module of the bundle, as it was in the ESM bundle.
+  banner: {
+    js: '"use strict";\nconst __dimsumBundleUrl = require("node:url").pathToFileURL(__filename).href;',
+  },
+  plugins: [importThroughLauncher],
   logLevel: "warning",
 });
+
+// ASCII only, so that bin/dimsum.js can read the bundle as latin1, a plain copy, where decoding 3 MB
+// of UTF-8 takes ~15 ms. esbuild escapes strings and identifiers but not comments and regular
+// expressions; `\uXXXX` means the same character there (a surrogate pair escaped unit by unit, too),
+// except right after a backslash.
+const text = readFileSync(outfile, "utf8");
+const ascii = text.replace(/\\?[\u0080-\uffff]/g, (c) => {
+  if (c.length > 1) throw new Error(`bundle-cli: cannot escape an escaped non-ASCII character: ${c}`);
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+});
+writeFileSync(outfile, ascii);

@@ -1,104 +1,114 @@
 /** The optional JSON config file: custom OpenAI-compatible providers, model overrides, tool policy. */
 import { readFileSync } from "node:fs";
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../errors.js";
 
-const pricing = z.object({ input: z.number(), output: z.number(), cachedInput: z.number().optional() });
+/**
+ * The file's schema, built on first use: most runs have no config file, and building zod schemas
+ * costs a few milliseconds of every cold start.
+ */
+function buildSchemas() {
+  const pricing = z.object({ input: z.number(), output: z.number(), cachedInput: z.number().optional() });
 
-const quirks = z.record(z.string(), z.union([z.boolean(), z.string(), z.number()]));
+  const quirks = z.record(z.string(), z.union([z.boolean(), z.string(), z.number()]));
 
-const providerEntry = z.object({
-  baseUrl: z.string().url(),
-  protocol: z.enum(["openai", "anthropic", "gemini"]).default("openai"),
-  apiKeyEnv: z.string().optional(),
-  /** Discouraged (prefer apiKeyEnv) but supported for local servers with a fixed key. */
-  apiKey: z.string().optional(),
-  headers: z.record(z.string(), z.string()).optional(),
-  quirks: quirks.optional(),
-});
+  const providerEntry = z.object({
+    baseUrl: z.string().url(),
+    protocol: z.enum(["openai", "anthropic", "gemini"]).default("openai"),
+    apiKeyEnv: z.string().optional(),
+    /** Discouraged (prefer apiKeyEnv) but supported for local servers with a fixed key. */
+    apiKey: z.string().optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    quirks: quirks.optional(),
+  });
 
-const modelEntry = z.object({
-  contextWindow: z.number().int().positive().optional(),
-  maxOutputTokens: z.number().int().positive().optional(),
-  pricing: pricing.optional(),
-  quirks: quirks.optional(),
-});
+  const modelEntry = z.object({
+    contextWindow: z.number().int().positive().optional(),
+    maxOutputTokens: z.number().int().positive().optional(),
+    pricing: pricing.optional(),
+    quirks: quirks.optional(),
+  });
 
-const limitMs = z.number().int().positive();
+  const limitMs = z.number().int().positive();
 
-/** Deadlines of each model call (see src/llm/call-limits.ts); defaults fill what is missing. */
-const modelCallsEntry = z
-  .object({
-    firstByteMs: limitMs.optional(),
-    idleMs: limitMs.optional(),
-    callMs: limitMs.optional(),
-    retryBudgetMs: limitMs.optional(),
-  })
-  .strict();
+  /** Deadlines of each model call (see src/llm/call-limits.ts); defaults fill what is missing. */
+  const modelCallsEntry = z
+    .object({
+      firstByteMs: limitMs.optional(),
+      idleMs: limitMs.optional(),
+      callMs: limitMs.optional(),
+      retryBudgetMs: limitMs.optional(),
+    })
+    .strict();
 
-const configFileSchema = z
-  .object({
-    defaultModel: z.string().optional(),
-    maxIterations: z.number().int().positive().max(200).optional(),
-    providers: z.record(z.string(), providerEntry).default({}),
-    /** Custom HTTP tool definitions (same shape as `tools/http/*.json`), checked when tools load. */
-    httpTools: z.array(z.unknown()).optional(),
-    /** Keyed by `provider:model`. */
-    models: z.record(z.string(), modelEntry).default({}),
-    modelCalls: modelCallsEntry.default({}),
-    tools: z
-      .object({
-        shell: z
-          .object({
-            allow: z.array(z.string()).optional(),
-            deny: z.array(z.string()).optional(),
-            confirm: z.array(z.string()).optional(),
-            timeoutSeconds: z.number().positive().optional(),
-            maxOutputBytes: z.number().int().positive().optional(),
-            /** Offer and run the shell without a sandbox where bubblewrap does not work (off by default). */
-            allowUnsandboxed: z.boolean().optional(),
-            sandbox: z
-              .object({
-                /** Path of bubblewrap (default /usr/bin/bwrap). */
-                bwrapPath: z.string().min(1).optional(),
-                /** Give commands the network (default false). */
-                network: z.boolean().optional(),
-                /** Team agents (ids) whose commands get the network even when it is off. */
-                networkAgents: z.array(z.string()).optional(),
-                /** More environment variable names passed to commands (PATH, LANG, TERM, … always are). */
-                env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
-                /** More paths commands must not see (DIMSUM_HOME and the home folder never are). */
-                hide: z.array(z.string().min(1)).optional(),
-                maxProcesses: z.number().int().min(8).optional(),
-                maxMemoryMB: z.number().int().min(16).optional(),
-                cpuSeconds: z.number().int().positive().optional(),
-                maxFileMB: z.number().int().positive().optional(),
-                /** Output after which a command is killed as a flood (default 16 MB). */
-                floodMB: z.number().int().positive().optional(),
-              })
-              .strict()
-              .default({}),
-          })
-          .default({ sandbox: {} }),
-        fetch: z
-          .object({
-            allowPrivateNetwork: z.boolean().optional(),
-            timeoutSeconds: z.number().positive().optional(),
-            maxBytes: z.number().int().positive().optional(),
-          })
-          .default({}),
-      })
-      .default({ shell: { sandbox: {} }, fetch: {} }),
-  })
-  .strict();
+  const configFile = z
+    .object({
+      defaultModel: z.string().optional(),
+      maxIterations: z.number().int().positive().max(200).optional(),
+      providers: z.record(z.string(), providerEntry).default({}),
+      /** Custom HTTP tool definitions (same shape as `tools/http/*.json`), checked when tools load. */
+      httpTools: z.array(z.unknown()).optional(),
+      /** Keyed by `provider:model`. */
+      models: z.record(z.string(), modelEntry).default({}),
+      modelCalls: modelCallsEntry.default({}),
+      tools: z
+        .object({
+          shell: z
+            .object({
+              allow: z.array(z.string()).optional(),
+              deny: z.array(z.string()).optional(),
+              confirm: z.array(z.string()).optional(),
+              timeoutSeconds: z.number().positive().optional(),
+              maxOutputBytes: z.number().int().positive().optional(),
+              /** Offer and run the shell without a sandbox where bubblewrap does not work (off by default). */
+              allowUnsandboxed: z.boolean().optional(),
+              sandbox: z
+                .object({
+                  /** Path of bubblewrap (default /usr/bin/bwrap). */
+                  bwrapPath: z.string().min(1).optional(),
+                  /** Give commands the network (default false). */
+                  network: z.boolean().optional(),
+                  /** Team agents (ids) whose commands get the network even when it is off. */
+                  networkAgents: z.array(z.string()).optional(),
+                  /** More environment variable names passed to commands (PATH, LANG, TERM, … always are). */
+                  env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
+                  /** More paths commands must not see (DIMSUM_HOME and the home folder never are). */
+                  hide: z.array(z.string().min(1)).optional(),
+                  maxProcesses: z.number().int().min(8).optional(),
+                  maxMemoryMB: z.number().int().min(16).optional(),
+                  cpuSeconds: z.number().int().positive().optional(),
+                  maxFileMB: z.number().int().positive().optional(),
+                  /** Output after which a command is killed as a flood (default 16 MB). */
+                  floodMB: z.number().int().positive().optional(),
+                })
+                .strict()
+                .default({}),
+            })
+            .default({ sandbox: {} }),
+          fetch: z
+            .object({
+              allowPrivateNetwork: z.boolean().optional(),
+              timeoutSeconds: z.number().positive().optional(),
+              maxBytes: z.number().int().positive().optional(),
+            })
+            .default({}),
+        })
+        .default({ shell: { sandbox: {} }, fetch: {} }),
+    })
+    .strict();
+  return { configFile, providerEntry, modelEntry };
+}
 
-export type ConfigFile = z.output<typeof configFileSchema>;
-export type CustomProviderEntry = z.output<typeof providerEntry>;
-export type ModelOverride = z.output<typeof modelEntry>;
+type Schemas = ReturnType<typeof buildSchemas>;
+let schemas: Schemas | undefined;
 
-/** An empty config, as if no file existed. */
+export type ConfigFile = z.output<Schemas["configFile"]>;
+export type CustomProviderEntry = z.output<Schemas["providerEntry"]>;
+export type ModelOverride = z.output<Schemas["modelEntry"]>;
+
+/** An empty config, as if no file existed: what the schema makes of `{}` (a test checks that it is). */
 export function emptyConfigFile(): ConfigFile {
-  return configFileSchema.parse({});
+  return { providers: {}, models: {}, modelCalls: {}, tools: { shell: { sandbox: {} }, fetch: {} } };
 }
 
 /** Reads and validates a config file; undefined when it does not exist. Errors name the file and field. */
@@ -118,7 +128,8 @@ export function readConfigFile(path: string): ConfigFile | undefined {
       hint: "fix the syntax or remove the file",
     });
   }
-  const parsed = configFileSchema.safeParse(json);
+  schemas ??= buildSchemas();
+  const parsed = schemas.configFile.safeParse(json);
   if (!parsed.success) {
     const problems = parsed.error.issues
       .slice(0, 5)

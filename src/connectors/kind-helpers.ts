@@ -1,5 +1,5 @@
 /** Small helpers the connector kinds share: settings validation and background retry loops. */
-import { z } from "zod";
+import * as z from "zod";
 import { invalid } from "../errors.js";
 import { abortableSleep } from "../llm/retry.js";
 import type { ConnectorSettings, DriverContext } from "./types.js";

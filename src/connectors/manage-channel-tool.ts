@@ -5,7 +5,7 @@
  * authority of the person it was created for, and never touches secrets: those are set in the UI, so
  * they never pass through a model or a trace.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { isRefusal } from "../errors.js";
 import type { Actor, AgentRecord } from "../team/types.js";
 import { defineTool, type Tool, type ToolResult, type ZodTool } from "../tools/types.js";

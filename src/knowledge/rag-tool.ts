@@ -3,7 +3,7 @@
  * (document title, path, page or section, chunk id). The structured passages and the retrieval
  * trace ride along in `data` for the UI and the run trace.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { errorResult } from "../tools/builtin/tool-error.js";
 import { defineTool, type Tool } from "../tools/types.js";
 import type { KnowledgeService } from "./knowledge-service.js";

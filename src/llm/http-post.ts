@@ -4,12 +4,21 @@
  * node:http rather than global fetch: fetch keeps a one-shot CLI alive ~100 ms longer at exit.
  */
 import http, { type ClientRequest, type IncomingMessage } from "node:http";
-import https from "node:https";
+import type https from "node:https";
 
 // Node's agents pool sockets per host:port, so one agent per scheme is one pool per origin.
 // Idle pooled sockets are unref'd by Node, so they never hold the process open.
 const httpAgent = new http.Agent({ keepAlive: true });
-const httpsAgent = new https.Agent({ keepAlive: true });
+let httpsTransport: { https: typeof https; agent: https.Agent } | undefined;
+
+/** node:https and its agent, loaded by the first https request (TLS costs a few ms of a cold start). */
+function httpsOnce(): { https: typeof https; agent: https.Agent } {
+  if (!httpsTransport) {
+    const https = process.getBuiltinModule("node:https");
+    httpsTransport = { https, agent: new https.Agent({ keepAlive: true }) };
+  }
+  return httpsTransport;
+}
 
 /** Why we tore a request down ourselves; a socket error alone cannot tell these apart. */
 export type TeardownCause = "timeout" | "aborted";
@@ -44,15 +53,15 @@ export function sendPost(
   options: PostOptions,
 ): HttpPost {
   const { signal, timeoutMs } = options;
-  const transport = url.protocol === "https:" ? https : http;
+  const secure = url.protocol === "https:" ? httpsOnce() : undefined;
   let cause: TeardownCause | undefined;
   let complete = false;
   let released = false;
 
-  const req: ClientRequest = transport.request(url, {
+  const req: ClientRequest = (secure?.https ?? http).request(url, {
     method: "POST",
     headers,
-    agent: url.protocol === "https:" ? httpsAgent : httpAgent,
+    agent: secure?.agent ?? httpAgent,
   });
 
   const teardown = (why: TeardownCause) => {

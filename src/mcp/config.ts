@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../errors.js";
 import { expandVariables } from "./expand-variables.js";
 
@@ -109,67 +109,72 @@ export const MCP_CONFIG_FILE = "mcp.json";
 /** The `source` of servers added in Settings → MCP servers (the only ones the UI may remove). */
 export const MCP_SETTINGS_SOURCE = "Settings → MCP servers";
 
-const stringList = z.array(z.string());
-const stringMap = z.record(z.string(), z.string());
-const milliseconds = z.number().int().positive();
+/** The file's schemas, built by the first mcp.json read: most runs have none. */
+function buildSchemas() {
+  const stringList = z.array(z.string());
+  const stringMap = z.record(z.string(), z.string());
+  const milliseconds = z.number().int().positive();
 
-const commonFields = {
-  enabled: z.boolean().optional(),
-  /** Cline and others write `disabled: true`. */
-  disabled: z.boolean().optional(),
-  timeout: milliseconds.optional(),
-  connectTimeout: milliseconds.optional(),
-  include: stringList.optional(),
-  exclude: stringList.optional(),
-};
+  const commonFields = {
+    enabled: z.boolean().optional(),
+    /** Cline and others write `disabled: true`. */
+    disabled: z.boolean().optional(),
+    timeout: milliseconds.optional(),
+    connectTimeout: milliseconds.optional(),
+    include: stringList.optional(),
+    exclude: stringList.optional(),
+  };
 
-const stdioEntry = z.object({
-  ...commonFields,
-  transport: z.literal("stdio").optional(),
-  type: z.literal("stdio").optional(),
-  command: z.string().min(1),
-  args: stringList.optional(),
-  env: stringMap.optional(),
-  cwd: z.string().optional(),
-});
+  const stdioEntry = z.object({
+    ...commonFields,
+    transport: z.literal("stdio").optional(),
+    type: z.literal("stdio").optional(),
+    command: z.string().min(1),
+    args: stringList.optional(),
+    env: stringMap.optional(),
+    cwd: z.string().optional(),
+  });
 
-const httpTransport = z.enum(["http", "streamable-http", "streamableHttp", "sse"]);
+  const httpTransport = z.enum(["http", "streamable-http", "streamableHttp", "sse"]);
 
-const httpEntry = z.object({
-  ...commonFields,
-  transport: httpTransport.optional(),
-  type: httpTransport.optional(),
-  url: z.string().min(1),
-  headers: stringMap.optional(),
-  oauth: z
-    .object({
-      grant: z.enum(["authorization_code", "client_credentials", "enterprise"]).optional(),
-      clientId: z.string().min(1).optional(),
-      clientSecret: z.string().min(1).optional(),
-      privateKey: z.string().min(1).optional(),
-      algorithm: z.string().min(1).optional(),
-      scope: z.string().optional(),
-      clientMetadataUrl: z.string().url().optional(),
-      redirectPort: z.number().int().min(1).max(65535).optional(),
-      idp: z
-        .object({
-          tokenEndpoint: z.string().url(),
-          clientId: z.string().min(1),
-          clientSecret: z.string().min(1).optional(),
-          idToken: z.string().min(1),
-        })
-        .optional(),
-    })
-    .optional(),
-});
+  const httpEntry = z.object({
+    ...commonFields,
+    transport: httpTransport.optional(),
+    type: httpTransport.optional(),
+    url: z.string().min(1),
+    headers: stringMap.optional(),
+    oauth: z
+      .object({
+        grant: z.enum(["authorization_code", "client_credentials", "enterprise"]).optional(),
+        clientId: z.string().min(1).optional(),
+        clientSecret: z.string().min(1).optional(),
+        privateKey: z.string().min(1).optional(),
+        algorithm: z.string().min(1).optional(),
+        scope: z.string().optional(),
+        clientMetadataUrl: z.string().url().optional(),
+        redirectPort: z.number().int().min(1).max(65535).optional(),
+        idp: z
+          .object({
+            tokenEndpoint: z.string().url(),
+            clientId: z.string().min(1),
+            clientSecret: z.string().min(1).optional(),
+            idToken: z.string().min(1),
+          })
+          .optional(),
+      })
+      .optional(),
+  });
 
-const entry = z.union([stdioEntry, httpEntry]);
-type Entry = z.output<typeof entry>;
+  const fileSchema = z.object({
+    mcpServers: z.record(z.string(), z.unknown()).optional(),
+    servers: z.array(z.unknown()).optional(),
+  });
+  return { stdioEntry, httpEntry, fileSchema };
+}
 
-const fileSchema = z.object({
-  mcpServers: z.record(z.string(), z.unknown()).optional(),
-  servers: z.array(z.unknown()).optional(),
-});
+type Schemas = ReturnType<typeof buildSchemas>;
+type Entry = z.output<Schemas["stdioEntry"]> | z.output<Schemas["httpEntry"]>;
+let schemas: Schemas | undefined;
 
 /** Reads both config files and merges them by server name (cwd over home). Throws DimsumError('config'). */
 export function loadMcpConfig(options: LoadMcpConfigOptions): McpServerConfig[] {
@@ -199,7 +204,8 @@ export function parseMcpConfig(
       hint: "fix the syntax or remove the file",
     });
   }
-  const top = fileSchema.safeParse(json);
+  schemas ??= buildSchemas();
+  const top = schemas.fileSchema.safeParse(json);
   if (!top.success || typeof json !== "object" || json === null || Array.isArray(json)) {
     throw new DimsumError("config", `MCP config ${file} must be a JSON object.`, {
       hint: 'use {"mcpServers": {"name": {"command": "..."}}} or {"servers": [{"name": "...", ...}]}',
@@ -241,7 +247,8 @@ function parseEntry(name: string, value: unknown, file: string): Entry {
       hint: 'stdio servers need "command"; HTTP servers need "url"',
     });
   }
-  const schema = "command" in value ? stdioEntry : httpEntry;
+  schemas ??= buildSchemas();
+  const schema = "command" in value ? schemas.stdioEntry : schemas.httpEntry;
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues
@@ -306,7 +313,7 @@ function toServerConfig(
   return server;
 }
 
-type OAuthEntry = NonNullable<z.output<typeof httpEntry>["oauth"]>;
+type OAuthEntry = NonNullable<z.output<Schemas["httpEntry"]>["oauth"]>;
 
 /** `oauth` with a secret or key and no `grant` is the client-credentials grant (machine-to-machine). */
 function toOAuthConfig(

@@ -3,7 +3,7 @@
  * past conversations. Every tool works on the calling user's memory (`ctx.userId`) and fails
  * without one, so one user can never read or write another's.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../errors.js";
 import { errorResult } from "../tools/builtin/tool-error.js";
 import { defineTool, type Tool, type ToolContext, type ToolResult } from "../tools/types.js";
@@ -26,36 +26,45 @@ export interface MemoryToolsOptions {
   maxResults?: number;
 }
 
-const typeEnum = z.enum(MEMORY_TYPES as [string, ...string[]]);
+/**
+ * The tools' parameter schemas, built by the first createMemoryTools: a run without memory (a plain
+ * `dimsum run`) loads this module but never builds them.
+ */
+function buildParameters() {
+  const typeEnum = z.enum(MEMORY_TYPES as [string, ...string[]]);
 
-const coreAppendParameters = z.object({
-  label: z.string().min(1).describe("Block label, e.g. user, persona, goals"),
-  text: z.string().min(1).describe("The line to add"),
-});
+  const coreAppendParameters = z.object({
+    label: z.string().min(1).describe("Block label, e.g. user, persona, goals"),
+    text: z.string().min(1).describe("The line to add"),
+  });
 
-const coreReplaceParameters = z.object({
-  label: z.string().min(1).describe("Block label"),
-  old: z.string().min(1).describe("Exact text currently in the block"),
-  new: z.string().describe("Replacement text; empty to delete"),
-});
+  const coreReplaceParameters = z.object({
+    label: z.string().min(1).describe("Block label"),
+    old: z.string().min(1).describe("Exact text currently in the block"),
+    new: z.string().describe("Replacement text; empty to delete"),
+  });
 
-const writeParameters = z.object({
-  text: z.string().min(1).describe("The memory, e.g. 'Prefers answers in Chinese'"),
-  type: typeEnum.describe("semantic | episodic | procedural"),
-  tags: z.array(z.string()).optional().describe("A few short topic tags"),
-  importance: z.number().int().min(1).max(10).optional().describe("1 (trivia) to 10 (critical); default 5"),
-});
+  const writeParameters = z.object({
+    text: z.string().min(1).describe("The memory, e.g. 'Prefers answers in Chinese'"),
+    type: typeEnum.describe("semantic | episodic | procedural"),
+    tags: z.array(z.string()).optional().describe("A few short topic tags"),
+    importance: z.number().int().min(1).max(10).optional().describe("1 (trivia) to 10 (critical); default 5"),
+  });
 
-const searchParameters = z.object({
-  query: z.string().min(1).describe("What to look for"),
-  limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)"),
-  type: typeEnum.optional().describe("Only this type"),
-});
+  const searchParameters = z.object({
+    query: z.string().min(1).describe("What to look for"),
+    limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)"),
+    type: typeEnum.optional().describe("Only this type"),
+  });
 
-const recallParameters = z.object({
-  query: z.string().min(1).describe("Words to look for"),
-  limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)"),
-});
+  const recallParameters = z.object({
+    query: z.string().min(1).describe("Words to look for"),
+    limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)"),
+  });
+  return { coreAppendParameters, coreReplaceParameters, writeParameters, searchParameters, recallParameters };
+}
+
+let parameters: ReturnType<typeof buildParameters> | undefined;
 
 function scopeOf(ctx: ToolContext, options: MemoryToolsOptions): MemoryScope {
   if (options.scope) return options.scope;
@@ -86,6 +95,9 @@ function limitOf(requested: number | undefined, options: MemoryToolsOptions): nu
 
 /** The five memory tools, bound to one store (and optionally one agent). */
 export function createMemoryTools(memory: MemoryStore, options: MemoryToolsOptions = {}): Tool[] {
+  parameters ??= buildParameters();
+  const { coreAppendParameters, coreReplaceParameters, writeParameters, searchParameters, recallParameters } =
+    parameters;
   const coreAppend = defineTool({
     name: "core_memory_append",
     description:

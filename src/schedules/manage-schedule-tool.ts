@@ -3,7 +3,7 @@
  * person (the actor it is built for) with that person's rights. Not a built-in: an agent only has it
  * when the server adds it to that agent's tools.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError, isRefusal } from "../errors.js";
 import type { Actor } from "../team/types.js";
 import { errorResult } from "../tools/builtin/tool-error.js";

@@ -2,7 +2,7 @@
  * Shapes of schedule input (HTTP bodies, CLI options); the service checks the rest (time zones, cron
  * syntax, the one-minute floor, channel access).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { MIN_INTERVAL_SECONDS } from "./timing.js";
 
 export const MAX_PROMPT_CHARS = 8000;

@@ -3,7 +3,7 @@
  * as a nested team run (visible to the channel, depth ≥ 1). Nesting deeper than three levels and
  * cycles (an agent already in the call chain) are refused with errors the model can act on.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../errors.js";
 import { defineTool, type Tool } from "../tools/types.js";
 import type { AgentRecord } from "./types.js";

@@ -4,7 +4,7 @@
  */
 import { createRequire } from "node:module";
 import type { Ajv, ErrorObject } from "ajv";
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../errors.js";
 import type { JsonSchema } from "../llm/types.js";
 

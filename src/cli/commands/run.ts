@@ -13,6 +13,7 @@ import type { ApprovalRequest } from "../../tools/types.js";
 import { approveAll, terminalApproval } from "../approval.js";
 import { loadCapabilities, toolNames } from "../capabilities.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
+import { heldUntil } from "../held-events.js";
 import { createHumanRenderer } from "../render/human.js";
 import { writeJsonLine } from "../render/json-lines.js";
 import { painterFor } from "../render/style.js";
@@ -117,11 +118,12 @@ async function* startRun(
   const capabilities = await loadCapabilities(config, io.cwd, only ? { only } : {});
   for (const problem of capabilities.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
   for (const line of capabilities.mcpStatus) io.stderr.write(`dimsum: mcp ${line}\n`);
-  await noticeUnsandboxedShell(config, capabilities.tools, io.stderr);
   const system = options.system ?? DEFAULT_SYSTEM;
   let layers: LayerResult | undefined;
   try {
-    yield* runAgent({
+    // The sandbox probe runs while the run starts; the notice still comes before the run's output.
+    const notice = noticeUnsandboxedShell(config, capabilities.tools, io.stderr);
+    const run = runAgent({
       model,
       messages: [{ role: "user", content: prompt }],
       system,
@@ -146,6 +148,7 @@ async function* startRun(
         );
       },
     });
+    yield* heldUntil(notice, run);
   } finally {
     await capabilities.close();
   }

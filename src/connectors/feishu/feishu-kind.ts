@@ -5,7 +5,7 @@
  * `url_verification` handshake is answered only when it decrypts with the key and carries the token.
  * Text messages (`im.message.receive_v1`) are taken; answers go back as text messages to the chat.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
 import type {

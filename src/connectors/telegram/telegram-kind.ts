@@ -5,7 +5,7 @@
  * Answers are sent as plain text (at most 4096 characters each) and streamed by editing a preview.
  */
 import { randomBytes } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { httpUrl, messageOf, parseWith, retryUntilDone } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
 import type {

@@ -6,7 +6,7 @@
  * same way; any 2xx is delivery, 5xx/408/429/unreachable are retried, other statuses fail.
  */
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
 import { httpUrl, parseWith } from "../kind-helpers.js";
 import { checkSignature, SIGNATURE_HEADER, signedHeaders } from "../signatures.js";

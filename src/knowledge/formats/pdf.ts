@@ -4,6 +4,7 @@
  * positioned text items, paragraphs from vertical gaps, and every block keeps its page number.
  */
 import { DimsumError } from "../../errors.js";
+import { importExternal } from "../../import-external.js";
 import type { Block, ExtractedDocument } from "./types.js";
 
 interface TextItem {
@@ -32,7 +33,7 @@ interface PdfJs {
 let pdfjs: Promise<PdfJs> | undefined;
 
 function loadPdfJs(): Promise<PdfJs> {
-  pdfjs ??= import("pdfjs-dist/legacy/build/pdf.mjs").then((m) => m as unknown as PdfJs);
+  pdfjs ??= importExternal("pdfjs-dist/legacy/build/pdf.mjs").then((m) => m as PdfJs);
   return pdfjs;
 }
 

@@ -11,11 +11,18 @@ export const memoryTermsStep: DerivedStep = {
   rebuilds: ["memory_user_state"],
   async run(target, onProgress) {
     const total =
-      (await target.one<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE fts_tokens = 0"))?.n ?? 0;
+      (await target.one<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE fts_tokens = 0"))?.n ??
+      0;
     let done = 0;
     let lastId = 0;
     for (;;) {
-      const rows = await target.many<{ id: number; user_id: string; agent_id: string; type: string; text: string }>(
+      const rows = await target.many<{
+        id: number;
+        user_id: string;
+        agent_id: string;
+        type: string;
+        text: string;
+      }>(
         "SELECT id, user_id, agent_id, type, text FROM memories WHERE fts_tokens = 0 AND id > $1 ORDER BY id LIMIT 500",
         [lastId],
       );

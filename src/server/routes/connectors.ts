@@ -9,7 +9,7 @@
  */
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { z } from "zod";
+import * as z from "zod";
 import type { ConnectorManager } from "../../connectors/connector-manager.js";
 import { CONNECTOR_TYPES, type ConnectorType, type ConnectorUsers } from "../../connectors/types.js";
 import { unavailable } from "../../errors.js";

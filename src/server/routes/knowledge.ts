@@ -4,7 +4,7 @@
  * with `createServer({ routes: [..., mountKnowledgeRoutes(service)] })`, after the server's auth guards.
  */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError, notFound } from "../../errors.js";
 import type { IngestSource } from "../../knowledge/index.js";
 import { DEFAULT_MAX_FILE_BYTES, formatOf, type KnowledgeService } from "../../knowledge/index.js";

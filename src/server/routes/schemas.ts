@@ -1,5 +1,5 @@
 /** Request schemas shared by the account routes. */
-import { z } from "zod";
+import * as z from "zod";
 import { ROLES } from "../auth/user-store.js";
 
 export const usernameSchema = z

@@ -5,7 +5,7 @@
  * too (`fromConfigFile`): the settings may override their base URL and key, never their protocol.
  */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { builtinProviders } from "../../config/providers.js";
 import { invalid } from "../../errors.js";
 import { requireRole } from "../auth/middleware.js";

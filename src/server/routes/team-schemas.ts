@@ -2,7 +2,7 @@
  * Request schemas of the team API (agents, channels, messages, runs, flows, memory, MCP) and of the
  * OpenAI-compatible endpoint. They check shapes and sizes; the team facade checks the domain rules.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Largest message text, in characters (the facade also caps it at 32 KB of UTF-8). */
 export const MAX_MESSAGE_CHARS = 32 * 1024;

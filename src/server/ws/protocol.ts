@@ -1,5 +1,5 @@
 /** WebSocket frames: what clients send (validated) and what the server sends besides TeamEvents. */
-import { z } from "zod";
+import * as z from "zod";
 import type { ChannelMessage, Team } from "../../team/types.js";
 
 /** The part of the team facade the hub needs; tests supply a small in-memory one. */

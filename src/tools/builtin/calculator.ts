@@ -1,5 +1,5 @@
 /** The calculator tool: exact arithmetic so the model does not have to do sums in its head. */
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../../errors.js";
 import { defineTool } from "../types.js";
 import { CALCULATOR_CONSTANTS, CALCULATOR_FUNCTIONS, evaluateExpression } from "./calculator-parser.js";

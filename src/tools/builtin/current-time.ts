@@ -1,5 +1,5 @@
 /** current_time: the date and time now, in a chosen IANA time zone. */
-import { z } from "zod";
+import * as z from "zod";
 import { defineTool, type ZodTool } from "../types.js";
 import { errorResult, toolFailure } from "./tool-error.js";
 

@@ -4,7 +4,7 @@
  * connects to the checked addresses only. Redirects are followed by hand so each one is re-checked.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../../errors.js";
 import { decodedBody, readCappedBody, sendPinnedRequest } from "../net/http-body.js";
 import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";

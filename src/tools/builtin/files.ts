@@ -14,7 +14,7 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { defineTool, type ToolContext, type ZodTool } from "../types.js";
 import { errnoCode, errorResult, toolFailure } from "./tool-error.js";
 import { displayPath, resolveInWorkspace } from "./workspace-path.js";

@@ -1,7 +1,7 @@
 /** execute_command: runs a shell command inside the workspace under the shell policy. */
 import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../../errors.js";
 import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
 import type { CommandCgroup } from "./sandbox/cgroup.js";

@@ -1,5 +1,5 @@
 /** todo: a per-session checklist the model keeps to plan and track multi-step work. */
-import { z } from "zod";
+import * as z from "zod";
 import { defineTool, type TodoItem, type ZodTool } from "../types.js";
 import { errorResult, toolFailure } from "./tool-error.js";
 

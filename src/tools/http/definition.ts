@@ -3,7 +3,7 @@
  * zod and then for meaning: every `{{param}}` must be a declared parameter (or a value an earlier
  * step extracts), paths must parse, the URL must be http(s).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { DimsumError } from "../../errors.js";
 import { type JsonPath, parsePath, parsePathList } from "./extract.js";
 import { type Placeholder, parseTemplate, placeholdersIn } from "./template.js";

@@ -14,6 +14,7 @@ import { extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { z } from "zod";
 import { DimsumError } from "../../errors.js";
+import { importExternal } from "../../import-external.js";
 import type { JsonSchema } from "../../llm/types.js";
 import { zodToJsonSchema } from "../json-schema.js";
 import type { JsonSchemaTool, Tool, ToolContext, ToolResult, ZodTool } from "../types.js";
@@ -77,7 +78,7 @@ async function listPluginFiles(dir: string): Promise<{ files: string[] } | { err
 async function loadPluginFile(path: string): Promise<{ tool: Tool } | { error: PluginLoadError }> {
   let module: { default?: unknown };
   try {
-    module = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    module = (await importExternal(pathToFileURL(path).href)) as { default?: unknown };
   } catch (err) {
     return { error: { path, message: await describeImportError(err, path) } };
   }

@@ -6,7 +6,6 @@
  * configuration, never from the model, and a self-hosted SearXNG on a private address is normal.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
-import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { decodedBody } from "../net/http-body.js";
 import { badAnswer, parseRetryAfter, SearchEngineError } from "./engine-error.js";
@@ -75,7 +74,8 @@ function readAll(stream: Readable, maxBytes: number, label: string): Promise<Buf
 export function sendEngineRequest(req: EngineRequest): Promise<EngineResponse> {
   const maxBytes = req.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   return new Promise<EngineResponse>((resolve, reject) => {
-    const send = req.url.protocol === "https:" ? httpsRequest : httpRequest;
+    // node:https (TLS) loads on first use: it costs a few ms of every cold start otherwise.
+    const send = req.url.protocol === "https:" ? process.getBuiltinModule("node:https").request : httpRequest;
     const headers: Record<string, string | number> = {
       "user-agent": USER_AGENT,
       "accept-encoding": "gzip, deflate, br",

@@ -3,7 +3,7 @@
  * rate limited, and reuses recent answers. The output names the engine that answered and those
  * that failed before it; API keys never appear in it.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { toDimsumError } from "../../errors.js";
 import { defineTool, type ToolResult, type ZodTool } from "../types.js";
 import { cacheKey, SearchCache } from "./cache.js";
