@@ -4,6 +4,7 @@
  * capability assembly (`src/capabilities`) for each run's tools and layers, exactly as the CLI does.
  */
 
+import { randomUUID } from "node:crypto";
 import { loadExtensions, resolveShellOffer, type ShellOffer, toolsLeftOut } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -78,7 +79,14 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
     context.knowledge ?? (storage ? knowledgeOf(storage, config) : buildKnowledge(db as Database, config));
   return createTeam({
     ...stores,
-    ...(context.cluster ? { cluster: { relay: context.cluster.team } } : {}),
+    // On a shared database runs are leased, with or without the relay of other instances.
+    ...(storage?.kind === "postgres"
+      ? {
+          cluster: context.cluster
+            ? { instanceId: context.cluster.team.instanceId, relay: context.cluster.team }
+            : { instanceId: `instance-${randomUUID()}` },
+        }
+      : {}),
     home: config.home,
     config: await settings.effectiveConfig(config),
     capabilities: {

@@ -53,11 +53,14 @@ export interface TeamDeps {
   /** Agents' personas (default: SOUL.md files under `<home>/agents`). */
   personas?: PersonaStore;
   /**
-   * The other instances sharing the database: live events go out and come in through the relay, and
-   * runs are leased (see run-manager.ts), so a run whose instance dies is closed by another one.
+   * A database other instances may share (PostgreSQL): runs are leased to this instance (see
+   * run-manager.ts), so a run whose instance dies is closed by another one; with a relay, live events
+   * go out to and come in from the others.
    */
   cluster?: {
-    relay: TeamRelay;
+    /** This instance's id (the relay's when there is one). */
+    instanceId: string;
+    relay?: TeamRelay;
     /** How long a run's lease lasts unrenewed (default 30 s) and how often it is renewed (10 s). */
     leaseTtlMs?: number;
     leaseCheckMs?: number;
@@ -204,7 +207,7 @@ export function createTeam(deps: TeamDeps): Team {
       ? {
           leasing: {
             leases,
-            owner: cluster.relay.instanceId,
+            owner: cluster.instanceId,
             ...(cluster.leaseTtlMs !== undefined ? { ttlMs: cluster.leaseTtlMs } : {}),
             ...(cluster.leaseCheckMs !== undefined ? { checkEveryMs: cluster.leaseCheckMs } : {}),
             onExpired: (stored: StoredRun) => void sessions.recoverInterruptedRuns(stored.ref).catch(onError),
@@ -212,7 +215,7 @@ export function createTeam(deps: TeamDeps): Team {
         }
       : {}),
   });
-  const relay = cluster
+  const relay = cluster?.relay
     ? joinRelay(cluster.relay, {
         bus,
         members,
@@ -555,7 +558,7 @@ export function createTeam(deps: TeamDeps): Team {
       const cancelled = await runs.cancel(runId, reason);
       if (cancelled) return cancelled;
       // Live on another instance: that one cancels it and announces the end.
-      if (cluster && (stored.run.status === "queued" || stored.run.status === "running")) {
+      if (cluster?.relay && (stored.run.status === "queued" || stored.run.status === "running")) {
         cluster.relay.publish({ type: "cancel_run", runId, reason });
       }
       return stored.run;

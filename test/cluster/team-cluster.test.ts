@@ -77,6 +77,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
       personas: new PgPersonaStore(db),
       streamOptions: { retry: { maxRetries: 0 } },
       cluster: {
+        instanceId: relay.instanceId,
         relay,
         ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}),
         ...(options.leaseCheckMs !== undefined ? { leaseCheckMs: options.leaseCheckMs } : {}),
