@@ -1,5 +1,8 @@
 /** The team repositories hold the same contract on SQLite and on PostgreSQL. */
+import { dirname } from "node:path";
 import { expect, it } from "vitest";
+import { PersonaFiles, type PersonaStore } from "../../src/team/personas.js";
+import { PgPersonaStore } from "../../src/team/store/postgres/persona-store.js";
 import { createPostgresTeamStore, createSqliteTeamStore, type TeamStore } from "../../src/team/team-store.js";
 import type { AgentRecord, ChannelRecord, FlowRecord } from "../../src/team/types.js";
 import { type Backend, describeBackends } from "./backends.js";
@@ -410,3 +413,24 @@ function flow(id: string, channelId: string, status: FlowRecord["status"], creat
     updatedAt: createdAt,
   };
 }
+
+describeBackends("persona store", (open, kind) => {
+  it("reads, writes, keeps a persona when asked only to fill a missing one, and removes it", async () => {
+    const backend = await open();
+    const personas: PersonaStore =
+      backend.kind === "sqlite" ? new PersonaFiles(dirname(backend.file)) : new PgPersonaStore(backend.db);
+    expect(await personas.read("writer")).toEqual({ agentId: "writer", content: "", status: "missing" });
+    await personas.writeIfMissing("writer", "# Writer\n\nYou write.");
+    await personas.writeIfMissing("writer", "# Other");
+    expect(await personas.read("writer")).toEqual({
+      agentId: "writer",
+      content: "# Writer\n\nYou write.",
+      status: "ok",
+    });
+    expect(await personas.write("writer", "  \n")).toMatchObject({ status: "empty" });
+    expect((await personas.read("writer")).status).toBe("empty");
+    await personas.remove("writer");
+    expect((await personas.read("writer")).status).toBe("missing");
+    expect(kind).toBe(backend.kind);
+  });
+});
