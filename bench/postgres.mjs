@@ -32,18 +32,27 @@ export async function postgresReachable() {
   }
 }
 
-/** A new migrated database; `dispose()` closes and drops it. */
-export async function openBenchPostgres() {
+/** A new, empty database (for servers that migrate it themselves); `drop()` removes it. */
+export async function createBenchDatabase() {
   const name = `dimsum_bench_${process.pid}_${randomBytes(4).toString("hex")}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(BENCH_POSTGRES_URL);
   url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString());
+  return {
+    url: url.toString(),
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
+  };
+}
+
+/** A new migrated database; `dispose()` closes and drops it. */
+export async function openBenchPostgres() {
+  const { url, drop } = await createBenchDatabase();
+  const db = await openPostgres(url);
   return {
     db,
     async dispose() {
       await db.close();
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await drop();
     },
   };
 }

@@ -1,7 +1,10 @@
 // Child processes of bench/ws-load.mjs, so the load generator, the Dimsum server and the fake LLM
 // each have their own event loop and their CPU time and memory are measured apart.
 //   node bench/ws-load-server.mjs llm     the fake LLM: waits LATENCY_MS, then streams a short answer
-//   node bench/ws-load-server.mjs server  `dimsum serve`'s wiring (buildTeam + createServer + team routes)
+//   node bench/ws-load-server.mjs server  `dimsum serve`'s wiring (openStorage + openCluster + buildTeam +
+//                                         createServer + team routes): SQLite in a temp home, or PostgreSQL
+//                                         and Redis when DIMSUM_DATABASE_URL / DIMSUM_REDIS_URL /
+//                                         DIMSUM_SECRET_KEY are set (passed through from the parent)
 // Both print their URL as the first stdout line. The server answers IPC requests from its parent:
 // {type:"stats"} → memory, CPU, event-loop delay and hub.stats(); {type:"reset"} restarts those
 // counters (and starts the CPU profiler when PROFILE_FILE is set; `stats` writes the profile there);
@@ -11,13 +14,13 @@ import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { buildMemory, buildTeam } from "../dist/cli/commands/serve.js";
 import { loadConfig } from "../dist/config/load-config.js";
 import { createServer } from "../dist/server/app.js";
+import { AuthEvents } from "../dist/server/auth/auth-events.js";
+import { relayAuthEvents } from "../dist/server/auth/auth-relay.js";
+import { buildTeam, knowledgeOf } from "../dist/server/compose.js";
 import { mountTeamRoutes } from "../dist/server/routes/team.js";
-import { openSecretBox } from "../dist/server/settings/secret-box.js";
-import { SettingsStore } from "../dist/server/settings/settings-store.js";
-import { openDatabase } from "../dist/store/database.js";
+import { openCluster, openStorage } from "../dist/server/storage/open-storage.js";
 import { startFakeLlmServer } from "../dist/testing/fake-llm-server.js";
 
 /** Raised for the bench: every client logs in and posts from 127.0.0.1, far beyond the defaults. */
@@ -79,12 +82,12 @@ async function runLlm() {
 
 async function runServer() {
   const home = mkdtempSync(join(tmpdir(), "dimsum-ws-load-"));
-  const db = openDatabase(join(home, "dimsum.db"));
   const log = {
     info: () => {},
     warn: (message) => process.stderr.write(`server: ${message}\n`),
     error: (message, err) => process.stderr.write(`server: ${message}: ${err?.stack ?? err ?? ""}\n`),
   };
+  const shared = ["DIMSUM_DATABASE_URL", "DIMSUM_REDIS_URL", "DIMSUM_SECRET_KEY"];
   const config = loadConfig({
     cwd: home,
     env: {
@@ -92,17 +95,28 @@ async function runServer() {
       DIMSUM_MODEL: "openai:gpt-bench",
       OPENAI_API_KEY: "sk-bench-key-0000",
       OPENAI_BASE_URL: `${process.env.LLM_URL}/v1`,
+      ...Object.fromEntries(shared.filter((k) => process.env[k]).map((k) => [k, process.env[k]])),
     },
   });
-  const settings = new SettingsStore(db, openSecretBox(home));
-  const memory = buildMemory(db, log);
+  // The storage composition of `dimsum serve` (src/cli/commands/serve.ts): the SQLite file of the
+  // home, or PostgreSQL shared by the instances with the Redis relays for team and auth events.
+  const storage = await openStorage(config);
+  const cluster = await openCluster(config, storage);
+  const authEvents = new AuthEvents((err) => log.error("an auth event listener failed", err));
+  const stopAuthRelay = cluster ? relayAuthEvents(authEvents, cluster.auth) : undefined;
+  const { settings } = storage;
+  const users = storage.accounts({ events: authEvents }).users;
+  const memory = storage.memory({ warn: (message) => log.warn(message) });
+  const knowledge = knowledgeOf(storage, config);
   // cwd = the temp home, so no project skills/ folder of the checkout leaks into the measure.
-  const team = buildTeam(
-    { db, config, settings, log, memory, cwd: home },
+  const team = await buildTeam(
+    { storage, ...(cluster ? { cluster } : {}), users, config, settings, log, memory, knowledge, cwd: home },
     { streamOptions: { retry: { maxRetries: 0 } } },
   );
   const server = createServer({
-    db,
+    ...(storage.sqlite ? { db: storage.sqlite } : {}),
+    accounts: storage.accounts,
+    authEvents,
     config,
     home,
     team,
@@ -130,7 +144,9 @@ async function runServer() {
   const stop = async () => {
     await listening.close();
     await team.close();
-    db.close();
+    stopAuthRelay?.();
+    await cluster?.close();
+    await storage.close();
     rmSync(home, { recursive: true, force: true });
     process.exit(0);
   };
