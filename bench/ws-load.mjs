@@ -11,10 +11,12 @@
 // Standalone: `node bench/ws-load.mjs [N…]`; `--profile` profiles the server during the N=100 phase;
 // `--backends` compares, at N = 100, one SQLite instance with 1 and 2 instances on PostgreSQL + Redis
 // (client i posts to instance i mod 2 and has its socket on the other, so every answer crosses Redis).
+// WS_LOAD_PG_SYNCHRONOUS_COMMIT=off sets that on the bench databases (a diagnostic, not the default).
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { connect } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -514,8 +516,11 @@ async function withLlm(fn) {
   }
 }
 
-/** The bench section for BENCHMARKS.md (all of PLAN, or the given N). */
-export async function run(ns = [...new Set(PLAN.map((p) => p.n))]) {
+/**
+ * The bench section for BENCHMARKS.md (all of PLAN, or the given N); with `backends` (as `npm run
+ * bench` calls it), followed by the `--backends` subsection when PostgreSQL and Redis answer.
+ */
+export async function run(ns = [...new Set(PLAN.map((p) => p.n))], { backends = true } = {}) {
   const failures = [];
   const rows = await withLlm(async (llm) => {
     const out = [];
@@ -548,6 +553,41 @@ export async function run(ns = [...new Set(PLAN.map((p) => p.n))]) {
       : "",
     ...failures.map((f) => `\n${f}`),
     errors.length > 0 ? `\nFirst errors: ${errors.map((e) => `\`${e}\``).join(", ")}` : "",
+    backends ? `\n${await backendsSection()}` : "",
+  ].join("\n");
+}
+
+const REDIS_URL = process.env.DIMSUM_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/** Whether Redis answers PING at REDIS_URL (no password). */
+function redisReachable() {
+  const { hostname, port } = new URL(REDIS_URL);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port || 6379), timeout: 2000 });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.once("data", (d) => done(String(d).startsWith("+PONG")));
+    socket.once("error", () => done(false));
+    socket.once("timeout", () => done(false));
+  });
+}
+
+/** The issue 17 subsection: the `--backends` tables, or why they were not measured. */
+export async function backendsSection() {
+  const { postgresReachable, BENCH_POSTGRES_URL } = await import("./postgres.mjs");
+  const heading = "### One SQLite instance, 1 and 2 instances on PostgreSQL + Redis (issue 17)";
+  if (!(await postgresReachable()) || !(await redisReachable())) {
+    return `${heading}\n\nNot measured: needs PostgreSQL at ${BENCH_POSTGRES_URL} and Redis at ${REDIS_URL}.`;
+  }
+  return [
+    heading,
+    "",
+    `\`node bench/ws-load.mjs --backends\` (N = 100; the same clients, fake LLM and phases as above). Each row has fresh server processes: SQLite in a temp home (the baseline), or a fresh PostgreSQL database (dropped after) at ${BENCH_POSTGRES_URL} with the Redis relays at ${REDIS_URL} and one DIMSUM_SECRET_KEY, with 1 or 2 instances started one after the other. The server is composed as \`dimsum serve\` does (\`openStorage\` + \`openCluster\` + \`buildTeam\` + \`createServer\`; no scheduler, connectors or MCP). With 2 instances there is no load balancer: the owner creates every account on instance 0; client i logs in, creates its chat and posts on instance i mod 2 and subscribes its socket on instance (i + 1) mod 2, so every answer (token deltas, run status, the message) reaches its socket through Redis. Rows run plans outer, backends inner. CPU of the PostgreSQL and Redis processes is read from \`/proc\` (all of the machine's, whichever database they serve).`,
+    "",
+    await runBackends(),
   ].join("\n");
 }
 
@@ -565,11 +605,15 @@ const BACKENDS = [
 async function measureBackend(llm, plan, backend) {
   if (!backend.postgres) return { label: backend.label, ...(await measure(llm, plan)) };
   const { createBenchDatabase } = await import("./postgres.mjs");
-  const database = await createBenchDatabase();
+  // WS_LOAD_PG_SYNCHRONOUS_COMMIT=off: a diagnostic, to see how much the WAL flush of each commit costs.
+  const synchronousCommit = process.env.WS_LOAD_PG_SYNCHRONOUS_COMMIT;
+  const database = await createBenchDatabase(
+    synchronousCommit ? { settings: { synchronous_commit: synchronousCommit } } : {},
+  );
   try {
     const env = {
       DIMSUM_DATABASE_URL: database.url,
-      DIMSUM_REDIS_URL: process.env.DIMSUM_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+      DIMSUM_REDIS_URL: REDIS_URL,
       DIMSUM_SECRET_KEY: randomBytes(32).toString("base64"),
     };
     return { label: backend.label, ...(await measure(llm, plan, env, backend.instances)) };
@@ -653,9 +697,9 @@ async function profile() {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const args = process.argv.slice(2);
   if (args.includes("--profile")) await profile();
-  else if (args.includes("--backends")) console.log(await runBackends());
+  else if (args.includes("--backends")) console.log(await backendsSection());
   else {
     const ns = args.map(Number).filter((x) => x > 0);
-    console.log(await run(ns.length > 0 ? ns : undefined));
+    console.log(await run(ns.length > 0 ? ns : undefined, { backends: false }));
   }
 }
