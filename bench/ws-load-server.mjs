@@ -11,6 +11,7 @@
 // {type:"stop"} closes everything and exits.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -80,6 +81,23 @@ async function runLlm() {
   process.on("disconnect", stop);
 }
 
+/**
+ * Counts the statements the pg driver sends (the same module instance the storage loads), so the
+ * bench can say how many round trips and transactions a run costs on PostgreSQL.
+ */
+function countPgStatements() {
+  const counts = { statements: 0, begins: 0 };
+  const { Client } = createRequire(import.meta.url)("pg");
+  const query = Client.prototype.query;
+  Client.prototype.query = function (config, ...rest) {
+    counts.statements++;
+    const text = typeof config === "string" ? config : config?.text;
+    if (typeof text === "string" && /^\s*BEGIN/i.test(text)) counts.begins++;
+    return query.call(this, config, ...rest);
+  };
+  return counts;
+}
+
 async function runServer() {
   const home = mkdtempSync(join(tmpdir(), "dimsum-ws-load-"));
   const log = {
@@ -100,6 +118,7 @@ async function runServer() {
   });
   // The storage composition of `dimsum serve` (src/cli/commands/serve.ts): the SQLite file of the
   // home, or PostgreSQL shared by the instances with the Redis relays for team and auth events.
+  const pgCounts = config.server.databaseUrl ? countPgStatements() : undefined;
   const storage = await openStorage(config);
   const cluster = await openCluster(config, storage);
   const authEvents = new AuthEvents((err) => log.error("an auth event listener failed", err));
@@ -136,6 +155,7 @@ async function runServer() {
   let peakRss = 0;
   let cpu = process.cpuUsage();
   let since = performance.now();
+  let pgFrom = { statements: 0, begins: 0 };
   const sample = () => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
   };
@@ -166,6 +186,7 @@ async function runServer() {
       peakRss = process.memoryUsage.rss();
       cpu = process.cpuUsage();
       since = performance.now();
+      if (pgCounts) pgFrom = { ...pgCounts };
       delay.reset();
       process.send({ type: "reset" });
     } else if (msg?.type === "stats") {
@@ -179,6 +200,9 @@ async function runServer() {
         loopDelayP99Ms: delay.percentile(99) / 1e6,
         loopDelayMaxMs: delay.max / 1e6,
         hub: server.hub.stats(),
+        pg: pgCounts
+          ? { statements: pgCounts.statements - pgFrom.statements, begins: pgCounts.begins - pgFrom.begins }
+          : undefined,
       };
       // After the figures above, so writing the profile is not counted in them.
       if (profiler) {

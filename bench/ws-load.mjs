@@ -334,6 +334,12 @@ function combineStats(list) {
     loopDelayP99Ms: max((x) => x.loopDelayP99Ms),
     loopDelayMaxMs: max((x) => x.loopDelayMaxMs),
     hub: { droppedSlow: list.reduce((s, x) => s + x.hub.droppedSlow, 0) },
+    pg: list[0].pg
+      ? {
+          statements: list.reduce((s, x) => s + x.pg.statements, 0),
+          begins: list.reduce((s, x) => s + x.pg.begins, 0),
+        }
+      : undefined,
   };
 }
 
@@ -479,6 +485,13 @@ function table(rows) {
     "server CPU per completed run, all instances (→ runs/s one free core could serve)",
     (r) => `${ms(r.cpuPerRunMs)} (≈ ${(1000 / r.cpuPerRunMs).toFixed(0)})`,
   );
+  if (rows.some((r) => r.stats.pg)) {
+    add("PostgreSQL statements sent per completed run (of which BEGIN)", (r) => {
+      const runs = r.expected - r.lost;
+      const pg = r.stats.pg;
+      return pg ? `${(pg.statements / runs).toFixed(1)} (${(pg.begins / runs).toFixed(1)})` : "–";
+    });
+  }
   add(
     "server event-loop delay p99 / max (worst instance)",
     (r) => `${ms(r.stats.loopDelayP99Ms)} / ${ms(r.stats.loopDelayMaxMs)}`,
