@@ -32,18 +32,33 @@ export async function postgresReachable() {
   }
 }
 
-/** A new migrated database; `dispose()` closes and drops it. */
-export async function openBenchPostgres() {
+/** A new, empty database (for servers that migrate it themselves) with `settings`; `drop()` removes it. */
+export async function createBenchDatabase({ settings = {} } = {}) {
   const name = `dimsum_bench_${process.pid}_${randomBytes(4).toString("hex")}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  await admin(async (c) => {
+    await c.query(`CREATE DATABASE ${name}`);
+    // Per-database defaults for the sessions the servers open (e.g. synchronous_commit = off).
+    for (const [key, value] of Object.entries(settings)) {
+      await c.query(`ALTER DATABASE ${name} SET ${key} = ${pg.escapeLiteral(String(value))}`);
+    }
+  });
   const url = new URL(BENCH_POSTGRES_URL);
   url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString());
+  return {
+    url: url.toString(),
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
+  };
+}
+
+/** A new migrated database; `dispose()` closes and drops it. */
+export async function openBenchPostgres() {
+  const { url, drop } = await createBenchDatabase();
+  const db = await openPostgres(url);
   return {
     db,
     async dispose() {
       await db.close();
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await drop();
     },
   };
 }

@@ -1,23 +1,27 @@
 // Child processes of bench/ws-load.mjs, so the load generator, the Dimsum server and the fake LLM
 // each have their own event loop and their CPU time and memory are measured apart.
 //   node bench/ws-load-server.mjs llm     the fake LLM: waits LATENCY_MS, then streams a short answer
-//   node bench/ws-load-server.mjs server  `dimsum serve`'s wiring (buildTeam + createServer + team routes)
+//   node bench/ws-load-server.mjs server  `dimsum serve`'s wiring (openStorage + openCluster + buildTeam +
+//                                         createServer + team routes): SQLite in a temp home, or PostgreSQL
+//                                         and Redis when DIMSUM_DATABASE_URL / DIMSUM_REDIS_URL /
+//                                         DIMSUM_SECRET_KEY are set (passed through from the parent)
 // Both print their URL as the first stdout line. The server answers IPC requests from its parent:
 // {type:"stats"} → memory, CPU, event-loop delay and hub.stats(); {type:"reset"} restarts those
 // counters (and starts the CPU profiler when PROFILE_FILE is set; `stats` writes the profile there);
 // {type:"stop"} closes everything and exits.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { buildMemory, buildTeam } from "../dist/cli/commands/serve.js";
 import { loadConfig } from "../dist/config/load-config.js";
 import { createServer } from "../dist/server/app.js";
+import { AuthEvents } from "../dist/server/auth/auth-events.js";
+import { relayAuthEvents } from "../dist/server/auth/auth-relay.js";
+import { buildTeam, knowledgeOf } from "../dist/server/compose.js";
 import { mountTeamRoutes } from "../dist/server/routes/team.js";
-import { openSecretBox } from "../dist/server/settings/secret-box.js";
-import { SettingsStore } from "../dist/server/settings/settings-store.js";
-import { openDatabase } from "../dist/store/database.js";
+import { openCluster, openStorage } from "../dist/server/storage/open-storage.js";
 import { startFakeLlmServer } from "../dist/testing/fake-llm-server.js";
 
 /** Raised for the bench: every client logs in and posts from 127.0.0.1, far beyond the defaults. */
@@ -77,14 +81,31 @@ async function runLlm() {
   process.on("disconnect", stop);
 }
 
+/**
+ * Counts the statements the pg driver sends (the same module instance the storage loads), so the
+ * bench can say how many round trips and transactions a run costs on PostgreSQL.
+ */
+function countPgStatements() {
+  const counts = { statements: 0, begins: 0 };
+  const { Client } = createRequire(import.meta.url)("pg");
+  const query = Client.prototype.query;
+  Client.prototype.query = function (config, ...rest) {
+    counts.statements++;
+    const text = typeof config === "string" ? config : config?.text;
+    if (typeof text === "string" && /^\s*BEGIN/i.test(text)) counts.begins++;
+    return query.call(this, config, ...rest);
+  };
+  return counts;
+}
+
 async function runServer() {
   const home = mkdtempSync(join(tmpdir(), "dimsum-ws-load-"));
-  const db = openDatabase(join(home, "dimsum.db"));
   const log = {
     info: () => {},
     warn: (message) => process.stderr.write(`server: ${message}\n`),
     error: (message, err) => process.stderr.write(`server: ${message}: ${err?.stack ?? err ?? ""}\n`),
   };
+  const shared = ["DIMSUM_DATABASE_URL", "DIMSUM_REDIS_URL", "DIMSUM_SECRET_KEY"];
   const config = loadConfig({
     cwd: home,
     env: {
@@ -92,17 +113,29 @@ async function runServer() {
       DIMSUM_MODEL: "openai:gpt-bench",
       OPENAI_API_KEY: "sk-bench-key-0000",
       OPENAI_BASE_URL: `${process.env.LLM_URL}/v1`,
+      ...Object.fromEntries(shared.filter((k) => process.env[k]).map((k) => [k, process.env[k]])),
     },
   });
-  const settings = new SettingsStore(db, openSecretBox(home));
-  const memory = buildMemory(db, log);
+  // The storage composition of `dimsum serve` (src/cli/commands/serve.ts): the SQLite file of the
+  // home, or PostgreSQL shared by the instances with the Redis relays for team and auth events.
+  const pgCounts = config.server.databaseUrl ? countPgStatements() : undefined;
+  const storage = await openStorage(config);
+  const cluster = await openCluster(config, storage);
+  const authEvents = new AuthEvents((err) => log.error("an auth event listener failed", err));
+  const stopAuthRelay = cluster ? relayAuthEvents(authEvents, cluster.auth) : undefined;
+  const { settings } = storage;
+  const users = storage.accounts({ events: authEvents }).users;
+  const memory = storage.memory({ warn: (message) => log.warn(message) });
+  const knowledge = knowledgeOf(storage, config);
   // cwd = the temp home, so no project skills/ folder of the checkout leaks into the measure.
-  const team = buildTeam(
-    { db, config, settings, log, memory, cwd: home },
+  const team = await buildTeam(
+    { storage, ...(cluster ? { cluster } : {}), users, config, settings, log, memory, knowledge, cwd: home },
     { streamOptions: { retry: { maxRetries: 0 } } },
   );
   const server = createServer({
-    db,
+    ...(storage.sqlite ? { db: storage.sqlite } : {}),
+    accounts: storage.accounts,
+    authEvents,
     config,
     home,
     team,
@@ -122,6 +155,7 @@ async function runServer() {
   let peakRss = 0;
   let cpu = process.cpuUsage();
   let since = performance.now();
+  let pgFrom = { statements: 0, begins: 0 };
   const sample = () => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
   };
@@ -130,7 +164,9 @@ async function runServer() {
   const stop = async () => {
     await listening.close();
     await team.close();
-    db.close();
+    stopAuthRelay?.();
+    await cluster?.close();
+    await storage.close();
     rmSync(home, { recursive: true, force: true });
     process.exit(0);
   };
@@ -150,6 +186,7 @@ async function runServer() {
       peakRss = process.memoryUsage.rss();
       cpu = process.cpuUsage();
       since = performance.now();
+      if (pgCounts) pgFrom = { ...pgCounts };
       delay.reset();
       process.send({ type: "reset" });
     } else if (msg?.type === "stats") {
@@ -163,6 +200,9 @@ async function runServer() {
         loopDelayP99Ms: delay.percentile(99) / 1e6,
         loopDelayMaxMs: delay.max / 1e6,
         hub: server.hub.stats(),
+        pg: pgCounts
+          ? { statements: pgCounts.statements - pgFrom.statements, begins: pgCounts.begins - pgFrom.begins }
+          : undefined,
       };
       // After the figures above, so writing the profile is not counted in them.
       if (profiler) {

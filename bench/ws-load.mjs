@@ -8,10 +8,15 @@
 // The fake LLM waits L ms, then streams a ~90-character answer.
 //   added latency        = (POST sent → answer received on WS) − L
 //   Dimsum-side latency  = (POST sent → answer received on WS) − the fake LLM's own measured time
-// Standalone: `node bench/ws-load.mjs [N…]`; `--profile` profiles the server during the N=100 phase.
+// Standalone: `node bench/ws-load.mjs [N…]`; `--profile` profiles the server during the N=100 phase;
+// `--backends` compares, at N = 100, one SQLite instance with 1 and 2 instances on PostgreSQL + Redis
+// (client i posts to instance i mod 2 and has its socket on the other, so every answer crosses Redis).
+// WS_LOAD_PG_SYNCHRONOUS_COMMIT=off sets that on the bench databases (a diagnostic, not the default).
 import { fork } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { connect } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -133,13 +138,14 @@ async function pool(items, limit, fn) {
 
 /** One person: a keep-alive HTTP connection and a signed-in, subscribed socket, awaiting answers by tag. */
 class LoadClient {
-  constructor(base, user) {
-    Object.assign(this, { base, user, waiting: new Map(), deltas: 0, unexpected: 0, runErrors: [] });
+  /** `base`: where it posts; `wsBase`: where its socket is (another instance in the crossed mode). */
+  constructor(base, user, wsBase = base) {
+    Object.assign(this, { base, wsBase, user, waiting: new Map(), deltas: 0, unexpected: 0, runErrors: [] });
     this.serverClose = undefined;
   }
 
   async open() {
-    const ws = new WebSocket(`${this.base.replace(/^http/, "ws")}/ws`, { perMessageDeflate: false });
+    const ws = new WebSocket(`${this.wsBase.replace(/^http/, "ws")}/ws`, { perMessageDeflate: false });
     this.ws = ws;
     const frames = { ready: undefined, backlog: undefined };
     const seen = (type) => new Promise((r) => (frames[type] = r));
@@ -220,16 +226,24 @@ class LoadClient {
   }
 }
 
-/** N member accounts, each signed in over its own connection with a direct chat with @assistant. */
-async function createClients(base, owner, prefix, n) {
+/**
+ * N member accounts, each signed in over its own connection with a direct chat with @assistant.
+ * With several instances (`bases`), client i posts to instance i mod k and subscribes its socket on
+ * instance (i + 1) mod k, so every answer reaches its socket through the relay between instances.
+ */
+async function createClients(bases, owner, prefix, n) {
   const password = "bench-password-1";
+  const postBase = (i) => bases[i % bases.length];
+  const wsBase = (i) => bases[(i + 1) % bases.length];
   const users = await pool(
-    Array.from({ length: n }, (_, i) => `${prefix}${i}`),
+    Array.from({ length: n }, (_, i) => i),
     16,
-    async (username) => {
+    async (i) => {
+      const username = `${prefix}${i}`;
+      const base = postBase(i);
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       const body = { username, password, role: "member" };
-      await expectStatus(api(base, "POST", "/api/users", { body, ...owner }), 201, "create user");
+      await expectStatus(api(bases[0], "POST", "/api/users", { body, ...owner }), 201, "create user");
       const login = { body: { username, password }, agent };
       const { token } = await expectStatus(api(base, "POST", "/api/auth/login", login), 200, "login");
       const chat = {
@@ -241,7 +255,7 @@ async function createClients(base, owner, prefix, n) {
       return { token, agent, channelId: channel.id, conn: { opened: 0, retried: 0 } };
     },
   );
-  const clients = users.map((u) => new LoadClient(base, u));
+  const clients = users.map((u, i) => new LoadClient(postBase(i), u, wsBase(i)));
   await pool(clients, 50, (c) => c.open());
   return clients;
 }
@@ -284,38 +298,93 @@ function machineTicks() {
   }
 }
 
+/**
+ * CPU time (ms) of the machine's PostgreSQL and Redis processes, exited children included (Linux
+ * `/proc/<pid>/stat`, clock ticks of 10 ms): all of them, whichever database or client they serve.
+ */
+function serviceCpuMs() {
+  let ticks = 0;
+  try {
+    for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+      let stat;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      } catch {
+        continue;
+      }
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      if (comm !== "postgres" && comm !== "redis-server") continue;
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    }
+  } catch {
+    return Number.NaN;
+  }
+  return ticks * 10;
+}
+
+/** The figures of several server instances as one: CPU and drops summed, RSS and loop delay the worst. */
+function combineStats(list) {
+  const max = (f) => Math.max(...list.map(f));
+  return {
+    instances: list.length,
+    cpuMs: list.reduce((s, x) => s + x.cpuMs, 0),
+    peakRss: max((x) => x.peakRss),
+    maxRssLifetime: max((x) => x.maxRssLifetime),
+    loopDelayP99Ms: max((x) => x.loopDelayP99Ms),
+    loopDelayMaxMs: max((x) => x.loopDelayMaxMs),
+    hub: { droppedSlow: list.reduce((s, x) => s + x.hub.droppedSlow, 0) },
+    pg: list[0].pg
+      ? {
+          statements: list.reduce((s, x) => s + x.pg.statements, 0),
+          begins: list.reduce((s, x) => s + x.pg.begins, 0),
+        }
+      : undefined,
+  };
+}
+
 /** The measured phase: CPU of each process (share of one core) and of everything else on the machine. */
-async function measuredPhase(server, llm, clients, m, thinkMs) {
-  await Promise.all([ask(server, "reset"), ask(llm, "reset")]);
+async function measuredPhase(servers, llm, clients, m, thinkMs) {
+  await Promise.all([...servers.map((s) => ask(s, "reset")), ask(llm, "reset")]);
   const cpu0 = process.cpuUsage();
   const ticks0 = machineTicks();
+  const services0 = serviceCpuMs();
   const { results, wallMs } = await drive(clients, m, "r", thinkMs);
-  const [stats, llmStats] = await Promise.all([ask(server, "stats"), ask(llm, "stats")]);
+  const [llmStats, ...each] = await Promise.all([ask(llm, "stats"), ...servers.map((s) => ask(s, "stats"))]);
+  const stats = combineStats(each);
   const used = process.cpuUsage(cpu0);
   const ticks1 = machineTicks();
   const cpu = {
     server: stats.cpuMs / wallMs,
     llm: llmStats.cpuMs / wallMs,
     client: (used.user + used.system) / 1000 / wallMs,
+    services: (serviceCpuMs() - services0) / wallMs,
   };
   const machine =
     ticks0 && ticks1 ? (cpus().length * (ticks1.busy - ticks0.busy)) / (ticks1.total - ticks0.total) : NaN;
-  cpu.other = Math.max(0, machine - cpu.server - cpu.llm - cpu.client);
+  cpu.other = Math.max(0, machine - cpu.server - cpu.llm - cpu.client - (cpu.services || 0));
   return { results, wallMs, stats, cpu };
 }
 
-/** One N: a fresh server process, accounts and sockets, a warm-up, the measured phase. */
-async function measure(llm, { n, m, thinkMs }, env = {}) {
-  const { child, url } = await spawnRole("server", { LLM_URL: llm.url, ...env });
+/**
+ * One N: fresh server process(es), accounts and sockets, a warm-up, the measured phase. `instances`
+ * servers share the storage given in `env` (they are started one after the other, so the first one
+ * migrates the database); clients are spread over them as `createClients` says.
+ */
+async function measure(llm, { n, m, thinkMs }, env = {}, instances = 1) {
+  const servers = [];
   const ownerAgent = new Agent({ keepAlive: true, maxSockets: 16 });
   let clients = [];
   try {
+    for (let k = 0; k < instances; k++) servers.push(await spawnRole("server", { LLM_URL: llm.url, ...env }));
+    const urls = servers.map((s) => s.url);
+    const url = urls[0];
     const setupStart = performance.now();
     const body = { username: "owner", password: "bench-owner-pass" };
     const setup = await expectStatus(api(url, "POST", "/api/auth/setup", { body }), 201, "setup");
     const owner = { token: setup.token, agent: ownerAgent };
-    clients = await createClients(url, owner, "u", n);
-    const warm = await createClients(url, owner, "w", WARMUP_CLIENTS);
+    clients = await createClients(urls, owner, "u", n);
+    const warm = await createClients(urls, owner, "w", WARMUP_CLIENTS);
     const setupMs = performance.now() - setupStart;
     // Warm the JIT and the LLM connection pool on other users; the measured clients' first messages
     // (new agent sessions) are part of the measure.
@@ -324,7 +393,8 @@ async function measure(llm, { n, m, thinkMs }, env = {}) {
     // The server drops idle keep-alive sockets after 5 s: reopen them now, so the phase starts like
     // N open browser tabs rather than N simultaneous new connections.
     await pool(clients, 50, (c) => c.touch());
-    const { results, wallMs, stats, cpu } = await measuredPhase(child, llm.child, clients, m, thinkMs);
+    const children = servers.map((s) => s.child);
+    const { results, wallMs, stats, cpu } = await measuredPhase(children, llm.child, clients, m, thinkMs);
     await new Promise((r) => setTimeout(r, 100)); // let late or duplicate frames arrive
     const done = results.filter((r) => !r.lost);
     const added = done.map((r) => r.e2eMs - LATENCY_MS);
@@ -359,11 +429,14 @@ async function measure(llm, { n, m, thinkMs }, env = {}) {
   } finally {
     for (const c of clients) c.close();
     ownerAgent.destroy();
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once("exit", r));
-      child.send({ type: "stop" });
-      await exited;
-    }
+    await Promise.all(
+      servers.map(async ({ child }) => {
+        if (child.exitCode !== null) return;
+        const exited = new Promise((r) => child.once("exit", r));
+        child.send({ type: "stop" });
+        await exited;
+      }),
+    );
   }
 }
 
@@ -373,7 +446,8 @@ const pct = (x) => `${(100 * x).toFixed(0)} %`;
 
 function table(rows) {
   const line = (cells) => `| ${cells.join(" | ")} |`;
-  const head = (r) => (r.thinkMs > 0 ? `N = ${r.n}` : `N = ${r.n}, no pause (saturation)`);
+  const head = (r) =>
+    `${r.label ? `${r.label}, ` : ""}${r.thinkMs > 0 ? `N = ${r.n}` : `N = ${r.n}, no pause (saturation)`}`;
   const out = [line(["measure", ...rows.map(head)]), line(["---", ...rows.map(() => "---")])];
   const add = (label, f) => out.push(line([label, ...rows.map(f)]));
   add("messages per client (M) / answers expected", (r) => `${r.m} / ${r.expected}`);
@@ -398,20 +472,28 @@ function table(rows) {
   add("HTTP connections opened in the phase / POSTs retried", (r) => `${r.opened} / ${r.retried}`);
   add("delta frames received / duplicate or late answers", (r) => `${r.deltas} / ${r.unexpected}`);
   add(
-    "server RSS: peak in the phase / process lifetime max",
+    "server RSS (largest instance): peak in the phase / process lifetime max",
     (r) => `${mib(r.stats.peakRss)} / ${mib(r.stats.maxRssLifetime)}`,
   );
   add(
-    "CPU in the phase, % of one core: server / fake LLM / clients",
+    "CPU in the phase, % of one core: server (all instances) / fake LLM / clients",
     (r) => `${pct(r.cpu.server)} / ${pct(r.cpu.llm)} / ${pct(r.cpu.client)}`,
   );
+  add("PostgreSQL + Redis processes (all of the machine's), % of one core", (r) => pct(r.cpu.services));
   add("other processes on the machine meanwhile, % of one core", (r) => pct(r.cpu.other));
   add(
-    "server CPU per completed run (→ runs/s one free core could serve)",
+    "server CPU per completed run, all instances (→ runs/s one free core could serve)",
     (r) => `${ms(r.cpuPerRunMs)} (≈ ${(1000 / r.cpuPerRunMs).toFixed(0)})`,
   );
+  if (rows.some((r) => r.stats.pg)) {
+    add("PostgreSQL statements sent per completed run (of which BEGIN)", (r) => {
+      const runs = r.expected - r.lost;
+      const pg = r.stats.pg;
+      return pg ? `${(pg.statements / runs).toFixed(1)} (${(pg.begins / runs).toFixed(1)})` : "–";
+    });
+  }
   add(
-    "server event-loop delay p99 / max",
+    "server event-loop delay p99 / max (worst instance)",
     (r) => `${ms(r.stats.loopDelayP99Ms)} / ${ms(r.stats.loopDelayMaxMs)}`,
   );
   add("setup (accounts, logins, chats, sockets)", (r) => `${(r.setupMs / 1000).toFixed(1)} s`);
@@ -447,8 +529,11 @@ async function withLlm(fn) {
   }
 }
 
-/** The bench section for BENCHMARKS.md (all of PLAN, or the given N). */
-export async function run(ns = [...new Set(PLAN.map((p) => p.n))]) {
+/**
+ * The bench section for BENCHMARKS.md (all of PLAN, or the given N); with `backends` (as `npm run
+ * bench` calls it), followed by the `--backends` subsection when PostgreSQL and Redis answer.
+ */
+export async function run(ns = [...new Set(PLAN.map((p) => p.n))], { backends = true } = {}) {
   const failures = [];
   const rows = await withLlm(async (llm) => {
     const out = [];
@@ -469,7 +554,7 @@ export async function run(ns = [...new Set(PLAN.map((p) => p.n))]) {
   return [
     "## Team server under concurrent WebSocket clients (issue 6)",
     "",
-    `Three processes on this machine: the load generator (N \`ws\` clients and their HTTP posts), the Dimsum server (the wiring of \`dimsum serve\`: \`buildTeam\` + \`createServer\` + the team routes, SQLite in a temp dir) and the fake LLM (OpenAI protocol; waits L = ${LATENCY_MS} ms, then streams a ~90-character answer in 3–8 character chunks). Each client is its own member account with a direct chat with @assistant, one keep-alive HTTP connection and a WebSocket signed in with an auth frame and subscribed; it posts M messages in sequence (\`POST /api/channels/:id/messages\`, bearer token), waits for the agent's answer \`message\` event on its socket, then pauses T (uniform 0.5–1.5 × ${THINK_MS} ms: a person reading the answer and typing the next message, several times faster than people chat) before the next. Client starts are spread over L + T. The last column has no pause at all: N clients then offer N / L = ${(100 * 1000) / LATENCY_MS} runs/s, more than the server completes, so it measures the server's capacity (completed runs/s) and its latency is queueing (Little's law: N / throughput − L). Added latency = POST sent → answer received on the socket, minus L; the Dimsum-side latency subtracts the fake LLM's own measured time per answer instead. A fresh server per N, warmed by ${WARMUP_CLIENTS} other users × ${WARMUP_MESSAGES} messages. Rate limits raised for the bench: capacity = perMinute = 1,000,000 for logins per IP and per username and messages per user and per IP (every client posts from 127.0.0.1); scrypt N = 2^10 for the accounts.`,
+    `Three processes on this machine: the load generator (N \`ws\` clients and their HTTP posts), the Dimsum server (the wiring of \`dimsum serve\`: \`openStorage\` + \`buildTeam\` + \`createServer\` + the team routes, SQLite in a temp dir) and the fake LLM (OpenAI protocol; waits L = ${LATENCY_MS} ms, then streams a ~90-character answer in 3–8 character chunks). Each client is its own member account with a direct chat with @assistant, one keep-alive HTTP connection and a WebSocket signed in with an auth frame and subscribed; it posts M messages in sequence (\`POST /api/channels/:id/messages\`, bearer token), waits for the agent's answer \`message\` event on its socket, then pauses T (uniform 0.5–1.5 × ${THINK_MS} ms: a person reading the answer and typing the next message, several times faster than people chat) before the next. Client starts are spread over L + T. The last column has no pause at all: N clients then offer N / L = ${(100 * 1000) / LATENCY_MS} runs/s, more than the server completes, so it measures the server's capacity (completed runs/s) and its latency is queueing (Little's law: N / throughput − L). Added latency = POST sent → answer received on the socket, minus L; the Dimsum-side latency subtracts the fake LLM's own measured time per answer instead. A fresh server per N, warmed by ${WARMUP_CLIENTS} other users × ${WARMUP_MESSAGES} messages. Rate limits raised for the bench: capacity = perMinute = 1,000,000 for logins per IP and per username and messages per user and per IP (every client posts from 127.0.0.1); scrypt N = 2^10 for the accounts.`,
     "",
     table(rows),
     "",
@@ -479,6 +564,132 @@ export async function run(ns = [...new Set(PLAN.map((p) => p.n))]) {
     saturated
       ? `Saturation (N = ${saturated.n}, no pause): ${saturated.runsPerSec.toFixed(0)} runs/s completed at ${ms(saturated.cpuPerRunMs)} of server CPU per run; p99 added latency ${ms(saturated.added[1])}.`
       : "",
+    ...failures.map((f) => `\n${f}`),
+    errors.length > 0 ? `\nFirst errors: ${errors.map((e) => `\`${e}\``).join(", ")}` : "",
+    backends ? `\n${await backendsSection()}` : "",
+  ].join("\n");
+}
+
+const REDIS_URL = process.env.DIMSUM_BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/** Whether Redis answers PING at REDIS_URL (no password). */
+function redisReachable() {
+  const { hostname, port } = new URL(REDIS_URL);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port || 6379), timeout: 2000 });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.once("data", (d) => done(String(d).startsWith("+PONG")));
+    socket.once("error", () => done(false));
+    socket.once("timeout", () => done(false));
+  });
+}
+
+/** The issue 17 subsection: the `--backends` tables, or why they were not measured. */
+export async function backendsSection() {
+  const { postgresReachable, BENCH_POSTGRES_URL } = await import("./postgres.mjs");
+  const heading = "### One SQLite instance, 1 and 2 instances on PostgreSQL + Redis (issue 17)";
+  if (!(await postgresReachable()) || !(await redisReachable())) {
+    return `${heading}\n\nNot measured: needs PostgreSQL at ${BENCH_POSTGRES_URL} and Redis at ${REDIS_URL}.`;
+  }
+  return [
+    heading,
+    "",
+    `\`node bench/ws-load.mjs --backends\` (N = 100; the same clients, fake LLM and phases as above). Each row has fresh server processes: SQLite in a temp home (the baseline), or a fresh PostgreSQL database (dropped after) at ${BENCH_POSTGRES_URL} with the Redis relays at ${REDIS_URL} and one DIMSUM_SECRET_KEY, with 1 or 2 instances started one after the other. The server is composed as \`dimsum serve\` does (\`openStorage\` + \`openCluster\` + \`buildTeam\` + \`createServer\`; no scheduler, connectors or MCP). With 2 instances there is no load balancer: the owner creates every account on instance 0; client i logs in, creates its chat and posts on instance i mod 2 and subscribes its socket on instance (i + 1) mod 2, so every answer (token deltas, run status, the message) reaches its socket through Redis. Rows run plans outer, backends inner. CPU of the PostgreSQL and Redis processes is read from \`/proc\` (all of the machine's, whichever database they serve).`,
+    "",
+    await runBackends(),
+  ].join("\n");
+}
+
+/** The storage setups `--backends` compares in one run (issue 17). */
+const BACKENDS = [
+  { label: "SQLite, 1 instance", instances: 1, postgres: false },
+  { label: "PostgreSQL + Redis, 1 instance", instances: 1, postgres: true },
+  { label: "PostgreSQL + Redis, 2 instances", instances: 2, postgres: true },
+];
+
+/**
+ * One backend row: SQLite in the server's temp home, or a fresh PostgreSQL database (dropped after)
+ * with the Redis relays, one secret key for all instances.
+ */
+async function measureBackend(llm, plan, backend) {
+  if (!backend.postgres) return { label: backend.label, ...(await measure(llm, plan)) };
+  const { createBenchDatabase } = await import("./postgres.mjs");
+  // WS_LOAD_PG_SYNCHRONOUS_COMMIT=off: a diagnostic, to see how much the WAL flush of each commit costs.
+  const synchronousCommit = process.env.WS_LOAD_PG_SYNCHRONOUS_COMMIT;
+  const database = await createBenchDatabase(
+    synchronousCommit ? { settings: { synchronous_commit: synchronousCommit } } : {},
+  );
+  try {
+    const env = {
+      DIMSUM_DATABASE_URL: database.url,
+      DIMSUM_REDIS_URL: REDIS_URL,
+      DIMSUM_SECRET_KEY: randomBytes(32).toString("base64"),
+    };
+    return { label: backend.label, ...(await measure(llm, plan, env, backend.instances)) };
+  } finally {
+    await database.drop();
+  }
+}
+
+/**
+ * `--backends`: at N = 100, the row with the pause and the saturation row for each backend of
+ * BACKENDS, in one run (plans outer, backends inner, so slow drift of the machine's other load
+ * spreads over all backends).
+ */
+export async function runBackends() {
+  const plans = PLAN.filter((p) => p.n === 100);
+  const failures = [];
+  const rows = await withLlm(async (llm) => {
+    const out = [];
+    for (const plan of plans) {
+      for (const backend of BACKENDS) {
+        process.stderr.write(`ws-load: ${backend.label}, N=${plan.n}, pause ${plan.thinkMs} ms…\n`);
+        try {
+          out.push(await measureBackend(llm, plan, backend));
+        } catch (err) {
+          failures.push(
+            `${backend.label}, N = ${plan.n} (pause ${plan.thinkMs} ms) failed: ${err?.stack ?? err}`,
+          );
+        }
+      }
+    }
+    return out;
+  });
+  const line = (cells) => `| ${cells.join(" | ")} |`;
+  const summary = [
+    line([
+      "backend",
+      "saturation: completed runs/s (server CPU per run)",
+      `N = 100, pause ${THINK_MS * 0.5}–${THINK_MS * 1.5} ms: **p99 added latency** (p50)`,
+      "saturation CPU, % of one core: Dimsum (all instances) / PostgreSQL + Redis / rest of the machine",
+      "lost answers (both rows)",
+    ]),
+    line(["---", "---", "---", "---", "---"]),
+    ...BACKENDS.map(({ label }) => {
+      const sat = rows.find((r) => r.label === label && r.thinkMs === 0);
+      const paced = rows.find((r) => r.label === label && r.thinkMs > 0);
+      return line([
+        label,
+        sat ? `${sat.runsPerSec.toFixed(0)} (${ms(sat.cpuPerRunMs)})` : "failed",
+        paced ? `**${ms(paced.added[1])}** (${ms(paced.added[0])})` : "failed",
+        sat
+          ? `${pct(sat.cpu.server)} / ${pct(sat.cpu.services)} / ${pct(sat.cpu.llm + sat.cpu.client + sat.cpu.other)}`
+          : "",
+        String((sat?.lost ?? 0) + (paced?.lost ?? 0)),
+      ]);
+    }),
+  ];
+  const errors = rows.flatMap((r) => r.errors).slice(0, 3);
+  return [
+    summary.join("\n"),
+    "",
+    "All figures of the same run:",
+    "",
+    table(rows),
     ...failures.map((f) => `\n${f}`),
     errors.length > 0 ? `\nFirst errors: ${errors.map((e) => `\`${e}\``).join(", ")}` : "",
   ].join("\n");
@@ -499,8 +710,9 @@ async function profile() {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const args = process.argv.slice(2);
   if (args.includes("--profile")) await profile();
+  else if (args.includes("--backends")) console.log(await backendsSection());
   else {
     const ns = args.map(Number).filter((x) => x > 0);
-    console.log(await run(ns.length > 0 ? ns : undefined));
+    console.log(await run(ns.length > 0 ? ns : undefined, { backends: false }));
   }
 }
