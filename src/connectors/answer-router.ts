@@ -47,7 +47,10 @@ export class AnswerRouter {
   }
 
   start(): void {
-    this.#unsubscribe ??= this.#deps.team.subscribe(LISTENER, (event) => this.#onEvent(event));
+    // Only this instance's runs: another instance's answer is sent out by that instance.
+    this.#unsubscribe ??= this.#deps.team.subscribe(LISTENER, (event) => this.#onEvent(event), {
+      local: true,
+    });
   }
 
   stop(): void {

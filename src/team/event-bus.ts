@@ -9,6 +9,8 @@ import type { Actor, TeamEvent } from "./types.js";
 interface Subscriber {
   actor: Actor;
   listener: (event: TeamEvent) => void;
+  /** Only events emitted by this instance (not those other instances relayed). */
+  local: boolean;
 }
 
 /**
@@ -91,8 +93,12 @@ export class EventBus {
   }
 
   /** Adds a listener for the channels `actor` may see; returns the unsubscribe function. */
-  subscribe(actor: Actor, listener: (event: TeamEvent) => void): () => void {
-    const subscriber: Subscriber = { actor: { ...actor }, listener };
+  subscribe(
+    actor: Actor,
+    listener: (event: TeamEvent) => void,
+    options: { local?: boolean } = {},
+  ): () => void {
+    const subscriber: Subscriber = { actor: { ...actor }, listener, local: options.local === true };
     let set = this.#admins;
     if (!isAdmin(actor)) {
       set = this.#byUser.get(actor.userId) ?? new Set<Subscriber>();
@@ -111,25 +117,31 @@ export class EventBus {
     if (event.channelId !== "") this.forward?.(event);
   }
 
+  /** Delivers an event another instance emitted (to this instance's subscribers, not `local` ones). */
+  deliverRemote(event: TeamEvent): void {
+    this.deliver(event, true);
+  }
+
   /** Delivers the event to this instance's subscribers only. */
-  deliver(event: TeamEvent): void {
+  deliver(event: TeamEvent, remote = false): void {
     // Runs of the OpenAI-compatible endpoint belong to no channel and are nobody's to watch.
     if (event.channelId === "") return;
     // A request for input is the asked person's alone, admins or not.
     if (event.type === "elicitation" || event.type === "elicitation_closed") {
       for (const subscriber of this.#admins)
-        if (subscriber.actor.userId === event.userId) this.#deliver(subscriber, event);
-      for (const subscriber of this.#byUser.get(event.userId) ?? []) this.#deliver(subscriber, event);
+        if (subscriber.actor.userId === event.userId) this.#deliver(subscriber, event, remote);
+      for (const subscriber of this.#byUser.get(event.userId) ?? []) this.#deliver(subscriber, event, remote);
       return;
     }
-    for (const subscriber of this.#admins) this.#deliver(subscriber, event);
+    for (const subscriber of this.#admins) this.#deliver(subscriber, event, remote);
     for (const userId of this.#members.membersOf(event.channelId)) {
       const subscribers = this.#byUser.get(userId);
-      if (subscribers) for (const subscriber of subscribers) this.#deliver(subscriber, event);
+      if (subscribers) for (const subscriber of subscribers) this.#deliver(subscriber, event, remote);
     }
   }
 
-  #deliver(subscriber: Subscriber, event: TeamEvent): void {
+  #deliver(subscriber: Subscriber, event: TeamEvent, remote: boolean): void {
+    if (remote && subscriber.local) return;
     try {
       subscriber.listener(event);
     } catch (err) {

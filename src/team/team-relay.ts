@@ -68,7 +68,7 @@ export function joinRelay(relay: TeamRelay, wiring: RelayWiring): JoinedRelay {
   const unsubscribe = relay.subscribe((message) => {
     switch (message.type) {
       case "event":
-        bus.deliver(message.event);
+        bus.deliverRemote(message.event);
         return;
       case "members":
         reloads = reloads

@@ -596,8 +596,8 @@ export function createTeam(deps: TeamDeps): Team {
       return runner.complete(actor.userId, agent, system, history, last.content, options);
     },
 
-    subscribe(actor, listener) {
-      return bus.subscribe(actor, listener);
+    subscribe(actor, listener, options) {
+      return bus.subscribe(actor, listener, options);
     },
     async answerElicitation(actor, runId, id, answer) {
       await ready;

@@ -372,7 +372,11 @@ export interface Team {
   ): Promise<{ text: string; usage?: Usage; runId: string }>;
 
   /** Subscribes to events of the channels the actor may see; returns an unsubscribe function. */
-  subscribe(actor: Actor, listener: (event: TeamEvent) => void): () => void;
+  /**
+   * `local`: only events of this instance's own work, not those other instances relayed (a consumer
+   * that acts on an event, such as sending an answer out, acts once).
+   */
+  subscribe(actor: Actor, listener: (event: TeamEvent) => void, options?: { local?: boolean }): () => void;
   /** Answers a request for input put to the actor during a run (404 when it is not theirs). */
   answerElicitation(
     actor: Actor,

@@ -12,6 +12,7 @@ import { resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ChannelMessage, TeamRun } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { FakeTelegram } from "../../src/testing/fake-telegram.js";
 import { call, login, type Session, tempDir, waitFor } from "../server/helpers.js";
 import { connect, deltaText, isDelta } from "../server/ws-helpers.js";
 import { projectRoot } from "../support/fixtures.js";
@@ -263,6 +264,51 @@ describe.skipIf(!postgresAvailable || !redisAvailable)(
         call(b.url, `/api/channels/${channelId}/messages`, { session: owner }),
       );
       expect(messages.filter((m) => m.author.type === "agent")).toHaveLength(1);
+    }, 60_000);
+
+    it("polls a Telegram connector from one instance at a time and answers each message once", async () => {
+      const telegram = await FakeTelegram.start();
+      try {
+        // Counts getUpdates calls in flight: two pollers would overlap.
+        let polling = 0;
+        let mostAtOnce = 0;
+        const handle = telegram.handle.bind(telegram);
+        telegram.handle = (url, raw, closed) => {
+          if (!url.endsWith("/getUpdates")) return handle(url, raw, closed);
+          polling++;
+          mostAtOnce = Math.max(mostAtOnce, polling);
+          return Promise.resolve(handle(url, raw, closed)).finally(() => {
+            polling--;
+          });
+        };
+        const a = await start();
+        const owner = await login(a.url, "owner", PASSWORD);
+        const created = await json<{ id: string }>(
+          call(a.url, "/api/connectors", {
+            session: owner,
+            body: {
+              type: "telegram",
+              name: "Support bot",
+              agentId: "assistant",
+              settings: { mode: "polling", baseUrl: telegram.url, pollTimeoutSec: 1, streaming: false },
+              secrets: { botToken: telegram.token },
+            },
+          }),
+        );
+        await json(call(a.url, `/api/connectors/${created.id}/start`, { session: owner, method: "POST" }));
+        // B starts with the connector enabled in the shared database: it stands by for the poll lease.
+        await start();
+        await new Promise((r) => setTimeout(r, 2500));
+        for (const text of ["one", "two", "three"]) {
+          telegram.userMessage({ chatId: 4242, userId: 99, text, firstName: "Tess", username: "tess" });
+        }
+        await until(async () => (telegram.sent.length >= 3 ? true : undefined), 30_000, "three answers");
+        await new Promise((r) => setTimeout(r, 2000));
+        expect(telegram.sent).toHaveLength(3);
+        expect(mostAtOnce).toBe(1);
+      } finally {
+        await telegram.close();
+      }
     }, 60_000);
   },
 );
