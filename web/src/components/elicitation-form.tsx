@@ -3,16 +3,15 @@
  * schema's fields (text, number, yes/no, choices) with their defaults and checks them before
  * sending; URL mode shows the page to open. Accept, Decline or Cancel answer the server.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import {
   type FormField,
   type FormValue,
   formFields,
   validateForm,
 } from "../../../src/mcp/elicitation-form.js";
-import { errorText } from "../api.js";
-import { useServices } from "../hooks.js";
 import type { ElicitationAnswer, ElicitationView } from "../types.js";
+import { useRequestAnswer } from "./use-request-answer.js";
 
 type Values = Record<string, FormValue | undefined>;
 
@@ -166,31 +165,12 @@ function FieldInput({
 
 /** The inline request for input of one run. */
 export function ElicitationForm({ request }: { request: ElicitationView }) {
-  const { api } = useServices();
   const fields =
     request.mode === "form" && request.requestedSchema ? formFields(request.requestedSchema) : [];
   const [values, setValues] = useState<Values>(() => initialValues(fields));
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const [problem, setProblem] = useState<string | undefined>();
-  const [sending, setSending] = useState(false);
   const [opened, setOpened] = useState(false);
-  const form = useRef<HTMLFormElement>(null);
-  // The question waits for the person: bring it into view when it arrives.
-  useEffect(() => {
-    form.current?.scrollIntoView?.({ block: "nearest" });
-  }, []);
-
-  const send = async (answer: ElicitationAnswer) => {
-    setSending(true);
-    setProblem(undefined);
-    try {
-      await api.answerElicitation(request.runId, request.id, answer);
-      // The closing event removes the form.
-    } catch (err) {
-      setProblem(errorText(err));
-      setSending(false);
-    }
-  };
+  const { send, sending, problem, card: form } = useRequestAnswer<HTMLFormElement>(request);
   const accept = (e: Event) => {
     e.preventDefault();
     if (request.mode === "url") {

@@ -3,34 +3,13 @@
  * server, the model, the token limit, the system prompt and the conversation it wants answered.
  * Approve lets the agent's own model answer it; Decline refuses it.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
-import { errorText } from "../api.js";
-import { useServices } from "../hooks.js";
-import type { ElicitationAnswer, ElicitationView } from "../types.js";
+import type { ElicitationView } from "../types.js";
+import { useRequestAnswer } from "./use-request-answer.js";
 
 /** The inline approval card of one sampling request. */
 export function SamplingApproval({ request }: { request: ElicitationView }) {
-  const { api } = useServices();
-  const [problem, setProblem] = useState<string | undefined>();
-  const [sending, setSending] = useState(false);
-  const card = useRef<HTMLElement>(null);
-  // The question waits for the person: bring it into view when it arrives.
-  useEffect(() => {
-    card.current?.scrollIntoView?.({ block: "nearest" });
-  }, []);
+  const { send, sending, problem, card } = useRequestAnswer<HTMLElement>(request);
   const sampling = request.sampling;
-
-  const send = async (answer: ElicitationAnswer) => {
-    setSending(true);
-    setProblem(undefined);
-    try {
-      await api.answerElicitation(request.runId, request.id, answer);
-      // The closing event removes the card.
-    } catch (err) {
-      setProblem(errorText(err));
-      setSending(false);
-    }
-  };
 
   return (
     <section
