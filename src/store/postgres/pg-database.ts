@@ -6,6 +6,7 @@
 import { createRequire } from "node:module";
 import type { Pool, PoolClient, QueryResultRow } from "pg";
 import { DimsumError } from "../../errors.js";
+import { redactUrl } from "../redact-url.js";
 import { pgMigrations } from "./migrations/index.js";
 import { type PgMigration, runPgMigrations } from "./pg-migrations.js";
 
@@ -47,16 +48,7 @@ export interface OpenPostgresOptions {
   migrations?: readonly PgMigration[];
 }
 
-/** The URL with its password replaced, safe for logs and error messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(an unreadable URL)";
-  }
-}
+export { redactUrl } from "../redact-url.js";
 
 function pgCode(err: unknown): string | undefined {
   if (err instanceof Error && "code" in err && typeof err.code === "string") return err.code;

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type { Redis as RedisClient } from "ioredis";
 import { DimsumError } from "../../errors.js";
+import { redactUrl } from "../redact-url.js";
 
 export interface MessageRelay<T> {
   /** This instance's id (random per process). */
@@ -31,17 +32,6 @@ export interface RedisRelayOptions {
 interface Envelope<T> {
   from: string;
   message: T;
-}
-
-/** The URL without its password, for messages. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(an unreadable URL)";
-  }
 }
 
 function unreachable(label: string, err: unknown): DimsumError {
@@ -78,7 +68,7 @@ export async function openRedisRelay<T>(
   url: string,
   options: RedisRelayOptions = {},
 ): Promise<MessageRelay<T>> {
-  const label = redact(url);
+  const label = redactUrl(url);
   // CommonJS, required where it is installed (the CLI bundle leaves it out).
   const { Redis } = createRequire(import.meta.url)("ioredis") as typeof import("ioredis");
   const channel = options.channel ?? "dimsum:team";
