@@ -86,12 +86,16 @@ async function runLlm() {
  * bench can say how many round trips and transactions a run costs on PostgreSQL.
  */
 function countPgStatements() {
-  const counts = { statements: 0, begins: 0 };
+  const counts = { statements: 0, begins: 0, texts: new Map() };
   const { Client } = createRequire(import.meta.url)("pg");
   const query = Client.prototype.query;
   Client.prototype.query = function (config, ...rest) {
     counts.statements++;
     const text = typeof config === "string" ? config : config?.text;
+    if (process.env.WS_LOAD_PG_TRACE && typeof text === "string") {
+      const key = text.replace(/\s+/g, " ").trim().slice(0, 160);
+      counts.texts.set(key, (counts.texts.get(key) ?? 0) + 1);
+    }
     if (typeof text === "string" && /^\s*BEGIN/i.test(text)) counts.begins++;
     return query.call(this, config, ...rest);
   };
@@ -186,7 +190,10 @@ async function runServer() {
       peakRss = process.memoryUsage.rss();
       cpu = process.cpuUsage();
       since = performance.now();
-      if (pgCounts) pgFrom = { ...pgCounts };
+      if (pgCounts) {
+        pgFrom = { ...pgCounts };
+        pgCounts.texts.clear();
+      }
       delay.reset();
       process.send({ type: "reset" });
     } else if (msg?.type === "stats") {
@@ -204,6 +211,11 @@ async function runServer() {
           ? { statements: pgCounts.statements - pgFrom.statements, begins: pgCounts.begins - pgFrom.begins }
           : undefined,
       };
+      // WS_LOAD_PG_TRACE=<file>: the statements of the measured phase by text, most sent first.
+      if (pgCounts && process.env.WS_LOAD_PG_TRACE) {
+        const sorted = [...pgCounts.texts].sort((a, b) => b[1] - a[1]);
+        writeFileSync(`${process.env.WS_LOAD_PG_TRACE}.${process.pid}`, sorted.map(([t, n]) => `${n}\t${t}`).join("\n"));
+      }
       // After the figures above, so writing the profile is not counted in them.
       if (profiler) {
         const { profile } = await profiler.post("Profiler.stop");

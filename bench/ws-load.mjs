@@ -647,6 +647,8 @@ export async function runBackends() {
     const out = [];
     for (const plan of plans) {
       for (const backend of BACKENDS) {
+        // WS_LOAD_BACKENDS=<text>: only the backends whose label contains it (a diagnostic).
+        if (process.env.WS_LOAD_BACKENDS && !backend.label.includes(process.env.WS_LOAD_BACKENDS)) continue;
         process.stderr.write(`ws-load: ${backend.label}, N=${plan.n}, pause ${plan.thinkMs} ms…\n`);
         try {
           out.push(await measureBackend(llm, plan, backend));

@@ -95,15 +95,58 @@ export function pgError(err: unknown, label: string, action: string): DimsumErro
   return new DimsumError("internal", `Could not ${action} ${where}: ${detail}`, { cause: err });
 }
 
+const DML = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
+
+/** At most this many statement texts get a prepared statement on each connection. */
+const MAX_PREPARED = 400;
+
+/**
+ * Names for prepared statements, one per statement text: PostgreSQL parses and plans a named
+ * statement once per connection instead of at every call. Only queries and writes are named: DDL,
+ * texts holding several statements (which the extended protocol refuses) and texts past
+ * MAX_PREPARED (SQL built with varying lists) run unprepared.
+ */
+class StatementNames {
+  readonly #names = new Map<string, string>();
+
+  nameOf(sql: string): string | undefined {
+    const known = this.#names.get(sql);
+    if (known !== undefined || this.#names.size >= MAX_PREPARED) return known;
+    if (!DML.test(sql) || sql.replace(/;\s*$/, "").includes(";")) return undefined;
+    const name = `dimsum_${this.#names.size + 1}`;
+    this.#names.set(sql, name);
+    return name;
+  }
+}
+
+// 0A000 "cached plan must not change result type": a migration of another instance changed a table
+// a prepared `SELECT *` reads. The statement then runs once unprepared.
+function isStalePlan(err: unknown): boolean {
+  return pgCode(err) === "0A000" && err instanceof Error && /cached plan/i.test(err.message);
+}
+
 class Queryable implements PgQueryable {
   constructor(
     protected readonly target: Pool | PoolClient,
     protected readonly labelText: string,
+    protected readonly names: StatementNames,
   ) {}
+
+  protected async send<T extends QueryResultRow>(sql: string, params: readonly unknown[]) {
+    const name = this.names.nameOf(sql);
+    const values = params as unknown[];
+    if (name === undefined) return this.target.query<T>(sql, values);
+    try {
+      return await this.target.query<T>({ name, text: sql, values });
+    } catch (err) {
+      if (!isStalePlan(err)) throw err;
+      return this.target.query<T>(sql, values);
+    }
+  }
 
   async many<T extends QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     try {
-      return (await this.target.query<T>(sql, params as unknown[])).rows;
+      return (await this.send<T>(sql, params)).rows;
     } catch (err) {
       throw pgError(err, this.labelText, "query");
     }
@@ -115,7 +158,7 @@ class Queryable implements PgQueryable {
 
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
     try {
-      return (await this.target.query(sql, params as unknown[])).rowCount ?? 0;
+      return (await this.send(sql, params)).rowCount ?? 0;
     } catch (err) {
       throw pgError(err, this.labelText, "write to");
     }
@@ -127,7 +170,7 @@ class PoolDatabase extends Queryable implements PgDatabase {
   readonly pool: Pool;
 
   constructor(pool: Pool, label: string) {
-    super(pool, label);
+    super(pool, label, new StatementNames());
     this.pool = pool;
     this.label = label;
   }
@@ -144,7 +187,7 @@ class PoolDatabase extends Queryable implements PgDatabase {
     }
     try {
       await client.query(options.serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN");
-      const result = await body(new Queryable(client, this.label));
+      const result = await body(new Queryable(client, this.label, this.names));
       await client.query("COMMIT");
       return result;
     } catch (err) {

@@ -1,7 +1,9 @@
 /**
  * SessionStore on PostgreSQL: the same tables and behaviour as the SQLite store, safe for several
- * instances. Appends lock their session row (messages) or run row (trace events) so sequence numbers
- * never collide, and every multi-row write is one transaction.
+ * instances. Each call of a turn is one statement, one round trip: rows are found by the session's
+ * (user, key) inside the statement, and an append takes its sequence numbers from a counter on the
+ * session row (messages) or run row (trace events), whose row lock orders concurrent appends
+ * (migration 6). Writes that read before they write (compaction, recovery) are transactions.
  */
 import type { Message } from "../../llm/types.js";
 import type { TodoItem } from "../../tools/types.js";
@@ -57,6 +59,17 @@ const MESSAGE_COLUMNS = `id, seq, run_id, role, content_json, tool_call_id, tool
 const RUN_COLUMNS = `r.id, s.user_id, s.session_key, r.status, r.model, r.prompt, r.started_at, r.ended_at,
   r.iterations, r.usage_json, r.error, r.note`;
 const RUN_FROM = "FROM runs r JOIN sessions s ON s.id = r.session_id";
+/** A run as an INSERT or UPDATE of `runs AS r` returns it, for the session ($1, $2). */
+const RUN_RETURNING = `r.id, $1::text AS user_id, $2::text AS session_key, r.status, r.model, r.prompt,
+  r.started_at, r.ended_at, r.iterations, r.usage_json, r.error, r.note`;
+/** The id of the session ($1, $2) = (user, key), inside a statement. */
+const SESSION_ID = "(SELECT id FROM sessions WHERE user_id = $1 AND session_key = $2)";
+
+/** 23505: a unique key taken, here a `seq` an instance of an earlier version wrote meanwhile. */
+function isUniqueViolation(err: unknown): boolean {
+  const cause = err instanceof Error ? err.cause : undefined;
+  return cause instanceof Error && "code" in cause && cause.code === "23505";
+}
 
 export class PgSessionStore implements SessionStore {
   private readonly now: () => number;
@@ -77,13 +90,13 @@ export class PgSessionStore implements SessionStore {
 
   async openSession(ref: SessionRef, options: { title?: string } = {}): Promise<SessionRecord> {
     checkRef(ref);
-    const now = this.now();
-    await this.db.run(
-      `INSERT INTO sessions (user_id, session_key, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
-       ON CONFLICT (user_id, session_key) DO UPDATE SET title = coalesce(sessions.title, excluded.title)`,
-      [ref.userId, ref.sessionId, options.title ?? null, now],
+    const row = await this.db.one<SessionRow>(
+      `INSERT INTO sessions AS s (user_id, session_key, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+       ON CONFLICT (user_id, session_key) DO UPDATE SET title = coalesce(s.title, excluded.title)
+       RETURNING ${SESSION_COLUMNS}`,
+      [ref.userId, ref.sessionId, options.title ?? null, this.now()],
     );
-    return (await this.getSession(ref)) as SessionRecord;
+    return toSessionRecord(row as SessionRow);
   }
 
   async getSession(ref: SessionRef): Promise<SessionRecord | undefined> {
@@ -109,19 +122,28 @@ export class PgSessionStore implements SessionStore {
     messages: Message[],
   ): Promise<StoredMessage[]> {
     checkToolPairs(ref, messages, describeToolPairIssues);
-    return this.db.transaction(async (tx) =>
-      this.insertBatch(tx, await this.lockSession(tx, ref), runId, messages),
-    );
+    checkRef(ref);
+    if (messages.length === 0) {
+      await this.requireSession(this.db, ref);
+      return [];
+    }
+    try {
+      return await this.insertBatch(this.db, ref, runId, messages);
+    } catch (err) {
+      // An instance of an earlier version appended to this session meanwhile, without the counter;
+      // once more with a fresh snapshot takes the greater of the counter and the stored seq.
+      if (!isUniqueViolation(err)) throw err;
+      return this.insertBatch(this.db, ref, runId, messages);
+    }
   }
 
   async loadMessages(ref: SessionRef, options: LoadMessagesOptions = {}): Promise<StoredMessage[]> {
-    const sessionId = await this.findSession(this.db, ref);
-    if (sessionId === undefined) return [];
+    checkRef(ref);
     const limit = options.limit === undefined ? null : Math.max(0, Math.floor(options.limit));
     const live = options.includeCompacted ? "" : "AND compacted = 0";
     const rows = await this.db.many<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ${live} ORDER BY id DESC LIMIT $2`,
-      [sessionId, limit],
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = ${SESSION_ID} ${live} ORDER BY id DESC LIMIT $3`,
+      [ref.userId, ref.sessionId, limit],
     );
     return this.decode.messages(ref, rows.reverse());
   }
@@ -133,20 +155,22 @@ export class PgSessionStore implements SessionStore {
   }
 
   async setSummary(ref: SessionRef, summary: string | undefined): Promise<void> {
-    const sessionId = await this.requireSession(this.db, ref);
+    checkRef(ref);
     const now = this.now();
-    await this.db.run(
-      "UPDATE sessions SET summary = $1, summary_updated_at = $2, updated_at = $3 WHERE id = $4",
-      [summary ?? null, summary === undefined ? null : now, now, sessionId],
+    const changed = await this.db.run(
+      `UPDATE sessions SET summary = $3, summary_updated_at = $4, updated_at = $5
+       WHERE user_id = $1 AND session_key = $2`,
+      [ref.userId, ref.sessionId, summary ?? null, summary === undefined ? null : now, now],
     );
+    if (changed === 0) throw missingSessionError(ref);
   }
 
   async getSummary(ref: SessionRef): Promise<string | undefined> {
-    const sessionId = await this.findSession(this.db, ref);
-    if (sessionId === undefined) return undefined;
-    const row = await this.db.one<{ summary: string | null }>("SELECT summary FROM sessions WHERE id = $1", [
-      sessionId,
-    ]);
+    checkRef(ref);
+    const row = await this.db.one<{ summary: string | null }>(
+      "SELECT summary FROM sessions WHERE user_id = $1 AND session_key = $2",
+      [ref.userId, ref.sessionId],
+    );
     return row?.summary ?? undefined;
   }
 
@@ -163,39 +187,47 @@ export class PgSessionStore implements SessionStore {
   }
 
   async startRun(ref: SessionRef, input: StartRunInput): Promise<RunRecord> {
-    const sessionId = await this.requireSession(this.db, ref);
-    const inserted = await this.db.run(
-      `INSERT INTO runs (id, session_id, status, model, prompt, started_at) VALUES ($1, $2, 'running', $3, $4, $5)
-       ON CONFLICT (id) DO NOTHING`,
-      [input.runId, sessionId, input.model, input.prompt ?? null, this.now()],
+    checkRef(ref);
+    const row = await this.db.one<RunRow>(
+      `INSERT INTO runs AS r (id, session_id, status, model, prompt, started_at)
+       SELECT $3, id, 'running', $4, $5, $6 FROM sessions WHERE user_id = $1 AND session_key = $2
+       ON CONFLICT (id) DO NOTHING RETURNING ${RUN_RETURNING}`,
+      [ref.userId, ref.sessionId, input.runId, input.model, input.prompt ?? null, this.now()],
     );
-    if (inserted === 0) throw duplicateRunError(input.runId);
-    return this.readRun(this.db, input.runId, sessionId) as Promise<RunRecord>;
+    if (row) return this.decode.run(row);
+    await this.requireSession(this.db, ref);
+    throw duplicateRunError(input.runId);
   }
 
   async finishRun(ref: SessionRef, runId: string, input: FinishRunInput): Promise<RunRecord> {
-    const sessionId = await this.requireSession(this.db, ref);
-    const changed = await this.db.run(
-      `UPDATE runs SET status = $1, ended_at = $2, iterations = $3, usage_json = $4, error = $5, note = $6
-       WHERE id = $7 AND session_id = $8`,
+    checkRef(ref);
+    const row = await this.db.one<RunRow>(
+      `UPDATE runs AS r SET status = $4, ended_at = $5, iterations = $6, usage_json = $7, error = $8, note = $9
+       WHERE id = $3 AND session_id = ${SESSION_ID} RETURNING ${RUN_RETURNING}`,
       [
+        ref.userId,
+        ref.sessionId,
+        runId,
         input.status,
         this.now(),
         input.iterations,
         input.usage === undefined ? null : JSON.stringify(input.usage),
         input.error ?? null,
         input.note ?? null,
-        runId,
-        sessionId,
       ],
     );
-    if (changed === 0) throw missingRunError(ref, runId);
-    return this.readRun(this.db, runId, sessionId) as Promise<RunRecord>;
+    if (row) return this.decode.run(row);
+    await this.requireSession(this.db, ref);
+    throw missingRunError(ref, runId);
   }
 
   async getRun(ref: SessionRef, runId: string): Promise<RunRecord | undefined> {
-    const sessionId = await this.findSession(this.db, ref);
-    return sessionId === undefined ? undefined : this.readRun(this.db, runId, sessionId);
+    checkRef(ref);
+    const row = await this.db.one<RunRow>(
+      `SELECT ${RUN_COLUMNS} ${RUN_FROM} WHERE r.id = $3 AND s.user_id = $1 AND s.session_key = $2`,
+      [ref.userId, ref.sessionId, runId],
+    );
+    return row && this.decode.run(row);
   }
 
   async findRun(userId: string, runId: string): Promise<RunRecord | undefined> {
@@ -207,46 +239,58 @@ export class PgSessionStore implements SessionStore {
   }
 
   async listRuns(ref: SessionRef, options: { limit?: number } = {}): Promise<RunRecord[]> {
-    const sessionId = await this.findSession(this.db, ref);
-    if (sessionId === undefined) return [];
+    checkRef(ref);
     const limit = options.limit === undefined ? null : Math.max(0, Math.floor(options.limit));
     const rows = await this.db.many<RunRow>(
-      `SELECT ${RUN_COLUMNS} ${RUN_FROM} WHERE r.session_id = $1 ORDER BY r.started_at DESC, r.seq DESC LIMIT $2`,
-      [sessionId, limit],
+      `SELECT ${RUN_COLUMNS} ${RUN_FROM} WHERE s.user_id = $1 AND s.session_key = $2
+       ORDER BY r.started_at DESC, r.seq DESC LIMIT $3`,
+      [ref.userId, ref.sessionId, limit],
     );
     return rows.map((row) => this.decode.run(row));
   }
 
   async appendRunEvents(ref: SessionRef, runId: string, events: RunEventInput[]): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      const sessionId = await this.requireSession(tx, ref);
-      const run = await tx.one("SELECT 1 FROM runs WHERE id = $1 AND session_id = $2 FOR UPDATE", [
-        runId,
-        sessionId,
-      ]);
-      if (!run) throw missingRunError(ref, runId);
-      if (events.length === 0) return;
-      const at = this.now();
-      const last = await tx.one<{ seq: number }>(
-        "SELECT coalesce(max(seq), 0) AS seq FROM run_events WHERE run_id = $1",
-        [runId],
+    checkRef(ref);
+    const append = () =>
+      this.db.one<{ found: number }>(
+        `WITH r AS (
+           UPDATE runs SET last_event_seq = greatest(coalesce(last_event_seq, 0),
+             (SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = runs.id)) + $4
+           WHERE id = $3 AND session_id = ${SESSION_ID} RETURNING last_event_seq - $4 AS base
+         ), added AS (
+           INSERT INTO run_events (run_id, seq, type, payload_json, at)
+           SELECT $3, r.base + e.n, e.type, e.payload, $5
+           FROM r, unnest($6::text[], $7::text[]) WITH ORDINALITY AS e (type, payload, n)
+         )
+         SELECT count(*)::int AS found FROM r`,
+        [
+          ref.userId,
+          ref.sessionId,
+          runId,
+          events.length,
+          this.now(),
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e)),
+        ],
       );
-      const first = (last?.seq ?? 0) + 1;
-      await tx.run(
-        `INSERT INTO run_events (run_id, seq, type, payload_json, at)
-         SELECT $1, $2 + n - 1, type, payload, $3 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(type, payload, n)`,
-        [runId, first, at, events.map((e) => e.type), events.map((e) => JSON.stringify(e))],
-      );
-    });
+    let row: { found: number } | undefined;
+    try {
+      row = await append();
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      row = await append();
+    }
+    if (row?.found) return;
+    await this.requireSession(this.db, ref);
+    throw missingRunError(ref, runId);
   }
 
   async getRunEvents(ref: SessionRef, runId: string): Promise<StoredRunEvent[]> {
-    const sessionId = await this.findSession(this.db, ref);
-    if (sessionId === undefined) return [];
+    checkRef(ref);
     const rows = await this.db.many<RunEventRow>(
       `SELECT e.run_id, e.seq, e.type, e.payload_json, e.at FROM run_events e JOIN runs r ON r.id = e.run_id
-       WHERE e.run_id = $1 AND r.session_id = $2 ORDER BY e.seq`,
-      [runId, sessionId],
+       WHERE e.run_id = $3 AND r.session_id = ${SESSION_ID} ORDER BY e.seq`,
+      [ref.userId, ref.sessionId, runId],
     );
     return this.decode.events(runId, rows);
   }
@@ -273,66 +317,80 @@ export class PgSessionStore implements SessionStore {
       );
       const plan = unansweredResults(ref, this.decode.messages(ref, tail), this.logger);
       if (!plan) return { runs, syntheticResults: [] };
-      return { runs, syntheticResults: await this.insertBatch(tx, sessionId, plan.runId, plan.results) };
+      return { runs, syntheticResults: await this.insertBatch(tx, ref, plan.runId, plan.results) };
     });
   }
 
   async getTodos(ref: SessionRef): Promise<TodoItem[]> {
-    const sessionId = await this.findSession(this.db, ref);
-    if (sessionId === undefined) return [];
+    checkRef(ref);
     const row = await this.db.one<{ items_json: string }>(
-      "SELECT items_json FROM todos WHERE session_id = $1",
-      [sessionId],
+      `SELECT items_json FROM todos WHERE session_id = ${SESSION_ID}`,
+      [ref.userId, ref.sessionId],
     );
     return this.decode.todos(ref, row?.items_json);
   }
 
   async saveTodos(ref: SessionRef, items: TodoItem[]): Promise<void> {
-    const sessionId = await this.requireSession(this.db, ref);
-    await this.db.run(
-      `INSERT INTO todos (session_id, items_json, updated_at) VALUES ($1, $2, $3)
+    checkRef(ref);
+    const saved = await this.db.run(
+      `INSERT INTO todos (session_id, items_json, updated_at)
+       SELECT id, $3, $4 FROM sessions WHERE user_id = $1 AND session_key = $2
        ON CONFLICT (session_id) DO UPDATE SET items_json = excluded.items_json, updated_at = excluded.updated_at`,
-      [sessionId, JSON.stringify(items), this.now()],
+      [ref.userId, ref.sessionId, JSON.stringify(items), this.now()],
     );
+    if (saved === 0) throw missingSessionError(ref);
   }
 
   // --- helpers ---
 
+  /**
+   * Appends `messages` to the session in one statement: the session row's counter hands out their
+   * `seq` (its row lock orders concurrent appends) and `updated_at` moves; throws when the session
+   * does not exist.
+   */
   private async insertBatch(
-    tx: PgQueryable,
-    sessionId: number,
+    q: PgQueryable,
+    ref: SessionRef,
     runId: string | undefined,
     messages: readonly Message[],
   ): Promise<StoredMessage[]> {
     const now = this.now();
-    const last = await tx.one<{ seq: number }>(
-      "SELECT coalesce(max(seq), 0) AS seq FROM messages WHERE session_id = $1",
-      [sessionId],
+    const columns = messages.map((message) => ({
+      c: messageToColumns(message),
+      tokens: this.estimateTokens ? Math.round(this.estimateTokens(message)) : null,
+    }));
+    const inserted = await q.many<{ id: number; seq: number }>(
+      `WITH s AS (
+         UPDATE sessions SET updated_at = $3, last_seq = greatest(coalesce(last_seq, 0),
+           (SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = sessions.id)) + $4
+         WHERE user_id = $1 AND session_key = $2 RETURNING id, last_seq - $4 AS base
+       )
+       INSERT INTO messages (session_id, run_id, seq, role, content_json, tool_call_id, tool_name, is_error,
+         created_at, tokens_estimate)
+       SELECT s.id, $5, s.base + e.n, e.role, e.content_json, e.tool_call_id, e.tool_name, e.is_error, $3, e.tokens
+       FROM s, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::int[])
+         WITH ORDINALITY AS e (role, content_json, tool_call_id, tool_name, is_error, tokens, n)
+       RETURNING id, seq`,
+      [
+        ref.userId,
+        ref.sessionId,
+        now,
+        messages.length,
+        runId ?? null,
+        columns.map((x) => x.c.role),
+        columns.map((x) => x.c.contentJson),
+        columns.map((x) => x.c.toolCallId),
+        columns.map((x) => x.c.toolName),
+        columns.map((x) => x.c.isError),
+        columns.map((x) => x.tokens),
+      ],
     );
-    let seq = last?.seq ?? 0;
-    const stored: StoredMessage[] = [];
-    for (const message of messages) {
-      const c = messageToColumns(message);
-      const tokens = this.estimateTokens ? Math.round(this.estimateTokens(message)) : null;
-      seq += 1;
-      const inserted = await tx.one<{ id: number }>(
-        `INSERT INTO messages (session_id, run_id, seq, role, content_json, tool_call_id, tool_name, is_error,
-           created_at, tokens_estimate) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-        [
-          sessionId,
-          runId ?? null,
-          seq,
-          c.role,
-          c.contentJson,
-          c.toolCallId,
-          c.toolName,
-          c.isError,
-          now,
-          tokens,
-        ],
-      );
+    if (inserted.length !== messages.length) throw missingSessionError(ref);
+    inserted.sort((a, b) => a.seq - b.seq);
+    return inserted.map(({ id, seq }, i) => {
+      const { c, tokens } = columns[i] as (typeof columns)[number];
       const row: MessageRow = {
-        id: inserted?.id ?? 0,
+        id,
         seq,
         run_id: runId ?? null,
         role: c.role,
@@ -344,10 +402,8 @@ export class PgSessionStore implements SessionStore {
         tokens_estimate: tokens,
         compacted: 0,
       };
-      stored.push(toStoredMessage(row, message));
-    }
-    await tx.run("UPDATE sessions SET updated_at = $1 WHERE id = $2", [now, sessionId]);
-    return stored;
+      return toStoredMessage(row, messages[i] as Message);
+    });
   }
 
   private async markCompactedIn(
@@ -391,13 +447,5 @@ export class PgSessionStore implements SessionStore {
     );
     if (!row) throw missingSessionError(ref);
     return row.id;
-  }
-
-  private async readRun(q: PgQueryable, runId: string, sessionId: number): Promise<RunRecord | undefined> {
-    const row = await q.one<RunRow>(
-      `SELECT ${RUN_COLUMNS} ${RUN_FROM} WHERE r.id = $1 AND r.session_id = $2`,
-      [runId, sessionId],
-    );
-    return row && this.decode.run(row);
   }
 }

@@ -8,6 +8,7 @@ import { accounts } from "./002-accounts.js";
 import { memory } from "./003-memory.js";
 import { knowledge } from "./004-knowledge.js";
 import { schedulesAndConnectors } from "./005-schedules-connectors.js";
+import { appendCounters } from "./006-append-counters.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -15,4 +16,5 @@ export const pgMigrations: readonly PgMigration[] = [
   memory,
   knowledge,
   schedulesAndConnectors,
+  appendCounters,
 ];
