@@ -214,7 +214,10 @@ async function runServer() {
       // WS_LOAD_PG_TRACE=<file>: the statements of the measured phase by text, most sent first.
       if (pgCounts && process.env.WS_LOAD_PG_TRACE) {
         const sorted = [...pgCounts.texts].sort((a, b) => b[1] - a[1]);
-        writeFileSync(`${process.env.WS_LOAD_PG_TRACE}.${process.pid}`, sorted.map(([t, n]) => `${n}\t${t}`).join("\n"));
+        writeFileSync(
+          `${process.env.WS_LOAD_PG_TRACE}.${process.pid}`,
+          sorted.map(([t, n]) => `${n}\t${t}`).join("\n"),
+        );
       }
       // After the figures above, so writing the profile is not counted in them.
       if (profiler) {

@@ -79,7 +79,8 @@ describe.skipIf(!postgresAvailable)("session appends from several instances on P
     // counter appended (its seq past the counter).
     await db.run("UPDATE sessions SET last_seq = NULL WHERE session_key = 'copied'");
     await db.run("UPDATE runs SET last_event_seq = NULL WHERE id = 'run-copied'");
-    const sessionId = (await db.one<{ id: number }>("SELECT id FROM sessions WHERE session_key = 'copied'"))?.id;
+    const sessionId = (await db.one<{ id: number }>("SELECT id FROM sessions WHERE session_key = 'copied'"))
+      ?.id;
     await db.run(
       `INSERT INTO messages (session_id, seq, role, content_json, created_at)
        VALUES ($1, 2, 'assistant', '"two"', 0)`,
@@ -106,9 +107,7 @@ describe.skipIf(!postgresAvailable)("session appends from several instances on P
     await expect(store.appendMessages(missing, undefined, [])).rejects.toThrow(/does not exist/);
     const ref = { userId: "person", sessionId: "runs" };
     await store.openSession(ref);
-    await expect(store.appendRunEvents(ref, "no-such-run", [delta("x")])).rejects.toThrow(
-      /no-such-run/,
-    );
+    await expect(store.appendRunEvents(ref, "no-such-run", [delta("x")])).rejects.toThrow(/no-such-run/);
     await expect(store.finishRun(ref, "no-such-run", { status: "done", iterations: 1 })).rejects.toThrow(
       /no-such-run/,
     );
