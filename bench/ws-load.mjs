@@ -616,7 +616,7 @@ const BACKENDS = [
  * with the Redis relays, one secret key for all instances.
  */
 async function measureBackend(llm, plan, backend) {
-  if (!backend.postgres) return { label: backend.label, ...(await measure(llm, plan)) };
+  if (!backend.postgres) return { label: backend.label, ...(await measure(llm, plan, backend.env)) };
   const { createBenchDatabase } = await import("./postgres.mjs");
   // WS_LOAD_PG_SYNCHRONOUS_COMMIT=off: a diagnostic, to see how much the WAL flush of each commit costs.
   const synchronousCommit = process.env.WS_LOAD_PG_SYNCHRONOUS_COMMIT;
@@ -625,6 +625,7 @@ async function measureBackend(llm, plan, backend) {
   );
   try {
     const env = {
+      ...backend.env,
       DIMSUM_DATABASE_URL: database.url,
       DIMSUM_REDIS_URL: REDIS_URL,
       DIMSUM_SECRET_KEY: randomBytes(32).toString("base64"),
@@ -701,7 +702,12 @@ export async function runBackends() {
 async function profile() {
   const file = join(mkdtempSync(join(tmpdir(), "dimsum-ws-prof-")), "server.cpuprofile");
   const plan = PLAN.find((p) => p.n === 100 && p.thinkMs === 0);
-  const row = await withLlm((llm) => measure(llm, plan, { PROFILE_FILE: file }));
+  // --profile --postgres: the same on one PostgreSQL + Redis instance.
+  const row = await withLlm((llm) =>
+    process.argv.includes("--postgres")
+      ? measureBackend(llm, plan, { ...BACKENDS[1], env: { PROFILE_FILE: file } })
+      : measure(llm, plan, { PROFILE_FILE: file }),
+  );
   console.log(table([row]));
   console.log(`\nServer self time during the measured phase (profile kept at ${file}):`);
   for (const s of hotSpots(JSON.parse(readFileSync(file, "utf8")), 25)) {

@@ -102,20 +102,18 @@ export class AgentRunner {
         this.#answering(channel.id, agent.id, runId, signal, place, async (onEvent) => {
           // Re-read: the channel and the agent may have changed while the run was queued.
           const current = (await store.channels.get(channel.id)) ?? channel;
-          const self = (await store.agents.get(agent.id)) ?? agent;
+          const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
+          const self = agents.get(agent.id) ?? agent;
           const reader = `agent:${agent.id}`;
-          const seen = await store.messages.marker(reader, channel.id);
+          const seen = await store.messages.advanceMarker(reader, channel.id, trigger.id, now());
           const unseen = (
             await store.messages.range(channel.id, seen, trigger.id, MAX_INPUT_MESSAGES)
           ).filter(
             // Its own answers it knows; a failed answer with nothing said has nothing to read.
             (m) => !(m.author.type === "agent" && m.author.id === agent.id) && m.text.trim() !== "",
           );
-          await store.messages.setMarker(reader, channel.id, trigger.id, now());
-          const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
           const workspace = this.#deps.workspaceFor(channel.id);
-          const latest = (await store.messages.get(trigger.id)) ?? trigger;
-          const shown = unseen.length > 0 ? unseen : [latest];
+          const shown = unseen.length > 0 ? unseen : [(await store.messages.get(trigger.id)) ?? trigger];
           const authors = shown.flatMap((m) => (m.author.type === "user" ? [m.author.id] : []));
           const names = await this.#deps.nameOf([...peopleIn(current), ...authors]);
           const input = formatChannelInput(shown, names);

@@ -137,11 +137,11 @@ export class RunManager {
     if (request.flowId !== undefined) run.flowId = request.flowId;
     if (request.stepIndex !== undefined) run.stepIndex = request.stepIndex;
     if (request.parentRunId !== undefined) run.parentRunId = request.parentRunId;
-    await runs.insert({ run, ref: request.ref, requestedBy: request.requestedBy });
+    const stored = { run, ref: request.ref, requestedBy: request.requestedBy };
     const leasing = this.#options.leasing;
-    const fence = leasing
-      ? await leasing.leases.acquire(run.id, leasing.owner, now() + this.#ttl())
-      : undefined;
+    let fence: number | undefined;
+    if (leasing) fence = await leasing.leases.insertLeased(stored, leasing.owner, now() + this.#ttl());
+    else await runs.insert(stored);
     this.#emitRun(run);
 
     const outer = request.signal;
@@ -178,7 +178,7 @@ export class RunManager {
     const leases = this.#options.leasing?.leases;
     const active = this.#active.get(runId);
     if (!leases || active?.fence === undefined) return true;
-    if (await leases.updateFenced(active.run, active.fence)) return true;
+    if (await leases.isCurrent(runId, active.fence)) return true;
     active.controller.abort(new DimsumError("aborted", LEASE_LOST));
     return false;
   }

@@ -79,12 +79,23 @@ describeBackends("team store", (open, kind) => {
     expect(await leases.expire(3000, "instance lost")).toEqual([]);
     // The superseded owner can no longer write, nor renew.
     expect(await leases.updateFenced({ ...base, id: "r1", status: "done", endedAt: 3500 }, 1)).toBe(false);
+    expect(await leases.isCurrent("r1", 1)).toBe(false);
+    expect(await leases.isCurrent("r3", 1)).toBe(true);
     expect((await store.runs.get("r1"))?.run.status).toBe("error");
     expect(await leases.renew("A", ["r1"], 9000)).toEqual([]);
     expect((await store.runs.get("r3"))?.run.status).toBe("running");
     expect(await leases.acquire("r3", "C", 9000)).toBe(2);
     expect(await leases.updateFenced({ ...base, id: "r3", status: "done", endedAt: 4000 }, 1)).toBe(false);
     expect(await leases.updateFenced({ ...base, id: "r3", status: "done", endedAt: 4000 }, 2)).toBe(true);
+    expect(await leases.isCurrent("r3", 2)).toBe(false);
+    // A run inserted already leased: renewable by its owner, taken over with a new fence.
+    const r4 = { run: { ...base, id: "r4", status: "queued" as const }, ref, requestedBy: "alice" };
+    expect(await leases.insertLeased(r4, "D", 5000)).toBe(1);
+    expect((await store.runs.get("r4"))?.run).toMatchObject({ id: "r4", status: "queued", channelId: "ops" });
+    expect(await leases.renew("D", ["r4"], 6000)).toEqual(["r4"]);
+    expect(await leases.renew("A", ["r4"], 6000)).toEqual([]);
+    expect(await leases.expire(5500, "instance lost")).toEqual([]);
+    expect((await leases.expire(6001, "instance lost")).map((s) => s.run.id)).toEqual(["r4"]);
   });
 
   it("keeps agents with every field, oldest first, and updates and deletes them", async () => {
@@ -316,6 +327,11 @@ describeBackends("team store", (open, kind) => {
     expect(await store.messages.marker("alice", "ops")).toBe(c.id);
     expect((await store.messages.unread("alice", ["ops"])).get("ops")).toBe(0);
     expect(await store.messages.unread("alice", [])).toEqual(new Map());
+    // advanceMarker: the marker as it was, and the move (still only forward).
+    expect(await store.messages.advanceMarker("agent:writer", "ops", a.id, 8)).toBe(0);
+    expect(await store.messages.advanceMarker("agent:writer", "ops", c.id, 9)).toBe(a.id);
+    expect(await store.messages.advanceMarker("agent:writer", "ops", a.id, 10)).toBe(c.id);
+    expect(await store.messages.marker("agent:writer", "ops")).toBe(c.id);
   });
 
   it("keeps runs, lists the open ones and deletes a channel's runs", async () => {

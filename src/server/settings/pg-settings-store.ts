@@ -54,6 +54,19 @@ async function defaultModelOf(q: PgQueryable): Promise<string | undefined> {
   return row ? (JSON.parse(row.value_json) as string) : undefined;
 }
 
+/** The default model and the provider rows in one round trip (a model turn reads both). */
+async function defaultModelAndProviders(
+  q: PgQueryable,
+): Promise<[defaultModel: string | undefined, providers: ProviderRow[]]> {
+  const row = await q.one<{ value_json: string | null; providers: ProviderRow[] }>(
+    `SELECT (SELECT value_json FROM server_settings WHERE key = 'defaultModel') AS value_json,
+       coalesce((SELECT json_agg(p ORDER BY p.name) FROM (SELECT name, base_url, protocol, api_key_enc, key_preview
+         FROM provider_settings) p), '[]') AS providers`,
+  );
+  const json = row?.value_json;
+  return [json ? (JSON.parse(json) as string) : undefined, row?.providers ?? []];
+}
+
 /** The MCP servers saved from the UI, on PostgreSQL. */
 export class PgMcpServerSettings implements McpServerSettingsRepository {
   constructor(
@@ -115,7 +128,7 @@ export class PgSettingsStore implements SettingsRepository {
   }
 
   async view(): Promise<SettingsView> {
-    const [defaultModel, rows] = await Promise.all([defaultModelOf(this.db), providerRows(this.db)]);
+    const [defaultModel, rows] = await defaultModelAndProviders(this.db);
     return settingsViewOf(defaultModel, rows);
   }
 
@@ -183,7 +196,7 @@ export class PgSettingsStore implements SettingsRepository {
   }
 
   async effectiveConfig(config: DimsumConfig): Promise<DimsumConfig> {
-    const [defaultModel, rows] = await Promise.all([defaultModelOf(this.db), providerRows(this.db)]);
+    const [defaultModel, rows] = await defaultModelAndProviders(this.db);
     return configWithSettings(config, defaultModel, rows, this.box);
   }
 }

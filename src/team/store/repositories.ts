@@ -82,6 +82,8 @@ export interface MessageRepository {
   marker(readerId: string, channelId: string): Promise<number>;
   /** Moves a reader's marker forward (never back). */
   setMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<void>;
+  /** setMarker in one step with reading the marker as it was before; resolves to that (0 if none). */
+  advanceMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<number>;
   /** Per channel, the messages after the person's marker, not counting their own. */
   unread(userId: string, channelIds: readonly string[]): Promise<Map<string, number>>;
 }
@@ -111,10 +113,14 @@ export interface RunRepository {
  * SQLite has none: one process owns the file and every run in it.
  */
 export interface RunLeaseRepository {
+  /** Inserts a run already leased to `owner` until `until`, in one write; resolves to its fencing token. */
+  insertLeased(stored: StoredRun, owner: string, until: number): Promise<number>;
   /** Takes the run for `owner` until `until` (epoch ms); resolves to the new fencing token. */
   acquire(runId: string, owner: string, until: number): Promise<number>;
   /** Extends the leases `owner` still holds among `runIds`; resolves to the ids it still holds. */
   renew(owner: string, runIds: readonly string[], until: number): Promise<string[]>;
+  /** Whether `fence` is still the run's fencing token and the run still open (a read, no write). */
+  isCurrent(runId: string, fence: number): Promise<boolean>;
   /** Saves status, error, usage and times only while `fence` is current; false when it is not. */
   updateFenced(run: TeamRun, fence: number): Promise<boolean>;
   /** Ends the open runs whose lease ran out before `now` as errors with `reason`; resolves to them. */

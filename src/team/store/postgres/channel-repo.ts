@@ -11,14 +11,17 @@ const ADD_MEMBER = `INSERT INTO team_channel_members (channel_id, member_type, m
 export class PgChannelRepo implements ChannelRepository {
   constructor(private readonly db: PgDatabase) {}
 
+  /** One round trip: the members come along as a JSON array of their rows. */
   async get(id: string): Promise<ChannelRecord | undefined> {
-    const row = await this.db.one<ChannelRow>("SELECT * FROM team_channels WHERE id = $1", [id]);
-    if (!row) return undefined;
-    const members = await this.db.many<MemberRow>(
-      `SELECT * FROM team_channel_members WHERE channel_id = $1 ${MEMBER_ORDER}`,
+    const row = await this.db.one<ChannelRow & { members_json: MemberRow[] }>(
+      `SELECT c.*, coalesce((SELECT json_agg(m ${MEMBER_ORDER}) FROM team_channel_members m
+         WHERE m.channel_id = c.id), '[]') AS members_json
+       FROM team_channels c WHERE c.id = $1`,
       [id],
     );
-    return toChannel(row, members);
+    if (!row) return undefined;
+    const { members_json: members, ...channel } = row;
+    return toChannel(channel, members);
   }
 
   async list(): Promise<ChannelRecord[]> {

@@ -12,6 +12,10 @@ import { messageLexemes, messageTsQuery } from "./lexemes.js";
 const COLUMNS = `id, channel_id, author_type, author_id, text, run_id, mentions_json, created_at, parts_json,
   reply_to, version_of, edited_at`;
 
+const SET_MARKER = `INSERT INTO team_read_markers (reader_id, channel_id, message_id, updated_at)
+  VALUES ($1, $2, $3, $4) ON CONFLICT (reader_id, channel_id) DO UPDATE
+  SET message_id = greatest(team_read_markers.message_id, excluded.message_id), updated_at = excluded.updated_at`;
+
 export class PgMessageRepo implements MessageRepository {
   constructor(private readonly db: PgDatabase) {}
 
@@ -126,12 +130,18 @@ export class PgMessageRepo implements MessageRepository {
   }
 
   async setMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<void> {
-    await this.db.run(
-      `INSERT INTO team_read_markers (reader_id, channel_id, message_id, updated_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (reader_id, channel_id) DO UPDATE
-         SET message_id = greatest(team_read_markers.message_id, excluded.message_id), updated_at = excluded.updated_at`,
+    await this.db.run(SET_MARKER, [readerId, channelId, messageId, at]);
+  }
+
+  /** One statement: the upsert runs as a CTE beside the read of the row as it was. */
+  async advanceMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<number> {
+    const row = await this.db.one<{ previous: number }>(
+      `WITH moved AS (${SET_MARKER})
+       SELECT coalesce((SELECT message_id FROM team_read_markers WHERE reader_id = $1 AND channel_id = $2), 0)
+         AS previous`,
       [readerId, channelId, messageId, at],
     );
+    return row?.previous ?? 0;
   }
 
   async unread(userId: string, channelIds: readonly string[]): Promise<Map<string, number>> {

@@ -4,16 +4,15 @@ import type { TeamRun } from "../../types.js";
 import type { RunLeaseRepository, RunRepository, StoredRun } from "../repositories.js";
 import { type RunRow, runInsertParams, runUpdateParams, toStoredRun } from "../rows.js";
 
+const INSERT_RUN = `INSERT INTO team_runs (id, channel_id, agent_id, trigger_message_id, status, flow_id,
+  step_index, depth, parent_run_id, requested_by, session_user_id, session_id, started_at`;
+const RUN_VALUES = "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13";
+
 export class PgRunRepo implements RunRepository {
   constructor(private readonly db: PgDatabase) {}
 
   async insert(stored: StoredRun): Promise<void> {
-    await this.db.run(
-      `INSERT INTO team_runs (id, channel_id, agent_id, trigger_message_id, status, flow_id, step_index, depth,
-         parent_run_id, requested_by, session_user_id, session_id, started_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-      runInsertParams(stored),
-    );
+    await this.db.run(`${INSERT_RUN}) VALUES (${RUN_VALUES})`, runInsertParams(stored));
   }
 
   async update(run: TeamRun): Promise<void> {
@@ -43,6 +42,14 @@ export class PgRunRepo implements RunRepository {
 export class PgRunLeaseRepo implements RunLeaseRepository {
   constructor(private readonly db: PgDatabase) {}
 
+  async insertLeased(stored: StoredRun, owner: string, until: number): Promise<number> {
+    const row = await this.db.one<{ fence: number }>(
+      `${INSERT_RUN}, lease_owner, lease_until, fence) VALUES (${RUN_VALUES}, $14, $15, 1) RETURNING fence`,
+      [...runInsertParams(stored), owner, until],
+    );
+    return row?.fence ?? 0;
+  }
+
   async acquire(runId: string, owner: string, until: number): Promise<number> {
     const row = await this.db.one<{ fence: number }>(
       "UPDATE team_runs SET lease_owner = $2, lease_until = $3, fence = fence + 1 WHERE id = $1 RETURNING fence",
@@ -59,6 +66,14 @@ export class PgRunLeaseRepo implements RunLeaseRepository {
       [owner, [...runIds], until],
     );
     return rows.map((r) => r.id);
+  }
+
+  async isCurrent(runId: string, fence: number): Promise<boolean> {
+    const row = await this.db.one(
+      "SELECT 1 FROM team_runs WHERE id = $1 AND fence = $2 AND status IN ('queued', 'running')",
+      [runId, fence],
+    );
+    return row !== undefined;
   }
 
   async updateFenced(run: TeamRun, fence: number): Promise<boolean> {

@@ -200,6 +200,17 @@ export class SqliteMessageRepo implements MessageRepository {
     });
   }
 
+  /** setMarker, resolving to the marker as it was before (one transaction). */
+  advanceMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<number> {
+    return guard(this.#db, "save a read marker in", () =>
+      this.#db.transaction(() => {
+        const previous = this.#sql.marker.get(readerId, channelId) ?? 0;
+        this.#sql.setMarker.run(readerId, channelId, messageId, at);
+        return previous;
+      })(),
+    );
+  }
+
   /** Messages after the person's marker, not counting their own. */
   unread(userId: string, channelIds: readonly string[]): Promise<Map<string, number>> {
     return guard(this.#db, "count unread messages in", () => {
