@@ -55,6 +55,11 @@ export interface ConnectorManagerDeps {
    * instance take its own lease and claims back at once instead of after they run out.
    */
   instanceId?: string;
+  /**
+   * Told after this instance changed, started, stopped or deleted a connector, so the other instances
+   * sharing the database can `sync` it.
+   */
+  onChanged?: (connectorId: string) => void;
 }
 
 /** What the inbound endpoint answers. */
@@ -205,6 +210,7 @@ export class ConnectorManager {
     if (wasRunning) await this.#halt(id, false);
     await this.#repo.save(next.record, next.secrets);
     if (wasRunning) await this.#launch(id);
+    this.#deps.onChanged?.(id);
     return this.#view(await this.#require(id));
   }
 
@@ -215,6 +221,7 @@ export class ConnectorManager {
     await this.#halt(id, true);
     await this.#repo.delete(id);
     this.#status.delete(id);
+    this.#deps.onChanged?.(id);
   }
 
   /** Starts a connector and marks it to start with the server. */
@@ -222,6 +229,7 @@ export class ConnectorManager {
     assertAdmin(actor);
     await this.#launch(id);
     await this.#repo.setEnabled(id, true, this.#now());
+    this.#deps.onChanged?.(id);
     return this.#view(await this.#require(id));
   }
 
@@ -231,6 +239,7 @@ export class ConnectorManager {
     await this.#require(id);
     await this.#halt(id, true);
     await this.#repo.setEnabled(id, false, this.#now());
+    this.#deps.onChanged?.(id);
     return this.#view(await this.#require(id));
   }
 
@@ -254,6 +263,24 @@ export class ConnectorManager {
         this.#deps.log.error(`connector "${stored.record.name}" did not start`, err),
       );
     }
+  }
+
+  /**
+   * Brings this instance in line with what another instance did to a connector: runs it when it is
+   * marked to run (restarted when its config changed), stops it when it is not or is gone. The
+   * platform-side cleanup of a stop was done by the instance that stopped it.
+   */
+  async sync(id: string): Promise<void> {
+    const stored = await this.#repo.get(id);
+    const running = this.#running.get(id);
+    if (!stored?.record.enabled) {
+      await this.#halt(id, false);
+      if (!stored) this.#status.delete(id);
+      return;
+    }
+    if (running && running.record.updatedAt === stored.record.updatedAt) return;
+    await this.#halt(id, false);
+    await this.#launch(id);
   }
 
   /** Stops everything (server shutdown); connectors stay marked to start next time. */

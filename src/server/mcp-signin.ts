@@ -1,7 +1,9 @@
 /**
  * The browser step of a member's MCP sign-in on the team server: the Dimsum server is the redirect
  * target (`/api/mcp/oauth/callback`). Starting a sign-in resolves to the authorization URL the
- * browser opens; the callback hands the code (checked by `state`) to the waiting sign-in.
+ * browser opens; the callback hands the code (checked by `state`) to the waiting sign-in. Behind a
+ * load balancer the callback may reach another instance than the one waiting: a `forward` hands it
+ * to the instance that holds the `state` (see instance-sync.ts).
  */
 import { DimsumError } from "../errors.js";
 import type { McpControl, McpServerView } from "../mcp/server-pool.js";
@@ -10,7 +12,16 @@ export const MCP_CALLBACK_PATH = "/api/mcp/oauth/callback";
 
 export type SignInStart = { authorizationUrl: string } | { server: McpServerView };
 
+/** Hands a callback this instance does not hold to the one that does; rejects when none does. */
+export type ForwardCallback = (
+  state: string,
+  code: string | undefined,
+  error: string | undefined,
+) => Promise<McpServerView>;
+
 export class McpSignIns {
+  /** Set where several instances serve one team. */
+  forward: ForwardCallback | undefined;
   readonly #waiting = new Map<string, { resolve: (code: string) => void; reject: (err: Error) => void }>();
   readonly #finished = new Map<string, Promise<McpServerView>>();
 
@@ -49,8 +60,14 @@ export class McpSignIns {
     return { authorizationUrl: first.url };
   }
 
+  /** Whether a sign-in waiting for the callback with this `state` runs in this instance. */
+  holds(state: string): boolean {
+    return this.#waiting.has(state);
+  }
+
   /** The callback: hands over the code and waits for the sign-in to finish. */
   async complete(state: string, code: string | undefined, error: string | undefined): Promise<McpServerView> {
+    if (!this.holds(state) && this.forward) return this.forward(state, code, error);
     const waiter = this.#waiting.get(state);
     const done = this.#finished.get(state);
     this.#waiting.delete(state);

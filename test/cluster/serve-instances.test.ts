@@ -3,16 +3,24 @@
  * a socket on B streams a run posted to A, token deltas included; A and B show the same history; a
  * third instance with an empty DIMSUM_HOME sees the same team, and opens secrets A stored; when the
  * instance running a slow answer is killed, another closes the run within 60 s; a one-shot schedule
- * fires once though every instance runs a scheduler.
+ * fires once though every instance runs a scheduler; what one instance changes in memory-held state
+ * (MCP servers from Settings, sign-ins, connectors) the other applies, and an MCP sign-in's browser
+ * callback may reach either instance.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ConnectorView } from "../../src/connectors/types.js";
+import type { McpServerView } from "../../src/mcp/server-pool.js";
 import type { ChannelMessage, TeamRun } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { FakeTelegram } from "../../src/testing/fake-telegram.js";
+// @ts-expect-error: a plain .mjs fixture without type declarations
+import { startOAuthMcpServer } from "../mcp/fixtures/oauth-mcp-server.mjs";
+import { EVERYTHING } from "../mcp/helpers.js";
 import { call, login, type Session, tempDir, waitFor } from "../server/helpers.js";
 import { connect, deltaText, isDelta } from "../server/ws-helpers.js";
 import { projectRoot } from "../support/fixtures.js";
@@ -310,5 +318,96 @@ describe.skipIf(!postgresAvailable || !redisAvailable)(
         await telegram.close();
       }
     }, 60_000);
+    it("applies on B the MCP servers, sign-ins and connectors changed on A, and takes A's sign-in callback", async () => {
+      const oauth = (await startOAuthMcpServer()) as { url: string; stop(): Promise<void> };
+      try {
+        const homes = [tempDir("dimsum-cluster-home-"), tempDir("dimsum-cluster-home-")];
+        for (const home of homes) {
+          writeFileSync(
+            join(home, "mcp.json"),
+            JSON.stringify({ mcpServers: { notes: { url: oauth.url, oauth: {} } } }),
+          );
+        }
+        const a = await start(homes[0]);
+        const b = await start(homes[1]);
+        const owner = await login(a.url, "owner", PASSWORD);
+        const servers = (url: string) => json<McpServerView[]>(call(url, "/api/mcp", { session: owner }));
+
+        // An MCP server added in Settings on A starts on B; removed on A, it stops on B.
+        const added = await call(a.url, "/api/mcp", {
+          session: owner,
+          body: { name: "ev", transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] },
+        });
+        expect(added.status).toBe(201);
+        const onB = await until(
+          async () => (await servers(b.url)).find((v) => v.name === "ev" && v.status === "connected"),
+          20_000,
+          "the server to start on B",
+        );
+        expect(onB.tools).toBeGreaterThan(0);
+        expect((await call(a.url, "/api/mcp/ev", { session: owner, method: "DELETE" })).status).toBe(204);
+        await until(
+          async () => ((await servers(b.url)).some((v) => v.name === "ev") ? undefined : true),
+          10_000,
+          "the server to stop on B",
+        );
+
+        // A sign-in started on A whose browser callback the load balancer sends to B.
+        const started = await json<{ authorizationUrl: string }>(
+          call(a.url, "/api/mcp/notes/signin", { session: owner, method: "POST" }),
+        );
+        const approved = await fetch(started.authorizationUrl, { redirect: "manual" });
+        const location = new URL(approved.headers.get("location") ?? "");
+        expect(location.origin).toBe(a.url);
+        const callback = await fetch(`${b.url}${location.pathname}${location.search}`, {
+          headers: { cookie: owner.cookie },
+        });
+        expect(callback.status).toBe(200);
+        expect(await callback.text()).toContain("Signed in to notes");
+        const mine = (url: string) => json<McpServerView[]>(call(url, "/api/mcp/mine", { session: owner }));
+        expect((await mine(a.url))[0]?.status).toBe("connected");
+        expect((await mine(b.url))[0]?.status).toBe("connected");
+        // Signed out on B: A's connection closes too.
+        await json(call(b.url, "/api/mcp/notes/signin", { session: owner, method: "DELETE" }));
+        expect((await mine(a.url))[0]?.status).toBe("disconnected");
+        // A callback no instance waits for is refused.
+        const stale = await fetch(`${b.url}/api/mcp/oauth/callback?state=nobody&code=x`, {
+          headers: { cookie: owner.cookie },
+        });
+        expect(stale.status).toBe(400);
+
+        // A connector started on A runs on B too; stopped on A, it stops on B.
+        const connector = await json<ConnectorView>(
+          call(a.url, "/api/connectors", {
+            session: owner,
+            body: {
+              type: "webhook",
+              name: "Bridge",
+              agentId: "assistant",
+              settings: { outboundUrl: "https://example.com/hook" },
+              secrets: { secret: "a-long-enough-shared-secret" },
+            },
+          }),
+        );
+        const stateOn = async (url: string) =>
+          (await json<ConnectorView>(call(url, `/api/connectors/${connector.id}`, { session: owner }))).status
+            .state;
+        expect(await stateOn(b.url)).toBe("stopped");
+        await json(call(a.url, `/api/connectors/${connector.id}/start`, { session: owner, method: "POST" }));
+        await until(
+          async () => ((await stateOn(b.url)) === "running" ? true : undefined),
+          10_000,
+          "B to run it",
+        );
+        await json(call(a.url, `/api/connectors/${connector.id}/stop`, { session: owner, method: "POST" }));
+        await until(
+          async () => ((await stateOn(b.url)) === "stopped" ? true : undefined),
+          10_000,
+          "B to stop it",
+        );
+      } finally {
+        await oauth.stop();
+      }
+    }, 90_000);
   },
 );

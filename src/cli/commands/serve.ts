@@ -17,6 +17,8 @@ import { AuthEvents } from "../../server/auth/auth-events.js";
 import { relayAuthEvents } from "../../server/auth/auth-relay.js";
 import { buildMcp, buildTeam, knowledgeOf } from "../../server/compose.js";
 import type { ServerLog } from "../../server/context.js";
+import { type InstanceSync, joinInstanceSync } from "../../server/instance-sync.js";
+import { McpSignIns } from "../../server/mcp-signin.js";
 import {
   connectorUsersFrom,
   mountConnectorInbound,
@@ -104,6 +106,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
   let scheduling: Scheduling | undefined;
   let connectors: ConnectorManager | undefined;
   let server: ReturnType<typeof createServer> | undefined;
+  let sync: InstanceSync | undefined;
   try {
     const config = loadConfig({ cwd: io.cwd, env: io.env });
     const port = options.port ?? DEFAULT_PORT;
@@ -129,6 +132,17 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     mcp = await buildMcp(config, io.cwd, log, settings, storage.mcpCredentials);
     // Started once for the whole process and shared by every agent; a failing server never blocks.
     void mcp?.startAll();
+    const mcpSignIns = new McpSignIns();
+    // Several instances: what one changes in memory-held state (MCP servers, sign-ins, connectors)
+    // the others hear.
+    if (cluster) {
+      sync = joinInstanceSync({
+        relay: cluster.server,
+        ...(mcp ? { mcp: { pool: mcp, saved: settings.mcp, signIns: mcpSignIns } } : {}),
+        connectors: () => connectors,
+        onError: (err) => log.error("applying another instance's change failed", err),
+      });
+    }
     const shell = await resolveShellOffer(config.tools.shell);
     if (!shell.sandboxed) log.warn(`shell: ${shell.reason}`);
     team = await buildTeam(
@@ -166,8 +180,9 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         ]),
       },
     );
-    const routeOptions: TeamRoutesOptions = { team, memory };
-    if (mcp) routeOptions.mcp = mcp;
+    const routeOptions: TeamRoutesOptions = { team, memory, mcpSignIns };
+    const mcpControl = sync?.mcp ?? mcp;
+    if (mcpControl) routeOptions.mcp = mcpControl;
     scheduling = createScheduling({
       store: storage.schedules,
       team,
@@ -184,6 +199,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       team,
       users: connectorUsersFrom(users),
       log,
+      ...(sync ? { onChanged: (id: string) => sync?.connectorChanged(id) } : {}),
     });
     server = createServer({
       ...(storage.sqlite ? { db: storage.sqlite } : {}),
@@ -219,6 +235,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     return exitCodeFor(error.code);
   } finally {
     await server?.close();
+    sync?.leave();
     await connectors?.close().catch((err) => log.error("stopping connectors failed", err));
     await scheduling?.scheduler.stop().catch((err) => log.error("stopping the scheduler failed", err));
     await mcp?.close().catch((err) => log.error("stopping MCP servers failed", err));

@@ -22,10 +22,9 @@ import type { McpServerInput } from "../settings/mcp-server-settings.js";
 import { addMcpServerSchema, mcpNameParam, promptArgsSchema, promptParams } from "./team-schemas.js";
 
 /** The MCP routes, mounted at `/api/mcp`. */
-export function mcpRoutes(mcp: McpControl | undefined): Hono<AppEnv> {
+export function mcpRoutes(mcp: McpControl | undefined, signIns = new McpSignIns()): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   if (mcp) {
-    const signIns = new McpSignIns();
     const member = requireRole("owner", "admin", "member");
     // The signed-in person (requireRole above has refused everyone else).
     const person = (c: AppContext) => authOf(c).user.id;

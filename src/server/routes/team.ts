@@ -9,6 +9,7 @@ import type { McpControl } from "../../mcp/server-pool.js";
 import type { MemoryStore } from "../../memory/types.js";
 import type { Team } from "../../team/types.js";
 import type { AppEnv, DimsumApp } from "../context.js";
+import type { McpSignIns } from "../mcp-signin.js";
 import { agentRoutes } from "./agents.js";
 import { channelRoutes } from "./channels.js";
 import { flowRoutes } from "./flows.js";
@@ -26,6 +27,8 @@ export interface TeamRoutesOptions {
   memory?: MemoryStore;
   /** The MCP servers of mcp.json; without it `/api/mcp` answers 501. */
   mcp?: McpControl;
+  /** The browser sign-ins to MCP servers (shared with the relay of other instances); new if absent. */
+  mcpSignIns?: McpSignIns;
 }
 
 /** Builds the mount function for `ServerDeps.routes`. */
@@ -42,7 +45,7 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/runs", runRoutes(team));
     api.route("/flows", flowRoutes(team));
     api.route("/memory", memoryRoutes(options.memory));
-    api.route("/mcp", mcpRoutes(options.mcp));
+    api.route("/mcp", mcpRoutes(options.mcp, options.mcpSignIns));
     app.route("/api", api);
     app.route("/v1", openAiRoutes(team));
   };

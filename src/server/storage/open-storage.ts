@@ -33,6 +33,7 @@ import type { TeamRelayMessage } from "../../team/team-relay.js";
 import { createPostgresTeamStore, createSqliteTeamStore, type TeamStore } from "../../team/team-store.js";
 import { type AccountsFactory, postgresAccounts, sqliteAccounts } from "../accounts.js";
 import type { AuthEvent } from "../auth/auth-events.js";
+import type { ServerRelayMessage } from "../instance-sync.js";
 import { type McpCredentialRepository, SqliteMcpCredentials } from "../settings/mcp-credential-store.js";
 import { createPostgresMcpCredentials, createPostgresSettingsStore } from "../settings/pg-settings-store.js";
 import { openSecretBox, type SecretBox } from "../settings/secret-box.js";
@@ -64,6 +65,8 @@ export interface ServerStorage {
 export interface Cluster {
   team: MessageRelay<TeamRelayMessage>;
   auth: MessageRelay<AuthEvent>;
+  /** MCP servers, sign-ins and connectors changed on one instance (see instance-sync.ts). */
+  server: MessageRelay<ServerRelayMessage>;
   close(): Promise<void>;
 }
 
@@ -146,18 +149,24 @@ export async function openCluster(
       hint: "set DIMSUM_DATABASE_URL too (see `dimsum migrate`), or unset DIMSUM_REDIS_URL",
     });
   }
-  const team = await openRedisRelay<TeamRelayMessage>(url, { channel: "dimsum:team" });
-  const auth = await openRedisRelay<AuthEvent>(url, { channel: "dimsum:auth" }).catch(
-    async (err: unknown) => {
-      await team.close();
+  const opened: Array<MessageRelay<unknown>> = [];
+  const open = async <T>(channel: string): Promise<MessageRelay<T>> => {
+    const relay = await openRedisRelay<T>(url, { channel }).catch(async (err: unknown) => {
+      await Promise.allSettled(opened.map((r) => r.close()));
       throw err;
-    },
-  );
+    });
+    opened.push(relay as MessageRelay<unknown>);
+    return relay;
+  };
+  const team = await open<TeamRelayMessage>("dimsum:team");
+  const auth = await open<AuthEvent>("dimsum:auth");
+  const server = await open<ServerRelayMessage>("dimsum:server");
   return {
     team,
     auth,
+    server,
     async close() {
-      await Promise.allSettled([team.close(), auth.close()]);
+      await Promise.allSettled(opened.map((r) => r.close()));
     },
   };
 }
