@@ -2,7 +2,8 @@
  * What the instances of one team tell each other through the relay (Redis, see
  * store/redis/redis-relay.ts): every event emitted here (token deltas, tool events, run lifecycle,
  * messages, flows), which channels' people changed (each instance keeps them in memory to route
- * events), and requests only the instance running a run can serve (cancel it).
+ * events), and requests only the instance running a run can serve (cancel it, answer its request
+ * for input, list its open requests).
  */
 import { randomUUID } from "node:crypto";
 import { DimsumError, type ErrorCode, notFound, toDimsumError } from "../errors.js";
@@ -20,6 +21,9 @@ export type RelayQuestion = {
   answer: ElicitationAnswer;
 };
 
+/** A question every instance asked answers with what it holds (see `gather`). */
+export type RelayPoll = { kind: "list_elicitations"; actor: Actor; channelId: string };
+
 export type TeamRelayMessage =
   | { type: "event"; event: TeamEvent }
   | { type: "members"; channelId: string }
@@ -30,7 +34,9 @@ export type TeamRelayMessage =
       id: string;
       value?: ElicitationView;
       error?: { code: ErrorCode; message: string; hint?: string };
-    };
+    }
+  | { type: "poll"; id: string; to: readonly string[]; poll: RelayPoll }
+  | { type: "polled"; id: string; from: string; views: ElicitationView[] };
 
 export type TeamRelay = MessageRelay<TeamRelayMessage>;
 
@@ -42,15 +48,24 @@ export interface RelayWiring {
   cancelRun: (runId: string, reason: string) => void;
   /** Answers a question if this instance holds what it is about; undefined: not here. */
   answer: (question: RelayQuestion) => ElicitationView | undefined;
+  /** This instance's part of the answer to a poll. */
+  poll: (poll: RelayPoll) => ElicitationView[];
   onError: (err: unknown) => void;
 }
 
 /** How long a question waits for the instance that can answer it. */
 const ASK_TIMEOUT_MS = 3000;
+/** How long a poll waits for the instances it asked (one that died meanwhile never answers). */
+const POLL_TIMEOUT_MS = 1000;
 
 export interface JoinedRelay {
   /** Puts a question to the other instances; rejects with 404 when none answers in time. */
   ask(question: RelayQuestion): Promise<ElicitationView>;
+  /**
+   * Asks the instances `to` (relay instance ids) and resolves with every answer that came within
+   * the time limit: all of them, unless one died meanwhile.
+   */
+  gather(poll: RelayPoll, to: readonly string[]): Promise<ElicitationView[]>;
   leave(): void;
 }
 
@@ -61,6 +76,7 @@ export function joinRelay(relay: TeamRelay, wiring: RelayWiring): JoinedRelay {
     string,
     { resolve: (v: ElicitationView) => void; reject: (e: DimsumError) => void }
   >();
+  const polls = new Map<string, (from: string, views: ElicitationView[]) => void>();
   bus.forward = (event) => relay.publish({ type: "event", event });
   members.onChange = (channelId) => relay.publish({ type: "members", channelId });
   // Membership reloads run one at a time in arrival order, so an older read never wins.
@@ -107,6 +123,18 @@ export function joinRelay(relay: TeamRelay, wiring: RelayWiring): JoinedRelay {
         if (reply) relay.publish(reply);
         return;
       }
+      case "poll":
+        if (!message.to.includes(relay.instanceId)) return;
+        try {
+          const views = wiring.poll(message.poll);
+          relay.publish({ type: "polled", id: message.id, from: relay.instanceId, views });
+        } catch (err) {
+          onError(err);
+        }
+        return;
+      case "polled":
+        polls.get(message.id)?.(message.from, message.views);
+        return;
       case "reply": {
         const waiter = asked.get(message.id);
         if (!waiter) return;
@@ -141,6 +169,27 @@ export function joinRelay(relay: TeamRelay, wiring: RelayWiring): JoinedRelay {
         };
         asked.set(id, settle);
         relay.publish({ type: "ask", id, question });
+      });
+    },
+    gather(poll, to) {
+      const id = randomUUID();
+      const waiting = new Set(to);
+      const views: ElicitationView[] = [];
+      if (waiting.size === 0) return Promise.resolve(views);
+      return new Promise((resolve) => {
+        const finish = () => {
+          clearTimeout(timer);
+          polls.delete(id);
+          resolve(views);
+        };
+        const timer = setTimeout(finish, POLL_TIMEOUT_MS);
+        timer.unref();
+        polls.set(id, (from, part) => {
+          if (!waiting.delete(from)) return;
+          views.push(...part);
+          if (waiting.size === 0) finish();
+        });
+        relay.publish({ type: "poll", id, to: [...waiting], poll });
       });
     },
     leave() {

@@ -223,6 +223,7 @@ export function createTeam(deps: TeamDeps): Team {
         cancelRun: (runId, reason) => void runs.cancel(runId, reason),
         answer: (q) =>
           elicitations.has(q.runId, q.id) ? elicitations.answer(q.actor, q.runId, q.id, q.answer) : undefined,
+        poll: (p) => elicitations.openFor(p.actor, p.channelId),
         onError,
       })
     : undefined;
@@ -609,7 +610,11 @@ export function createTeam(deps: TeamDeps): Team {
     async listElicitations(actor, channelId) {
       await ready;
       await channels.visible(actor, channelId);
-      return elicitations.openFor(actor, channelId);
+      const here = elicitations.openFor(actor, channelId);
+      if (!relay || !leases || !cluster) return here;
+      // Runs of this channel that other instances hold may be waiting for this person too.
+      const others = (await leases.ownersIn(channelId)).filter((owner) => owner !== cluster.instanceId);
+      return [...here, ...(await relay.gather({ kind: "list_elicitations", actor, channelId }, others))];
     },
     async close() {
       await ready.catch(() => undefined);

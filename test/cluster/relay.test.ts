@@ -1,13 +1,19 @@
 /**
  * The Redis relay between instances: messages arrive at the others (never back at the sender) in
  * send order; a question is answered by the one instance holding what it is about, refused with its
- * reason, or a 404 when nobody has it; an unreachable Redis is a config error naming the fix.
+ * reason, or a 404 when nobody has it; a poll collects the parts of the instances it asks (and ends
+ * in time when one is gone); an unreachable Redis is a config error naming the fix.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { DimsumError, forbidden } from "../../src/errors.js";
 import { type MessageRelay, openRedisRelay } from "../../src/store/redis/redis-relay.js";
 import { EventBus, MembershipIndex } from "../../src/team/event-bus.js";
-import { joinRelay, type RelayQuestion, type TeamRelayMessage } from "../../src/team/team-relay.js";
+import {
+  joinRelay,
+  type RelayPoll,
+  type RelayQuestion,
+  type TeamRelayMessage,
+} from "../../src/team/team-relay.js";
 import type { ChannelRepository } from "../../src/team/team-store.js";
 import type { ElicitationView } from "../../src/team/types.js";
 import { REDIS_URL, redisAvailable, testChannel } from "../support/redis.js";
@@ -34,7 +40,11 @@ const view = (id: string): ElicitationView => ({
   expiresAt: 0,
 });
 
-function wire(r: MessageRelay<TeamRelayMessage>, answer: (q: RelayQuestion) => ElicitationView | undefined) {
+function wire(
+  r: MessageRelay<TeamRelayMessage>,
+  answer: (q: RelayQuestion) => ElicitationView | undefined,
+  poll: (p: RelayPoll) => ElicitationView[] = () => [],
+) {
   const members = new MembershipIndex();
   return joinRelay(r, {
     bus: new EventBus(members),
@@ -42,6 +52,7 @@ function wire(r: MessageRelay<TeamRelayMessage>, answer: (q: RelayQuestion) => E
     channels: { get: async () => undefined } as unknown as ChannelRepository,
     cancelRun: () => undefined,
     answer,
+    poll,
     onError: () => undefined,
   });
 }
@@ -89,6 +100,36 @@ describe.skipIf(!redisAvailable)("Redis relay", () => {
     const missing = await asker.ask(question("nobody")).catch((e: unknown) => e);
     expect((missing as DimsumError).code).toBe("not_found");
     for (const joined of [holder, bystander, asker]) joined.leave();
+  });
+
+  it("gathers a poll's parts from the instances asked, and ends in time when one never answers", async () => {
+    const channel = testChannel();
+    const asked: string[] = [];
+    const part =
+      (name: string, views: ElicitationView[]) =>
+      (p: RelayPoll): ElicitationView[] => {
+        asked.push(`${name}:${p.channelId}`);
+        return views;
+      };
+    const ra = await relay<TeamRelayMessage>(channel);
+    const rb = await relay<TeamRelayMessage>(channel);
+    const rc = await relay<TeamRelayMessage>(channel);
+    const a = wire(ra, () => undefined, part("a", [view("a1"), view("a2")]));
+    const b = wire(rb, () => undefined, part("b", [view("b1")]));
+    const c = wire(rc, () => undefined, part("c", [view("c1")]));
+    const poll: RelayPoll = {
+      kind: "list_elicitations",
+      actor: { userId: "alice", role: "member" },
+      channelId: "c1",
+    };
+    const both = await c.gather(poll, [ra.instanceId, rb.instanceId]);
+    expect(both.map((v) => v.id).sort()).toEqual(["a1", "a2", "b1"]);
+    // Only the instances named answer.
+    expect(asked.sort()).toEqual(["a:c1", "b:c1"]);
+    expect(await c.gather(poll, [])).toEqual([]);
+    const partial = await c.gather(poll, [rb.instanceId, "an-instance-that-died"]);
+    expect(partial.map((v) => v.id)).toEqual(["b1"]);
+    for (const joined of [a, b, c]) joined.leave();
   });
 
   it("says how to fix an unreachable Redis, without the password", async () => {

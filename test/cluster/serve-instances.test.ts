@@ -15,12 +15,12 @@ import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ConnectorView } from "../../src/connectors/types.js";
 import type { McpServerView } from "../../src/mcp/server-pool.js";
-import type { ChannelMessage, TeamRun } from "../../src/team/types.js";
+import type { ChannelMessage, ElicitationView, TeamRun } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { FakeTelegram } from "../../src/testing/fake-telegram.js";
 // @ts-expect-error: a plain .mjs fixture without type declarations
 import { startOAuthMcpServer } from "../mcp/fixtures/oauth-mcp-server.mjs";
-import { EVERYTHING } from "../mcp/helpers.js";
+import { EVERYTHING, FIXTURES } from "../mcp/helpers.js";
 import { call, login, type Session, tempDir, waitFor } from "../server/helpers.js";
 import { connect, deltaText, isDelta } from "../server/ws-helpers.js";
 import { projectRoot } from "../support/fixtures.js";
@@ -409,5 +409,52 @@ describe.skipIf(!postgresAvailable || !redisAvailable)(
         await oauth.stop();
       }
     }, 90_000);
+    it("lists on B the request for input of a run A holds, and takes the answer there", async () => {
+      const homes = [tempDir("dimsum-cluster-home-"), tempDir("dimsum-cluster-home-")];
+      for (const home of homes) {
+        writeFileSync(
+          join(home, "mcp.json"),
+          JSON.stringify({
+            mcpServers: {
+              feat: { command: process.execPath, args: [join(FIXTURES, "client-features-server.mjs")] },
+            },
+          }),
+        );
+      }
+      const a = await start(homes[0]);
+      const b = await start(homes[1]);
+      const owner = await login(a.url, "owner", PASSWORD);
+      const channelId = await channel(a.url, owner, "asking");
+      llm.enqueue({ toolCalls: [{ name: "feat_ask_name", args: {} }] });
+      llm.enqueue({ text: "greeted" });
+      const posted = await json<{ runs: TeamRun[] }>(
+        call(a.url, `/api/channels/${channelId}/messages`, {
+          session: owner,
+          body: { text: "@assistant greet me" },
+        }),
+      );
+      const runId = posted.runs[0]?.id as string;
+      const listed = (url: string) =>
+        json<ElicitationView[]>(call(url, `/api/channels/${channelId}/elicitations`, { session: owner }));
+      const request = await until(async () => (await listed(a.url))[0], 20_000, "the request on A");
+      // B holds nothing of this run; it asks the instance that leases it.
+      expect(await listed(b.url)).toEqual([request]);
+      const answered = await call(b.url, `/api/runs/${runId}/elicitations/${request.id}`, {
+        session: owner,
+        body: { action: "accept", content: { name: "Ada" } },
+      });
+      expect(answered.status).toBe(200);
+      const run = await until(
+        async () => {
+          const r = await json<TeamRun>(call(b.url, `/api/runs/${runId}`, { session: owner }));
+          return r.status === "done" ? r : undefined;
+        },
+        20_000,
+        "the run to finish",
+      );
+      expect(run.status).toBe("done");
+      expect(await listed(b.url)).toEqual([]);
+      expect(JSON.stringify(llm.requests.at(-1)?.body)).toContain("hello Ada, age 30");
+    }, 60_000);
   },
 );

@@ -70,6 +70,8 @@ describeBackends("team store", (open, kind) => {
     expect(await leases.acquire("r2", "A", 1000)).toBe(1);
     expect(await leases.acquire("r3", "B", 5000)).toBe(1);
     expect((await leases.renew("A", ["r1", "r2", "r3"], 2000)).sort()).toEqual(["r1", "r2"]);
+    expect((await leases.ownersIn("ops")).sort()).toEqual(["A", "B"]);
+    expect(await leases.ownersIn("elsewhere")).toEqual([]);
     expect(await leases.renew("A", [], 2000)).toEqual([]);
     expect(await leases.updateFenced({ ...base, id: "r1", status: "running", startedAt: 11 }, 1)).toBe(true);
     // A's lease on r1 ran out at 2000; at 3000 another instance closes it and bumps the fence.

@@ -119,6 +119,8 @@ export interface RunLeaseRepository {
   acquire(runId: string, owner: string, until: number): Promise<number>;
   /** Extends the leases `owner` still holds among `runIds`; resolves to the ids it still holds. */
   renew(owner: string, runIds: readonly string[], until: number): Promise<string[]>;
+  /** The instances holding leases on open runs of the channel. */
+  ownersIn(channelId: string): Promise<string[]>;
   /** Whether `fence` is still the run's fencing token and the run still open (a read, no write). */
   isCurrent(runId: string, fence: number): Promise<boolean>;
   /** Saves status, error, usage and times only while `fence` is current; false when it is not. */

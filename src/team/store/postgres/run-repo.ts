@@ -68,6 +68,15 @@ export class PgRunLeaseRepo implements RunLeaseRepository {
     return rows.map((r) => r.id);
   }
 
+  async ownersIn(channelId: string): Promise<string[]> {
+    const rows = await this.db.many<{ owner: string }>(
+      `SELECT DISTINCT lease_owner AS owner FROM team_runs
+       WHERE channel_id = $1 AND status IN ('queued', 'running') AND lease_owner IS NOT NULL`,
+      [channelId],
+    );
+    return rows.map((r) => r.owner);
+  }
+
   async isCurrent(runId: string, fence: number): Promise<boolean> {
     const row = await this.db.one(
       "SELECT 1 FROM team_runs WHERE id = $1 AND fence = $2 AND status IN ('queued', 'running')",
