@@ -66,9 +66,9 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   const calibrator = options.calibrator ?? new UsageCalibrator();
   const settings = { ...defaultCompactionSettings, ...options.compaction };
 
-  await store.openSession(ref, { title: titleFrom(options.input) });
+  const session = await store.openSession(ref, { title: titleFrom(options.input) });
   let live: LiveMessage[] = (await store.loadMessages(ref)).map((m) => ({ id: m.id, message: m.message }));
-  let summary = await store.getSummary(ref);
+  let summary = session.summary;
   const userMessage: Message = { role: "user", content: options.input };
   const [storedUser] = await store.appendMessages(ref, runId, [userMessage]);
   live.push({ id: storedUser?.id, message: userMessage });
