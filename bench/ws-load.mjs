@@ -8,10 +8,13 @@
 // The fake LLM waits L ms, then streams a ~90-character answer.
 //   added latency        = (POST sent → answer received on WS) − L
 //   Dimsum-side latency  = (POST sent → answer received on WS) − the fake LLM's own measured time
-// Standalone: `node bench/ws-load.mjs [N…]`; `--profile` profiles the server during the N=100 phase;
+// Standalone: `node bench/ws-load.mjs [N…]`; `--profile` profiles the server during the N=100 phase
+// (`--profile --postgres`: on one PostgreSQL + Redis instance);
 // `--backends` compares, at N = 100, one SQLite instance with 1 and 2 instances on PostgreSQL + Redis
 // (client i posts to instance i mod 2 and has its socket on the other, so every answer crosses Redis).
-// WS_LOAD_PG_SYNCHRONOUS_COMMIT=off sets that on the bench databases (a diagnostic, not the default).
+// Diagnostics: WS_LOAD_PG_SYNCHRONOUS_COMMIT=off sets that on the bench databases;
+// WS_LOAD_BACKENDS=<text> runs only the backends whose label contains it; WS_LOAD_PG_TRACE=<file>
+// writes each instance's statements of the measured phase, by text and count, to <file>.<pid>.
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
