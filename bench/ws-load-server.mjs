@@ -151,6 +151,7 @@ async function runServer() {
     rateLimits: BENCH_RATE_LIMITS,
     staticDir: join(home, "no-web-build"),
     routes: [mountTeamRoutes({ team, memory })],
+    ...(cluster ? { sharedLimits: cluster.limits } : {}),
   });
   const listening = await server.listen(0, "127.0.0.1");
 

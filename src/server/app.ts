@@ -38,6 +38,7 @@ import { csrfGuard } from "./security/csrf.js";
 import { securityHeaders } from "./security/headers.js";
 import { createRateLimits, type RateLimitConfig } from "./security/rate-limit.js";
 import { clientIpOf, isSecureRequest, sameOrigin } from "./security/request-origin.js";
+import type { SharedLimits } from "./security/shared-limits.js";
 import { openSecretBox } from "./settings/secret-box.js";
 import { type SettingsRepository, SettingsStore } from "./settings/settings-store.js";
 import { defaultStaticDir } from "./static/default-dir.js";
@@ -73,6 +74,8 @@ export interface ServerDeps {
   /** Largest request body on `/api` and `/v1` (default 1 MiB). */
   maxBodyBytes?: number;
   rateLimits?: RateLimitConfig;
+  /** Several instances: the rate limits count in Redis, for all of them together. */
+  sharedLimits?: SharedLimits;
   sessionTtlMs?: number;
   /** scrypt cost for new password hashes (default N=2^15, r=8, p=1). */
   passwordHashParams?: ScryptParams;
@@ -217,7 +220,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
     sessions,
     apiTokens,
     settings,
-    limits: createRateLimits(deps.rateLimits),
+    limits: createRateLimits(deps.rateLimits, deps.sharedLimits, sharedLimitsWarning(log)),
     log,
     trustProxy: deps.trustProxy ?? false,
     shell: deps.shell,
@@ -331,5 +334,17 @@ export function createServer(deps: ServerDeps): DimsumServer {
       };
     },
     close,
+  };
+}
+
+/** Says at most once a minute that this instance counts rate limits alone because Redis failed. */
+function sharedLimitsWarning(log: ServerLog): (err: unknown) => void {
+  let last = 0;
+  return (err) => {
+    if (Date.now() - last < 60_000) return;
+    last = Date.now();
+    log.warn(
+      `rate limits: Redis failed (${err instanceof Error ? err.message : String(err)}); this instance counts alone until it is back`,
+    );
   };
 }

@@ -456,5 +456,24 @@ describe.skipIf(!postgresAvailable || !redisAvailable)(
       expect(await listed(b.url)).toEqual([]);
       expect(JSON.stringify(llm.requests.at(-1)?.body)).toContain("hello Ada, age 30");
     }, 60_000);
+    it("counts failed sign-ins of one address and name on every instance together", async () => {
+      const a = await start();
+      const b = await start();
+      // A name of its own: the counts live in Redis, which outlives this run.
+      const username = `someone-${randomBytes(4).toString("hex")}`;
+      const attempt = (url: string) =>
+        fetch(`${url}/api/auth/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: url },
+          body: JSON.stringify({ username, password: "not-the-password" }),
+        }).then((r) => r.status);
+      // Five free failures in all, whichever instance the load balancer picks…
+      const statuses = [];
+      for (const url of [a.url, b.url, a.url, b.url, a.url]) statuses.push(await attempt(url));
+      expect(statuses).toEqual([401, 401, 401, 401, 401]);
+      // …then every instance makes the pair wait.
+      expect(await attempt(b.url)).toBe(429);
+      expect(await attempt(a.url)).toBe(429);
+    });
   },
 );

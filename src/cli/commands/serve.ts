@@ -218,6 +218,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         mountKnowledgeRoutes(knowledge),
       ],
       publicRoutes: [mountConnectorInbound(connectors)],
+      ...(cluster ? { sharedLimits: cluster.limits } : {}),
       trustProxy: config.server.trustProxy,
     });
     const listening = await server.listen(port, host).catch((err: unknown) => {

@@ -38,7 +38,7 @@ export function authRoutes(): Hono<AppEnv> {
 
   app.post("/setup", jsonBody(setupSchema), async (c) => {
     const { users, limits } = c.get("services");
-    enforce([[limits.loginPerIp, c.get("clientIp")]], "setup attempts");
+    await enforce([[limits.loginPerIp, c.get("clientIp")]], "setup attempts");
     const body = c.req.valid("json");
     const user = await users.createFirst(body);
     if (!user) throw conflict("this server is already set up; sign in instead");
@@ -51,11 +51,11 @@ export function authRoutes(): Hono<AppEnv> {
     const { username, password } = c.req.valid("json");
     // The pair is checked first: a waiting pair costs no token of the address's ceiling.
     const pair = LoginThrottle.key(c.get("clientIp"), username);
-    limits.loginPairs.begin(pair, "failed sign-ins for this username from your address");
-    enforce([[limits.loginPerIp, c.get("clientIp")]], "login attempts");
+    await limits.loginPairs.begin(pair, "failed sign-ins for this username from your address");
+    await enforce([[limits.loginPerIp, c.get("clientIp")]], "login attempts");
     const user = await users.verifyLogin(username, password);
     if (!user) throw unauthenticated("wrong username or password");
-    limits.loginPairs.succeeded(pair);
+    await limits.loginPairs.succeeded(pair);
     return c.json(await startSession(c, user));
   });
 
@@ -112,12 +112,12 @@ export function authRoutes(): Hono<AppEnv> {
     const { users, sessions, limits } = c.get("services");
     // Wrong current passwords count as failed sign-ins of this account from this address.
     const pair = LoginThrottle.key(c.get("clientIp"), auth.user.username);
-    limits.loginPairs.begin(pair, "wrong passwords for this account from your address");
+    await limits.loginPairs.begin(pair, "wrong passwords for this account from your address");
     const body = c.req.valid("json");
     if (!(await users.checkPassword(auth.user.id, body.currentPassword))) {
       throw forbidden("the current password is wrong");
     }
-    limits.loginPairs.succeeded(pair);
+    await limits.loginPairs.succeeded(pair);
     await users.update(auth.user.id, { password: body.newPassword });
     await sessions.revokeAll(auth.user.id, auth.session?.id, "password_changed");
     return c.body(null, 204);

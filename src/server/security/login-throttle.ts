@@ -4,8 +4,10 @@
  * only that address's attempts at that name, never the real user signing in from theirs. After a few
  * free failures each further one doubles the wait, up to a ceiling; a correct password clears the
  * pair. (The per-address token bucket in rate-limit.ts caps how many names one address may try.)
+ * With `shared` (several instances), the pairs are counted in Redis; when Redis fails, here.
  */
 import { rateLimited } from "./rate-limit.js";
+import type { SharedLimits } from "./shared-limits.js";
 
 export interface LoginThrottleOptions {
   /** Wrong passwords per pair before the next attempt has to wait (default 5). */
@@ -16,6 +18,10 @@ export interface LoginThrottleOptions {
   maxDelayMs?: number;
   /** A pair with no failure for this long starts over (default 24 h). */
   forgetAfterMs?: number;
+  /** Counts shared by several instances. */
+  shared?: SharedLimits;
+  /** Hears a failure of the shared counts (this instance then counts alone). */
+  onSharedError?: (err: unknown) => void;
 }
 
 interface PairState {
@@ -34,12 +40,16 @@ export class LoginThrottle {
   readonly #base: number;
   readonly #max: number;
   readonly #forget: number;
+  readonly #shared: SharedLimits | undefined;
+  readonly #onSharedError: (err: unknown) => void;
 
   constructor(options: LoginThrottleOptions = {}) {
     this.#free = options.freeFailures ?? 5;
     this.#base = options.baseDelayMs ?? 1000;
     this.#max = options.maxDelayMs ?? 15 * 60 * 1000;
     this.#forget = options.forgetAfterMs ?? 24 * 60 * 60 * 1000;
+    this.#shared = options.shared;
+    this.#onSharedError = options.onSharedError ?? (() => undefined);
   }
 
   /** The key of a pair: the address and the username without regard to case. */
@@ -52,7 +62,32 @@ export class LoginThrottle {
    * failure at once (so parallel guesses cannot slip past the count while passwords are checked) —
    * `succeeded` takes it back.
    */
-  begin(key: string, what: string, now = Date.now()): void {
+  async begin(key: string, what: string, now = Date.now()): Promise<void> {
+    if (this.#shared) {
+      let until: number | undefined;
+      try {
+        until = await this.#shared.beginPair(key, this.#policy(), now);
+      } catch (err) {
+        this.#onSharedError(err);
+      }
+      if (until !== undefined) {
+        if (until > now) throw rateLimited(Math.max(1, Math.ceil((until - now) / 1000)), what);
+        return;
+      }
+    }
+    this.#beginHere(key, what, now);
+  }
+
+  #policy() {
+    return {
+      freeFailures: this.#free,
+      baseDelayMs: this.#base,
+      maxDelayMs: this.#max,
+      forgetAfterMs: this.#forget,
+    };
+  }
+
+  #beginHere(key: string, what: string, now: number): void {
     let state = this.#pairs.get(key);
     if (state && now - state.lastFailureAt >= this.#forget) {
       this.#pairs.delete(key);
@@ -74,8 +109,9 @@ export class LoginThrottle {
   }
 
   /** The password was right: the pair starts over. */
-  succeeded(key: string): void {
+  async succeeded(key: string): Promise<void> {
     this.#pairs.delete(key);
+    await this.#shared?.clearPair(key).catch((err: unknown) => this.#onSharedError(err));
   }
 
   /** How many failures a pair has on record (tests, diagnostics). */

@@ -8,6 +8,7 @@ import type { MiddlewareHandler } from "hono";
 import { DimsumError } from "../../errors.js";
 import type { AppEnv } from "../context.js";
 import { LoginThrottle, type LoginThrottleOptions } from "./login-throttle.js";
+import type { SharedLimits } from "./shared-limits.js";
 
 export interface BucketOptions {
   /** Burst size: requests allowed at once. */
@@ -31,12 +32,31 @@ export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly refillPerMs: number;
 
-  constructor(readonly options: BucketOptions) {
+  /** With `shared`, the buckets are in Redis under `name` (here again when Redis fails). */
+  constructor(
+    readonly options: BucketOptions,
+    private readonly shared?: { limits: SharedLimits; name: string; onError: (err: unknown) => void },
+  ) {
     this.refillPerMs = options.perMinute / 60_000;
   }
 
   /** Takes one token for `key`; says how long to wait when none is left. */
-  take(key: string, now = Date.now()): TakeResult {
+  async take(key: string, now = Date.now()): Promise<TakeResult> {
+    if (this.shared) {
+      const { limits, name, onError } = this.shared;
+      try {
+        const wait = await limits.take(name, key, this.options.capacity, this.options.perMinute, now);
+        return wait === 0
+          ? { ok: true }
+          : { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) };
+      } catch (err) {
+        onError(err);
+      }
+    }
+    return this.takeHere(key, now);
+  }
+
+  private takeHere(key: string, now: number): TakeResult {
     const { capacity } = this.options;
     const bucket = this.buckets.get(key) ?? { tokens: capacity, updatedAt: now };
     bucket.tokens = Math.min(capacity, bucket.tokens + (now - bucket.updatedAt) * this.refillPerMs);
@@ -83,13 +103,28 @@ const defaults: Record<BucketName, BucketOptions> = {
   messagePerIp: { capacity: 120, perMinute: 120 },
 };
 
-/** The server's limiters, defaults overridden by `config`. */
-export function createRateLimits(config: RateLimitConfig = {}): ServerRateLimits {
+/**
+ * The server's limiters, defaults overridden by `config`; with `shared`, their counts are those of
+ * every instance (Redis), and `onSharedError` hears when this instance had to count alone.
+ */
+export function createRateLimits(
+  config: RateLimitConfig = {},
+  shared?: SharedLimits,
+  onSharedError: (err: unknown) => void = () => undefined,
+): ServerRateLimits {
+  const bucket = (name: BucketName) =>
+    new RateLimiter(
+      config[name] ?? defaults[name],
+      shared ? { limits: shared, name, onError: onSharedError } : undefined,
+    );
   return {
-    loginPerIp: new RateLimiter(config.loginPerIp ?? defaults.loginPerIp),
-    loginPairs: new LoginThrottle(config.loginPairs),
-    messagePerUser: new RateLimiter(config.messagePerUser ?? defaults.messagePerUser),
-    messagePerIp: new RateLimiter(config.messagePerIp ?? defaults.messagePerIp),
+    loginPerIp: bucket("loginPerIp"),
+    loginPairs: new LoginThrottle({
+      ...config.loginPairs,
+      ...(shared ? { shared, onSharedError } : {}),
+    }),
+    messagePerUser: bucket("messagePerUser"),
+    messagePerIp: bucket("messagePerIp"),
   };
 }
 
@@ -101,9 +136,9 @@ export function rateLimited(retryAfterSeconds: number, what: string): DimsumErro
 }
 
 /** Takes from every (limiter, key) pair; throws the 429 of the first that is empty. */
-export function enforce(checks: Array<[RateLimiter, string]>, what: string): void {
+export async function enforce(checks: Array<[RateLimiter, string]>, what: string): Promise<void> {
   for (const [limiter, key] of checks) {
-    const result = limiter.take(key);
+    const result = await limiter.take(key);
     if (!result.ok) throw rateLimited(result.retryAfterSeconds, what);
   }
 }
@@ -117,6 +152,6 @@ export const messageRateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const auth = c.get("auth");
   const checks: Array<[RateLimiter, string]> = [[limits.messagePerIp, c.get("clientIp")]];
   if (auth) checks.unshift([limits.messagePerUser, auth.user.id]);
-  enforce(checks, "messages");
+  await enforce(checks, "messages");
   await next();
 };

@@ -34,6 +34,7 @@ import { createPostgresTeamStore, createSqliteTeamStore, type TeamStore } from "
 import { type AccountsFactory, postgresAccounts, sqliteAccounts } from "../accounts.js";
 import type { AuthEvent } from "../auth/auth-events.js";
 import type { ServerRelayMessage } from "../instance-sync.js";
+import { openSharedLimits, type SharedLimits } from "../security/shared-limits.js";
 import { type McpCredentialRepository, SqliteMcpCredentials } from "../settings/mcp-credential-store.js";
 import { createPostgresMcpCredentials, createPostgresSettingsStore } from "../settings/pg-settings-store.js";
 import { openSecretBox, type SecretBox } from "../settings/secret-box.js";
@@ -67,6 +68,8 @@ export interface Cluster {
   auth: MessageRelay<AuthEvent>;
   /** MCP servers, sign-ins and connectors changed on one instance (see instance-sync.ts). */
   server: MessageRelay<ServerRelayMessage>;
+  /** The rate limits of every instance (security/shared-limits.ts). */
+  limits: SharedLimits;
   close(): Promise<void>;
 }
 
@@ -161,12 +164,17 @@ export async function openCluster(
   const team = await open<TeamRelayMessage>("dimsum:team");
   const auth = await open<AuthEvent>("dimsum:auth");
   const server = await open<ServerRelayMessage>("dimsum:server");
+  const limits = await openSharedLimits(url).catch(async (err: unknown) => {
+    await Promise.allSettled(opened.map((r) => r.close()));
+    throw err;
+  });
   return {
     team,
     auth,
     server,
+    limits,
     async close() {
-      await Promise.allSettled(opened.map((r) => r.close()));
+      await Promise.allSettled([...opened.map((r) => r.close()), limits.close()]);
     },
   };
 }
