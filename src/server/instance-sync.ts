@@ -71,7 +71,9 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
         return;
       case "mcp_signout":
         // The record is gone from the database: looking at it closes this instance's connection.
-        if (mcp) later(() => mcp.pool.personalView(message.person, message.server));
+        if (mcp?.pool.isPerPerson(message.server)) {
+          later(() => mcp.pool.personalView(message.person, message.server));
+        }
         return;
       case "connector": {
         const connectors = deps.connectors?.();
