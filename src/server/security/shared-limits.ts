@@ -7,10 +7,8 @@
  * Redis unreachable: the caller falls back to its own in-memory state (still limited, per instance)
  * rather than refusing every sign-in; `onError` hears about it.
  */
-import { createRequire } from "node:module";
 import type { Redis as RedisClient } from "ioredis";
-import { DimsumError } from "../../errors.js";
-import { redactUrl } from "../../store/redact-url.js";
+import { connectRedis } from "../../store/redis/redis-connection.js";
 
 /** The limit state in Redis (see `openSharedLimits`). */
 export interface SharedLimits {
@@ -71,36 +69,34 @@ return '0'`;
 
 const PREFIX = "dimsum:limits:";
 
-/** Connects to the Redis at `url`; throws when it cannot (the caller decides what that means). */
+/** The two scripts, run by their SHA once Redis knows them (ioredis `defineCommand`). */
+interface ScriptedRedis extends RedisClient {
+  dimsumTake(key: string, capacity: number, perMs: number, now: number): Promise<string>;
+  dimsumBeginPair(
+    key: string,
+    now: number,
+    free: number,
+    base: number,
+    max: number,
+    forget: number,
+  ): Promise<string>;
+}
+
+/** Connects to the Redis at `url`; throws a `config` DimsumError when it cannot. */
 export async function openSharedLimits(url: string): Promise<SharedLimits> {
-  const { Redis } = createRequire(import.meta.url)("ioredis") as typeof import("ioredis");
   // One try per command: a sign-in must not hang while Redis is away (the caller falls back).
-  const client: RedisClient = new Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-  });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-  } catch (err) {
-    client.disconnect();
-    throw new DimsumError(
-      "config",
-      `Could not reach Redis at ${redactUrl(url)} for the shared rate limits (${err instanceof Error ? err.message : String(err)}).`,
-      { hint: "start Redis, or fix DIMSUM_REDIS_URL", retryable: true, cause: err },
-    );
-  }
+  const client = await connectRedis(url, { failFast: true, purpose: "for the shared rate limits" });
+  client.defineCommand("dimsumTake", { numberOfKeys: 1, lua: TAKE });
+  client.defineCommand("dimsumBeginPair", { numberOfKeys: 1, lua: BEGIN_PAIR });
+  const scripted = client as ScriptedRedis;
   return {
     async take(bucket, key, capacity, perMinute, now) {
-      const wait = await client.eval(TAKE, 1, `${PREFIX}${bucket}:${key}`, capacity, perMinute / 60_000, now);
-      return Number(wait);
+      return Number(
+        await scripted.dimsumTake(`${PREFIX}${bucket}:${key}`, capacity, perMinute / 60_000, now),
+      );
     },
     async beginPair(key, policy, now) {
-      const until = await client.eval(
-        BEGIN_PAIR,
-        1,
+      const until = await scripted.dimsumBeginPair(
         `${PREFIX}login:${key}`,
         now,
         policy.freeFailures,

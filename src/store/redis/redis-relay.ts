@@ -4,13 +4,13 @@
  * instance skips its own; one publishing connection keeps them in send order. Pub/sub delivers to
  * whoever is connected: what must survive (messages, runs, flows) is in the database, the relay
  * carries only what is live (token deltas, tool events, run lifecycle) and small commands.
- * `ioredis` loads when the first relay opens.
+ * The connections come from redis-connection.ts.
  */
 import { randomUUID } from "node:crypto";
-import { createRequire } from "node:module";
 import type { Redis as RedisClient } from "ioredis";
 import { DimsumError } from "../../errors.js";
 import { redactUrl } from "../redact-url.js";
+import { connectRedis, redisUnreachable } from "./redis-connection.js";
 
 export interface MessageRelay<T> {
   /** This instance's id (random per process). */
@@ -34,53 +34,22 @@ interface Envelope<T> {
   message: T;
 }
 
-function unreachable(label: string, err: unknown): DimsumError {
-  const detail = err instanceof Error ? err.message : String(err);
-  return new DimsumError("config", `Could not reach Redis at ${label} (${detail}).`, {
-    hint: "start Redis, or fix DIMSUM_REDIS_URL",
-    retryable: true,
-    cause: err,
-  });
-}
-
-type RedisClass = typeof import("ioredis").Redis;
-
-async function connect(Redis: RedisClass, url: string, label: string): Promise<RedisClient> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    // Commands wait for a reconnect instead of failing after a few tries: a publish during a short
-    // outage is sent when Redis is back.
-    maxRetriesPerRequest: null,
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-  });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-    return client;
-  } catch (err) {
-    client.disconnect();
-    throw unreachable(label, err);
-  }
-}
-
 /** Connects (two connections: one publishes, one listens); throws a `config` DimsumError when it cannot. */
 export async function openRedisRelay<T>(
   url: string,
   options: RedisRelayOptions = {},
 ): Promise<MessageRelay<T>> {
   const label = redactUrl(url);
-  // CommonJS, required where it is installed (the CLI bundle leaves it out).
-  const { Redis } = createRequire(import.meta.url)("ioredis") as typeof import("ioredis");
   const channel = options.channel ?? "dimsum:team";
   const instanceId = randomUUID();
-  const publisher = await connect(Redis, url, label);
+  const publisher = await connectRedis(url);
   let subscriber: RedisClient;
   try {
-    subscriber = await connect(Redis, url, label);
+    subscriber = await connectRedis(url);
     await subscriber.subscribe(channel);
   } catch (err) {
     publisher.disconnect();
-    throw err instanceof DimsumError ? err : unreachable(label, err);
+    throw err instanceof DimsumError ? err : redisUnreachable(url, err);
   }
   const listeners = new Set<(message: T) => void>();
   let down = false;
