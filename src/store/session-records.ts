@@ -18,6 +18,16 @@ import type {
   StoreLogger,
 } from "./types.js";
 
+/** The options both session stores take. */
+export interface SessionStoreOptions {
+  /** Clock in epoch milliseconds (tests pin it). */
+  now?: () => number;
+  /** Receives a line for every stored row that could not be read and was skipped. */
+  logger?: StoreLogger;
+  /** Fills `tokens_estimate` for new messages. */
+  estimateTokens?: (message: Message) => number;
+}
+
 export interface SessionRow {
   id: number;
   user_id: string;

@@ -4,7 +4,7 @@ import type { Message } from "../llm/types.js";
 import type { TodoItem } from "../tools/types.js";
 import { joinGroupCommit } from "./group-commit.js";
 import { type MessageRow, messageToColumns } from "./message-rows.js";
-import type { RunRow } from "./session-records.js";
+import type { RunRow, SessionStoreOptions } from "./session-records.js";
 import {
   checkRef,
   checkToolPairs,
@@ -38,14 +38,7 @@ import type {
   StoreLogger,
 } from "./types.js";
 
-export interface SqliteSessionStoreOptions {
-  /** Clock in epoch milliseconds (tests pin it). */
-  now?: () => number;
-  /** Receives a line for every stored row that could not be read and was skipped. */
-  logger?: StoreLogger;
-  /** Fills `tokens_estimate` for new messages. */
-  estimateTokens?: (message: Message) => number;
-}
+export type SqliteSessionStoreOptions = SessionStoreOptions;
 
 export { INTERRUPTED_TOOL_RESULT } from "./session-records.js";
 

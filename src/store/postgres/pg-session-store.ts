@@ -20,6 +20,7 @@ import {
   type RunEventRow,
   type RunRow,
   type SessionRow,
+  type SessionStoreOptions,
   splitToolResultError,
   toSessionRecord,
   toStoredMessage,
@@ -43,14 +44,7 @@ import type {
 } from "../types.js";
 import type { PgDatabase, PgQueryable } from "./pg-database.js";
 
-export interface PgSessionStoreOptions {
-  /** Clock in epoch milliseconds (tests pin it). */
-  now?: () => number;
-  /** Receives a line for every stored row that could not be read and was skipped. */
-  logger?: StoreLogger;
-  /** Fills `tokens_estimate` for new messages. */
-  estimateTokens?: (message: Message) => number;
-}
+export type PgSessionStoreOptions = SessionStoreOptions;
 
 const SESSION_COLUMNS = `s.id, s.user_id, s.session_key, s.title, s.summary, s.summary_updated_at, s.created_at,
   s.updated_at, (SELECT count(*)::int FROM messages m WHERE m.session_id = s.id) AS message_count`;
