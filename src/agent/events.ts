@@ -3,7 +3,9 @@
  * and tests assert on.
  */
 import type { DimsumError, ErrorCode } from "../errors.js";
-import type { AssistantMessage, FinishReason, ToolResultMessage, Usage } from "../llm/types.js";
+import type { AssistantMessage, FinishReason, ToolResultMessage, Usage, UserMessage } from "../llm/types.js";
+import type { PendingApproval } from "./approvals.js";
+import type { RunCheckpoint } from "./checkpoint.js";
 
 export type AgentEvent =
   | { type: "run_start"; runId: string; model: string; tools: string[] }
@@ -27,7 +29,41 @@ export type AgentEvent =
    * Messages appended to the conversation as one unit: a final assistant message, or an assistant
    * tool-call message together with all its results. Stores write each unit in one transaction.
    */
-  | { type: "messages"; runId: string; messages: Array<AssistantMessage | ToolResultMessage> }
+  | {
+      type: "messages";
+      runId: string;
+      messages: Array<AssistantMessage | ToolResultMessage | UserMessage>;
+      /** The run's progress after this unit, stored with it. */
+      checkpoint?: RunCheckpoint;
+    }
+  /** The run's progress before a step's tool calls run (so a restart knows which were in flight). */
+  | { type: "checkpoint"; runId: string; checkpoint: RunCheckpoint }
+  /**
+   * A call that needs a person's approval: asked for (`requested`), or decided. `summary` is what will
+   * happen (the command line for the shell); `by` who decided; `note` the reason given with a rejection.
+   */
+  | {
+      type: "approval";
+      runId: string;
+      callId: string;
+      tool: string;
+      args: unknown;
+      summary: string;
+      reason: string;
+      state: "requested" | "approved" | "rejected";
+      by?: string;
+      always?: boolean;
+      note?: string;
+    }
+  /** Messages the person sent while the run went on, now part of its conversation. */
+  | { type: "steered"; runId: string; count: number }
+  /** The run continues from its checkpoint: after approvals were decided, or after a restart. */
+  | { type: "resumed"; runId: string; reason: "approval" | "restart"; iteration: number }
+  /**
+   * The run stops here until the pending approvals are decided: the last event of a waiting run.
+   * `checkpoint` is everything needed to resume it, in any process.
+   */
+  | { type: "waiting"; runId: string; approvals: PendingApproval[]; checkpoint: RunCheckpoint }
   /** What was added to the context for this run beyond the conversation: chosen skills, recalled memories. */
   | {
       type: "context";

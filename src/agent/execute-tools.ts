@@ -1,14 +1,27 @@
 /**
- * Phase: validate and execute one turn's tool calls. Concurrency-safe calls run together; a call that
- * is not safe runs alone. Events are yielded as calls start and finish (execution order); the result
- * messages come back in call order, which every provider requires.
+ * Phase: validate, check approvals, and execute one turn's tool calls. Concurrency-safe calls run
+ * together; a call that is not safe runs alone. A call that needs approval is put to the approver
+ * first: approved, it runs; rejected, the model reads the reason; `wait`, it is left pending (the
+ * others of the turn still run) and the loop ends the run `waiting`. While steering messages wait,
+ * batches that have not started are skipped. Events are yielded as calls start and finish (execution
+ * order); the result messages come back in call order, which every provider requires.
  */
 import type { ImagePart, TextPart, ToolCall, ToolResultMessage } from "../llm/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/types.js";
+import {
+  type ApprovalDecision,
+  type Approver,
+  approvalNeed,
+  type PendingApproval,
+  rejectionResult,
+  toDecision,
+  unattendedResult,
+} from "./approvals.js";
 import { AsyncQueue } from "./async-queue.js";
 import { truncateToolOutput } from "./context/truncate.js";
 import type { AgentEvent } from "./events.js";
+import { SKIPPED_FOR_STEERING, type SteeringSource } from "./steering.js";
 import type { RepeatedCallGuard } from "./stop-conditions.js";
 
 export interface ExecuteToolsOptions {
@@ -18,43 +31,216 @@ export interface ExecuteToolsOptions {
   guard: RepeatedCallGuard;
   /** Tool output beyond this many characters is cut, with a note saying how much. */
   maxResultChars: number;
+  /** Decides calls that need approval; default: the tool context's `approve` (yes/no), else nobody. */
+  approve?: Approver;
+  /** Tool names (or `prefix*` patterns) that always ask first. */
+  askFirst?: readonly string[];
+  /** Decisions already taken (a run resumed after waiting), by call id. */
+  decided?: ReadonlyMap<string, ApprovalDecision>;
+  /** Results already known (calls of the turn that ran before the run waited), by call id. */
+  known?: ReadonlyMap<string, ToolResultMessage>;
+  steering?: SteeringSource;
+  /**
+   * The calls were running when the process died: a call without a known result is run again only
+   * when its tool is idempotent; otherwise its result says it was interrupted.
+   */
+  interrupted?: boolean;
+  now?: () => number;
+}
+
+/** The result of a call a restart interrupted. */
+export const INTERRUPTED_BY_RESTART =
+  "Interrupted by a restart while it ran; it may or may not have taken effect. Check before doing it again.";
+
+/** The turn's results in call order; a pending call has none yet. */
+export interface ToolOutcome {
+  results: Array<ToolResultMessage | undefined>;
+  pending: PendingApproval[];
 }
 
 type Planned =
   | { call: ToolCall; tool: Tool; args: unknown; safe: boolean }
   | { call: ToolCall; error: string; safe: true };
 
-/** Executes the calls; yields tool_call/tool_result events, returns result messages in call order. */
+type Entry = { item: Planned; index: number };
+
+/** Executes the calls; yields tool_call/approval/tool_result events, returns results in call order. */
 export async function* executeTools(
   calls: ToolCall[],
   options: ExecuteToolsOptions,
-): AsyncGenerator<AgentEvent, ToolResultMessage[]> {
-  const planned = calls.map((call) => plan(call, options));
-  const results: ToolResultMessage[] = new Array(calls.length);
+): AsyncGenerator<AgentEvent, ToolOutcome> {
+  const results: Array<ToolResultMessage | undefined> = new Array(calls.length);
+  const pending: PendingApproval[] = [];
+  const open: ToolCall[] = [];
+  calls.forEach((call, index) => {
+    const known = options.known?.get(call.id);
+    if (known) results[index] = known;
+    else open.push(call);
+  });
+  const planned = open.map((call) => plan(call, options));
+  let first = true;
   for (const batch of batches(planned)) {
-    const queue = new AsyncQueue<AgentEvent>();
-    let pending = batch.length;
-    for (const { item, index } of batch) {
-      queue.push({
+    const indexed = batch.map(({ item }) => ({ item, index: calls.indexOf(item.call) }));
+    if (!first && options.steering?.pending()) {
+      for (const { item, index } of indexed) {
+        results[index] = {
+          role: "tool",
+          toolCallId: item.call.id,
+          toolName: item.call.name,
+          content: SKIPPED_FOR_STEERING,
+          isError: true,
+        };
+        yield {
+          type: "tool_call",
+          runId: options.runId,
+          id: item.call.id,
+          name: item.call.name,
+          args: argsOf(item),
+        };
+        yield skippedEvent(options.runId, item.call);
+      }
+      continue;
+    }
+    first = false;
+    const runnable: Array<Entry & { approved: boolean }> = [];
+    for (const { item, index } of indexed) {
+      yield {
         type: "tool_call",
         runId: options.runId,
         id: item.call.id,
         name: item.call.name,
         args: argsOf(item),
-      });
-      runOne(item, options)
+      };
+      const gate = yield* checkApproval(item, options);
+      if (gate.kind === "run") runnable.push({ item, index, approved: gate.approved });
+      else if (gate.kind === "wait") pending.push(gate.pending);
+      else {
+        results[index] = gate.result;
+        yield resultEvent(options.runId, gate.result, 0);
+      }
+    }
+    if (runnable.length === 0) continue;
+    const queue = new AsyncQueue<AgentEvent>();
+    let left = runnable.length;
+    for (const { item, index, approved } of runnable) {
+      runOne(item, options, approved)
         .then(({ message, event }) => {
           results[index] = message;
           queue.push(event);
         })
         .finally(() => {
-          pending -= 1;
-          if (pending === 0) queue.close();
+          left -= 1;
+          if (left === 0) queue.close();
         });
     }
     yield* queue;
   }
-  return results;
+  return { results, pending };
+}
+
+type Gate =
+  | { kind: "run"; approved: boolean }
+  | { kind: "wait"; pending: PendingApproval }
+  | { kind: "result"; result: ToolResultMessage };
+
+/** The approval phase for one call: run it, leave it pending, or answer it without running. */
+async function* checkApproval(item: Planned, options: ExecuteToolsOptions): AsyncGenerator<AgentEvent, Gate> {
+  if (!("tool" in item)) return { kind: "run", approved: false };
+  const { call } = item;
+  if (options.interrupted && item.tool.idempotent !== true) {
+    const result: ToolResultMessage = {
+      role: "tool",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: INTERRUPTED_BY_RESTART,
+      isError: true,
+    };
+    return { kind: "result", result };
+  }
+  const decided = options.decided?.get(call.id);
+  if (decided) return gateFor(call, decided);
+  const need = await approvalNeed(item.tool, item.args, options.context, options.askFirst ?? []);
+  if (!need) return { kind: "run", approved: false };
+  const request = {
+    tool: call.name,
+    summary: need.summary,
+    reason: need.reason,
+    callId: call.id,
+    args: item.args,
+  };
+  const approver = options.approve ?? options.context.approve;
+  if (!approver) return { kind: "result", result: unattendedResult(call, need) };
+  const answer = toDecision(await approver(request));
+  const base = {
+    type: "approval" as const,
+    runId: options.runId,
+    callId: call.id,
+    tool: call.name,
+    args: item.args,
+    summary: need.summary,
+    reason: need.reason,
+  };
+  if (answer === "wait") {
+    yield { ...base, state: "requested" };
+    const askedAt = (options.now ?? Date.now)();
+    return {
+      kind: "wait",
+      pending: {
+        callId: call.id,
+        tool: call.name,
+        args: item.args,
+        summary: need.summary,
+        reason: need.reason,
+        askedAt,
+      },
+    };
+  }
+  yield {
+    ...base,
+    state: answer.decision === "approve" ? "approved" : "rejected",
+    ...decisionFields(answer),
+  };
+  return gateFor(call, answer);
+}
+
+function gateFor(call: ToolCall, decision: ApprovalDecision): Gate {
+  return decision.decision === "approve"
+    ? { kind: "run", approved: true }
+    : { kind: "result", result: rejectionResult(call, decision) };
+}
+
+/** The optional fields of a decision, for events. */
+export function decisionFields(d: ApprovalDecision): { by?: string; always?: boolean; note?: string } {
+  return {
+    ...(d.by ? { by: d.by } : {}),
+    ...(d.always ? { always: true } : {}),
+    ...(d.reason ? { note: d.reason } : {}),
+  };
+}
+
+function skippedEvent(runId: string, call: ToolCall): AgentEvent {
+  return {
+    type: "tool_result",
+    runId,
+    id: call.id,
+    name: call.name,
+    ok: false,
+    output: SKIPPED_FOR_STEERING,
+    durationMs: 0,
+  };
+}
+
+/** The tool_result event of a result made without running the tool. */
+function resultEvent(runId: string, message: ToolResultMessage, durationMs: number): AgentEvent {
+  return {
+    type: "tool_result",
+    runId,
+    id: message.toolCallId,
+    name: message.toolName,
+    ok: !message.isError,
+    output: renderContent(message.content),
+    durationMs,
+  };
 }
 
 function plan(call: ToolCall, options: ExecuteToolsOptions): Planned {
@@ -66,18 +252,18 @@ function plan(call: ToolCall, options: ExecuteToolsOptions): Planned {
 }
 
 /** Groups calls: runs of concurrency-safe calls together, each unsafe call on its own. */
-function batches(planned: Planned[]): Array<Array<{ item: Planned; index: number }>> {
-  const out: Array<Array<{ item: Planned; index: number }>> = [];
-  let current: Array<{ item: Planned; index: number }> = [];
-  planned.forEach((item, index) => {
+function batches(planned: Planned[]): Array<Array<{ item: Planned }>> {
+  const out: Array<Array<{ item: Planned }>> = [];
+  let current: Array<{ item: Planned }> = [];
+  for (const item of planned) {
     if (item.safe) {
-      current.push({ item, index });
-      return;
+      current.push({ item });
+      continue;
     }
     if (current.length > 0) out.push(current);
-    out.push([{ item, index }]);
+    out.push([{ item }]);
     current = [];
-  });
+  }
   if (current.length > 0) out.push(current);
   return out;
 }
@@ -91,15 +277,20 @@ function argsOf(item: Planned): unknown {
   }
 }
 
+const yes = async (): Promise<boolean> => true;
+
 async function runOne(
   item: Planned,
   options: ExecuteToolsOptions,
+  approved: boolean,
 ): Promise<{ message: ToolResultMessage; event: AgentEvent }> {
   const started = performance.now();
   let result: ToolResult;
   if ("tool" in item) {
+    // An approved call is not asked again by the tool itself (the shell checks its policy too).
+    const context = approved ? { ...options.context, approve: yes } : options.context;
     try {
-      result = await options.registry.execute({ tool: item.tool, args: item.args }, options.context);
+      result = await options.registry.execute({ tool: item.tool, args: item.args }, context);
     } catch (err) {
       // The registry turns tool failures into results; this only catches bugs, which must not kill the run.
       result = {

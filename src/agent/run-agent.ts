@@ -12,12 +12,18 @@ import type {
   ModelSpec,
   StreamFunction,
   StreamOptions,
+  ToolCall,
+  ToolResultMessage,
   Usage,
+  UserMessage,
 } from "../llm/types.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/types.js";
+import type { Approver } from "./approvals.js";
+import type { RunCheckpoint } from "./checkpoint.js";
 import { type AgentEvent, errorEvent } from "./events.js";
-import { executeTools } from "./execute-tools.js";
+import { executeTools, type ToolOutcome } from "./execute-tools.js";
+import type { SteeringSource } from "./steering.js";
 import { firstStop, maxIterationsReached, RepeatedCallGuard, type StopCondition } from "./stop-conditions.js";
 import { streamModel } from "./stream-model.js";
 import { addUsage, costOf, emptyUsage } from "./usage.js";
@@ -58,6 +64,21 @@ export interface RunAgentOptions {
   maxToolResultChars?: number;
   buildContext?: ContextBuilder;
   stopConditions?: StopCondition[];
+  /**
+   * Decides calls that need approval (the shell's confirm rules, the ask-first list, a tool's own
+   * flag): at once, or `wait` to end the run `waiting` with a checkpoint. Default: the tool
+   * environment's `approve` (yes/no); with neither, such calls are refused with the reason.
+   */
+  approve?: Approver;
+  /** Tool names, or `prefix*` patterns, whose every call needs approval. */
+  askFirst?: readonly string[];
+  /** Messages that reach the run while it goes on, read between steps. */
+  steering?: SteeringSource;
+  /**
+   * Continue a run from its checkpoint (`messages` is then the stored conversation without the
+   * checkpoint's open turn): after its approvals were decided, or after the process running it died.
+   */
+  resume?: { checkpoint: RunCheckpoint; reason: "approval" | "restart" };
 }
 
 const defaultBuildContext: ContextBuilder = ({ system, messages, tools, toolsOffered }) => {
@@ -67,7 +88,7 @@ const defaultBuildContext: ContextBuilder = ({ system, messages, tools, toolsOff
   return context;
 };
 
-/** Runs the ReAct loop as a stream of typed events, ending with exactly one `done` or `error`. */
+/** Runs the ReAct loop as a stream of typed events, ending with exactly one `done`, `error` or `waiting`. */
 export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentEvent, void> {
   const runId = options.runId ?? randomUUID();
   const signal = options.signal ?? new AbortController().signal;
@@ -75,11 +96,36 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const maxIterations = options.maxIterations ?? 10;
   const stopConditions = options.stopConditions ?? [maxIterationsReached];
   const buildContext = options.buildContext ?? defaultBuildContext;
-  const guard = new RepeatedCallGuard();
+  const resume = options.resume?.checkpoint;
+  const guard = new RepeatedCallGuard(3, resume?.calls ?? []);
   const messages = [...options.messages];
   const toolContext: ToolContext = { ...options.toolEnvironment, signal, runId };
-  let total = emptyUsage();
-  let stopReason: string | undefined;
+  const steering = options.steering;
+  let total = resume?.usage ?? emptyUsage();
+  let stopReason: string | undefined = resume?.stopReason;
+  let iteration = resume?.iteration ?? 0;
+  const checkpoint = (turn?: RunCheckpoint["turn"]): RunCheckpoint => ({
+    version: 1,
+    iteration,
+    usage: total,
+    ...(stopReason !== undefined ? { stopReason } : {}),
+    calls: guard.entries(),
+    ...(turn ? { turn } : {}),
+  });
+  const tools = (calls: AssistantMessage, known: RunCheckpoint["turn"] | undefined, interrupted: boolean) =>
+    executeTools(toolCallsOf(calls), {
+      runId,
+      registry,
+      context: toolContext,
+      guard,
+      maxResultChars: options.maxToolResultChars ?? 20_000,
+      ...(options.approve ? { approve: options.approve } : {}),
+      ...(options.askFirst ? { askFirst: options.askFirst } : {}),
+      ...(steering ? { steering } : {}),
+      ...(known ? { known: new Map(known.results.map((r) => [r.toolCallId, r])) } : {}),
+      ...(known ? { decided: new Map(Object.entries(known.decisions)) } : {}),
+      ...(interrupted ? { interrupted: true } : {}),
+    });
 
   try {
     const stream = options.stream ?? defaultStream;
@@ -89,8 +135,26 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       model: `${options.model.provider}:${options.model.id}`,
       tools: registry.names(),
     };
-    for (let iteration = 1; ; iteration++) {
+    if (options.resume) {
+      yield { type: "resumed", runId, reason: options.resume.reason, iteration };
+      const open = resume?.turn;
+      if (open) {
+        // A restart with no pending approvals: the turn's calls were running when the process died.
+        const interrupted = options.resume.reason === "restart" && open.pending.length === 0;
+        const outcome = yield* tools(open.message, open, interrupted);
+        const unit = yield* closeTurn(open.message, outcome);
+        if (!unit) return;
+        messages.push(...unit);
+        stopReason = firstStop(stopConditions, { iteration, maxIterations, signal });
+      }
+    }
+    while (true) {
+      iteration++;
       if (signal.aborted) throw new DimsumError("aborted", "The run was aborted.");
+      if (iteration > 1) {
+        const steered = yield* readSteering([]);
+        if (steered) messages.push(...steered);
+      }
       const toolsOffered = stopReason === undefined;
       yield { type: "turn_start", runId, iteration, toolsOffered };
       const reported: AgentEvent[] = [];
@@ -119,8 +183,16 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
 
       if (turn.toolCalls.length === 0 || !toolsOffered) {
         const message = toolsOffered ? turn.message : withoutToolCalls(turn.message);
+        // A message that arrived while the answer streamed is answered in this run.
+        if (toolsOffered && steering?.pending()) {
+          const steered = yield* readSteering([message]);
+          if (steered) {
+            messages.push(...steered);
+            continue;
+          }
+        }
         messages.push(message);
-        yield { type: "messages", runId, messages: [message] };
+        yield { type: "messages", runId, messages: [message], checkpoint: checkpoint() };
         const done: AgentEvent = {
           type: "done",
           runId,
@@ -136,22 +208,63 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         return;
       }
 
-      const results = yield* executeTools(turn.toolCalls, {
+      // Written before the calls run, so a restart knows which calls were in flight.
+      yield {
+        type: "checkpoint",
         runId,
-        registry,
-        context: toolContext,
-        guard,
-        maxResultChars: options.maxToolResultChars ?? 20_000,
-      });
-      // An abort during tools drops the whole turn: never an assistant tool call without its results.
-      if (signal.aborted) throw new DimsumError("aborted", "The run was aborted.");
-      messages.push(turn.message, ...results);
-      yield { type: "messages", runId, messages: [turn.message, ...results] };
+        checkpoint: checkpoint({ message: turn.message, results: [], pending: [], decisions: {} }),
+      };
+      const outcome = yield* tools(turn.message, undefined, false);
+      const unit = yield* closeTurn(turn.message, outcome);
+      if (!unit) return;
+      messages.push(...unit);
       stopReason = firstStop(stopConditions, { iteration, maxIterations, signal });
     }
   } catch (err) {
     yield errorEvent(runId, toDimsumError(err));
   }
+
+  /**
+   * Ends a turn's tool phase: the assistant message and every result as one unit, or (calls pending
+   * approval) the `waiting` event with the checkpoint; undefined then.
+   */
+  async function* closeTurn(
+    message: AssistantMessage,
+    outcome: ToolOutcome,
+  ): AsyncGenerator<AgentEvent, Array<AssistantMessage | ToolResultMessage> | undefined> {
+    // An abort during tools drops the whole turn: never an assistant tool call without its results.
+    if (signal.aborted) throw new DimsumError("aborted", "The run was aborted.");
+    const done = outcome.results.filter((r): r is ToolResultMessage => r !== undefined);
+    if (outcome.pending.length > 0) {
+      const turn = { message, results: done, pending: outcome.pending, decisions: {} };
+      yield { type: "waiting", runId, approvals: outcome.pending, checkpoint: checkpoint(turn) };
+      return undefined;
+    }
+    const unit = [message, ...done];
+    yield { type: "messages", runId, messages: unit, checkpoint: checkpoint() };
+    return unit;
+  }
+
+  /** Takes steering messages, if any, and yields them (after `before`) as one unit. */
+  async function* readSteering(
+    before: AssistantMessage[],
+  ): AsyncGenerator<AgentEvent, Array<AssistantMessage | UserMessage> | undefined> {
+    if (!steering) return undefined;
+    const taken = await steering.take();
+    if (taken.length === 0) return undefined;
+    const unit = [...before, ...taken];
+    yield { type: "steered", runId, count: taken.length };
+    yield { type: "messages", runId, messages: unit, checkpoint: checkpoint() };
+    return unit;
+  }
+}
+
+function toolCallsOf(message: AssistantMessage): ToolCall[] {
+  return message.content.flatMap((p) => {
+    if (p.type !== "tool_call") return [];
+    const { type: _type, ...call } = p;
+    return [call];
+  });
 }
 
 function usageEvent(runId: string, usage: Usage, total: Usage, model: ModelSpec): AgentEvent {

@@ -4,6 +4,7 @@
  * record and its trace as they happen.
  */
 import { randomUUID } from "node:crypto";
+import { DimsumError } from "../errors.js";
 import { stream as defaultStream } from "../llm/providers.js";
 import type { Message, ModelSpec, StreamFunction, StreamOptions, UserMessage } from "../llm/types.js";
 import { todoStoreFor } from "../store/todo-store.js";
@@ -31,7 +32,10 @@ import {
 
 export type { LayerProvider } from "./layered-context.js";
 
+import type { ApprovalDecision, Approver } from "./approvals.js";
+import { parseCheckpoint, type RunCheckpoint } from "./checkpoint.js";
 import { type ContextBuilder, runAgent, type ToolEnvironment } from "./run-agent.js";
+import type { SteeringSource } from "./steering.js";
 import { TraceRecorder } from "./trace-recorder.js";
 
 export interface SessionTurnOptions {
@@ -54,6 +58,16 @@ export interface SessionTurnOptions {
   /** Values scrubbed from the trace (API keys). */
   secrets?: string[];
   runId?: string;
+  /** See `RunAgentOptions.approve`; `wait` ends the turn `waiting`, its checkpoint stored. */
+  approve?: Approver;
+  askFirst?: readonly string[];
+  steering?: SteeringSource;
+  /**
+   * Continue the stored run `runId` from its checkpoint instead of starting a turn (`input` is then
+   * not appended): after a person decided its pending approvals (`decisions`, by call id), or after
+   * the process running it died.
+   */
+  resume?: { reason: "approval" | "restart"; decisions?: Record<string, ApprovalDecision> };
 }
 
 /** Runs one user turn in a stored session; yields the same events as `runAgent`. */
@@ -69,10 +83,22 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   const session = await store.openSession(ref, { title: titleFrom(options.input) });
   let live: LiveMessage[] = (await store.loadMessages(ref)).map((m) => ({ id: m.id, message: m.message }));
   let summary = session.summary;
-  const userMessage: Message = { role: "user", content: options.input };
-  const [storedUser] = await store.appendMessages(ref, runId, [userMessage]);
-  live.push({ id: storedUser?.id, message: userMessage });
-  await store.startRun(ref, { runId, model: `${model.provider}:${model.id}`, prompt: textOf(options.input) });
+  let resume: { checkpoint: RunCheckpoint; reason: "approval" | "restart" } | undefined;
+  if (options.resume) {
+    const checkpoint = await loadResumable(store, ref, runId, live, options.resume.decisions);
+    resume = { checkpoint, reason: options.resume.reason };
+    // Running again: a crash from here on is one a restart resumes.
+    await store.saveCheckpoint(ref, runId, checkpoint);
+  } else {
+    const userMessage: Message = { role: "user", content: options.input };
+    const [storedUser] = await store.appendMessages(ref, runId, [userMessage]);
+    live.push({ id: storedUser?.id, message: userMessage });
+    await store.startRun(ref, {
+      runId,
+      model: `${model.provider}:${model.id}`,
+      prompt: textOf(options.input),
+    });
+  }
 
   const query = textOf(options.input);
   const trace = new TraceRecorder(store, ref, runId, options.secrets ?? []);
@@ -136,15 +162,31 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       stream,
       streamOptions: options.streamOptions,
       buildContext,
+      ...(options.approve ? { approve: options.approve } : {}),
+      ...(options.askFirst ? { askFirst: options.askFirst } : {}),
+      ...(options.steering ? { steering: options.steering } : {}),
+      ...(resume ? { resume } : {}),
     })) {
       trace.record(event);
       switch (event.type) {
         case "messages": {
           const saved = await store.appendMessages(ref, runId, event.messages);
           live.push(...saved.map((m) => ({ id: m.id, message: m.message })));
+          // A final answer's checkpoint is never needed: finishing the run clears it.
+          if (event.checkpoint && event.messages.at(-1)?.role !== "assistant") {
+            await store.saveCheckpoint(ref, runId, event.checkpoint);
+          }
           await trace.flush();
           break;
         }
+        case "checkpoint":
+          await store.saveCheckpoint(ref, runId, event.checkpoint);
+          break;
+        case "waiting":
+          await trace.flush();
+          await store.saveCheckpoint(ref, runId, event.checkpoint, { waiting: true });
+          finished = true;
+          break;
         case "usage":
           calibrator.observe(lastEstimate, event.usage.inputTokens);
           break;
@@ -180,6 +222,37 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       });
     }
   }
+}
+
+/**
+ * The stored checkpoint of a run to resume, with `decisions` recorded. A turn whose results already
+ * reached the history (the process died after storing them, before the checkpoint moved on) is done.
+ */
+async function loadResumable(
+  store: SessionStore,
+  ref: SessionRef,
+  runId: string,
+  live: LiveMessage[],
+  decisions: Record<string, ApprovalDecision> | undefined,
+): Promise<RunCheckpoint> {
+  const stored = await store.loadCheckpoint(ref, runId);
+  const checkpoint = parseCheckpoint(stored?.checkpoint);
+  if (!checkpoint) {
+    throw new DimsumError("internal", `Run ${runId} has no checkpoint to continue from.`, {
+      hint: "ask again: the run cannot be resumed",
+    });
+  }
+  const turn = checkpoint.turn;
+  if (turn) {
+    const answered = new Set(live.flatMap((m) => (m.message.role === "tool" ? [m.message.toolCallId] : [])));
+    const ids = turn.message.content.flatMap((p) => (p.type === "tool_call" ? [p.id] : []));
+    if (ids.length > 0 && ids.every((id) => answered.has(id))) {
+      const { turn: _done, ...rest } = checkpoint;
+      return rest;
+    }
+    if (decisions) turn.decisions = { ...turn.decisions, ...decisions };
+  }
+  return checkpoint;
 }
 
 /** Forces compaction of a session's live context now (`/compact`). */

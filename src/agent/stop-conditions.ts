@@ -30,9 +30,19 @@ export function firstStop(conditions: StopCondition[], state: LoopState): string
 
 /** Counts identical calls (same tool, same arguments) across a run; the third one is refused. */
 export class RepeatedCallGuard {
-  private readonly counts = new Map<string, number>();
+  private readonly counts: Map<string, number>;
 
-  constructor(private readonly limit = 3) {}
+  constructor(
+    private readonly limit = 3,
+    counts: Iterable<[string, number]> = [],
+  ) {
+    this.counts = new Map(counts);
+  }
+
+  /** The counts so far, for a checkpoint. */
+  entries(): Array<[string, number]> {
+    return [...this.counts];
+  }
 
   /** Records the call; returns an error message when it has now been made `limit` times. */
   check(call: ToolCall): string | undefined {

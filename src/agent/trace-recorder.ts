@@ -49,6 +49,12 @@ export class TraceRecorder {
         // Messages are stored in full in the session; the trace keeps only their shape.
         this.push({ type: "messages", roles: event.messages.map((m) => m.role) });
         return;
+      case "checkpoint":
+        // Stored as the run's checkpoint; the trace need not repeat it.
+        return;
+      case "waiting":
+        this.push({ type: "waiting", approvals: event.approvals.map((a) => a.callId) });
+        return;
     }
     this.push({ ...event });
   }

@@ -45,6 +45,22 @@ function buildSchemas() {
     .object({
       defaultModel: z.string().optional(),
       maxIterations: z.number().int().positive().max(200).optional(),
+      /** Tool calls waiting for a person: how long a run waits before it ends unanswered. */
+      approvals: z
+        .object({
+          timeoutHours: z
+            .number()
+            .positive()
+            .max(24 * 365)
+            .optional(),
+        })
+        .strict()
+        .default({}),
+      /** Messages sent while an agent works: how long `collect` waits for the rest of a burst. */
+      queue: z
+        .object({ collectMs: z.number().int().min(0).max(60_000).optional() })
+        .strict()
+        .default({}),
       providers: z.record(z.string(), providerEntry).default({}),
       /** Custom HTTP tool definitions (same shape as `tools/http/*.json`), checked when tools load. */
       httpTools: z.array(z.unknown()).optional(),
@@ -108,7 +124,14 @@ export type ModelOverride = z.output<Schemas["modelEntry"]>;
 
 /** An empty config, as if no file existed: what the schema makes of `{}` (a test checks that it is). */
 export function emptyConfigFile(): ConfigFile {
-  return { providers: {}, models: {}, modelCalls: {}, tools: { shell: { sandbox: {} }, fetch: {} } };
+  return {
+    approvals: {},
+    queue: {},
+    providers: {},
+    models: {},
+    modelCalls: {},
+    tools: { shell: { sandbox: {} }, fetch: {} },
+  };
 }
 
 /** Reads and validates a config file; undefined when it does not exist. Errors name the file and field. */

@@ -20,6 +20,10 @@ export interface DimsumConfig {
   /** Default `provider:model` (`DIMSUM_MODEL`, then the config file). */
   defaultModel: string | undefined;
   maxIterations: number;
+  /** How long a run waits for approvals before it ends unanswered (`approvals.timeoutHours`, default 24). */
+  approvalTimeoutMs: number;
+  /** How long `collect` waits for the next message of a burst (`queue.collectMs`, default 1500). */
+  collectMs: number;
   /** Deadlines of every model call (`modelCalls` in the config file over the defaults); copied into each ModelSpec. */
   modelCalls: ModelCallLimits;
   /**
@@ -85,6 +89,8 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     home,
     defaultModel: env.DIMSUM_MODEL || file.defaultModel,
     maxIterations: file.maxIterations ?? 10,
+    approvalTimeoutMs: (file.approvals.timeoutHours ?? 24) * 3_600_000,
+    collectMs: file.queue.collectMs ?? 1500,
     modelCalls: resolveCallLimits(file.modelCalls),
     env,
     user: env.DIMSUM_USER || undefined,

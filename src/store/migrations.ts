@@ -566,6 +566,58 @@ CREATE TABLE connector_leases (
 ) WITHOUT ROWID;
 `),
   },
+  {
+    version: 12,
+    name: "run state: checkpoints of session runs, runs waiting for approval, approve-always grants, queue modes, ask-first tools",
+    // A session run's checkpoint is its progress between steps; `waiting_since` marks one waiting for
+    // a person (recovery leaves it alone). team_runs gains the status `waiting`: SQLite cannot alter a
+    // CHECK, so the table is rebuilt (nothing references it) with the same columns and indexes.
+    up: (db) =>
+      db.exec(`
+ALTER TABLE runs ADD COLUMN checkpoint_json TEXT;
+ALTER TABLE runs ADD COLUMN waiting_since INTEGER;
+
+CREATE TABLE team_runs_new (
+  id TEXT PRIMARY KEY,
+  channel_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  trigger_message_id INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'waiting', 'done', 'error', 'cancelled')),
+  flow_id TEXT,
+  step_index INTEGER,
+  depth INTEGER NOT NULL DEFAULT 0,
+  parent_run_id TEXT,
+  requested_by TEXT NOT NULL,
+  session_user_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  error TEXT,
+  usage_json TEXT,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER
+) WITHOUT ROWID;
+INSERT INTO team_runs_new (id, channel_id, agent_id, trigger_message_id, status, flow_id, step_index, depth,
+  parent_run_id, requested_by, session_user_id, session_id, error, usage_json, started_at, ended_at)
+  SELECT id, channel_id, agent_id, trigger_message_id, status, flow_id, step_index, depth, parent_run_id,
+    requested_by, session_user_id, session_id, error, usage_json, started_at, ended_at FROM team_runs;
+DROP TABLE team_runs;
+ALTER TABLE team_runs_new RENAME TO team_runs;
+CREATE INDEX team_runs_channel ON team_runs (channel_id, started_at);
+CREATE INDEX team_runs_open ON team_runs (status) WHERE status IN ('queued', 'running');
+CREATE INDEX team_runs_waiting ON team_runs (started_at) WHERE status = 'waiting';
+
+CREATE TABLE team_approval_grants (
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  agent_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  granted_by TEXT NOT NULL,
+  granted_at INTEGER NOT NULL,
+  PRIMARY KEY (channel_id, agent_id, tool)
+) WITHOUT ROWID;
+
+ALTER TABLE team_channels ADD COLUMN queue_mode TEXT;
+ALTER TABLE team_agents ADD COLUMN ask_first_json TEXT NOT NULL DEFAULT '[]';
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

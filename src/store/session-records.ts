@@ -13,6 +13,7 @@ import type {
   RunStatus,
   SessionRecord,
   SessionRef,
+  StoredCheckpoint,
   StoredMessage,
   StoredRunEvent,
   StoreLogger,
@@ -53,6 +54,22 @@ export interface RunRow {
   usage_json: string | null;
   error: string | null;
   note: string | null;
+}
+
+/** A run's checkpoint columns. */
+export interface CheckpointRow {
+  checkpoint_json: string | null;
+  waiting_since: number | null;
+}
+
+/** The checkpoint columns to write: `checkpoint` as JSON (undefined clears it), and whether it waits. */
+export function checkpointColumns(
+  checkpoint: unknown,
+  options: { waiting?: boolean } = {},
+): { json: string | null; waiting: boolean } {
+  const json = checkpoint === undefined ? undefined : JSON.stringify(checkpoint);
+  if (json === undefined) return { json: null, waiting: false };
+  return { json, waiting: options.waiting === true };
 }
 
 export interface RunEventRow {
@@ -172,6 +189,16 @@ export class RowDecoder {
         events.push({ runId: row.run_id, seq: row.seq, type: row.type, payload: payload.value, at: row.at });
     }
     return events;
+  }
+
+  /** A run's stored checkpoint; undefined when it has none (or it cannot be read, which is reported). */
+  checkpoint(runId: string, row: CheckpointRow | undefined): StoredCheckpoint | undefined {
+    if (!row || row.checkpoint_json === null) return undefined;
+    const parsed = this.json(row.checkpoint_json, `the checkpoint of run ${runId}`);
+    if (!parsed.ok) return undefined;
+    const stored: StoredCheckpoint = { checkpoint: parsed.value };
+    if (row.waiting_since !== null) stored.waitingSince = row.waiting_since;
+    return stored;
   }
 
   todos(ref: SessionRef, json: string | undefined): TodoItem[] {

@@ -6,6 +6,7 @@ import { joinGroupCommit } from "./group-commit.js";
 import { type MessageRow, messageToColumns } from "./message-rows.js";
 import type { RunRow, SessionStoreOptions } from "./session-records.js";
 import {
+  checkpointColumns,
   checkRef,
   checkToolPairs,
   defaultStoreLogger,
@@ -33,6 +34,7 @@ import type {
   SessionRef,
   SessionStore,
   StartRunInput,
+  StoredCheckpoint,
   StoredMessage,
   StoredRunEvent,
   StoreLogger,
@@ -219,6 +221,34 @@ export class SqliteSessionStore implements SessionStore {
       const sessionId = this.findSession(ref);
       if (sessionId === undefined) return { runs: [], syntheticResults: [] };
       return this.tx.recover(ref, sessionId);
+    });
+  }
+
+  saveCheckpoint(
+    ref: SessionRef,
+    runId: string,
+    checkpoint: unknown,
+    options: { waiting?: boolean } = {},
+  ): Promise<void> {
+    return this.guard("write to", () => {
+      const sessionId = this.requireSession(ref);
+      const { json, waiting } = checkpointColumns(checkpoint, options);
+      const changed = this.sql.saveCheckpoint.run(
+        json,
+        waiting ? 1 : 0,
+        this.now(),
+        runId,
+        sessionId,
+      ).changes;
+      if (changed === 0) throw this.missingRun(ref, runId);
+    });
+  }
+
+  loadCheckpoint(ref: SessionRef, runId: string): Promise<StoredCheckpoint | undefined> {
+    return this.guard("read", () => {
+      const sessionId = this.findSession(ref);
+      if (sessionId === undefined) return undefined;
+      return this.decode.checkpoint(runId, this.sql.checkpoint.get(runId, sessionId));
     });
   }
 

@@ -1,7 +1,7 @@
 /** Every SQL statement the session store runs, prepared once per database connection. */
 import type { Database } from "better-sqlite3";
 import type { MessageRow } from "./message-rows.js";
-import type { RunEventRow, RunRow, SessionRow } from "./session-records.js";
+import type { CheckpointRow, RunEventRow, RunRow, SessionRow } from "./session-records.js";
 
 const sessionColumns = `s.id, s.user_id, s.session_key, s.title, s.summary, s.summary_updated_at, s.created_at,
   s.updated_at, (SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS message_count`;
@@ -83,11 +83,22 @@ export function prepareStatements(db: Database) {
     finishRun: db.prepare<
       [string, number, number, string | null, string | null, string | null, string, number]
     >(
-      `UPDATE runs SET status = ?, ended_at = ?, iterations = ?, usage_json = ?, error = ?, note = ?
+      `UPDATE runs SET status = ?, ended_at = ?, iterations = ?, usage_json = ?, error = ?, note = ?,
+         checkpoint_json = NULL, waiting_since = NULL
        WHERE id = ? AND session_id = ?`,
     ),
+    // A run waiting for a person is not running in any process: recovery leaves it alone.
     interruptRun: db.prepare<[number, string, string]>(
-      "UPDATE runs SET status = 'interrupted', ended_at = ?, note = ? WHERE id = ? AND status = 'running'",
+      `UPDATE runs SET status = 'interrupted', ended_at = ?, note = ?
+       WHERE id = ? AND status = 'running' AND waiting_since IS NULL`,
+    ),
+    // Waiting keeps the time it started waiting when saved again while waiting.
+    saveCheckpoint: db.prepare<[string | null, number, number, string, number]>(
+      `UPDATE runs SET checkpoint_json = ?, waiting_since = CASE WHEN ? THEN coalesce(waiting_since, ?) END
+       WHERE id = ? AND session_id = ?`,
+    ),
+    checkpoint: db.prepare<[string, number], CheckpointRow>(
+      "SELECT checkpoint_json, waiting_since FROM runs WHERE id = ? AND session_id = ?",
     ),
     run: db.prepare<[string, number], RunRow>(
       `SELECT ${runColumns} FROM runs r JOIN sessions s ON s.id = r.session_id WHERE r.id = ? AND r.session_id = ?`,
@@ -101,7 +112,7 @@ export function prepareStatements(db: Database) {
     ),
     runningRuns: db.prepare<[number], RunRow>(
       `SELECT ${runColumns} FROM runs r JOIN sessions s ON s.id = r.session_id
-       WHERE r.session_id = ? AND r.status = 'running' ORDER BY r.started_at, r.rowid`,
+       WHERE r.session_id = ? AND r.status = 'running' AND r.waiting_since IS NULL ORDER BY r.started_at, r.rowid`,
     ),
     runExists: db.prepare<[string], number>("SELECT 1 FROM runs WHERE id = ?").pluck(),
     runInSession: db

@@ -93,6 +93,12 @@ export interface StoredRunEvent {
   at: number;
 }
 
+export interface StoredCheckpoint {
+  checkpoint: unknown;
+  /** When the run started waiting for a person (epoch ms); undefined while it runs. */
+  waitingSince?: number;
+}
+
 export interface RecoveryResult {
   /** Runs found still `running` (their process died), now `interrupted`. */
   runs: RunRecord[];
@@ -146,6 +152,20 @@ export interface SessionStore {
    * live process is still executing in the same session.
    */
   recoverInterruptedRuns(ref: SessionRef): Promise<RecoveryResult>;
+
+  /**
+   * Saves a running run's checkpoint (its own progress between steps, as JSON-safe data; `undefined`
+   * clears it). A run saved with `waiting: true` waits for a person: `recoverInterruptedRuns` leaves it
+   * alone, as no process is running it.
+   */
+  saveCheckpoint(
+    ref: SessionRef,
+    runId: string,
+    checkpoint: unknown,
+    options?: { waiting?: boolean },
+  ): Promise<void>;
+  /** The run's last checkpoint, or undefined when none is stored (or the run is not in the session). */
+  loadCheckpoint(ref: SessionRef, runId: string): Promise<StoredCheckpoint | undefined>;
 
   getTodos(ref: SessionRef): Promise<TodoItem[]>;
   saveTodos(ref: SessionRef, items: TodoItem[]): Promise<void>;

@@ -4,6 +4,7 @@
  * run around one agent turn, in its own session.
  */
 import { randomUUID } from "node:crypto";
+import type { ApprovalDecision, Approver } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import { DimsumError, notFound, toDimsumError } from "../errors.js";
 import type { Message, Usage } from "../llm/types.js";
@@ -15,6 +16,7 @@ import type { StepLauncher, StepOutcome } from "./flow-runner.js";
 import { inputFor } from "./flows.js";
 import {
   applyAgentEvent,
+  askApprovalsOf,
   endParts,
   failurePart,
   startChildRun,
@@ -22,6 +24,7 @@ import {
   updateChildRun,
 } from "./message-parts.js";
 import type { RunHandle, RunManager, RunRequest } from "./run-manager.js";
+import { SteeringInbox } from "./steering-inbox.js";
 import {
   callSystemText,
   channelSystemText,
@@ -31,8 +34,9 @@ import {
   type NamesFor,
   peopleIn,
   stepInput,
+  type UserNamer,
 } from "./team-prompt.js";
-import type { TeamStore } from "./team-store.js";
+import type { StoredRun, TeamStore } from "./team-store.js";
 import type { AgentRecord, ChannelMessage, ChannelRecord, MessagePart } from "./types.js";
 
 /** How many unseen channel messages an agent gets at most as its input. */
@@ -68,8 +72,19 @@ interface AnswerPlace {
   versionOf?: number;
 }
 
-function laneOf(ref: SessionRef): string {
+/** Runs sharing a lane (one agent session) go one at a time, in order. */
+export function laneOf(ref: SessionRef): string {
   return `${ref.userId}\u0000${ref.sessionId}`;
+}
+
+/** The session an agent's turns in a channel are stored in. */
+export function channelRef(channelId: string, agentId: string): SessionRef {
+  return { userId: `channel:${channelId}`, sessionId: `agent:${agentId}` };
+}
+
+/** Where a waiting run's last agent event number is kept, so its resumed events follow on. */
+function seqKey(runId: string): string {
+  return `run_seq:${runId}`;
 }
 
 /** Runs agents for the team facade. */
@@ -79,6 +94,8 @@ export class AgentRunner {
   readonly #parts = new Map<string, MessagePart[]>();
   /** The number of the last agent event folded into each live run's parts. */
   readonly #seqs = new Map<string, number>();
+  /** The steering inbox of each agent session (lane) with a channel run going on here. */
+  readonly #inboxes = new Map<string, SteeringInbox>();
 
   constructor(deps: AgentRunnerDeps) {
     this.#deps = deps;
@@ -92,51 +109,198 @@ export class AgentRunner {
     requestedBy: string,
     options: AnswerOptions = {},
   ): Promise<RunHandle> {
-    const { store, runtime, now } = this.#deps;
+    const { store, runtime } = this.#deps;
     const place: AnswerPlace = { replyTo: trigger.id };
     if (options.versionOf !== undefined) place.versionOf = options.versionOf;
-    const ref = { userId: `channel:${channel.id}`, sessionId: `agent:${agent.id}` };
+    const ref = channelRef(channel.id, agent.id);
     return this.#start(
       { channelId: channel.id, agentId: agent.id, triggerMessageId: trigger.id, depth: 0, ref, requestedBy },
       (runId, signal) =>
-        this.#answering(channel.id, agent.id, runId, signal, place, async (onEvent) => {
+        this.#answering(channel.id, agent.id, runId, signal, place, undefined, async (onEvent) => {
           // Re-read: the channel and the agent may have changed while the run was queued.
           const current = (await store.channels.get(channel.id)) ?? channel;
           const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
           const self = agents.get(agent.id) ?? agent;
-          const reader = `agent:${agent.id}`;
-          const seen = await store.messages.advanceMarker(reader, channel.id, trigger.id, now());
-          const unseen = (
-            await store.messages.range(channel.id, seen, trigger.id, MAX_INPUT_MESSAGES)
-          ).filter(
-            // Its own answers it knows; a failed answer with nothing said has nothing to read.
-            (m) => !(m.author.type === "agent" && m.author.id === agent.id) && m.text.trim() !== "",
-          );
+          const unseen = await this.#unseenInput(current, agent.id, trigger.id);
+          const shown = unseen.messages.length > 0 ? unseen.text : await this.#inputOf(current, trigger);
           const workspace = this.#deps.workspaceFor(channel.id);
-          const shown = unseen.length > 0 ? unseen : [(await store.messages.get(trigger.id)) ?? trigger];
-          const authors = shown.flatMap((m) => (m.author.type === "user" ? [m.author.id] : []));
-          const names = await this.#deps.nameOf([...peopleIn(current), ...authors]);
-          const input = formatChannelInput(shown, names);
           return runAgentTurn(runtime, {
-            agent: self,
-            runId,
-            channelId: channel.id,
-            ref,
-            input: options.note ? `${options.note}\n\n${input}` : input,
-            system: channelSystemText(self, current, agents, names),
-            workspace,
-            signal,
-            extraTools: [
-              this.#callTool(runId, channel.id, trigger.id, 0, [agent.id], requestedBy, workspace, {
-                present: options.present === true,
-                rootRunId: runId,
-              }),
-            ],
-            requestedBy,
-            ...(options.present ? { present: true } : {}),
+            ...this.#channelTurn(
+              current,
+              self,
+              agents,
+              { runId, triggerId: trigger.id, requestedBy },
+              workspace,
+              signal,
+              options,
+              await unseen.names,
+            ),
+            input: options.note ? `${options.note}\n\n${shown}` : shown,
             onEvent,
           });
         }),
+    );
+  }
+
+  /**
+   * Continues a channel run that waited for approvals, now decided (the caller claimed it from
+   * `waiting`): the same answer message goes on from where it stopped.
+   */
+  async resumeChannelRun(stored: StoredRun, decisions: Record<string, ApprovalDecision>): Promise<RunHandle> {
+    const { store, runtime } = this.#deps;
+    const { run } = stored;
+    const existing = await store.messages.byRun(run.id);
+    const place: AnswerPlace = {};
+    if (existing?.replyTo !== undefined) place.replyTo = existing.replyTo;
+    if (existing?.versionOf !== undefined) place.versionOf = existing.versionOf;
+    const firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
+    return this.#deps.runs.resume(stored, laneOf(stored.ref), async ({ signal }) => {
+      const result = await this.#answering(
+        run.channelId,
+        run.agentId,
+        run.id,
+        signal,
+        place,
+        existing,
+        async (onEvent) => {
+          const channel = await store.channels.get(run.channelId);
+          if (!channel) throw notFound(`The channel ${run.channelId} no longer exists.`);
+          const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
+          const self = agents.get(run.agentId);
+          if (!self) throw notFound(`The agent @${run.agentId} no longer exists.`);
+          const names = await this.#deps.nameOf(peopleIn(channel));
+          const workspace = this.#deps.workspaceFor(channel.id);
+          return runAgentTurn(runtime, {
+            ...this.#channelTurn(
+              channel,
+              self,
+              agents,
+              { runId: run.id, triggerId: run.triggerMessageId, requestedBy: stored.requestedBy },
+              workspace,
+              signal,
+              {},
+              names,
+            ),
+            input: "",
+            resume: { reason: "approval", decisions },
+            firstSeq,
+            onEvent,
+          });
+        },
+      );
+      return { usage: result.usage, ...(result.waiting ? { waiting: true } : {}) };
+    });
+  }
+
+  /** What every channel turn of `agent` shares, first run or resumed. */
+  #channelTurn(
+    channel: ChannelRecord,
+    agent: AgentRecord,
+    agents: Map<string, AgentRecord>,
+    { runId, triggerId, requestedBy }: { runId: string; triggerId: number; requestedBy: string },
+    workspace: string,
+    signal: AbortSignal,
+    options: AnswerOptions,
+    names: UserNamer,
+  ) {
+    const steering = this.#inbox(channel, agent.id, runId);
+    return {
+      agent,
+      runId,
+      channelId: channel.id,
+      ref: channelRef(channel.id, agent.id),
+      system: channelSystemText(agent, channel, agents, names),
+      workspace,
+      signal,
+      extraTools: [
+        this.#callTool(runId, channel.id, triggerId, 0, [agent.id], requestedBy, workspace, {
+          present: options.present === true,
+          rootRunId: runId,
+        }),
+      ],
+      requestedBy,
+      ...(options.present ? { present: true } : {}),
+      approve: this.#approver(channel.id, agent.id),
+      steering,
+    };
+  }
+
+  /** Approvals in a chat: a tool approved "always" there runs; anything else waits for a person. */
+  #approver(channelId: string, agentId: string): Approver {
+    const { grants } = this.#deps.store;
+    return async (request) =>
+      (await grants.has(channelId, agentId, request.tool)) ? { decision: "approve", always: true } : "wait";
+  }
+
+  /** The messages `agentId` has not seen in the channel, up to `upto`, as its input. */
+  async #unseenInput(channel: ChannelRecord, agentId: string, upto: number) {
+    const { store, now } = this.#deps;
+    const seen = await store.messages.advanceMarker(`agent:${agentId}`, channel.id, upto, now());
+    const messages = (await store.messages.range(channel.id, seen, upto, MAX_INPUT_MESSAGES)).filter(
+      // Its own answers it knows; a failed answer with nothing said has nothing to read.
+      (m) => !(m.author.type === "agent" && m.author.id === agentId) && m.text.trim() !== "",
+    );
+    const authors = messages.flatMap((m) => (m.author.type === "user" ? [m.author.id] : []));
+    const names = await this.#deps.nameOf([...peopleIn(channel), ...authors]);
+    return { messages, text: formatChannelInput(messages, names), names: Promise.resolve(names) };
+  }
+
+  async #inputOf(channel: ChannelRecord, trigger: ChannelMessage): Promise<string> {
+    const shown = [(await this.#deps.store.messages.get(trigger.id)) ?? trigger];
+    const authors = shown.flatMap((m) => (m.author.type === "user" ? [m.author.id] : []));
+    return formatChannelInput(shown, await this.#deps.nameOf([...peopleIn(channel), ...authors]));
+  }
+
+  /** The steering inbox of the agent's session in the channel, live while a run of it goes on. */
+  #inbox(channel: ChannelRecord, agentId: string, runId: string): SteeringInbox {
+    const lane = laneOf(channelRef(channel.id, agentId));
+    const inbox = new SteeringInbox(runId, async () => {
+      const latest = (await this.#deps.store.messages.list(channel.id, { limit: 1 }))[0];
+      if (!latest) return [];
+      const unseen = await this.#unseenInput(channel, agentId, latest.id);
+      return unseen.messages.length > 0 ? [{ role: "user", content: unseen.text }] : [];
+    });
+    this.#inboxes.set(lane, inbox);
+    return inbox;
+  }
+
+  /**
+   * Hands a message to the agent's run in progress in the channel (steer mode): true when a run of
+   * this instance took it; it reads the message before its next model call.
+   */
+  steer(channelId: string, agentId: string, message: ChannelMessage): boolean {
+    const inbox = this.#inboxes.get(laneOf(channelRef(channelId, agentId)));
+    if (!inbox || inbox.closed || !this.#deps.runs.isActive(inbox.runId)) return false;
+    inbox.notify(message);
+    return true;
+  }
+
+  /**
+   * Ends the lane's inbox after its run; a message that reached it too late to be read is answered by
+   * a new run (resolves to it, if any).
+   */
+  async #closeInbox(
+    channelId: string,
+    agentId: string,
+    runId: string,
+    requestedBy: string,
+  ): Promise<RunHandle | undefined> {
+    const lane = laneOf(channelRef(channelId, agentId));
+    const inbox = this.#inboxes.get(lane);
+    if (!inbox || inbox.runId !== runId) return undefined;
+    inbox.closed = true;
+    this.#inboxes.delete(lane);
+    const late = inbox.unread();
+    if (!late) return undefined;
+    const { store } = this.#deps;
+    const channel = await store.channels.get(channelId);
+    const agent = await store.agents.get(agentId);
+    if (!channel || !agent) return undefined;
+    return this.startChannelRun(
+      channel,
+      agent,
+      late,
+      late.author.type === "user" ? late.author.id : requestedBy,
     );
   }
 
@@ -161,7 +325,7 @@ export class AgentRunner {
         requestedBy,
       },
       (runId, signal) =>
-        this.#answering(flow.channelId, step.agentId, runId, signal, {}, async (onEvent) => {
+        this.#answering(flow.channelId, step.agentId, runId, signal, {}, undefined, async (onEvent) => {
           const channel = await store.channels.get(flow.channelId);
           if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
           const agent = await this.#agent(step.agentId);
@@ -328,11 +492,15 @@ export class AgentRunner {
 
   #start(
     request: Omit<RunRequest, "lane">,
-    turn: (runId: string, signal: AbortSignal) => Promise<{ usage?: Usage }>,
+    turn: (runId: string, signal: AbortSignal) => Promise<{ usage?: Usage; waiting?: unknown }>,
   ): Promise<RunHandle> {
-    return this.#deps.runs.start({ ...request, lane: laneOf(request.ref) }, ({ run, signal }) =>
-      turn(run.id, signal),
-    );
+    return this.#deps.runs.start({ ...request, lane: laneOf(request.ref) }, async ({ run, signal }) => {
+      const result = await turn(run.id, signal);
+      return {
+        ...(result.usage ? { usage: result.usage } : {}),
+        ...(result.waiting ? { waiting: true } : {}),
+      };
+    });
   }
 
   #callTool(
@@ -376,31 +544,43 @@ export class AgentRunner {
    * Runs a turn whose answer is posted to the channel with its parts: the answer when it ends, or
    * what it said so far and the error or stop that ended it (then the failure is thrown on).
    */
-  async #answering<T extends { text: string }>(
+  async #answering<T extends { text: string; waiting?: unknown }>(
     channelId: string,
     agentId: string,
     runId: string,
     signal: AbortSignal,
     place: AnswerPlace,
+    existing: ChannelMessage | undefined,
     turn: (onEvent: (event: AgentEvent, seq: number) => void) => Promise<T>,
   ): Promise<T> {
-    this.#parts.set(runId, []);
+    // A resumed run's answer goes on in the message it posted when it began to wait.
+    this.#parts.set(runId, existing ? [...existing.parts] : []);
+    const post = (text: string, parts: MessagePart[]) =>
+      this.#postAnswer(channelId, agentId, runId, text, parts, place, existing);
+    let requestedBy = "";
     try {
       const result = await turn((event, seq) => this.#record(runId, event, seq));
+      const stored = await this.#deps.store.runs.get(runId);
+      requestedBy = stored?.requestedBy ?? "";
+      if (result.waiting) {
+        await this.#deps.store.meta.set(seqKey(runId), String(this.#seqs.get(runId) ?? 0));
+        const parts = askApprovalsOf(this.#parts.get(runId) ?? [], requestedBy);
+        await post(textOfParts(parts), parts);
+        return result;
+      }
       const parts = withAnswer(this.#parts.get(runId) ?? [], result.text);
       if (result.text.trim() !== "" || parts.length > 0) {
-        await this.#postAnswer(channelId, agentId, runId, result.text, parts, place);
+        await post(existing ? textOfParts(parts) || result.text : result.text, parts);
       }
       return result;
     } catch (err) {
       const parts = endParts(this.#parts.get(runId) ?? [], this.#failure(err, signal));
-      await this.#postAnswer(channelId, agentId, runId, textOfParts(parts), parts, place).catch(
-        () => undefined,
-      );
+      await post(textOfParts(parts), parts).catch(() => undefined);
       throw err;
     } finally {
       this.#parts.delete(runId);
       this.#seqs.delete(runId);
+      void this.#closeInbox(channelId, agentId, runId, requestedBy).catch(() => undefined);
     }
   }
 
@@ -439,9 +619,16 @@ export class AgentRunner {
     text: string,
     parts: MessagePart[],
     place: AnswerPlace,
+    existing?: ChannelMessage,
   ): Promise<void> {
     // Another instance closed the run (this one lost its lease): its answer is no longer wanted.
     if (!(await this.#deps.runs.holds(runId))) return;
+    const current = existing ?? (await this.#deps.store.messages.byRun(runId));
+    if (current && current.author.type === "agent" && current.author.id === agentId) {
+      const edited = await this.#deps.store.messages.edit(current.id, text, current.createdAt, parts);
+      if (edited) this.#deps.bus.emit({ type: "message", channelId, message: edited });
+      return;
+    }
     const message = await this.#deps.store.messages.insert({
       channelId,
       author: { type: "agent", id: agentId },

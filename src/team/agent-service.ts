@@ -72,6 +72,7 @@ export class AgentService {
       toolsDeny: input.toolsDeny ?? [],
       memory: input.memory ?? true,
       skills: input.skills ?? [],
+      askFirst: input.askFirst ?? [],
       createdAt: now,
       updatedAt: now,
       ...(input.model !== undefined ? { model: input.model } : {}),
@@ -102,6 +103,7 @@ export class AgentService {
     if (patch.toolsDeny !== undefined) next.toolsDeny = patch.toolsDeny;
     if (patch.memory !== undefined) next.memory = patch.memory;
     if (patch.skills !== undefined) next.skills = patch.skills;
+    if (patch.askFirst !== undefined) next.askFirst = patch.askFirst;
     if ("knowledgeBases" in patch) {
       if (patch.knowledgeBases === undefined || patch.knowledgeBases === null) delete next.knowledgeBases;
       else next.knowledgeBases = patch.knowledgeBases;

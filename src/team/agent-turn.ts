@@ -3,8 +3,11 @@
  * assembly (allow/deny lists, memory of the person the run acts for, knowledge bases, skills, SOUL.md as
  * the persona), run through the persisted session runner, with agent events forwarded as team events.
  */
+
+import type { ApprovalDecision, Approver, PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import { runSessionTurn } from "../agent/session-runner.js";
+import type { SteeringSource } from "../agent/steering.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
 import type { CapabilityAssembly } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
@@ -79,6 +82,17 @@ export interface TurnRequest {
   onDelta?: (text: string) => void;
   /** Every agent event as forwarded (deltas merged per tick), e.g. to build the message's parts. */
   onEvent?: (event: AgentEvent, seq: number) => void;
+  /**
+   * Decides calls that need approval (see `runAgent`); `wait` ends the turn waiting. Absent: such
+   * calls are refused with the reason (nobody can approve them).
+   */
+  approve?: Approver;
+  /** Messages of the person that reach the turn while it runs. */
+  steering?: SteeringSource;
+  /** Continue the stored run from its checkpoint (see `runSessionTurn`). */
+  resume?: { reason: "approval" | "restart"; decisions?: Record<string, ApprovalDecision> };
+  /** The agent event number to continue from (a resumed run's events follow the earlier ones). */
+  firstSeq?: number;
 }
 
 export interface TurnResult {
@@ -87,6 +101,8 @@ export interface TurnResult {
   /** Everything the agent said, turn after turn, as streamed live: what the channel stores. */
   text: string;
   usage: Usage;
+  /** The turn stopped to wait for these approvals; its checkpoint is stored. */
+  waiting?: PendingApproval[];
 }
 
 /** The person a run acts for, if any. */
@@ -139,7 +155,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       })
     : undefined;
   let result: TurnResult | undefined;
-  let seq = 0;
+  let seq = request.firstSeq ?? 0;
   const forward = (event: AgentEvent): void => {
     seq++;
     runtime.emit({ type: "agent", channelId, runId, seq, event });
@@ -170,6 +186,10 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       layers,
       secrets: secretsFrom(runtime.config.env, [model.apiKey]),
       runId,
+      askFirst: agent.askFirst,
+      ...(request.approve ? { approve: request.approve } : {}),
+      ...(request.steering ? { steering: request.steering } : {}),
+      ...(request.resume ? { resume: request.resume } : {}),
     })) {
       if (event.type === "text_delta") {
         const text = newTurn && shown !== "" && !shown.endsWith("\n\n") ? `\n\n${event.text}` : event.text;
@@ -185,8 +205,13 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       }
       deltas.flush();
       // The `messages` units repeat what the deltas and tool events said; they stay in the trace.
-      if (event.type !== "messages") forward(event);
+      // Checkpoints are the store's; a waiting run says so in its run state.
+      if (event.type !== "messages" && event.type !== "checkpoint" && event.type !== "waiting")
+        forward(event);
       switch (event.type) {
+        case "waiting":
+          result = { answer: "", text: shown, usage: event.checkpoint.usage, waiting: event.approvals };
+          break;
         case "turn_start":
           newTurn = event.iteration > 1;
           break;

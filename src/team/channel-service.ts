@@ -24,6 +24,7 @@ import type {
   ChannelMember,
   ChannelMessage,
   ChannelRecord,
+  QueueMode,
 } from "./types.js";
 
 const MAX_PAGE = 200;
@@ -115,11 +116,12 @@ export class ChannelService {
   async update(
     actor: Actor,
     id: string,
-    patch: { name?: string; leaderAgentId?: string | null },
+    patch: { name?: string; leaderAgentId?: string | null; queueMode?: QueueMode },
   ): Promise<ChannelRecord> {
     const channel = await this.require(id);
     assertCanManage(actor, channel);
     const next: ChannelRecord = { ...channel, updatedAt: this.#deps.now() };
+    if (patch.queueMode !== undefined) next.queueMode = patch.queueMode;
     if (patch.name !== undefined) {
       const name = patch.name.trim();
       if (name === "" || name.length > 100) throw invalid("A channel needs a name of 1 to 100 characters.");

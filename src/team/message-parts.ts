@@ -4,7 +4,7 @@
  * view after a reload are made of the same parts. Pure and immutable (the UI relies on new arrays).
  */
 import type { AgentEvent } from "../agent/events.js";
-import type { MessagePart, RunStatus } from "./types.js";
+import type { ApprovalView, MessagePart, RunStatus } from "./types.js";
 
 type Part<T extends MessagePart["type"]> = Extract<MessagePart, { type: T }>;
 
@@ -32,7 +32,9 @@ function endWith(parts: readonly MessagePart[], end: Part<"error"> | Part<"stopp
   if (ended) return [...parts];
   // A tool or a called agent still marked running when the run ended did not finish.
   const settled = parts.map((part): MessagePart => {
-    if (part.type === "tool" && part.status === "running") return { ...part, status: "error" };
+    if (part.type === "tool" && (part.status === "running" || part.status === "waiting")) {
+      return { ...part, status: "error" };
+    }
     if (part.type === "agent_run" && part.status === "running") {
       return { ...part, status: end.type === "stopped" ? "cancelled" : "error" };
     }
@@ -72,25 +74,75 @@ export function applyAgentEvent(parts: readonly MessagePart[], event: AgentEvent
       return [...parts.slice(0, at), call, ...parts.slice(at)];
     }
     case "tool_result": {
-      const ended = (args: unknown): MessagePart => ({
+      const ended = (current?: Part<"tool">): MessagePart => ({
         type: "tool",
         callId: event.id,
         name: event.name,
-        args,
+        args: current?.args,
         status: event.ok ? "ok" : "error",
         output: event.output,
         durationMs: event.durationMs,
+        ...(current?.approval ? { approval: current.approval } : {}),
       });
       const index = parts.findIndex((p) => p.type === "tool" && p.callId === event.id);
-      if (index < 0) return [...parts, ended(undefined)];
+      if (index < 0) return [...parts, ended()];
       const current = parts[index] as Part<"tool">;
-      return parts.map((p, i) => (i === index ? ended(current.args) : p));
+      return parts.map((p, i) => (i === index ? ended(current) : p));
+    }
+    case "approval": {
+      const approval: ApprovalView = {
+        state: event.state === "requested" ? "pending" : event.state,
+        summary: event.summary,
+        reason: event.reason,
+        ...(event.by ? { by: event.by } : {}),
+        ...(event.always ? { always: true } : {}),
+        ...(event.note ? { note: event.note } : {}),
+      };
+      const status = event.state === "requested" ? "waiting" : "running";
+      return updateTool(parts, event.callId, (p) => ({
+        ...p,
+        status,
+        approval: { ...(p.approval?.askedOf ? { askedOf: p.approval.askedOf } : {}), ...approval },
+      }));
     }
     case "error":
       return endWith(parts, failurePart(event.code, event.message, event.hint));
     default:
       return [...parts];
   }
+}
+
+function updateTool(
+  parts: readonly MessagePart[],
+  callId: string,
+  update: (part: Part<"tool">) => Part<"tool">,
+): MessagePart[] {
+  return parts.map((p) => (p.type === "tool" && p.callId === callId ? update(p) : p));
+}
+
+/** Marks who a waiting call's approval is asked of (the person the run acts for). */
+export function askApprovalsOf(parts: readonly MessagePart[], userId: string): MessagePart[] {
+  return parts.map((p) =>
+    p.type === "tool" && p.approval?.state === "pending"
+      ? { ...p, approval: { ...p.approval, askedOf: userId } }
+      : p,
+  );
+}
+
+/** Records a decision (or expiry) on a waiting call's card. */
+export function decideApproval(
+  parts: readonly MessagePart[],
+  callId: string,
+  decision: Pick<ApprovalView, "state" | "by" | "always" | "note">,
+): MessagePart[] {
+  return updateTool(parts, callId, (p) => {
+    const base = p.approval ?? { state: "pending" as const, summary: "", reason: "" };
+    const next: ApprovalView = { ...base, state: decision.state };
+    if (decision.by) next.by = decision.by;
+    if (decision.always) next.always = true;
+    if (decision.note) next.note = decision.note;
+    return { ...p, approval: next };
+  });
 }
 
 /** Ends the parts with a failure unless an end part is there already. */

@@ -33,8 +33,11 @@ export interface RunContext {
   signal: AbortSignal;
 }
 
-/** The work of a run; throws to end it with an error (or cancelled, once aborted). */
-export type RunBody = (ctx: RunContext) => Promise<{ usage?: Usage }>;
+/**
+ * The work of a run; throws to end it with an error (or cancelled, once aborted). `waiting`: the run
+ * stopped to wait for a person (its checkpoint is stored); it ends `waiting`, holding nothing here.
+ */
+export type RunBody = (ctx: RunContext) => Promise<{ usage?: Usage; waiting?: boolean }>;
 
 export interface RunHandle {
   /** The run as queued. */
@@ -45,6 +48,7 @@ export interface RunHandle {
 
 interface ActiveRun {
   run: TeamRun;
+  lane: string;
   controller: AbortController;
   finished: Promise<TeamRun>;
   /** The run's fencing token, where runs are leased. */
@@ -124,7 +128,6 @@ export class RunManager {
   /** Queues a run and starts it as soon as its lane is free. */
   async start(request: RunRequest, body: RunBody): Promise<RunHandle> {
     const { runs, now } = this.#options;
-    const controller = new AbortController();
     const run: TeamRun = {
       id: randomUUID(),
       channelId: request.channelId,
@@ -143,23 +146,57 @@ export class RunManager {
     if (leasing) fence = await leasing.leases.insertLeased(stored, leasing.owner, now() + this.#ttl());
     else await runs.insert(stored);
     this.#emitRun(run);
+    return this.#launch(run, request.lane, body, fence, request.signal);
+  }
 
-    const outer = request.signal;
+  /**
+   * Runs a stored run again from where it stopped (a waiting run whose approvals were decided, which
+   * the caller already claimed from `waiting`), in its lane.
+   */
+  async resume(stored: StoredRun, lane: string, body: RunBody): Promise<RunHandle> {
+    const leasing = this.#options.leasing;
+    const run: TeamRun = { ...stored.run, status: "queued" };
+    delete run.endedAt;
+    delete run.error;
+    let fence: number | undefined;
+    if (leasing)
+      fence = await leasing.leases.acquire(run.id, leasing.owner, this.#options.now() + this.#ttl());
+    return this.#launch(run, lane, body, fence);
+  }
+
+  #launch(
+    run: TeamRun,
+    lane: string,
+    body: RunBody,
+    fence: number | undefined,
+    outer?: AbortSignal,
+  ): RunHandle {
+    const controller = new AbortController();
     const forward = () => controller.abort(outer?.reason);
     if (outer?.aborted) forward();
     else outer?.addEventListener("abort", forward, { once: true });
 
-    const previous = this.#lanes.get(request.lane) ?? Promise.resolve();
+    const previous = this.#lanes.get(lane) ?? Promise.resolve();
     const finished = previous.then(() => this.#execute(run, controller, body, fence));
     const laneTail = finished.then(() => undefined);
-    this.#lanes.set(request.lane, laneTail);
-    this.#active.set(run.id, { run, controller, finished, ...(fence !== undefined ? { fence } : {}) });
+    this.#lanes.set(lane, laneTail);
+    this.#active.set(run.id, { run, lane, controller, finished, ...(fence !== undefined ? { fence } : {}) });
     void finished.then(() => {
       outer?.removeEventListener("abort", forward);
       this.#active.delete(run.id);
-      if (this.#lanes.get(request.lane) === laneTail) this.#lanes.delete(request.lane);
+      if (this.#lanes.get(lane) === laneTail) this.#lanes.delete(lane);
     });
     return { run: { ...run }, finished };
+  }
+
+  /** The live runs (queued or running here) of a lane, oldest first. */
+  activeInLane(lane: string): TeamRun[] {
+    return [...this.#active.values()].filter((a) => a.lane === lane).map((a) => ({ ...a.run }));
+  }
+
+  /** Settles once the run ends here (or at once when it is not live here). */
+  async settled(runId: string): Promise<void> {
+    await this.#active.get(runId)?.finished;
   }
 
   /** Aborts a live run and waits for it to settle; undefined when the run is not live. */
@@ -219,7 +256,7 @@ export class RunManager {
         await save();
         try {
           const result = await body({ run: { ...run }, signal });
-          run.status = "done";
+          run.status = result.waiting ? "waiting" : "done";
           if (result.usage) run.usage = result.usage;
         } catch (err) {
           run.status = signal.aborted ? "cancelled" : "error";
@@ -229,7 +266,7 @@ export class RunManager {
         run.status = "cancelled";
         run.error = abortReason(signal);
       }
-      run.endedAt = this.#options.now();
+      if (run.status !== "waiting") run.endedAt = this.#options.now();
       await save();
     } catch (err) {
       this.#options.onError(err);

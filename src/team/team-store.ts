@@ -9,12 +9,15 @@ import type { TeamStore } from "./store/repositories.js";
 import { SqliteAgentRepo } from "./store/sqlite/agent-repo.js";
 import { SqliteChannelRepo } from "./store/sqlite/channel-repo.js";
 import { SqliteFlowRepo } from "./store/sqlite/flow-repo.js";
+import { SqliteGrantRepo } from "./store/sqlite/grant-repo.js";
 import { SqliteMessageRepo } from "./store/sqlite/message-repo.js";
 import { SqliteMetaRepo } from "./store/sqlite/meta-repo.js";
 import { SqliteRunRepo } from "./store/sqlite/run-repo.js";
 
 export type {
   AgentRepository,
+  ApprovalGrant,
+  ApprovalGrantRepository,
   ChannelRepository,
   FlowRepository,
   ListOptions,
@@ -38,6 +41,7 @@ export function createSqliteTeamStore(db: Database): TeamStore {
     runs: new SqliteRunRepo(db),
     flows: new SqliteFlowRepo(db),
     meta: new SqliteMetaRepo(db),
+    grants: new SqliteGrantRepo(db),
   };
 }
 

@@ -23,8 +23,10 @@ import { ChannelService } from "./channel-service.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
+import { MessageQueue, type QueuedFor } from "./message-queue.js";
 import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
+import { RunApprovals } from "./run-approvals.js";
 import { RunManager } from "./run-manager.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { namesFrom, peopleIn } from "./team-prompt.js";
@@ -122,6 +124,8 @@ const CALL_AGENT_DESCRIPTOR = createCallAgentTool(
 );
 
 const STARTERS_KEY = "starter_agents_created";
+/** How often runs waiting too long for approvals are looked for. */
+const APPROVAL_SWEEP_MS = 60_000;
 const MAX_MESSAGE_BYTES = 32 * 1024;
 const INTERRUPTED = "interrupted: the server stopped before the run finished";
 
@@ -237,6 +241,25 @@ export function createTeam(deps: TeamDeps): Team {
     workspaceFor: deps.workspaceFor ?? defaultWorkspaces(deps.home),
     nameOf,
   });
+  const approvals = new RunApprovals({
+    store,
+    sessions,
+    runner,
+    emit,
+    now,
+    onError,
+    timeoutMs: deps.config.approvalTimeoutMs,
+  });
+  const queue = new MessageQueue({
+    store,
+    runs,
+    runner,
+    approvals,
+    onError,
+    collectMs: deps.config.collectMs,
+  });
+  const expiry = setInterval(() => void approvals.expire().catch(onError), APPROVAL_SWEEP_MS);
+  expiry.unref();
   const flows = new FlowRunner({
     flows: store.flows,
     emit,
@@ -335,10 +358,13 @@ export function createTeam(deps: TeamDeps): Team {
       return { message, runs: started ? [started] : [], flow };
     }
     const started: TeamRun[] = [];
+    const queued: QueuedFor[] = [];
     for (const agent of targets) {
-      started.push((await runner.startChannelRun(channel, agent, message, actor.userId, { present })).run);
+      const outcome = await queue.deliver(channel, agent, message, actor.userId, present);
+      if ("run" in outcome) started.push(outcome.run);
+      else queued.push(outcome.queued);
     }
-    return { message, runs: started };
+    return queued.length > 0 ? { message, runs: started, queued } : { message, runs: started };
   }
 
   function checkText(text: unknown): asserts text is string {
@@ -547,6 +573,9 @@ export function createTeam(deps: TeamDeps): Team {
     async getRun(actor, runId) {
       await ready;
       const stored = await visibleRun(actor, runId);
+      if (stored.run.status === "waiting") {
+        return { ...stored.run, pendingApprovals: await approvals.pending(stored) };
+      }
       const live = runs.snapshot(runId);
       if (!live) return stored.run;
       const parts = runner.liveParts(runId);
@@ -558,6 +587,8 @@ export function createTeam(deps: TeamDeps): Team {
       const reason = `Cancelled by ${(await nameOf([actor.userId]))(actor.userId)}.`;
       const cancelled = await runs.cancel(runId, reason);
       if (cancelled) return cancelled;
+      if (stored.run.status === "waiting")
+        return (await approvals.cancelWaiting(stored, reason)) ?? stored.run;
       // Live on another instance: that one cancels it and announces the end.
       if (cluster?.relay && (stored.run.status === "queued" || stored.run.status === "running")) {
         cluster.relay.publish({ type: "cancel_run", runId, reason });
@@ -600,6 +631,26 @@ export function createTeam(deps: TeamDeps): Team {
     subscribe(actor, listener, options) {
       return bus.subscribe(actor, listener, options);
     },
+    async answerApproval(actor, runId, callId, answer) {
+      await ready;
+      const stored = await visibleRun(actor, runId);
+      return approvals.answer(actor, stored, callId, answer);
+    },
+    async listApprovalGrants(actor, channelId) {
+      await ready;
+      const channel = await channels.visible(actor, channelId);
+      return store.grants.list(channel.id);
+    },
+    async revokeApprovalGrant(actor, channelId, agentId, tool) {
+      await ready;
+      const channel = await channels.visible(actor, channelId);
+      const grant = (await store.grants.list(channel.id)).find(
+        (g) => g.agentId === agentId && g.tool === tool,
+      );
+      if (!grant) throw notFound(`@${agentId} has no standing approval for ${tool} in this chat.`);
+      if (grant.grantedBy !== actor.userId) assertCanManage(actor, channel);
+      await store.grants.delete(channel.id, agentId, tool);
+    },
     async answerElicitation(actor, runId, id, answer) {
       await ready;
       // Asked by a run on another instance: that instance holds the request.
@@ -618,6 +669,8 @@ export function createTeam(deps: TeamDeps): Team {
     },
     async close() {
       await ready.catch(() => undefined);
+      clearInterval(expiry);
+      queue.close();
       const flowsClosed = flows.close();
       await runs.cancelAll("The server is shutting down.");
       await flowsClosed;

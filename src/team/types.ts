@@ -22,6 +22,11 @@ export interface AgentRecord {
   skills: string[];
   /** Knowledge bases `rag_query` may search; undefined means every base the person it answers may read. */
   knowledgeBases?: string[];
+  /**
+   * Tools whose every call waits for a person's approval: exact names, or `<prefix>*` patterns
+   * (`github_*` for an MCP server's tools). Empty: only tools that ask on their own (the shell).
+   */
+  askFirst: string[];
   createdAt: number;
   updatedAt: number;
   /** Whether its SOUL.md is usable; filled by `listAgents`/`getAgent` (added for the agent list UI). */
@@ -38,6 +43,7 @@ export interface AgentInput {
   memory?: boolean;
   skills?: string[];
   knowledgeBases?: string[];
+  askFirst?: string[];
   /** Initial SOUL.md content. */
   soul?: string;
 }
@@ -71,10 +77,20 @@ export interface ChainStep {
   instruction?: string;
 }
 
+/**
+ * What happens to a message sent while an agent of the chat is answering: `steer` reaches the running
+ * answer before its next model call; `followup` is answered after it; `collect` gathers the messages
+ * of a burst (and those sent while the agent works) into one answer; `interrupt` stops the answer and
+ * answers everything.
+ */
+export type QueueMode = "steer" | "followup" | "collect" | "interrupt";
+
 export interface ChannelRecord {
   id: string;
   kind: ChannelKind;
   name: string;
+  /** Unset: `steer` in direct chats, `collect` in groups (see `queueModeOf`). */
+  queueMode?: QueueMode;
   /** Agent answering un-mentioned messages in a group; the agent of a direct chat. */
   leaderAgentId?: string;
   members: ChannelMember[];
@@ -92,7 +108,24 @@ export interface ChannelInput {
   userIds: string[];
 }
 
-export type ToolPartStatus = "running" | "ok" | "error";
+/** `waiting`: the call waits for a person's approval. */
+export type ToolPartStatus = "running" | "waiting" | "ok" | "error";
+
+/** A tool call's approval, shown on its card: asked for, then decided (or expired unanswered). */
+export interface ApprovalView {
+  state: "pending" | "approved" | "rejected" | "expired";
+  /** What will happen (the command line for the shell). */
+  summary: string;
+  reason: string;
+  /** The person the run acts for (who may answer; in a group, the chat's owner and admins too). */
+  askedOf?: string;
+  /** Who decided. */
+  by?: string;
+  /** Approved for this agent in this chat from now on. */
+  always?: boolean;
+  /** The reason given with a rejection. */
+  note?: string;
+}
 
 /**
  * One piece of a message, in the order it happened: what the chat renders, live and after a reload.
@@ -110,6 +143,7 @@ export type MessagePart =
       status: ToolPartStatus;
       output?: string;
       durationMs?: number;
+      approval?: ApprovalView;
     }
   | {
       /** A run of an agent this one called with call_agent; `parts` is filled once it ended. */
@@ -144,7 +178,8 @@ export interface ChannelMessage {
   createdAt: number;
 }
 
-export type RunStatus = "queued" | "running" | "done" | "error" | "cancelled";
+/** `waiting`: the run waits for a person to decide on tool calls; it holds no model call and no slot. */
+export type RunStatus = "queued" | "running" | "waiting" | "done" | "error" | "cancelled";
 
 export interface TeamRun {
   id: string;
@@ -169,6 +204,24 @@ export interface TeamRun {
    * number `seq` (a page that opens mid-run starts from this and applies the later events).
    */
   live?: { parts: MessagePart[]; seq: number };
+  /** Only from `getRun` while the run waits: the tool calls it waits on. */
+  pendingApprovals?: Array<{
+    callId: string;
+    tool: string;
+    args: unknown;
+    summary: string;
+    reason: string;
+    askedAt: number;
+  }>;
+}
+
+/** A tool an agent may run in a chat without asking again ("approve always"). */
+export interface ApprovalGrant {
+  channelId: string;
+  agentId: string;
+  tool: string;
+  grantedBy: string;
+  grantedAt: number;
 }
 
 export type FlowStatus = "idle" | "running" | "paused" | "done" | "error" | "stopped";
@@ -216,6 +269,18 @@ export type TeamEvent =
    * its number in the run (1, 2, …).
    */
   | { type: "agent"; channelId: string; runId: string; seq: number; event: AgentEvent }
+  /** A tool call of a waiting run was decided (or expired); asking shows as the agent's `approval` event. */
+  | {
+      type: "approval";
+      channelId: string;
+      runId: string;
+      callId: string;
+      tool: string;
+      state: "approved" | "rejected" | "expired";
+      by?: string;
+      always?: boolean;
+      note?: string;
+    }
   | { type: "flow"; channelId: string; flow: FlowRecord }
   | { type: "channel"; channelId: string; channel: ChannelRecord }
   /**
@@ -283,6 +348,11 @@ export interface PostResult {
   message: ChannelMessage;
   /** Runs started for the mentioned (or leader) agents. */
   runs: TeamRun[];
+  /**
+   * Agents that started no run for the message: it went to their answer in progress (`steer`), waits
+   * for the rest of a burst (`collect`), or for their run that waits for approval (`waiting`).
+   */
+  queued?: Array<{ agentId: string; mode: "steer" | "collect" | "waiting" }>;
   /** Set when the message started a collaboration flow. */
   flow?: FlowRecord;
 }
@@ -309,7 +379,7 @@ export interface Team {
   updateChannel(
     actor: Actor,
     id: string,
-    patch: { name?: string; leaderAgentId?: string | null },
+    patch: { name?: string; leaderAgentId?: string | null; queueMode?: QueueMode },
   ): Promise<ChannelRecord>;
   deleteChannel(actor: Actor, id: string): Promise<void>;
   addMember(actor: Actor, channelId: string, member: ChannelMember): Promise<ChannelRecord>;
@@ -377,6 +447,17 @@ export interface Team {
    * that acts on an event, such as sending an answer out, acts once).
    */
   subscribe(actor: Actor, listener: (event: TeamEvent) => void, options?: { local?: boolean }): () => void;
+  /** Decides a tool call the run waits on; the run goes on once every pending call is decided. */
+  answerApproval(
+    actor: Actor,
+    runId: string,
+    callId: string,
+    answer: { decision: "approve" | "reject"; always?: boolean; reason?: string },
+  ): Promise<TeamRun>;
+  /** The chat's "approve always" grants. */
+  listApprovalGrants(actor: Actor, channelId: string): Promise<ApprovalGrant[]>;
+  /** Revokes a grant (its granter, or someone who manages the chat). */
+  revokeApprovalGrant(actor: Actor, channelId: string, agentId: string, tool: string): Promise<void>;
   /** Answers a request for input put to the actor during a run (404 when it is not theirs). */
   answerElicitation(
     actor: Actor,

@@ -19,6 +19,19 @@ export interface ApprovalRequest {
   /** One line describing what will happen, e.g. the command line. */
   summary: string;
   reason: string;
+  /** The tool call asking (absent when a tool asks on its own, outside the loop's approval phase). */
+  callId?: string;
+  /** The call's arguments, as validated. */
+  args?: unknown;
+}
+
+/** Why a call needs a person's approval before it runs. */
+export interface ApprovalNeed {
+  /** One line describing what will happen, e.g. the command line. */
+  summary: string;
+  reason: string;
+  /** What to do when nobody can approve (e.g. "rerun with --yes"). */
+  unattendedHint?: string;
 }
 
 export interface TodoItem {
@@ -133,6 +146,11 @@ interface ToolBase {
   concurrencySafe?: boolean;
   /** Per-call timeout; the registry default applies when absent. */
   timeoutMs?: number;
+  /**
+   * Safe to run again after a crash interrupted it (read-only tools); otherwise an interrupted call
+   * is answered with a note that it may or may not have taken effect.
+   */
+  idempotent?: boolean;
 }
 
 /** A tool with a zod schema: arguments are parsed (with defaults applied) before `execute`. */
@@ -140,6 +158,11 @@ export interface ZodTool<S extends z.ZodType = z.ZodType> extends ToolBase {
   kind: "zod";
   parameters: S;
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolResult | string>;
+  /** Whether this call needs a person's approval first (the loop asks before it runs). */
+  needsApproval?(
+    args: z.output<S>,
+    ctx: ToolContext,
+  ): ApprovalNeed | undefined | Promise<ApprovalNeed | undefined>;
 }
 
 /** A tool described by raw JSON Schema (MCP, HTTP, plugins); arguments are validated with it. */
@@ -147,6 +170,11 @@ export interface JsonSchemaTool extends ToolBase {
   kind: "json";
   parameters: JsonSchema;
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult | string>;
+  /** Whether this call needs a person's approval first (the loop asks before it runs). */
+  needsApproval?(
+    args: Record<string, unknown>,
+    ctx: ToolContext,
+  ): ApprovalNeed | undefined | Promise<ApprovalNeed | undefined>;
 }
 
 export type Tool = ZodTool | JsonSchemaTool;

@@ -154,7 +154,135 @@ describeBackends("session runs", (open) => {
     });
   });
 
+  describe("checkpoints", () => {
+    const checkpoint = { iteration: 2, messages: [{ role: "user", content: "go" }], counts: [["k", 1]] };
+
+    it("round trip, replace and clear; the run record is unchanged", async () => {
+      let clock = 100;
+      const { store } = await newStore(open, { now: () => clock });
+      await store.openSession(a1);
+      await store.startRun(a1, { runId: "r1", model: "m" });
+      await store.startRun(a1, { runId: "r2", model: "m" });
+      expect(await store.loadCheckpoint(a1, "r1")).toBeUndefined();
+      const before = await store.getRun(a1, "r1");
+
+      await store.saveCheckpoint(a1, "r1", checkpoint);
+      expect(await store.loadCheckpoint(a1, "r1")).toEqual({ checkpoint });
+      expect(await store.loadCheckpoint(a1, "r2")).toBeUndefined();
+      expect(await store.getRun(a1, "r1")).toEqual(before);
+
+      clock = 200;
+      await store.saveCheckpoint(a1, "r1", { iteration: 3 });
+      expect(await store.loadCheckpoint(a1, "r1")).toEqual({ checkpoint: { iteration: 3 } });
+      await store.saveCheckpoint(a1, "r1", "plain text");
+      expect(await store.loadCheckpoint(a1, "r1")).toEqual({ checkpoint: "plain text" });
+      await store.saveCheckpoint(a1, "r1", undefined);
+      expect(await store.loadCheckpoint(a1, "r1")).toBeUndefined();
+      expect(await store.loadCheckpoint(a1, "missing")).toBeUndefined();
+    });
+
+    it("mark a waiting run with the time it started waiting, kept while it goes on waiting", async () => {
+      let clock = 100;
+      const { store, backend } = await newStore(open, { now: () => clock });
+      await store.openSession(a1);
+      await store.startRun(a1, { runId: "r1", model: "m" });
+      await store.saveCheckpoint(a1, "r1", checkpoint, { waiting: true });
+      expect(await store.loadCheckpoint(a1, "r1")).toEqual({ checkpoint, waitingSince: 100 });
+      clock = 200;
+      await store.saveCheckpoint(a1, "r1", { iteration: 3 }, { waiting: true });
+      expect(await store.loadCheckpoint(a1, "r1")).toEqual({
+        checkpoint: { iteration: 3 },
+        waitingSince: 100,
+      });
+      // Resumed: running again, no longer waiting.
+      await store.saveCheckpoint(a1, "r1", { iteration: 4 }, { waiting: false });
+      expect(await store.loadCheckpoint(a1, "r1")).toEqual({ checkpoint: { iteration: 4 } });
+      clock = 300;
+      await store.saveCheckpoint(a1, "r1", { iteration: 5 }, { waiting: true });
+      expect(await store.loadCheckpoint(a1, "r1")).toEqual({
+        checkpoint: { iteration: 5 },
+        waitingSince: 300,
+      });
+      // Clearing the checkpoint ends the wait too.
+      await store.saveCheckpoint(a1, "r1", undefined, { waiting: true });
+      expect(await store.loadCheckpoint(a1, "r1")).toBeUndefined();
+      expect(
+        await rawSql(backend, "SELECT checkpoint_json, waiting_since FROM runs WHERE id = 'r1'"),
+      ).toEqual([{ checkpoint_json: null, waiting_since: null }]);
+    });
+
+    it("belong to their session: another ref can neither read nor write them", async () => {
+      const { store } = await newStore(open);
+      for (const ref of [a1, a2, b1]) await store.openSession(ref);
+      await store.startRun(a1, { runId: "r1", model: "m" });
+      await store.saveCheckpoint(a1, "r1", checkpoint, { waiting: true });
+      for (const other of [a2, b1]) {
+        expect(await store.loadCheckpoint(other, "r1")).toBeUndefined();
+        const err = await rejection(store.saveCheckpoint(other, "r1", { forged: true }));
+        expect(err.message).toContain(`Run r1 does not exist in session ${other.userId}:${other.sessionId}`);
+      }
+      expect((await rejection(store.saveCheckpoint(a1, "missing", checkpoint))).message).toContain(
+        "Run missing does not exist",
+      );
+      const noSession = { userId: "C", sessionId: "none" };
+      expect((await rejection(store.saveCheckpoint(noSession, "r1", checkpoint))).message).toContain(
+        "does not exist",
+      );
+      expect(await store.loadCheckpoint(noSession, "r1")).toBeUndefined();
+      expect((await store.loadCheckpoint(a1, "r1"))?.checkpoint).toEqual(checkpoint);
+    });
+
+    it("are cleared when the run finishes", async () => {
+      const { store } = await newStore(open, { now: () => 50 });
+      await store.openSession(a1);
+      await store.startRun(a1, { runId: "r1", model: "m" });
+      await store.startRun(a1, { runId: "r2", model: "m" });
+      await store.saveCheckpoint(a1, "r1", checkpoint);
+      await store.saveCheckpoint(a1, "r2", checkpoint, { waiting: true });
+      await store.finishRun(a1, "r1", { status: "done", iterations: 2 });
+      await store.finishRun(a1, "r2", { status: "cancelled", iterations: 2 });
+      expect(await store.loadCheckpoint(a1, "r1")).toBeUndefined();
+      expect(await store.loadCheckpoint(a1, "r2")).toBeUndefined();
+    });
+
+    it("skip an unreadable checkpoint, and say so", async () => {
+      const { store, backend, warnings } = await newStore(open);
+      await store.openSession(a1);
+      await store.startRun(a1, { runId: "r1", model: "m" });
+      await store.saveCheckpoint(a1, "r1", checkpoint);
+      await rawSql(backend, "UPDATE runs SET checkpoint_json = '{' WHERE id = 'r1'");
+      expect(await store.loadCheckpoint(a1, "r1")).toBeUndefined();
+      expect(warnings[0]).toContain("the checkpoint of run r1");
+    });
+  });
+
   describe("recoverInterruptedRuns", () => {
+    it("leaves runs waiting for a person alone and interrupts the others", async () => {
+      const { store } = await newStore(open, { now: () => 7000 });
+      await store.openSession(a1);
+      await store.startRun(a1, { runId: "waiting", model: "m" });
+      await store.startRun(a1, { runId: "checkpointed", model: "m" });
+      await store.startRun(a1, { runId: "plain", model: "m" });
+      await store.saveCheckpoint(a1, "waiting", { iteration: 1 }, { waiting: true });
+      await store.saveCheckpoint(a1, "checkpointed", { iteration: 2 });
+
+      const result = await store.recoverInterruptedRuns(a1);
+      expect(result.runs.map((r) => r.id).sort()).toEqual(["checkpointed", "plain"]);
+      expect(result.runs.every((r) => r.status === "interrupted" && r.endedAt === 7000)).toBe(true);
+      expect((await store.getRun(a1, "waiting"))?.status).toBe("running");
+      expect(await store.loadCheckpoint(a1, "waiting")).toEqual({
+        checkpoint: { iteration: 1 },
+        waitingSince: 7000,
+      });
+      // An interrupted run keeps its checkpoint: a restart may resume from it.
+      expect(await store.loadCheckpoint(a1, "checkpointed")).toEqual({ checkpoint: { iteration: 2 } });
+      expect(await store.recoverInterruptedRuns(a1)).toEqual({ runs: [], syntheticResults: [] });
+
+      // Resumed and running again, it is interrupted like any other when its process dies.
+      await store.saveCheckpoint(a1, "waiting", { iteration: 2 });
+      expect((await store.recoverInterruptedRuns(a1)).runs.map((r) => r.id)).toEqual(["waiting"]);
+    });
+
     it("closes runs left running with a note and leaves finished ones alone", async () => {
       const { store } = await newStore(open, { now: () => 5000 });
       await store.openSession(a1);

@@ -5,7 +5,7 @@ import { PersonaFiles, type PersonaStore } from "../../src/team/personas.js";
 import { PgPersonaStore } from "../../src/team/store/postgres/persona-store.js";
 import { createPostgresTeamStore, createSqliteTeamStore, type TeamStore } from "../../src/team/team-store.js";
 import type { AgentRecord, ChannelRecord, FlowRecord } from "../../src/team/types.js";
-import { type Backend, describeBackends } from "./backends.js";
+import { type Backend, describeBackends, rawSql } from "./backends.js";
 
 function storeOf(backend: Backend): TeamStore {
   return backend.kind === "sqlite" ? createSqliteTeamStore(backend.db) : createPostgresTeamStore(backend.db);
@@ -19,6 +19,7 @@ function agent(id: string, at: number, extra: Partial<AgentRecord> = {}): AgentR
     toolsDeny: [],
     memory: true,
     skills: [],
+    askFirst: [],
     createdAt: at,
     updatedAt: at,
     ...extra,
@@ -128,6 +129,86 @@ describeBackends("team store", (open, kind) => {
     expect(await store.agents.delete("coder")).toBe(true);
     expect(await store.agents.delete("coder")).toBe(false);
     expect(await store.agents.get("coder")).toBeUndefined();
+  });
+
+  it("keeps an agent's ask-first tools, and reads [] for an agent stored without them", async () => {
+    const backend = await open();
+    const store = storeOf(backend);
+    await store.agents.insert(agent("ops", 1000, { askFirst: ["execute_command", "github_*"] }));
+    expect((await store.agents.get("ops"))?.askFirst).toEqual(["execute_command", "github_*"]);
+    await store.agents.update({ ...agent("ops", 1000), askFirst: [], updatedAt: 2000 });
+    expect((await store.agents.get("ops"))?.askFirst).toEqual([]);
+    await store.agents.update({ ...agent("ops", 1000), askFirst: ["write_file"], updatedAt: 3000 });
+    expect((await store.agents.list()).map((a) => a.askFirst)).toEqual([["write_file"]]);
+    // A row written before the column existed (the column's default) and a damaged value read as [].
+    await rawSql(
+      backend,
+      `INSERT INTO team_agents (id, name, emoji, tools_deny_json, memory, skills_json, created_at, updated_at)
+       VALUES ('old', 'Old', '', '[]', 1, '[]', 1, 1)`,
+    );
+    expect(await store.agents.get("old")).toEqual({ ...agent("old", 1), name: "Old", emoji: "" });
+    await rawSql(backend, "UPDATE team_agents SET ask_first_json = '{' WHERE id = 'old'");
+    expect((await store.agents.get("old"))?.askFirst).toEqual([]);
+  });
+
+  it("keeps a channel's queue mode on insert and update; unset or unknown reads as no mode", async () => {
+    const backend = await open();
+    const store = storeOf(backend);
+    await store.channels.insert(channel("ops", 1, { queueMode: "collect" }));
+    await store.channels.insert(channel("dm", 2, { kind: "direct" }));
+    expect((await store.channels.get("ops"))?.queueMode).toBe("collect");
+    expect(await store.channels.get("dm")).not.toHaveProperty("queueMode");
+    const ops = (await store.channels.get("ops")) as ChannelRecord;
+    for (const mode of ["steer", "followup", "interrupt", "collect"] as const) {
+      await store.channels.update({ ...ops, queueMode: mode, updatedAt: 5 });
+      expect((await store.channels.get("ops"))?.queueMode).toBe(mode);
+    }
+    await store.channels.update({ ...ops, queueMode: undefined, updatedAt: 6 });
+    expect(await store.channels.get("ops")).not.toHaveProperty("queueMode");
+    await store.channels.update({ ...ops, queueMode: "interrupt", updatedAt: 7 });
+    expect((await store.channels.list()).map((c) => [c.id, c.queueMode])).toEqual([
+      ["ops", "interrupt"],
+      ["dm", undefined],
+    ]);
+    await rawSql(backend, "UPDATE team_channels SET queue_mode = 'someday' WHERE id = 'ops'");
+    expect(await store.channels.get("ops")).not.toHaveProperty("queueMode");
+  });
+
+  it("keeps approve-always grants per chat, agent and tool; they go with their chat", async () => {
+    const store = storeOf(await open());
+    await store.channels.insert(channel("ops", 1));
+    await store.channels.insert(channel("dev", 1));
+    const grant = {
+      channelId: "ops",
+      agentId: "writer",
+      tool: "execute_command",
+      grantedBy: "alice",
+      grantedAt: 20,
+    };
+    expect(await store.grants.has("ops", "writer", "execute_command")).toBe(false);
+    expect(await store.grants.list("ops")).toEqual([]);
+    await store.grants.add(grant);
+    await store.grants.add({ ...grant, grantedBy: "bob", grantedAt: 30 });
+    await store.grants.add({ ...grant, tool: "github_*", grantedAt: 10 });
+    await store.grants.add({ ...grant, agentId: "coder", grantedAt: 40 });
+    await store.grants.add({ ...grant, channelId: "dev", grantedAt: 50 });
+    expect(await store.grants.has("ops", "writer", "execute_command")).toBe(true);
+    expect(await store.grants.has("ops", "writer", "write_file")).toBe(false);
+    expect(await store.grants.has("ops", "editor", "execute_command")).toBe(false);
+    // Oldest first; adding an existing grant changes nothing.
+    expect(await store.grants.list("ops")).toEqual([
+      { ...grant, tool: "github_*", grantedAt: 10 },
+      grant,
+      { ...grant, agentId: "coder", grantedAt: 40 },
+    ]);
+    expect(await store.grants.delete("ops", "writer", "execute_command")).toBe(true);
+    expect(await store.grants.delete("ops", "writer", "execute_command")).toBe(false);
+    expect(await store.grants.has("ops", "writer", "execute_command")).toBe(false);
+    expect(await store.grants.has("dev", "writer", "execute_command")).toBe(true);
+    await expect(store.grants.add({ ...grant, channelId: "missing" })).rejects.toThrow();
+    expect(await store.channels.delete("ops")).toBe(true);
+    expect(await store.grants.list("ops")).toEqual([]);
+    expect((await store.grants.list("dev")).map((g) => g.channelId)).toEqual(["dev"]);
   });
 
   it("keeps channels with members and chain; members come and go; delete cascades", async () => {
@@ -386,6 +467,76 @@ describeBackends("team store", (open, kind) => {
     await store.runs.deleteByChannel("ops");
     expect(await store.runs.get("r2")).toBeUndefined();
     expect(await store.runs.get("r3")).toBeDefined();
+  });
+
+  it("keeps runs waiting for approval apart from open ones; one resumer claims each", async () => {
+    const store = storeOf(await open());
+    const base = { channelId: "ops", agentId: "writer", triggerMessageId: 1, depth: 0 };
+    const s1 = { userId: "agent:writer", sessionId: "ops" };
+    const s2 = { userId: "agent:writer", sessionId: "dev" };
+    const insert = (id: string, status: "queued" | "running" | "waiting", startedAt: number, ref = s1) =>
+      store.runs.insert({ run: { ...base, id, status, startedAt }, ref, requestedBy: "alice" });
+    await insert("w-late", "waiting", 30);
+    await insert("w-early", "waiting", 10);
+    await insert("w-other", "waiting", 20, s2);
+    await insert("running", "running", 5);
+    await insert("queued", "queued", 6);
+    // A running run that starts waiting (the way the run manager saves it).
+    await store.runs.update({ ...base, id: "running", status: "waiting", startedAt: 5 });
+
+    expect((await store.runs.get("w-early"))?.run).toEqual({
+      ...base,
+      id: "w-early",
+      status: "waiting",
+      startedAt: 10,
+    });
+    const ids = (list: { run: { id: string } }[]) => list.map((s) => s.run.id);
+    expect(ids(await store.runs.listWaiting())).toEqual(["running", "w-early", "w-other", "w-late"]);
+    expect(ids(await store.runs.listWaiting(s1))).toEqual(["running", "w-early", "w-late"]);
+    expect(ids(await store.runs.listWaiting(s2))).toEqual(["w-other"]);
+    expect(await store.runs.listWaiting({ userId: "agent:coder", sessionId: "ops" })).toEqual([]);
+    expect(ids(await store.runs.listOpen())).toEqual(["queued"]);
+
+    const claims = await Promise.all([
+      store.runs.claimWaiting("w-early", 100),
+      store.runs.claimWaiting("w-early", 101),
+    ]);
+    expect(claims.sort()).toEqual([false, true]);
+    expect(await store.runs.claimWaiting("w-early", 102)).toBe(false);
+    expect(await store.runs.claimWaiting("queued", 103)).toBe(false);
+    expect(await store.runs.claimWaiting("missing", 104)).toBe(false);
+    const claimed = (await store.runs.get("w-early"))?.run;
+    expect(claimed?.status).toBe("running");
+    expect([100, 101]).toContain(claimed?.startedAt);
+    expect((await store.runs.get("queued"))?.run).toMatchObject({ status: "queued", startedAt: 6 });
+    expect(ids(await store.runs.listWaiting(s1))).toEqual(["running", "w-late"]);
+    expect(ids(await store.runs.listOpen()).sort()).toEqual(["queued", "w-early"]);
+  });
+
+  it("leases never cover a waiting run (PostgreSQL only)", async () => {
+    const store = storeOf(await open());
+    if (kind === "sqlite") return;
+    const leases = store.leases!;
+    const base = { channelId: "ops", agentId: "writer", triggerMessageId: 1, depth: 0, startedAt: 10 };
+    const stored = {
+      run: { ...base, id: "r1", status: "running" as const },
+      ref: { userId: "a", sessionId: "s" },
+      requestedBy: "a",
+    };
+    const fence = await leases.insertLeased(stored, "A", 1000);
+    // The owner saves the run as waiting: allowed under its fence; from then on it holds no lease.
+    expect(await leases.updateFenced({ ...base, id: "r1", status: "waiting" }, fence)).toBe(true);
+    expect(await leases.renew("A", ["r1"], 2000)).toEqual([]);
+    expect(await leases.ownersIn("ops")).toEqual([]);
+    expect(await leases.isCurrent("r1", fence)).toBe(false);
+    expect(await leases.expire(5000, "instance lost")).toEqual([]);
+    expect((await store.runs.get("r1"))?.run.status).toBe("waiting");
+    // Resumed: claimed, then leased anew by whoever resumes it.
+    expect(await store.runs.claimWaiting("r1", 6000)).toBe(true);
+    const next = await leases.acquire("r1", "B", 9000);
+    expect(next).toBe(fence + 1);
+    expect(await leases.isCurrent("r1", next)).toBe(true);
+    expect(await leases.ownersIn("ops")).toEqual(["B"]);
   });
 
   it("saves flows whole, replaces them, and lists them by status", async () => {

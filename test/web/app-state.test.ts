@@ -111,6 +111,7 @@ describe("appReducer", () => {
       toolsDeny: [],
       memory: true,
       skills: [],
+      askFirst: [],
       createdAt: 1,
       updatedAt: 1,
     });

@@ -64,6 +64,7 @@ describe("agent form", () => {
     toolsDeny: ["run_command"],
     memory: false,
     skills: ["git"],
+    askFirst: [],
     createdAt: 1,
     updatedAt: 1,
   };

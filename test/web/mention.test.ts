@@ -18,7 +18,17 @@ const candidates: MentionCandidate[] = [
 ];
 
 function agent(id: string, name: string, emoji = "🤖"): AgentRecord {
-  return { id, name, emoji, toolsDeny: [], memory: true, skills: [], createdAt: 1, updatedAt: 1 };
+  return {
+    id,
+    name,
+    emoji,
+    toolsDeny: [],
+    memory: true,
+    skills: [],
+    askFirst: [],
+    createdAt: 1,
+    updatedAt: 1,
+  };
 }
 
 function channel(overrides: Partial<ChannelRecord>): ChannelRecord {

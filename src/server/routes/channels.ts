@@ -11,6 +11,7 @@ import {
   chainSchema,
   channelInputSchema,
   channelPatchSchema,
+  grantParams,
   idParam,
   memberParams,
   memberSchema,
@@ -64,6 +65,17 @@ export function channelRoutes(team: Team): Hono<AppEnv> {
 
   app.put("/:id/chain", paramsOf(idParam), jsonBody(chainSchema), async (c) => {
     return c.json(await team.setChain(actorOf(c), c.req.valid("param").id, c.req.valid("json").steps));
+  });
+
+  // "Approve always" answers: tools an agent runs in this chat without asking again.
+  app.get("/:id/approvals", paramsOf(idParam), async (c) => {
+    return c.json(await team.listApprovalGrants(actorOf(c), c.req.valid("param").id));
+  });
+
+  app.delete("/:id/approvals/:agentId/:tool", paramsOf(grantParams), async (c) => {
+    const { id, agentId, tool } = c.req.valid("param");
+    await team.revokeApprovalGrant(actorOf(c), id, agentId, tool);
+    return c.body(null, 204);
   });
 
   return app;

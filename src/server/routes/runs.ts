@@ -6,7 +6,13 @@ import { Hono } from "hono";
 import type { Team } from "../../team/types.js";
 import { type AppEnv, actorOf } from "../context.js";
 import { jsonBody, paramsOf } from "../http/validate.js";
-import { elicitationAnswerSchema, elicitationParams, idParam } from "./team-schemas.js";
+import {
+  approvalAnswerSchema,
+  approvalParams,
+  elicitationAnswerSchema,
+  elicitationParams,
+  idParam,
+} from "./team-schemas.js";
 
 /** The run routes, mounted at `/api/runs`. */
 export function runRoutes(team: Team): Hono<AppEnv> {
@@ -22,6 +28,17 @@ export function runRoutes(team: Team): Hono<AppEnv> {
 
   app.get("/:id/trace", paramsOf(idParam), async (c) => {
     return c.json(await team.getRunTrace(actorOf(c), c.req.valid("param").id));
+  });
+
+  app.post("/:id/approvals/:callId", paramsOf(approvalParams), jsonBody(approvalAnswerSchema), async (c) => {
+    const { id, callId } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const answer = {
+      decision: body.decision,
+      ...(body.always ? { always: true } : {}),
+      ...(body.reason ? { reason: body.reason } : {}),
+    };
+    return c.json(await team.answerApproval(actorOf(c), id, callId, answer));
   });
 
   app.post(

@@ -45,6 +45,7 @@ export const agentInputSchema = z.object({
   memory: z.boolean().optional(),
   skills: nameList(100).optional(),
   knowledgeBases: nameList(100).optional(),
+  askFirst: nameList(200).optional(),
   soul: shortText(MAX_SOUL_CHARS).optional(),
 });
 
@@ -58,6 +59,7 @@ export const agentPatchSchema = z.object({
   memory: z.boolean().optional(),
   skills: nameList(100).optional(),
   knowledgeBases: nameList(100).nullable().optional(),
+  askFirst: nameList(200).optional(),
 });
 
 export const soulSchema = z.object({ content: shortText(MAX_SOUL_CHARS) });
@@ -73,7 +75,18 @@ export const channelInputSchema = z.object({
 export const channelPatchSchema = z.object({
   name: z.string().trim().min(1, "required").max(100, "at most 100 characters").optional(),
   leaderAgentId: idText.nullable().optional(),
+  queueMode: z.enum(["steer", "followup", "collect", "interrupt"]).optional(),
 });
+
+export const approvalParams = z.object({ id: idText, callId: z.string().min(1).max(200) });
+export const approvalAnswerSchema = z
+  .object({
+    decision: z.enum(["approve", "reject"]),
+    always: z.boolean().optional(),
+    reason: shortText(2000).optional(),
+  })
+  .strict();
+export const grantParams = z.object({ id: idText, agentId: idText, tool: z.string().min(1).max(100) });
 
 export const memberSchema = z.object({ type: z.enum(["user", "agent"]), id: idText });
 

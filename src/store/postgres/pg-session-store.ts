@@ -9,6 +9,8 @@ import type { Message } from "../../llm/types.js";
 import type { TodoItem } from "../../tools/types.js";
 import { type MessageRow, messageToColumns } from "../message-rows.js";
 import {
+  type CheckpointRow,
+  checkpointColumns,
   checkRef,
   checkToolPairs,
   defaultStoreLogger,
@@ -38,6 +40,7 @@ import type {
   SessionRef,
   SessionStore,
   StartRunInput,
+  StoredCheckpoint,
   StoredMessage,
   StoredRunEvent,
   StoreLogger,
@@ -196,7 +199,8 @@ export class PgSessionStore implements SessionStore {
   async finishRun(ref: SessionRef, runId: string, input: FinishRunInput): Promise<RunRecord> {
     checkRef(ref);
     const row = await this.db.one<RunRow>(
-      `UPDATE runs AS r SET status = $4, ended_at = $5, iterations = $6, usage_json = $7, error = $8, note = $9
+      `UPDATE runs AS r SET status = $4, ended_at = $5, iterations = $6, usage_json = $7, error = $8, note = $9,
+         checkpoint_json = NULL, waiting_since = NULL
        WHERE id = $3 AND session_id = ${SESSION_ID} RETURNING ${RUN_RETURNING}`,
       [
         ref.userId,
@@ -294,9 +298,10 @@ export class PgSessionStore implements SessionStore {
     return this.db.transaction(async (tx) => {
       const sessionId = await this.lockSession(tx, ref);
       const now = this.now();
+      // A run waiting for a person is not running in any process: it is left alone.
       const interrupted = await tx.many<{ id: string }>(
         `UPDATE runs SET status = 'interrupted', ended_at = $1, note = $2
-         WHERE session_id = $3 AND status = 'running' RETURNING id`,
+         WHERE session_id = $3 AND status = 'running' AND waiting_since IS NULL RETURNING id`,
         [now, INTERRUPTED_RUN_NOTE, sessionId],
       );
       const rows = await tx.many<RunRow>(
@@ -313,6 +318,35 @@ export class PgSessionStore implements SessionStore {
       if (!plan) return { runs, syntheticResults: [] };
       return { runs, syntheticResults: await this.insertBatch(tx, ref, plan.runId, plan.results) };
     });
+  }
+
+  async saveCheckpoint(
+    ref: SessionRef,
+    runId: string,
+    checkpoint: unknown,
+    options: { waiting?: boolean } = {},
+  ): Promise<void> {
+    checkRef(ref);
+    const { json, waiting } = checkpointColumns(checkpoint, options);
+    // Waiting keeps the time it started waiting when saved again while waiting.
+    const changed = await this.db.run(
+      `UPDATE runs SET checkpoint_json = $4,
+         waiting_since = CASE WHEN $5::boolean THEN coalesce(waiting_since, $6::bigint) END
+       WHERE id = $3 AND session_id = ${SESSION_ID}`,
+      [ref.userId, ref.sessionId, runId, json, waiting, this.now()],
+    );
+    if (changed > 0) return;
+    await this.requireSession(this.db, ref);
+    throw missingRunError(ref, runId);
+  }
+
+  async loadCheckpoint(ref: SessionRef, runId: string): Promise<StoredCheckpoint | undefined> {
+    checkRef(ref);
+    const row = await this.db.one<CheckpointRow>(
+      `SELECT checkpoint_json, waiting_since FROM runs WHERE id = $3 AND session_id = ${SESSION_ID}`,
+      [ref.userId, ref.sessionId, runId],
+    );
+    return this.decode.checkpoint(runId, row);
   }
 
   async getTodos(ref: SessionRef): Promise<TodoItem[]> {

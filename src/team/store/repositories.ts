@@ -7,6 +7,7 @@
 import type { SessionRef } from "../../store/types.js";
 import type {
   AgentRecord,
+  ApprovalGrant,
   ChannelMember,
   ChannelMessage,
   ChannelRecord,
@@ -34,7 +35,7 @@ export interface ChannelRepository {
   userMemberships(): Promise<Array<{ channelId: string; userId: string }>>;
   /** Inserts the channel and its members in one transaction. */
   insert(channel: ChannelRecord): Promise<ChannelRecord>;
-  /** Saves name, leader and chain. */
+  /** Saves name, leader, chain and queue mode. */
   update(channel: ChannelRecord): Promise<ChannelRecord>;
   /** Deletes the channel; members, messages, markers and flows go with it. */
   delete(id: string): Promise<boolean>;
@@ -104,6 +105,13 @@ export interface RunRepository {
   get(id: string): Promise<StoredRun | undefined>;
   /** Runs still queued or running: after a restart, those whose process died. */
   listOpen(): Promise<StoredRun[]>;
+  /** Runs waiting for approvals, oldest first (optionally only those of one agent session). */
+  listWaiting(ref?: SessionRef): Promise<StoredRun[]>;
+  /**
+   * Moves a waiting run to `running` for one resumer: true for the caller that moved it, false when
+   * it was not waiting (another answer or instance resumed it first).
+   */
+  claimWaiting(runId: string, startedAt: number): Promise<boolean>;
   deleteByChannel(channelId: string): Promise<void>;
 }
 
@@ -137,6 +145,18 @@ export interface FlowRepository {
   listByStatus(status: FlowStatus): Promise<FlowRecord[]>;
 }
 
+export type { ApprovalGrant };
+
+export interface ApprovalGrantRepository {
+  /** The chat's grants, oldest first. */
+  list(channelId: string): Promise<ApprovalGrant[]>;
+  has(channelId: string, agentId: string, tool: string): Promise<boolean>;
+  /** Adds the grant (nothing when it exists). */
+  add(grant: ApprovalGrant): Promise<void>;
+  /** Revokes it; false when there was none. */
+  delete(channelId: string, agentId: string, tool: string): Promise<boolean>;
+}
+
 /** Small key-value facts about the team (e.g. whether the starter agents were created). */
 export interface MetaRepository {
   get(key: string): Promise<string | undefined>;
@@ -152,6 +172,7 @@ export interface TeamStore {
   runs: RunRepository;
   flows: FlowRepository;
   meta: MetaRepository;
+  grants: ApprovalGrantRepository;
   /** Run leases, where several instances share the database (PostgreSQL). */
   leases?: RunLeaseRepository;
 }

@@ -12,10 +12,11 @@ import type {
   FlowStatus,
   FlowStep,
   MessagePart,
+  QueueMode,
   RunStatus,
   TeamRun,
 } from "../types.js";
-import type { StoredRun } from "./repositories.js";
+import type { ApprovalGrant, StoredRun } from "./repositories.js";
 
 /** Parses a JSON column written by these repositories; a damaged value falls back. */
 export function parseJson<T>(text: string | null | undefined, fallback: T): T {
@@ -37,6 +38,7 @@ export interface AgentRow {
   memory: number;
   skills_json: string;
   knowledge_bases_json: string | null;
+  ask_first_json: string;
   created_at: number;
   updated_at: number;
 }
@@ -49,6 +51,7 @@ export function toAgent(row: AgentRow): AgentRecord {
     toolsDeny: parseJson<string[]>(row.tools_deny_json, []),
     memory: row.memory === 1,
     skills: parseJson<string[]>(row.skills_json, []),
+    askFirst: parseJson<string[]>(row.ask_first_json, []),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -60,7 +63,7 @@ export function toAgent(row: AgentRow): AgentRecord {
   return agent;
 }
 
-/** name, emoji, model, allow, deny, memory, skills, knowledge bases, updated_at, id. */
+/** name, emoji, model, allow, deny, memory, skills, knowledge bases, ask first, updated_at, id. */
 export function agentParams(agent: AgentRecord): unknown[] {
   return [
     agent.name,
@@ -71,6 +74,7 @@ export function agentParams(agent: AgentRecord): unknown[] {
     agent.memory ? 1 : 0,
     JSON.stringify(agent.skills),
     agent.knowledgeBases === undefined ? null : JSON.stringify(agent.knowledgeBases),
+    JSON.stringify(agent.askFirst ?? []),
     agent.updatedAt,
     agent.id,
   ];
@@ -82,6 +86,7 @@ export interface ChannelRow {
   name: string;
   leader_agent_id: string | null;
   chain_json: string;
+  queue_mode: string | null;
   created_by: string;
   created_at: number;
   updated_at: number;
@@ -105,7 +110,18 @@ export function toChannel(row: ChannelRow, members: readonly MemberRow[]): Chann
     updatedAt: row.updated_at,
   };
   if (row.leader_agent_id !== null) channel.leaderAgentId = row.leader_agent_id;
+  const queueMode = toQueueMode(row.queue_mode);
+  if (queueMode !== undefined) channel.queueMode = queueMode;
   return channel;
+}
+
+const QUEUE_MODES: readonly string[] = ["steer", "followup", "collect", "interrupt"] satisfies QueueMode[];
+
+/** A stored queue mode; unset, or a value this version does not know, is undefined (the default). */
+export function toQueueMode(value: string | null | undefined): QueueMode | undefined {
+  return value !== null && value !== undefined && QUEUE_MODES.includes(value)
+    ? (value as QueueMode)
+    : undefined;
 }
 
 /** Members grouped by channel id, in the order given. */
@@ -267,4 +283,22 @@ export function flowParams(flow: FlowRecord): unknown[] {
     flow.createdAt,
     flow.updatedAt,
   ];
+}
+
+export interface GrantRow {
+  channel_id: string;
+  agent_id: string;
+  tool: string;
+  granted_by: string;
+  granted_at: number;
+}
+
+export function toGrant(row: GrantRow): ApprovalGrant {
+  return {
+    channelId: row.channel_id,
+    agentId: row.agent_id,
+    tool: row.tool,
+    grantedBy: row.granted_by,
+    grantedAt: row.granted_at,
+  };
 }

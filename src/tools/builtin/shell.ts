@@ -6,7 +6,7 @@ import { DimsumError } from "../../errors.js";
 import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
 import type { CommandCgroup } from "./sandbox/cgroup.js";
 import { detectSandbox, type LaunchPlan, planLaunch, type SandboxStatus } from "./sandbox/index.js";
-import { evaluateCommand } from "./shell-policy.js";
+import { evaluateCommand, type PolicyVerdict } from "./shell-policy.js";
 import { errorResult, toolFailure } from "./tool-error.js";
 import { resolveInWorkspace } from "./workspace-path.js";
 
@@ -269,21 +269,33 @@ function formatOutcome(outcome: CommandOutcome, { timeoutMs, floodBytes, plan }:
   return failed ? { content: lines.join("\n"), isError: true, data } : { content: lines.join("\n"), data };
 }
 
+/** The shell policy's verdict on a command, made stricter when no sandbox confines it. */
+function policyVerdict(command: string, ctx: ToolContext, sandbox: SandboxStatus): PolicyVerdict {
+  const verdict = evaluateCommand(command, ctx.config.shell);
+  if (!sandbox.available && !ctx.config.shell.sandbox.allowUnsandboxed && verdict.decision !== "deny") {
+    // Without a sandbox every command runs with Dimsum's own rights: a person decides each time.
+    const why = `no sandbox is available (${sandbox.reason ?? "unknown"}), so it would run with your full rights`;
+    return {
+      decision: "confirm",
+      reason: verdict.decision === "confirm" ? `${verdict.reason}, and ${why}` : why,
+    };
+  }
+  return verdict;
+}
+
+function unattendedHint(sandbox: SandboxStatus): string {
+  return sandbox.available
+    ? "rerun with --yes to allow such commands, or adjust tools.shell (allow/confirm) in the configuration"
+    : "install bubblewrap (apt-get install bubblewrap), or rerun with --yes, or set tools.shell.allowUnsandboxed";
+}
+
 /** Applies the shell policy; returns a refusal result, or undefined when the command may run. */
 async function checkPolicy(
   command: string,
   ctx: ToolContext,
   sandbox: SandboxStatus,
 ): Promise<ToolResult | undefined> {
-  let verdict = evaluateCommand(command, ctx.config.shell);
-  if (!sandbox.available && !ctx.config.shell.sandbox.allowUnsandboxed && verdict.decision !== "deny") {
-    // Without a sandbox every command runs with Dimsum's own rights: a person decides each time.
-    const why = `no sandbox is available (${sandbox.reason ?? "unknown"}), so it would run with your full rights`;
-    verdict = {
-      decision: "confirm",
-      reason: verdict.decision === "confirm" ? `${verdict.reason}, and ${why}` : why,
-    };
-  }
+  const verdict = policyVerdict(command, ctx, sandbox);
   if (verdict.decision === "allow") return undefined;
   if (verdict.decision === "deny") {
     return errorResult(
@@ -293,13 +305,12 @@ async function checkPolicy(
       ),
     );
   }
+  // The loop's approval phase asked already and gives approved calls an `approve` that says yes.
   if (!ctx.approve) {
     return errorResult(
       toolFailure(
         `\`${command}\` needs approval because ${verdict.reason}, and nobody can approve it in this run.`,
-        sandbox.available
-          ? "rerun with --yes to allow such commands, or adjust tools.shell (allow/confirm) in the configuration"
-          : "install bubblewrap (apt-get install bubblewrap), or rerun with --yes, or set tools.shell.allowUnsandboxed",
+        unattendedHint(sandbox),
       ),
     );
   }
@@ -333,6 +344,12 @@ export const executeCommandTool: ZodTool = defineTool({
     "Risky commands may need approval.",
   parameters: executeCommandParams,
   concurrencySafe: false,
+  async needsApproval(args, ctx) {
+    const sandbox = await detectSandbox(ctx.config.shell.sandbox.bwrapPath);
+    const verdict = policyVerdict(args.command, ctx, sandbox);
+    if (verdict.decision !== "confirm") return undefined;
+    return { summary: args.command, reason: verdict.reason, unattendedHint: unattendedHint(sandbox) };
+  },
   // The command's own policy timeout governs; this only keeps a shorter registry default from cutting in.
   timeoutMs: 24 * 60 * 60 * 1000,
   async execute(args, ctx) {

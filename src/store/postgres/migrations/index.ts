@@ -9,6 +9,7 @@ import { memory } from "./003-memory.js";
 import { knowledge } from "./004-knowledge.js";
 import { schedulesAndConnectors } from "./005-schedules-connectors.js";
 import { appendCounters } from "./006-append-counters.js";
+import { runState } from "./007-run-state.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -17,4 +18,5 @@ export const pgMigrations: readonly PgMigration[] = [
   knowledge,
   schedulesAndConnectors,
   appendCounters,
+  runState,
 ];

@@ -43,14 +43,15 @@ export class PgChannelRepo implements ChannelRepository {
   async insert(channel: ChannelRecord): Promise<ChannelRecord> {
     await this.db.transaction(async (tx) => {
       await tx.run(
-        `INSERT INTO team_channels (id, kind, name, leader_agent_id, chain_json, created_by, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        `INSERT INTO team_channels (id, kind, name, leader_agent_id, chain_json, queue_mode, created_by, created_at,
+           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [
           channel.id,
           channel.kind,
           channel.name,
           channel.leaderAgentId ?? null,
           JSON.stringify(channel.chain),
+          channel.queueMode ?? null,
           channel.createdBy,
           channel.createdAt,
           channel.updatedAt,
@@ -65,11 +66,13 @@ export class PgChannelRepo implements ChannelRepository {
 
   async update(channel: ChannelRecord): Promise<ChannelRecord> {
     await this.db.run(
-      "UPDATE team_channels SET name = $1, leader_agent_id = $2, chain_json = $3, updated_at = $4 WHERE id = $5",
+      `UPDATE team_channels SET name = $1, leader_agent_id = $2, chain_json = $3, queue_mode = $4, updated_at = $5
+       WHERE id = $6`,
       [
         channel.name,
         channel.leaderAgentId ?? null,
         JSON.stringify(channel.chain),
+        channel.queueMode ?? null,
         channel.updatedAt,
         channel.id,
       ],

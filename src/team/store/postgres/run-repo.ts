@@ -1,5 +1,6 @@
 /** Team runs in PostgreSQL. */
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
+import type { SessionRef } from "../../../store/types.js";
 import type { TeamRun } from "../../types.js";
 import type { RunLeaseRepository, RunRepository, StoredRun } from "../repositories.js";
 import { type RunRow, runInsertParams, runUpdateParams, toStoredRun } from "../rows.js";
@@ -32,6 +33,27 @@ export class PgRunRepo implements RunRepository {
       "SELECT * FROM team_runs WHERE status IN ('queued', 'running') ORDER BY started_at, id",
     );
     return rows.map(toStoredRun);
+  }
+
+  async listWaiting(ref?: SessionRef): Promise<StoredRun[]> {
+    const rows = ref
+      ? await this.db.many<RunRow>(
+          `SELECT * FROM team_runs WHERE status = 'waiting' AND session_user_id = $1 AND session_id = $2
+           ORDER BY started_at, id`,
+          [ref.userId, ref.sessionId],
+        )
+      : await this.db.many<RunRow>(
+          "SELECT * FROM team_runs WHERE status = 'waiting' ORDER BY started_at, id",
+        );
+    return rows.map(toStoredRun);
+  }
+
+  async claimWaiting(runId: string, startedAt: number): Promise<boolean> {
+    const changed = await this.db.run(
+      "UPDATE team_runs SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'waiting'",
+      [runId, startedAt],
+    );
+    return changed > 0;
   }
 
   async deleteByChannel(channelId: string): Promise<void> {

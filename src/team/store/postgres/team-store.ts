@@ -4,6 +4,7 @@ import type { MetaRepository, TeamStore } from "../repositories.js";
 import { PgAgentRepo } from "./agent-repo.js";
 import { PgChannelRepo } from "./channel-repo.js";
 import { PgFlowRepo } from "./flow-repo.js";
+import { PgGrantRepo } from "./grant-repo.js";
 import { PgMessageRepo } from "./message-repo.js";
 import { PgRunLeaseRepo, PgRunRepo } from "./run-repo.js";
 
@@ -38,6 +39,7 @@ export function createPostgresTeamStore(db: PgDatabase): TeamStore {
     runs: new PgRunRepo(db),
     flows: new PgFlowRepo(db),
     meta: new PgMetaRepo(db),
+    grants: new PgGrantRepo(db),
     leases: new PgRunLeaseRepo(db),
   };
 }

@@ -31,11 +31,12 @@ export class SqliteChannelRepo implements ChannelRepository {
       ),
       allMembers: db.prepare("SELECT * FROM team_channel_members ORDER BY added_at, member_type, member_id"),
       insert: db.prepare(
-        `INSERT INTO team_channels (id, kind, name, leader_agent_id, chain_json, created_by, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO team_channels (id, kind, name, leader_agent_id, chain_json, queue_mode, created_by, created_at,
+           updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       update: db.prepare(
-        "UPDATE team_channels SET name = ?, leader_agent_id = ?, chain_json = ?, updated_at = ? WHERE id = ?",
+        `UPDATE team_channels SET name = ?, leader_agent_id = ?, chain_json = ?, queue_mode = ?, updated_at = ?
+         WHERE id = ?`,
       ),
       delete: db.prepare("DELETE FROM team_channels WHERE id = ?"),
       addMember: db.prepare(
@@ -53,6 +54,7 @@ export class SqliteChannelRepo implements ChannelRepository {
         channel.name,
         channel.leaderAgentId ?? null,
         JSON.stringify(channel.chain),
+        channel.queueMode ?? null,
         channel.createdBy,
         channel.createdAt,
         channel.updatedAt,
@@ -96,13 +98,14 @@ export class SqliteChannelRepo implements ChannelRepository {
     });
   }
 
-  /** Saves name, leader and chain. */
+  /** Saves name, leader, chain and queue mode. */
   update(channel: ChannelRecord): Promise<ChannelRecord> {
     return guard(this.#db, "save a channel in", () => {
       this.#sql.update.run(
         channel.name,
         channel.leaderAgentId ?? null,
         JSON.stringify(channel.chain),
+        channel.queueMode ?? null,
         channel.updatedAt,
         channel.id,
       );

@@ -1,5 +1,6 @@
 /** Team runs: which agent ran for which message, in which session, and how it ended. */
 import type { Database, Statement } from "better-sqlite3";
+import type { SessionRef } from "../../../store/types.js";
 import type { TeamRun } from "../../types.js";
 import type { RunRepository, StoredRun } from "../repositories.js";
 import { type RunRow, runInsertParams, runUpdateParams, toStoredRun } from "../rows.js";
@@ -13,6 +14,9 @@ export class SqliteRunRepo implements RunRepository {
     update: Statement<unknown[]>;
     get: Statement<[string], RunRow>;
     open: Statement<[], RunRow>;
+    waiting: Statement<[], RunRow>;
+    waitingIn: Statement<[string, string], RunRow>;
+    claimWaiting: Statement<[number, string]>;
     deleteChannel: Statement<[string]>;
   };
 
@@ -29,6 +33,14 @@ export class SqliteRunRepo implements RunRepository {
       ),
       get: db.prepare("SELECT * FROM team_runs WHERE id = ?"),
       open: db.prepare("SELECT * FROM team_runs WHERE status IN ('queued', 'running')"),
+      waiting: db.prepare("SELECT * FROM team_runs WHERE status = 'waiting' ORDER BY started_at, id"),
+      waitingIn: db.prepare(
+        `SELECT * FROM team_runs WHERE status = 'waiting' AND session_user_id = ? AND session_id = ?
+         ORDER BY started_at, id`,
+      ),
+      claimWaiting: db.prepare(
+        "UPDATE team_runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'waiting'",
+      ),
       deleteChannel: db.prepare("DELETE FROM team_runs WHERE channel_id = ?"),
     };
   }
@@ -56,6 +68,18 @@ export class SqliteRunRepo implements RunRepository {
   /** Runs still queued or running: after a restart, those whose process died. */
   listOpen(): Promise<StoredRun[]> {
     return guard(this.#db, "read runs from", () => this.#sql.open.all().map(toStoredRun));
+  }
+
+  /** Runs waiting for approvals, oldest first (optionally only those of one agent session). */
+  listWaiting(ref?: SessionRef): Promise<StoredRun[]> {
+    return guard(this.#db, "read runs from", () =>
+      (ref ? this.#sql.waitingIn.all(ref.userId, ref.sessionId) : this.#sql.waiting.all()).map(toStoredRun),
+    );
+  }
+
+  /** Moves a waiting run to `running`; true for the one caller that moved it. */
+  claimWaiting(runId: string, startedAt: number): Promise<boolean> {
+    return guard(this.#db, "save a run in", () => this.#sql.claimWaiting.run(startedAt, runId).changes > 0);
   }
 
   deleteByChannel(channelId: string): Promise<void> {
