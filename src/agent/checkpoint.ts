@@ -31,7 +31,7 @@ export interface RunCheckpoint {
 /** True when every pending call of the checkpoint's turn has a decision. */
 export function allDecided(checkpoint: RunCheckpoint): boolean {
   const turn = checkpoint.turn;
-  return turn?.pending.every((p) => turn.decisions[p.callId] !== undefined);
+  return turn?.pending.every((p) => turn.decisions[p.callId] !== undefined) === true;
 }
 
 /** Reads a stored checkpoint; undefined for anything that is not one (an older or damaged row). */

@@ -8,6 +8,8 @@ import type {
   AgentPatchBody,
   AgentRecord,
   ApiTokenInfo,
+  ApprovalDecisionInput,
+  ApprovalGrant,
   AuthResult,
   CatalogueEntry,
   ChainStep,
@@ -29,8 +31,10 @@ import type {
   MemoryType,
   ModelStatus,
   ModelsResponse,
+  PostOutcome,
   PostResult,
   ProviderUpdate,
+  QueueMode,
   SessionInfo,
   SessionUser,
   Settings,
@@ -306,8 +310,14 @@ export class ApiClient {
   createChannel(input: ChannelInput): Promise<ChannelRecord> {
     return this.request("POST", "/api/channels", input);
   }
-  /** Renames a channel or changes its leader (null clears it). */
-  updateChannel(id: string, patch: { name?: string; leaderAgentId?: string | null }): Promise<ChannelRecord> {
+  /**
+   * Renames a channel, changes its leader (null clears it) or what happens to messages sent while
+   * an agent is working (`queueMode`).
+   */
+  updateChannel(
+    id: string,
+    patch: { name?: string; leaderAgentId?: string | null; queueMode?: QueueMode },
+  ): Promise<ChannelRecord> {
     return this.request("PATCH", `/api/channels/${enc(id)}`, patch);
   }
   /** Deletes a channel. */
@@ -336,8 +346,11 @@ export class ApiClient {
   ): Promise<ChannelMessage[]> {
     return this.request("GET", `/api/channels/${enc(channelId)}/messages${query({ ...options })}`);
   }
-  /** Posts a message; the result names the runs (and flow) it started. */
-  postMessage(channelId: string, text: string): Promise<PostResult> {
+  /**
+   * Posts a message; the result names the runs (and flow) it started, and the agents it reached
+   * without a new run (`queued`).
+   */
+  postMessage(channelId: string, text: string): Promise<PostOutcome> {
     return this.request("POST", `/api/channels/${enc(channelId)}/messages`, { text });
   }
   /** Marks a channel read up to a message. */
@@ -373,6 +386,18 @@ export class ApiClient {
   /** Answers an MCP server's request for input put to this person during a run. */
   answerElicitation(runId: string, id: string, answer: ElicitationAnswer): Promise<ElicitationView> {
     return this.request("POST", `/api/runs/${enc(runId)}/elicitations/${enc(id)}`, answer);
+  }
+  /** Approves or rejects a tool call the run waits on; the run goes on once nothing is pending. */
+  decideApproval(runId: string, callId: string, decision: ApprovalDecisionInput): Promise<TeamRun> {
+    return this.request("POST", `/api/runs/${enc(runId)}/approvals/${enc(callId)}`, decision);
+  }
+  /** The tools agents may run in a chat without asking ("always" answers). */
+  listApprovalGrants(channelId: string): Promise<ApprovalGrant[]> {
+    return this.request("GET", `/api/channels/${enc(channelId)}/approvals`);
+  }
+  /** Revokes an "always" answer: the agent asks again before running the tool in this chat. */
+  revokeApprovalGrant(channelId: string, agentId: string, tool: string): Promise<void> {
+    return this.request("DELETE", `/api/channels/${enc(channelId)}/approvals/${enc(agentId)}/${enc(tool)}`);
   }
   /** This person's open requests for input in a channel. */
   listElicitations(channelId: string): Promise<ElicitationView[]> {

@@ -7,6 +7,7 @@ import type {
   AgentRecord,
   ChannelMessage,
   ChannelRecord,
+  PostResult,
   TeamEvent,
 } from "../../src/team/types.js";
 
@@ -17,6 +18,7 @@ export type { ModelChoice, ModelsResponse, ProviderModels } from "../../src/serv
 export type {
   AgentInput,
   AgentPatch,
+  ApprovalView,
   AgentRecord,
   ChainStep,
   ChannelInput,
@@ -32,6 +34,7 @@ export type {
   FlowStep,
   MessagePart,
   PostResult,
+  QueueMode,
   RunStatus,
   SoulFile,
   StepStatus,
@@ -47,6 +50,46 @@ export type AgentPatchBody = Omit<AgentPatch, "model" | "toolsAllow"> & {
   model?: string | null;
   toolsAllow?: string[] | null;
 };
+
+/** The answer to a tool call waiting for approval (`POST /api/runs/:runId/approvals/:callId`). */
+export interface ApprovalDecisionInput {
+  decision: "approve" | "reject";
+  /** With `approve`: the agent may run this tool in this chat from now on without asking. */
+  always?: true;
+  /** With `reject`: why, for the agent to read. */
+  reason?: string;
+}
+
+/** A call a waiting run waits on (`pendingApprovals` of `GET /api/runs/:id`). */
+export interface PendingApprovalView {
+  callId: string;
+  tool: string;
+  args: unknown;
+  summary: string;
+  reason: string;
+  askedAt: number;
+}
+
+/** An "always" answer: a tool an agent may run in a chat without asking (`GET /api/channels/:id/approvals`). */
+export interface ApprovalGrant {
+  channelId: string;
+  agentId: string;
+  tool: string;
+  grantedBy: string;
+  grantedAt: number;
+}
+
+/**
+ * An agent that got no new run for a posted message: it went to the run in progress (`steer`), is
+ * being collected for one answer (`collect`), or waits for a run that waits for approval (`waiting`).
+ */
+export interface QueuedDelivery {
+  agentId: string;
+  mode: "steer" | "collect" | "waiting";
+}
+
+/** What posting a message returns: the runs it started, and where it went instead of a new run. */
+export type PostOutcome = PostResult & { queued?: QueuedDelivery[] };
 
 /** `GET /api/agents` adds the persona status to each record (notes/team-api.md). */
 export type AgentWithSoul = AgentRecord & { soulStatus?: "ok" | "empty" | "missing" };

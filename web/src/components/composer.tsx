@@ -4,7 +4,8 @@
  * text (after their arguments) is put into the composer to edit and send.
  */
 import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { useReportError, useServices } from "../hooks.js";
+import { useReportError, useSelector, useServices } from "../hooks.js";
+import { activeRuns } from "../state/chat.js";
 import {
   applyMention,
   type MentionCandidate,
@@ -13,7 +14,9 @@ import {
   mentionKey,
   mentionMenuAt,
 } from "../state/mention.js";
+import { composerHint } from "../state/queue-mode.js";
 import type { AgentRecord, ChannelRecord, McpPromptInfo } from "../types.js";
+import { Link } from "./link.js";
 import { ModelNotice } from "./model-notice.js";
 import { matchingPrompts, PromptArguments, PromptMenu, slashQuery, usePrompts } from "./prompt-picker.js";
 
@@ -24,6 +27,42 @@ export interface ComposerProps {
   channel: ChannelRecord;
   agents: AgentRecord[];
   disabled?: boolean;
+}
+
+/**
+ * While agents of the chat work: what a message sent now does (per the chat's queue mode), with a
+ * link to change it for those who manage the chat.
+ */
+function WorkingHint({ channel }: { channel: ChannelRecord }) {
+  const hint = useSelector((s) => {
+    const chat = s.chat?.channelId === channel.id ? s.chat : undefined;
+    if (!chat) return undefined;
+    const working = activeRuns(chat).flatMap((view) =>
+      view.run && view.run.parentRunId === undefined && view.run.channelId === channel.id ? [view.run] : [],
+    );
+    const nameOf = (id: string) => s.agents.find((a) => a.id === id)?.name ?? `@${id}`;
+    return composerHint(channel, working, nameOf)?.text;
+  });
+  const manages = useSelector((s) => {
+    if (s.auth.phase !== "ready") return false;
+    const { user } = s.auth;
+    return user.role === "owner" || user.role === "admin" || (user.role !== "guest" && channel.createdBy === user.id);
+  });
+  if (!hint) return null;
+  return (
+    <p class="composer-hint muted" role="status" data-testid="composer-hint">
+      <span>{hint}</span>
+      {manages && (
+        <Link
+          to={{ name: "channel_settings", channelId: channel.id }}
+          class="composer-hint-link"
+          testId="composer-hint-settings"
+        >
+          Change
+        </Link>
+      )}
+    </p>
+  );
 }
 
 /** The composer of a channel. */
@@ -154,6 +193,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
       }}
     >
       <ModelNotice />
+      <WorkingHint channel={channel} />
       {promptMenu && (
         <PromptMenu
           items={promptItems}

@@ -6,7 +6,13 @@ import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
-import type { AgentRecord, ChannelMessage, ElicitationView, SessionUser } from "../types.js";
+import type {
+  AgentRecord,
+  ChannelMessage,
+  ElicitationView,
+  QueuedDelivery,
+  SessionUser,
+} from "../types.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
@@ -35,6 +41,34 @@ export interface MessageItemProps {
   me: SessionUser;
   /** This is the reader's last message (they may edit it). */
   editable: boolean;
+  /** Agents this message reached without a new run (from posting it), by message id. */
+  queued?: Record<number, QueuedDelivery[]> | undefined;
+}
+
+const QUEUED_LABEL: Record<QueuedDelivery["mode"], string> = {
+  steer: "sent to the running answer",
+  collect: "collecting…",
+  waiting: "waits for approval",
+};
+
+/** Under a message that went to agents already at work: what became of it, per agent. */
+function QueuedLabels({ entries, agents }: { entries: QueuedDelivery[]; agents: Map<string, AgentRecord> }) {
+  return (
+    <p class="queued-labels" data-testid="message-queued">
+      {entries.map((entry) => (
+        <span
+          key={entry.agentId}
+          class={`queued-label queued-${entry.mode}`}
+          data-testid="queued-label"
+          data-mode={entry.mode}
+          data-agent-id={entry.agentId}
+        >
+          {entries.length > 1 && `${agents.get(entry.agentId)?.name ?? entry.agentId}: `}
+          {QUEUED_LABEL[entry.mode]}
+        </span>
+      ))}
+    </p>
+  );
 }
 
 /** A message that started a collaboration flow (it cannot be edited; the flow is started again). */
@@ -55,7 +89,7 @@ async function copyText(text: string): Promise<void> {
 }
 
 /** One stored message with its parts and actions. */
-export function MessageItem({ versions, runs, agents, me, editable }: MessageItemProps) {
+export function MessageItem({ versions, runs, agents, me, editable, queued }: MessageItemProps) {
   const { api, store } = useServices();
   // Undefined: the newest version (a new one arriving is shown).
   const [picked, setPicked] = useState<number | undefined>(undefined);
@@ -97,6 +131,11 @@ export function MessageItem({ versions, runs, agents, me, editable }: MessageIte
     );
   };
   const isAnswer = author.type === "agent";
+  // An answer whose run still goes on: it waits for approval, or resumed after one.
+  const runView = isAnswer && message.runId !== undefined ? runs[message.runId] : undefined;
+  const going = runView?.run !== undefined && !isTerminal(runView.run.status) ? runView : undefined;
+  const parts = going && going.parts.length > 0 ? going.parts : message.parts;
+  const queuedHere = queued?.[message.id];
   return (
     <article
       class={`msg msg-${author.type}${mine ? " msg-mine" : ""}`}
@@ -129,7 +168,7 @@ export function MessageItem({ versions, runs, agents, me, editable }: MessageIte
           </span>
         )}
         {/* A stored answer is done by definition; only say so when it ended otherwise. */}
-        {isAnswer && <EndBadge parts={message.parts} />}
+        {going ? <RunControls view={going} /> : isAnswer && <EndBadge parts={message.parts} />}
         {canDelete && (
           <button
             type="button"
@@ -189,9 +228,18 @@ export function MessageItem({ versions, runs, agents, me, editable }: MessageIte
           </div>
         </form>
       ) : isAnswer ? (
-        <Parts parts={message.parts} runs={runs} agents={agents} live={false} />
+        <Parts
+          parts={parts}
+          runId={message.runId}
+          runs={runs}
+          agents={agents}
+          live={going?.run?.status === "running"}
+        />
       ) : (
         <MarkdownView text={message.text} class="msg-body" testId="message-text" />
+      )}
+      {queuedHere && queuedHere.length > 0 && editing === undefined && (
+        <QueuedLabels entries={queuedHere} agents={agents} />
       )}
       {editing === undefined && (
         <footer class="msg-actions" data-testid="message-actions">
@@ -293,7 +341,15 @@ export function RunBubble({
         <AgentName agentId={view.run?.agentId ?? ""} agents={agents} />
         <RunControls view={view} />
       </header>
-      {said && <Parts parts={view.parts} runs={runs} agents={agents} live={active} />}
+      {said && (
+        <Parts
+          parts={view.parts}
+          runId={view.id}
+          runs={runs}
+          agents={agents}
+          live={active && status !== "waiting"}
+        />
+      )}
       {active && view.retry && (
         <p class="muted run-retry" data-testid="run-retry">
           Retrying (attempt {view.retry.attempt}): {view.retry.reason}
@@ -309,7 +365,7 @@ export function RunBubble({
         )}
       {!said && active && asks.length === 0 && (
         <p class="typing muted" data-testid="run-waiting">
-          {status === "queued" ? "Queued…" : "Thinking…"}
+          {status === "queued" ? "Queued…" : status === "waiting" ? "Waiting for approval…" : "Thinking…"}
         </p>
       )}
     </article>

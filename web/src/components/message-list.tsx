@@ -80,6 +80,7 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
             agents={agents}
             me={me}
             editable={item.versions.some((m) => m.id === editableId)}
+            queued={chat.queued}
           />
         ) : (
           <RunBubble

@@ -10,6 +10,7 @@ import { ToolCard } from "./tool-card.js";
 const BADGE_LABEL: Record<RunStatus, string> = {
   queued: "queued",
   running: "running",
+  waiting: "waiting for approval",
   done: "done",
   error: "error",
   cancelled: "stopped",
@@ -49,6 +50,8 @@ export function StopButton({ runId }: { runId: string }) {
 
 export interface PartsProps {
   parts: readonly MessagePart[];
+  /** The run the parts are of (where approvals of its tool calls are sent), when known. */
+  runId?: string | undefined;
   /** Live runs of the page, for called agents whose card has no stored parts yet. */
   runs: Record<string, RunView>;
   agents: Map<string, AgentRecord>;
@@ -60,7 +63,7 @@ export interface PartsProps {
  * A message's parts in order: text, reasoning (collapsed), tool cards, called agents' runs (nested
  * cards) and the error or stop that ended it. Stored and live answers both render through here.
  */
-export function Parts({ parts, runs, agents, live }: PartsProps) {
+export function Parts({ parts, runId, runs, agents, live }: PartsProps) {
   const lastText = parts.reduce((at, p, i) => (p.type === "text" ? i : at), -1);
   return (
     <div class="msg-parts" data-testid="message-parts">
@@ -79,7 +82,7 @@ export function Parts({ parts, runs, agents, live }: PartsProps) {
           case "reasoning":
             return <Reasoning key={key} text={part.text} thinking={live && i === parts.length - 1} />;
           case "tool":
-            return <ToolCard key={key} call={part} />;
+            return <ToolCard key={key} call={part} runId={runId} />;
           case "agent_run":
             return <AgentRunCard key={key} part={part} runs={runs} agents={agents} />;
           case "error":
@@ -153,7 +156,13 @@ function AgentRunCard({
         <RunBadge status={status} />
       </summary>
       <div class="agent-run-body">
-        <Parts parts={parts} runs={runs} agents={agents} live={live && !isTerminal(status)} />
+        <Parts
+          parts={parts}
+          runId={part.runId}
+          runs={runs}
+          agents={agents}
+          live={live && !isTerminal(status)}
+        />
       </div>
     </details>
   );

@@ -1,16 +1,25 @@
-/** One tool call of a run: name, status and duration at a glance; arguments and result when opened. */
+/**
+ * One tool call of a run: name, status and duration at a glance; arguments and result when opened.
+ * A call waiting for approval is an approval card instead; a decided one says how under its card.
+ */
 import { formatDuration, formatJson, oneLine } from "../format.js";
 import type { ToolCallView } from "../state/chat.js";
+import { ApprovalCard, ApprovalOutcome } from "./approval-card.js";
 import { McpConnectAction, mcpSignInNeed } from "./mcp-connect-action.js";
 
 const STATUS_LABEL: Record<ToolCallView["status"], string> = {
   running: "running",
+  waiting: "waiting",
   ok: "done",
   error: "failed",
 };
 
 /** A tool-call card; a failed MCP call that needs the person's sign-in offers to connect under it. */
-export function ToolCard({ call }: { call: ToolCallView }) {
+export function ToolCard({ call, runId }: { call: ToolCallView; runId?: string | undefined }) {
+  const approval = call.approval;
+  if (approval?.state === "pending" && call.status === "waiting") {
+    return <ApprovalCard call={call} approval={approval} runId={runId} />;
+  }
   const args = formatJson(call.args);
   const need = call.status === "error" ? mcpSignInNeed(call.output) : undefined;
   return (
@@ -53,6 +62,7 @@ export function ToolCard({ call }: { call: ToolCallView }) {
           )}
         </div>
       </details>
+      {approval && <ApprovalOutcome approval={approval} ended={call.status !== "waiting"} />}
       {need && <McpConnectAction need={need} />}
     </>
   );

@@ -7,6 +7,7 @@
 import type { AgentEvent } from "../../../src/agent/events.js";
 import {
   applyAgentEvent,
+  decideApproval,
   endPartOf,
   endParts,
   failurePart,
@@ -18,7 +19,8 @@ import type {
   ElicitationView,
   FlowRecord,
   MessagePart,
-  PostResult,
+  PostOutcome,
+  QueuedDelivery,
   RunStatus,
   TeamEvent,
   TeamRun,
@@ -59,6 +61,11 @@ export interface ChatState {
   hasOlder: boolean;
   /** Open MCP requests for input put to this person, by id. */
   elicitations?: Record<string, ElicitationView>;
+  /**
+   * Messages this person posted that reached agents without a new run (sent to a run in progress,
+   * collected, or waiting behind an approval), by message id; an entry goes once the agent answers.
+   */
+  queued?: Record<number, QueuedDelivery[]>;
 }
 
 export type ChatAction =
@@ -68,7 +75,7 @@ export type ChatAction =
   | { type: "event"; event: TeamEvent }
   | { type: "run"; run: TeamRun }
   | { type: "flow"; flow: FlowRecord }
-  | { type: "posted"; channelId: string; result: PostResult };
+  | { type: "posted"; channelId: string; result: PostOutcome };
 
 const TERMINAL: ReadonlySet<RunStatus> = new Set(["done", "error", "cancelled"]);
 
@@ -130,6 +137,7 @@ function upsertRun(state: ChatState, run: TeamRun): ChatState {
     if (isTerminal(run.status)) delete next.recent;
     return next;
   });
+  next = settleQueued(next, run, state.runs[run.id]?.run?.status);
   const parentId = run.parentRunId;
   if (parentId !== undefined) {
     // A called agent's card sits in its caller's answer, where the call happened.
@@ -137,6 +145,79 @@ function upsertRun(state: ChatState, run: TeamRun): ChatState {
       const placed = startChildRun(view.parts, run.id, run.agentId);
       return { ...view, parts: updateChildRun(placed, run.id, run.status) };
     });
+  }
+  return next;
+}
+
+/**
+ * Drops the "queued" labels a run answers: a new run of the agent for the message (or a later one),
+ * and, once the agent's run that waited for approval goes on, the messages that waited behind it.
+ */
+function settleQueued(state: ChatState, run: TeamRun, before: RunStatus | undefined): ChatState {
+  if (!state.queued || run.parentRunId !== undefined) return state;
+  const resumed = before === "waiting" && run.status !== "waiting";
+  let changed = false;
+  const queued: Record<number, QueuedDelivery[]> = {};
+  for (const [key, entries] of Object.entries(state.queued)) {
+    const messageId = Number(key);
+    const kept = entries.filter(
+      (entry) =>
+        entry.agentId !== run.agentId ||
+        (run.triggerMessageId < messageId && !(resumed && entry.mode === "waiting")),
+    );
+    if (kept.length !== entries.length) changed = true;
+    if (kept.length > 0) queued[messageId] = kept;
+  }
+  return changed ? { ...state, queued } : state;
+}
+
+/** A stored answer's approval cards say whose approval they wait for; live parts learn it from there. */
+function adoptAskedOf(parts: MessagePart[], stored: readonly MessagePart[]): MessagePart[] {
+  const askedOf = new Map<string, string>();
+  for (const p of stored) {
+    if (p.type === "tool" && p.approval?.askedOf) askedOf.set(p.callId, p.approval.askedOf);
+  }
+  if (askedOf.size === 0) return parts;
+  let changed = false;
+  const next = parts.map((p) => {
+    if (p.type !== "tool" || !p.approval || p.approval.askedOf) return p;
+    const who = askedOf.get(p.callId);
+    if (!who) return p;
+    changed = true;
+    return { ...p, approval: { ...p.approval, askedOf: who } };
+  });
+  return changed ? next : parts;
+}
+
+/** A stored message's edit (e.g. its approval cards decided), passed on to its run's live parts. */
+function storedMessage(state: ChatState, message: ChannelMessage): ChatState {
+  const next = { ...state, messages: mergeMessages(state.messages, [message]) };
+  const view = message.runId !== undefined ? state.runs[message.runId] : undefined;
+  if (!view || view.parts.length === 0) return next;
+  const parts = adoptAskedOf(view.parts, message.parts);
+  return parts === view.parts ? next : { ...next, runs: { ...next.runs, [view.id]: { ...view, parts } } };
+}
+
+/** A decision on a call a run waited on (or its expiry): its card, live and stored, says so. */
+function decided(state: ChatState, event: Extract<TeamEvent, { type: "approval" }>): ChatState {
+  const decision = {
+    state: event.state,
+    ...(event.by ? { by: event.by } : {}),
+    ...(event.always ? { always: true } : {}),
+    ...(event.note ? { note: event.note } : {}),
+  };
+  let next = state;
+  const view = state.runs[event.runId];
+  if (view) {
+    next = withRun(next, event.runId, (v) => ({ ...v, parts: decideApproval(v.parts, event.callId, decision) }));
+  }
+  if (state.messages.some((m) => m.runId === event.runId)) {
+    next = {
+      ...next,
+      messages: next.messages.map((m) =>
+        m.runId === event.runId ? { ...m, parts: decideApproval(m.parts, event.callId, decision) } : m,
+      ),
+    };
   }
   return next;
 }
@@ -153,6 +234,16 @@ function caughtUp(view: RunView, live: { parts: MessagePart[]; seq: number }): v
   for (const r of after) parts = applyAgentEvent(parts, r.event);
   view.parts = parts;
   view.seq = Math.max(seen, live.seq);
+}
+
+/**
+ * A run that waited for approval posted its answer so far; when its later events arrive on a page
+ * that did not see the earlier ones (opened while it waited), they go on from that stored answer.
+ */
+function resumedFrom(state: ChatState, view: RunView): RunView {
+  if (view.seq !== undefined || view.parts.length > 0) return view;
+  const stored = state.messages.find((m) => m.runId === view.id && m.author.type === "agent");
+  return stored ? { ...view, parts: stored.parts } : view;
 }
 
 function applyAgent(view: RunView, event: AgentEvent, seq: number): RunView {
@@ -181,13 +272,15 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
   if (event.channelId !== state.channelId) return state;
   switch (event.type) {
     case "message":
-      return { ...state, messages: mergeMessages(state.messages, [event.message]) };
+      return storedMessage(state, event.message);
     case "message_deleted":
       return { ...state, messages: state.messages.filter((m) => m.id !== event.messageId) };
     case "run":
       return upsertRun(state, event.run);
     case "agent":
-      return withRun(state, event.runId, (view) => applyAgent(view, event.event, event.seq));
+      return withRun(state, event.runId, (view) => applyAgent(resumedFrom(state, view), event.event, event.seq));
+    case "approval":
+      return decided(state, event);
     case "flow":
       return upsertFlow(state, event.flow);
     case "channel":
@@ -225,6 +318,8 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
     case "posted": {
       if (action.channelId !== state.channelId) return state;
       let next: ChatState = { ...state, messages: mergeMessages(state.messages, [action.result.message]) };
+      const queued = action.result.queued ?? [];
+      if (queued.length > 0) next = { ...next, queued: { ...next.queued, [action.result.message.id]: queued } };
       for (const run of action.result.runs) next = upsertRun(next, run);
       if (action.result.flow) next = upsertFlow(next, action.result.flow);
       return next;
@@ -304,7 +399,13 @@ export function lastOwnMessageId(state: ChatState, userId: string): number | und
   return undefined;
 }
 
-/** Runs still queued or running (what the stop buttons act on; refreshed after a reconnect). */
+/** The run of a stored answer while it still goes on (it waits for approval, or resumed after). */
+export function activeRunOf(state: ChatState, message: ChannelMessage): RunView | undefined {
+  const view = message.runId !== undefined ? state.runs[message.runId] : undefined;
+  return view?.run && !isTerminal(view.run.status) ? view : undefined;
+}
+
+/** Runs still queued, running or waiting (what the stop buttons act on; refreshed after a reconnect). */
 export function activeRuns(state: ChatState): RunView[] {
   return Object.values(state.runs).filter((view) => !isTerminal(view.run?.status));
 }
