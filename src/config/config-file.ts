@@ -41,6 +41,8 @@ function buildSchemas() {
     })
     .strict();
 
+  const queueModeEntry = z.enum(["steer", "followup", "collect", "interrupt"]);
+
   const configFile = z
     .object({
       defaultModel: z.string().optional(),
@@ -58,7 +60,12 @@ function buildSchemas() {
         .default({}),
       /** Messages sent while an agent works: how long `collect` waits for the rest of a burst. */
       queue: z
-        .object({ collectMs: z.number().int().min(0).max(60_000).optional() })
+        .object({
+          collectMs: z.number().int().min(0).max(60_000).optional(),
+          /** The mode of chats that have none of their own (default steer for direct chats, collect for groups). */
+          direct: queueModeEntry.optional(),
+          group: queueModeEntry.optional(),
+        })
         .strict()
         .default({}),
       providers: z.record(z.string(), providerEntry).default({}),

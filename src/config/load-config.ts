@@ -2,10 +2,12 @@
  * Resolves configuration once, at the edge, into a plain typed object: env vars, `.env`, and the
  * optional config file (`DIMSUM_CONFIG`, else `./dimsum.config.json`, else `$DIMSUM_HOME/config.json`).
  */
+
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type ModelCallLimits, resolveCallLimits } from "../llm/call-limits.js";
+import type { QueueMode } from "../team/types.js";
 import { defaultToolsConfig } from "../tools/builtin/defaults.js";
 import { allowedEnv, DEFAULT_ENV_ALLOW, type ShellSandboxConfig } from "../tools/builtin/sandbox/index.js";
 import type { ToolsConfig } from "../tools/types.js";
@@ -22,8 +24,11 @@ export interface DimsumConfig {
   maxIterations: number;
   /** How long a run waits for approvals before it ends unanswered (`approvals.timeoutHours`, default 24). */
   approvalTimeoutMs: number;
-  /** How long `collect` waits for the next message of a burst (`queue.collectMs`, default 1500). */
-  collectMs: number;
+  /**
+   * Messages sent while an agent works: how long `collect` waits for the next message of a burst
+   * (`queue.collectMs`, default 1500), and the mode of chats without their own.
+   */
+  queue: { collectMs: number; direct: QueueMode; group: QueueMode };
   /** Deadlines of every model call (`modelCalls` in the config file over the defaults); copied into each ModelSpec. */
   modelCalls: ModelCallLimits;
   /**
@@ -90,7 +95,11 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     defaultModel: env.DIMSUM_MODEL || file.defaultModel,
     maxIterations: file.maxIterations ?? 10,
     approvalTimeoutMs: (file.approvals.timeoutHours ?? 24) * 3_600_000,
-    collectMs: file.queue.collectMs ?? 1500,
+    queue: {
+      collectMs: file.queue.collectMs ?? 1500,
+      direct: file.queue.direct ?? "steer",
+      group: file.queue.group ?? "collect",
+    },
     modelCalls: resolveCallLimits(file.modelCalls),
     env,
     user: env.DIMSUM_USER || undefined,

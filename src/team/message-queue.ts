@@ -14,9 +14,18 @@ import type { AgentRecord, ChannelMessage, ChannelRecord, QueueMode, TeamRun } f
 /** How long `collect` waits after a message for the next one of the burst (default 1.5 s). */
 export const DEFAULT_COLLECT_MS = 1500;
 
-/** The mode of a chat: its own, else `steer` for a direct chat and `collect` for a group. */
-export function queueModeOf(channel: Pick<ChannelRecord, "kind" | "queueMode">): QueueMode {
-  return channel.queueMode ?? (channel.kind === "direct" ? "steer" : "collect");
+/** The modes of chats without their own (the config's `queue.direct` and `queue.group`). */
+export interface QueueDefaults {
+  direct: QueueMode;
+  group: QueueMode;
+}
+
+/** The mode of a chat: its own, else the default of its kind (`steer` direct, `collect` group). */
+export function queueModeOf(
+  channel: Pick<ChannelRecord, "kind" | "queueMode">,
+  defaults: QueueDefaults = { direct: "steer", group: "collect" },
+): QueueMode {
+  return channel.queueMode ?? defaults[channel.kind];
 }
 
 /** A message that started no run for an agent, and why. */
@@ -32,6 +41,7 @@ export interface MessageQueueDeps {
   approvals: RunApprovals;
   onError: (err: unknown) => void;
   collectMs?: number;
+  defaults?: QueueDefaults;
 }
 
 interface Burst {
@@ -60,7 +70,7 @@ export class MessageQueue {
     present: boolean,
   ): Promise<{ run: TeamRun } | { queued: QueuedFor }> {
     const { store, runs, runner, approvals } = this.#deps;
-    const mode = queueModeOf(channel);
+    const mode = queueModeOf(channel, this.#deps.defaults);
     const ref = channelRef(channel.id, agent.id);
     const lane = laneOf(ref);
     const waiting = await store.runs.listWaiting(ref);

@@ -256,7 +256,8 @@ export function createTeam(deps: TeamDeps): Team {
     runner,
     approvals,
     onError,
-    collectMs: deps.config.collectMs,
+    collectMs: deps.config.queue.collectMs,
+    defaults: deps.config.queue,
   });
   const expiry = setInterval(() => void approvals.expire().catch(onError), APPROVAL_SWEEP_MS);
   expiry.unref();

@@ -100,6 +100,8 @@ export class TeamHarness {
         OPENAI_BASE_URL: `${server.url}/v1`,
       },
     });
+    // These suites answer every message with a run of its own; approvals-steering.test.ts sets chats' modes.
+    config.queue = { ...config.queue, direct: "followup", group: "followup" };
     this.#deps = {
       db: this.db,
       home: this.dir,
