@@ -5,7 +5,7 @@ import { toDimsumError } from "../../errors.js";
 import { stream } from "../../llm/providers.js";
 import { sampleWithModel } from "../../mcp/sampling.js";
 import type { ApprovalRequest } from "../../tools/types.js";
-import { approveAll } from "../approval.js";
+import { approvalQuestion, approveAll, rememberingAlways } from "../approval.js";
 import { recentTurns } from "../chat/history.js";
 import { expandPrompt, findPrompt, listMcpPrompts, promptUsage } from "../chat/mcp-prompts.js";
 import { type Ask, terminalMcpHandlers } from "../chat/mcp-requests.js";
@@ -99,14 +99,13 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
   const approve = options.yes
     ? approveAll
     : interactive
-      ? (request: ApprovalRequest) =>
-          new Promise<boolean>((resolve) => {
-            spinner.stop();
-            rl.question(
-              `${request.tool} wants to run: ${request.summary}\n(${request.reason}) Allow? [y/N] `,
-              (a) => resolve(/^y(es)?$/i.test(a.trim())),
-            );
-          })
+      ? rememberingAlways(
+          (request: ApprovalRequest) =>
+            new Promise<string>((resolve) => {
+              spinner.stop();
+              rl.question(approvalQuestion(request), resolve);
+            }),
+        )
       : undefined;
 
   try {
