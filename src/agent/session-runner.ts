@@ -37,6 +37,7 @@ import { parseCheckpoint, type RunCheckpoint } from "./checkpoint.js";
 import { type ContextBuilder, runAgent, type ToolEnvironment } from "./run-agent.js";
 import type { SteeringSource } from "./steering.js";
 import { TraceRecorder } from "./trace-recorder.js";
+import { emptyUsage } from "./usage.js";
 
 export interface SessionTurnOptions {
   store: SessionStore;
@@ -85,7 +86,14 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   let summary = session.summary;
   let resume: { checkpoint: RunCheckpoint; reason: "approval" | "restart" } | undefined;
   if (options.resume) {
-    const checkpoint = await loadResumable(store, ref, runId, live, options.resume.decisions);
+    const checkpoint = await loadResumable(
+      store,
+      ref,
+      runId,
+      live,
+      options.resume.decisions,
+      options.resume.reason === "restart",
+    );
     resume = { checkpoint, reason: options.resume.reason };
     // Running again: a crash from here on is one a restart resumes.
     await store.saveCheckpoint(ref, runId, checkpoint);
@@ -234,9 +242,13 @@ async function loadResumable(
   runId: string,
   live: LiveMessage[],
   decisions: Record<string, ApprovalDecision> | undefined,
+  restart: boolean,
 ): Promise<RunCheckpoint> {
   const stored = await store.loadCheckpoint(ref, runId);
-  const checkpoint = parseCheckpoint(stored?.checkpoint);
+  // A run that died in its first model call has no checkpoint yet: it starts that call again.
+  const checkpoint =
+    parseCheckpoint(stored?.checkpoint) ??
+    (restart && (await store.getRun(ref, runId))?.status === "running" ? freshCheckpoint() : undefined);
   if (!checkpoint) {
     throw new DimsumError("internal", `Run ${runId} has no checkpoint to continue from.`, {
       hint: "ask again: the run cannot be resumed",
@@ -253,6 +265,15 @@ async function loadResumable(
     if (decisions) turn.decisions = { ...turn.decisions, ...decisions };
   }
   return checkpoint;
+}
+
+function freshCheckpoint(): RunCheckpoint {
+  return {
+    version: 1,
+    iteration: 0,
+    usage: emptyUsage(),
+    calls: [],
+  };
 }
 
 /** Forces compaction of a session's live context now (`/compact`). */

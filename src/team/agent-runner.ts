@@ -146,7 +146,11 @@ export class AgentRunner {
    * Continues a channel run that waited for approvals, now decided (the caller claimed it from
    * `waiting`): the same answer message goes on from where it stopped.
    */
-  async resumeChannelRun(stored: StoredRun, decisions: Record<string, ApprovalDecision>): Promise<RunHandle> {
+  async resumeChannelRun(
+    stored: StoredRun,
+    decisions: Record<string, ApprovalDecision>,
+    reason: "approval" | "restart" = "approval",
+  ): Promise<RunHandle> {
     const { store, runtime } = this.#deps;
     const { run } = stored;
     const existing = await store.messages.byRun(run.id);
@@ -182,7 +186,7 @@ export class AgentRunner {
               names,
             ),
             input: "",
-            resume: { reason: "approval", decisions },
+            resume: { reason, decisions },
             firstSeq,
             onEvent,
           });

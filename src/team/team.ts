@@ -128,6 +128,8 @@ const STARTERS_KEY = "starter_agents_created";
 const APPROVAL_SWEEP_MS = 60_000;
 const MAX_MESSAGE_BYTES = 32 * 1024;
 const INTERRUPTED = "interrupted: the server stopped before the run finished";
+/** How often a chat answer is resumed after restarts before it is given up (`runs.maxResumes`). */
+const MAX_RESUMES = 2;
 
 function defaultWorkspaces(home: string): (key: string) => string {
   // Resolving the real path walks every folder above it; remember it while the folder exists.
@@ -290,8 +292,10 @@ export function createTeam(deps: TeamDeps): Team {
       // Other instances may be running their runs now: only those whose lease ran out are closed.
       await runs.checkLeases();
     } else {
-      // This process owns the database: a run still open was the previous process's.
+      // This process owns the database: a run still open was the previous process's. An answer in a
+      // chat goes on from its last checkpoint; other runs (flow steps, nested, /v1) end interrupted.
       for (const stored of await store.runs.listOpen()) {
+        if (await resumeAfterRestart(stored)) continue;
         await store.runs.update({ ...stored.run, status: "error", error: INTERRUPTED, endedAt: now() });
         await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
       }
@@ -306,6 +310,27 @@ export function createTeam(deps: TeamDeps): Team {
     members.load(await store.channels.userMemberships());
   })();
   ready.catch(onError);
+
+  /**
+   * Resumes a chat answer the previous process was running, from its checkpoint; false when it is
+   * not resumable (not a chat answer, or resumed too often already: `MAX_RESUMES`).
+   */
+  async function resumeAfterRestart(stored: StoredRun): Promise<boolean> {
+    const { run } = stored;
+    if (run.channelId === "" || run.depth > 0 || run.flowId !== undefined || run.status !== "running")
+      return false;
+    const key = `run_resumes:${run.id}`;
+    const resumes = Number((await store.meta.get(key)) ?? "0");
+    if (resumes >= MAX_RESUMES) return false;
+    await store.meta.set(key, String(resumes + 1));
+    try {
+      await runner.resumeChannelRun(stored, {}, "restart");
+      return true;
+    } catch (err) {
+      onError(err);
+      return false;
+    }
+  }
 
   async function visibleRun(actor: Actor, runId: string): Promise<StoredRun> {
     const stored = await store.runs.get(runId);
