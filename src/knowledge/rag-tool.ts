@@ -89,6 +89,8 @@ export function createRagTool(kb: KnowledgeService, options: RagToolOptions = {}
   const maxChars = options.maxPassageChars ?? 4000;
   return defineTool({
     name: "rag_query",
+    // Read-only: run again after a restart interrupted it.
+    idempotent: true,
     description:
       "Search the user's documents (knowledge base) and get the most relevant passages with citations. " +
       "Use it for questions the documents may answer; quote and cite the [n] source line (title, path, page or section) you used. " +

@@ -165,6 +165,8 @@ export function createMemoryTools(memory: MemoryStore, options: MemoryToolsOptio
 
   const search = defineTool({
     name: "memory_search",
+    // Read-only: run again after a restart interrupted it.
+    idempotent: true,
     description:
       "Search your long-term memories about the user (facts, preferences, past events, instructions). " +
       "Works in any language; returns ids, types, text and scores, best first.",
@@ -209,6 +211,8 @@ export function createMemoryTools(memory: MemoryStore, options: MemoryToolsOptio
 
   const recall = defineTool({
     name: "recall_search",
+    // Read-only: run again after a restart interrupted it.
+    idempotent: true,
     description:
       "Search the user's earlier conversations (all sessions) for messages containing the query words. " +
       "Use it when the user refers to something said before that is not in your memories.",

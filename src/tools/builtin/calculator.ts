@@ -18,6 +18,8 @@ export function calculate(expression: string): string {
 
 export const calculatorTool = defineTool({
   name: "calculator",
+  // Read-only: run again after a restart interrupted it.
+  idempotent: true,
   description:
     "Evaluate an arithmetic expression and return the number. Operators: + - * / % (remainder) ^ (power, " +
     `also **), parentheses. Functions: ${CALCULATOR_FUNCTIONS.join(", ")} (log(x) is natural, log(x, base); ` +

@@ -189,6 +189,8 @@ const fetchUrlParams = z.object({
 export function createFetchUrlTool(guard: GuardDeps = defaultGuardDeps): ZodTool {
   return defineTool({
     name: "fetch_url",
+    // Read-only: run again after a restart interrupted it.
+    idempotent: true,
     description:
       "Fetch a public http(s) URL and return its content as text: HTML pages become readable text with links, " +
       "JSON is pretty-printed. Private and local network addresses are refused.",

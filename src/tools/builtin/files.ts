@@ -106,6 +106,8 @@ const readFileParams = z.object({
 /** read_file: numbered lines of a text file, a window at a time. */
 export const readFileTool: ZodTool = defineTool({
   name: "read_file",
+  // Read-only: run again after a restart interrupted it.
+  idempotent: true,
   description:
     "Read a text file in the workspace. Returns numbered lines; use startLine/endLine to read a part of a long file.",
   parameters: readFileParams,
@@ -302,6 +304,8 @@ async function listEntries(root: string, recursive: boolean, max: number, signal
 /** list_directory: the files and folders under a path. */
 export const listDirectoryTool: ZodTool = defineTool({
   name: "list_directory",
+  // Read-only: run again after a restart interrupted it.
+  idempotent: true,
   description:
     "List files and folders in a workspace folder. Folders end with '/', files show their size. Set recursive to walk subfolders.",
   parameters: listDirectoryParams,

@@ -79,6 +79,8 @@ export function createWebSearchTool(
 
   return defineTool({
     name: "web_search",
+    // Read-only: run again after a restart interrupted it.
+    idempotent: true,
     description:
       "Search the web and get back a numbered list of results (title, URL, snippet). " +
       "Use it to find current information or pages to read; open a result with fetch_url for details.",
