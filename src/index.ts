@@ -3,6 +3,13 @@
  * `dimsum/testing`; SQLite, yaml, pdfjs and the MCP SDK load when first used.
  */
 
+export type {
+  ApprovalAnswer,
+  ApprovalDecision,
+  Approver,
+  PendingApproval,
+} from "./agent/approvals.js";
+export type { RunCheckpoint } from "./agent/checkpoint.js";
 export type { AgentEvent, AgentEventType } from "./agent/events.js";
 export type { ContextLayers } from "./agent/layered-context.js";
 export { buildLayeredContext } from "./agent/layered-context.js";
@@ -14,6 +21,7 @@ export {
   type ToolEnvironment,
 } from "./agent/run-agent.js";
 export { compactSession, runSessionTurn, type SessionTurnOptions } from "./agent/session-runner.js";
+export { SteeringQueue, type SteeringSource } from "./agent/steering.js";
 export { type DimsumConfig, type LoadConfigOptions, loadConfig } from "./config/load-config.js";
 export { parseModelString, resolveModel } from "./config/resolve-model.js";
 export { DimsumError, type ErrorCode, toDimsumError } from "./errors.js";
