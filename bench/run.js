@@ -22,6 +22,7 @@ const all = [
   "mcp-conformance",
   "ws-load",
   "shell-sandbox",
+  "approvals",
 ];
 const only = process.argv.slice(2);
 const names = only.length > 0 ? only : all;
