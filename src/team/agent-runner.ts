@@ -150,6 +150,7 @@ export class AgentRunner {
     stored: StoredRun,
     decisions: Record<string, ApprovalDecision>,
     reason: "approval" | "restart" = "approval",
+    fence?: number,
   ): Promise<RunHandle> {
     const { store, runtime } = this.#deps;
     const { run } = stored;
@@ -193,7 +194,7 @@ export class AgentRunner {
         },
       );
       return { usage: result.usage, ...(result.waiting ? { waiting: true } : {}) };
-    });
+    }, fence);
   }
 
   /** What every channel turn of `agent` shares, first run or resumed. */

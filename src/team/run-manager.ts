@@ -64,8 +64,13 @@ export interface RunLeasing {
   ttlMs?: number;
   /** How often leases are renewed and expired ones looked for (default 10 s). */
   checkEveryMs?: number;
-  /** A run another instance was running when that instance died: closed here, as an error. */
+  /** A run another instance was running when that instance died, closed here as an error. */
   onExpired: (stored: StoredRun) => void;
+  /**
+   * A run another instance was running when that instance died, now leased to this one (`fence`):
+   * resolves true when it was resumed here; false: it is closed as an error.
+   */
+  adopt?: (stored: StoredRun, fence: number) => Promise<boolean>;
 }
 
 /** What a run whose instance died ends with. */
@@ -112,9 +117,12 @@ export class RunManager {
       for (const id of live) {
         if (!held.has(id)) this.#active.get(id)?.controller.abort(new DimsumError("aborted", LEASE_LOST));
       }
-      for (const stored of await leasing.leases.expire(now(), INSTANCE_LOST)) {
-        this.#emitRun(stored.run);
-        leasing.onExpired(stored);
+      for (const { stored, fence } of await leasing.leases.takeOver(leasing.owner, now(), now() + this.#ttl())) {
+        if (leasing.adopt && (await leasing.adopt(stored, fence).catch(() => false))) continue;
+        const run: TeamRun = { ...stored.run, status: "error", error: INSTANCE_LOST, endedAt: now() };
+        if (!(await leasing.leases.updateFenced(run, fence))) continue;
+        this.#emitRun(run);
+        leasing.onExpired({ ...stored, run });
       }
     } catch (err) {
       onError(err);
@@ -153,14 +161,15 @@ export class RunManager {
    * Runs a stored run again from where it stopped (a waiting run whose approvals were decided, which
    * the caller already claimed from `waiting`), in its lane.
    */
-  async resume(stored: StoredRun, lane: string, body: RunBody): Promise<RunHandle> {
+  async resume(stored: StoredRun, lane: string, body: RunBody, leased?: number): Promise<RunHandle> {
     const leasing = this.#options.leasing;
     const run: TeamRun = { ...stored.run, status: "queued" };
     delete run.endedAt;
     delete run.error;
-    let fence: number | undefined;
-    if (leasing)
+    let fence = leased;
+    if (leasing && fence === undefined) {
       fence = await leasing.leases.acquire(run.id, leasing.owner, this.#options.now() + this.#ttl());
+    }
     return this.#launch(run, lane, body, fence);
   }
 

@@ -217,6 +217,8 @@ export function createTeam(deps: TeamDeps): Team {
             ...(cluster.leaseTtlMs !== undefined ? { ttlMs: cluster.leaseTtlMs } : {}),
             ...(cluster.leaseCheckMs !== undefined ? { checkEveryMs: cluster.leaseCheckMs } : {}),
             onExpired: (stored: StoredRun) => void sessions.recoverInterruptedRuns(stored.ref).catch(onError),
+            // A chat answer whose instance died goes on here from its last checkpoint.
+            adopt: (stored: StoredRun, fence: number) => resumeAfterRestart(stored, fence),
           },
         }
       : {}),
@@ -315,7 +317,7 @@ export function createTeam(deps: TeamDeps): Team {
    * Resumes a chat answer the previous process was running, from its checkpoint; false when it is
    * not resumable (not a chat answer, or resumed too often already: `MAX_RESUMES`).
    */
-  async function resumeAfterRestart(stored: StoredRun): Promise<boolean> {
+  async function resumeAfterRestart(stored: StoredRun, fence?: number): Promise<boolean> {
     const { run } = stored;
     if (run.channelId === "" || run.depth > 0 || run.flowId !== undefined || run.status !== "running")
       return false;
@@ -324,7 +326,7 @@ export function createTeam(deps: TeamDeps): Team {
     if (resumes >= MAX_RESUMES) return false;
     await store.meta.set(key, String(resumes + 1));
     try {
-      await runner.resumeChannelRun(stored, {}, "restart");
+      await runner.resumeChannelRun(stored, {}, "restart", fence);
       return true;
     } catch (err) {
       onError(err);

@@ -135,6 +135,11 @@ export interface RunLeaseRepository {
   updateFenced(run: TeamRun, fence: number): Promise<boolean>;
   /** Ends the open runs whose lease ran out before `now` as errors with `reason`; resolves to them. */
   expire(now: number, reason: string): Promise<StoredRun[]>;
+  /**
+   * Takes the open runs whose lease ran out before `now` (their instance died) for `owner` until
+   * `until`, each with its new fencing token; of several instances asking at once, one gets each run.
+   */
+  takeOver(owner: string, now: number, until: number): Promise<Array<{ stored: StoredRun; fence: number }>>;
 }
 
 export interface FlowRepository {

@@ -116,6 +116,15 @@ export class PgRunLeaseRepo implements RunLeaseRepository {
     return changed > 0;
   }
 
+  async takeOver(owner: string, now: number, until: number): Promise<Array<{ stored: StoredRun; fence: number }>> {
+    const rows = await this.db.many<RunRow & { fence: number }>(
+      `UPDATE team_runs SET lease_owner = $1, lease_until = $3, fence = fence + 1
+       WHERE status IN ('queued', 'running') AND lease_until < $2 RETURNING *`,
+      [owner, now, until],
+    );
+    return rows.map((row) => ({ stored: toStoredRun(row), fence: Number(row.fence) }));
+  }
+
   async expire(now: number, reason: string): Promise<StoredRun[]> {
     const rows = await this.db.many<RunRow>(
       `UPDATE team_runs SET status = 'error', error = $2, ended_at = $1, fence = fence + 1, lease_owner = NULL
