@@ -1,6 +1,8 @@
 /** `dimsum chat`: an interactive conversation in a stored session, streamed as it happens. */
 import { createInterface } from "node:readline";
+import { AsyncQueue } from "../../agent/async-queue.js";
 import { runSessionTurn } from "../../agent/session-runner.js";
+import { SteeringQueue } from "../../agent/steering.js";
 import { toDimsumError } from "../../errors.js";
 import { stream } from "../../llm/providers.js";
 import { sampleWithModel } from "../../mcp/sampling.js";
@@ -60,6 +62,8 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
   const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: interactive, prompt: "you› " });
   const spinner = createSpinner(io.stderr);
   let current: AbortController | undefined;
+  /** Where lines typed during an answer go (see below); set while an answer runs. */
+  let steering: SteeringQueue | undefined;
 
   ask = (question, signal) =>
     new Promise<string | undefined>((resolve) => {
@@ -134,7 +138,21 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
     io.stderr.write(paintErr("dim", "type /help for commands\n"));
     if (interactive) rl.prompt();
 
-    for await (const raw of rl) {
+    // At a terminal, a line typed while an answer streams steers it: the agent reads it before its
+    // next model call. Commands, and lines from a pipe, wait for the answer to end.
+    const lines = new AsyncQueue<string>();
+    rl.on("line", (raw) => {
+      const text = raw.trim();
+      if (steering && interactive && text !== "" && !text.startsWith("/")) {
+        steering.push(text);
+        io.stderr.write(paintErr("dim", "↳ sent to the running answer\n"));
+        return;
+      }
+      lines.push(raw);
+    });
+    rl.on("close", () => lines.close());
+
+    for await (const raw of lines) {
       let line = raw.trim();
       if (line === "") {
         if (interactive) rl.prompt();
@@ -169,6 +187,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
       }
       if (stopReason !== undefined) break;
       current = new AbortController();
+      steering = new SteeringQueue();
       const render = createHumanRenderer({ stdout: io.stdout, stderr: io.stderr, paintOut, paintErr });
       spinner.start("thinking…");
       for await (const event of runSessionTurn({
@@ -184,6 +203,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
         calibrator: setup.calibrator,
         secrets: setup.secrets,
         layers: setup.layers,
+        steering,
       })) {
         if (event.type !== "turn_start" && event.type !== "run_start" && event.type !== "usage")
           spinner.stop();
@@ -192,6 +212,9 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
       }
       spinner.stop();
       current = undefined;
+      // Lines that arrived after the answer's last step are answered next.
+      for (const late of await steering.take()) lines.push(String(late.content));
+      steering = undefined;
       if (interactive && stopReason === undefined) rl.prompt();
     }
     return stopReason === undefined ? EXIT_OK : exitCodeForStop(stopReason);
