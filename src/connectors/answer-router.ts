@@ -2,11 +2,15 @@
  * Sends agents' answers back out: listens to the team's events, and for a channel that belongs to an
  * external chat streams the run's text into a preview (where the platform edits messages) and queues
  * the final answer, split to the platform's size, in the outbox. Answers are queued whether or not
- * the connector runs, so a stopped connector delivers them when it starts again.
+ * the connector runs, so a stopped connector delivers them when it starts again. Tool calls waiting
+ * for approval are asked in the chat with buttons, and their prompts settled as they are decided
+ * (see `approval-buttons.ts`).
  */
+import type { AgentEvent } from "../agent/events.js";
 import { KeyedLock } from "../team/keyed-lock.js";
 import { endPartOf } from "../team/message-parts.js";
 import type { ChannelMessage, Team, TeamEvent, TeamRun } from "../team/types.js";
+import type { ApprovalButtons } from "./approval-buttons.js";
 import { splitText } from "./split-text.js";
 import type { MappingRepo } from "./store/mapping-repo.js";
 import type { PreviewStreams, PreviewTarget } from "./stream-preview.js";
@@ -30,7 +34,17 @@ export interface AnswerRouterDeps {
   limitOf(connectorId: string): Promise<PreviewTarget["limit"] | undefined>;
   /** Queues messages in the outbox and wakes the connector's worker. */
   enqueue(connectorId: string, messages: OutboundMessage[]): Promise<void>;
+  /** Approval prompts with buttons (absent: none are asked in chats). */
+  approvals?: ApprovalButtons;
   onError(err: unknown): void;
+}
+
+type RoutedEvent = Extract<TeamEvent, { type: "agent" | "message" | "run" | "approval" }>;
+
+function routed(event: TeamEvent): event is RoutedEvent {
+  return (
+    event.type === "agent" || event.type === "message" || event.type === "run" || event.type === "approval"
+  );
 }
 
 /** Agent answers from connector channels to their external chats. */
@@ -38,7 +52,7 @@ export class AnswerRouter {
   readonly #deps: AnswerRouterDeps;
   readonly #chats = new Map<string, ChatRef | null>();
   /** Events of channels whose mapping is being looked up, in arrival order. */
-  readonly #waiting = new Map<string, TeamEvent[]>();
+  readonly #waiting = new Map<string, RoutedEvent[]>();
   readonly #lock = new KeyedLock();
   #unsubscribe: (() => void) | undefined;
 
@@ -64,7 +78,11 @@ export class AnswerRouter {
   }
 
   #onEvent(event: TeamEvent): void {
-    if (event.type !== "agent" && event.type !== "message" && event.type !== "run") return;
+    if (!routed(event)) return;
+    if (event.type === "agent" && event.event.type !== "text_delta" && event.event.type !== "approval")
+      return;
+    // A press here answered it: the press shows the decision on the prompt itself.
+    if (event.type === "approval" && this.#deps.approvals?.pressing(event.runId, event.callId)) return;
     const channelId = event.channelId;
     const known = this.#chats.get(channelId);
     if (known !== undefined) {
@@ -94,20 +112,42 @@ export class AnswerRouter {
     );
   }
 
-  #route(chat: ChatRef, event: TeamEvent): void {
-    if (event.type !== "agent" && event.type !== "message" && event.type !== "run") return;
+  #route(chat: ChatRef, event: RoutedEvent): void {
+    const approvals = this.#deps.approvals;
+    let work: () => Promise<void>;
     if (event.type === "agent") {
-      if (event.event.type !== "text_delta") return;
-      const target = this.#deps.previewTarget(chat);
-      if (target) this.#deps.previews.delta(event.runId, target, event.event.text);
-      return;
+      const inner = event.event;
+      if (inner.type === "text_delta") {
+        const target = this.#deps.previewTarget(chat);
+        if (target) this.#deps.previews.delta(event.runId, target, inner.text);
+        return;
+      }
+      if (inner.type !== "approval" || inner.state !== "requested" || !approvals) return;
+      work = () => this.#ask(chat, approvals, inner);
+    } else if (event.type === "approval") {
+      if (!approvals) return;
+      work = () => approvals.decided(chat, event);
+    } else if (event.type === "message") {
+      work = () => this.#answer(chat, event.message);
+    } else {
+      work = async () => {
+        await this.#runEnded(chat, event.run);
+        await approvals?.runEnded(chat, event.run);
+      };
     }
     // Events of one channel are handled in order: a preview settles before its answer is queued.
-    const work =
-      event.type === "message"
-        ? () => this.#answer(chat, event.message)
-        : () => this.#runEnded(chat, event.run);
     this.#lock.run(event.channelId, work).catch(this.#deps.onError);
+  }
+
+  /** A call waits for approval: the text so far stays as it is, and the prompt goes out below it. */
+  async #ask(
+    chat: ChatRef,
+    approvals: ApprovalButtons,
+    event: Extract<AgentEvent, { type: "approval" }>,
+  ): Promise<void> {
+    // The answer goes on after the decision in a new preview below the prompt, where it is seen.
+    await this.#deps.previews.finish(event.runId, { settle: true });
+    await approvals.ask(chat, event);
   }
 
   async #answer(chat: ChatRef, message: ChannelMessage): Promise<void> {

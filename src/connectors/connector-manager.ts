@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
+import { ApprovalButtons } from "./approval-buttons.js";
 import { applyPatch, missingSecrets, recordFromInput, viewOf } from "./connector-config.js";
 import { InboundPipeline, serviceActor } from "./inbound-pipeline.js";
 import { messageOf } from "./kind-helpers.js";
@@ -60,6 +61,8 @@ export interface ConnectorManagerDeps {
    * sharing the database can `sync` it.
    */
   onChanged?: (connectorId: string) => void;
+  /** How long the buttons of an approval prompt in a chat work at most (default 7 days). */
+  approvalTicketTtlMs?: number;
 }
 
 /** What the inbound endpoint answers. */
@@ -91,6 +94,7 @@ export class ConnectorManager {
   readonly #status = new StatusBoard();
   readonly #pipeline: InboundPipeline;
   readonly #router: AnswerRouter;
+  readonly #buttons: ApprovalButtons;
   readonly #previews: PreviewStreams;
   readonly #now: () => number;
   readonly #random: () => number;
@@ -121,6 +125,20 @@ export class ConnectorManager {
       onMapped: (channelId, connectorId, chatId) => this.#router.remember(channelId, { connectorId, chatId }),
       notify: (connector, chatId, text) => this.#enqueue(connector.id, [{ chatId, text, part: 1, parts: 1 }]),
     });
+    this.#buttons = new ApprovalButtons({
+      team: deps.team,
+      mappings: this.#mappings,
+      users: deps.users,
+      now: this.#now,
+      ...(deps.approvalTicketTtlMs !== undefined ? { ttlMs: deps.approvalTicketTtlMs } : {}),
+      asks: async (connectorId) => {
+        const record = this.#running.get(connectorId)?.record ?? (await this.#repo.record(connectorId));
+        return record ? this.#kinds.get(record.type)?.approvals === true : false;
+      },
+      enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
+      updater: (connectorId) => this.#running.get(connectorId)?.driver.approvals,
+      onError: (err) => deps.log.warn(`connector approval prompt: ${messageOf(err)}`),
+    });
     this.#router = new AnswerRouter({
       team: deps.team,
       mappings: this.#mappings,
@@ -136,6 +154,7 @@ export class ConnectorManager {
         return record ? this.#kind(record.type).limit(record.settings) : undefined;
       },
       enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
+      approvals: this.#buttons,
       onError: (err) => deps.log.error("connector answer routing failed", err),
     });
     this.#router.start();
@@ -315,6 +334,19 @@ export class ConnectorManager {
       return { status: outcome.status, body: { error: { code, message: outcome.reason } } };
     }
     if (outcome.kind === "reply") return { status: 200, body: outcome.body };
+    if (outcome.kind === "press") {
+      this.#status.set(id, { lastInboundAt: this.#now() });
+      const result = await this.#buttons.press(record, outcome.press);
+      try {
+        return { status: 200, body: (await outcome.reply(result)) ?? { ok: true } };
+      } catch (err) {
+        // The decision stands; only telling the presser failed.
+        this.#deps.log.warn(
+          `connector "${record.name}" could not acknowledge a button press: ${messageOf(err)}`,
+        );
+        return { status: 200, body: { ok: true } };
+      }
+    }
     try {
       await this.#receive(record, outcome.messages);
     } catch (err) {
@@ -378,6 +410,7 @@ export class ConnectorManager {
       }),
       log: this.#deps.log,
       receive: (messages) => this.#receive(record, messages),
+      press: (press) => this.#buttons.press(record, press),
       report: report ?? (() => undefined),
       backoff: (attempt) => backoffDelayMs(attempt, this.#backoff, this.#random),
       now: this.#now,
@@ -407,7 +440,16 @@ export class ConnectorManager {
       connectorId: id,
       holder: `${this.#instance}:outbox`,
       outbox: this.#outbox,
-      send: (message, signal) => driver.send(message, signal),
+      send: async (message, signal) => {
+        const messageId = await driver.send(message, signal);
+        // Sent: a failure to remember its id must not send it again.
+        if (message.approval) {
+          await this.#buttons
+            .delivered(id, message.approval, messageId)
+            .catch((err: unknown) => log.warn(`connector "${name}": approval prompt: ${messageOf(err)}`));
+        }
+        return messageId;
+      },
       policy: this.#backoff,
       now: this.#now,
       random: this.#random,

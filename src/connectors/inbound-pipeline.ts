@@ -57,6 +57,22 @@ export interface InboundPipelineDeps {
   notify(connector: ConnectorRecord, chatId: string, text: string): Promise<void>;
 }
 
+/**
+ * The Dimsum user an external user's messages post as, without creating one: the connector's user
+ * (`userMode: "user"`) or the user mapped on their first message; undefined when there is none.
+ */
+export async function mappedActor(
+  users: ConnectorUsers,
+  mappings: MappingRepo,
+  connector: ConnectorRecord,
+  externalUserId: string,
+): Promise<Actor | undefined> {
+  const userId =
+    connector.userMode === "user" ? connector.userId : await mappings.userFor(connector.id, externalUserId);
+  const user = userId ? await users.get(userId) : undefined;
+  return user ? { userId: user.id, role: user.role } : undefined;
+}
+
 /** Inbound messages into channels. */
 export class InboundPipeline {
   readonly #deps: InboundPipelineDeps;
@@ -101,19 +117,14 @@ export class InboundPipeline {
 
   async #actorFor(connector: ConnectorRecord, message: InboundMessage): Promise<Actor> {
     const { users, mappings } = this.#deps;
+    const existing = await mappedActor(users, mappings, connector, message.user.id);
+    if (existing) return existing;
     if (connector.userMode === "user") {
-      const user = connector.userId ? await users.get(connector.userId) : undefined;
-      if (!user) {
-        throw invalid(
-          `The connector "${connector.name}" posts as a user who no longer exists.`,
-          "choose another user for it in the connectors page",
-        );
-      }
-      return { userId: user.id, role: user.role };
+      throw invalid(
+        `The connector "${connector.name}" posts as a user who no longer exists.`,
+        "choose another user for it in the connectors page",
+      );
     }
-    const known = await mappings.userFor(connector.id, message.user.id);
-    const existing = known ? await users.get(known) : undefined;
-    if (existing) return { userId: existing.id, role: existing.role };
     let created: { id: string } | undefined;
     for (let attempt = 0; created === undefined; attempt++) {
       const salt = attempt === 0 ? "" : randomBytes(4).toString("hex");

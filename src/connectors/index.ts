@@ -9,6 +9,10 @@ export { splitText } from "./split-text.js";
 export type { Sealer } from "./store/connector-repo.js";
 export { TELEGRAM_SECRET_HEADER } from "./telegram/telegram-kind.js";
 export {
+  type ApprovalChoice,
+  type ApprovalPress,
+  type ApprovalPressResult,
+  type ApprovalPrompt,
   CONNECTOR_TYPES,
   type ConnectorDriver,
   type ConnectorInput,

@@ -23,6 +23,8 @@ interface Preview {
   timer: NodeJS.Timeout | undefined;
   /** Stop updating (failed, or the text outgrew one message). */
   frozen: boolean;
+  /** A send or edit failed. */
+  failed: boolean;
 }
 
 export interface PreviewTarget {
@@ -59,6 +61,7 @@ export class PreviewStreams {
         started: false,
         timer: undefined,
         frozen: false,
+        failed: false,
       };
       this.#previews.set(runId, preview);
     }
@@ -88,19 +91,32 @@ export class PreviewStreams {
         preview.shown = full;
       } catch (err) {
         preview.frozen = true;
+        preview.failed = true;
         this.#onError(err);
       }
     });
   }
 
-  /** The run ended: no more edits; resolves with the preview's message id once it is settled. */
-  async finish(runId: string): Promise<string | undefined> {
+  /**
+   * The run ended (or paused): no more edits; resolves with the preview's message id once it is
+   * settled. With `settle` the preview is left showing the text so far, without the typing mark
+   * (best effort), as a message of its own: the run's later text starts a new preview.
+   */
+  async finish(runId: string, options: { settle?: boolean } = {}): Promise<string | undefined> {
     const preview = this.#previews.get(runId);
     if (!preview) return undefined;
     this.#previews.delete(runId);
     preview.frozen = true;
     clearTimeout(preview.timer);
     await preview.busy;
+    const full = preview.text.trim();
+    if (options.settle && !preview.failed && preview.messageId !== undefined && full !== "") {
+      try {
+        await preview.driver.edit(preview.chatId, preview.messageId, truncateText(full, preview.limit));
+      } catch (err) {
+        this.#onError(err);
+      }
+    }
     return preview.messageId;
   }
 

@@ -92,10 +92,53 @@ export interface InboundMessage {
   text: string;
 }
 
+/** A button of an approval prompt: approve once, approve from now on in this chat, or reject. */
+export type ApprovalChoice = "approve" | "always" | "reject";
+
+/**
+ * A tool call waiting for a person's approval, as a chat shows it: with buttons while it waits, or,
+ * with `decision`, settled (the buttons removed). `token` names its ticket (see `approval-buttons.ts`);
+ * buttons carry only the token and the choice.
+ */
+export interface ApprovalPrompt {
+  token: string;
+  tool: string;
+  /** What will happen (the command line for the shell). */
+  summary: string;
+  reason: string;
+  decision?: {
+    state: "approved" | "rejected" | "expired";
+    /** Who decided, as the chat knows them. */
+    by?: string;
+    always?: boolean;
+    note?: string;
+  };
+}
+
+/** A press of an approval prompt's button, in platform-neutral terms (not yet trusted). */
+export interface ApprovalPress {
+  token: string;
+  choice: ApprovalChoice;
+  /** The external chat the pressed message is in, when the platform says. */
+  chatId?: string;
+  /** The external user who pressed. */
+  user: { id: string; name?: string };
+}
+
+/** What came of a press: a short notice for the presser, and the prompt to show when it changed. */
+export interface ApprovalPressResult {
+  ok: boolean;
+  notice: string;
+  prompt?: ApprovalPrompt;
+}
+
 /** One reply to deliver; kept in the outbox until the platform accepted it. */
 export interface OutboundMessage {
   chatId: string;
+  /** The text (for an approval prompt: its plain-text form, for platforms that show no buttons). */
   text: string;
+  /** Send as an approval prompt with buttons (drivers of kinds with `approvals`). */
+  approval?: ApprovalPrompt;
   /** Replace this platform message (a streamed preview) instead of sending a new one. */
   editMessageId?: string;
   /** Part number and count when an answer was split. */
@@ -117,7 +160,12 @@ export type InboundOutcome =
   | { kind: "rejected"; status: 400 | 401 | 403; reason: string }
   /** Answer directly (Feishu's url_verification challenge), nothing to process. */
   | { kind: "reply"; body: unknown }
-  | { kind: "messages"; messages: InboundMessage[]; body?: unknown };
+  | { kind: "messages"; messages: InboundMessage[]; body?: unknown }
+  /**
+   * A button press on an approval prompt: the manager decides it, then `reply` acknowledges it on the
+   * platform and returns the body to answer the request with.
+   */
+  | { kind: "press"; press: ApprovalPress; reply(result: ApprovalPressResult): Promise<unknown> };
 
 /** A failed platform call: `retryable` ones (5xx, 429, network) are retried from the outbox. */
 export class DeliveryError extends Error {
@@ -147,6 +195,10 @@ export interface DriverState {
    * current lease: false when a newer holder took over, so a superseded poller cannot move state.
    */
   set(key: string, value: string, fence?: number): Promise<boolean>;
+  /** Removes a key (nothing when it is absent). */
+  delete(key: string): Promise<void>;
+  /** Every entry whose key starts with `prefix`. */
+  list(prefix: string): Promise<Array<{ key: string; value: string }>>;
 }
 
 /** Single-consumer work's lease across instances (see `PollLease`). */
@@ -170,6 +222,8 @@ export interface DriverContext {
   log: ConnectorLog;
   /** Hands messages the driver pulled itself (polling) to the pipeline; resolves once stored. */
   receive(messages: InboundMessage[]): Promise<void>;
+  /** Decides a button press the driver pulled itself (polling); never rejects. */
+  press(press: ApprovalPress): Promise<ApprovalPressResult>;
   /** Reports a background failure (shown as the connector's error) or its recovery (`undefined`). */
   report(error: string | undefined): void;
   /** Delay before retry number `attempt` (1-based) of background work such as polling. */
@@ -199,6 +253,10 @@ export interface ConnectorDriver {
     send(chatId: string, text: string): Promise<string>;
     edit(chatId: string, messageId: string, text: string): Promise<void>;
   };
+  /** Approval prompts (kinds with `approvals`): shows a sent prompt settled, without its buttons. */
+  approvals?: {
+    update(chatId: string, messageId: string, prompt: ApprovalPrompt, signal?: AbortSignal): Promise<void>;
+  };
   /** Checks the credentials against the platform; resolves with a short description. */
   test(): Promise<string>;
 }
@@ -224,6 +282,11 @@ export interface ConnectorKind {
   limit(settings: ConnectorSettings): MessageLimit;
   /** Whether answers are streamed into an edited preview message (needs `driver.preview`). */
   streams(settings: ConnectorSettings): boolean;
+  /**
+   * Whether tool calls waiting for approval are asked in the chat with buttons: the driver sends
+   * `approval` messages as prompts, reports presses (`press`) and implements `driver.approvals`.
+   */
+  approvals?: boolean;
   /** Fills secrets the connector can make itself (e.g. a webhook secret token), at creation. */
   generateSecrets?(): ConnectorSecrets;
   create(context: DriverContext): ConnectorDriver;

@@ -1,9 +1,10 @@
 /**
  * A fake Feishu/Lark Open API on 127.0.0.1, from the documented shapes: the tenant access token
- * (`POST /open-apis/auth/v3/tenant_access_token/internal`), sending messages
- * (`POST /open-apis/im/v1/messages?receive_id_type=chat_id`, at most one per `uuid`), an outage
- * switch; and `buildFeishuEvent`, which signs and encrypts an `im.message.receive_v1` event the way
- * Feishu sends it to an event subscription URL.
+ * (`POST /open-apis/auth/v3/tenant_access_token/internal`), sending text messages and interactive
+ * cards (`POST /open-apis/im/v1/messages?receive_id_type=chat_id`, at most one per `uuid`), updating
+ * a shared card (`PATCH /open-apis/im/v1/messages/:message_id`), an outage switch; and
+ * `buildFeishuEvent` / `buildFeishuCardAction`, which sign and encrypt an `im.message.receive_v1`
+ * event or a `card.action.trigger` callback the way Feishu sends them to the request URL.
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -19,8 +20,56 @@ import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-p
 export interface FakeFeishuMessage {
   messageId: string;
   chatId: string;
+  /** The text; for a card, its plain-text contents (title and text blocks, one a line). */
   text: string;
   uuid: string | undefined;
+  msgType: "text" | "interactive";
+  /** The card's current JSON (updates applied). */
+  card?: Record<string, unknown>;
+}
+
+/** A button of a card: its label and callback value. */
+export interface FakeCardButton {
+  label: string;
+  value: unknown;
+}
+
+interface CardNode {
+  tag?: string;
+  text?: { content?: unknown };
+  value?: unknown;
+  actions?: CardNode[];
+  elements?: CardNode[];
+}
+
+/** The plain text of a card: its title, then its text blocks, one a line. */
+export function cardText(card: Record<string, unknown>): string {
+  const header = card.header as { title?: { content?: unknown } } | undefined;
+  const lines = typeof header?.title?.content === "string" ? [header.title.content] : [];
+  const walk = (nodes: CardNode[] | undefined) => {
+    for (const node of nodes ?? []) {
+      if (node.tag === "div" && typeof node.text?.content === "string") lines.push(node.text.content);
+      walk(node.elements);
+    }
+  };
+  walk(card.elements as CardNode[] | undefined);
+  return lines.join("\n");
+}
+
+/** The buttons of a card, in order. */
+export function cardButtons(card: Record<string, unknown> | undefined): FakeCardButton[] {
+  const out: FakeCardButton[] = [];
+  const walk = (nodes: CardNode[] | undefined) => {
+    for (const node of nodes ?? []) {
+      if (node.tag === "button" && typeof node.text?.content === "string") {
+        out.push({ label: node.text.content, value: node.value });
+      }
+      walk(node.actions);
+      walk(node.elements);
+    }
+  };
+  walk(card?.elements as CardNode[] | undefined);
+  return out;
 }
 
 /** The fake Open API of one app. */
@@ -32,6 +81,8 @@ export class FakeFeishu {
   readonly messages: FakeFeishuMessage[] = [];
   /** Tenant tokens handed out, oldest first. */
   readonly tokens: string[] = [];
+  /** Every card update (`PATCH`), in order. */
+  readonly cardUpdates: Array<{ messageId: string; card: Record<string, unknown> }> = [];
   #valid = new Set<string>();
   #next = 1;
 
@@ -98,36 +149,57 @@ export class FakeFeishu {
       return reply(200, { code: 0, msg: "ok", tenant_access_token: token, expire: 7200 });
     }
     if (path === "/open-apis/im/v1/messages" && req.method === "POST") return this.#send(req, body);
+    const update = /^\/open-apis\/im\/v1\/messages\/([^/]+)$/.exec(path ?? "");
+    if (update && req.method === "PATCH")
+      return this.#updateCard(req, decodeURIComponent(update[1] ?? ""), body);
     return reply(404, { code: 404, msg: "404 page not found" });
   }
 
-  #send(req: IncomingMessage, body: Record<string, unknown>): FakeReply {
+  /** Why the request's access token is refused, if it is. */
+  #unauthorized(req: IncomingMessage): FakeReply | undefined {
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
     if (!token) return reply(400, { code: 99991661, msg: "Missing access token for authorization." });
     if (!this.#valid.has(token))
       return reply(400, { code: 99991663, msg: "Invalid access token for authorization." });
+    return undefined;
+  }
+
+  #send(req: IncomingMessage, body: Record<string, unknown>): FakeReply {
+    const refused = this.#unauthorized(req);
+    if (refused) return refused;
     if (!new URL(req.url ?? "", this.url).searchParams.get("receive_id_type")) {
       return reply(400, {
         code: 99992402,
         msg: "field validation failed: receive_id_type is required",
       });
     }
-    let text: unknown;
+    let content: Record<string, unknown> | undefined;
     try {
-      text = (JSON.parse(String(body.content)) as { text?: unknown }).text;
+      content = JSON.parse(String(body.content)) as Record<string, unknown>;
     } catch {
-      text = undefined;
+      content = undefined;
     }
-    if (body.msg_type !== "text" || typeof text !== "string" || typeof body.receive_id !== "string") {
-      return reply(400, { code: 230001, msg: "Your request contains an invalid request parameter." });
+    const invalid = reply(400, { code: 230001, msg: "Your request contains an invalid request parameter." });
+    if (typeof body.receive_id !== "string" || !content) return invalid;
+    let text: string;
+    let card: Record<string, unknown> | undefined;
+    if (body.msg_type === "text" && typeof content.text === "string") {
+      text = content.text;
+    } else if (body.msg_type === "interactive" && Array.isArray(content.elements)) {
+      card = content;
+      text = cardText(card);
+    } else {
+      return invalid;
     }
     const uuid = typeof body.uuid === "string" ? body.uuid : undefined;
     const earlier = uuid ? this.messages.find((m) => m.uuid === uuid) : undefined;
-    const message = earlier ?? {
+    const message: FakeFeishuMessage = earlier ?? {
       messageId: `om_${String(this.#next++).padStart(8, "0")}`,
       chatId: body.receive_id,
       text,
       uuid,
+      msgType: body.msg_type,
+      ...(card ? { card } : {}),
     };
     if (!earlier) this.messages.push(message);
     return reply(200, {
@@ -136,10 +208,37 @@ export class FakeFeishu {
       data: {
         message_id: message.messageId,
         chat_id: message.chatId,
-        msg_type: "text",
+        msg_type: message.msgType,
         body: { content: body.content },
       },
     });
+  }
+
+  #updateCard(req: IncomingMessage, messageId: string, body: Record<string, unknown>): FakeReply {
+    const refused = this.#unauthorized(req);
+    if (refused) return refused;
+    const message = this.messages.find((m) => m.messageId === messageId);
+    if (!message) return reply(400, { code: 230001, msg: "message not found" });
+    if (message.msgType !== "interactive") {
+      return reply(400, { code: 230001, msg: "only interactive messages can be updated this way" });
+    }
+    let card: Record<string, unknown> | undefined;
+    try {
+      card = JSON.parse(String(body.content)) as Record<string, unknown>;
+    } catch {
+      card = undefined;
+    }
+    if (!card || !Array.isArray(card.elements)) {
+      return reply(400, { code: 230001, msg: "Your request contains an invalid request parameter." });
+    }
+    // Only shared cards can be updated for everyone.
+    if ((card.config as { update_multi?: unknown } | undefined)?.update_multi !== true) {
+      return reply(400, { code: 230099, msg: "the card is not a shared card (config.update_multi)" });
+    }
+    message.card = card;
+    message.text = cardText(card);
+    this.cardUpdates.push({ messageId, card });
+    return reply(200, { code: 0, msg: "success", data: {} });
   }
 }
 
@@ -206,6 +305,43 @@ export function buildFeishuEvent(options: FeishuEventOptions): SignedRequest {
     },
   };
   return signed(options.encryptKey, event, true);
+}
+
+export interface FeishuCardActionOptions {
+  encryptKey: string;
+  verificationToken: string;
+  /** The presser's open_id. */
+  openId: string;
+  chatId: string;
+  /** The card message's id. */
+  messageId: string;
+  /** The pressed button's `value`. */
+  value: unknown;
+  eventId?: string;
+}
+
+/** A `card.action.trigger` callback (schema 2.0) for a button press, encrypted and signed. */
+export function buildFeishuCardAction(options: FeishuCardActionOptions): SignedRequest {
+  const eventId = options.eventId ?? randomBytes(16).toString("hex");
+  const callback = {
+    schema: "2.0",
+    header: {
+      event_id: eventId,
+      token: options.verificationToken,
+      create_time: String(Date.now() * 1000),
+      event_type: "card.action.trigger",
+      tenant_key: "fake-tenant",
+      app_id: "cli_fake_app_0001",
+    },
+    event: {
+      operator: { tenant_key: "fake-tenant", user_id: "u1", open_id: options.openId },
+      token: `c-${randomBytes(8).toString("hex")}`,
+      action: { value: options.value, tag: "button" },
+      host: "im_message",
+      context: { open_message_id: options.messageId, open_chat_id: options.chatId },
+    },
+  };
+  return signed(options.encryptKey, callback, true);
 }
 
 /** The `url_verification` handshake Feishu sends when the request URL is saved (encrypted, unsigned). */

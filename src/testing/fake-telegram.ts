@@ -2,15 +2,31 @@
  * A fake Telegram Bot API on 127.0.0.1, built from the documented request and response shapes:
  * `POST /bot<token>/<method>` answering `{ok: true, result}` or `{ok: false, error_code, description}`.
  * It queues updates for `getUpdates` (long polling with offset and timeout), records `sendMessage` and
- * `editMessageText`, keeps the `setWebhook` registration (and can deliver updates to it with the
- * secret token header, as Telegram does), and can be switched to fail with 502 or refuse connections.
+ * `editMessageText` (with their inline keyboards), presses inline buttons as `callback_query`
+ * updates and records `answerCallbackQuery`, keeps the `setWebhook` registration (and can deliver
+ * updates to it with the secret token header, as Telegram does), and can be switched to fail with 502
+ * or refuse connections.
  */
 import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-platform-server.js";
+
+export interface FakeInlineButton {
+  text: string;
+  callback_data?: string;
+}
 
 export interface FakeTelegramMessage {
   chatId: string;
   messageId: number;
   text: string;
+  /** The inline keyboard's rows, while the message has one. */
+  buttons?: FakeInlineButton[][];
+}
+
+/** An `answerCallbackQuery` call. */
+export interface FakeCallbackAnswer {
+  queryId: string;
+  text: string | undefined;
+  showAlert: boolean;
 }
 
 export interface FakeTelegramCall {
@@ -21,6 +37,7 @@ export interface FakeTelegramCall {
 interface Update {
   update_id: number;
   message?: Record<string, unknown>;
+  callback_query?: Record<string, unknown>;
 }
 
 interface Poller {
@@ -40,6 +57,11 @@ export class FakeTelegram {
   readonly sent: FakeTelegramMessage[] = [];
   /** Every `editMessageText` that changed a message. */
   readonly edits: FakeTelegramMessage[] = [];
+  /** Every `answerCallbackQuery`, in order. */
+  readonly callbackAnswers: FakeCallbackAnswer[] = [];
+  /** Callback queries handed out and not answered yet. */
+  readonly #openQueries = new Set<string>();
+  #nextQueryId = 1;
   webhook: { url: string; secretToken: string | undefined } | undefined;
   #updates: Update[] = [];
   #nextUpdateId = 1000;
@@ -96,6 +118,61 @@ export class FakeTelegram {
     };
     this.push(update);
     return update;
+  }
+
+  /**
+   * Presses an inline button of a message the bot sent, as a person: queues the `callback_query`
+   * update (for polling) and returns it (for `deliverWebhook`). The button is found by its label
+   * (a part of it, e.g. "Approve"), or `data` is sent as is (a forged press).
+   */
+  pressButton(options: {
+    message: FakeTelegramMessage;
+    button?: string;
+    data?: string;
+    userId: number;
+    firstName?: string;
+    username?: string;
+  }): Update {
+    let data = options.data;
+    if (data === undefined) {
+      const wanted = options.button ?? "";
+      const button = (options.message.buttons ?? []).flat().find((b) => b.text.includes(wanted));
+      if (!button?.callback_data) throw new Error(`the message has no button "${wanted}"`);
+      data = button.callback_data;
+    }
+    const from = {
+      id: options.userId,
+      is_bot: false,
+      first_name: options.firstName ?? "Tess",
+      ...(options.username ? { username: options.username } : {}),
+    };
+    const chatId = Number(options.message.chatId);
+    const queryId = String(this.#nextQueryId++ * 1_000_003);
+    this.#openQueries.add(queryId);
+    const update: Update = {
+      update_id: this.#nextUpdateId++,
+      callback_query: {
+        id: queryId,
+        from,
+        chat_instance: `ci${chatId}`,
+        data,
+        message: {
+          message_id: options.message.messageId,
+          from: BOT,
+          chat: chatId > 0 ? { id: chatId, type: "private" } : { id: chatId, type: "group", title: "Group" },
+          date: Math.floor(Date.now() / 1000),
+          text: options.message.text,
+          ...(options.message.buttons ? { reply_markup: { inline_keyboard: options.message.buttons } } : {}),
+        },
+      },
+    };
+    this.push(update);
+    return update;
+  }
+
+  /** The message the bot sent with this id. */
+  message(messageId: number): FakeTelegramMessage | undefined {
+    return this.sent.find((m) => m.messageId === messageId);
   }
 
   /** Queues an update (also a repeated one, to test de-duplication). */
@@ -185,6 +262,10 @@ export class FakeTelegram {
         return this.#sendMessage(body);
       case "editMessageText":
         return this.#editMessageText(body);
+      case "editMessageReplyMarkup":
+        return this.#editMessageReplyMarkup(body);
+      case "answerCallbackQuery":
+        return this.#answerCallbackQuery(body);
       default:
         return reply(404, { ok: false, error_code: 404, description: "Not Found: method not found" });
     }
@@ -225,7 +306,14 @@ export class FakeTelegram {
     const text = typeof body.text === "string" ? body.text : "";
     if (text.trim() === "") return bad("message text is empty");
     if (text.length > 4096) return bad("message is too long");
-    const message = { chatId: String(body.chat_id), messageId: this.#nextMessageId++, text };
+    const buttons = keyboardOf(body.reply_markup);
+    if (typeof buttons === "string") return bad(buttons);
+    const message: FakeTelegramMessage = {
+      chatId: String(body.chat_id),
+      messageId: this.#nextMessageId++,
+      text,
+      ...(buttons && buttons.length > 0 ? { buttons } : {}),
+    };
     this.sent.push(message);
     return ok({
       message_id: message.messageId,
@@ -244,15 +332,70 @@ export class FakeTelegram {
     if (!message) return bad("message to edit not found");
     if (text.trim() === "") return bad("message text is empty");
     if (text.length > 4096) return bad("MESSAGE_TOO_LONG");
-    if (text === message.text) {
+    // Without reply_markup the inline keyboard is removed, as Telegram does.
+    const buttons = keyboardOf(body.reply_markup);
+    if (typeof buttons === "string") return bad(buttons);
+    const next = buttons && buttons.length > 0 ? buttons : undefined;
+    if (text === message.text && JSON.stringify(next) === JSON.stringify(message.buttons)) {
       return bad(
         "message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
       );
     }
     message.text = text;
-    this.edits.push({ ...message });
+    if (next) message.buttons = next;
+    else delete message.buttons;
+    this.edits.push(structuredClone(message));
     return ok({ message_id: message.messageId, chat: { id: Number(body.chat_id) }, text });
   }
+
+  #editMessageReplyMarkup(body: Record<string, unknown>): FakeReply {
+    const message = this.sent.find(
+      (m) => m.chatId === String(body.chat_id) && m.messageId === Number(body.message_id),
+    );
+    if (!message) return bad("message to edit not found");
+    const buttons = keyboardOf(body.reply_markup);
+    if (typeof buttons === "string") return bad(buttons);
+    const next = buttons && buttons.length > 0 ? buttons : undefined;
+    if (JSON.stringify(next) === JSON.stringify(message.buttons)) return bad("message is not modified");
+    if (next) message.buttons = next;
+    else delete message.buttons;
+    this.edits.push(structuredClone(message));
+    return ok({ message_id: message.messageId, chat: { id: Number(body.chat_id) }, text: message.text });
+  }
+
+  #answerCallbackQuery(body: Record<string, unknown>): FakeReply {
+    const queryId = String(body.callback_query_id ?? "");
+    if (!this.#openQueries.delete(queryId)) {
+      return bad("query is too old and response timeout expired or query ID is invalid");
+    }
+    const text = typeof body.text === "string" ? body.text : undefined;
+    if (text !== undefined && text.length > 200) return bad("MESSAGE_TOO_LONG");
+    this.callbackAnswers.push({ queryId, text, showAlert: body.show_alert === true });
+    return ok(true);
+  }
+}
+
+/** The rows of an inline keyboard; a string says why it is invalid. */
+function keyboardOf(markup: unknown): FakeInlineButton[][] | undefined | string {
+  if (markup === undefined) return undefined;
+  const rows = (markup as { inline_keyboard?: unknown } | null)?.inline_keyboard;
+  if (!Array.isArray(rows)) return 'field "inline_keyboard" of the InlineKeyboardMarkup should be an Array';
+  const out: FakeInlineButton[][] = [];
+  for (const row of rows) {
+    if (!Array.isArray(row)) return "inline keyboard row must be an Array";
+    const buttons: FakeInlineButton[] = [];
+    for (const button of row as Array<{ text?: unknown; callback_data?: unknown }>) {
+      if (typeof button.text !== "string" || button.text === "")
+        return "inline keyboard button text is empty";
+      const data = button.callback_data;
+      if (data !== undefined && (typeof data !== "string" || Buffer.byteLength(data) > 64 || data === "")) {
+        return "BUTTON_DATA_INVALID";
+      }
+      buttons.push({ text: button.text, ...(typeof data === "string" ? { callback_data: data } : {}) });
+    }
+    out.push(buttons);
+  }
+  return out;
 }
 
 function ok(result: unknown): FakeReply {

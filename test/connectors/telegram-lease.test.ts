@@ -89,6 +89,7 @@ describeBackends("Telegram polling from one instance at a time", (open) => {
         receive: async (messages: InboundMessage[]) => {
           for (const m of messages) received.push({ instance, text: m.text });
         },
+        press: async () => ({ ok: false, notice: "not in this test" }),
         report: () => undefined,
         backoff: () => 20,
         now: Date.now,

@@ -89,6 +89,8 @@ describe("generic webhook connector", () => {
     const { server, receiver, created, post } = await setup();
     expect((await post({ id: "dup-1", chatId: "c1", userId: "u1", text: "once" })).status).toBe(200);
     expect((await post({ id: "dup-1", chatId: "c1", userId: "u1", text: "once" })).status).toBe(200);
+    // Answered before the next message (which would otherwise steer the answer in progress).
+    await receiver.waitUntil(() => receiver.received.length === 1, "the first answer");
     // Without an id, the very same signed request sent twice is one message.
     const signed = FakeWebhookReceiver.signed(SECRET, { chatId: "c1", userId: "u1", text: "no id" });
     for (let i = 0; i < 2; i++) {

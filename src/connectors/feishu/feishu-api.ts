@@ -2,8 +2,9 @@
  * The Feishu/Lark Open API calls the connector uses: a tenant access token from
  * `POST /open-apis/auth/v3/tenant_access_token/internal` (`{app_id, app_secret}` →
  * `{code: 0, tenant_access_token, expire}` in seconds), cached until shortly before it expires, and
- * `POST /open-apis/im/v1/messages?receive_id_type=chat_id` to send a text message. Responses carry
- * `{code, msg, data}`; `code` 0 is success.
+ * `POST /open-apis/im/v1/messages?receive_id_type=chat_id` to send a text message or an interactive
+ * card, and `PATCH /open-apis/im/v1/messages/:message_id` to update a card the app sent. Responses
+ * carry `{code, msg, data}`; `code` 0 is success.
  */
 import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
 import { DeliveryError } from "../types.js";
@@ -88,13 +89,42 @@ export class FeishuApi {
   }
 
   /** Sends a text message to a chat; resolves with its message id. */
-  async sendText(chatId: string, text: string, uuid?: string, signal?: AbortSignal): Promise<string> {
+  sendText(chatId: string, text: string, uuid?: string, signal?: AbortSignal): Promise<string> {
+    return this.#send(chatId, "text", JSON.stringify({ text }), uuid, signal);
+  }
+
+  /** Sends an interactive card (card JSON) to a chat; resolves with its message id. */
+  sendCard(chatId: string, card: unknown, uuid?: string, signal?: AbortSignal): Promise<string> {
+    return this.#send(chatId, "interactive", JSON.stringify(card), uuid, signal);
+  }
+
+  /** Replaces the content of a card the app sent (the card must be shared: `config.update_multi`). */
+  async updateCard(messageId: string, card: unknown, signal?: AbortSignal): Promise<void> {
     const token = await this.tenantToken(signal);
-    const body: Record<string, string> = {
-      receive_id: chatId,
-      msg_type: "text",
-      content: JSON.stringify({ text }),
-    };
+    const response = await requestJson(
+      `${this.#base}/open-apis/im/v1/messages/${encodeURIComponent(messageId)}`,
+      {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${token}` },
+        body: { content: JSON.stringify(card) },
+        ...(signal ? { signal } : {}),
+      },
+    );
+    const reply = replyOf(response.body);
+    if (response.status === 200 && reply.code === 0) return;
+    if (reply.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token = undefined;
+    throw this.#failure("update card", response.status, response.body, response.headers);
+  }
+
+  async #send(
+    chatId: string,
+    msgType: "text" | "interactive",
+    content: string,
+    uuid: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
+    const token = await this.tenantToken(signal);
+    const body: Record<string, string> = { receive_id: chatId, msg_type: msgType, content };
     // Feishu sends at most one message per uuid within an hour: a retried delivery is not doubled.
     if (uuid) body.uuid = uuid.slice(0, 50);
     const response = await requestJson(`${this.#base}/open-apis/im/v1/messages?receive_id_type=chat_id`, {

@@ -4,11 +4,25 @@
  * encrypted and signed (`X-Lark-Signature`), and carry the app's Verification Token; the unsigned
  * `url_verification` handshake is answered only when it decrypts with the key and carries the token.
  * Text messages (`im.message.receive_v1`) are taken; answers go back as text messages to the chat.
+ * A tool call waiting for approval is asked with an interactive card (Approve / Always / Reject
+ * buttons whose `value` holds only a ticket token). Presses arrive as `card.action.trigger` callbacks
+ * (configure the same request URL under "Callback configuration"), verified like events, and are
+ * answered with a toast and the card updated to show the decision.
  */
 import * as z from "zod";
+import {
+  approvalTitle,
+  BUTTONS,
+  decisionLine,
+  decodeButtonData,
+  encodeButtonData,
+} from "../approval-buttons.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
 import type {
+  ApprovalPress,
+  ApprovalPressResult,
+  ApprovalPrompt,
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
@@ -28,6 +42,12 @@ const settingsSchema = z
   })
   .strict();
 
+interface FeishuUserId {
+  open_id?: string;
+  user_id?: string;
+  union_id?: string;
+}
+
 interface FeishuEvent {
   schema?: string;
   type?: string;
@@ -35,7 +55,11 @@ interface FeishuEvent {
   challenge?: string;
   header?: { event_id?: string; event_type?: string; token?: string };
   event?: {
-    sender?: { sender_id?: { open_id?: string; user_id?: string; union_id?: string }; sender_type?: string };
+    sender?: { sender_id?: FeishuUserId; sender_type?: string };
+    /** Who pressed (card.action.trigger). */
+    operator?: FeishuUserId;
+    action?: { tag?: string; value?: unknown };
+    context?: { open_message_id?: string; open_chat_id?: string };
     message?: {
       message_id?: string;
       chat_id?: string;
@@ -63,7 +87,7 @@ export function inboundOfEvent(event: FeishuEvent): InboundMessage | undefined {
   const sender = event.event?.sender;
   if (message?.message_type !== "text" || sender?.sender_type !== "user" || !message.chat_id)
     return undefined;
-  const userId = sender.sender_id?.open_id ?? sender.sender_id?.union_id ?? sender.sender_id?.user_id;
+  const userId = userIdOf(sender.sender_id);
   const text = textOf(message.content);
   if (!userId || text === "") return undefined;
   return {
@@ -74,6 +98,63 @@ export function inboundOfEvent(event: FeishuEvent): InboundMessage | undefined {
     },
     user: { id: userId },
     text,
+  };
+}
+
+/** The id a Feishu user is known by (the same for their messages and their presses). */
+function userIdOf(id: FeishuUserId | undefined): string | undefined {
+  return id?.open_id ?? id?.union_id ?? id?.user_id;
+}
+
+/** The platform-neutral press of a `card.action.trigger` callback; undefined for other events and buttons. */
+export function pressOfEvent(event: FeishuEvent): ApprovalPress | undefined {
+  if (event.header?.event_type !== "card.action.trigger") return undefined;
+  const value = event.event?.action?.value;
+  const data =
+    typeof value === "object" && value !== null ? (value as { dimsum?: unknown }).dimsum : undefined;
+  const decoded = decodeButtonData(data);
+  const userId = userIdOf(event.event?.operator);
+  if (!decoded || !userId) return undefined;
+  const chatId = event.event?.context?.open_chat_id;
+  return { ...decoded, ...(chatId ? { chatId } : {}), user: { id: userId } };
+}
+
+const TEMPLATES = { approved: "green", rejected: "red", expired: "grey" } as const;
+const BUTTON_TYPES = { approve: "primary", always: "default", reject: "danger" } as const;
+
+/** An approval prompt as a shared card (JSON 1.0): buttons while it waits, the decision once settled. */
+export function approvalCard(prompt: ApprovalPrompt): Record<string, unknown> {
+  const text = (content: string) => ({ tag: "div", text: { tag: "plain_text", content } });
+  const elements: unknown[] = [text(prompt.summary), text(`Why: ${prompt.reason}`)];
+  if (prompt.decision) {
+    elements.push({ tag: "hr" }, text(decisionLine(prompt.decision, prompt.tool)));
+  } else {
+    elements.push({
+      tag: "action",
+      actions: BUTTONS.map((b) => ({
+        tag: "button",
+        text: { tag: "plain_text", content: b.label },
+        type: BUTTON_TYPES[b.choice],
+        value: { dimsum: encodeButtonData(prompt.token, b.choice) },
+      })),
+    });
+  }
+  return {
+    // Shared, so an update (and the callback's answer) shows for everyone in the chat.
+    config: { wide_screen_mode: true, update_multi: true },
+    header: {
+      template: prompt.decision ? TEMPLATES[prompt.decision.state] : "orange",
+      title: { tag: "plain_text", content: approvalTitle(prompt) },
+    },
+    elements,
+  };
+}
+
+/** The answer to a card callback: a toast for the presser, and the settled card when it changed. */
+export function cardActionResponse(result: ApprovalPressResult): Record<string, unknown> {
+  return {
+    toast: { type: result.ok ? "success" : "error", content: result.notice },
+    ...(result.prompt ? { card: { type: "raw", data: approvalCard(result.prompt) } } : {}),
   };
 }
 
@@ -141,11 +222,24 @@ class FeishuDriver implements ConnectorDriver {
     if (event.type === "url_verification") return { kind: "reply", body: { challenge: event.challenge } };
     if (!signed)
       return { kind: "rejected", status: 401, reason: "unsigned event (no X-Lark-Signature header)" };
+    if (event.header?.event_type === "card.action.trigger") {
+      const press = pressOfEvent(event);
+      if (!press) return { kind: "reply", body: {} };
+      return { kind: "press", press, reply: async (result) => cardActionResponse(result) };
+    }
     const message = inboundOfEvent(event);
     return { kind: "messages", messages: message ? [message] : [], body: {} };
   }
 
+  readonly approvals = {
+    update: (_chatId: string, messageId: string, prompt: ApprovalPrompt, signal?: AbortSignal) =>
+      this.#api.updateCard(messageId, approvalCard(prompt), signal),
+  };
+
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    if (message.approval) {
+      return this.#api.sendCard(message.chatId, approvalCard(message.approval), message.deliveryId, signal);
+    }
     return this.#api.sendText(message.chatId, message.text, message.deliveryId, signal);
   }
 
@@ -168,5 +262,6 @@ export const feishuKind: ConnectorKind = {
   // Text messages may be up to 150 KB; 30,000 bytes keeps a message readable and far inside that.
   limit: () => ({ max: 30_000, unit: "utf8" }),
   streams: () => false,
+  approvals: true,
   create: (context) => new FeishuDriver(context),
 };

@@ -48,6 +48,10 @@ const SQL = {
   prune: "DELETE FROM connector_inbound WHERE received_at < ?",
   release: "DELETE FROM connector_inbound WHERE connector_id = ? AND dedupe_key = ?",
   getState: "SELECT value FROM connector_state WHERE connector_id = ? AND key = ?",
+  deleteState: "DELETE FROM connector_state WHERE connector_id = ? AND key = ?",
+  // substr rather than LIKE: keys may hold % and _.
+  listState:
+    "SELECT key, value FROM connector_state WHERE connector_id = ? AND substr(key, 1, length(?)) = ? ORDER BY key",
   setState: `INSERT INTO connector_state (connector_id, key, value) VALUES (?, ?, ?)
       ON CONFLICT (connector_id, key) DO UPDATE SET value = excluded.value`,
   // One statement: the lease check and the write are atomic.
@@ -122,6 +126,19 @@ export class SqliteMappingRepo implements MappingRepo {
         fence === undefined
           ? (await this.#write(SQL.setState, connectorId, key, value)) > 0
           : (await this.#write(SQL.setFenced, connectorId, key, value, connectorId, fence)) > 0,
+      delete: async (key) => {
+        await this.#write(SQL.deleteState, connectorId, key);
+      },
+      list: (prefix) =>
+        sqliteCall(
+          this.#db,
+          "read connector mappings from",
+          () =>
+            cachedStatement(this.#db, SQL.listState).all(connectorId, prefix, prefix) as Array<{
+              key: string;
+              value: string;
+            }>,
+        ),
     };
   }
 }

@@ -165,6 +165,16 @@ export class PostgresMappingRepo implements MappingRepo {
         );
         return changed > 0;
       },
+      async delete(key) {
+        await db.run("DELETE FROM connector_state WHERE connector_id = $1 AND key = $2", [connectorId, key]);
+      },
+      list(prefix) {
+        // starts_with rather than LIKE: keys may hold % and _.
+        return db.many<{ key: string; value: string }>(
+          "SELECT key, value FROM connector_state WHERE connector_id = $1 AND starts_with(key, $2) ORDER BY key",
+          [connectorId, prefix],
+        );
+      },
     };
   }
 }

@@ -55,9 +55,25 @@ export interface TelegramMessage {
   text?: string;
 }
 
+/** A press of an inline keyboard button. */
+export interface TelegramCallbackQuery {
+  id: string;
+  from: TelegramUser;
+  /** The message with the button (absent for inline-mode messages). */
+  message?: TelegramMessage;
+  chat_instance?: string;
+  data?: string;
+}
+
 export interface TelegramUpdate {
   update_id: number;
   message?: TelegramMessage;
+  callback_query?: TelegramCallbackQuery;
+}
+
+/** An inline keyboard: rows of buttons that send `callback_data` back as a callback query. */
+export interface InlineKeyboard {
+  inline_keyboard: Array<Array<{ text: string; callback_data: string }>>;
 }
 
 /** A client for one bot. */
@@ -89,32 +105,55 @@ export class TelegramApi {
     throw new TelegramError(method, code, description, reply.parameters?.retry_after);
   }
 
-  /** Sends a text message; resolves with its message id. */
-  async sendMessage(chatId: string, text: string, signal?: AbortSignal): Promise<string> {
+  /** Sends a text message (with an inline keyboard); resolves with its message id. */
+  async sendMessage(
+    chatId: string,
+    text: string,
+    signal?: AbortSignal,
+    replyMarkup?: InlineKeyboard,
+  ): Promise<string> {
     const sent = await this.call<TelegramMessage>(
       "sendMessage",
-      { chat_id: chatId, text },
+      { chat_id: chatId, text, ...(replyMarkup ? { reply_markup: replyMarkup } : {}) },
       signal ? { signal } : {},
     );
     return String(sent.message_id);
   }
 
-  /** Replaces a message's text; an unchanged text counts as done. */
+  /**
+   * Replaces a message's text; an unchanged text counts as done. Its inline keyboard becomes
+   * `replyMarkup` (an empty keyboard removes the buttons).
+   */
   async editMessageText(
     chatId: string,
     messageId: string,
     text: string,
     signal?: AbortSignal,
+    replyMarkup?: InlineKeyboard,
   ): Promise<void> {
     try {
       await this.call(
         "editMessageText",
-        { chat_id: chatId, message_id: Number(messageId), text },
+        {
+          chat_id: chatId,
+          message_id: Number(messageId),
+          text,
+          ...(replyMarkup ? { reply_markup: replyMarkup } : {}),
+        },
         signal ? { signal } : {},
       );
     } catch (err) {
       if (err instanceof TelegramError && err.code === 400 && /not modified/i.test(err.message)) return;
       throw err;
     }
+  }
+
+  /** Answers a callback query (stops the button's spinner), with a short notice for the presser. */
+  async answerCallbackQuery(id: string, text: string, showAlert = false): Promise<void> {
+    await this.call("answerCallbackQuery", {
+      callback_query_id: id,
+      ...(text ? { text: text.slice(0, 200) } : {}),
+      ...(showAlert ? { show_alert: true } : {}),
+    });
   }
 }

@@ -3,12 +3,20 @@
  * restarts); `mode: "webhook"` registers `<publicUrl>/api/connectors/<id>/inbound` with `setWebhook`
  * and a secret token that every inbound POST must carry in `X-Telegram-Bot-Api-Secret-Token`.
  * Answers are sent as plain text (at most 4096 characters each) and streamed by editing a preview.
+ * A tool call waiting for approval is asked with an inline keyboard (Approve / Always / Reject) whose
+ * `callback_data` holds only a ticket token; presses arrive as `callback_query` updates (polled or
+ * posted), are answered with `answerCallbackQuery`, and the prompt is edited to show the decision.
  */
 import { randomBytes } from "node:crypto";
 import * as z from "zod";
+import { approvalText, BUTTONS, decodeButtonData, encodeButtonData } from "../approval-buttons.js";
 import { httpUrl, messageOf, parseWith, retryUntilDone } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
+import { truncateText } from "../split-text.js";
 import type {
+  ApprovalPress,
+  ApprovalPressResult,
+  ApprovalPrompt,
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
@@ -17,11 +25,21 @@ import type {
   InboundRequest,
   OutboundMessage,
 } from "../types.js";
-import { TELEGRAM_API, TelegramApi, TelegramError, type TelegramUpdate } from "./telegram-api.js";
+import {
+  type InlineKeyboard,
+  TELEGRAM_API,
+  TelegramApi,
+  type TelegramCallbackQuery,
+  TelegramError,
+  type TelegramUpdate,
+  type TelegramUser,
+} from "./telegram-api.js";
 
 export const TELEGRAM_SECRET_HEADER = "x-telegram-bot-api-secret-token";
 const OFFSET_KEY = "telegram.offset";
-const ALLOWED_UPDATES = ["message"];
+const ALLOWED_UPDATES = ["message", "callback_query"];
+const LIMIT = { max: 4096, unit: "utf16" } as const;
+const NO_BUTTONS: InlineKeyboard = { inline_keyboard: [] };
 
 const settingsSchema = z
   .object({
@@ -39,6 +57,33 @@ const settingsSchema = z
     message: "webhook mode needs publicUrl, the address Telegram can reach this server at",
     path: ["publicUrl"],
   });
+
+/** How a Telegram user is named in Dimsum: their username, else their name. */
+function nameOf(from: TelegramUser): string | undefined {
+  const person = [from.first_name, from.last_name].filter(Boolean).join(" ") || undefined;
+  return from.username ?? person;
+}
+
+/** The platform-neutral press of a callback query; undefined for data that is not a prompt's button. */
+export function pressOfQuery(query: TelegramCallbackQuery): ApprovalPress | undefined {
+  const decoded = decodeButtonData(query.data);
+  if (!decoded || query.from.is_bot) return undefined;
+  const name = nameOf(query.from);
+  return {
+    ...decoded,
+    ...(query.message ? { chatId: String(query.message.chat.id) } : {}),
+    user: { id: String(query.from.id), ...(name ? { name } : {}) },
+  };
+}
+
+/** The inline keyboard of a waiting prompt: one row, Approve / Always / Reject. */
+export function approvalKeyboard(prompt: ApprovalPrompt): InlineKeyboard {
+  return {
+    inline_keyboard: [
+      BUTTONS.map((b) => ({ text: b.label, callback_data: encodeButtonData(prompt.token, b.choice) })),
+    ],
+  };
+}
 
 /** The platform-neutral message of an update; undefined for updates the connector ignores. */
 export function inboundOfUpdate(update: TelegramUpdate): InboundMessage | undefined {
@@ -75,6 +120,43 @@ class TelegramDriver implements ConnectorDriver {
     edit: (chatId: string, messageId: string, text: string) =>
       this.#api.editMessageText(chatId, messageId, text),
   };
+
+  readonly approvals = {
+    update: (chatId: string, messageId: string, prompt: ApprovalPrompt, signal?: AbortSignal) =>
+      this.#api.editMessageText(
+        chatId,
+        messageId,
+        truncateText(approvalText(prompt), LIMIT),
+        signal,
+        NO_BUTTONS,
+      ),
+  };
+
+  /** Tells the presser what came of a press and shows a settled prompt without its buttons. */
+  async #acknowledge(query: TelegramCallbackQuery, result: ApprovalPressResult): Promise<void> {
+    await this.#api.answerCallbackQuery(query.id, result.notice, !result.ok);
+    if (result.prompt && query.message) {
+      await this.approvals.update(
+        String(query.message.chat.id),
+        String(query.message.message_id),
+        result.prompt,
+      );
+    }
+  }
+
+  /** Handles a polled callback query; a failure to acknowledge is only logged. */
+  async #onQuery(query: TelegramCallbackQuery): Promise<void> {
+    const press = pressOfQuery(query);
+    try {
+      if (!press) {
+        await this.#api.answerCallbackQuery(query.id, "");
+        return;
+      }
+      await this.#acknowledge(query, await this.#context.press(press));
+    } catch (err) {
+      this.#context.log.warn(`Telegram: could not acknowledge a button press: ${messageOf(err)}`);
+    }
+  }
 
   async start(): Promise<void> {
     // A refused token fails the start; an unreachable Telegram only delays the work to the background.
@@ -164,6 +246,8 @@ class TelegramDriver implements ConnectorDriver {
           const message = inboundOfUpdate(update);
           // The offset moves only past updates that were stored, so nothing is skipped on failure.
           if (message) await this.#context.receive([message]);
+          // A press is decided (or refused) before the offset moves past it.
+          if (update.callback_query) await this.#onQuery(update.callback_query);
           // Fenced by the lease: once another instance took over, this one stops moving the offset.
           if (!(await state.set(OFFSET_KEY, String(update.update_id + 1), lease?.token))) return;
         }
@@ -190,11 +274,31 @@ class TelegramDriver implements ConnectorDriver {
     } catch {
       return { kind: "rejected", status: 400, reason: "the body is not a Telegram Update" };
     }
+    const query = update.callback_query;
+    if (query) {
+      const press = pressOfQuery(query);
+      if (press) {
+        return {
+          kind: "press",
+          press,
+          reply: async (result) => {
+            await this.#acknowledge(query, result);
+            return {};
+          },
+        };
+      }
+      // Not a prompt's button: only stop its spinner.
+      await this.#api.answerCallbackQuery(query.id, "").catch(() => undefined);
+    }
     const message = inboundOfUpdate(update);
     return { kind: "messages", messages: message ? [message] : [], body: {} };
   }
 
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    if (message.approval) {
+      const text = truncateText(approvalText(message.approval), LIMIT);
+      return this.#api.sendMessage(message.chatId, text, signal, approvalKeyboard(message.approval));
+    }
     if (message.editMessageId !== undefined) {
       await this.#api.editMessageText(message.chatId, message.editMessageId, message.text, signal);
       return message.editMessageId;
@@ -228,7 +332,8 @@ export const telegramKind: ConnectorKind = {
   ],
   parseSettings: (settings) => parseWith(settingsSchema, settings, "Telegram"),
   generateSecrets: () => ({ webhookSecret: randomBytes(24).toString("base64url") }),
-  limit: () => ({ max: 4096, unit: "utf16" }),
+  limit: () => LIMIT,
   streams: (settings) => settings.streaming !== false,
+  approvals: true,
   create: (context) => new TelegramDriver(context),
 };
