@@ -105,7 +105,10 @@ async function runAgentTarget(
   signal: AbortSignal,
   onProgress: (progress: RunProgress) => void,
 ): Promise<RunOutcome> {
-  const posted = await team.postMessage(actor, target.channelId, agentMessageText(target));
+  // A schedule's prompt gets a run of its own, whatever the chat's queue mode.
+  const posted = await team.postMessage(actor, target.channelId, agentMessageText(target), {
+    mode: "followup",
+  });
   const started = posted.runs.find((r) => r.agentId === target.agentId);
   onProgress(
     started ? { teamRunId: started.id, messageId: posted.message.id } : { messageId: posted.message.id },

@@ -46,6 +46,7 @@ import { isApiPath, staticSite } from "./static/static-files.js";
 import { WsHub, type WsHubOptions } from "./ws/hub.js";
 import type { WsIdentity } from "./ws/hub-client.js";
 import type { TeamEventSource } from "./ws/protocol.js";
+import { RunEventLog } from "./ws/run-event-log.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
@@ -238,6 +239,13 @@ export function createServer(deps: ServerDeps): DimsumServer {
       currentRole: async () => (await users.get(found.user.id))?.role,
     };
   };
+  // Every run's agent events as they pass (this instance's and the others'), so a socket reconnecting
+  // here resumes its runs. Listening before the hub exists: the log hears each event before sockets.
+  const runLogOptions = { onError: (err: unknown) => log.error("recording a run event failed", err) };
+  const runLog =
+    deps.ws?.runs === undefined && deps.events === undefined && deps.team
+      ? new RunEventLog(runLogOptions).listen(deps.team)
+      : undefined;
   const hub = new WsHub(
     deps.events ?? deps.team,
     {
@@ -257,7 +265,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
       fromToken: identityFor,
     },
     log,
-    deps.ws,
+    runLog ? { ...deps.ws, runs: runLog } : deps.ws,
     authEvents,
   );
 
@@ -294,6 +302,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       await hub.close();
+      runLog?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

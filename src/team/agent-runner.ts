@@ -159,42 +159,52 @@ export class AgentRunner {
     if (existing?.replyTo !== undefined) place.replyTo = existing.replyTo;
     if (existing?.versionOf !== undefined) place.versionOf = existing.versionOf;
     const firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
-    return this.#deps.runs.resume(stored, laneOf(stored.ref), async ({ signal }) => {
-      const result = await this.#answering(
-        run.channelId,
-        run.agentId,
-        run.id,
-        signal,
-        place,
-        existing,
-        async (onEvent) => {
-          const channel = await store.channels.get(run.channelId);
-          if (!channel) throw notFound(`The channel ${run.channelId} no longer exists.`);
-          const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
-          const self = agents.get(run.agentId);
-          if (!self) throw notFound(`The agent @${run.agentId} no longer exists.`);
-          const names = await this.#deps.nameOf(peopleIn(channel));
-          const workspace = this.#deps.workspaceFor(channel.id);
-          return runAgentTurn(runtime, {
-            ...this.#channelTurn(
-              channel,
-              self,
-              agents,
-              { runId: run.id, triggerId: run.triggerMessageId, requestedBy: stored.requestedBy },
-              workspace,
-              signal,
-              {},
-              names,
-            ),
-            input: "",
-            resume: { reason, decisions },
-            firstSeq,
-            onEvent,
-          });
-        },
-      );
-      return { usage: result.usage, ...(result.waiting ? { waiting: true } : {}) };
-    }, fence);
+    return this.#deps.runs.resume(
+      stored,
+      laneOf(stored.ref),
+      async ({ signal }) => {
+        const result = await this.#answering(
+          run.channelId,
+          run.agentId,
+          run.id,
+          signal,
+          place,
+          existing,
+          async (onEvent) => {
+            const channel = await store.channels.get(run.channelId);
+            if (!channel) throw notFound(`The channel ${run.channelId} no longer exists.`);
+            const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
+            const self = agents.get(run.agentId);
+            if (!self) throw notFound(`The agent @${run.agentId} no longer exists.`);
+            const names = await this.#deps.nameOf(peopleIn(channel));
+            const workspace = this.#deps.workspaceFor(channel.id);
+            return runAgentTurn(runtime, {
+              ...this.#channelTurn(
+                channel,
+                self,
+                agents,
+                {
+                  runId: run.id,
+                  triggerId: run.triggerMessageId,
+                  requestedBy: stored.requestedBy,
+                  resumed: true,
+                },
+                workspace,
+                signal,
+                {},
+                names,
+              ),
+              input: "",
+              resume: { reason, decisions },
+              firstSeq,
+              onEvent,
+            });
+          },
+        );
+        return { usage: result.usage, ...(result.waiting ? { waiting: true } : {}) };
+      },
+      fence,
+    );
   }
 
   /** What every channel turn of `agent` shares, first run or resumed. */
@@ -202,13 +212,19 @@ export class AgentRunner {
     channel: ChannelRecord,
     agent: AgentRecord,
     agents: Map<string, AgentRecord>,
-    { runId, triggerId, requestedBy }: { runId: string; triggerId: number; requestedBy: string },
+    {
+      runId,
+      triggerId,
+      requestedBy,
+      resumed,
+    }: { runId: string; triggerId: number; requestedBy: string; resumed?: boolean },
     workspace: string,
     signal: AbortSignal,
     options: AnswerOptions,
     names: UserNamer,
   ) {
-    const steering = this.#inbox(channel, agent.id, runId);
+    // A resumed run reads what was said while it waited (or was down) before its next model call.
+    const steering = this.#inbox(channel, agent.id, runId, resumed === true);
     return {
       agent,
       runId,
@@ -257,14 +273,18 @@ export class AgentRunner {
   }
 
   /** The steering inbox of the agent's session in the channel, live while a run of it goes on. */
-  #inbox(channel: ChannelRecord, agentId: string, runId: string): SteeringInbox {
+  #inbox(channel: ChannelRecord, agentId: string, runId: string, lookFirst: boolean): SteeringInbox {
     const lane = laneOf(channelRef(channel.id, agentId));
-    const inbox = new SteeringInbox(runId, async () => {
-      const latest = (await this.#deps.store.messages.list(channel.id, { limit: 1 }))[0];
-      if (!latest) return [];
-      const unseen = await this.#unseenInput(channel, agentId, latest.id);
-      return unseen.messages.length > 0 ? [{ role: "user", content: unseen.text }] : [];
-    });
+    const inbox = new SteeringInbox(
+      runId,
+      async () => {
+        const latest = (await this.#deps.store.messages.list(channel.id, { limit: 1 }))[0];
+        if (!latest) return [];
+        const unseen = await this.#unseenInput(channel, agentId, latest.id);
+        return unseen.messages.length > 0 ? [{ role: "user", content: unseen.text }] : [];
+      },
+      { lookFirst },
+    );
     this.#inboxes.set(lane, inbox);
     return inbox;
   }
@@ -630,7 +650,7 @@ export class AgentRunner {
     if (!(await this.#deps.runs.holds(runId))) return;
     const current = existing ?? (await this.#deps.store.messages.byRun(runId));
     if (current && current.author.type === "agent" && current.author.id === agentId) {
-      const edited = await this.#deps.store.messages.edit(current.id, text, current.createdAt, parts);
+      const edited = await this.#deps.store.messages.edit(current.id, text, null, parts);
       if (edited) this.#deps.bus.emit({ type: "message", channelId, message: edited });
       return;
     }

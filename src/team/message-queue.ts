@@ -68,9 +68,10 @@ export class MessageQueue {
     message: ChannelMessage,
     requestedBy: string,
     present: boolean,
+    override?: QueueMode,
   ): Promise<{ run: TeamRun } | { queued: QueuedFor }> {
     const { store, runs, runner, approvals } = this.#deps;
-    const mode = queueModeOf(channel, this.#deps.defaults);
+    const mode = override ?? queueModeOf(channel, this.#deps.defaults);
     const ref = channelRef(channel.id, agent.id);
     const lane = laneOf(ref);
     const waiting = await store.runs.listWaiting(ref);

@@ -200,12 +200,8 @@ export class RunApprovals {
     const { store, emit } = this.#deps;
     const message = await store.messages.byRun(stored.run.id);
     if (!message) return;
-    const edited = await store.messages.edit(
-      message.id,
-      message.text,
-      message.createdAt,
-      update(message.parts),
-    );
+    // An update of the run's answer, not an edit: it keeps no "edited" mark.
+    const edited = await store.messages.edit(message.id, message.text, null, update(message.parts));
     if (edited) emit({ type: "message", channelId: edited.channelId, message: edited });
   }
 }

@@ -117,7 +117,11 @@ export class RunManager {
       for (const id of live) {
         if (!held.has(id)) this.#active.get(id)?.controller.abort(new DimsumError("aborted", LEASE_LOST));
       }
-      for (const { stored, fence } of await leasing.leases.takeOver(leasing.owner, now(), now() + this.#ttl())) {
+      for (const { stored, fence } of await leasing.leases.takeOver(
+        leasing.owner,
+        now(),
+        now() + this.#ttl(),
+      )) {
         if (leasing.adopt && (await leasing.adopt(stored, fence).catch(() => false))) continue;
         const run: TeamRun = { ...stored.run, status: "error", error: INSTANCE_LOST, endedAt: now() };
         if (!(await leasing.leases.updateFenced(run, fence))) continue;

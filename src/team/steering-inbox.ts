@@ -13,22 +13,29 @@ export class SteeringInbox implements SteeringSource {
   /** Set once the run ended: notifications go to a new run instead. */
   closed = false;
 
+  /** A resumed run looks once for messages sent while it waited or was down. */
+  #look: boolean;
+
   constructor(
     readonly runId: string,
     private readonly read: () => Promise<UserMessage[]>,
-  ) {}
+    options: { lookFirst?: boolean } = {},
+  ) {
+    this.#look = options.lookFirst === true;
+  }
 
   notify(message: ChannelMessage): void {
     this.#latest = message;
   }
 
   pending(): boolean {
-    return this.#latest !== undefined;
+    return this.#latest !== undefined || this.#look;
   }
 
   async take(): Promise<UserMessage[]> {
-    if (!this.#latest) return [];
+    if (!this.#latest && !this.#look) return [];
     this.#latest = undefined;
+    this.#look = false;
     return this.read();
   }
 

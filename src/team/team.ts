@@ -40,6 +40,7 @@ import type {
   FlowRecord,
   MessagePart,
   PostResult,
+  QueueMode,
   Team,
   TeamRun,
 } from "./types.js";
@@ -365,6 +366,7 @@ export function createTeam(deps: TeamDeps): Team {
     channel: ChannelRecord,
     text: string,
     present: boolean,
+    mode?: QueueMode,
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
@@ -388,7 +390,7 @@ export function createTeam(deps: TeamDeps): Team {
     const started: TeamRun[] = [];
     const queued: QueuedFor[] = [];
     for (const agent of targets) {
-      const outcome = await queue.deliver(channel, agent, message, actor.userId, present);
+      const outcome = await queue.deliver(channel, agent, message, actor.userId, present, mode);
       if ("run" in outcome) started.push(outcome.run);
       else queued.push(outcome.queued);
     }
@@ -525,7 +527,7 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const channel = await channels.visible(actor, channelId);
       checkText(text);
-      return postRouted(actor, channel, text, options.present === true);
+      return postRouted(actor, channel, text, options.present === true, options.mode);
     },
     async deleteMessage(actor, messageId) {
       await ready;

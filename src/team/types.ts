@@ -398,12 +398,16 @@ export interface Team {
    * Stores the message and routes it: `@agent` to that agent, `@all` to every agent in the channel,
    * no mention to the leader; a group with a chain and `/flow` (or `@chain`) starts a flow.
    */
-  /** `present`: the person is at the chat (web UI), so MCP requests for input are put to them. */
+  /**
+   * `present`: the person is at the chat (web UI), so MCP requests for input are put to them.
+   * `mode`: what the message does while an agent works, instead of the chat's queue mode (a
+   * schedule's prompt is answered by a run of its own: `followup`).
+   */
   postMessage(
     actor: Actor,
     channelId: string,
     text: string,
-    options?: { present?: boolean },
+    options?: { present?: boolean; mode?: QueueMode },
   ): Promise<PostResult>;
   deleteMessage(actor: Actor, messageId: number): Promise<void>;
   /**

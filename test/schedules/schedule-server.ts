@@ -58,6 +58,8 @@ export async function startScheduleServer(
       OPENAI_BASE_URL: `${llmUrl}/v1`,
     },
   });
+  // Each message gets a run of its own here; the queue modes have their own tests.
+  config.queue = { ...config.queue, group: "followup" };
   const settings = new SettingsStore(db, openSecretBox(home));
   const team = await buildTeam(
     { db, config, settings, log },

@@ -56,6 +56,9 @@ export async function startServer(
   const db = openDatabase(join(home, "dimsum.db"));
   const log = memoryLog();
   const config = loadConfig({ cwd: home, env: { DIMSUM_HOME: home, ...overrides.env } });
+  // Groups answer each message with a run of its own here (the default `collect` waits 1.5 s for a
+  // burst); test/team/approvals-steering.test.ts covers the queue modes.
+  config.queue = { ...config.queue, group: "followup" };
   const server = createServer({
     db,
     config,

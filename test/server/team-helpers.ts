@@ -67,6 +67,9 @@ export async function startTeamServer(options: TeamServerOptions = {}): Promise<
       }
     : {};
   const config = loadConfig({ cwd: home, env: { DIMSUM_HOME: home, ...llmEnv, ...options.env } });
+  // Groups answer each message with a run of its own here (the default `collect` waits 1.5 s for a
+  // burst); test/team/approvals-steering.test.ts covers the queue modes.
+  config.queue = { ...config.queue, group: "followup" };
   const settings = new SettingsStore(db, openSecretBox(home));
   const mcp = options.mcp?.(home, db);
   // A pool (as `dimsum serve` builds it) also gives the team's agents its tools.

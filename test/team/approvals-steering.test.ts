@@ -158,6 +158,20 @@ describe("approvals", () => {
     expect(pending?.[0]).toMatchObject({ tool: "calculator", reason: expect.stringContaining("ask-first") });
   });
 
+  it("reads a message sent while the run waited when it goes on, instead of starting another run", async () => {
+    scripts.add("coder", push, { text: "pushed and tagged" });
+    const runId = (await h.team.postMessage(alice, group.id, "@coder push it")).runs[0]!.id;
+    await waiting(runId);
+    const meanwhile = await h.team.postMessage(alice, group.id, "@coder and tag it v1");
+    expect(meanwhile.runs).toEqual([]);
+    expect(meanwhile.queued).toEqual([{ agentId: "coder", mode: "waiting" }]);
+    const [pending] = (await h.team.getRun(alice, runId)).pendingApprovals ?? [];
+    await h.team.answerApproval(alice, runId, pending!.callId, { decision: "approve" });
+    expect((await h.finished(runId)).status).toBe("done");
+    expect(requestsOf("coder")).toHaveLength(2);
+    expect(JSON.stringify(messagesOf(requestsOf("coder")[1]))).toContain("and tag it v1");
+  });
+
   it("ends a waiting run when it is stopped", async () => {
     scripts.add("coder", push);
     const runId = (await h.team.postMessage(alice, group.id, "@coder push it")).runs[0]!.id;

@@ -31,7 +31,6 @@ import type {
   MemoryType,
   ModelStatus,
   ModelsResponse,
-  PostOutcome,
   PostResult,
   ProviderUpdate,
   QueueMode,
@@ -350,7 +349,7 @@ export class ApiClient {
    * Posts a message; the result names the runs (and flow) it started, and the agents it reached
    * without a new run (`queued`).
    */
-  postMessage(channelId: string, text: string): Promise<PostOutcome> {
+  postMessage(channelId: string, text: string): Promise<PostResult> {
     return this.request("POST", `/api/channels/${enc(channelId)}/messages`, { text });
   }
   /** Marks a channel read up to a message. */

@@ -1,14 +1,17 @@
 /**
  * Glue between the WebSocket client and the store: frames become actions, the open channel is the
  * one followed, and after a reconnect whatever may have been missed (finished runs, unread counts)
- * is fetched again. Runs or flows first seen through stream events are looked up once over HTTP.
+ * is fetched again. Every (re)subscription names the open chat's live runs with the last event seq
+ * applied of each, so the server sends what they said meanwhile (applied like live events); a run
+ * whose missed events it no longer has is loaded again. Runs or flows first seen through stream
+ * events are looked up once over HTTP.
  */
 import { type ApiClient, errorText } from "./api.js";
 import type { AppAction, AppState } from "./state/app.js";
 import { activeRuns, lastMessageId } from "./state/chat.js";
 import type { Store } from "./state/store.js";
 import type { ServerFrame } from "./types.js";
-import { type CreateSocket, WsClient, type WsStatus } from "./ws.js";
+import { type CreateSocket, type RunGapFrame, WsClient, type WsStatus } from "./ws.js";
 
 export interface LiveOptions {
   url: string;
@@ -50,6 +53,15 @@ export class LiveConnection {
         // History loaded and empty: everything after 0 is new, so ask for it rather than nothing.
         return lastMessageId(chat) ?? 0;
       },
+      runsFor: (channelId) => {
+        const chat = this.store.getState().chat;
+        if (chat?.channelId !== channelId) return undefined;
+        // The runs shown streaming; one known only from its stored answer (seq unknown) is loaded instead.
+        const runs: Record<string, number> = {};
+        for (const view of activeRuns(chat)) if (view.seq !== undefined) runs[view.id] = view.seq;
+        return runs;
+      },
+      onRunGap: (gap) => this.handleRunGap(gap),
     });
     if (this.followed) this.client.subscribe(this.followed);
     this.client.connect();
@@ -116,6 +128,15 @@ export class LiveConnection {
       // Stream events of a run that started before we subscribed: fetch the run itself.
       this.discoverRun(frame.runId);
     }
+  }
+
+  /** Some missed events of a resumed run are gone from the server's log: its live answer is loaded again. */
+  private handleRunGap(gap: RunGapFrame): void {
+    if (this.store.getState().chat?.channelId !== gap.channelId) return;
+    this.api
+      .getRun(gap.runId)
+      .then((run) => this.store.dispatch({ type: "run", run }))
+      .catch(() => undefined);
   }
 
   private handleStatus(status: WsStatus, reason: string): void {

@@ -18,8 +18,9 @@ export type { ModelChoice, ModelsResponse, ProviderModels } from "../../src/serv
 export type {
   AgentInput,
   AgentPatch,
-  ApprovalView,
   AgentRecord,
+  ApprovalGrant,
+  ApprovalView,
   ChainStep,
   ChannelInput,
   ChannelKind,
@@ -60,36 +61,11 @@ export interface ApprovalDecisionInput {
   reason?: string;
 }
 
-/** A call a waiting run waits on (`pendingApprovals` of `GET /api/runs/:id`). */
-export interface PendingApprovalView {
-  callId: string;
-  tool: string;
-  args: unknown;
-  summary: string;
-  reason: string;
-  askedAt: number;
-}
-
-/** An "always" answer: a tool an agent may run in a chat without asking (`GET /api/channels/:id/approvals`). */
-export interface ApprovalGrant {
-  channelId: string;
-  agentId: string;
-  tool: string;
-  grantedBy: string;
-  grantedAt: number;
-}
-
 /**
  * An agent that got no new run for a posted message: it went to the run in progress (`steer`), is
  * being collected for one answer (`collect`), or waits for a run that waits for approval (`waiting`).
  */
-export interface QueuedDelivery {
-  agentId: string;
-  mode: "steer" | "collect" | "waiting";
-}
-
-/** What posting a message returns: the runs it started, and where it went instead of a new run. */
-export type PostOutcome = PostResult & { queued?: QueuedDelivery[] };
+export type QueuedDelivery = NonNullable<PostResult["queued"]>[number];
 
 /** `GET /api/agents` adds the persona status to each record (notes/team-api.md). */
 export type AgentWithSoul = AgentRecord & { soulStatus?: "ok" | "empty" | "missing" };

@@ -30,6 +30,11 @@ export function useOpenChannel(channelId: string): void {
           .map((m) => m.runId)
           .filter((id): id is string => id !== undefined)
           .slice(-RECENT_RUNS_TO_LOOK_UP);
+        // So do answers waiting for approval: their run says whether it still waits.
+        const waiting = messages.filter((m) =>
+          m.parts.some((p) => p.type === "tool" && p.approval?.state === "pending"),
+        );
+        for (const m of waiting) if (m.runId !== undefined && !runIds.includes(m.runId)) runIds.push(m.runId);
         for (const runId of runIds) live.discoverRun(runId);
         // Requests for input put to this person before the page was open.
         return api.listElicitations(channelId).then((open) => {

@@ -1,10 +1,32 @@
 /**
- * The live connection to `/ws`: subscribes to channels with `since` = the last message id seen, so a
- * reconnect resumes instead of replaying; reconnects with exponential backoff and jitter; sends an
+ * The live connection to `/ws`: subscribes to channels with `since` = the last message id seen, and
+ * `runs` = the last event seq of each live run, so a reconnect (to this server instance or another)
+ * resumes instead of replaying: the server sends the missed events of those runs once, in order, as
+ * ordinary frames, then live ones. Reconnects with exponential backoff and jitter; sends an
  * application ping and treats a silent socket as dead. Socket creation and timers are injected so the
  * resume and backoff logic runs in plain Node tests.
  */
 import type { ChannelMessage, ClientFrame, ServerFrame } from "./types.js";
+
+/** A subscribe frame, with the runs it resumes: run id → the last agent event seq held. */
+type SubscribeFrame = Extract<ClientFrame, { type: "subscribe" }> & { runs?: Record<string, number> };
+
+/**
+ * The server could not send all of a resumed run's missed events (it keeps a bounded log): those
+ * from `resumesAt` on follow; the run itself should be loaded again (over HTTP).
+ */
+export interface RunGapFrame {
+  type: "run_gap";
+  channelId: string;
+  runId: string;
+  after: number;
+  resumesAt?: number;
+}
+
+/** Runs one subscribe frame resumes at most (the server accepts 100). */
+const MAX_RESUMED_RUNS = 100;
+
+const ENDED = new Set(["done", "error", "cancelled"]);
 
 export interface SocketHandlers {
   onOpen(): void;
@@ -44,6 +66,14 @@ export interface WsClientOptions {
   onStatus?: (status: WsStatus, detail: WsStatusDetail) => void;
   /** The app's own idea of the last message id of a channel (e.g. from history loaded over HTTP). */
   sinceFor?: (channelId: string) => number | undefined;
+  /**
+   * The live runs of a channel the app shows, with the last agent event seq it applied of each (e.g.
+   * from a run loaded over HTTP): what a (re)subscription resumes. Undefined: the runs this client saw
+   * stream and not end.
+   */
+  runsFor?: (channelId: string) => Record<string, number> | undefined;
+  /** A resumed run's missed events could not all be sent: the app should load the run again. */
+  onRunGap?: (gap: RunGapFrame) => void;
   timers?: Timers;
   random?: () => number;
   heartbeatMs?: number;
@@ -82,6 +112,18 @@ function isFrame(value: unknown): value is ServerFrame {
   );
 }
 
+function isRunGap(value: unknown): value is RunGapFrame {
+  const frame = value as Partial<RunGapFrame> | null;
+  return (
+    typeof frame === "object" &&
+    frame !== null &&
+    frame.type === "run_gap" &&
+    typeof frame.channelId === "string" &&
+    typeof frame.runId === "string" &&
+    typeof frame.after === "number"
+  );
+}
+
 /** Highest message id in a frame, if it carries messages. */
 function frameMessageIds(frame: ServerFrame): { channelId: string; maxId: number } | undefined {
   if (frame.type === "message") return { channelId: frame.channelId, maxId: frame.message.id };
@@ -99,6 +141,8 @@ export class WsClient {
   private readonly random: () => number;
   private readonly subscriptions = new Set<string>();
   private readonly lastSeen = new Map<string, number>();
+  /** Channel → run → the last agent event seq received, for the runs that have not ended. */
+  private readonly runSeqs = new Map<string, Map<string, number>>();
   private socket: SocketLike | undefined;
   /** Bumped per socket so late callbacks of a dropped socket are ignored. */
   private generation = 0;
@@ -146,6 +190,7 @@ export class WsClient {
   /** Stops following a channel. */
   unsubscribe(channelId: string): void {
     if (!this.subscriptions.delete(channelId)) return;
+    this.runSeqs.delete(channelId);
     if (this.isOpen) this.send({ type: "unsubscribe", channelId });
   }
 
@@ -155,6 +200,22 @@ export class WsClient {
     const app = this.options.sinceFor?.(channelId);
     if (own === undefined) return app;
     return app === undefined ? own : Math.max(own, app);
+  }
+
+  /** The `runs` a (re)subscription of this channel would send (undefined: none). */
+  runsFor(channelId: string): Record<string, number> | undefined {
+    const own = this.runSeqs.get(channelId);
+    const app = this.options.runsFor?.(channelId);
+    const runs: Record<string, number> = {};
+    let count = 0;
+    const add = (runId: string, seq: number) => {
+      if (count >= MAX_RESUMED_RUNS) return;
+      runs[runId] = Math.max(seq, own?.get(runId) ?? 0);
+      count++;
+    };
+    if (app) for (const [runId, seq] of Object.entries(app)) add(runId, seq);
+    else if (own) for (const [runId, seq] of own) add(runId, seq);
+    return count > 0 ? runs : undefined;
   }
 
   private openSocket(): void {
@@ -199,9 +260,14 @@ export class WsClient {
     } catch {
       return;
     }
+    if (isRunGap(frame)) {
+      this.options.onRunGap?.(frame);
+      return;
+    }
     if (!isFrame(frame) || frame.type === "pong") return;
     const seen = frameMessageIds(frame);
     if (seen) this.lastSeen.set(seen.channelId, Math.max(this.lastSeen.get(seen.channelId) ?? 0, seen.maxId));
+    this.noteRun(frame);
     this.options.onFrame(frame);
   }
 
@@ -246,14 +312,31 @@ export class WsClient {
     }, this.options.heartbeatMs ?? 20_000);
   }
 
-  private sendSubscribe(channelId: string): void {
-    const since = this.sinceFor(channelId);
-    this.send(
-      since === undefined ? { type: "subscribe", channelId } : { type: "subscribe", channelId, since },
-    );
+  /** Keeps the last seq of each followed run that streams, until it ends. */
+  private noteRun(frame: ServerFrame): void {
+    if (frame.type === "agent") {
+      if (!this.subscriptions.has(frame.channelId)) return;
+      let runs = this.runSeqs.get(frame.channelId);
+      if (!runs) {
+        runs = new Map();
+        this.runSeqs.set(frame.channelId, runs);
+      }
+      runs.set(frame.runId, Math.max(frame.seq, runs.get(frame.runId) ?? 0));
+    } else if (frame.type === "run" && ENDED.has(frame.run.status)) {
+      this.runSeqs.get(frame.channelId)?.delete(frame.run.id);
+    }
   }
 
-  private send(frame: ClientFrame): void {
+  private sendSubscribe(channelId: string): void {
+    const frame: SubscribeFrame = { type: "subscribe", channelId };
+    const since = this.sinceFor(channelId);
+    if (since !== undefined) frame.since = since;
+    const runs = this.runsFor(channelId);
+    if (runs) frame.runs = runs;
+    this.send(frame);
+  }
+
+  private send(frame: ClientFrame | SubscribeFrame): void {
     if (!this.socket || !this.isOpen) return;
     try {
       this.socket.send(JSON.stringify(frame));

@@ -1,11 +1,13 @@
 /**
  * One WebSocket connection: its identity, the channels it follows, and a bounded outgoing buffer.
  * Frames are handled one at a time, so a subscribe's backlog is always sent before that channel's
- * live events, and live events that raced with the backlog are neither lost nor duplicated.
+ * live events, and live events that raced with the backlog are neither lost nor duplicated. A
+ * subscribe naming live runs with the last event seq the client has of each (`runs`) gets the events
+ * it missed right after the backlog, from the instance's run log, then live ones: each once, in order.
  */
 import type { Duplex } from "node:stream";
 import { WebSocket } from "ws";
-import type { Actor, TeamEvent } from "../../team/types.js";
+import type { Actor, RunStatus, TeamEvent } from "../../team/types.js";
 import type { ServerLog } from "../context.js";
 import { internalError, toApiError } from "../http/errors.js";
 import {
@@ -15,6 +17,7 @@ import {
   type ServerFrame,
   type TeamEventSource,
 } from "./protocol.js";
+import type { RunReplaySource } from "./run-event-log.js";
 
 /** A signed-in connection; `isValid` turns false once the login behind it is revoked. */
 export interface WsIdentity {
@@ -46,7 +49,15 @@ interface Subscription {
   pending: TeamEvent[] | undefined;
   /** The rights this subscription was last checked against (none yet while it loads). */
   verifiedFor: Actor | undefined;
+  /**
+   * Runs the client resumed: run id → the last seq it has, so that their events it already has are
+   * not sent again (a relayed event can reach this instance after the client saw it elsewhere). An
+   * entry goes with the run's first newer event, or its end.
+   */
+  resume: Map<string, number> | undefined;
 }
+
+const ENDED: ReadonlySet<RunStatus> = new Set(["done", "error", "cancelled"]);
 
 /** What a client is told about a refused subscription: refusals as they are, anything else generically. */
 function describe(err: unknown, log: ServerLog): { message: string; code: string } {
@@ -55,6 +66,8 @@ function describe(err: unknown, log: ServerLog): { message: string; code: string
   log.error("WebSocket: checking a subscription failed", err);
   return { message: internalError().message, code: "internal" };
 }
+
+const NO_RUNS: ReadonlyMap<string, RunStatus> = new Map();
 
 /** Frames held for one write at the end of the turn, at most (bytes). */
 const CORK_MAX_BYTES = 64 * 1024;
@@ -65,6 +78,8 @@ export interface HubClientContext {
   limits: HubClientLimits;
   serialize: (frame: TeamEvent | ServerFrame) => string;
   log: ServerLog;
+  /** The instance's log of live runs' events, for subscribes that resume runs (none: nothing to replay). */
+  runs?: RunReplaySource | undefined;
   /** Told when a client is dropped for falling behind. */
   onTooSlow(): void;
 }
@@ -254,15 +269,81 @@ export class HubClient {
     }
   }
 
-  /** Marks a checked subscription live and sends what it held (skipping messages up to `lastId`). */
-  private goLive(sub: Subscription, actor: Actor, lastId: number): boolean {
+  /**
+   * Marks a checked subscription live and sends what it held, skipping messages up to `lastId`, the
+   * events of resumed runs already sent, and the lifecycle events of the runs in `replayed` (the
+   * replay sent their latest: run id → its status).
+   */
+  private goLive(
+    sub: Subscription,
+    actor: Actor,
+    lastId: number,
+    replayed: ReadonlyMap<string, RunStatus> = NO_RUNS,
+  ): boolean {
     sub.verifiedFor = actor;
     const pending = sub.pending ?? [];
     sub.pending = undefined;
     for (const event of pending) {
       if (event.type === "message" && event.message.id <= lastId) continue;
+      if (event.type === "run" && replayed.has(event.run.id)) continue;
+      if (!this.isNew(sub, event)) continue;
       if (!this.send(event)) return false;
     }
+    // Runs whose end the replay sent have nothing more to come.
+    for (const [runId, status] of replayed) if (ENDED.has(status)) sub.resume?.delete(runId);
+    if (sub.resume?.size === 0) sub.resume = undefined;
+    return true;
+  }
+
+  /**
+   * Sends, for each run the client resumes, its events after the seq it has (and a `run_gap` frame
+   * when they cannot all be sent), and notes what it has now. Synchronous: the held live events of
+   * the channel follow right after, and the log has recorded each of them before this socket's
+   * listener heard of it, so every one of them with a seq up to what was sent here is a repeat.
+   * Returns the runs whose latest lifecycle event was sent (with its status), or false when the
+   * socket was dropped.
+   */
+  private replay(
+    channelId: string,
+    sub: Subscription,
+    runs: Record<string, number> | undefined,
+  ): ReadonlyMap<string, RunStatus> | false {
+    if (!runs) return NO_RUNS;
+    const resume = new Map<string, number>();
+    const replayed = new Map<string, RunStatus>();
+    for (const [runId, after] of Object.entries(runs)) {
+      resume.set(runId, after);
+      const found = this.context.runs?.replay(channelId, runId, after);
+      if (!found || found.gap) {
+        const resumesAt = found?.gap?.resumesAt;
+        const gap: Extract<ServerFrame, { type: "run_gap" }> = { type: "run_gap", channelId, runId, after };
+        if (resumesAt !== undefined) gap.resumesAt = resumesAt;
+        if (!this.send(gap)) return false;
+      }
+      for (const event of found?.events ?? []) {
+        if (!this.send(event)) return false;
+        if (event.type === "agent") resume.set(runId, Math.max(event.seq, resume.get(runId) ?? 0));
+        else if (event.type === "run") replayed.set(runId, event.run.status);
+      }
+    }
+    sub.resume = resume.size > 0 ? resume : undefined;
+    return replayed;
+  }
+
+  /** False for an event of a resumed run the client already has; notes the runs caught up with. */
+  private isNew(sub: Subscription, event: TeamEvent): boolean {
+    const resume = sub.resume;
+    if (!resume) return true;
+    if (event.type === "agent") {
+      const last = resume.get(event.runId);
+      if (last === undefined) return true;
+      if (event.seq <= last) return false;
+      // Events of one run arrive in order: from here on none is a repeat.
+      resume.delete(event.runId);
+    } else if (event.type === "run" && ENDED.has(event.run.status)) {
+      resume.delete(event.run.id);
+    }
+    if (resume.size === 0) sub.resume = undefined;
     return true;
   }
 
@@ -279,12 +360,16 @@ export class HubClient {
         this.subs.delete(frame.channelId);
         return;
       case "subscribe":
-        await this.subscribe(frame.channelId, frame.since);
+        await this.subscribe(frame.channelId, frame.since, frame.runs);
         return;
     }
   }
 
-  private async subscribe(channelId: string, since: number | undefined): Promise<void> {
+  private async subscribe(
+    channelId: string,
+    since: number | undefined,
+    runs: Record<string, number> | undefined,
+  ): Promise<void> {
     let actor = this.identity?.actor;
     if (!actor) return;
     if (!this.source) {
@@ -300,7 +385,7 @@ export class HubClient {
       return;
     }
     // Buffer live events from now on, so none fall between the backlog query and going live.
-    const sub: Subscription = { pending: [], verifiedFor: undefined };
+    const sub: Subscription = { pending: [], verifiedFor: undefined, resume: undefined };
     this.subs.set(channelId, sub);
     let messages: Awaited<ReturnType<TeamEventSource["listMessages"]>>;
     for (;;) {
@@ -323,7 +408,10 @@ export class HubClient {
     }
     const sorted = [...messages].sort((a, b) => a.id - b.id);
     this.send({ type: "backlog", channelId, messages: sorted });
-    this.goLive(sub, actor, Math.max(since ?? 0, sorted.at(-1)?.id ?? 0));
+    // The rights were checked for this channel just now: its runs' events are the actor's to see.
+    const replayed = this.replay(channelId, sub, runs);
+    if (replayed === false) return;
+    this.goLive(sub, actor, Math.max(since ?? 0, sorted.at(-1)?.id ?? 0), replayed);
   }
 
   private onEvent(event: TeamEvent): void {
@@ -345,6 +433,7 @@ export class HubClient {
       else sub.pending.push(event);
       return;
     }
+    if (sub.resume && !this.isNew(sub, event)) return;
     this.send(event);
   }
 }

@@ -11,6 +11,7 @@ import type { AuthEvent, AuthEvents, SessionEndReason } from "../auth/auth-event
 import type { ServerLog } from "../context.js";
 import { HubClient, type HubClientLimits, type WsIdentity } from "./hub-client.js";
 import { CloseCode, clientFrameSchema, type ServerFrame, type TeamEventSource } from "./protocol.js";
+import type { RunReplaySource } from "./run-event-log.js";
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -30,6 +31,11 @@ export interface WsHubOptions extends Partial<HubClientLimits> {
   /** Largest client frame accepted (default 64 KiB). */
   maxPayloadBytes?: number;
   path?: string;
+  /**
+   * The instance's log of live runs' events (see run-event-log.ts): a socket that subscribes with the
+   * last seq it has of runs gets the ones it missed from here. None: they are reported as gaps.
+   */
+  runs?: RunReplaySource;
 }
 
 const defaultLimits: HubClientLimits = {
@@ -59,6 +65,7 @@ export class WsHub {
   private readonly limits: HubClientLimits;
   private readonly authTimeoutMs: number;
   private readonly path: string;
+  private readonly runs: RunReplaySource | undefined;
   private droppedSlow = 0;
   private closing = false;
   /** Clients whose login is being re-checked right now. */
@@ -92,6 +99,7 @@ export class WsHub {
     };
     this.authTimeoutMs = options.authTimeoutMs ?? 5000;
     this.path = options.path ?? "/ws";
+    this.runs = options.runs;
     this.wss = new WebSocketServer({
       noServer: true,
       clientTracking: false,
@@ -177,6 +185,7 @@ export class WsHub {
       limits: this.limits,
       serialize: this.serialize,
       log: this.log,
+      runs: this.runs,
       onTooSlow: () => {
         this.droppedSlow++;
       },

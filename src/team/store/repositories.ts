@@ -64,7 +64,16 @@ export interface MessageRepository {
   insert(message: NewMessage): Promise<ChannelMessage>;
   get(id: number): Promise<ChannelMessage | undefined>;
   /** Replaces a message's text and parts (default: just that text) and its search terms. */
-  edit(id: number, text: string, at: number, parts?: MessagePart[]): Promise<ChannelMessage | undefined>;
+  /**
+   * Replaces a message's text and parts (default: just that text) and its search terms; `at` is when
+   * it was edited, or null for an update that is no edit (a run's answer going on).
+   */
+  edit(
+    id: number,
+    text: string,
+    at: number | null,
+    parts?: MessagePart[],
+  ): Promise<ChannelMessage | undefined>;
   /** The (last) message a run posted. */
   byRun(runId: string): Promise<ChannelMessage | undefined>;
   /** The answers that reply to a message (every version), oldest first. */

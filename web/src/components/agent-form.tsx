@@ -1,6 +1,7 @@
 /**
  * Create or edit an agent: identity, model (picker), tools picked from the catalogue (allow or deny),
- * knowledge bases, memory (with a link to what it remembers), skills, and its SOUL.md.
+ * the tools it asks before using, knowledge bases, memory (with a link to what it remembers), skills,
+ * and its SOUL.md.
  */
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
@@ -156,7 +157,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
       notifySuccess(store, `Agent @${created.id} created.`);
       navigate({ name: "agent", agentId: created.id }, { replace: true });
     } else {
-      const updated = await api.updateAgent(agent.id, formToPatch(values));
+      const updated = await api.updateAgent(agent.id, formToPatch(values, agent));
       store.dispatch({ type: "agent_saved", agent: updated });
       setValues(agentToForm(updated));
       setTouched(false);
@@ -292,6 +293,24 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
               </details>
             )}
           </fieldset>
+
+          <Field label="Ask first" error={shown("askFirst")} errorKey="askFirst" wide>
+            <textarea
+              class="code-input ask-first-input"
+              rows={2}
+              value={values.askFirst}
+              placeholder="e.g. write_file, github_*"
+              aria-invalid={shown("askFirst") ? "true" : undefined}
+              aria-describedby="agent-ask-first-help"
+              onInput={(e) => set("askFirst", e.currentTarget.value)}
+              data-testid="agent-ask-first"
+            />
+            <span id="agent-ask-first-help" class="muted field-help">
+              Every call of these tools waits for a person's approval in the chat. Tool names, or a name start
+              with * for a group (github_* for all of an MCP server's tools), separated by commas or lines.
+              Risky shell commands ask anyway.
+            </span>
+          </Field>
 
           <fieldset class="field field-wide">
             <legend>Knowledge bases it may search (rag_query)</legend>

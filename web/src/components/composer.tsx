@@ -46,7 +46,11 @@ function WorkingHint({ channel }: { channel: ChannelRecord }) {
   const manages = useSelector((s) => {
     if (s.auth.phase !== "ready") return false;
     const { user } = s.auth;
-    return user.role === "owner" || user.role === "admin" || (user.role !== "guest" && channel.createdBy === user.id);
+    return (
+      user.role === "owner" ||
+      user.role === "admin" ||
+      (user.role !== "guest" && channel.createdBy === user.id)
+    );
   });
   if (!hint) return null;
   return (

@@ -6,13 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
-import type {
-  AgentRecord,
-  ChannelMessage,
-  ElicitationView,
-  QueuedDelivery,
-  SessionUser,
-} from "../types.js";
+import type { AgentRecord, ChannelMessage, ElicitationView, QueuedDelivery, SessionUser } from "../types.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
@@ -162,7 +156,8 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
         <time class="msg-time muted" dateTime={new Date(message.createdAt).toISOString()}>
           {formatTime(message.createdAt)}
         </time>
-        {message.editedAt !== undefined && (
+        {/* Only people edit their messages; an answer is updated by its run (e.g. after an approval). */}
+        {message.editedAt !== undefined && !isAnswer && (
           <span class="muted msg-edited" data-testid="message-edited">
             (edited)
           </span>
@@ -282,7 +277,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
               {copied ? "✓ Copied" : "Copy"}
             </button>
           )}
-          {isAnswer && message.replyTo !== undefined && (
+          {isAnswer && message.replyTo !== undefined && !going && (
             <button
               type="button"
               class="icon-btn msg-action"

@@ -29,6 +29,7 @@ export function ToolCard({ call, runId }: { call: ToolCallView; runId?: string |
         data-testid="tool-card"
         data-status={call.status}
         data-tool={call.name}
+        data-call-id={call.callId}
       >
         <summary class="tool-summary">
           <span class={`tool-dot dot-${call.status}`} aria-hidden="true" />

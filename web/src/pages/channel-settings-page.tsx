@@ -1,7 +1,11 @@
-/** Group (or direct chat) settings: name, leader, members, the collaboration chain and its live flow. */
+/**
+ * Group (or direct chat) settings: name, leader, what happens to messages sent while an agent works,
+ * members, the tools agents may run here without asking, the collaboration chain and its live flow.
+ */
 
 import { useEffect, useState } from "preact/hooks";
 import { ChainEditor } from "../components/chain-editor.js";
+import { ApprovalGrantsSection, QueueModeSection } from "../components/chat-work-settings.js";
 import { askConfirm } from "../components/confirm-dialog.js";
 import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
@@ -126,12 +130,14 @@ export function ChannelSettingsPage({ channelId, me }: { channelId: string; me: 
       </header>
       <div class="page-body">
         <GeneralSection channel={channel} canEdit={canEdit} />
+        <QueueModeSection channel={channel} canEdit={canEdit} />
         <MembersEditor
           channel={channel}
           agents={agents}
           me={me}
           canEdit={canEdit && channel.kind === "group"}
         />
+        <ApprovalGrantsSection channel={channel} agents={agents} me={me} canEdit={canEdit} />
         {channel.kind === "group" && <ChainEditor channel={channel} agents={agents} canEdit={canEdit} />}
         {channel.kind === "group" && (
           <section class="form" data-testid="flow-section">

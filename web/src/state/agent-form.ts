@@ -15,6 +15,8 @@ export interface AgentFormValues {
   /** "all" = every base the person it answers may read; "list" = only `knowledgeBases`. */
   knowledgeMode: "all" | "list";
   knowledgeBases: string[];
+  /** Tools whose every call waits for approval: names or `prefix*` patterns, comma or line separated. */
+  askFirst: string;
 }
 
 export type AgentFormErrors = Partial<Record<keyof AgentFormValues, string>>;
@@ -40,6 +42,7 @@ export function emptyAgentForm(): AgentFormValues {
     skills: "",
     knowledgeMode: "all",
     knowledgeBases: [],
+    askFirst: "",
   };
 }
 
@@ -57,8 +60,13 @@ export function agentToForm(agent: AgentRecord): AgentFormValues {
     skills: agent.skills.join(", "),
     knowledgeMode: agent.knowledgeBases === undefined ? "all" : "list",
     knowledgeBases: [...(agent.knowledgeBases ?? [])],
+    // A server from before ask-first lists sends none.
+    askFirst: (agent.askFirst ?? []).join(", "),
   };
 }
+
+/** An ask-first entry: a tool name, or the start of names followed by `*` (`github_*`). */
+const ASK_FIRST_PATTERN = /^[^*]+\*?$/;
 
 /** Problems that would make the server reject the form, by field; empty when valid. */
 export function validateAgentForm(values: AgentFormValues, creating: boolean): AgentFormErrors {
@@ -73,12 +81,19 @@ export function validateAgentForm(values: AgentFormValues, creating: boolean): A
     errors.model = "Write the model as provider:model, or leave it empty for the default.";
   if (values.toolsMode === "list" && values.toolsAllow.length === 0)
     errors.toolsAllow = "Pick at least one tool, or choose “Every tool”.";
+  const badPattern = splitList(values.askFirst).find((entry) => !ASK_FIRST_PATTERN.test(entry));
+  if (badPattern !== undefined)
+    errors.askFirst = `“${badPattern}”: write a tool name, or the start of names followed by one * at the end (like github_*).`;
   return errors;
 }
 
-/** The PATCH body for an edited agent (see AgentPatchBody). */
-export function formToPatch(values: AgentFormValues): AgentPatchBody {
-  return {
+/**
+ * The PATCH body for an edited agent (see AgentPatchBody). The ask-first list is sent when it holds
+ * something, or when the agent had one (`before`), so clearing it is saved too.
+ */
+export function formToPatch(values: AgentFormValues, before?: Pick<AgentRecord, "askFirst">): AgentPatchBody {
+  const askFirst = splitList(values.askFirst);
+  const patch: AgentPatchBody = {
     name: values.name.trim(),
     emoji: values.emoji.trim() || "🤖",
     model: values.model.trim() || null,
@@ -88,6 +103,8 @@ export function formToPatch(values: AgentFormValues): AgentPatchBody {
     skills: splitList(values.skills),
     knowledgeBases: values.knowledgeMode === "list" ? [...new Set(values.knowledgeBases)] : null,
   };
+  if (askFirst.length > 0 || (before?.askFirst ?? []).length > 0) patch.askFirst = askFirst;
+  return patch;
 }
 
 /** The POST body for a new agent, with its initial persona. */
@@ -101,6 +118,7 @@ export function formToInput(values: AgentFormValues, soul: string): AgentInput {
   if (patch.memory !== undefined) input.memory = patch.memory;
   if (patch.skills && patch.skills.length > 0) input.skills = patch.skills;
   if (patch.knowledgeBases) input.knowledgeBases = patch.knowledgeBases;
+  if (patch.askFirst && patch.askFirst.length > 0) input.askFirst = patch.askFirst;
   return input;
 }
 

@@ -19,7 +19,7 @@ import type {
   ElicitationView,
   FlowRecord,
   MessagePart,
-  PostOutcome,
+  PostResult,
   QueuedDelivery,
   RunStatus,
   TeamEvent,
@@ -75,7 +75,7 @@ export type ChatAction =
   | { type: "event"; event: TeamEvent }
   | { type: "run"; run: TeamRun }
   | { type: "flow"; flow: FlowRecord }
-  | { type: "posted"; channelId: string; result: PostOutcome };
+  | { type: "posted"; channelId: string; result: PostResult };
 
 const TERMINAL: ReadonlySet<RunStatus> = new Set(["done", "error", "cancelled"]);
 
@@ -209,7 +209,10 @@ function decided(state: ChatState, event: Extract<TeamEvent, { type: "approval" 
   let next = state;
   const view = state.runs[event.runId];
   if (view) {
-    next = withRun(next, event.runId, (v) => ({ ...v, parts: decideApproval(v.parts, event.callId, decision) }));
+    next = withRun(next, event.runId, (v) => ({
+      ...v,
+      parts: decideApproval(v.parts, event.callId, decision),
+    }));
   }
   if (state.messages.some((m) => m.runId === event.runId)) {
     next = {
@@ -278,7 +281,9 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
     case "run":
       return upsertRun(state, event.run);
     case "agent":
-      return withRun(state, event.runId, (view) => applyAgent(resumedFrom(state, view), event.event, event.seq));
+      return withRun(state, event.runId, (view) =>
+        applyAgent(resumedFrom(state, view), event.event, event.seq),
+      );
     case "approval":
       return decided(state, event);
     case "flow":
@@ -319,7 +324,8 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       if (action.channelId !== state.channelId) return state;
       let next: ChatState = { ...state, messages: mergeMessages(state.messages, [action.result.message]) };
       const queued = action.result.queued ?? [];
-      if (queued.length > 0) next = { ...next, queued: { ...next.queued, [action.result.message.id]: queued } };
+      if (queued.length > 0)
+        next = { ...next, queued: { ...next.queued, [action.result.message.id]: queued } };
       for (const run of action.result.runs) next = upsertRun(next, run);
       if (action.result.flow) next = upsertFlow(next, action.result.flow);
       return next;

@@ -50,7 +50,7 @@ export class PgMessageRepo implements MessageRepository {
   async edit(
     id: number,
     text: string,
-    at: number,
+    at: number | null,
     parts?: MessagePart[],
   ): Promise<ChannelMessage | undefined> {
     const row = await this.db.one<MessageRow>(

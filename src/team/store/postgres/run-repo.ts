@@ -116,7 +116,11 @@ export class PgRunLeaseRepo implements RunLeaseRepository {
     return changed > 0;
   }
 
-  async takeOver(owner: string, now: number, until: number): Promise<Array<{ stored: StoredRun; fence: number }>> {
+  async takeOver(
+    owner: string,
+    now: number,
+    until: number,
+  ): Promise<Array<{ stored: StoredRun; fence: number }>> {
     const rows = await this.db.many<RunRow & { fence: number }>(
       `UPDATE team_runs SET lease_owner = $1, lease_until = $3, fence = fence + 1
        WHERE status IN ('queued', 'running') AND lease_until < $2 RETURNING *`,

@@ -21,7 +21,7 @@ export class SqliteMessageRepo implements MessageRepository {
     after: Statement<[string, number, number], MessageRow>;
     range: Statement<[string, number, number, number], MessageRow>;
     delete: Statement<[number]>;
-    edit: Statement<[string, string, number, number]>;
+    edit: Statement<[string, string, number | null, number]>;
     unindex: Statement<[number]>;
     replies: Statement<[number], MessageRow>;
     byRun: Statement<[string], MessageRow>;
@@ -30,7 +30,7 @@ export class SqliteMessageRepo implements MessageRepository {
     unread: Statement<[{ user: string; channel: string }], number>;
   };
   readonly #insertTx: (message: NewMessage) => ChannelMessage;
-  readonly #editTx: (id: number, text: string, parts: MessagePart[], at: number) => void;
+  readonly #editTx: (id: number, text: string, parts: MessagePart[], at: number | null) => void;
 
   constructor(db: Database) {
     this.#db = db;
@@ -94,16 +94,23 @@ export class SqliteMessageRepo implements MessageRepository {
       if (terms !== "") this.#sql.index.run(id, terms);
       return { ...message, parts, id };
     });
-    this.#editTx = db.transaction((id: number, text: string, parts: MessagePart[], at: number): void => {
-      this.#sql.edit.run(text, JSON.stringify(parts), at, id);
-      this.#sql.unindex.run(id);
-      const terms = searchDocument(text);
-      if (terms !== "") this.#sql.index.run(id, terms);
-    });
+    this.#editTx = db.transaction(
+      (id: number, text: string, parts: MessagePart[], at: number | null): void => {
+        this.#sql.edit.run(text, JSON.stringify(parts), at, id);
+        this.#sql.unindex.run(id);
+        const terms = searchDocument(text);
+        if (terms !== "") this.#sql.index.run(id, terms);
+      },
+    );
   }
 
   /** Replaces a message's text and parts (default: just that text) and its search terms. */
-  edit(id: number, text: string, at: number, parts?: MessagePart[]): Promise<ChannelMessage | undefined> {
+  edit(
+    id: number,
+    text: string,
+    at: number | null,
+    parts?: MessagePart[],
+  ): Promise<ChannelMessage | undefined> {
     return guard(this.#db, "edit a message in", () => {
       this.#editTx(id, text, parts ?? textParts(text), at);
       const row = this.#sql.get.get(id);

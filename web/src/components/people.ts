@@ -1,0 +1,50 @@
+/**
+ * People's names for lines like "Approved by …": "you" for the reader, the username where the
+ * reader may list users (owners and admins); otherwise unknown (the caller words it without a name
+ * rather than show a bare user id).
+ */
+import { useEffect, useState } from "preact/hooks";
+import type { ApiClient } from "../api.js";
+import { useSelector, useServices } from "../hooks.js";
+import type { SessionUser } from "../types.js";
+
+/** One listing per API client (a session), shared by every component that names people. */
+const listed = new WeakMap<ApiClient, Promise<Map<string, string>>>();
+
+function usernames(api: ApiClient): Promise<Map<string, string>> {
+  let names = listed.get(api);
+  if (!names) {
+    names = api
+      .listUsers()
+      .then((users) => new Map(users.map((u) => [u.id, u.username])))
+      .catch(() => new Map<string, string>());
+    listed.set(api, names);
+  }
+  return names;
+}
+
+/** The signed-in person, if any. */
+export function useMe(): SessionUser | undefined {
+  return useSelector((s) => (s.auth.phase === "ready" ? s.auth.user : undefined));
+}
+
+/** Names a person by id: "you", or their username when known; undefined when not known. */
+export function usePersonName(): (id: string | undefined) => string | undefined {
+  const { api } = useServices();
+  const me = useMe();
+  const mayList = me?.role === "owner" || me?.role === "admin";
+  const [names, setNames] = useState<Map<string, string> | undefined>(undefined);
+  useEffect(() => {
+    if (!mayList) return;
+    let live = true;
+    void usernames(api).then((found) => live && setNames(found));
+    return () => {
+      live = false;
+    };
+  }, [api, mayList]);
+  return (id) => {
+    if (id === undefined || id === "") return undefined;
+    if (id === me?.id) return "you";
+    return names?.get(id);
+  };
+}
