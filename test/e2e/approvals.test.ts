@@ -145,6 +145,8 @@ e2eStack(
   {
     before: () => resetArtifacts("approvals"),
     llm: { defaultTurn: scripts.turn, chunkDelayMs: 2 },
+    // The group keeps the default queue mode (collect) that this test shows and then changes.
+    server: { queueDefaults: true },
   },
   (stack) => {
     ({ server, page, log, browser } = stack);

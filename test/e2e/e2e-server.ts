@@ -46,6 +46,8 @@ export interface E2eServerOptions {
    * `DIMSUM_HOME` is always set. `{}` starts a server with no model at all.
    */
   env?: Record<string, string>;
+  /** Keep the queue modes' defaults (groups `collect`); default: groups `followup`, a run per message. */
+  queueDefaults?: boolean;
   /** Create the owner at start with a printed one-time password, as `dimsum serve` does (default: no owner). */
   ensureOwner?: boolean;
   /** The MCP servers `/api/mcp` controls, made over the server's home folder (default: none). */
@@ -87,6 +89,9 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       }),
     },
   });
+  // Groups answer each message with a run of its own here (the default `collect` waits 1.5 s for a
+  // burst); approvals.test.ts and test/team/approvals-steering.test.ts cover the queue modes.
+  if (!options.queueDefaults) config.queue = { ...config.queue, group: "followup" };
   const settings = new SettingsStore(db, openSecretBox(home));
   const mcp = options.mcp?.(home, db);
   // A pool (as `dimsum serve` builds it) also gives the team's agents its tools.
