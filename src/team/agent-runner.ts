@@ -304,12 +304,7 @@ export class AgentRunner {
    * Ends the lane's inbox after its run; a message that reached it too late to be read is answered by
    * a new run (resolves to it, if any).
    */
-  async #closeInbox(
-    channelId: string,
-    agentId: string,
-    runId: string,
-    requestedBy: string,
-  ): Promise<RunHandle | undefined> {
+  async #closeInbox(channelId: string, agentId: string, runId: string): Promise<RunHandle | undefined> {
     const lane = laneOf(channelRef(channelId, agentId));
     const inbox = this.#inboxes.get(lane);
     if (!inbox || inbox.runId !== runId) return undefined;
@@ -325,7 +320,7 @@ export class AgentRunner {
       channel,
       agent,
       late,
-      late.author.type === "user" ? late.author.id : requestedBy,
+      late.author.type === "user" ? late.author.id : "system",
     );
   }
 
@@ -582,12 +577,10 @@ export class AgentRunner {
     this.#parts.set(runId, existing ? [...existing.parts] : []);
     const post = (text: string, parts: MessagePart[]) =>
       this.#postAnswer(channelId, agentId, runId, text, parts, place, existing);
-    let requestedBy = "";
     try {
       const result = await turn((event, seq) => this.#record(runId, event, seq));
-      const stored = await this.#deps.store.runs.get(runId);
-      requestedBy = stored?.requestedBy ?? "";
       if (result.waiting) {
+        const requestedBy = (await this.#deps.store.runs.get(runId))?.requestedBy ?? "";
         await this.#deps.store.meta.set(seqKey(runId), String(this.#seqs.get(runId) ?? 0));
         const parts = askApprovalsOf(this.#parts.get(runId) ?? [], requestedBy);
         await post(textOfParts(parts), parts);
@@ -605,7 +598,7 @@ export class AgentRunner {
     } finally {
       this.#parts.delete(runId);
       this.#seqs.delete(runId);
-      void this.#closeInbox(channelId, agentId, runId, requestedBy).catch(() => undefined);
+      void this.#closeInbox(channelId, agentId, runId).catch(() => undefined);
     }
   }
 
@@ -648,9 +641,9 @@ export class AgentRunner {
   ): Promise<void> {
     // Another instance closed the run (this one lost its lease): its answer is no longer wanted.
     if (!(await this.#deps.runs.holds(runId))) return;
-    const current = existing ?? (await this.#deps.store.messages.byRun(runId));
-    if (current && current.author.type === "agent" && current.author.id === agentId) {
-      const edited = await this.#deps.store.messages.edit(current.id, text, null, parts);
+    // A resumed run goes on in the message it posted before it waited (found when it resumed).
+    if (existing && existing.author.type === "agent" && existing.author.id === agentId) {
+      const edited = await this.#deps.store.messages.edit(existing.id, text, null, parts);
       if (edited) this.#deps.bus.emit({ type: "message", channelId, message: edited });
       return;
     }

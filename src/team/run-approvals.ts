@@ -159,11 +159,10 @@ export class RunApprovals {
         const saved = await sessions.loadCheckpoint(stored.ref, stored.run.id);
         const since = saved?.waitingSince ?? stored.run.startedAt;
         if (now() - since < timeoutMs) continue;
-        const hours = Math.round((timeoutMs / 3_600_000) * 10) / 10;
         await this.#end(
           stored,
           "error",
-          `No one answered the approval request within ${hours} hours, so the run ended. Ask again to retry.`,
+          `No one answered the approval request within ${duration(timeoutMs)}, so the run ended. Ask again to retry.`,
         );
       } catch (err) {
         this.#deps.onError(err);
@@ -204,4 +203,20 @@ export class RunApprovals {
     const edited = await store.messages.edit(message.id, message.text, null, update(message.parts));
     if (edited) emit({ type: "message", channelId: edited.channelId, message: edited });
   }
+}
+
+/** A wait in the largest whole unit that fits: "24 hours", "90 minutes", "20 seconds". */
+function duration(ms: number): string {
+  const units: Array<[number, string]> = [
+    [3_600_000, "hour"],
+    [60_000, "minute"],
+    [1000, "second"],
+  ];
+  for (const [size, name] of units) {
+    if (ms >= size) {
+      const n = Math.round((ms / size) * 10) / 10;
+      return `${n} ${name}${n === 1 ? "" : "s"}`;
+    }
+  }
+  return `${ms} ms`;
 }

@@ -102,6 +102,8 @@ export interface TeamDeps {
   onError?: (err: unknown) => void;
   /** How long a person has to answer an MCP server's request for input (default five minutes). */
   elicitationTimeoutMs?: number;
+  /** How often runs that waited too long for approvals are looked for (default a minute). */
+  approvalSweepMs?: number;
 }
 
 export interface GrantableTools {
@@ -264,7 +266,10 @@ export function createTeam(deps: TeamDeps): Team {
     collectMs: deps.config.queue.collectMs,
     defaults: deps.config.queue,
   });
-  const expiry = setInterval(() => void approvals.expire().catch(onError), APPROVAL_SWEEP_MS);
+  const expiry = setInterval(
+    () => void approvals.expire().catch(onError),
+    deps.approvalSweepMs ?? APPROVAL_SWEEP_MS,
+  );
   expiry.unref();
   const flows = new FlowRunner({
     flows: store.flows,

@@ -16,7 +16,7 @@ import {
   lastUserText,
   messagesOf,
   owner,
-  type TeamHarness,
+  TeamHarness,
 } from "./harness.js";
 
 let server: FakeLlmServer;
@@ -170,6 +170,31 @@ describe("approvals", () => {
     expect((await h.finished(runId)).status).toBe("done");
     expect(requestsOf("coder")).toHaveLength(2);
     expect(JSON.stringify(messagesOf(requestsOf("coder")[1]))).toContain("and tag it v1");
+  });
+
+  it("ends a run nobody answered within approvals.timeoutHours, with that reason", async () => {
+    // A team whose runs wait 0.36 s at most, looked at every 50 ms.
+    const quick = new TeamHarness(server, { approvalSweepMs: 50 }, (config) => {
+      config.approvalTimeoutMs = 360;
+    });
+    const original = h;
+    h = quick;
+    scripts.add("coder", push);
+    group = await h.team.createChannel(alice, {
+      kind: "group",
+      name: "Ops",
+      leaderAgentId: "coder",
+      agentIds: ["coder"],
+      userIds: [],
+    });
+    const runId = (await h.team.postMessage(alice, group.id, "@coder push it")).runs[0]!.id;
+    await waiting(runId);
+    const ended = await h.finished(runId);
+    expect(ended.status).toBe("error");
+    expect(ended.error).toMatch(/No one answered the approval request within 360 ms/);
+    expect((await toolPart(runId))?.approval?.state).toBe("expired");
+    h = original;
+    await quick.close();
   });
 
   it("ends a waiting run when it is stopped", async () => {

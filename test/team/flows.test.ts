@@ -209,28 +209,44 @@ describe("collaboration flows", () => {
     expect(lastUserText(requestsOf("writer").at(-1))).toBe("survive this");
   });
 
-  it("marks runs cut off by a crash as failed when the team starts again", async () => {
+  it("resumes a chat answer cut off by a crash when the team starts again", async () => {
     let asked!: () => void;
     const inFlight = new Promise<void>((resolve) => {
       asked = resolve;
     });
-    scripts.add("writer", async () => {
-      asked();
-      return { delayMs: 60_000, text: "never" };
-    });
+    scripts.add(
+      "writer",
+      async () => {
+        asked();
+        return { delayMs: 60_000, text: "never" };
+      },
+      { text: "answered after the restart" },
+    );
     const { runs } = await h.team.postMessage(alice, group.id, "@writer hello");
     await inFlight;
     // Simulate a crash: the run is still "running" in the database when another team opens it.
     const second = createTeam({
       db: h.db,
       home: h.dir,
-      config: loadConfig({ cwd: h.dir, env: { DIMSUM_HOME: h.dir } }),
+      config: loadConfig({
+        cwd: h.dir,
+        env: {
+          DIMSUM_HOME: h.dir,
+          DIMSUM_MODEL: "openai:gpt-test",
+          OPENAI_API_KEY: "sk-test-key-1234",
+          OPENAI_BASE_URL: `${server.url}/v1`,
+        },
+      }),
+      streamOptions: { retry: { maxRetries: 0 } },
     });
-    const run = await second.getRun(alice, runs[0]!.id);
-    expect(run).toMatchObject({
-      status: "error",
-      error: "interrupted: the server stopped before the run finished",
-    });
+    let run = await second.getRun(alice, runs[0]!.id);
+    for (let i = 0; i < 200 && run.status !== "done" && run.status !== "error"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      run = await second.getRun(alice, runs[0]!.id);
+    }
+    expect(run.status).toBe("done");
+    const answers = (await second.listMessages(alice, group.id)).filter((m) => m.runId === run.id);
+    expect(answers.map((m) => m.text)).toEqual(["answered after the restart"]);
     await second.close();
   });
 });

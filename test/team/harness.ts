@@ -88,7 +88,11 @@ export class TeamHarness {
   #waiters: Array<{ test: (e: TeamEvent) => boolean; resolve: (e: TeamEvent) => void }> = [];
   #unsubscribe: () => void;
 
-  constructor(server: FakeLlmServer, overrides: Partial<TeamDeps> = {}) {
+  constructor(
+    server: FakeLlmServer,
+    overrides: Partial<TeamDeps> = {},
+    configure: (config: TeamDeps["config"]) => void = () => undefined,
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), "dimsum-team-"));
     this.db = openDatabase(join(this.dir, "dimsum.db"));
     const config = loadConfig({
@@ -102,6 +106,7 @@ export class TeamHarness {
     });
     // These suites answer every message with a run of its own; approvals-steering.test.ts sets chats' modes.
     config.queue = { ...config.queue, direct: "followup", group: "followup" };
+    configure(config);
     this.#deps = {
       db: this.db,
       home: this.dir,
