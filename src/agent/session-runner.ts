@@ -8,7 +8,16 @@ import { DimsumError } from "../errors.js";
 import { stream as defaultStream } from "../llm/providers.js";
 import type { Message, ModelSpec, StreamFunction, StreamOptions, UserMessage } from "../llm/types.js";
 import { todoStoreFor } from "../store/todo-store.js";
-import type { SessionRef, SessionStore } from "../store/types.js";
+import type {
+  BeginTurnInput,
+  FinishRunInput,
+  RunStepInput,
+  RunStepResult,
+  SessionRef,
+  SessionStore,
+  StoredMessage,
+} from "../store/types.js";
+import type { TodoItem } from "../tools/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import {
   type CompactionSettings,
@@ -81,11 +90,16 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   const calibrator = options.calibrator ?? new UsageCalibrator();
   const settings = { ...defaultCompactionSettings, ...options.compaction };
 
-  const session = await store.openSession(ref, { title: titleFrom(options.input) });
-  let live: LiveMessage[] = (await store.loadMessages(ref)).map((m) => ({ id: m.id, message: m.message }));
-  let summary = session.summary;
+  const title = titleFrom(options.input);
+  let live: LiveMessage[];
+  let summary: string | undefined;
+  // The todos read with the last write, for the next context; read again when there are none.
+  let todos: TodoItem[] | undefined;
   let resume: { checkpoint: RunCheckpoint; reason: "approval" | "restart" } | undefined;
   if (options.resume) {
+    const session = await store.openSession(ref, { title });
+    live = (await store.loadMessages(ref)).map((m) => ({ id: m.id, message: m.message }));
+    summary = session.summary;
     const checkpoint = await loadResumable(
       store,
       ref,
@@ -99,13 +113,15 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
     await store.saveCheckpoint(ref, runId, checkpoint);
   } else {
     const userMessage: Message = { role: "user", content: options.input };
-    const [storedUser] = await store.appendMessages(ref, runId, [userMessage]);
-    live.push({ id: storedUser?.id, message: userMessage });
-    await store.startRun(ref, {
-      runId,
-      model: `${model.provider}:${model.id}`,
-      prompt: textOf(options.input),
+    const begun = await beginTurn(store, ref, {
+      title,
+      message: userMessage,
+      run: { runId, model: `${model.provider}:${model.id}`, prompt: textOf(options.input) },
     });
+    live = begun.messages.map((m) => ({ id: m.id, message: m.message }));
+    live.push({ id: begun.appended?.id, message: userMessage });
+    summary = begun.summary;
+    todos = begun.todos;
   }
 
   const query = textOf(options.input);
@@ -121,7 +137,9 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       extra = result.layers;
       if (options.layers) report(contextEvent(runId, result));
     }
-    const layers: ContextLayers = { system, ...extra, summary, todos: await store.getTodos(ref) };
+    const current = todos ?? (await store.getTodos(ref));
+    todos = undefined;
+    const layers: ContextLayers = { system, ...extra, summary, todos: current };
     const schemas = toolsOffered ? tools.schemas() : undefined;
     const frame = buildLayeredContext(layers, [], schemas);
     let messages = live.map((m) => m.message);
@@ -152,68 +170,93 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   };
 
   let finished = false;
+  const events = runAgent({
+    model,
+    messages: live.map((m) => m.message),
+    system: options.system,
+    tools: options.tools,
+    toolEnvironment: {
+      ...options.toolEnvironment,
+      todos: todoStoreFor(store, ref),
+      userId: ref.userId,
+      sessionId: ref.sessionId,
+    },
+    maxIterations: options.maxIterations,
+    signal,
+    runId,
+    stream,
+    streamOptions: options.streamOptions,
+    buildContext,
+    ...(options.approve ? { approve: options.approve } : {}),
+    ...(options.askFirst ? { askFirst: options.askFirst } : {}),
+    ...(options.steering ? { steering: options.steering } : {}),
+    ...(resume ? { resume } : {}),
+  });
+  // Each step's writes (messages, trace events, then the checkpoint or the run's end) go to the store
+  // as one unit before the step's event is passed on.
+  const save = (step: RunStepInput) => saveRunStep(store, ref, runId, step);
+  // An event read ahead of its turn (the `done` after a final answer), passed on next.
+  let ahead: IteratorResult<AgentEvent, void> | undefined;
   try {
-    for await (const event of runAgent({
-      model,
-      messages: live.map((m) => m.message),
-      system: options.system,
-      tools: options.tools,
-      toolEnvironment: {
-        ...options.toolEnvironment,
-        todos: todoStoreFor(store, ref),
-        userId: ref.userId,
-        sessionId: ref.sessionId,
-      },
-      maxIterations: options.maxIterations,
-      signal,
-      runId,
-      stream,
-      streamOptions: options.streamOptions,
-      buildContext,
-      ...(options.approve ? { approve: options.approve } : {}),
-      ...(options.askFirst ? { askFirst: options.askFirst } : {}),
-      ...(options.steering ? { steering: options.steering } : {}),
-      ...(resume ? { resume } : {}),
-    })) {
+    while (true) {
+      const next = ahead ?? (await events.next());
+      ahead = undefined;
+      if (next.done) break;
+      const event = next.value;
       trace.record(event);
       switch (event.type) {
         case "messages": {
-          const saved = await store.appendMessages(ref, runId, event.messages);
-          live.push(...saved.map((m) => ({ id: m.id, message: m.message })));
-          // A final answer's checkpoint is never needed: finishing the run clears it.
-          if (event.checkpoint && event.messages.at(-1)?.role !== "assistant") {
-            await store.saveCheckpoint(ref, runId, event.checkpoint);
+          const final = event.messages.at(-1)?.role === "assistant";
+          let done: Extract<AgentEvent, { type: "done" }> | undefined;
+          if (final) {
+            // A final answer is the run's last step: the `done` that follows it at once is written with
+            // it, so the answer and the run's end are one write.
+            ahead = await events.next();
+            if (!ahead.done && ahead.value.type === "done") {
+              done = ahead.value;
+              trace.record(done);
+            }
           }
-          await trace.flush();
+          const step: RunStepInput = { messages: event.messages, events: trace.take() };
+          if (done) step.finish = finishOf(done);
+          // A final answer's checkpoint is never needed: finishing the run clears it.
+          else if (event.checkpoint && !final) step.checkpoint = { value: event.checkpoint };
+          // The next context (after a tool round or steering) reads the todos the step's tools left.
+          if (!final) step.readTodos = true;
+          const saved = await save(step);
+          live.push(...saved.messages.map((m) => ({ id: m.id, message: m.message })));
+          todos = saved.todos;
+          if (done) {
+            finished = true;
+            yield event;
+            ahead = undefined;
+            yield done;
+            continue;
+          }
           break;
         }
         case "checkpoint":
           await store.saveCheckpoint(ref, runId, event.checkpoint);
           break;
         case "waiting":
-          await trace.flush();
-          await store.saveCheckpoint(ref, runId, event.checkpoint, { waiting: true });
+          await save({ events: trace.take(), checkpoint: { value: event.checkpoint, waiting: true } });
           finished = true;
           break;
         case "usage":
           calibrator.observe(lastEstimate, event.usage.inputTokens);
           break;
         case "done":
-          await trace.flush();
-          await store.finishRun(ref, runId, {
-            status: "done",
-            iterations: event.iterations,
-            usage: event.usage,
-            ...(event.capReached ? { note: "iteration cap reached" } : {}),
-          });
+          await save({ events: trace.take(), finish: finishOf(event) });
           finished = true;
           break;
         case "error":
-          await trace.flush();
-          await store.finishRun(ref, runId, {
-            status: event.code === "aborted" ? "cancelled" : "error",
-            iterations: 0,
-            error: event.message,
+          await save({
+            events: trace.take(),
+            finish: {
+              status: event.code === "aborted" ? "cancelled" : "error",
+              iterations: 0,
+              error: event.message,
+            },
           });
           finished = true;
           break;
@@ -221,15 +264,67 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       yield event;
     }
   } finally {
+    // As `for await` does when its loop ends early: the agent loop's own cleanup runs first.
+    await events.return(undefined);
     if (!finished) {
-      await trace.flush();
-      await store.finishRun(ref, runId, {
-        status: "cancelled",
-        iterations: 0,
-        note: "the caller stopped reading the run",
+      await save({
+        events: trace.take(),
+        finish: { status: "cancelled", iterations: 0, note: "the caller stopped reading the run" },
       });
     }
   }
+}
+
+/** How a run that ended with `done` is finished in the store. */
+function finishOf(event: Extract<AgentEvent, { type: "done" }>): FinishRunInput {
+  return {
+    status: "done",
+    iterations: event.iterations,
+    usage: event.usage,
+    ...(event.capReached ? { note: "iteration cap reached" } : {}),
+  };
+}
+
+/**
+ * The start of a fresh turn: the session (opened, with `title`), its live messages before the input,
+ * the input stored and the run started, and the todos; in one write where the store has `beginTurn`.
+ */
+async function beginTurn(
+  store: SessionStore,
+  ref: SessionRef,
+  input: BeginTurnInput,
+): Promise<{ summary?: string; messages: StoredMessage[]; appended?: StoredMessage; todos?: TodoItem[] }> {
+  if (store.beginTurn) {
+    const begun = await store.beginTurn(ref, input);
+    return { ...begun, ...(begun.session.summary !== undefined ? { summary: begun.session.summary } : {}) };
+  }
+  const session = await store.openSession(ref, input.title === undefined ? {} : { title: input.title });
+  const messages = await store.loadMessages(ref);
+  const [appended] = await store.appendMessages(ref, input.run.runId, [input.message]);
+  await store.startRun(ref, input.run);
+  return {
+    messages,
+    ...(appended ? { appended } : {}),
+    ...(session.summary !== undefined ? { summary: session.summary } : {}),
+  };
+}
+
+/** One step of a run: in one write where the store has `saveRunStep`, else call by call in its order. */
+async function saveRunStep(
+  store: SessionStore,
+  ref: SessionRef,
+  runId: string,
+  step: RunStepInput,
+): Promise<RunStepResult> {
+  if (store.saveRunStep) return store.saveRunStep(ref, runId, step);
+  const messages = step.messages?.length ? await store.appendMessages(ref, runId, step.messages) : [];
+  if (step.events?.length) await store.appendRunEvents(ref, runId, step.events);
+  if (step.checkpoint) {
+    const { value, waiting } = step.checkpoint;
+    await store.saveCheckpoint(ref, runId, value, waiting ? { waiting } : {});
+  }
+  const run = step.finish ? await store.finishRun(ref, runId, step.finish) : undefined;
+  return { messages, ...(run ? { run } : {}) };
 }
 
 /**

@@ -65,10 +65,15 @@ export class TraceRecorder {
 
   /** Writes buffered events in one transaction. */
   async flush(): Promise<void> {
-    if (this.buffer.length === 0) return;
+    const batch = this.take();
+    if (batch.length > 0) await this.store.appendRunEvents(this.ref, this.runId, batch);
+  }
+
+  /** Hands over the buffered events, for the caller to write with the rest of a run's step. */
+  take(): RunEventInput[] {
     const batch = this.buffer;
     this.buffer = [];
-    await this.store.appendRunEvents(this.ref, this.runId, batch);
+    return batch;
   }
 
   private scrub(event: RunEventInput): RunEventInput {

@@ -47,6 +47,14 @@ function buildSchemas() {
     .object({
       defaultModel: z.string().optional(),
       maxIterations: z.number().int().positive().max(200).optional(),
+      /** Chat answers: how many run at once on one instance, how often one is resumed after crashes. */
+      runs: z
+        .object({
+          concurrency: z.number().int().positive().max(10_000).optional(),
+          maxResumes: z.number().int().min(0).max(100).optional(),
+        })
+        .strict()
+        .default({}),
       /** Tool calls waiting for a person: how long a run waits before it ends unanswered. */
       approvals: z
         .object({
@@ -132,6 +140,7 @@ export type ModelOverride = z.output<Schemas["modelEntry"]>;
 /** An empty config, as if no file existed: what the schema makes of `{}` (a test checks that it is). */
 export function emptyConfigFile(): ConfigFile {
   return {
+    runs: {},
     approvals: {},
     queue: {},
     providers: {},

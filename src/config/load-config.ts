@@ -22,6 +22,11 @@ export interface DimsumConfig {
   /** Default `provider:model` (`DIMSUM_MODEL`, then the config file). */
   defaultModel: string | undefined;
   maxIterations: number;
+  /**
+   * Chat answers running at once on this instance (`runs.concurrency`, default 32) and resumes of one
+   * answer after crashes before it is given up (`runs.maxResumes`, default 2).
+   */
+  runs: { concurrency: number; maxResumes: number };
   /** How long a run waits for approvals before it ends unanswered (`approvals.timeoutHours`, default 24). */
   approvalTimeoutMs: number;
   /**
@@ -94,6 +99,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     home,
     defaultModel: env.DIMSUM_MODEL || file.defaultModel,
     maxIterations: file.maxIterations ?? 10,
+    runs: { concurrency: file.runs.concurrency ?? 32, maxResumes: file.runs.maxResumes ?? 2 },
     approvalTimeoutMs: (file.approvals.timeoutHours ?? 24) * 3_600_000,
     queue: {
       collectMs: file.queue.collectMs ?? 1500,

@@ -23,13 +23,18 @@ import {
 import { storeError } from "./sqlite-errors.js";
 import { prepareStatements, type Statements } from "./sqlite-statements.js";
 import { describeToolPairIssues } from "./tool-pairs.js";
+import { DimsumError } from "../errors.js";
 import type {
+  BeginTurnInput,
+  BeginTurnResult,
   CompactInput,
   FinishRunInput,
   LoadMessagesOptions,
   RecoveryResult,
   RunEventInput,
   RunRecord,
+  RunStepInput,
+  RunStepResult,
   SessionRecord,
   SessionRef,
   SessionStore,
@@ -57,6 +62,8 @@ export class SqliteSessionStore implements SessionStore {
     compact: (ref: SessionRef, sessionId: number, input: CompactInput) => number;
     events: (runId: string, events: RunEventInput[]) => void;
     recover: (ref: SessionRef, sessionId: number) => RecoveryResult;
+    beginTurn: (ref: SessionRef, input: BeginTurnInput) => BeginTurnResult;
+    step: (ref: SessionRef, runId: string, step: RunStepInput) => RunStepResult;
   };
 
   /** `db` must come from `openDatabase` (migrated); the caller keeps ownership and closes it. */
@@ -80,6 +87,10 @@ export class SqliteSessionStore implements SessionStore {
         this.appendEventsBody(runId, events),
       ),
       recover: db.transaction((ref: SessionRef, sessionId: number) => this.recoverBody(ref, sessionId)),
+      beginTurn: db.transaction((ref: SessionRef, input: BeginTurnInput) => this.beginTurnBody(ref, input)),
+      step: db.transaction((ref: SessionRef, runId: string, step: RunStepInput) =>
+        this.stepBody(ref, runId, step),
+      ),
     };
   }
 
@@ -265,7 +276,66 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
+  beginTurn(ref: SessionRef, input: BeginTurnInput): Promise<BeginTurnResult> {
+    return this.guard("write to", () => {
+      checkToolPairs(ref, [input.message], describeToolPairIssues);
+      checkRef(ref);
+      return this.tx.beginTurn(ref, input);
+    });
+  }
+
+  saveRunStep(ref: SessionRef, runId: string, step: RunStepInput): Promise<RunStepResult> {
+    return this.guard("write to", () => {
+      if (step.messages && step.messages.length > 0) checkToolPairs(ref, step.messages, describeToolPairIssues);
+      if (step.finish && step.checkpoint) {
+        throw new DimsumError("internal", "A run step either saves a checkpoint or finishes the run, not both.");
+      }
+      return this.tx.step(ref, runId, step);
+    });
+  }
+
   // --- transaction bodies (run through this.tx) ---
+
+  private beginTurnBody(ref: SessionRef, input: BeginTurnInput): BeginTurnResult {
+    const now = this.now();
+    this.sql.insertSession.run(ref.userId, ref.sessionId, input.title ?? null, now, now);
+    const sessionId = this.requireSession(ref);
+    if (input.title !== undefined) this.sql.fillTitle.run(input.title, sessionId);
+    const messages = this.decodeMessages(ref, this.sql.liveMessages.all(sessionId, -1).reverse());
+    const { runId } = input.run;
+    const [appended] = this.insertBatch(sessionId, runId, [input.message]) as [StoredMessage];
+    if (this.sql.runExists.get(runId)) throw duplicateRunError(runId);
+    this.sql.insertRun.run(runId, sessionId, input.run.model, input.run.prompt ?? null, now);
+    const todos = this.sql.todos.get(sessionId);
+    return {
+      session: toSessionRecord(this.sql.session.get(ref.userId, ref.sessionId)!),
+      messages,
+      appended,
+      run: this.readRun(this.sql.run.get(runId, sessionId)!),
+      todos: this.decode.todos(ref, todos),
+    };
+  }
+
+  private stepBody(ref: SessionRef, runId: string, step: RunStepInput): RunStepResult {
+    const sessionId = this.requireSession(ref);
+    if (!this.sql.runInSession.get(runId, sessionId)) throw this.missingRun(ref, runId);
+    const messages =
+      step.messages && step.messages.length > 0 ? this.insertBatch(sessionId, runId, step.messages) : [];
+    if (step.events && step.events.length > 0) this.appendEventsBody(runId, step.events);
+    if (step.checkpoint) {
+      const { json, waiting } = checkpointColumns(step.checkpoint.value, { waiting: step.checkpoint.waiting });
+      this.sql.saveCheckpoint.run(json, waiting ? 1 : 0, this.now(), runId, sessionId);
+    }
+    const result: RunStepResult = { messages };
+    if (step.finish) {
+      const { status, iterations, usage, error, note } = step.finish;
+      const usageJson = usage === undefined ? null : JSON.stringify(usage);
+      this.sql.finishRun.run(status, this.now(), iterations, usageJson, error ?? null, note ?? null, runId, sessionId);
+      result.run = this.readRun(this.sql.run.get(runId, sessionId)!);
+    }
+    if (step.readTodos) result.todos = this.decode.todos(ref, this.sql.todos.get(sessionId));
+    return result;
+  }
 
   private insertBatch(sessionId: number, runId: string | undefined, messages: Message[]): StoredMessage[] {
     const now = this.now();

@@ -113,6 +113,55 @@ export interface CompactInput {
   uptoMessageId: number;
 }
 
+/** What `SessionStore.beginTurn` writes as a turn starts. */
+export interface BeginTurnInput {
+  /** Fills an empty title, as `openSession` does. */
+  title?: string;
+  /** The turn's input, appended after the messages read, with the run's id. */
+  message: Message;
+  /** The run to start (a duplicate id is refused and nothing is written). */
+  run: StartRunInput;
+}
+
+/** What a turn reads as it starts: everything `beginTurn` read before its writes, and what they stored. */
+export interface BeginTurnResult {
+  /** The session, created when new, as it is once the turn began (its message count includes `appended`). */
+  session: SessionRecord;
+  /** The live messages before `appended`, as `loadMessages(ref)` returns them. */
+  messages: StoredMessage[];
+  /** The turn's input as stored. */
+  appended: StoredMessage;
+  run: RunRecord;
+  todos: TodoItem[];
+}
+
+/**
+ * One step of a run, written in one transaction (one statement on PostgreSQL), in this order: the
+ * messages, the trace events, then the checkpoint or the run's end. Nothing is written when the
+ * session or the run does not exist.
+ */
+export interface RunStepInput {
+  /** A unit of messages: an assistant message with tool calls comes with all its results. */
+  messages?: Message[];
+  /** Trace events, numbered after the run's existing events. */
+  events?: RunEventInput[];
+  /** The run's checkpoint after the step, as `saveCheckpoint` stores it (`value: undefined` clears it). */
+  checkpoint?: { value: unknown; waiting?: boolean };
+  /** Finishes the run as `finishRun` does (which also clears its checkpoint); not with `checkpoint`. */
+  finish?: FinishRunInput;
+  /** Also read the session's todos once the step is written. */
+  readTodos?: boolean;
+}
+
+export interface RunStepResult {
+  /** `messages` as stored. */
+  messages: StoredMessage[];
+  /** The finished run, when the step finished it. */
+  run?: RunRecord;
+  /** The session's todos after the step, when asked for. */
+  todos?: TodoItem[];
+}
+
 /** Everything one conversation remembers: messages, summary, runs with their traces, todos. */
 export interface SessionStore {
   /** Creates the session or returns the existing one; a given title fills an empty one. */
@@ -169,6 +218,18 @@ export interface SessionStore {
 
   getTodos(ref: SessionRef): Promise<TodoItem[]>;
   saveTodos(ref: SessionRef, items: TodoItem[]): Promise<void>;
+
+  /**
+   * Starts a turn in one transaction: `openSession` (with `title`), `loadMessages`, `appendMessages`
+   * of the input, `startRun` and `getTodos`, as if called in that order with nothing in between.
+   * Optional: a store without it gets those calls one by one (see `runSessionTurn`).
+   */
+  beginTurn?(ref: SessionRef, input: BeginTurnInput): Promise<BeginTurnResult>;
+  /**
+   * Writes one step of a running run in one transaction: `appendMessages`, `appendRunEvents`, then
+   * `saveCheckpoint` or `finishRun`, all or nothing. Optional, like `beginTurn`.
+   */
+  saveRunStep?(ref: SessionRef, runId: string, step: RunStepInput): Promise<RunStepResult>;
 }
 
 /** Where the store reports rows it had to skip. */

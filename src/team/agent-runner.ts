@@ -23,7 +23,7 @@ import {
   textOfParts,
   updateChildRun,
 } from "./message-parts.js";
-import type { RunHandle, RunManager, RunRequest } from "./run-manager.js";
+import { laneOf, type RunBody, type RunHandle, type RunManager, type RunRequest } from "./run-manager.js";
 import { SteeringInbox } from "./steering-inbox.js";
 import {
   callSystemText,
@@ -36,7 +36,7 @@ import {
   stepInput,
   type UserNamer,
 } from "./team-prompt.js";
-import type { StoredRun, TeamStore } from "./team-store.js";
+import type { RunJob, StoredRun, TeamStore } from "./team-store.js";
 import type { AgentRecord, ChannelMessage, ChannelRecord, MessagePart } from "./types.js";
 
 /** How many unseen channel messages an agent gets at most as its input. */
@@ -72,11 +72,6 @@ interface AnswerPlace {
   versionOf?: number;
 }
 
-/** Runs sharing a lane (one agent session) go one at a time, in order. */
-export function laneOf(ref: SessionRef): string {
-  return `${ref.userId}\u0000${ref.sessionId}`;
-}
-
 /** The session an agent's turns in a channel are stored in. */
 export function channelRef(channelId: string, agentId: string): SessionRef {
   return { userId: `channel:${channelId}`, sessionId: `agent:${agentId}` };
@@ -101,7 +96,10 @@ export class AgentRunner {
     this.#deps = deps;
   }
 
-  /** Starts `agent` answering in the channel; its input is what it has not seen up to `trigger`. */
+  /**
+   * Starts `agent` answering in the channel; its input is what it has not seen up to `trigger`. The
+   * answer is a job: it waits for a slot, and with several instances any instance may run it.
+   */
   startChannelRun(
     channel: ChannelRecord,
     agent: AgentRecord,
@@ -109,14 +107,61 @@ export class AgentRunner {
     requestedBy: string,
     options: AnswerOptions = {},
   ): Promise<RunHandle> {
+    const ref = channelRef(channel.id, agent.id);
+    const job: RunJob = { kind: "answer" };
+    if (options.versionOf !== undefined) job.versionOf = options.versionOf;
+    if (options.note !== undefined) job.note = options.note;
+    if (options.present) job.present = true;
+    return this.#deps.runs.submit(
+      {
+        channelId: channel.id,
+        agentId: agent.id,
+        triggerMessageId: trigger.id,
+        depth: 0,
+        ref,
+        requestedBy,
+        lane: laneOf(ref),
+      },
+      job,
+      this.#answerBody(channel, agent, trigger, requestedBy, job),
+    );
+  }
+
+  /** The body of a claimed chat answer job (another instance may have enqueued it). */
+  readonly bodyForJob = (stored: StoredRun, job: RunJob): RunBody => {
+    const { run } = stored;
+    return async (ctx) => {
+      const { store } = this.#deps;
+      const channel = await store.channels.get(run.channelId);
+      if (!channel) throw notFound(`The channel ${run.channelId} no longer exists.`);
+      const agent = await this.#agent(run.agentId);
+      const trigger = await store.messages.get(run.triggerMessageId);
+      if (!trigger) throw notFound(`The message ${run.triggerMessageId} no longer exists.`);
+      return this.#answerBody(channel, agent, trigger, stored.requestedBy, job)(ctx);
+    };
+  };
+
+  #answerBody(
+    channel: ChannelRecord,
+    agent: AgentRecord,
+    trigger: ChannelMessage,
+    requestedBy: string,
+    job: RunJob,
+  ): RunBody {
     const { store, runtime } = this.#deps;
     const place: AnswerPlace = { replyTo: trigger.id };
-    if (options.versionOf !== undefined) place.versionOf = options.versionOf;
-    const ref = channelRef(channel.id, agent.id);
-    return this.#start(
-      { channelId: channel.id, agentId: agent.id, triggerMessageId: trigger.id, depth: 0, ref, requestedBy },
-      (runId, signal) =>
-        this.#answering(channel.id, agent.id, runId, signal, place, undefined, async (onEvent) => {
+    if (job.versionOf !== undefined) place.versionOf = job.versionOf;
+    const options: AnswerOptions = job.present ? { present: true } : {};
+    return async ({ run, signal }) => {
+      const runId = run.id;
+      const result = await this.#answering(
+        channel.id,
+        agent.id,
+        runId,
+        signal,
+        place,
+        undefined,
+        async (onEvent) => {
           // Re-read: the channel and the agent may have changed while the run was queued.
           const current = (await store.channels.get(channel.id)) ?? channel;
           const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
@@ -135,11 +180,16 @@ export class AgentRunner {
               options,
               await unseen.names,
             ),
-            input: options.note ? `${options.note}\n\n${shown}` : shown,
+            input: job.note ? `${job.note}\n\n${shown}` : shown,
             onEvent,
           });
-        }),
-    );
+        },
+      );
+      return {
+        ...(result.usage ? { usage: result.usage } : {}),
+        ...(result.waiting ? { waiting: true } : {}),
+      };
+    };
   }
 
   /**

@@ -5,9 +5,9 @@
  * waits for approval reads the messages sent meanwhile when it goes on, whatever the mode (but
  * `interrupt`, which ends it).
  */
-import { type AgentRunner, channelRef, laneOf } from "./agent-runner.js";
+import { type AgentRunner, channelRef } from "./agent-runner.js";
 import type { RunApprovals } from "./run-approvals.js";
-import type { RunManager } from "./run-manager.js";
+import { laneOf, type RunManager } from "./run-manager.js";
 import type { TeamStore } from "./team-store.js";
 import type { AgentRecord, ChannelMessage, ChannelRecord, QueueMode, TeamRun } from "./types.js";
 

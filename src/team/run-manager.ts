@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { DimsumError, toDimsumError } from "../errors.js";
 import type { Usage } from "../llm/types.js";
 import type { SessionRef } from "../store/types.js";
-import type { RunLeaseRepository, RunRepository, StoredRun } from "./team-store.js";
+import type { RunJob, RunJobRepository, RunLeaseRepository, RunRepository, StoredRun } from "./team-store.js";
 import type { TeamEvent, TeamRun } from "./types.js";
 
 export interface RunRequest {
@@ -85,6 +85,22 @@ export interface RunManagerOptions {
   onError: (err: unknown) => void;
   /** Leases, where several instances share the database; none: this process owns every run. */
   leasing?: RunLeasing;
+  /**
+   * How many jobs (chat answers) run at once on this instance (`runs.concurrency`); others wait for
+   * a slot, here or, with `jobs`, on any instance with room.
+   */
+  concurrency?: number;
+  /** Runs as jobs in the shared database (with `leasing`): enqueued here, claimed by any instance. */
+  jobs?: RunJobs;
+}
+
+/** The job queue of several instances, and how a claimed job becomes a run body here. */
+export interface RunJobs {
+  repo: RunJobRepository;
+  /** The body of a claimed job. */
+  bodyFor: (stored: StoredRun, job: RunJob) => RunBody;
+  /** How often an instance with room looks for jobs (default 250 ms). */
+  pollMs?: number;
 }
 
 /** Owns every live run of the team. */
@@ -93,6 +109,12 @@ export class RunManager {
   readonly #active = new Map<string, ActiveRun>();
   readonly #lanes = new Map<string, Promise<void>>();
   readonly #timer: NodeJS.Timeout | undefined;
+  readonly #poll: NodeJS.Timeout | undefined;
+  /** Job runs executing here (they hold a slot), and runs waiting for one. */
+  #busy = 0;
+  readonly #slotWaiters: Array<() => void> = [];
+  #claiming = false;
+  #closed = false;
 
   constructor(options: RunManagerOptions) {
     this.#options = options;
@@ -101,6 +123,68 @@ export class RunManager {
       this.#timer = setInterval(() => void this.checkLeases(), leasing.checkEveryMs ?? 10_000);
       this.#timer.unref();
     }
+    if (options.jobs && leasing) {
+      this.#poll = setInterval(() => void this.claimJobs(), options.jobs.pollMs ?? 250);
+      this.#poll.unref();
+    }
+  }
+
+  #limit(): number {
+    return this.#options.concurrency ?? DEFAULT_CONCURRENCY;
+  }
+
+  /**
+   * Queues a chat answer as a job. With several instances it is stored unclaimed and run by whichever
+   * instance claims it first (this one at once when it has room); alone, it waits for a slot here.
+   */
+  async submit(request: RunRequest, job: RunJob, body: RunBody): Promise<RunHandle> {
+    const jobs = this.#options.jobs;
+    const leasing = this.#options.leasing;
+    if (!jobs || !leasing) return this.start(request, this.#slotted(body));
+    const run = this.#newRun(request);
+    await jobs.repo.enqueue({ run, ref: request.ref, requestedBy: request.requestedBy }, job);
+    this.#emitRun(run);
+    void this.claimJobs();
+    return { run: { ...run }, finished: Promise.resolve({ ...run }) };
+  }
+
+  /** Claims jobs while this instance has room; runs on a timer and after each enqueue or end. */
+  async claimJobs(): Promise<void> {
+    const jobs = this.#options.jobs;
+    const leasing = this.#options.leasing;
+    if (!jobs || !leasing || this.#claiming || this.#closed) return;
+    this.#claiming = true;
+    try {
+      while (this.#busy < this.#limit() && !this.#closed) {
+        const claimed = await jobs.repo.claim(leasing.owner, this.#options.now() + this.#ttl());
+        if (!claimed) break;
+        const { stored, job, fence } = claimed;
+        this.#busy++;
+        const handle = this.#launch({ ...stored.run }, laneOf(stored.ref), jobs.bodyFor(stored, job), fence);
+        void handle.finished.then(() => {
+          this.#busy--;
+          void this.claimJobs();
+        });
+      }
+    } catch (err) {
+      this.#options.onError(err);
+    } finally {
+      this.#claiming = false;
+    }
+  }
+
+  /** The body run once a slot of this instance is free (one process, no shared queue). */
+  #slotted(body: RunBody): RunBody {
+    return async (ctx) => {
+      if (this.#busy >= this.#limit()) await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
+      this.#busy++;
+      try {
+        return await body(ctx);
+      } finally {
+        this.#busy--;
+        this.#slotWaiters.shift()?.();
+      }
+    };
   }
 
   /**
@@ -137,9 +221,7 @@ export class RunManager {
     return this.#options.leasing?.ttlMs ?? 30_000;
   }
 
-  /** Queues a run and starts it as soon as its lane is free. */
-  async start(request: RunRequest, body: RunBody): Promise<RunHandle> {
-    const { runs, now } = this.#options;
+  #newRun(request: RunRequest): TeamRun {
     const run: TeamRun = {
       id: randomUUID(),
       channelId: request.channelId,
@@ -147,11 +229,18 @@ export class RunManager {
       triggerMessageId: request.triggerMessageId,
       status: "queued",
       depth: request.depth,
-      startedAt: now(),
+      startedAt: this.#options.now(),
     };
     if (request.flowId !== undefined) run.flowId = request.flowId;
     if (request.stepIndex !== undefined) run.stepIndex = request.stepIndex;
     if (request.parentRunId !== undefined) run.parentRunId = request.parentRunId;
+    return run;
+  }
+
+  /** Queues a run and starts it as soon as its lane is free. */
+  async start(request: RunRequest, body: RunBody): Promise<RunHandle> {
+    const { runs, now } = this.#options;
+    const run = this.#newRun(request);
     const stored = { run, ref: request.ref, requestedBy: request.requestedBy };
     const leasing = this.#options.leasing;
     let fence: number | undefined;
@@ -251,7 +340,9 @@ export class RunManager {
 
   /** Aborts every live run and waits until all have settled; stops the lease checks. */
   async cancelAll(reason: string): Promise<void> {
+    this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
+    if (this.#poll) clearInterval(this.#poll);
     const live = [...this.#active.values()];
     for (const active of live) active.controller.abort(new DimsumError("aborted", reason));
     await Promise.all(live.map((a) => a.finished));
@@ -303,6 +394,14 @@ export class RunManager {
     this.#options.emit({ type: "run", channelId: run.channelId, run: { ...run } });
   }
 }
+
+/** Runs sharing a lane (one agent session) go one at a time, in order. */
+export function laneOf(ref: SessionRef): string {
+  return `${ref.userId}\u0000${ref.sessionId}`;
+}
+
+/** Chat answers running at once on one instance when the config sets no `runs.concurrency`. */
+export const DEFAULT_CONCURRENCY = 32;
 
 const LEASE_LOST = "Another server instance took over this run after this one stopped renewing it.";
 

@@ -24,6 +24,8 @@ export type {
   MessageRepository,
   MetaRepository,
   NewMessage,
+  RunJob,
+  RunJobRepository,
   RunLeaseRepository,
   RunRepository,
   SearchScope,

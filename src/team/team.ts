@@ -27,11 +27,11 @@ import { MessageQueue, type QueuedFor } from "./message-queue.js";
 import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunApprovals } from "./run-approvals.js";
-import { RunManager } from "./run-manager.js";
+import { type RunBody, RunManager } from "./run-manager.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { namesFrom, peopleIn } from "./team-prompt.js";
 import { joinRelay, type TeamRelay } from "./team-relay.js";
-import { createSqliteTeamStore, type StoredRun, type TeamStore } from "./team-store.js";
+import { createSqliteTeamStore, type RunJob, type StoredRun, type TeamStore } from "./team-store.js";
 import type {
   Actor,
   AgentRecord,
@@ -131,8 +131,6 @@ const STARTERS_KEY = "starter_agents_created";
 const APPROVAL_SWEEP_MS = 60_000;
 const MAX_MESSAGE_BYTES = 32 * 1024;
 const INTERRUPTED = "interrupted: the server stopped before the run finished";
-/** How often a chat answer is resumed after restarts before it is given up (`runs.maxResumes`). */
-const MAX_RESUMES = 2;
 
 function defaultWorkspaces(home: string): (key: string) => string {
   // Resolving the real path walks every folder above it; remember it while the folder exists.
@@ -207,11 +205,22 @@ export function createTeam(deps: TeamDeps): Team {
       hint: "set DIMSUM_DATABASE_URL to a PostgreSQL database on every instance",
     });
   }
+  const jobs = cluster && leases ? store.jobs : undefined;
   const runs = new RunManager({
     runs: store.runs,
     emit,
     now,
     onError,
+    concurrency: deps.config.runs.concurrency,
+    // Chat answers are jobs any instance claims; the body of a claimed one is built here.
+    ...(jobs
+      ? {
+          jobs: {
+            repo: jobs,
+            bodyFor: (stored: StoredRun, job: RunJob): RunBody => runner.bodyForJob(stored, job),
+          },
+        }
+      : {}),
     ...(cluster && leases
       ? {
           leasing: {
@@ -329,7 +338,7 @@ export function createTeam(deps: TeamDeps): Team {
       return false;
     const key = `run_resumes:${run.id}`;
     const resumes = Number((await store.meta.get(key)) ?? "0");
-    if (resumes >= MAX_RESUMES) return false;
+    if (resumes >= deps.config.runs.maxResumes) return false;
     await store.meta.set(key, String(resumes + 1));
     try {
       await runner.resumeChannelRun(stored, {}, "restart", fence);

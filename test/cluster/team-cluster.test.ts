@@ -55,7 +55,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
   });
 
   async function start(
-    options: { leaseTtlMs?: number; leaseCheckMs?: number; watch?: Actor } = {},
+    options: { leaseTtlMs?: number; leaseCheckMs?: number; watch?: Actor; concurrency?: number } = {},
   ): Promise<Instance> {
     const home = mkdtempSync(join(tmpdir(), "dimsum-cluster-"));
     homes.push(home);
@@ -70,6 +70,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
     });
     // Each message gets a run of its own here; the queue modes have their own tests.
     config.queue = { ...config.queue, group: "followup" };
+    if (options.concurrency !== undefined) config.runs = { ...config.runs, concurrency: options.concurrency };
     const relay = await openRedisRelay<TeamRelayMessage>(REDIS_URL, { channel });
     const team = createTeam({
       home,
@@ -239,4 +240,35 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
     expect(messages.some((m) => m.text === "too late")).toBe(false);
     expect(messages.filter((m) => m.runId === runId).map((m) => m.text)).toEqual(["resumed by B"]);
   });
+
+  it("runs chat answers as jobs: 40 posted to A while B is idle are run by both, each exactly once", async () => {
+    await setUp();
+    const a = await start({ concurrency: 3 });
+    const b = await start({ concurrency: 3 });
+    server.reset();
+    const runIds: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      server.enqueue({ text: `answer ${i}`, delayMs: 150 });
+      const chat = await a.team.createChannel(owner, {
+        kind: "direct",
+        name: `job ${i}`,
+        leaderAgentId: "writer",
+        agentIds: ["writer"],
+        userIds: [],
+      });
+      runIds.push((await a.team.postMessage(owner, chat.id, `question ${i}`)).runs[0]!.id);
+    }
+    for (const runId of runIds) await b.waitFor(ended(runId), 60_000);
+    // Every run made exactly one model call: none ran twice.
+    expect(server.requests).toHaveLength(40);
+    const rows = await db.many<{ id: string; status: string; lease_owner: string }>(
+      "SELECT id, status, lease_owner FROM team_runs WHERE id = ANY($1::text[])",
+      [runIds],
+    );
+    expect(rows.every((r) => r.status === "done")).toBe(true);
+    const byOwner = new Map<string, number>();
+    for (const row of rows) byOwner.set(row.lease_owner, (byOwner.get(row.lease_owner) ?? 0) + 1);
+    expect([...byOwner.keys()].sort()).toEqual([a.relay.instanceId, b.relay.instanceId].sort());
+    for (const count of byOwner.values()) expect(count).toBeGreaterThanOrEqual(12);
+  }, 90_000);
 });

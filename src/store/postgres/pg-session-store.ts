@@ -7,7 +7,7 @@
  */
 import type { Message } from "../../llm/types.js";
 import type { TodoItem } from "../../tools/types.js";
-import { type MessageRow, messageToColumns } from "../message-rows.js";
+import { type MessageColumns, type MessageRow, messageToColumns } from "../message-rows.js";
 import {
   type CheckpointRow,
   checkpointColumns,
@@ -29,13 +29,18 @@ import {
   unansweredResults,
 } from "../session-records.js";
 import { describeToolPairIssues } from "../tool-pairs.js";
+import { DimsumError } from "../../errors.js";
 import type {
+  BeginTurnInput,
+  BeginTurnResult,
   CompactInput,
   FinishRunInput,
   LoadMessagesOptions,
   RecoveryResult,
   RunEventInput,
   RunRecord,
+  RunStepInput,
+  RunStepResult,
   SessionRecord,
   SessionRef,
   SessionStore,
@@ -48,6 +53,12 @@ import type {
 import type { PgDatabase, PgQueryable } from "./pg-database.js";
 
 export type PgSessionStoreOptions = SessionStoreOptions;
+
+/** A message's columns to store, with its token estimate. */
+interface NewMessageColumns {
+  c: MessageColumns;
+  tokens: number | null;
+}
 
 const SESSION_COLUMNS = `s.id, s.user_id, s.session_key, s.title, s.summary, s.summary_updated_at, s.created_at,
   s.updated_at, (SELECT count(*)::int FROM messages m WHERE m.session_id = s.id) AS message_count`;
@@ -66,6 +77,145 @@ const SESSION_ID = "(SELECT id FROM sessions WHERE user_id = $1 AND session_key 
 function isUniqueViolation(err: unknown): boolean {
   const cause = err instanceof Error ? err.cause : undefined;
   return cause instanceof Error && "code" in cause && cause.code === "23505";
+}
+
+/** A run id taken (the runs table's primary key), which no retry can cure. */
+function isDuplicateRun(err: unknown): boolean {
+  const cause = err instanceof Error ? err.cause : undefined;
+  return isUniqueViolation(err) && (cause as { constraint?: string }).constraint === "runs_pkey";
+}
+
+/** Runs `append` once more after a unique violation on a `seq` (see `appendMessages`). */
+async function withSeqRetry<T>(append: () => Promise<T>): Promise<T> {
+  try {
+    return await append();
+  } catch (err) {
+    if (!isUniqueViolation(err) || isDuplicateRun(err)) throw err;
+    return append();
+  }
+}
+
+/** The live messages of the session row `s`, oldest first, as JSON rows (`MessageRow`). */
+const LIVE_MESSAGES_JSON = `(SELECT json_agg(m ORDER BY m.id) FROM (SELECT ${MESSAGE_COLUMNS} FROM messages
+  WHERE session_id = s.id AND compacted = 0) m)`;
+
+/**
+ * `beginTurn` in one statement: the session is created or found with its message counter moved on by
+ * one (its row lock orders concurrent appends), the input is stored under that `seq`, the run is
+ * inserted, and the session, its live messages (the statement's snapshot: before the input) and its
+ * todos are read. A duplicate run id fails the whole statement, so nothing is written then.
+ */
+const BEGIN_TURN = `WITH s AS (
+    INSERT INTO sessions AS s (user_id, session_key, title, created_at, updated_at, last_seq)
+    VALUES ($1, $2, $3, $4, $4, 1)
+    ON CONFLICT (user_id, session_key) DO UPDATE SET title = coalesce(s.title, excluded.title),
+      updated_at = excluded.updated_at,
+      last_seq = greatest(coalesce(s.last_seq, 0),
+        (SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = s.id)) + 1
+    RETURNING s.id, s.title, s.summary, s.summary_updated_at, s.created_at, s.updated_at, s.last_seq
+  ), added AS (
+    INSERT INTO messages (session_id, run_id, seq, role, content_json, tool_call_id, tool_name, is_error,
+      created_at, tokens_estimate)
+    SELECT s.id, $5, s.last_seq, $6, $7, $8, $9, $10::int, $4, $11::int FROM s
+    RETURNING id, seq
+  ), r AS (
+    INSERT INTO runs (id, session_id, status, model, prompt, started_at)
+    SELECT $5, s.id, 'running', $12, $13, $4 FROM s
+    RETURNING status, model, prompt, started_at, ended_at, iterations, usage_json, error, note
+  )
+  SELECT s.title, s.summary, s.summary_updated_at, s.created_at, s.updated_at,
+    (SELECT count(*)::int FROM messages m WHERE m.session_id = s.id) + 1 AS message_count,
+    added.id AS added_id, added.seq AS added_seq,
+    r.status, r.model, r.prompt, r.started_at, r.ended_at, r.iterations, r.usage_json, r.error, r.note,
+    (SELECT items_json FROM todos WHERE session_id = s.id) AS todos_json,
+    ${LIVE_MESSAGES_JSON} AS messages_json
+  FROM s, added, r`;
+
+interface BeginTurnRow {
+  title: string | null;
+  summary: string | null;
+  summary_updated_at: number | null;
+  created_at: number;
+  updated_at: number;
+  message_count: number;
+  added_id: number;
+  added_seq: number;
+  status: string;
+  model: string;
+  prompt: string | null;
+  started_at: number;
+  ended_at: number | null;
+  iterations: number;
+  usage_json: string | null;
+  error: string | null;
+  note: string | null;
+  todos_json: string | null;
+  messages_json: MessageRow[] | null;
+}
+
+/**
+ * `saveRunStep` in one statement. `run` finds the run in the session ($1, $2); the messages (when
+ * $5 > 0) take their `seq` from the session's counter as `appendMessages` does; the run row takes the
+ * events' `seq` from its counter and, by $15, a checkpoint or its end. Without the run nothing is
+ * written: every write hangs off `run`.
+ */
+const SAVE_RUN_STEP = `WITH run AS (
+    SELECT r.id, r.session_id FROM runs r JOIN sessions s ON s.id = r.session_id
+    WHERE r.id = $3 AND s.user_id = $1 AND s.session_key = $2
+  ), s AS (
+    UPDATE sessions SET updated_at = $4, last_seq = greatest(coalesce(last_seq, 0),
+      (SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = sessions.id)) + $5::int
+    WHERE $5::int > 0 AND id = (SELECT session_id FROM run)
+    RETURNING id, last_seq - $5::int AS base
+  ), added AS (
+    INSERT INTO messages (session_id, run_id, seq, role, content_json, tool_call_id, tool_name, is_error,
+      created_at, tokens_estimate)
+    SELECT s.id, $3, s.base + e.n, e.role, e.content_json, e.tool_call_id, e.tool_name, e.is_error, $4, e.tokens
+    FROM s, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::int[])
+      WITH ORDINALITY AS e (role, content_json, tool_call_id, tool_name, is_error, tokens, n)
+    RETURNING id, seq
+  ), r AS (
+    UPDATE runs SET
+      last_event_seq = CASE WHEN $12::int > 0 THEN greatest(coalesce(last_event_seq, 0),
+        (SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = runs.id)) + $12::int ELSE last_event_seq END,
+      checkpoint_json = CASE $15::text WHEN 'checkpoint' THEN $16::text WHEN 'finish' THEN NULL
+        ELSE checkpoint_json END,
+      waiting_since = CASE $15::text WHEN 'checkpoint' THEN CASE WHEN $17::boolean THEN coalesce(waiting_since, $4) END
+        WHEN 'finish' THEN NULL ELSE waiting_since END,
+      status = CASE WHEN $15::text = 'finish' THEN $18::text ELSE status END,
+      ended_at = CASE WHEN $15::text = 'finish' THEN $4 ELSE ended_at END,
+      iterations = CASE WHEN $15::text = 'finish' THEN $19::int ELSE iterations END,
+      usage_json = CASE WHEN $15::text = 'finish' THEN $20::text ELSE usage_json END,
+      error = CASE WHEN $15::text = 'finish' THEN $21::text ELSE error END,
+      note = CASE WHEN $15::text = 'finish' THEN $22::text ELSE note END
+    WHERE id = (SELECT id FROM run) AND ($12::int > 0 OR $15::text <> 'none')
+    RETURNING last_event_seq - $12::int AS base, status, model, prompt, started_at, ended_at, iterations,
+      usage_json, error, note
+  ), added_events AS (
+    INSERT INTO run_events (run_id, seq, type, payload_json, at)
+    SELECT $3, r.base + e.n, e.type, e.payload, $4
+    FROM r, unnest($13::text[], $14::text[]) WITH ORDINALITY AS e (type, payload, n)
+  )
+  SELECT (SELECT count(*)::int FROM run) AS found,
+    (SELECT json_agg(json_build_array(id, seq) ORDER BY seq) FROM added) AS added,
+    CASE WHEN $23::boolean THEN (SELECT items_json FROM todos WHERE session_id = (SELECT session_id FROM run))
+      END AS todos_json,
+    r.status, r.model, r.prompt, r.started_at, r.ended_at, r.iterations, r.usage_json, r.error, r.note
+  FROM (SELECT 1) AS one LEFT JOIN r ON true`;
+
+interface RunStepRow {
+  found: number;
+  added: Array<[number, number]> | null;
+  todos_json: string | null;
+  status: string | null;
+  model: string;
+  prompt: string | null;
+  started_at: number;
+  ended_at: number | null;
+  iterations: number;
+  usage_json: string | null;
+  error: string | null;
+  note: string | null;
 }
 
 export class PgSessionStore implements SessionStore {
@@ -369,7 +519,145 @@ export class PgSessionStore implements SessionStore {
     if (saved === 0) throw missingSessionError(ref);
   }
 
+  async beginTurn(ref: SessionRef, input: BeginTurnInput): Promise<BeginTurnResult> {
+    checkToolPairs(ref, [input.message], describeToolPairIssues);
+    checkRef(ref);
+    const now = this.now();
+    const [columns] = this.columnsOf([input.message]) as [NewMessageColumns];
+    const { c, tokens } = columns;
+    const { runId } = input.run;
+    let row: BeginTurnRow | undefined;
+    try {
+      row = await withSeqRetry(() =>
+        this.db.one<BeginTurnRow>(BEGIN_TURN, [
+          ref.userId,
+          ref.sessionId,
+          input.title ?? null,
+          now,
+          runId,
+          c.role,
+          c.contentJson,
+          c.toolCallId,
+          c.toolName,
+          c.isError,
+          tokens,
+          input.run.model,
+          input.run.prompt ?? null,
+        ]),
+      );
+    } catch (err) {
+      if (isDuplicateRun(err)) throw duplicateRunError(runId);
+      throw err;
+    }
+    if (!row) throw missingSessionError(ref);
+    const session = toSessionRecord({ ...row, id: 0, user_id: ref.userId, session_key: ref.sessionId });
+    const added = { id: row.added_id, seq: row.added_seq };
+    const appended = this.storedRow(added, runId, now, columns, input.message);
+    return {
+      session,
+      messages: this.decode.messages(ref, row.messages_json ?? []),
+      appended,
+      run: this.decode.run({ ...row, id: runId, user_id: ref.userId, session_key: ref.sessionId }),
+      todos: this.decode.todos(ref, row.todos_json ?? undefined),
+    };
+  }
+
+  async saveRunStep(ref: SessionRef, runId: string, step: RunStepInput): Promise<RunStepResult> {
+    const messages = step.messages ?? [];
+    if (messages.length > 0) checkToolPairs(ref, messages, describeToolPairIssues);
+    checkRef(ref);
+    if (step.finish && step.checkpoint) {
+      throw new DimsumError("internal", "A run step either saves a checkpoint or finishes the run, not both.");
+    }
+    const now = this.now();
+    const columns = this.columnsOf(messages);
+    const events = step.events ?? [];
+    const { json, waiting } = checkpointColumns(step.checkpoint?.value, { waiting: step.checkpoint?.waiting });
+    const finish = step.finish;
+    const row = await withSeqRetry(() =>
+      this.db.one<RunStepRow>(SAVE_RUN_STEP, [
+        ref.userId,
+        ref.sessionId,
+        runId,
+        now,
+        messages.length,
+        columns.map((x) => x.c.role),
+        columns.map((x) => x.c.contentJson),
+        columns.map((x) => x.c.toolCallId),
+        columns.map((x) => x.c.toolName),
+        columns.map((x) => x.c.isError),
+        columns.map((x) => x.tokens),
+        events.length,
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e)),
+        finish ? "finish" : step.checkpoint ? "checkpoint" : "none",
+        json,
+        waiting,
+        finish?.status ?? null,
+        finish?.iterations ?? null,
+        finish?.usage === undefined ? null : JSON.stringify(finish.usage),
+        finish?.error ?? null,
+        finish?.note ?? null,
+        step.readTodos === true,
+      ]),
+    );
+    if (!row?.found) {
+      await this.requireSession(this.db, ref);
+      throw missingRunError(ref, runId);
+    }
+    const added = row.added ?? [];
+    if (added.length !== messages.length) throw missingSessionError(ref);
+    const result: RunStepResult = {
+      messages: added.map(([id, seq], i) =>
+        this.storedRow({ id, seq }, runId, now, columns[i] as NewMessageColumns, messages[i] as Message),
+      ),
+    };
+    if (finish && row.status !== null) {
+      result.run = this.decode.run({
+        ...row,
+        status: row.status,
+        id: runId,
+        user_id: ref.userId,
+        session_key: ref.sessionId,
+      });
+    }
+    if (step.readTodos) result.todos = this.decode.todos(ref, row.todos_json ?? undefined);
+    return result;
+  }
+
   // --- helpers ---
+
+  /** The columns of messages to store, with their token estimates. */
+  private columnsOf(messages: readonly Message[]): NewMessageColumns[] {
+    return messages.map((message) => ({
+      c: messageToColumns(message),
+      tokens: this.estimateTokens ? Math.round(this.estimateTokens(message)) : null,
+    }));
+  }
+
+  /** A message just stored as `id`, `seq`, as the store returns it. */
+  private storedRow(
+    { id, seq }: { id: number; seq: number },
+    runId: string | undefined,
+    now: number,
+    { c, tokens }: NewMessageColumns,
+    message: Message,
+  ): StoredMessage {
+    const row: MessageRow = {
+      id,
+      seq,
+      run_id: runId ?? null,
+      role: c.role,
+      content_json: c.contentJson,
+      tool_call_id: c.toolCallId,
+      tool_name: c.toolName,
+      is_error: c.isError,
+      created_at: now,
+      tokens_estimate: tokens,
+      compacted: 0,
+    };
+    return toStoredMessage(row, message);
+  }
 
   /**
    * Appends `messages` to the session in one statement: the session row's counter hands out their
@@ -383,10 +671,7 @@ export class PgSessionStore implements SessionStore {
     messages: readonly Message[],
   ): Promise<StoredMessage[]> {
     const now = this.now();
-    const columns = messages.map((message) => ({
-      c: messageToColumns(message),
-      tokens: this.estimateTokens ? Math.round(this.estimateTokens(message)) : null,
-    }));
+    const columns = this.columnsOf(messages);
     const inserted = await q.many<{ id: number; seq: number }>(
       `WITH s AS (
          UPDATE sessions SET updated_at = $3, last_seq = greatest(coalesce(last_seq, 0),
@@ -415,23 +700,9 @@ export class PgSessionStore implements SessionStore {
     );
     if (inserted.length !== messages.length) throw missingSessionError(ref);
     inserted.sort((a, b) => a.seq - b.seq);
-    return inserted.map(({ id, seq }, i) => {
-      const { c, tokens } = columns[i] as (typeof columns)[number];
-      const row: MessageRow = {
-        id,
-        seq,
-        run_id: runId ?? null,
-        role: c.role,
-        content_json: c.contentJson,
-        tool_call_id: c.toolCallId,
-        tool_name: c.toolName,
-        is_error: c.isError,
-        created_at: now,
-        tokens_estimate: tokens,
-        compacted: 0,
-      };
-      return toStoredMessage(row, messages[i] as Message);
-    });
+    return inserted.map((key, i) =>
+      this.storedRow(key, runId, now, columns[i] as NewMessageColumns, messages[i] as Message),
+    );
   }
 
   private async markCompactedIn(

@@ -189,4 +189,27 @@ export interface TeamStore {
   grants: ApprovalGrantRepository;
   /** Run leases, where several instances share the database (PostgreSQL). */
   leases?: RunLeaseRepository;
+  /** Runs as jobs any instance claims (PostgreSQL). */
+  jobs?: RunJobRepository;
+}
+
+/** What a run that is a job runs, beside its own record: a chat answer, and how it was asked for. */
+export interface RunJob {
+  kind: "answer";
+  versionOf?: number;
+  note?: string;
+  present?: boolean;
+}
+
+/**
+ * Runs as jobs (several instances on PostgreSQL): the instance that receives a message enqueues the
+ * run; any instance with room claims it. A claim is exactly-once and fenced (it takes the run's
+ * lease), and keeps the order rule: of one agent session, only its oldest queued run, and only while
+ * none of its runs is running or waiting.
+ */
+export interface RunJobRepository {
+  /** Inserts the run as queued and unclaimed, with its job. */
+  enqueue(stored: StoredRun, job: RunJob): Promise<void>;
+  /** Claims the next runnable job for `owner` until `until`; undefined when there is none. */
+  claim(owner: string, until: number): Promise<{ stored: StoredRun; job: RunJob; fence: number } | undefined>;
 }

@@ -1,7 +1,8 @@
 /**
  * Run state: a session run's checkpoint (its progress between steps) and `waiting_since`, set while it
  * waits for a person (recovery leaves such a run alone); team runs gain the status `waiting`; the
- * "approve always" grants of a chat; a chat's queue mode; an agent's ask-first tools.
+ * "approve always" grants of a chat; a chat's queue mode; an agent's ask-first tools; the job of a
+ * run that any instance may claim.
  */
 import type { PgMigration } from "../pg-migrations.js";
 
@@ -21,6 +22,9 @@ const statements = [
   )`,
   "ALTER TABLE team_channels ADD COLUMN queue_mode TEXT",
   "ALTER TABLE team_agents ADD COLUMN ask_first_json TEXT NOT NULL DEFAULT '[]'",
+  // A chat answer is a job any instance may claim: what to run, beside the run's own columns.
+  "ALTER TABLE team_runs ADD COLUMN job_json TEXT",
+  "CREATE INDEX team_runs_jobs ON team_runs (started_at, id) WHERE status = 'queued' AND job_json IS NOT NULL",
 ];
 
 export const runState: PgMigration = {

@@ -5,6 +5,7 @@ import { PgAgentRepo } from "./agent-repo.js";
 import { PgChannelRepo } from "./channel-repo.js";
 import { PgFlowRepo } from "./flow-repo.js";
 import { PgGrantRepo } from "./grant-repo.js";
+import { PgRunJobRepo } from "./job-repo.js";
 import { PgMessageRepo } from "./message-repo.js";
 import { PgRunLeaseRepo, PgRunRepo } from "./run-repo.js";
 
@@ -41,5 +42,6 @@ export function createPostgresTeamStore(db: PgDatabase): TeamStore {
     meta: new PgMetaRepo(db),
     grants: new PgGrantRepo(db),
     leases: new PgRunLeaseRepo(db),
+    jobs: new PgRunJobRepo(db),
   };
 }
