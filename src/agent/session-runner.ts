@@ -17,8 +17,8 @@ import type {
   SessionStore,
   StoredMessage,
 } from "../store/types.js";
-import type { TodoItem } from "../tools/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { TodoItem } from "../tools/types.js";
 import {
   type CompactionSettings,
   compact,
@@ -264,13 +264,16 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       yield event;
     }
   } finally {
-    // As `for await` does when its loop ends early: the agent loop's own cleanup runs first.
-    await events.return(undefined);
-    if (!finished) {
-      await save({
-        events: trace.take(),
-        finish: { status: "cancelled", iterations: 0, note: "the caller stopped reading the run" },
-      });
+    try {
+      // As `for await` does when its loop ends early: the agent loop's own cleanup runs first.
+      await events.return(undefined);
+    } finally {
+      if (!finished) {
+        await save({
+          events: trace.take(),
+          finish: { status: "cancelled", iterations: 0, note: "the caller stopped reading the run" },
+        });
+      }
     }
   }
 }

@@ -1,5 +1,6 @@
 /** SessionStore on SQLite (better-sqlite3). Synchronous underneath; async to match the interface. */
 import type { Database } from "better-sqlite3";
+import { DimsumError } from "../errors.js";
 import type { Message } from "../llm/types.js";
 import type { TodoItem } from "../tools/types.js";
 import { joinGroupCommit } from "./group-commit.js";
@@ -23,7 +24,6 @@ import {
 import { storeError } from "./sqlite-errors.js";
 import { prepareStatements, type Statements } from "./sqlite-statements.js";
 import { describeToolPairIssues } from "./tool-pairs.js";
-import { DimsumError } from "../errors.js";
 import type {
   BeginTurnInput,
   BeginTurnResult,
@@ -286,9 +286,13 @@ export class SqliteSessionStore implements SessionStore {
 
   saveRunStep(ref: SessionRef, runId: string, step: RunStepInput): Promise<RunStepResult> {
     return this.guard("write to", () => {
-      if (step.messages && step.messages.length > 0) checkToolPairs(ref, step.messages, describeToolPairIssues);
+      if (step.messages && step.messages.length > 0)
+        checkToolPairs(ref, step.messages, describeToolPairIssues);
       if (step.finish && step.checkpoint) {
-        throw new DimsumError("internal", "A run step either saves a checkpoint or finishes the run, not both.");
+        throw new DimsumError(
+          "internal",
+          "A run step either saves a checkpoint or finishes the run, not both.",
+        );
       }
       return this.tx.step(ref, runId, step);
     });
@@ -323,14 +327,25 @@ export class SqliteSessionStore implements SessionStore {
       step.messages && step.messages.length > 0 ? this.insertBatch(sessionId, runId, step.messages) : [];
     if (step.events && step.events.length > 0) this.appendEventsBody(runId, step.events);
     if (step.checkpoint) {
-      const { json, waiting } = checkpointColumns(step.checkpoint.value, { waiting: step.checkpoint.waiting });
+      const { json, waiting } = checkpointColumns(step.checkpoint.value, {
+        waiting: step.checkpoint.waiting,
+      });
       this.sql.saveCheckpoint.run(json, waiting ? 1 : 0, this.now(), runId, sessionId);
     }
     const result: RunStepResult = { messages };
     if (step.finish) {
       const { status, iterations, usage, error, note } = step.finish;
       const usageJson = usage === undefined ? null : JSON.stringify(usage);
-      this.sql.finishRun.run(status, this.now(), iterations, usageJson, error ?? null, note ?? null, runId, sessionId);
+      this.sql.finishRun.run(
+        status,
+        this.now(),
+        iterations,
+        usageJson,
+        error ?? null,
+        note ?? null,
+        runId,
+        sessionId,
+      );
       result.run = this.readRun(this.sql.run.get(runId, sessionId)!);
     }
     if (step.readTodos) result.todos = this.decode.todos(ref, this.sql.todos.get(sessionId));

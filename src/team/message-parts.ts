@@ -105,6 +105,9 @@ export function applyAgentEvent(parts: readonly MessagePart[], event: AgentEvent
         approval: { ...(p.approval?.askedOf ? { askedOf: p.approval.askedOf } : {}), ...approval },
       }));
     }
+    case "resumed":
+      // After an approval the answer simply goes on; after a restart the person is told.
+      return event.reason === "restart" ? [...parts, { type: "resumed", reason: "restart" }] : [...parts];
     case "error":
       return endWith(parts, failurePart(event.code, event.message, event.hint));
     default:

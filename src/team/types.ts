@@ -154,7 +154,9 @@ export type MessagePart =
       parts?: MessagePart[];
     }
   | { type: "error"; code: string; message: string; hint?: string }
-  | { type: "stopped"; reason: string };
+  | { type: "stopped"; reason: string }
+  /** The answer went on from its checkpoint after the server (or its instance) stopped. */
+  | { type: "resumed"; reason: "restart" };
 
 export interface ChannelMessage {
   /** Monotonic per server; clients resume from the last id they saw. */

@@ -135,6 +135,8 @@ it("resumes an answer killed during a tool call: the call is answered once, with
   const answers = messages.filter((m) => m.runId === runId);
   expect(answers).toHaveLength(1);
   expect(answers[0]?.text).toContain("done after the restart");
+  // The person sees that the answer was resumed.
+  expect(answers[0]?.parts).toContainEqual({ type: "resumed", reason: "restart" });
 }, 60_000);
 
 it("resumes an answer killed while the model streamed: the model call is made again", async () => {

@@ -5,6 +5,8 @@
  * session row (messages) or run row (trace events), whose row lock orders concurrent appends
  * (migration 6). Writes that read before they write (compaction, recovery) are transactions.
  */
+
+import { DimsumError } from "../../errors.js";
 import type { Message } from "../../llm/types.js";
 import type { TodoItem } from "../../tools/types.js";
 import { type MessageColumns, type MessageRow, messageToColumns } from "../message-rows.js";
@@ -29,7 +31,6 @@ import {
   unansweredResults,
 } from "../session-records.js";
 import { describeToolPairIssues } from "../tool-pairs.js";
-import { DimsumError } from "../../errors.js";
 import type {
   BeginTurnInput,
   BeginTurnResult,
@@ -567,12 +568,17 @@ export class PgSessionStore implements SessionStore {
     if (messages.length > 0) checkToolPairs(ref, messages, describeToolPairIssues);
     checkRef(ref);
     if (step.finish && step.checkpoint) {
-      throw new DimsumError("internal", "A run step either saves a checkpoint or finishes the run, not both.");
+      throw new DimsumError(
+        "internal",
+        "A run step either saves a checkpoint or finishes the run, not both.",
+      );
     }
     const now = this.now();
     const columns = this.columnsOf(messages);
     const events = step.events ?? [];
-    const { json, waiting } = checkpointColumns(step.checkpoint?.value, { waiting: step.checkpoint?.waiting });
+    const { json, waiting } = checkpointColumns(step.checkpoint?.value, {
+      waiting: step.checkpoint?.waiting,
+    });
     const finish = step.finish;
     const row = await withSeqRetry(() =>
       this.db.one<RunStepRow>(SAVE_RUN_STEP, [

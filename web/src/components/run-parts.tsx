@@ -103,6 +103,12 @@ export function Parts({ parts, runId, runs, agents, live }: PartsProps) {
                 ■ Stopped{part.reason ? ` — ${part.reason}` : ""}
               </p>
             );
+          case "resumed":
+            return (
+              <p key={key} class="run-resumed muted" data-testid="run-resumed">
+                ↻ Resumed after the server restarted
+              </p>
+            );
           default:
             return null;
         }
