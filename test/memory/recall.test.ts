@@ -89,11 +89,16 @@ describe("recall search", () => {
   it("indexes messages written before the memory migration", async () => {
     const file = join(tempDir(), "dimsum.db");
     const old = openDatabase(file, { migrations: migrations.slice(0, 1) });
-    const sessions = new SqliteSessionStore(old);
-    await sessions.openSession({ userId: "u", sessionId: "s" });
-    await sessions.appendMessages({ userId: "u", sessionId: "s" }, undefined, [
-      { role: "user", content: "remember the blue umbrella" },
-    ]);
+    // Written as that schema's rows (today's session store needs today's schema).
+    old
+      .prepare("INSERT INTO sessions (user_id, session_key, created_at, updated_at) VALUES ('u', 's', 1, 1)")
+      .run();
+    old
+      .prepare(
+        `INSERT INTO messages (session_id, seq, role, content_json, created_at)
+         VALUES ((SELECT id FROM sessions WHERE user_id = 'u'), 1, 'user', ?, 1)`,
+      )
+      .run(JSON.stringify("remember the blue umbrella"));
     old.close();
     const store = new SqliteMemoryStore(openDb(file));
     expect((await store.recallSearch({ userId: "u", query: "umbrella" })).map((h) => h.text)).toEqual([
