@@ -61,7 +61,7 @@ describeBackends("session turns in one write", (open) => {
       const { beginTurn } = batched(store);
       await store.openSession(a1, { title: "kept" });
       await store.appendMessages(a1, undefined, [user("one"), answer("two"), user("three")]);
-      await store.saveTodos(a1, [{ id: "1", text: "buy milk", status: "pending" }]);
+      await store.saveTodos(a1, [{ id: 1, text: "buy milk", status: "pending" }]);
       const [first] = await store.loadMessages(a1);
       await store.compact(a1, { summary: "earlier: one", uptoMessageId: first?.id ?? 0 });
       const before = await store.loadMessages(a1);
@@ -75,7 +75,7 @@ describeBackends("session turns in one write", (open) => {
       expect(begun.appended.seq).toBe(4);
       expect(begun.session).toMatchObject({ title: "kept", summary: "earlier: one", messageCount: 4 });
       expect(begun.session.updatedAt).toBe(20);
-      expect(begun.todos).toEqual([{ id: "1", text: "buy milk", status: "pending" }]);
+      expect(begun.todos).toEqual([{ id: 1, text: "buy milk", status: "pending" }]);
       expect((await store.loadMessages(a1)).map((m) => m.seq)).toEqual([2, 3, 4]);
       // The other user's session of the same name is another session.
       const other = await beginTurn(b1, { message: user("x"), run: { runId: "r3", model: "fake:m" } });
@@ -105,7 +105,7 @@ describeBackends("session turns in one write", (open) => {
       const { beginTurn, saveRunStep } = batched(store);
       await beginTurn(a1, { message: user("go"), run: { runId: "r1", model: "fake:m" } });
       await store.appendRunEvents(a1, "r1", [{ type: "run_start" }]);
-      await store.saveTodos(a1, [{ id: "1", text: "step", status: "in_progress" }]);
+      await store.saveTodos(a1, [{ id: 1, text: "step", status: "in_progress" }]);
       clock = 2;
       const round = toolTurn("t", 2);
       const checkpoint = { version: 1, iteration: 1 };
@@ -119,7 +119,7 @@ describeBackends("session turns in one write", (open) => {
         round.map((m, i) => [i + 2, "r1", m]),
       );
       expect(first.run).toBeUndefined();
-      expect(first.todos).toEqual([{ id: "1", text: "step", status: "in_progress" }]);
+      expect(first.todos).toEqual([{ id: 1, text: "step", status: "in_progress" }]);
       expect(await store.loadCheckpoint(a1, "r1")).toEqual({ checkpoint });
       expect((await store.getRun(a1, "r1"))?.status).toBe("running");
 
