@@ -3,10 +3,11 @@
  * subscribers see as it happens; membership and cancel requests cross over; a run whose instance
  * stops renewing its lease is closed by the other, and the old owner's writes are refused.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadExtensions } from "../../src/capabilities/extensions.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import type { PgDatabase } from "../../src/store/postgres/pg-database.js";
 import { PgSessionStore } from "../../src/store/postgres/pg-session-store.js";
@@ -55,10 +56,21 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
   });
 
   async function start(
-    options: { leaseTtlMs?: number; leaseCheckMs?: number; watch?: Actor; concurrency?: number } = {},
+    options: {
+      leaseTtlMs?: number;
+      leaseCheckMs?: number;
+      watch?: Actor;
+      concurrency?: number;
+      /** A plugin file (`tools/<name>.mjs` in the instance's home) the agents get. */
+      plugin?: { name: string; source: string };
+    } = {},
   ): Promise<Instance> {
     const home = mkdtempSync(join(tmpdir(), "dimsum-cluster-"));
     homes.push(home);
+    if (options.plugin) {
+      mkdirSync(join(home, "tools"), { recursive: true });
+      writeFileSync(join(home, "tools", `${options.plugin.name}.mjs`), options.plugin.source);
+    }
     const config = loadConfig({
       cwd: home,
       env: {
@@ -71,6 +83,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
     // Each message gets a run of its own here; the queue modes have their own tests.
     config.queue = { ...config.queue, group: "followup" };
     if (options.concurrency !== undefined) config.runs = { ...config.runs, concurrency: options.concurrency };
+    const extensions = options.plugin ? await loadExtensions(config, home) : undefined;
     const relay = await openRedisRelay<TeamRelayMessage>(REDIS_URL, { channel });
     const team = createTeam({
       home,
@@ -79,6 +92,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
       store: new PgSessionStore(db),
       personas: new PgPersonaStore(db),
       streamOptions: { retry: { maxRetries: 0 } },
+      ...(extensions ? { capabilities: { extensions } } : {}),
       cluster: {
         instanceId: relay.instanceId,
         relay,
@@ -243,12 +257,32 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
 
   it("runs chat answers as jobs: 40 posted to A while B is idle are run by both, each exactly once", async () => {
     await setUp();
-    const a = await start({ concurrency: 3 });
-    const b = await start({ concurrency: 3 });
+    // A plugin tool that appends the id of the run calling it to one file, whichever instance runs it.
+    const log = join(mkdtempSync(join(tmpdir(), "dimsum-jobs-")), "runs.log");
+    homes.push(dirname(log));
+    writeFileSync(log, "");
+    const plugin = {
+      name: "log-run",
+      source: `import { appendFileSync } from "node:fs";
+export default {
+  name: "log_run",
+  description: "Notes that this run ran.",
+  parameters: { type: "object", properties: {} },
+  async execute(_args, ctx) { appendFileSync(${JSON.stringify(log)}, ctx.runId + "\\n"); return "noted"; },
+};
+`,
+    };
     server.reset();
+    // Every run calls the tool, then answers: 80 model calls, whichever run makes them.
+    const turn = (request: { body: unknown }) =>
+      JSON.stringify(request.body).includes("noted")
+        ? { text: "done", delayMs: 100 }
+        : { toolCalls: [{ name: "log_run", args: {} }], delayMs: 100 };
+    server.enqueue(...Array.from({ length: 80 }, () => turn));
+    const a = await start({ concurrency: 3, plugin });
+    const b = await start({ concurrency: 3, plugin });
     const runIds: string[] = [];
     for (let i = 0; i < 40; i++) {
-      server.enqueue({ text: `answer ${i}`, delayMs: 150 });
       const chat = await a.team.createChannel(owner, {
         kind: "direct",
         name: `job ${i}`,
@@ -259,8 +293,9 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
       runIds.push((await a.team.postMessage(owner, chat.id, `question ${i}`)).runs[0]!.id);
     }
     for (const runId of runIds) await b.waitFor(ended(runId), 60_000);
-    // Every run made exactly one model call: none ran twice.
-    expect(server.requests).toHaveLength(40);
+    // Each run's tool ran exactly once.
+    const logged = readFileSync(log, "utf8").trim().split("\n");
+    expect(logged.sort()).toEqual([...runIds].sort());
     const rows = await db.many<{ id: string; status: string; lease_owner: string }>(
       "SELECT id, status, lease_owner FROM team_runs WHERE id = ANY($1::text[])",
       [runIds],
@@ -269,6 +304,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
     const byOwner = new Map<string, number>();
     for (const row of rows) byOwner.set(row.lease_owner, (byOwner.get(row.lease_owner) ?? 0) + 1);
     expect([...byOwner.keys()].sort()).toEqual([a.relay.instanceId, b.relay.instanceId].sort());
+    // Both instances ran at least 30% of them.
     for (const count of byOwner.values()) expect(count).toBeGreaterThanOrEqual(12);
   }, 90_000);
 });
