@@ -83,34 +83,17 @@ export async function* executeTools(
     const indexed = batch.map(({ item }) => ({ item, index: calls.indexOf(item.call) }));
     if (!first && options.steering?.pending()) {
       for (const { item, index } of indexed) {
-        results[index] = {
-          role: "tool",
-          toolCallId: item.call.id,
-          toolName: item.call.name,
-          content: SKIPPED_FOR_STEERING,
-          isError: true,
-        };
-        yield {
-          type: "tool_call",
-          runId: options.runId,
-          id: item.call.id,
-          name: item.call.name,
-          args: argsOf(item),
-        };
-        yield skippedEvent(options.runId, item.call);
+        const skipped = errorResult(item.call, SKIPPED_FOR_STEERING);
+        results[index] = skipped;
+        yield callEvent(options.runId, item);
+        yield resultEvent(options.runId, skipped, 0);
       }
       continue;
     }
     first = false;
     const runnable: Array<Entry & { approved: boolean }> = [];
     for (const { item, index } of indexed) {
-      yield {
-        type: "tool_call",
-        runId: options.runId,
-        id: item.call.id,
-        name: item.call.name,
-        args: argsOf(item),
-      };
+      yield callEvent(options.runId, item);
       const gate = yield* checkApproval(item, options);
       if (gate.kind === "run") runnable.push({ item, index, approved: gate.approved });
       else if (gate.kind === "wait") pending.push(gate.pending);
@@ -148,14 +131,7 @@ async function* checkApproval(item: Planned, options: ExecuteToolsOptions): Asyn
   if (!("tool" in item)) return { kind: "run", approved: false };
   const { call } = item;
   if (options.interrupted && item.tool.idempotent !== true) {
-    const result: ToolResultMessage = {
-      role: "tool",
-      toolCallId: call.id,
-      toolName: call.name,
-      content: INTERRUPTED_BY_RESTART,
-      isError: true,
-    };
-    return { kind: "result", result };
+    return { kind: "result", result: errorResult(call, INTERRUPTED_BY_RESTART) };
   }
   const decided = options.decided?.get(call.id);
   if (decided) return gateFor(call, decided);
@@ -218,16 +194,13 @@ export function decisionFields(d: ApprovalDecision): { by?: string; always?: boo
   };
 }
 
-function skippedEvent(runId: string, call: ToolCall): AgentEvent {
-  return {
-    type: "tool_result",
-    runId,
-    id: call.id,
-    name: call.name,
-    ok: false,
-    output: SKIPPED_FOR_STEERING,
-    durationMs: 0,
-  };
+/** An error result for a call answered without running its tool. */
+function errorResult(call: ToolCall, content: string): ToolResultMessage {
+  return { role: "tool", toolCallId: call.id, toolName: call.name, content, isError: true };
+}
+
+function callEvent(runId: string, item: Planned): AgentEvent {
+  return { type: "tool_call", runId, id: item.call.id, name: item.call.name, args: argsOf(item) };
 }
 
 /** The tool_result event of a result made without running the tool. */

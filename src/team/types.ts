@@ -3,6 +3,7 @@
  * channel messages, agent runs, and collaboration flows. `Team` is the one facade the HTTP/WebSocket
  * edge talks to; it knows nothing about HTTP.
  */
+import type { PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
 import type { Usage } from "../llm/types.js";
@@ -207,14 +208,7 @@ export interface TeamRun {
    */
   live?: { parts: MessagePart[]; seq: number };
   /** Only from `getRun` while the run waits: the tool calls it waits on. */
-  pendingApprovals?: Array<{
-    callId: string;
-    tool: string;
-    args: unknown;
-    summary: string;
-    reason: string;
-    askedAt: number;
-  }>;
+  pendingApprovals?: PendingApproval[];
 }
 
 /** A tool an agent may run in a chat without asking again ("approve always"). */

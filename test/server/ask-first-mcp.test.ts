@@ -2,10 +2,8 @@
  * An MCP tool on an agent's ask-first list waits for approval; the same tool on another agent does
  * not. A real `dimsum serve` with the MCP "everything" server from mcp.json and the scripted fake LLM.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { type AddressInfo, createServer as createNetServer } from "node:net";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { TeamRun } from "../../src/team/types.js";
 import {
@@ -14,14 +12,13 @@ import {
   startFakeLlmServer,
 } from "../../src/testing/fake-llm-server.js";
 import { EVERYTHING } from "../mcp/helpers.js";
-import { projectRoot } from "../support/fixtures.js";
-import { call, login, type Session, tempDir, waitFor } from "./helpers.js";
+import { call, login, type Session, tempDir } from "./helpers.js";
+import { type ServeProcess, startServe } from "./serve-process.js";
 
-const CLI = resolve(projectRoot, "bin/dimsum.js");
 const PASSWORD = "ask-first-mcp-password";
 
 let llm: FakeLlmServer;
-let serve: ChildProcess | undefined;
+let serve: ServeProcess | undefined;
 
 /** Which agent a request is for: the persona's name is in its system prompt. */
 function agentOf(request: RecordedRequest): string {
@@ -41,18 +38,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  serve?.kill("SIGTERM");
-  await new Promise((r) => (serve && serve.exitCode === null ? serve.once("exit", r) : r(undefined)));
+  await serve?.stop();
   await llm.close();
 });
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
 
 async function json<T>(res: Response | Promise<Response>): Promise<T> {
   const r = await res;
@@ -76,22 +64,13 @@ it("asks first for an MCP tool on one agent's list, and not for the other agent"
       mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } },
     }),
   );
-  let output = "";
-  serve = spawn(process.execPath, [CLI, "serve", "--port", String(await freePort())], {
-    cwd: home,
-    env: {
-      ...process.env,
-      DIMSUM_HOME: home,
-      DIMSUM_OWNER_PASSWORD: PASSWORD,
-      DIMSUM_MODEL: "openai:gpt-test",
-      OPENAI_API_KEY: "sk-ask-first",
-      OPENAI_BASE_URL: `${llm.url}/v1`,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  serve = await startServe(home, {
+    DIMSUM_OWNER_PASSWORD: PASSWORD,
+    DIMSUM_MODEL: "openai:gpt-test",
+    OPENAI_API_KEY: "sk-ask-first",
+    OPENAI_BASE_URL: `${llm.url}/v1`,
   });
-  serve.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-  serve.stderr?.on("data", (d: Buffer) => (output += d.toString()));
-  const url = await waitFor(() => /serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1]);
+  const url = serve.url;
   const owner = await login(url, "owner", PASSWORD);
 
   const patched = await json<{ askFirst: string[] }>(

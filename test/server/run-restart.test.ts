@@ -4,70 +4,38 @@
  * ends `done` in one message. A tool call that was running is not run again blindly: the model reads
  * that it was interrupted by a restart. A model call that was streaming is simply made again.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { type AddressInfo, createServer as createNetServer } from "node:net";
-import { resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { ChannelMessage, TeamRun } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { projectRoot } from "../support/fixtures.js";
 import { call, login, type Session, tempDir, waitFor } from "./helpers.js";
+import { type ServeProcess, startServe } from "./serve-process.js";
 
-const CLI = resolve(projectRoot, "bin/dimsum.js");
 const PASSWORD = "run-restart-password";
 
 let fake: FakeLlmServer;
-let serve: ChildProcess | undefined;
+let serve: ServeProcess | undefined;
 
 beforeAll(async () => {
   fake = await startFakeLlmServer({ defaultTurn: { text: "default answer" } });
 });
 afterAll(async () => fake.close());
-afterEach(async () => {
-  const child = serve;
-  serve = undefined;
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
-  }
-});
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
+afterEach(async () => kill());
 
 async function start(home: string): Promise<{ url: string; owner: Session }> {
-  let output = "";
-  serve = spawn(process.execPath, [CLI, "serve", "--port", String(await freePort())], {
-    cwd: home,
-    env: {
-      ...process.env,
-      DIMSUM_HOME: home,
-      DIMSUM_OWNER_PASSWORD: PASSWORD,
-      DIMSUM_MODEL: "openai:gpt-test",
-      OPENAI_API_KEY: "sk-test-restart",
-      OPENAI_BASE_URL: `${fake.url}/v1`,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  serve = await startServe(home, {
+    DIMSUM_OWNER_PASSWORD: PASSWORD,
+    DIMSUM_MODEL: "openai:gpt-test",
+    OPENAI_API_KEY: "sk-test-restart",
+    OPENAI_BASE_URL: `${fake.url}/v1`,
   });
-  serve.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-  serve.stderr?.on("data", (d: Buffer) => (output += d.toString()));
-  const url = await waitFor(() => /serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1]);
-  return { url, owner: await login(url, "owner", PASSWORD) };
+  return { url: serve.url, owner: await login(serve.url, "owner", PASSWORD) };
 }
 
+/** A crash: SIGKILL, no shutdown work. */
 async function kill(): Promise<void> {
   const child = serve;
   serve = undefined;
-  if (!child) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
+  await child?.stop("SIGKILL");
 }
 
 async function json<T>(res: Response): Promise<T> {
