@@ -632,7 +632,8 @@ export class AgentRunner {
       if (result.waiting) {
         const requestedBy = (await this.#deps.store.runs.get(runId))?.requestedBy ?? "";
         await this.#deps.store.meta.set(seqKey(runId), String(this.#seqs.get(runId) ?? 0));
-        const parts = askApprovalsOf(this.#parts.get(runId) ?? [], requestedBy);
+        const name = requestedBy ? (await this.#deps.nameOf([requestedBy]))(requestedBy) : undefined;
+        const parts = askApprovalsOf(this.#parts.get(runId) ?? [], requestedBy, name);
         await post(textOfParts(parts), parts);
         return result;
       }

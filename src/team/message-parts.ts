@@ -123,11 +123,11 @@ function updateTool(
   return parts.map((p) => (p.type === "tool" && p.callId === callId ? update(p) : p));
 }
 
-/** Marks who a waiting call's approval is asked of (the person the run acts for). */
-export function askApprovalsOf(parts: readonly MessagePart[], userId: string): MessagePart[] {
+/** Marks who a waiting call's approval is asked of (the person the run acts for), with their name. */
+export function askApprovalsOf(parts: readonly MessagePart[], userId: string, name?: string): MessagePart[] {
   return parts.map((p) =>
     p.type === "tool" && p.approval?.state === "pending"
-      ? { ...p, approval: { ...p.approval, askedOf: userId } }
+      ? { ...p, approval: { ...p.approval, askedOf: userId, ...(name ? { askedOfName: name } : {}) } }
       : p,
   );
 }
@@ -136,12 +136,13 @@ export function askApprovalsOf(parts: readonly MessagePart[], userId: string): M
 export function decideApproval(
   parts: readonly MessagePart[],
   callId: string,
-  decision: Pick<ApprovalView, "state" | "by" | "always" | "note">,
+  decision: Pick<ApprovalView, "state" | "by" | "byName" | "always" | "note">,
 ): MessagePart[] {
   return updateTool(parts, callId, (p) => {
     const base = p.approval ?? { state: "pending" as const, summary: "", reason: "" };
     const next: ApprovalView = { ...base, state: decision.state };
     if (decision.by) next.by = decision.by;
+    if (decision.byName) next.byName = decision.byName;
     if (decision.always) next.always = true;
     if (decision.note) next.note = decision.note;
     return { ...p, approval: next };

@@ -13,6 +13,7 @@ import { isAdmin } from "./access.js";
 import type { AgentRunner } from "./agent-runner.js";
 import { KeyedLock } from "./keyed-lock.js";
 import { decideApproval, endParts, failurePart } from "./message-parts.js";
+import type { NamesFor } from "./team-prompt.js";
 import type { StoredRun, TeamStore } from "./team-store.js";
 import type { Actor, ChannelRecord, MessagePart, TeamEvent, TeamRun } from "./types.js";
 
@@ -32,6 +33,8 @@ export interface RunApprovalsDeps {
   emit: (event: TeamEvent) => void;
   now: () => number;
   onError: (err: unknown) => void;
+  /** People's display names, shown on the card with who decided. */
+  nameOf?: NamesFor;
   timeoutMs?: number;
 }
 
@@ -101,9 +104,11 @@ export class RunApprovals {
         });
       }
       const state = input.decision === "approve" ? "approved" : "rejected";
+      const byName = (await this.#deps.nameOf?.([actor.userId]))?.(actor.userId);
       await this.#showDecision(current, callId, {
         state,
         by: actor.userId,
+        ...(byName ? { byName } : {}),
         ...(decision.always ? { always: true } : {}),
         ...(decision.reason ? { note: decision.reason } : {}),
       });

@@ -264,6 +264,7 @@ export function createTeam(deps: TeamDeps): Team {
     emit,
     now,
     onError,
+    nameOf,
     timeoutMs: deps.config.approvalTimeoutMs,
   });
   const queue = new MessageQueue({

@@ -120,8 +120,11 @@ export interface ApprovalView {
   reason: string;
   /** The person the run acts for (who may answer; in a group, the chat's owner and admins too). */
   askedOf?: string;
+  /** Their display name, for readers who cannot list accounts. */
+  askedOfName?: string;
   /** Who decided. */
   by?: string;
+  byName?: string;
   /** Approved for this agent in this chat from now on. */
   always?: boolean;
   /** The reason given with a rejection. */

@@ -59,7 +59,10 @@ describe("approvals", () => {
     ]);
     expect(run.pendingApprovals?.[0]?.reason).toMatch(/git/);
     const card = await toolPart(runId);
-    expect(card).toMatchObject({ status: "waiting", approval: { state: "pending", askedOf: "alice" } });
+    expect(card).toMatchObject({
+      status: "waiting",
+      approval: { state: "pending", askedOf: "alice", askedOfName: "alice" },
+    });
 
     await h.team.answerApproval(alice, runId, run.pendingApprovals![0]!.callId, { decision: "approve" });
     const done = await h.finished(runId);
@@ -70,7 +73,11 @@ describe("approvals", () => {
     const answers = (await h.team.listMessages(alice, group.id)).filter((m) => m.runId === runId);
     expect(answers).toHaveLength(1);
     expect(answers[0]?.text).toContain("pushed");
-    expect((await toolPart(runId))?.approval).toMatchObject({ state: "approved", by: "alice" });
+    expect((await toolPart(runId))?.approval).toMatchObject({
+      state: "approved",
+      by: "alice",
+      byName: "alice",
+    });
     expect(h.events.some((e) => e.type === "approval" && e.runId === runId && e.state === "approved")).toBe(
       true,
     );

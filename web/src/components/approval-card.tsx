@@ -191,7 +191,7 @@ export function ApprovalCard({
       {!canDecide && (
         <p class="approval-waiting" data-testid="approval-waiting">
           <span aria-hidden="true">⏳ </span>
-          {waitingFor(nameOf(asker))}
+          {waitingFor(nameOf(asker) ?? (asker === approval.askedOf ? approval.askedOfName : undefined))}
         </p>
       )}
       {canDecide && !rejecting && (
@@ -277,7 +277,7 @@ export function ApprovalCard({
 /** How a call's approval was decided, under its tool card. */
 export function ApprovalOutcome({ approval, ended }: { approval: ApprovalView; ended: boolean }) {
   const nameOf = usePersonName();
-  const by = deciderOf(approval, nameOf(approval.by));
+  const by = deciderOf(approval, nameOf(approval.by) ?? approval.byName);
   let icon = "✓";
   let text: string;
   switch (approval.state) {
