@@ -87,13 +87,19 @@ async function runLlm() {
  */
 function countPgStatements() {
   const counts = { statements: 0, begins: 0, texts: new Map() };
+  // Each statement text's key in the trace, computed once per text.
+  const keys = new Map();
   const { Client } = createRequire(import.meta.url)("pg");
   const query = Client.prototype.query;
   Client.prototype.query = function (config, ...rest) {
     counts.statements++;
     const text = typeof config === "string" ? config : config?.text;
     if (process.env.WS_LOAD_PG_TRACE && typeof text === "string") {
-      const key = text.replace(/\s+/g, " ").trim().slice(0, 160);
+      let key = keys.get(text);
+      if (key === undefined) {
+        key = text.replace(/\s+/g, " ").trim().slice(0, 160);
+        keys.set(text, key);
+      }
       counts.texts.set(key, (counts.texts.get(key) ?? 0) + 1);
     }
     if (typeof text === "string" && /^\s*BEGIN/i.test(text)) counts.begins++;
@@ -104,6 +110,12 @@ function countPgStatements() {
 
 async function runServer() {
   const home = mkdtempSync(join(tmpdir(), "dimsum-ws-load-"));
+  // WS_LOAD_RUN_CONCURRENCY: the chat answers one instance runs at once (`runs.concurrency`; without
+  // it, the default of the config).
+  if (process.env.WS_LOAD_RUN_CONCURRENCY) {
+    const runs = { concurrency: Number(process.env.WS_LOAD_RUN_CONCURRENCY) };
+    writeFileSync(join(home, "config.json"), JSON.stringify({ runs }));
+  }
   const log = {
     info: () => {},
     warn: (message) => process.stderr.write(`server: ${message}\n`),

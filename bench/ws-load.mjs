@@ -12,7 +12,9 @@
 // (`--profile --postgres`: on one PostgreSQL + Redis instance);
 // `--backends` compares, at N = 100, one SQLite instance with 1 and 2 instances on PostgreSQL + Redis
 // (client i posts to instance i mod 2 and has its socket on the other, so every answer crosses Redis).
-// Diagnostics: WS_LOAD_PG_SYNCHRONOUS_COMMIT=off sets that on the bench databases;
+// Diagnostics: WS_LOAD_PG_SYNCHRONOUS_COMMIT=off sets that on the bench databases, and
+// WS_LOAD_PG_SETTINGS="name=value,…" any settings (e.g. log_statement_stats=on, which logs each
+// statement's CPU time in the server's log);
 // WS_LOAD_BACKENDS=<text> runs only the backends whose label contains it; WS_LOAD_PG_TRACE=<file>
 // writes each instance's statements of the measured phase, by text and count, to <file>.<pid>.
 import { fork } from "node:child_process";
@@ -302,28 +304,35 @@ function machineTicks() {
 }
 
 /**
- * CPU time (ms) of the machine's PostgreSQL and Redis processes, exited children included (Linux
- * `/proc/<pid>/stat`, clock ticks of 10 ms): all of them, whichever database or client they serve.
+ * CPU time (ms) so far of the live PostgreSQL and Redis processes (Linux `/proc/<pid>/stat`, clock ticks
+ * of 10 ms): `postgres` counts the server's own processes (WAL writer, checkpointer, …) and the
+ * connections to `database` (a connection's title names its database); connections to other databases
+ * (other work on the machine) are left out, so they count as other processes. Redis is all of it.
  */
-function serviceCpuMs() {
-  let ticks = 0;
+function serviceCpuMs(database) {
+  const ms = { postgres: 0, redis: 0 };
   try {
     for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
       let stat;
+      let title;
       try {
         stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        title = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
       } catch {
         continue;
       }
       const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       if (comm !== "postgres" && comm !== "redis-server") continue;
+      // A connection's title is "postgres: <cluster>: <user> <database> <client> <state>".
+      const connection = /^postgres: (?:[^:]+: )?\S+ (\S+) (?:\S*\(\d+\)|\[local\])/.exec(title);
+      if (connection && connection[1] !== database) continue;
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+      ms[comm === "postgres" ? "postgres" : "redis"] += (Number(f[11]) + Number(f[12])) * 10;
     }
   } catch {
-    return Number.NaN;
+    return { postgres: Number.NaN, redis: Number.NaN };
   }
-  return ticks * 10;
+  return ms;
 }
 
 /** The figures of several server instances as one: CPU and drops summed, RSS and loop delay the worst. */
@@ -346,12 +355,15 @@ function combineStats(list) {
   };
 }
 
-/** The measured phase: CPU of each process (share of one core) and of everything else on the machine. */
-async function measuredPhase(servers, llm, clients, m, thinkMs) {
+/**
+ * The measured phase: CPU of each process (share of one core) and of everything else on the machine;
+ * `database`: the PostgreSQL database the servers use, whose connections count as PostgreSQL.
+ */
+async function measuredPhase(servers, llm, clients, m, thinkMs, database) {
   await Promise.all([...servers.map((s) => ask(s, "reset")), ask(llm, "reset")]);
   const cpu0 = process.cpuUsage();
   const ticks0 = machineTicks();
-  const services0 = serviceCpuMs();
+  const services0 = serviceCpuMs(database);
   const { results, wallMs } = await drive(clients, m, "r", thinkMs);
   const [llmStats, ...each] = await Promise.all([ask(llm, "stats"), ...servers.map((s) => ask(s, "stats"))]);
   const stats = combineStats(each);
@@ -361,8 +373,11 @@ async function measuredPhase(servers, llm, clients, m, thinkMs) {
     server: stats.cpuMs / wallMs,
     llm: llmStats.cpuMs / wallMs,
     client: (used.user + used.system) / 1000 / wallMs,
-    services: (serviceCpuMs() - services0) / wallMs,
   };
+  const services1 = serviceCpuMs(database);
+  cpu.postgres = (services1.postgres - services0.postgres) / wallMs;
+  cpu.redis = (services1.redis - services0.redis) / wallMs;
+  cpu.services = cpu.postgres + cpu.redis;
   const machine =
     ticks0 && ticks1 ? (cpus().length * (ticks1.busy - ticks0.busy)) / (ticks1.total - ticks0.total) : NaN;
   cpu.other = Math.max(0, machine - cpu.server - cpu.llm - cpu.client - (cpu.services || 0));
@@ -397,7 +412,15 @@ async function measure(llm, { n, m, thinkMs }, env = {}, instances = 1) {
     // N open browser tabs rather than N simultaneous new connections.
     await pool(clients, 50, (c) => c.touch());
     const children = servers.map((s) => s.child);
-    const { results, wallMs, stats, cpu } = await measuredPhase(children, llm.child, clients, m, thinkMs);
+    const database = env.DIMSUM_DATABASE_URL ? new URL(env.DIMSUM_DATABASE_URL).pathname.slice(1) : undefined;
+    const { results, wallMs, stats, cpu } = await measuredPhase(
+      children,
+      llm.child,
+      clients,
+      m,
+      thinkMs,
+      database,
+    );
     await new Promise((r) => setTimeout(r, 100)); // let late or duplicate frames arrive
     const done = results.filter((r) => !r.lost);
     const added = done.map((r) => r.e2eMs - LATENCY_MS);
@@ -411,6 +434,7 @@ async function measure(llm, { n, m, thinkMs }, env = {}, instances = 1) {
       setupMs,
       expected: n * m,
       lost: n * m - done.length,
+      wallMs,
       runsPerSec: done.length / (wallMs / 1000),
       added: [50, 99, 100].map((p) => percentile(added, p)),
       dimsum: [50, 99].map((p) => percentile(dimsum, p)),
@@ -482,7 +506,10 @@ function table(rows) {
     "CPU in the phase, % of one core: server (all instances) / fake LLM / clients",
     (r) => `${pct(r.cpu.server)} / ${pct(r.cpu.llm)} / ${pct(r.cpu.client)}`,
   );
-  add("PostgreSQL + Redis processes (all of the machine's), % of one core", (r) => pct(r.cpu.services));
+  add(
+    "PostgreSQL (the bench database's connections and the server's own processes) / Redis, % of one core",
+    (r) => `${pct(r.cpu.postgres)} / ${pct(r.cpu.redis)}`,
+  );
   add("other processes on the machine meanwhile, % of one core", (r) => pct(r.cpu.other));
   add(
     "server CPU per completed run, all instances (→ runs/s one free core could serve)",
@@ -601,7 +628,7 @@ export async function backendsSection() {
   return [
     heading,
     "",
-    `\`node bench/ws-load.mjs --backends\` (N = 100; the same clients, fake LLM and phases as above). Each row has fresh server processes: SQLite in a temp home (the baseline), or a fresh PostgreSQL database (dropped after) at ${BENCH_POSTGRES_URL} with the Redis relays at ${REDIS_URL} and one DIMSUM_SECRET_KEY, with 1 or 2 instances started one after the other. The server is composed as \`dimsum serve\` does (\`openStorage\` + \`openCluster\` + \`buildTeam\` + \`createServer\`; no scheduler, connectors or MCP). With 2 instances there is no load balancer: the owner creates every account on instance 0; client i logs in, creates its chat and posts on instance i mod 2 and subscribes its socket on instance (i + 1) mod 2, so every answer (token deltas, run status, the message) reaches its socket through Redis. Rows run plans outer, backends inner. CPU of the PostgreSQL and Redis processes is read from \`/proc\` (all of the machine's, whichever database they serve).`,
+    `\`node bench/ws-load.mjs --backends\` (N = 100; the same clients, fake LLM and phases as above). Each row has fresh server processes: SQLite in a temp home (the baseline), or a fresh PostgreSQL database (dropped after) at ${BENCH_POSTGRES_URL} with the Redis relays at ${REDIS_URL} and one DIMSUM_SECRET_KEY, with 1 or 2 instances started one after the other. The server is composed as \`dimsum serve\` does (\`openStorage\` + \`openCluster\` + \`buildTeam\` + \`createServer\`; no scheduler, connectors or MCP). With 2 instances there is no load balancer: the owner creates every account on instance 0; client i logs in, creates its chat and posts on instance i mod 2 and subscribes its socket on instance (i + 1) mod 2, so every answer (token deltas, run status, the message) reaches its socket through Redis. Rows run plans outer, backends inner. Each instance runs at most ${process.env.WS_LOAD_RUN_CONCURRENCY ? `${process.env.WS_LOAD_RUN_CONCURRENCY} chat answers at once (\`runs.concurrency\`, set by WS_LOAD_RUN_CONCURRENCY)` : "32 chat answers at once (`runs.concurrency`, the default; WS_LOAD_RUN_CONCURRENCY sets another)"}. CPU is read from \`/proc\`: PostgreSQL counts the server's own processes and the connections to the bench database (not other databases' connections, which count as the rest of the machine), Redis all of it; "÷ SQLite's" is the row's saturation runs/s over SQLite's in the same run.`,
     "",
     await runBackends(),
   ].join("\n");
@@ -622,10 +649,17 @@ async function measureBackend(llm, plan, backend) {
   if (!backend.postgres) return { label: backend.label, ...(await measure(llm, plan, backend.env)) };
   const { createBenchDatabase } = await import("./postgres.mjs");
   // WS_LOAD_PG_SYNCHRONOUS_COMMIT=off: a diagnostic, to see how much the WAL flush of each commit costs.
-  const synchronousCommit = process.env.WS_LOAD_PG_SYNCHRONOUS_COMMIT;
-  const database = await createBenchDatabase(
-    synchronousCommit ? { settings: { synchronous_commit: synchronousCommit } } : {},
+  // WS_LOAD_PG_SETTINGS="name=value,…": any settings of the bench database (e.g. log_statement_stats=on).
+  const settings = Object.fromEntries(
+    (process.env.WS_LOAD_PG_SETTINGS ?? "")
+      .split(",")
+      .filter((kv) => kv.includes("="))
+      .map((kv) => kv.split("=").map((x) => x.trim())),
   );
+  if (process.env.WS_LOAD_PG_SYNCHRONOUS_COMMIT) {
+    settings.synchronous_commit = process.env.WS_LOAD_PG_SYNCHRONOUS_COMMIT;
+  }
+  const database = await createBenchDatabase({ settings });
   try {
     const env = {
       ...backend.env,
@@ -666,24 +700,36 @@ export async function runBackends() {
     return out;
   });
   const line = (cells) => `| ${cells.join(" | ")} |`;
+  const sqliteSat = rows.find((r) => r.label === BACKENDS[0].label && r.thinkMs === 0);
+  const perRun = (r, share) => ms((share * r.wallMs) / Math.max(1, r.expected - r.lost));
   const summary = [
     line([
       "backend",
-      "saturation: completed runs/s (server CPU per run)",
+      "saturation: completed runs/s (÷ SQLite's)",
+      "saturation, CPU per completed run: Dimsum (all instances) / PostgreSQL / Redis",
+      "PostgreSQL statements per run",
       `N = 100, pause ${THINK_MS * 0.5}–${THINK_MS * 1.5} ms: **p99 added latency** (p50)`,
-      "saturation CPU, % of one core: Dimsum (all instances) / PostgreSQL + Redis / rest of the machine",
+      "saturation CPU, % of one core: Dimsum / PostgreSQL / Redis / rest of the machine",
       "lost answers (both rows)",
     ]),
-    line(["---", "---", "---", "---", "---"]),
+    line(["---", "---", "---", "---", "---", "---", "---"]),
     ...BACKENDS.map(({ label }) => {
       const sat = rows.find((r) => r.label === label && r.thinkMs === 0);
       const paced = rows.find((r) => r.label === label && r.thinkMs > 0);
+      const ratio = sat && sqliteSat ? ` (**${(sat.runsPerSec / sqliteSat.runsPerSec).toFixed(2)}**)` : "";
+      const statements = sat?.stats.pg
+        ? (sat.stats.pg.statements / Math.max(1, sat.expected - sat.lost)).toFixed(1)
+        : "–";
       return line([
         label,
-        sat ? `${sat.runsPerSec.toFixed(0)} (${ms(sat.cpuPerRunMs)})` : "failed",
+        sat ? `${sat.runsPerSec.toFixed(0)}${ratio}` : "failed",
+        sat
+          ? `${ms(sat.cpuPerRunMs)} / ${perRun(sat, sat.cpu.postgres)} / ${perRun(sat, sat.cpu.redis)}`
+          : "",
+        statements,
         paced ? `**${ms(paced.added[1])}** (${ms(paced.added[0])})` : "failed",
         sat
-          ? `${pct(sat.cpu.server)} / ${pct(sat.cpu.services)} / ${pct(sat.cpu.llm + sat.cpu.client + sat.cpu.other)}`
+          ? `${pct(sat.cpu.server)} / ${pct(sat.cpu.postgres)} / ${pct(sat.cpu.redis)} / ${pct(sat.cpu.llm + sat.cpu.client + sat.cpu.other)}`
           : "",
         String((sat?.lost ?? 0) + (paced?.lost ?? 0)),
       ]);

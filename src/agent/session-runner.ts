@@ -91,6 +91,14 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   const settings = { ...defaultCompactionSettings, ...options.compaction };
 
   const title = titleFrom(options.input);
+  const query = textOf(options.input);
+  // A fresh turn's first model call needs the context layers (persona, memory, skills), which need only
+  // the person and the query: their reads start now, beside the turn's own writes, not after them.
+  // The first context awaits them (and reports their failure).
+  let layered: Promise<LayerResult> | undefined = options.resume
+    ? undefined
+    : options.layers?.({ userId: ref.userId, query, signal });
+  layered?.catch(() => undefined);
   let live: LiveMessage[];
   let summary: string | undefined;
   // The todos read with the last write, for the next context; read again when there are none.
@@ -124,15 +132,16 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
     todos = begun.todos;
   }
 
-  const query = textOf(options.input);
   const trace = new TraceRecorder(store, ref, runId, options.secrets ?? []);
   let lastEstimate = 0;
   let extra: Partial<ContextLayers> | undefined;
 
   const buildContext: ContextBuilder = async ({ system, tools, toolsOffered, signal: runSignal, report }) => {
     if (!extra) {
+      const pending = layered;
+      layered = undefined;
       const result = options.layers
-        ? await options.layers({ userId: ref.userId, query, signal: runSignal })
+        ? await (pending ?? options.layers({ userId: ref.userId, query, signal: runSignal }))
         : { layers: {} };
       extra = result.layers;
       if (options.layers) report(contextEvent(runId, result));

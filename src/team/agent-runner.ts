@@ -132,12 +132,13 @@ export class AgentRunner {
     const { run } = stored;
     return async (ctx) => {
       const { store } = this.#deps;
-      const channel = await store.channels.get(run.channelId);
+      const { channel, agents } = await store.channels.getWithAgents(run.channelId);
       if (!channel) throw notFound(`The channel ${run.channelId} no longer exists.`);
-      const agent = await this.#agent(run.agentId);
+      const agent = agents.find((a) => a.id === run.agentId);
+      if (!agent) throw notFound(`The agent @${run.agentId} no longer exists.`);
       const trigger = await store.messages.get(run.triggerMessageId);
       if (!trigger) throw notFound(`The message ${run.triggerMessageId} no longer exists.`);
-      return this.#answerBody(channel, agent, trigger, stored.requestedBy, job)(ctx);
+      return this.#answerBody(channel, agent, trigger, stored.requestedBy, job, agents)(ctx);
     };
   };
 
@@ -147,6 +148,8 @@ export class AgentRunner {
     trigger: ChannelMessage,
     requestedBy: string,
     job: RunJob,
+    /** Every agent, read with `channel` as the job was claimed: then neither is read again. */
+    agentsRead?: AgentRecord[],
   ): RunBody {
     const { store, runtime } = this.#deps;
     const place: AnswerPlace = { replyTo: trigger.id };
@@ -163,8 +166,11 @@ export class AgentRunner {
         undefined,
         async (onEvent) => {
           // Re-read: the channel and the agent may have changed while the run was queued.
-          const current = (await store.channels.get(channel.id)) ?? channel;
-          const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
+          const read = agentsRead
+            ? { channel, agents: agentsRead }
+            : await store.channels.getWithAgents(channel.id);
+          const current = read.channel ?? channel;
+          const agents = new Map(read.agents.map((a) => [a.id, a]));
           const self = agents.get(agent.id) ?? agent;
           const unseen = await this.#unseenInput(current, agent.id, trigger.id);
           const shown = unseen.messages.length > 0 ? unseen.text : await this.#inputOf(current, trigger);
@@ -221,9 +227,10 @@ export class AgentRunner {
           place,
           existing,
           async (onEvent) => {
-            const channel = await store.channels.get(run.channelId);
+            const read = await store.channels.getWithAgents(run.channelId);
+            const channel = read.channel;
             if (!channel) throw notFound(`The channel ${run.channelId} no longer exists.`);
-            const agents = new Map((await store.agents.list()).map((a) => [a.id, a]));
+            const agents = new Map(read.agents.map((a) => [a.id, a]));
             const self = agents.get(run.agentId);
             if (!self) throw notFound(`The agent @${run.agentId} no longer exists.`);
             const names = await this.#deps.nameOf(peopleIn(channel));
@@ -306,8 +313,14 @@ export class AgentRunner {
   /** The messages `agentId` has not seen in the channel, up to `upto`, as its input. */
   async #unseenInput(channel: ChannelRecord, agentId: string, upto: number) {
     const { store, now } = this.#deps;
-    const seen = await store.messages.advanceMarker(`agent:${agentId}`, channel.id, upto, now());
-    const messages = (await store.messages.range(channel.id, seen, upto, MAX_INPUT_MESSAGES)).filter(
+    const unseen = await store.messages.unseen(
+      `agent:${agentId}`,
+      channel.id,
+      upto,
+      now(),
+      MAX_INPUT_MESSAGES,
+    );
+    const messages = unseen.messages.filter(
       // Its own answers it knows; a failed answer with nothing said has nothing to read.
       (m) => !(m.author.type === "agent" && m.author.id === agentId) && m.text.trim() !== "",
     );
@@ -690,15 +703,16 @@ export class AgentRunner {
     place: AnswerPlace,
     existing?: ChannelMessage,
   ): Promise<void> {
-    // Another instance closed the run (this one lost its lease): its answer is no longer wanted.
-    if (!(await this.#deps.runs.holds(runId))) return;
     // A resumed run goes on in the message it posted before it waited (found when it resumed).
     if (existing && existing.author.type === "agent" && existing.author.id === agentId) {
+      // Another instance closed the run (this one lost its lease): its answer is no longer wanted.
+      if (!(await this.#deps.runs.holds(runId))) return;
       const edited = await this.#deps.store.messages.edit(existing.id, text, null, parts);
       if (edited) this.#deps.bus.emit({ type: "message", channelId, message: edited });
       return;
     }
-    const message = await this.#deps.store.messages.insert({
+    // Stored only while this instance still holds the run (checked in the same write).
+    const message = await this.#deps.runs.insertIfHeld(runId, this.#deps.store.messages, {
       channelId,
       author: { type: "agent", id: agentId },
       text,
@@ -708,7 +722,7 @@ export class AgentRunner {
       mentions: [],
       createdAt: this.#deps.now(),
     });
-    this.#deps.bus.emit({ type: "message", channelId, message });
+    if (message) this.#deps.bus.emit({ type: "message", channelId, message });
   }
 }
 

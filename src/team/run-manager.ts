@@ -8,8 +8,16 @@ import { randomUUID } from "node:crypto";
 import { DimsumError, toDimsumError } from "../errors.js";
 import type { Usage } from "../llm/types.js";
 import type { SessionRef } from "../store/types.js";
-import type { RunJob, RunJobRepository, RunLeaseRepository, RunRepository, StoredRun } from "./team-store.js";
-import type { TeamEvent, TeamRun } from "./types.js";
+import type {
+  MessageRepository,
+  NewMessage,
+  RunJob,
+  RunJobRepository,
+  RunLeaseRepository,
+  RunRepository,
+  StoredRun,
+} from "./team-store.js";
+import type { ChannelMessage, TeamEvent, TeamRun } from "./types.js";
 
 export interface RunRequest {
   channelId: string;
@@ -320,6 +328,24 @@ export class RunManager {
     if (await leases.isCurrent(runId, active.fence)) return true;
     active.controller.abort(new DimsumError("aborted", LEASE_LOST));
     return false;
+  }
+
+  /**
+   * Stores a message the run posts only while this instance holds the run, like `holds` followed by
+   * `messages.insert`, but checked in the same statement where leases are kept; undefined (and the
+   * run aborted) when another instance took it.
+   */
+  async insertIfHeld(
+    runId: string,
+    messages: MessageRepository,
+    message: NewMessage,
+  ): Promise<ChannelMessage | undefined> {
+    const leases = this.#options.leasing?.leases;
+    const active = this.#active.get(runId);
+    if (!leases || active?.fence === undefined) return messages.insert(message);
+    const stored = await leases.insertMessageIfCurrent(runId, active.fence, message);
+    if (!stored) active.controller.abort(new DimsumError("aborted", LEASE_LOST));
+    return stored;
   }
 
   /** True while the run is queued or running in this process. */

@@ -387,14 +387,17 @@ export function createTeam(deps: TeamDeps): Team {
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
     const targets = route.kind === "agents" ? route.agents : [];
     const at = now();
-    const message = await store.messages.insert({
-      channelId: channel.id,
-      author: { type: "user", id: actor.userId },
-      text,
-      mentions: targets.map((a) => a.id),
-      createdAt: at,
-    });
-    await store.messages.setMarker(actor.userId, channel.id, message.id, at);
+    // The author has read their own post: stored with their marker moved to it, in one write.
+    const message = await store.messages.insert(
+      {
+        channelId: channel.id,
+        author: { type: "user", id: actor.userId },
+        text,
+        mentions: targets.map((a) => a.id),
+        createdAt: at,
+      },
+      { readBy: actor.userId },
+    );
     emit({ type: "message", channelId: channel.id, message });
     if (route.kind === "flow") {
       const flow = await flows.start(channel.id, message.id, channel.chain, route.input);

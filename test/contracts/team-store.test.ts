@@ -410,10 +410,12 @@ describeBackends("team store", (open, kind) => {
     expect(await store.messages.marker("alice", "ops")).toBe(c.id);
     expect((await store.messages.unread("alice", ["ops"])).get("ops")).toBe(0);
     expect(await store.messages.unread("alice", [])).toEqual(new Map());
-    // advanceMarker: the marker as it was, and the move (still only forward).
-    expect(await store.messages.advanceMarker("agent:writer", "ops", a.id, 8)).toBe(0);
-    expect(await store.messages.advanceMarker("agent:writer", "ops", c.id, 9)).toBe(a.id);
-    expect(await store.messages.advanceMarker("agent:writer", "ops", a.id, 10)).toBe(c.id);
+    // unseen: the marker as it was, and the move (still only forward).
+    const previous = async (upto: number, at: number) =>
+      (await store.messages.unseen("agent:writer", "ops", upto, at, 40)).previous;
+    expect(await previous(a.id, 8)).toBe(0);
+    expect(await previous(c.id, 9)).toBe(a.id);
+    expect(await previous(a.id, 10)).toBe(c.id);
     expect(await store.messages.marker("agent:writer", "ops")).toBe(c.id);
   });
 

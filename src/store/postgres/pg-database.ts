@@ -4,7 +4,8 @@
  * database opens, so the SQLite default (and the CLI) never pays for it.
  */
 import { createRequire } from "node:module";
-import type { Pool, PoolClient, QueryResultRow } from "pg";
+import type { Writable } from "node:stream";
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from "pg";
 import { DimsumError } from "../../errors.js";
 import { redactUrl } from "../redact-url.js";
 import { pgMigrations } from "./migrations/index.js";
@@ -125,9 +126,106 @@ function isStalePlan(err: unknown): boolean {
   return pgCode(err) === "0A000" && err instanceof Error && /cached plan/i.test(err.message);
 }
 
+/** Where a Queryable sends its statements: a client in a transaction, or the tick batcher. */
+interface QueryTarget {
+  query<T extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<T>>;
+}
+
+interface Waiting {
+  config: QueryConfig;
+  resolve: (result: QueryResult) => void;
+  reject: (err: unknown) => void;
+}
+
+/** A connection-level failure (the server's errors carry a severity): the client is not reused. */
+function isConnectionError(err: unknown): boolean {
+  return !(err instanceof Error && "severity" in err);
+}
+
+/**
+ * At most this many statements share one connection's write: the server runs a batch's statements one
+ * after the other (each commit waiting for its WAL flush), so a large turn is spread over several.
+ */
+const MAX_BATCH = 8;
+
+/**
+ * Sends the statements asked for during one turn of the event loop together. One statement goes to
+ * the pool as before; several go to one pooled connection (up to MAX_BATCH each), written back to
+ * back in one write. The connections pipeline (the driver's `pipeline` mode): the server runs them in
+ * order without a round trip between them, and every statement keeps its own Sync, so each is its own
+ * implicit transaction and an error fails only its own statement. Statements of one turn are
+ * independent by construction (none awaited another), so running them in one order on one connection
+ * is one of the orders several connections could have run them in. On a busy server this turns many
+ * small writes (each waking a server process) into a few larger ones.
+ */
+class TickBatcher implements QueryTarget {
+  #waiting: Waiting[] = [];
+  #scheduled = false;
+
+  constructor(private readonly pool: Pool) {}
+
+  query<T extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<T>> {
+    return new Promise<QueryResult<T>>((resolve, reject) => {
+      this.#waiting.push({ config, resolve: resolve as (result: QueryResult) => void, reject });
+      if (this.#scheduled) return;
+      this.#scheduled = true;
+      // After this turn's I/O callbacks (and the continuations they resumed) have asked for theirs.
+      setImmediate(this.#flush);
+    });
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    const all = this.#waiting;
+    this.#waiting = [];
+    for (let i = 0; i < all.length; i += MAX_BATCH) {
+      const batch = all.slice(i, i + MAX_BATCH);
+      const [only] = batch;
+      if (batch.length === 1 && only) {
+        this.pool.query(only.config).then(only.resolve, only.reject);
+        continue;
+      }
+      this.pool.connect().then(
+        (client) => this.#send(client, batch),
+        (err: unknown) => {
+          for (const waiting of batch) waiting.reject(err);
+        },
+      );
+    }
+  };
+
+  #send(client: PoolClient, batch: Waiting[]): void {
+    let left = batch.length;
+    let broken: Error | undefined;
+    const settled = () => {
+      if (--left === 0) client.release(broken);
+    };
+    // The driver corks around each statement it writes; corked around all, they leave in one write.
+    const stream = (client as unknown as { connection?: { stream?: Writable } }).connection?.stream;
+    stream?.cork();
+    try {
+      for (const waiting of batch) {
+        client.query(waiting.config).then(
+          (result) => {
+            waiting.resolve(result);
+            settled();
+          },
+          (err: unknown) => {
+            if (isConnectionError(err)) broken ??= err instanceof Error ? err : new Error(String(err));
+            waiting.reject(err);
+            settled();
+          },
+        );
+      }
+    } finally {
+      stream?.uncork();
+    }
+  }
+}
+
 class Queryable implements PgQueryable {
   constructor(
-    protected readonly target: Pool | PoolClient,
+    protected readonly target: QueryTarget,
     protected readonly labelText: string,
     protected readonly names: StatementNames,
   ) {}
@@ -135,12 +233,12 @@ class Queryable implements PgQueryable {
   protected async send<T extends QueryResultRow>(sql: string, params: readonly unknown[]) {
     const name = this.names.nameOf(sql);
     const values = params as unknown[];
-    if (name === undefined) return this.target.query<T>(sql, values);
+    if (name === undefined) return this.target.query<T>({ text: sql, values });
     try {
       return await this.target.query<T>({ name, text: sql, values });
     } catch (err) {
       if (!isStalePlan(err)) throw err;
-      return this.target.query<T>(sql, values);
+      return this.target.query<T>({ text: sql, values });
     }
   }
 
@@ -170,7 +268,7 @@ class PoolDatabase extends Queryable implements PgDatabase {
   readonly pool: Pool;
 
   constructor(pool: Pool, label: string) {
-    super(pool, label, new StatementNames());
+    super(new TickBatcher(pool), label, new StatementNames());
     this.pool = pool;
     this.label = label;
   }
@@ -187,7 +285,7 @@ class PoolDatabase extends Queryable implements PgDatabase {
     }
     try {
       await client.query(options.serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN");
-      const result = await body(new Queryable(client, this.label, this.names));
+      const result = await body(new Queryable(client as QueryTarget, this.label, this.names));
       await client.query("COMMIT");
       return result;
     } catch (err) {
@@ -212,7 +310,8 @@ export async function openPostgres(url: string, options: OpenPostgresOptions = {
   const { Pool: PoolClass, types } = pgDriver();
   // BIGINT (epoch milliseconds, counts) comes back as a number, not a string.
   types.setTypeParser(20, (value: string) => Number(value));
-  const pool = new PoolClass({ connectionString: url, max: options.maxConnections ?? 10 });
+  // Pipelined connections: a batch of statements (TickBatcher) is written at once, not one by one.
+  const pool = new PoolClass({ connectionString: url, max: options.maxConnections ?? 10, pipeline: true });
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on("error", () => undefined);
   const db = new PoolDatabase(pool, label);

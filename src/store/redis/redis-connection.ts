@@ -33,6 +33,8 @@ export async function connectRedis(url: string, options: RedisConnectOptions = {
   const { Redis } = createRequire(import.meta.url)("ioredis") as typeof import("ioredis");
   const client = new Redis(url, {
     lazyConnect: true,
+    // Commands of one event-loop turn (a run's token deltas, …) leave in one write.
+    enableAutoPipelining: true,
     ...(options.failFast
       ? { maxRetriesPerRequest: 1, enableOfflineQueue: false }
       : { maxRetriesPerRequest: null }),

@@ -29,6 +29,8 @@ export interface AgentRepository {
 
 export interface ChannelRepository {
   get(id: string): Promise<ChannelRecord | undefined>;
+  /** `get(id)` and `AgentRepository.list()` in one read (what a run reads as it starts). */
+  getWithAgents(id: string): Promise<{ channel: ChannelRecord | undefined; agents: AgentRecord[] }>;
   /** Every channel, oldest first. */
   list(): Promise<ChannelRecord[]>;
   /** Every (channel, person) membership, for the in-memory visibility index. */
@@ -60,8 +62,12 @@ export interface ListOptions {
 }
 
 export interface MessageRepository {
-  /** Stores a message and its search terms in one transaction; ids grow with every insert. */
-  insert(message: NewMessage): Promise<ChannelMessage>;
+  /**
+   * Stores a message and its search terms in one transaction; ids grow with every insert. With
+   * `readBy`, that reader's marker moves to the new message in the same transaction (as `setMarker`
+   * at the message's `createdAt`): a person's own post is read.
+   */
+  insert(message: NewMessage, options?: { readBy?: string }): Promise<ChannelMessage>;
   get(id: number): Promise<ChannelMessage | undefined>;
   /** Replaces a message's text and parts (default: just that text) and its search terms. */
   /**
@@ -92,8 +98,18 @@ export interface MessageRepository {
   marker(readerId: string, channelId: string): Promise<number>;
   /** Moves a reader's marker forward (never back). */
   setMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<void>;
-  /** setMarker in one step with reading the marker as it was before; resolves to that (0 if none). */
-  advanceMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<number>;
+  /**
+   * `setMarker(readerId, channelId, upto, at)` and `range(channelId, previous, upto, limit)` in one
+   * step: what the reader had not seen up to `upto`, oldest first, and `previous`, its marker as it
+   * was (0 if none).
+   */
+  unseen(
+    readerId: string,
+    channelId: string,
+    upto: number,
+    at: number,
+    limit: number,
+  ): Promise<{ previous: number; messages: ChannelMessage[] }>;
   /** Per channel, the messages after the person's marker, not counting their own. */
   unread(userId: string, channelIds: readonly string[]): Promise<Map<string, number>>;
 }
@@ -140,6 +156,15 @@ export interface RunLeaseRepository {
   ownersIn(channelId: string): Promise<string[]>;
   /** Whether `fence` is still the run's fencing token and the run still open (a read, no write). */
   isCurrent(runId: string, fence: number): Promise<boolean>;
+  /**
+   * Stores a message the run posts (as `MessageRepository.insert`) only while `isCurrent(runId,
+   * fence)`, checked in the same statement; undefined, and nothing stored, when it is not.
+   */
+  insertMessageIfCurrent(
+    runId: string,
+    fence: number,
+    message: NewMessage,
+  ): Promise<ChannelMessage | undefined>;
   /** Saves status, error, usage and times only while `fence` is current; false when it is not. */
   updateFenced(run: TeamRun, fence: number): Promise<boolean>;
   /** Ends the open runs whose lease ran out before `now` as errors with `reason`; resolves to them. */

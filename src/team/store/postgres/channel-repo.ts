@@ -1,8 +1,15 @@
 /** Channels with their members and collaboration chain, in PostgreSQL. */
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
-import type { ChannelMember, ChannelRecord } from "../../types.js";
+import type { AgentRecord, ChannelMember, ChannelRecord } from "../../types.js";
 import type { ChannelRepository } from "../repositories.js";
-import { type ChannelRow, type MemberRow, membersByChannel, toChannel } from "../rows.js";
+import {
+  type AgentRow,
+  type ChannelRow,
+  type MemberRow,
+  membersByChannel,
+  toAgent,
+  toChannel,
+} from "../rows.js";
 
 const MEMBER_ORDER = "ORDER BY added_at, member_type, member_id";
 const ADD_MEMBER = `INSERT INTO team_channel_members (channel_id, member_type, member_id, added_at)
@@ -22,6 +29,24 @@ export class PgChannelRepo implements ChannelRepository {
     if (!row) return undefined;
     const { members_json: members, ...channel } = row;
     return toChannel(channel, members);
+  }
+
+  /** One round trip: every agent, and the channel with its members, as JSON. */
+  async getWithAgents(id: string): Promise<{ channel: ChannelRecord | undefined; agents: AgentRecord[] }> {
+    const row = await this.db.one<{
+      agents_json: AgentRow[] | null;
+      channel_json: (ChannelRow & { members: MemberRow[] }) | null;
+    }>(
+      `SELECT (SELECT json_agg(a ORDER BY a.created_at, a.seq) FROM team_agents a) AS agents_json,
+         (SELECT to_jsonb(c) || jsonb_build_object('members', coalesce((SELECT json_agg(m ${MEMBER_ORDER})
+            FROM team_channel_members m WHERE m.channel_id = c.id), '[]'))
+          FROM team_channels c WHERE c.id = $1) AS channel_json`,
+      [id],
+    );
+    const agents = (row?.agents_json ?? []).map(toAgent);
+    if (!row?.channel_json) return { channel: undefined, agents };
+    const { members, ...channel } = row.channel_json;
+    return { channel: toChannel(channel, members), agents };
   }
 
   async list(): Promise<ChannelRecord[]> {

@@ -16,29 +16,52 @@ const SET_MARKER = `INSERT INTO team_read_markers (reader_id, channel_id, messag
   VALUES ($1, $2, $3, $4) ON CONFLICT (reader_id, channel_id) DO UPDATE
   SET message_id = greatest(team_read_markers.message_id, excluded.message_id), updated_at = excluded.updated_at`;
 
+const INSERT_COLUMNS = `INSERT INTO team_messages (channel_id, author_type, author_id, text, run_id, mentions_json,
+    created_at, parts_json, reply_to, version_of, search_terms)`;
+const INSERT_MESSAGE = `${INSERT_COLUMNS}
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, array_to_tsvector($11::text[]))`;
+
+/** The insert, with the marker of the reader $12 moved to the new message in the same statement. */
+const INSERT_MESSAGE_READ = `WITH m AS (${INSERT_MESSAGE} RETURNING id), marked AS (
+    INSERT INTO team_read_markers (reader_id, channel_id, message_id, updated_at) SELECT $12, $1, m.id, $7 FROM m
+    ON CONFLICT (reader_id, channel_id) DO UPDATE
+    SET message_id = greatest(team_read_markers.message_id, excluded.message_id), updated_at = excluded.updated_at
+  )
+  SELECT id FROM m`;
+
+/** The insert, only while the run $12 is open with the fencing token $13 (see `isCurrent`). */
+export const INSERT_MESSAGE_IF_CURRENT = `${INSERT_COLUMNS}
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, array_to_tsvector($11::text[])
+  WHERE EXISTS (SELECT 1 FROM team_runs WHERE id = $12 AND fence = $13 AND status IN ('queued', 'running'))
+  RETURNING id`;
+
+/** The parameters $1…$11 of the inserts: the message's columns and its search terms. */
+export function insertMessageParams(message: NewMessage, parts: MessagePart[]): unknown[] {
+  return [
+    message.channelId,
+    message.author.type,
+    message.author.id,
+    message.text,
+    message.runId ?? null,
+    JSON.stringify(message.mentions),
+    message.createdAt,
+    JSON.stringify(parts),
+    message.replyTo ?? null,
+    message.versionOf ?? null,
+    messageLexemes(message.text),
+  ];
+}
+
 export class PgMessageRepo implements MessageRepository {
   constructor(private readonly db: PgDatabase) {}
 
-  async insert(message: NewMessage): Promise<ChannelMessage> {
+  async insert(message: NewMessage, options: { readBy?: string } = {}): Promise<ChannelMessage> {
     const parts = message.parts ?? textParts(message.text);
-    const row = await this.db.one<{ id: number }>(
-      `INSERT INTO team_messages (channel_id, author_type, author_id, text, run_id, mentions_json, created_at,
-         parts_json, reply_to, version_of, search_terms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, array_to_tsvector($11::text[])) RETURNING id`,
-      [
-        message.channelId,
-        message.author.type,
-        message.author.id,
-        message.text,
-        message.runId ?? null,
-        JSON.stringify(message.mentions),
-        message.createdAt,
-        JSON.stringify(parts),
-        message.replyTo ?? null,
-        message.versionOf ?? null,
-        messageLexemes(message.text),
-      ],
-    );
+    const params = insertMessageParams(message, parts);
+    const row =
+      options.readBy === undefined
+        ? await this.db.one<{ id: number }>(`${INSERT_MESSAGE} RETURNING id`, params)
+        : await this.db.one<{ id: number }>(INSERT_MESSAGE_READ, [...params, options.readBy]);
     return { ...message, parts, id: row?.id ?? 0 };
   }
 
@@ -133,15 +156,30 @@ export class PgMessageRepo implements MessageRepository {
     await this.db.run(SET_MARKER, [readerId, channelId, messageId, at]);
   }
 
-  /** One statement: the upsert runs as a CTE beside the read of the row as it was. */
-  async advanceMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<number> {
-    const row = await this.db.one<{ previous: number }>(
-      `WITH moved AS (${SET_MARKER})
-       SELECT coalesce((SELECT message_id FROM team_read_markers WHERE reader_id = $1 AND channel_id = $2), 0)
-         AS previous`,
-      [readerId, channelId, messageId, at],
+  /**
+   * One statement: the marker's upsert as a CTE, and the messages after the marker as it was (the
+   * statement's snapshot), newest `limit` first, with that marker on every row (or one empty row).
+   */
+  async unseen(
+    readerId: string,
+    channelId: string,
+    upto: number,
+    at: number,
+    limit: number,
+  ): Promise<{ previous: number; messages: ChannelMessage[] }> {
+    const rows = await this.db.many<MessageRow & { previous: number }>(
+      `WITH moved AS (${SET_MARKER}), seen AS (
+         SELECT coalesce((SELECT message_id FROM team_read_markers WHERE reader_id = $1 AND channel_id = $2), 0)
+           AS previous
+       )
+       SELECT seen.previous, m.* FROM seen LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM team_messages WHERE channel_id = $2 AND id > seen.previous AND id <= $3
+         ORDER BY id DESC LIMIT $5
+       ) m ON true`,
+      [readerId, channelId, upto, at, limit],
     );
-    return row?.previous ?? 0;
+    const messages = rows.filter((row) => row.id !== null).map(toMessage);
+    return { previous: rows[0]?.previous ?? 0, messages: messages.reverse() };
   }
 
   async unread(userId: string, channelIds: readonly string[]): Promise<Map<string, number>> {

@@ -1,9 +1,10 @@
 /** Team runs in PostgreSQL. */
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
 import type { SessionRef } from "../../../store/types.js";
-import type { TeamRun } from "../../types.js";
-import type { RunLeaseRepository, RunRepository, StoredRun } from "../repositories.js";
-import { type RunRow, runInsertParams, runUpdateParams, toStoredRun } from "../rows.js";
+import type { ChannelMessage, TeamRun } from "../../types.js";
+import type { NewMessage, RunLeaseRepository, RunRepository, StoredRun } from "../repositories.js";
+import { type RunRow, runInsertParams, runUpdateParams, textParts, toStoredRun } from "../rows.js";
+import { INSERT_MESSAGE_IF_CURRENT, insertMessageParams } from "./message-repo.js";
 
 const INSERT_RUN = `INSERT INTO team_runs (id, channel_id, agent_id, trigger_message_id, status, flow_id,
   step_index, depth, parent_run_id, requested_by, session_user_id, session_id, started_at`;
@@ -105,6 +106,20 @@ export class PgRunLeaseRepo implements RunLeaseRepository {
       [runId, fence],
     );
     return row !== undefined;
+  }
+
+  async insertMessageIfCurrent(
+    runId: string,
+    fence: number,
+    message: NewMessage,
+  ): Promise<ChannelMessage | undefined> {
+    const parts = message.parts ?? textParts(message.text);
+    const row = await this.db.one<{ id: number }>(INSERT_MESSAGE_IF_CURRENT, [
+      ...insertMessageParams(message, parts),
+      runId,
+      fence,
+    ]);
+    return row ? { ...message, parts, id: row.id } : undefined;
   }
 
   async updateFenced(run: TeamRun, fence: number): Promise<boolean> {

@@ -1,8 +1,15 @@
 /** Channels with their members and collaboration chain. */
 import type { Database, Statement } from "better-sqlite3";
-import type { ChannelMember, ChannelRecord } from "../../types.js";
+import type { AgentRecord, ChannelMember, ChannelRecord } from "../../types.js";
 import type { ChannelRepository } from "../repositories.js";
-import { type ChannelRow, type MemberRow, membersByChannel, toChannel } from "../rows.js";
+import {
+  type AgentRow,
+  type ChannelRow,
+  type MemberRow,
+  membersByChannel,
+  toAgent,
+  toChannel,
+} from "../rows.js";
 import { guard } from "./sql-guard.js";
 
 /** The channel tables. */
@@ -12,6 +19,7 @@ export class SqliteChannelRepo implements ChannelRepository {
     get: Statement<[string], ChannelRow>;
     list: Statement<[], ChannelRow>;
     members: Statement<[string], MemberRow>;
+    agents: Statement<[], AgentRow>;
     allMembers: Statement<[], MemberRow>;
     insert: Statement<unknown[]>;
     update: Statement<unknown[]>;
@@ -30,6 +38,8 @@ export class SqliteChannelRepo implements ChannelRepository {
         "SELECT * FROM team_channel_members WHERE channel_id = ? ORDER BY added_at, member_type, member_id",
       ),
       allMembers: db.prepare("SELECT * FROM team_channel_members ORDER BY added_at, member_type, member_id"),
+      // As SqliteAgentRepo lists them.
+      agents: db.prepare("SELECT * FROM team_agents ORDER BY created_at, rowid"),
       insert: db.prepare(
         `INSERT INTO team_channels (id, kind, name, leader_agent_id, chain_json, queue_mode, created_by, created_at,
            updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -70,6 +80,17 @@ export class SqliteChannelRepo implements ChannelRepository {
       const row = this.#sql.get.get(id);
       return row ? toChannel(row, this.#sql.members.all(id)) : undefined;
     });
+  }
+
+  /** The channel and every agent, in one transaction. */
+  getWithAgents(id: string): Promise<{ channel: ChannelRecord | undefined; agents: AgentRecord[] }> {
+    return guard(this.#db, "read a channel from", () =>
+      this.#db.transaction(() => {
+        const row = this.#sql.get.get(id);
+        const channel = row ? toChannel(row, this.#sql.members.all(id)) : undefined;
+        return { channel, agents: this.#sql.agents.all().map(toAgent) };
+      })(),
+    );
   }
 
   /** Every channel, oldest first. */

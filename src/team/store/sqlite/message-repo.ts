@@ -29,7 +29,7 @@ export class SqliteMessageRepo implements MessageRepository {
     setMarker: Statement<[string, string, number, number]>;
     unread: Statement<[{ user: string; channel: string }], number>;
   };
-  readonly #insertTx: (message: NewMessage) => ChannelMessage;
+  readonly #insertTx: (message: NewMessage, readBy: string | undefined) => ChannelMessage;
   readonly #editTx: (id: number, text: string, parts: MessagePart[], at: number | null) => void;
 
   constructor(db: Database) {
@@ -75,7 +75,7 @@ export class SqliteMessageRepo implements MessageRepository {
         )
         .pluck(),
     };
-    this.#insertTx = db.transaction((message: NewMessage): ChannelMessage => {
+    this.#insertTx = db.transaction((message: NewMessage, readBy: string | undefined): ChannelMessage => {
       const parts = message.parts ?? textParts(message.text);
       const info = this.#sql.insert.run(
         message.channelId,
@@ -92,6 +92,7 @@ export class SqliteMessageRepo implements MessageRepository {
       const id = Number(info.lastInsertRowid);
       const terms = searchDocument(message.text);
       if (terms !== "") this.#sql.index.run(id, terms);
+      if (readBy !== undefined) this.#sql.setMarker.run(readBy, message.channelId, id, message.createdAt);
       return { ...message, parts, id };
     });
     this.#editTx = db.transaction(
@@ -131,9 +132,9 @@ export class SqliteMessageRepo implements MessageRepository {
     return guard(this.#db, "read messages from", () => this.#sql.replies.all(id).map(toMessage));
   }
 
-  /** Stores a message and its search terms in one transaction. */
-  insert(message: NewMessage): Promise<ChannelMessage> {
-    return guard(this.#db, "save a message in", () => this.#insertTx(message));
+  /** Stores a message and its search terms (and `readBy`'s marker) in one transaction. */
+  insert(message: NewMessage, options: { readBy?: string } = {}): Promise<ChannelMessage> {
+    return guard(this.#db, "save a message in", () => this.#insertTx(message, options.readBy));
   }
 
   get(id: number): Promise<ChannelMessage | undefined> {
@@ -207,13 +208,20 @@ export class SqliteMessageRepo implements MessageRepository {
     });
   }
 
-  /** setMarker, resolving to the marker as it was before (one transaction). */
-  advanceMarker(readerId: string, channelId: string, messageId: number, at: number): Promise<number> {
+  /** Moves the reader's marker to `upto` and reads the range after the marker as it was, in one transaction. */
+  unseen(
+    readerId: string,
+    channelId: string,
+    upto: number,
+    at: number,
+    limit: number,
+  ): Promise<{ previous: number; messages: ChannelMessage[] }> {
     return guard(this.#db, "save a read marker in", () =>
       this.#db.transaction(() => {
         const previous = this.#sql.marker.get(readerId, channelId) ?? 0;
-        this.#sql.setMarker.run(readerId, channelId, messageId, at);
-        return previous;
+        this.#sql.setMarker.run(readerId, channelId, upto, at);
+        const messages = this.#sql.range.all(channelId, previous, upto, limit).map(toMessage);
+        return { previous, messages };
       })(),
     );
   }
