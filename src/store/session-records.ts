@@ -6,7 +6,7 @@
 import { DimsumError } from "../errors.js";
 import type { Message, ToolResultMessage, Usage } from "../llm/types.js";
 import type { TodoItem } from "../tools/types.js";
-import { type MessageRow, rowToMessage } from "./message-rows.js";
+import { type MessageColumns, type MessageRow, rowToMessage } from "./message-rows.js";
 import { findToolPairIssues } from "./tool-pairs.js";
 import type {
   RunRecord,
@@ -107,6 +107,30 @@ export function toSessionRecord(row: SessionRow): SessionRecord {
   if (row.summary !== null) record.summary = row.summary;
   if (row.summary_updated_at !== null) record.summaryUpdatedAt = row.summary_updated_at;
   return record;
+}
+
+/** A message just appended (not compacted), as the store returns it. */
+export function newStoredMessage(
+  key: { id: number; seq: number },
+  runId: string | undefined,
+  createdAt: number,
+  c: MessageColumns,
+  tokens: number | null,
+  message: Message,
+): StoredMessage {
+  const row: MessageRow = {
+    ...key,
+    run_id: runId ?? null,
+    role: c.role,
+    content_json: c.contentJson,
+    tool_call_id: c.toolCallId,
+    tool_name: c.toolName,
+    is_error: c.isError,
+    created_at: createdAt,
+    tokens_estimate: tokens,
+    compacted: 0,
+  };
+  return toStoredMessage(row, message);
 }
 
 /** A messages row plus its decoded message as a StoredMessage. */

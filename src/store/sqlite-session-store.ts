@@ -15,10 +15,10 @@ import {
   INTERRUPTED_RUN_NOTE,
   missingRunError,
   missingSessionError,
+  newStoredMessage,
   RowDecoder,
   splitToolResultError,
   toSessionRecord,
-  toStoredMessage,
   unansweredResults,
 } from "./session-records.js";
 import { storeError } from "./sqlite-errors.js";
@@ -371,20 +371,7 @@ export class SqliteSessionStore implements SessionStore {
         now,
         tokens,
       );
-      const row: MessageRow = {
-        id: Number(lastInsertRowid),
-        seq,
-        run_id: runId ?? null,
-        role: c.role,
-        content_json: c.contentJson,
-        tool_call_id: c.toolCallId,
-        tool_name: c.toolName,
-        is_error: c.isError,
-        created_at: now,
-        tokens_estimate: tokens,
-        compacted: 0,
-      };
-      return toStoredMessage(row, message);
+      return newStoredMessage({ id: Number(lastInsertRowid), seq }, runId, now, c, tokens, message);
     });
     this.sql.touchSession.run(now, sessionId);
     return stored;

@@ -20,6 +20,7 @@ import {
   INTERRUPTED_RUN_NOTE,
   missingRunError,
   missingSessionError,
+  newStoredMessage,
   RowDecoder,
   type RunEventRow,
   type RunRow,
@@ -27,7 +28,6 @@ import {
   type SessionStoreOptions,
   splitToolResultError,
   toSessionRecord,
-  toStoredMessage,
   unansweredResults,
 } from "../session-records.js";
 import { describeToolPairIssues } from "../tool-pairs.js";
@@ -649,20 +649,7 @@ export class PgSessionStore implements SessionStore {
     { c, tokens }: NewMessageColumns,
     message: Message,
   ): StoredMessage {
-    const row: MessageRow = {
-      id,
-      seq,
-      run_id: runId ?? null,
-      role: c.role,
-      content_json: c.contentJson,
-      tool_call_id: c.toolCallId,
-      tool_name: c.toolName,
-      is_error: c.isError,
-      created_at: now,
-      tokens_estimate: tokens,
-      compacted: 0,
-    };
-    return toStoredMessage(row, message);
+    return newStoredMessage({ id, seq }, runId, now, c, tokens, message);
   }
 
   /**
