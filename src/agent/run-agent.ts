@@ -20,6 +20,7 @@ import type {
 import { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/types.js";
 import type { Approver } from "./approvals.js";
+import { fitAttachments } from "./attachments-fit.js";
 import type { RunCheckpoint } from "./checkpoint.js";
 import { type AgentEvent, errorEvent } from "./events.js";
 import { executeTools, type ToolOutcome } from "./execute-tools.js";
@@ -60,6 +61,8 @@ export interface RunAgentOptions {
   /** The provider function; defaults to the one for the model's wire protocol. */
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+  /** Person turns whose images go to the model as images (default 3; `context.keepImagesTurns`). */
+  keepImagesTurns?: number;
   /** Budget for one tool result, in characters (default 20,000). */
   maxToolResultChars?: number;
   buildContext?: ContextBuilder;
@@ -158,10 +161,20 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       const toolsOffered = stopReason === undefined;
       yield { type: "turn_start", runId, iteration, toolsOffered };
       const reported: AgentEvent[] = [];
+      let fitted: Message[];
+      try {
+        fitted = await fitAttachments(messages, options.model, {
+          ...(options.keepImagesTurns !== undefined ? { keepImagesTurns: options.keepImagesTurns } : {}),
+          signal,
+        });
+      } catch (err) {
+        yield errorEvent(runId, toDimsumError(err));
+        return;
+      }
       const context = await buildContext({
         runId,
         system: options.system,
-        messages,
+        messages: fitted,
         tools: registry,
         toolsOffered,
         signal,

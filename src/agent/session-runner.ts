@@ -61,6 +61,8 @@ export interface SessionTurnOptions {
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
   compaction?: Partial<CompactionSettings>;
+  /** See `RunAgentOptions.keepImagesTurns`. */
+  keepImagesTurns?: number;
   layers?: LayerProvider;
   counter?: TokenCounter;
   /** Keeps estimate corrections across turns of one session. */
@@ -196,6 +198,7 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
     stream,
     streamOptions: options.streamOptions,
     buildContext,
+    ...(options.keepImagesTurns !== undefined ? { keepImagesTurns: options.keepImagesTurns } : {}),
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.askFirst ? { askFirst: options.askFirst } : {}),
     ...(options.steering ? { steering: options.steering } : {}),

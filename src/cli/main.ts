@@ -3,6 +3,11 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { EXIT_OK, EXIT_PIPE, EXIT_USAGE } from "./exit-codes.js";
 import { guardOutput } from "./stop-signals.js";
 
+/** Collects a repeatable option's values in order. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer");
@@ -50,6 +55,7 @@ export async function main(argv: string[]): Promise<number> {
       "continue a stored conversation of this user (default: DIMSUM_USER or your login)",
     )
     .option("-s, --session <id>", "continue this stored session")
+    .option("-a, --attach <file>", "attach an image, PDF or text file (repeatable)", collect, [])
     .action(async (words: string[], options) => {
       const { runCommand } = await import("./commands/run.js");
       const prompt = words.length === 1 && words[0] === "-" ? await readStdin(io.stdin) : words.join(" ");
@@ -67,6 +73,7 @@ export async function main(argv: string[]): Promise<number> {
     .option("--max-iterations <n>", "model calls that may use tools before a final answer", positiveInt)
     .option("-y, --yes", "allow commands the shell policy marks dangerous without asking")
     .option("--system <text>", "system prompt")
+    .option("-a, --attach <file>", "attach a file to the first message (repeatable)", collect, [])
     .action(async (options) => {
       const { chatCommand } = await import("./commands/chat.js");
       exitCode = await chatCommand(options, io);

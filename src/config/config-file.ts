@@ -27,6 +27,8 @@ function buildSchemas() {
     maxOutputTokens: z.number().int().positive().optional(),
     pricing: pricing.optional(),
     quirks: quirks.optional(),
+    /** What the model reads besides text, over the catalogue (e.g. a vision model it does not know). */
+    input: z.object({ images: z.boolean().optional(), pdf: z.boolean().optional() }).strict().optional(),
   });
 
   const limitMs = z.number().int().positive();
@@ -74,6 +76,21 @@ function buildSchemas() {
           direct: queueModeEntry.optional(),
           group: queueModeEntry.optional(),
         })
+        .strict()
+        .default({}),
+      /** Files attached to a message: size limits per kind and how many one message may carry. */
+      attachments: z
+        .object({
+          maxImageMB: z.number().positive().max(100).optional(),
+          maxPdfMB: z.number().positive().max(200).optional(),
+          maxTextMB: z.number().positive().max(50).optional(),
+          maxFiles: z.number().int().positive().max(100).optional(),
+        })
+        .strict()
+        .default({}),
+      /** What the model is sent of the conversation: person turns whose images stay images. */
+      context: z
+        .object({ keepImagesTurns: z.number().int().min(0).max(100).optional() })
         .strict()
         .default({}),
       providers: z.record(z.string(), providerEntry).default({}),
@@ -143,6 +160,8 @@ export function emptyConfigFile(): ConfigFile {
     runs: {},
     approvals: {},
     queue: {},
+    attachments: {},
+    context: {},
     providers: {},
     models: {},
     modelCalls: {},

@@ -6,6 +6,7 @@
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { type AttachmentLimits, DEFAULT_ATTACHMENT_LIMITS } from "../attachments/kinds.js";
 import { type ModelCallLimits, resolveCallLimits } from "../llm/call-limits.js";
 import type { QueueMode } from "../team/types.js";
 import { defaultToolsConfig } from "../tools/builtin/defaults.js";
@@ -34,6 +35,10 @@ export interface DimsumConfig {
    * (`queue.collectMs`, default 1500), and the mode of chats without their own.
    */
   queue: { collectMs: number; direct: QueueMode; group: QueueMode };
+  /** Attachment limits per message (`attachments` in the config file; 10 MB images, 20 MB PDFs, 10 files). */
+  attachments: AttachmentLimits;
+  /** Person turns whose images the model still sees as images (`context.keepImagesTurns`, default 3). */
+  keepImagesTurns: number;
   /** Deadlines of every model call (`modelCalls` in the config file over the defaults); copied into each ModelSpec. */
   modelCalls: ModelCallLimits;
   /**
@@ -107,6 +112,8 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
       group: file.queue.group ?? "collect",
     },
     modelCalls: resolveCallLimits(file.modelCalls),
+    attachments: attachmentLimits(file.attachments),
+    keepImagesTurns: file.context.keepImagesTurns ?? DEFAULT_KEEP_IMAGES_TURNS,
     env,
     user: env.DIMSUM_USER || undefined,
     webSearch: webSearchConfigFromEnv(env),
@@ -212,5 +219,20 @@ function toolsConfigFrom(file: ConfigFile, around: ShellSurroundings): ToolsConf
       timeoutMs: fetch.timeoutSeconds ? fetch.timeoutSeconds * 1000 : defaults.fetch.timeoutMs,
       maxBytes: fetch.maxBytes ?? defaults.fetch.maxBytes,
     },
+  };
+}
+
+/** Person turns whose images the model sees as images when the config says nothing. */
+export const DEFAULT_KEEP_IMAGES_TURNS = 3;
+
+/** The attachment limits: the config file's megabytes over the defaults. */
+function attachmentLimits(file: ConfigFile["attachments"]): AttachmentLimits {
+  const mb = (value: number | undefined, fallback: number) =>
+    value === undefined ? fallback : Math.round(value * 1024 * 1024);
+  return {
+    imageBytes: mb(file.maxImageMB, DEFAULT_ATTACHMENT_LIMITS.imageBytes),
+    pdfBytes: mb(file.maxPdfMB, DEFAULT_ATTACHMENT_LIMITS.pdfBytes),
+    textBytes: mb(file.maxTextMB, DEFAULT_ATTACHMENT_LIMITS.textBytes),
+    filesPerMessage: file.maxFiles ?? DEFAULT_ATTACHMENT_LIMITS.filesPerMessage,
   };
 }

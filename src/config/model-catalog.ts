@@ -3,12 +3,59 @@
  * Matching is by prefix so dated snapshots (`gpt-4o-2024-08-06`) inherit their family's numbers.
  * Anything unknown gets a conservative window and no price.
  */
-import type { ModelPricing } from "../llm/types.js";
+import type { ModelInputKinds, ModelPricing } from "../llm/types.js";
 
 export interface CatalogEntry {
   contextWindow: number;
   maxOutputTokens?: number;
   pricing?: ModelPricing;
+  /** What the model reads besides text. */
+  input?: ModelInputKinds;
+}
+
+const TEXT_ONLY: ModelInputKinds = { images: false, pdf: false };
+const VISION: ModelInputKinds = { images: true, pdf: false };
+const VISION_PDF: ModelInputKinds = { images: true, pdf: true };
+
+/**
+ * What families read besides text, longest prefix first wins: OpenAI's GPT-4o and later, Claude and
+ * Gemini take images and PDFs; vision variants of open models take images. A catalogued model that
+ * matches none reads text only; an uncatalogued one is unknown (see ModelSpec.input).
+ */
+const inputKinds: Array<[prefix: string, kinds: ModelInputKinds]> = [
+  ["gpt-4o", VISION_PDF],
+  ["gpt-4.1", VISION_PDF],
+  ["gpt-5", VISION_PDF],
+  ["o3", VISION_PDF],
+  ["o4-mini", VISION_PDF],
+  ["claude-", VISION_PDF],
+  ["gemini-", VISION_PDF],
+  ["qwen-vl", VISION],
+  ["qwen2.5-vl", VISION],
+  ["glm-4v", VISION],
+  ["glm-4.5v", VISION],
+  ["llama3.2-vision", VISION],
+  ["llava", VISION],
+];
+
+/** What a model id reads besides text, by family; undefined when the family is not known. */
+export function inputKindsOf(modelId: string): ModelInputKinds | undefined {
+  const id = modelId.includes("/") ? modelId.slice(modelId.lastIndexOf("/") + 1) : modelId;
+  let best: ModelInputKinds | undefined;
+  let bestLength = -1;
+  for (const [prefix, kinds] of inputKinds) {
+    if (id.startsWith(prefix) && prefix.length > bestLength) {
+      best = kinds;
+      bestLength = prefix.length;
+    }
+  }
+  return best;
+}
+
+/** A catalogued model of `provider` (else of OpenAI) that reads images, for messages that suggest one. */
+export function imageModelFor(provider: string): string {
+  const own = (suggested[provider] ?? []).find((id) => inputKindsOf(id)?.images === true);
+  return own ? `${provider}:${own}` : "openai:gpt-4o";
 }
 
 // Longest prefix wins, so more specific ids come with their own entries.
@@ -79,7 +126,11 @@ export function lookupModel(modelId: string): CatalogEntry | undefined {
       bestLength = prefix.length;
     }
   }
-  return best;
+  if (!best) {
+    const kinds = inputKindsOf(id);
+    return kinds ? { contextWindow: DEFAULT_CONTEXT_WINDOW, input: kinds } : undefined;
+  }
+  return { ...best, input: inputKindsOf(id) ?? TEXT_ONLY };
 }
 
 /** Models offered in pickers for each built-in provider before (or without) asking the provider. */

@@ -53,6 +53,12 @@ export function resolveModel(config: DimsumConfig, value: string | undefined): M
   };
   const maxOutputTokens = override?.maxOutputTokens ?? catalog?.maxOutputTokens;
   if (maxOutputTokens) spec.maxOutputTokens = maxOutputTokens;
+  if (override?.input || catalog?.input) {
+    spec.input = {
+      images: override?.input?.images ?? catalog?.input?.images ?? false,
+      pdf: override?.input?.pdf ?? catalog?.input?.pdf ?? false,
+    };
+  }
   const pricing = override?.pricing ?? catalog?.pricing;
   if (pricing) spec.pricing = pricing;
   if (resolved.apiKey) spec.apiKey = resolved.apiKey;

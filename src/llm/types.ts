@@ -19,6 +19,29 @@ export interface ImagePart {
   mimeType: string;
   /** Base64-encoded bytes. */
   data: string;
+  /** The file's name where a person attached it (named in placeholders when the image is left out). */
+  name?: string;
+}
+
+/**
+ * A document a person attached: a PDF goes to models that read PDFs as the protocol's document part;
+ * text files (Markdown, code, CSV, JSON) go to every model as text.
+ */
+export interface FilePart {
+  type: "file";
+  mimeType: string;
+  /** Base64-encoded bytes. */
+  data: string;
+  name: string;
+}
+
+/** What a user message may hold besides plain text. */
+export type UserContentPart = TextPart | ImagePart | FilePart;
+
+/** What a model reads besides text (from the catalogue or the config's `models` entry). */
+export interface ModelInputKinds {
+  images: boolean;
+  pdf: boolean;
 }
 
 export interface ReasoningPart {
@@ -50,7 +73,7 @@ export interface SystemMessage {
 
 export interface UserMessage {
   role: "user";
-  content: string | Array<TextPart | ImagePart>;
+  content: string | UserContentPart[];
 }
 
 export interface AssistantMessage {
@@ -131,6 +154,8 @@ export interface ModelSpec {
   quirks?: Record<string, boolean | string | number>;
   /** Deadlines of each call to this model (`modelCalls` in the config); defaults fill what is missing. */
   limits?: Partial<ModelCallLimits>;
+  /** What it reads besides text; absent: unknown (images are sent, PDFs go as extracted text). */
+  input?: ModelInputKinds;
 }
 
 export interface RetryPolicy {

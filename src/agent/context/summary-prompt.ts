@@ -2,7 +2,7 @@
  * The request that asks the model to fold older messages into the session summary. The transcript is
  * rendered as plain text so any model can summarise it, whatever tools the original run had.
  */
-import type { Context, ImagePart, Message, TextPart } from "../../llm/types.js";
+import type { Context, Message, UserContentPart } from "../../llm/types.js";
 import { truncateToolOutput } from "./truncate.js";
 
 export interface SummaryPromptOptions {
@@ -80,7 +80,14 @@ export function renderTranscript(
   return blocks.join("\n\n");
 }
 
-function partsText(content: string | Array<TextPart | ImagePart>): string {
+function partsText(content: string | UserContentPart[]): string {
   if (typeof content === "string") return content;
-  return content.map((part) => (part.type === "text" ? part.text : "[image]")).join("\n");
+  return content.map(partText).join("\n");
+}
+
+/** Attachments are named, not inlined: the summary says what was shown without its bytes. */
+function partText(part: UserContentPart): string {
+  if (part.type === "text") return part.text;
+  if (part.type === "image") return part.name ? `[image ${part.name}]` : "[image]";
+  return `[file ${part.name}]`;
 }

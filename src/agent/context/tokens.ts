@@ -3,7 +3,8 @@
  * characters per token), a pluggable counter for real tokenizers, and a calibrator that corrects the
  * estimate with the input tokens providers report.
  */
-import type { Context, ImagePart, Message, TextPart, ToolSchema } from "../../llm/types.js";
+import { imageSize, imageTokens } from "../../attachments/image-size.js";
+import type { Context, FilePart, ImagePart, Message, ToolSchema, UserContentPart } from "../../llm/types.js";
 
 /** Anything that turns text into a token count; a real tokenizer can stand in for the estimator. */
 export interface TokenCounter {
@@ -16,6 +17,8 @@ export const TOKEN_COSTS = {
   message: 4,
   /** Providers bill images by size; a mid-sized image is about this much. */
   image: 1000,
+  /** A PDF page sent as a document (its text and an image of it). */
+  pdfPage: 2000,
   /** Framing around each tool call (id, type, wrapper). */
   toolCall: 4,
   /** Framing around each tool schema. */
@@ -108,11 +111,33 @@ export function estimateMessageTokens(message: Message, counter: TokenCounter = 
   }
 }
 
-function contentTokens(content: string | Array<TextPart | ImagePart>, counter: TokenCounter): number {
+function contentTokens(content: string | UserContentPart[], counter: TokenCounter): number {
   if (typeof content === "string") return counter.count(content);
   let tokens = 0;
-  for (const part of content) tokens += part.type === "text" ? counter.count(part.text) : TOKEN_COSTS.image;
+  for (const part of content) {
+    if (part.type === "text") tokens += counter.count(part.text);
+    else if (part.type === "image") tokens += imagePartTokens(part);
+    else tokens += filePartTokens(part, counter);
+  }
   return tokens;
+}
+
+/** An image by its pixel size (read from its header), or the flat cost when the header is unknown. */
+function imagePartTokens(part: ImagePart): number {
+  // Only the header is needed: 64 KB of base64 covers every JPEG segment before the frame.
+  const head = Buffer.from(part.data.slice(0, 65_536), "base64");
+  return imageTokens(imageSize(head));
+}
+
+/**
+ * A text file by its text; a PDF by its size (providers bill a page as its text plus an image of it,
+ * roughly 1,500-3,000 tokens a page; a page of a typical PDF takes about 50 KB).
+ */
+function filePartTokens(part: FilePart, counter: TokenCounter): number {
+  const bytes = Math.floor((part.data.length * 3) / 4);
+  if (part.mimeType !== "application/pdf")
+    return counter.count(Buffer.from(part.data, "base64").toString("utf8"));
+  return Math.max(TOKEN_COSTS.pdfPage, Math.ceil(bytes / 50_000) * TOKEN_COSTS.pdfPage);
 }
 
 interface SchemaEstimate {

@@ -3,7 +3,7 @@
  * conversation into a budget by dropping whole turns oldest-first, then shortening contents of the
  * last turn rather than breaking its structure.
  */
-import type { AssistantMessage, ImagePart, Message, TextPart } from "../../llm/types.js";
+import type { AssistantMessage, Message, TextPart, UserContentPart } from "../../llm/types.js";
 import { chooseCut, legalCutPoints, suffixTokens } from "./cut-points.js";
 import { defaultTokenCounter, estimateMessageTokens, TOKEN_COSTS, type TokenCounter } from "./tokens.js";
 
@@ -135,12 +135,18 @@ function shortenMessage(message: Message, excess: number, counter: TokenCounter)
     remaining -= tokens - counter.count(cut.text);
     return cut.text;
   };
-  const shortenParts = <P extends TextPart | ImagePart>(parts: P[]): Array<P | TextPart> =>
+  const shortenParts = <P extends UserContentPart>(parts: P[]): Array<P | TextPart> =>
     parts.map((part): P | TextPart => {
       if (remaining <= 0) return part;
       if (part.type === "image") {
-        remaining -= TOKEN_COSTS.image - counter.count(IMAGE_REMOVED);
-        return { type: "text", text: IMAGE_REMOVED };
+        const text = part.name ? `[image ${part.name} removed to fit the context]` : IMAGE_REMOVED;
+        remaining -= TOKEN_COSTS.image - counter.count(text);
+        return { type: "text", text };
+      }
+      if (part.type === "file") {
+        const text = `[file ${part.name} removed to fit the context]`;
+        remaining -= estimateMessageTokens({ role: "user", content: [part] }, counter) - counter.count(text);
+        return { type: "text", text };
       }
       const text = shortenText(part.text);
       return text === part.text ? part : { ...part, text };
@@ -151,7 +157,14 @@ function shortenMessage(message: Message, excess: number, counter: TokenCounter)
       const content = shortenText(message.content);
       return content === message.content ? message : { ...message, content };
     }
-    case "user":
+    case "user": {
+      if (typeof message.content === "string") {
+        const content = shortenText(message.content);
+        return content === message.content ? message : { ...message, content };
+      }
+      const content = shortenParts(message.content);
+      return content.every((p, i) => p === message.content[i]) ? message : { ...message, content };
+    }
     case "tool": {
       if (typeof message.content === "string") {
         const content = shortenText(message.content);

@@ -24,6 +24,7 @@ const help = `Commands:
   /compact    summarise older turns now
   /todos      this session's todo list
   /memory [q] what Dimsum remembers about you (core blocks and memories; q searches)
+  /attach F   attach a file (image, PDF, text) to your next message
   /exit       leave (also /quit, Ctrl-D)`;
 
 /** Runs a slash command line; unknown commands print the help. */

@@ -1,8 +1,10 @@
 /** `dimsum chat`: an interactive conversation in a stored session, streamed as it happens. */
+import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { AsyncQueue } from "../../agent/async-queue.js";
 import { runSessionTurn } from "../../agent/session-runner.js";
 import { SteeringQueue } from "../../agent/steering.js";
+import { type AttachedFile, readAttachments, userContent } from "../../attachments/to-parts.js";
 import { toDimsumError } from "../../errors.js";
 import { stream } from "../../llm/providers.js";
 import { sampleWithModel } from "../../mcp/sampling.js";
@@ -30,6 +32,8 @@ export interface ChatCommandOptions {
   yes?: boolean;
   maxIterations?: number;
   system?: string;
+  /** Files attached to the first message. */
+  attach?: string[];
 }
 
 /** Runs the REPL until /exit or end of input; returns the exit code. */
@@ -59,6 +63,35 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
   const paintOut = painterFor(io.stdout, io.env);
   const paintErr = painterFor(io.stderr, io.env);
   const interactive = Boolean(io.stdin.isTTY);
+  // Files wait here until the next message is sent: --attach for the first, /attach FILE for any.
+  // The --attach files are read before the prompt starts reading lines.
+  let attached: AttachedFile[] = [];
+  const limits = setup.config.attachments;
+  const noteAttached = (file: AttachedFile) =>
+    io.stderr.write(
+      paintErr(
+        "dim",
+        `attached ${file.name} (${file.mimeType}, ${file.data.length} bytes); it goes with your next message\n`,
+      ),
+    );
+  const attach = async (paths: string[]): Promise<AttachedFile[]> => {
+    const files = await readAttachments(
+      paths.map((p) => resolve(io.cwd, p)),
+      { ...limits, filesPerMessage: limits.filesPerMessage - attached.length },
+    );
+    attached = [...attached, ...files];
+    return files;
+  };
+  if (options.attach && options.attach.length > 0) {
+    try {
+      await attach(options.attach);
+    } catch (err) {
+      const error = toDimsumError(err);
+      io.stderr.write(`dimsum: ${error.toLine()}\n`);
+      await setup.shutdown();
+      return exitCodeFor(error.code);
+    }
+  }
   const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: interactive, prompt: "you› " });
   const spinner = createSpinner(io.stderr);
   let current: AbortController | undefined;
@@ -133,6 +166,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
       for (const line of recentTurns(history, 3, paintErr)) io.stderr.write(`${line}\n`);
       io.stderr.write(paintErr("dim", "—\n"));
     }
+    for (const file of attached) noteAttached(file);
     const prompts = setup.mcp ? await listMcpPrompts(setup.mcp) : [];
     for (const prompt of prompts) io.stderr.write(paintErr("dim", `mcp prompt ${promptUsage(prompt)}\n`));
     io.stderr.write(paintErr("dim", "type /help for commands\n"));
@@ -155,6 +189,18 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
     for await (const raw of lines) {
       let line = raw.trim();
       if (line === "") {
+        if (interactive) rl.prompt();
+        continue;
+      }
+      if (/^\/attach(\s|$)/.test(line)) {
+        const path = line.slice("/attach".length).trim();
+        if (path === "") io.stderr.write("usage: /attach FILE (an image, a PDF or a text file)\n");
+        else {
+          await attach([path]).then(
+            (files) => files.forEach(noteAttached),
+            (err: unknown) => io.stderr.write(`dimsum: ${toDimsumError(err).toLine()}\n`),
+          );
+        }
         if (interactive) rl.prompt();
         continue;
       }
@@ -190,12 +236,15 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
       steering = new SteeringQueue();
       const render = createHumanRenderer({ stdout: io.stdout, stderr: io.stderr, paintOut, paintErr });
       spinner.start("thinking…");
+      const sent = attached;
+      attached = [];
       for await (const event of runSessionTurn({
         store,
         ref,
         model,
-        input: line,
+        input: userContent(line, sent),
         system: options.system ?? DEFAULT_SYSTEM,
+        keepImagesTurns: setup.config.keepImagesTurns,
         tools: setup.tools,
         maxIterations: options.maxIterations ?? setup.config.maxIterations,
         signal: current.signal,

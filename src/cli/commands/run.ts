@@ -8,6 +8,7 @@ import { contextEvent, runSessionTurn } from "../../agent/session-runner.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
+import type { UserMessage } from "../../llm/types.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ApprovalRequest } from "../../tools/types.js";
 import { approveAll, terminalApproval } from "../approval.js";
@@ -31,6 +32,8 @@ export interface RunCommandOptions {
   system?: string;
   user?: string;
   session?: string;
+  /** Files to attach to the prompt (paths, relative to the working directory). */
+  attach?: string[];
 }
 
 /** The default system prompt for CLI runs and chats. */
@@ -83,6 +86,7 @@ async function* startRun(
 ): AsyncGenerator<AgentEvent> {
   const workspace = resolveWorkspace(io.cwd, options.workspace);
   const approve = approvalFor(options, io);
+  const input = await promptContent(prompt, options.attach, io);
   if (options.user || options.session) {
     // The session store (SQLite) loads only for runs that continue a stored conversation.
     const { setUpSession } = await import("../session-setup.js");
@@ -97,8 +101,9 @@ async function* startRun(
         store: setup.store,
         ref: setup.ref,
         model: setup.model,
-        input: prompt,
+        input,
         system: options.system ?? DEFAULT_SYSTEM,
+        keepImagesTurns: setup.config.keepImagesTurns,
         tools: setup.tools,
         maxIterations: options.maxIterations ?? setup.config.maxIterations,
         signal,
@@ -125,10 +130,11 @@ async function* startRun(
     const notice = noticeUnsandboxedShell(config, capabilities.tools, io.stderr);
     const run = runAgent({
       model,
-      messages: [{ role: "user", content: prompt }],
+      messages: [{ role: "user", content: input }],
       system,
       tools: capabilities.tools,
       maxIterations: options.maxIterations ?? config.maxIterations,
+      keepImagesTurns: config.keepImagesTurns,
       signal,
       toolEnvironment: {
         workspace,
@@ -152,6 +158,23 @@ async function* startRun(
   } finally {
     await capabilities.close();
   }
+}
+
+/** The prompt, with the files of --attach read, checked and added after it. */
+async function promptContent(
+  prompt: string,
+  paths: readonly string[] | undefined,
+  io: CliIo,
+): Promise<UserMessage["content"]> {
+  if (!paths || paths.length === 0) return prompt;
+  // Attachment handling loads only for runs that attach something.
+  const { readAttachments, userContent } = await import("../../attachments/to-parts.js");
+  const config = loadConfig({ cwd: io.cwd, env: io.env });
+  const files = await readAttachments(
+    paths.map((p) => resolve(io.cwd, p)),
+    config.attachments,
+  );
+  return userContent(prompt, files);
 }
 
 function approvalFor(

@@ -1,7 +1,9 @@
 /** Converts canonical messages into Anthropic's alternating user/assistant message list. */
-import type { AssistantMessage, ImagePart, Message, TextPart, ToolResultMessage } from "../types.js";
+import { fileAsText, isPdf } from "../file-parts.js";
+import type { AssistantMessage, ImagePart, Message, ToolResultMessage, UserContentPart } from "../types.js";
 import type {
   AnthropicAssistantBlock,
+  AnthropicDocumentBlock,
   AnthropicImageBlock,
   AnthropicMessage,
   AnthropicTextBlock,
@@ -32,17 +34,34 @@ function imageBlock(part: ImagePart): AnthropicImageBlock {
   return { type: "image", source: { type: "base64", media_type: part.mimeType, data: part.data } };
 }
 
-/** Text and image blocks; empty text is dropped because the API rejects empty text blocks. */
+/** Text, image and document blocks; empty text is dropped because the API rejects empty text blocks. */
 function contentBlocks(
-  content: string | Array<TextPart | ImagePart>,
-): Array<AnthropicTextBlock | AnthropicImageBlock> {
+  content: string | UserContentPart[],
+): Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> {
   if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
-  const blocks: Array<AnthropicTextBlock | AnthropicImageBlock> = [];
+  const blocks: Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> = [];
   for (const part of content) {
     if (part.type === "image") blocks.push(imageBlock(part));
-    else if (part.text !== "") blocks.push({ type: "text", text: part.text });
+    else if (part.type === "file") {
+      if (isPdf(part)) {
+        blocks.push({
+          type: "document",
+          source: { type: "base64", media_type: "application/pdf", data: part.data },
+          title: part.name,
+        });
+      } else blocks.push(fileAsText(part));
+    } else if (part.text !== "") blocks.push({ type: "text", text: part.text });
   }
   return blocks;
+}
+
+/** Tool results carry text and images only (the type says so); documents are a user's. */
+function resultBlocks(
+  content: ToolResultMessage["content"],
+): Array<AnthropicTextBlock | AnthropicImageBlock> {
+  return contentBlocks(content).filter(
+    (b): b is AnthropicTextBlock | AnthropicImageBlock => b.type !== "document",
+  );
 }
 
 function toolResultBlock(message: ToolResultMessage): AnthropicToolResultBlock {
@@ -53,7 +72,7 @@ function toolResultBlock(message: ToolResultMessage): AnthropicToolResultBlock {
   if (typeof message.content === "string") {
     if (message.content !== "") block.content = message.content;
   } else {
-    const blocks = contentBlocks(message.content);
+    const blocks = resultBlocks(message.content);
     if (blocks.length > 0) block.content = blocks;
   }
   if (message.isError) block.is_error = true;

@@ -35,7 +35,18 @@ export interface AnthropicToolResultBlock {
   is_error?: boolean;
 }
 
-export type AnthropicUserBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolResultBlock;
+/** A PDF a person attached (Messages API `document` block). */
+export interface AnthropicDocumentBlock {
+  type: "document";
+  source: { type: "base64"; media_type: "application/pdf"; data: string };
+  title?: string;
+}
+
+export type AnthropicUserBlock =
+  | AnthropicTextBlock
+  | AnthropicImageBlock
+  | AnthropicDocumentBlock
+  | AnthropicToolResultBlock;
 export type AnthropicAssistantBlock =
   | AnthropicThinkingBlock
   | AnthropicRedactedThinkingBlock

@@ -1,5 +1,14 @@
 /** Converts canonical messages into Gemini `contents` (roles `user` and `model`). */
-import type { AssistantMessage, ImagePart, Message, TextPart, ToolResultMessage } from "../types.js";
+import { fileAsText, isPdf } from "../file-parts.js";
+import type {
+  AssistantMessage,
+  FilePart,
+  ImagePart,
+  Message,
+  TextPart,
+  ToolResultMessage,
+  UserContentPart,
+} from "../types.js";
 import type { GeminiContent, GeminiPart } from "./wire-types.js";
 
 /**
@@ -20,16 +29,18 @@ function parseArgs(args: string): Record<string, unknown> {
   return {};
 }
 
-function inline(part: ImagePart): GeminiPart {
+function inline(part: ImagePart | FilePart): GeminiPart {
   return { inlineData: { mimeType: part.mimeType, data: part.data } };
 }
 
-/** Text and image parts; empty text is dropped because Gemini rejects empty parts in user content. */
-function userParts(content: string | Array<TextPart | ImagePart>): GeminiPart[] {
+/** Text, image and PDF parts; empty text is dropped because Gemini rejects empty parts in user content. */
+function userParts(content: string | UserContentPart[]): GeminiPart[] {
   if (typeof content === "string") return content === "" ? [] : [{ text: content }];
-  return content.flatMap((p): GeminiPart[] =>
-    p.type === "image" ? [inline(p)] : p.text === "" ? [] : [{ text: p.text }],
-  );
+  return content.flatMap((p): GeminiPart[] => {
+    if (p.type === "image") return [inline(p)];
+    if (p.type === "file") return isPdf(p) ? [inline(p)] : [{ text: fileAsText(p).text }];
+    return p.text === "" ? [] : [{ text: p.text }];
+  });
 }
 
 /**

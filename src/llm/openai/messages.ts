@@ -1,16 +1,11 @@
 /** Converts canonical messages into Chat Completions `messages`. */
-import type {
-  AssistantMessage,
-  ImagePart,
-  Message,
-  TextPart,
-  ToolResultMessage,
-  UserMessage,
-} from "../types.js";
+import { dataUrl, fileAsText, isPdf } from "../file-parts.js";
+import type { AssistantMessage, Message, ToolResultMessage, UserContentPart, UserMessage } from "../types.js";
 
 export type OpenAiContentPart =
   | { type: "text"; text: string }
-  | { type: "image_url"; image_url: { url: string } };
+  | { type: "image_url"; image_url: { url: string } }
+  | { type: "file"; file: { filename: string; file_data: string } };
 
 export interface OpenAiToolCall {
   id: string;
@@ -71,10 +66,11 @@ export function toOpenAiMessages(
 function userMessage(message: UserMessage): OpenAiMessage {
   if (typeof message.content === "string") return { role: "user", content: message.content };
   // Text-only content goes as a plain string: several compatible servers reject part arrays without images.
-  if (message.content.every((p) => p.type === "text")) {
-    return { role: "user", content: message.content.map((p) => p.text).join("\n") };
+  const parts = message.content.map(contentPart);
+  if (parts.every((p) => p.type === "text")) {
+    return { role: "user", content: parts.map((p) => p.text).join("\n") };
   }
-  return { role: "user", content: message.content.map(contentPart) };
+  return { role: "user", content: parts };
 }
 
 function assistantMessage(message: AssistantMessage, opts: MessageOptions): OpenAiMessage {
@@ -116,7 +112,12 @@ function toolResult(message: ToolResultMessage): { content: string; images: Open
   return { content: lines.join("\n"), images };
 }
 
-function contentPart(part: TextPart | ImagePart): OpenAiContentPart {
+function contentPart(part: UserContentPart): OpenAiContentPart {
   if (part.type === "text") return { type: "text", text: part.text };
-  return { type: "image_url", image_url: { url: `data:${part.mimeType};base64,${part.data}` } };
+  if (part.type === "image")
+    return { type: "image_url", image_url: { url: dataUrl(part.mimeType, part.data) } };
+  if (isPdf(part)) {
+    return { type: "file", file: { filename: part.name, file_data: dataUrl(part.mimeType, part.data) } };
+  }
+  return { type: "text", text: fileAsText(part).text };
 }
