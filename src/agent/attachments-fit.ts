@@ -68,7 +68,7 @@ export async function fitAttachments(
         : { ...message, content: parts.filter((p): p is TextPart | ImagePart => p.type !== "file") },
     );
   }
-  return changed ? out : [...messages];
+  return changed ? out : (messages as Message[]);
 }
 
 /** The index of the newest message a person wrote (tool results are not theirs), or -1. */

@@ -161,25 +161,28 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       const toolsOffered = stopReason === undefined;
       yield { type: "turn_start", runId, iteration, toolsOffered };
       const reported: AgentEvent[] = [];
-      let fitted: Message[];
-      try {
-        fitted = await fitAttachments(messages, options.model, {
-          ...(options.keepImagesTurns !== undefined ? { keepImagesTurns: options.keepImagesTurns } : {}),
-          signal,
-        });
-      } catch (err) {
-        yield errorEvent(runId, toDimsumError(err));
-        return;
-      }
-      const context = await buildContext({
+      const built = await buildContext({
         runId,
         system: options.system,
-        messages: fitted,
+        messages,
         tools: registry,
         toolsOffered,
         signal,
         report: (event) => reported.push(event),
       });
+      let context: Context;
+      try {
+        // After the build: a session's builder works from its own stored history, not `messages`.
+        const fitted = await fitAttachments(built.messages, options.model, {
+          ...(options.keepImagesTurns !== undefined ? { keepImagesTurns: options.keepImagesTurns } : {}),
+          signal,
+        });
+        context = fitted === built.messages ? built : { ...built, messages: fitted };
+      } catch (err) {
+        yield* reported;
+        yield errorEvent(runId, toDimsumError(err));
+        return;
+      }
       yield* reported;
       const streamOptions: StreamOptions = { ...options.streamOptions, signal };
       if (!toolsOffered) streamOptions.toolChoice = "none";

@@ -49,6 +49,8 @@ import type { TeamEventSource } from "./ws/protocol.js";
 import { RunEventLog } from "./ws/run-event-log.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** `/v1/chat/completions` bodies: room for the default ten attachments as base64 (about 4/3 their size). */
+export const DEFAULT_MAX_COMPLETION_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
 
 export interface ServerDeps {
@@ -85,6 +87,8 @@ export interface ServerDeps {
   ensureOwner?: boolean;
   /** Largest multipart upload (knowledge base files), default 200 MB. */
   maxUploadBytes?: number;
+  /** Largest `/v1` request body (default DEFAULT_MAX_COMPLETION_BYTES). */
+  maxCompletionBytes?: number;
   /** More routes (the team API, the OpenAI endpoint), mounted after the built-in API, before the SPA. */
   routes?: Array<(app: DimsumApp) => void>;
   /**
@@ -138,7 +142,10 @@ export const stderrLog: ServerLog = {
 /** Builds the Hono app over the given services (no network). */
 export function createApp(
   services: ServerServices,
-  deps: Pick<ServerDeps, "staticDir" | "maxBodyBytes" | "maxUploadBytes" | "routes" | "publicRoutes">,
+  deps: Pick<
+    ServerDeps,
+    "staticDir" | "maxBodyBytes" | "maxUploadBytes" | "maxCompletionBytes" | "routes" | "publicRoutes"
+  >,
 ): DimsumApp {
   const app = new Hono<AppEnv>();
   const { log, trustProxy } = services;
@@ -171,7 +178,8 @@ export function createApp(
   app.use("/api/*", (c, next) =>
     (/^\/api\/kb\/[^/]+\/upload$/.test(c.req.path) ? uploadLimit : limit)(c, next),
   );
-  app.use("/v1/*", limit);
+  // A completion may carry images and PDFs inline (base64 data URLs).
+  app.use("/v1/*", readBody(deps.maxCompletionBytes ?? DEFAULT_MAX_COMPLETION_BYTES));
   // These answer without calling next(), so the session guards below never see their requests.
   for (const mount of deps.publicRoutes ?? []) mount(app);
   app.use("/api/*", authenticate, csrfGuard, requireAuth);

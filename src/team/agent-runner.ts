@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { ApprovalDecision, Approver } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import { DimsumError, notFound, toDimsumError } from "../errors.js";
-import type { Message, Usage } from "../llm/types.js";
+import type { Message, Usage, UserMessage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import { runAgentTurn, type TurnRuntime } from "./agent-turn.js";
 import { type CallScope, createCallAgentTool } from "./call-agent-tool.js";
@@ -53,10 +53,10 @@ export interface AgentRunnerDeps {
   nameOf: NamesFor;
 }
 
-export interface CompletionMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
-}
+/** A message of an OpenAI-style conversation; a person's may carry images and files. */
+export type CompletionMessage =
+  | { role: "system" | "assistant"; content: string }
+  | { role: "user"; content: UserMessage["content"] };
 
 /** Where a channel answer goes: the message it replies to, and the answer it is a new version of. */
 export interface AnswerOptions {
@@ -524,12 +524,12 @@ export class AgentRunner {
     agent: AgentRecord,
     systemExtra: string[],
     history: CompletionMessage[],
-    input: string,
+    input: UserMessage["content"],
     options: { signal?: AbortSignal; onDelta?: (text: string) => void },
   ): Promise<{ text: string; usage?: Usage; runId: string }> {
     const ref = { userId: `api:${userId}`, sessionId: `complete:${randomUUID()}` };
     if (history.length > 0) {
-      await this.#deps.sessions.openSession(ref, { title: input.slice(0, 60) });
+      await this.#deps.sessions.openSession(ref, { title: textOfContent(input).slice(0, 60) });
       await this.#deps.sessions.appendMessages(ref, undefined, history.map(toMessage));
     }
     let text = "";
@@ -730,6 +730,12 @@ export class AgentRunner {
 function withAnswer(parts: MessagePart[], text: string): MessagePart[] {
   if (text.trim() === "" || parts.some((p) => p.type === "text")) return parts;
   return [...parts, { type: "text", text }];
+}
+
+/** The text of a person's message content (its files left out). */
+function textOfContent(content: UserMessage["content"]): string {
+  if (typeof content === "string") return content;
+  return content.map((p) => (p.type === "text" ? p.text : "")).join("");
 }
 
 function toMessage(m: CompletionMessage): Message {

@@ -13,7 +13,7 @@ import type { CapabilityAssembly } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
 import { stream as defaultStream } from "../llm/providers.js";
-import type { ModelSpec, StreamFunction, StreamOptions, Usage } from "../llm/types.js";
+import type { ModelSpec, StreamFunction, StreamOptions, Usage, UserMessage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
 import type { ElicitPerson, SamplePerson, Tool } from "../tools/types.js";
@@ -56,7 +56,8 @@ export interface TurnRequest {
   /** Channel the events belong to ("" for runs outside channels). */
   channelId: string;
   ref: SessionRef;
-  input: string;
+  /** What the person said: text, or text with images and files. */
+  input: UserMessage["content"];
   /** The team part of the system prompt; the persona follows it. */
   system: string;
   workspace: string;

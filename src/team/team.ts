@@ -667,11 +667,11 @@ export function createTeam(deps: TeamDeps): Team {
       assertNotGuest(actor, "talk to agents through the API");
       const agent = await agents.require(agentId);
       const last = messages.at(-1);
-      if (last?.role !== "user" || typeof last.content !== "string") {
-        throw invalid("The conversation must end with a user message.");
+      if (last?.role !== "user") throw invalid("The conversation must end with a user message.");
+      if (typeof last.content === "string" ? last.content.trim() === "" : last.content.length === 0) {
+        throw invalid("The last user message is empty; send some text.");
       }
-      if (last.content.trim() === "") throw invalid("The last user message is empty; send some text.");
-      const system = messages.filter((m) => m.role === "system").map((m) => m.content);
+      const system = messages.flatMap((m) => (m.role === "system" ? [m.content] : []));
       const history = messages.slice(0, -1).filter((m) => m.role !== "system");
       return runner.complete(actor.userId, agent, system, history, last.content, options);
     },

@@ -6,7 +6,7 @@
 import type { PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
-import type { Usage } from "../llm/types.js";
+import type { Usage, UserContentPart } from "../llm/types.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
 
 export interface AgentRecord {
@@ -440,7 +440,10 @@ export interface Team {
   complete(
     actor: Actor,
     agentId: string,
-    messages: Array<{ role: "system" | "user" | "assistant"; content: string }>,
+    messages: Array<
+      | { role: "system" | "assistant"; content: string }
+      | { role: "user"; content: string | UserContentPart[] }
+    >,
     options?: { signal?: AbortSignal; onDelta?: (text: string) => void },
   ): Promise<{ text: string; usage?: Usage; runId: string }>;
 

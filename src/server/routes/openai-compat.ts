@@ -7,16 +7,19 @@ import { randomUUID } from "node:crypto";
 import { type ErrorHandler, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DimsumError, forbidden, notFound } from "../../errors.js";
-import type { Usage } from "../../llm/types.js";
+import type { Usage, UserContentPart } from "../../llm/types.js";
 import type { Actor, Team } from "../../team/types.js";
 import { apiTokenAuth } from "../auth/middleware.js";
 import { type AppEnv, actorOf, type ServerLog } from "../context.js";
 import { internalError, statusOf, toApiError } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
 import { messageRateLimit } from "../security/rate-limit.js";
+import { type ContentOptions, contentParts } from "./completion-content.js";
 import { type ChatCompletionRequest, type ChatMessageInput, chatCompletionSchema } from "./team-schemas.js";
 
-type CompletionMessage = { role: "system" | "user" | "assistant"; content: string };
+type CompletionMessage =
+  | { role: "system" | "assistant"; content: string }
+  | { role: "user"; content: string | UserContentPart[] };
 
 interface OpenAiError {
   error: { message: string; type: string; code: string; param: string | null };
@@ -79,24 +82,38 @@ function textOf(message: ChatMessageInput): string {
  * and so is a message without text (missing, null, empty or blank content, or parts without text):
  * the agent never runs on an empty prompt.
  */
-function toConversation(messages: ChatCompletionRequest["messages"]): CompletionMessage[] {
+async function toConversation(
+  messages: ChatCompletionRequest["messages"],
+  options: ContentOptions,
+): Promise<CompletionMessage[]> {
   if (messages.length === 0) {
     throw new DimsumError("invalid", "the conversation is empty; send at least one user message", {
       issues: [{ path: "messages", message: "send at least one message" }],
     });
   }
-  return messages.map((message, index) => {
+  const out: CompletionMessage[] = [];
+  for (const [index, message] of messages.entries()) {
     if (message.role === "tool" || message.role === "function") {
       throw new DimsumError("invalid", "tool messages are not supported: the agent runs its own tools", {
         issues: [{ path: `messages.${index}.role`, message: `"${message.role}" is not accepted` }],
       });
     }
-    if (Array.isArray(message.content) && message.content.some((p) => p.type !== "text")) {
-      throw new DimsumError("invalid", "only text content is supported", {
-        issues: [{ path: `messages.${index}.content`, message: "use text parts only" }],
-      });
-    }
     const role = message.role === "developer" ? "system" : message.role;
+    const withFiles = Array.isArray(message.content) && message.content.some((p) => p.type !== "text");
+    if (withFiles && role !== "user") {
+      throw new DimsumError(
+        "invalid",
+        `only user messages may carry images and files, not ${message.role} ones`,
+        {
+          issues: [{ path: `messages.${index}.content`, message: "use text parts only" }],
+        },
+      );
+    }
+    if (withFiles && Array.isArray(message.content)) {
+      const parts = await contentParts(message.content, `messages.${index}.content`, options);
+      out.push({ role: "user", content: parts });
+      continue;
+    }
     const content = textOf(message);
     if (content.trim() === "") {
       const what =
@@ -109,8 +126,9 @@ function toConversation(messages: ChatCompletionRequest["messages"]): Completion
         },
       );
     }
-    return { role, content };
-  });
+    out.push(role === "user" ? { role, content } : { role, content });
+  }
+  return out;
 }
 
 function usageOf(usage: Usage | undefined) {
@@ -257,7 +275,12 @@ export function openAiRoutes(team: Team): Hono<AppEnv> {
     if (actor.role === "guest") {
       throw forbidden("guests cannot talk to agents through the API");
     }
-    const conversation = toConversation(body.messages);
+    const { config } = c.get("services");
+    const conversation = await toConversation(body.messages, {
+      limits: config.attachments,
+      allowPrivateNetwork: config.tools.fetch.allowPrivateNetwork,
+      signal: c.req.raw.signal,
+    });
     if (conversation.at(-1)?.role !== "user") {
       throw new DimsumError("invalid", "the conversation must end with a user message", {
         issues: [{ path: `messages.${body.messages.length - 1}.role`, message: 'expected "user"' }],
