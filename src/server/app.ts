@@ -176,7 +176,9 @@ export function createApp(
   // the WHATWG Request); everything else stays small.
   const uploadLimit = limitBody(deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES);
   app.use("/api/*", (c, next) =>
-    (/^\/api\/kb\/[^/]+\/upload$/.test(c.req.path) ? uploadLimit : limit)(c, next),
+    (/^\/api\/kb\/[^/]+\/upload$|^\/api\/channels\/[^/]+\/attachments$/.test(c.req.path)
+      ? uploadLimit
+      : limit)(c, next),
   );
   // A completion may carry images and PDFs inline (base64 data URLs).
   app.use("/v1/*", readBody(deps.maxCompletionBytes ?? DEFAULT_MAX_COMPLETION_BYTES));

@@ -618,6 +618,30 @@ ALTER TABLE team_channels ADD COLUMN queue_mode TEXT;
 ALTER TABLE team_agents ADD COLUMN ask_first_json TEXT NOT NULL DEFAULT '[]';
 `),
   },
+  {
+    version: 13,
+    name: "attachments: files of chat messages, stored once by content (sha256), linked to the chats that may read them",
+    up: (db) =>
+      db.exec(`
+CREATE TABLE attachments (
+  id TEXT PRIMARY KEY,
+  mime_type TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('image', 'pdf', 'text')),
+  size INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  created_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE attachment_links (
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  attachment_id TEXT NOT NULL REFERENCES attachments (id),
+  name TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (channel_id, attachment_id)
+) WITHOUT ROWID;
+CREATE INDEX attachment_links_attachment ON attachment_links (attachment_id);
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { ApprovalDecision, Approver } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
+import { type AttachedFile, userContent } from "../attachments/to-parts.js";
 import { DimsumError, notFound, toDimsumError } from "../errors.js";
 import type { Message, Usage, UserMessage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
@@ -174,6 +175,10 @@ export class AgentRunner {
           const self = agents.get(agent.id) ?? agent;
           const unseen = await this.#unseenInput(current, agent.id, trigger.id);
           const shown = unseen.messages.length > 0 ? unseen.text : await this.#inputOf(current, trigger);
+          const files = await this.#filesOf(
+            current.id,
+            unseen.messages.length > 0 ? unseen.messages : [trigger],
+          );
           const workspace = this.#deps.workspaceFor(channel.id);
           return runAgentTurn(runtime, {
             ...this.#channelTurn(
@@ -186,7 +191,7 @@ export class AgentRunner {
               options,
               await unseen.names,
             ),
-            input: job.note ? `${job.note}\n\n${shown}` : shown,
+            input: userContent(job.note ? `${job.note}\n\n${shown}` : shown, files),
             onEvent,
           });
         },
@@ -327,6 +332,20 @@ export class AgentRunner {
     const authors = messages.flatMap((m) => (m.author.type === "user" ? [m.author.id] : []));
     const names = await this.#deps.nameOf([...peopleIn(channel), ...authors]);
     return { messages, text: formatChannelInput(messages, names), names: Promise.resolve(names) };
+  }
+
+  /** The files people attached to these messages, read from the chat's attachments, in order. */
+  async #filesOf(channelId: string, messages: readonly ChannelMessage[]): Promise<AttachedFile[]> {
+    const files: AttachedFile[] = [];
+    for (const message of messages) {
+      for (const part of message.parts) {
+        if (part.type !== "attachment") continue;
+        const found = await this.#deps.store.attachments.read(channelId, part.id);
+        if (found)
+          files.push({ name: part.name, mimeType: part.mimeType, kind: part.kind, data: found.data });
+      }
+    }
+    return files;
   }
 
   async #inputOf(channel: ChannelRecord, trigger: ChannelMessage): Promise<string> {

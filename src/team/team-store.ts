@@ -7,6 +7,7 @@ import type { PgDatabase } from "../store/postgres/pg-database.js";
 import { createPostgresTeamStore as createPostgres } from "./store/postgres/team-store.js";
 import type { TeamStore } from "./store/repositories.js";
 import { SqliteAgentRepo } from "./store/sqlite/agent-repo.js";
+import { SqliteAttachmentRepo } from "./store/sqlite/attachment-repo.js";
 import { SqliteChannelRepo } from "./store/sqlite/channel-repo.js";
 import { SqliteFlowRepo } from "./store/sqlite/flow-repo.js";
 import { SqliteGrantRepo } from "./store/sqlite/grant-repo.js";
@@ -18,6 +19,8 @@ export type {
   AgentRepository,
   ApprovalGrant,
   ApprovalGrantRepository,
+  AttachmentMeta,
+  AttachmentRepository,
   ChannelRepository,
   FlowRepository,
   ListOptions,
@@ -37,6 +40,7 @@ export { textParts } from "./store/rows.js";
 /** The team repositories over a migrated Dimsum database (see `openDatabase`). */
 export function createSqliteTeamStore(db: Database): TeamStore {
   return {
+    attachments: new SqliteAttachmentRepo(db),
     agents: new SqliteAgentRepo(db),
     channels: new SqliteChannelRepo(db),
     messages: new SqliteMessageRepo(db),

@@ -3,9 +3,12 @@
  * talks to. It checks access, routes messages to agents (mentions, @all, leader, flows) and wires the
  * runs, flows and events together.
  */
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
+import { checkFileCount } from "../attachments/kinds.js";
+import { attachBytes } from "../attachments/to-parts.js";
 import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -376,12 +379,25 @@ export function createTeam(deps: TeamDeps): Team {
     return flow;
   }
 
+  /** The attachment parts of a post: files uploaded to this chat, at most the limit. */
+  async function attachedParts(channelId: string, ids: readonly string[]): Promise<MessagePart[]> {
+    checkFileCount(ids.length, deps.config.attachments);
+    const parts: MessagePart[] = [];
+    for (const id of ids) {
+      const meta = await store.attachments.meta(channelId, id);
+      if (!meta) throw invalid(`No file ${id} was uploaded to this chat.`, "upload it again, then send");
+      parts.push({ type: "attachment", ...meta });
+    }
+    return parts;
+  }
+
   async function postRouted(
     actor: Actor,
     channel: ChannelRecord,
     text: string,
     present: boolean,
     mode?: QueueMode,
+    files: MessagePart[] = [],
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
@@ -393,6 +409,7 @@ export function createTeam(deps: TeamDeps): Team {
         channelId: channel.id,
         author: { type: "user", id: actor.userId },
         text,
+        ...(files.length > 0 ? { parts: [{ type: "text" as const, text }, ...files] } : {}),
         mentions: targets.map((a) => a.id),
         createdAt: at,
       },
@@ -545,7 +562,27 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const channel = await channels.visible(actor, channelId);
       checkText(text);
-      return postRouted(actor, channel, text, options.present === true, options.mode);
+      const files = await attachedParts(channel.id, options.attachments ?? []);
+      return postRouted(actor, channel, text, options.present === true, options.mode, files);
+    },
+    async uploadAttachment(actor, channelId, name, data) {
+      await ready;
+      const channel = await channels.visible(actor, channelId);
+      assertNotGuest(actor, "attach files");
+      const file = attachBytes(data, name, deps.config.attachments);
+      const id = createHash("sha256").update(data).digest("hex");
+      return store.attachments.put(
+        { id, mimeType: file.mimeType, kind: file.kind, data },
+        { channelId: channel.id, name: safeFileName(name), by: actor.userId, at: now() },
+      );
+    },
+    async readAttachment(actor, channelId, id) {
+      await ready;
+      // Someone who may not read the chat learns nothing, not even that the chat exists.
+      const channel = await channels.visible(actor, channelId).catch(() => undefined);
+      const found = channel ? await store.attachments.read(channel.id, id) : undefined;
+      if (!found) throw notFound("No such file in this chat.");
+      return found;
     },
     async deleteMessage(actor, messageId) {
       await ready;
@@ -726,4 +763,15 @@ export function createTeam(deps: TeamDeps): Team {
     },
   };
   return team;
+}
+
+/** A file name fit to show and to send back in a header: no folders, no control characters. */
+function safeFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? "";
+  const clean = Array.from(base)
+    .filter((ch) => ch !== '"' && (ch.codePointAt(0) ?? 0) >= 0x20 && ch !== "\u007f")
+    .join("")
+    .trim()
+    .slice(0, 200);
+  return clean === "" ? "file" : clean;
 }

@@ -157,10 +157,28 @@ export type MessagePart =
       status: RunStatus;
       parts?: MessagePart[];
     }
+  /** A file the person attached (its bytes at `/api/channels/:channel/attachments/:id`). */
+  | {
+      type: "attachment";
+      id: string;
+      name: string;
+      mimeType: string;
+      kind: "image" | "pdf" | "text";
+      size: number;
+    }
   | { type: "error"; code: string; message: string; hint?: string }
   | { type: "stopped"; reason: string }
   /** The answer went on from its checkpoint after the server (or its instance) stopped. */
   | { type: "resumed"; reason: "restart" };
+
+/** A file attached in a chat, as clients see it. */
+export interface AttachmentView {
+  id: string;
+  name: string;
+  mimeType: string;
+  kind: "image" | "pdf" | "text";
+  size: number;
+}
 
 export interface ChannelMessage {
   /** Monotonic per server; clients resume from the last id they saw. */
@@ -406,8 +424,21 @@ export interface Team {
     actor: Actor,
     channelId: string,
     text: string,
-    options?: { present?: boolean; mode?: QueueMode },
+    options?: {
+      present?: boolean;
+      mode?: QueueMode;
+      /** Files uploaded to the chat before (their ids), sent with the text. */
+      attachments?: string[];
+    },
   ): Promise<PostResult>;
+  /** Stores a file in the chat (once per content), checked against the kinds and limits. */
+  uploadAttachment(actor: Actor, channelId: string, name: string, data: Buffer): Promise<AttachmentView>;
+  /** A file of the chat and its bytes; not found for anyone who may not read the chat. */
+  readAttachment(
+    actor: Actor,
+    channelId: string,
+    id: string,
+  ): Promise<{ meta: AttachmentView; data: Buffer }>;
   deleteMessage(actor: Actor, messageId: number): Promise<void>;
   /**
    * A new answer to the message an agent answer replied to; the old answer stays as an earlier

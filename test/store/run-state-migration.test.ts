@@ -112,8 +112,8 @@ describe("migration 12 on SQLite: run state", () => {
 
     const db = openDatabase(file);
     try {
-      expect(schemaVersion(db)).toBe(12);
-      expect(migrations).toHaveLength(12);
+      expect(schemaVersion(db)).toBe(migrations.length);
+      expect(migrations.length).toBeGreaterThanOrEqual(12);
       const table = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'team_runs'").pluck().get();
       expect(table).toContain("WITHOUT ROWID");
       expect(table).toContain("'waiting'");

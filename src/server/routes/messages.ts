@@ -8,12 +8,14 @@ import { type AppEnv, actorOf } from "../context.js";
 import { jsonBody, paramsOf, queryOf } from "../http/validate.js";
 import { messageRateLimit } from "../security/rate-limit.js";
 import {
+  attachmentParams,
   idParam,
   messagesQuerySchema,
   numericIdParam,
   postMessageSchema,
   readMarkerSchema,
   searchQuerySchema,
+  uploadQuerySchema,
 } from "./team-schemas.js";
 
 /** The message routes, mounted at `/api` (they span `/channels/:id/…`, `/messages` and `/search`). */
@@ -31,13 +33,47 @@ export function messageRoutes(team: Team): Hono<AppEnv> {
     paramsOf(idParam),
     jsonBody(postMessageSchema),
     async (c) => {
-      const result = await team.postMessage(actorOf(c), c.req.valid("param").id, c.req.valid("json").text, {
+      const body = c.req.valid("json");
+      const result = await team.postMessage(actorOf(c), c.req.valid("param").id, body.text, {
         // A person in the web UI can answer MCP requests for input; a script with an API token cannot.
         present: c.get("auth")?.method !== "api_token",
+        ...(body.attachments ? { attachments: body.attachments } : {}),
       });
       return c.json(result, 201);
     },
   );
+
+  // A file to send with a message: the raw bytes, the name in the query; checked and stored once.
+  app.post(
+    "/channels/:id/attachments",
+    messageRateLimit,
+    paramsOf(idParam),
+    queryOf(uploadQuerySchema),
+    async (c) => {
+      const data = Buffer.from(await c.req.arrayBuffer());
+      const meta = await team.uploadAttachment(
+        actorOf(c),
+        c.req.valid("param").id,
+        c.req.valid("query").name,
+        data,
+      );
+      return c.json(meta, 201);
+    },
+  );
+
+  app.get("/channels/:id/attachments/:fileId", paramsOf(attachmentParams), async (c) => {
+    const { id, fileId } = c.req.valid("param");
+    const { meta, data } = await team.readAttachment(actorOf(c), id, fileId);
+    const headers: Record<string, string> = {
+      "content-type": meta.mimeType.startsWith("text/") ? `${meta.mimeType}; charset=utf-8` : meta.mimeType,
+      "content-disposition": `${meta.kind === "text" ? "attachment" : "inline"}; filename*=UTF-8''${encodeURIComponent(meta.name)}`,
+      "cache-control": "private, max-age=31536000, immutable",
+      "x-content-type-options": "nosniff",
+      // A PDF or an image opened in its own tab runs nothing.
+      "content-security-policy": "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'",
+    };
+    return c.body(new Uint8Array(data), 200, headers);
+  });
 
   app.get("/channels/:id/elicitations", paramsOf(idParam), async (c) =>
     c.json(await team.listElicitations(actorOf(c), c.req.valid("param").id)),

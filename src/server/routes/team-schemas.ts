@@ -113,7 +113,17 @@ export const postMessageSchema = z.object({
     .string()
     .min(1, "a message needs some text")
     .max(MAX_MESSAGE_CHARS, `at most ${MAX_MESSAGE_CHARS} characters`),
+  /** Ids of files uploaded to the chat (`POST /api/channels/:id/attachments`). */
+  attachments: z
+    .array(z.string().regex(/^[0-9a-f]{64}$/, "an attachment id"))
+    .max(100)
+    .optional(),
 });
+
+/** `/api/channels/:id/attachments/:fileId`. */
+export const attachmentParams = z.object({ id: idText, fileId: z.string().regex(/^[0-9a-f]{64}$/) });
+/** `POST /api/channels/:id/attachments?name=`. */
+export const uploadQuerySchema = z.object({ name: z.string().min(1).max(255) });
 
 export const readMarkerSchema = z.object({ messageId: z.number().int().positive() });
 

@@ -204,7 +204,34 @@ export interface MetaRepository {
   claim(key: string, value: string): Promise<boolean>;
 }
 
+/** A file attached in a chat, without its bytes. */
+export interface AttachmentMeta {
+  /** The sha256 of the bytes, in hex: the same file is stored once. */
+  id: string;
+  name: string;
+  mimeType: string;
+  kind: "image" | "pdf" | "text";
+  size: number;
+}
+
+/**
+ * Attachments: bytes stored once by content, and links that say which chats may read them (a file
+ * uploaded in one chat is not readable from another, whoever knows its hash).
+ */
+export interface AttachmentRepository {
+  /** Stores the bytes (once) and links them to the chat under the name; returns the link. */
+  put(
+    file: { id: string; mimeType: string; kind: AttachmentMeta["kind"]; data: Buffer },
+    link: { channelId: string; name: string; by: string; at: number },
+  ): Promise<AttachmentMeta>;
+  /** The file as linked to the chat, or undefined when it is not. */
+  meta(channelId: string, id: string): Promise<AttachmentMeta | undefined>;
+  /** The file and its bytes as linked to the chat, or undefined when it is not. */
+  read(channelId: string, id: string): Promise<{ meta: AttachmentMeta; data: Buffer } | undefined>;
+}
+
 export interface TeamStore {
+  attachments: AttachmentRepository;
   agents: AgentRepository;
   channels: ChannelRepository;
   messages: MessageRepository;

@@ -1,7 +1,9 @@
 /** The team repositories over PostgreSQL. */
+
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
 import type { MetaRepository, TeamStore } from "../repositories.js";
 import { PgAgentRepo } from "./agent-repo.js";
+import { PgAttachmentRepo } from "./attachment-repo.js";
 import { PgChannelRepo } from "./channel-repo.js";
 import { PgFlowRepo } from "./flow-repo.js";
 import { PgGrantRepo } from "./grant-repo.js";
@@ -40,6 +42,7 @@ export function createPostgresTeamStore(db: PgDatabase): TeamStore {
     runs: new PgRunRepo(db),
     flows: new PgFlowRepo(db),
     meta: new PgMetaRepo(db),
+    attachments: new PgAttachmentRepo(db),
     grants: new PgGrantRepo(db),
     leases: new PgRunLeaseRepo(db),
     jobs: new PgRunJobRepo(db),
