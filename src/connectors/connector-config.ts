@@ -12,6 +12,7 @@ import type {
   ConnectorPatch,
   ConnectorRecord,
   ConnectorSecrets,
+  ConnectorSettings,
   ConnectorStatus,
   ConnectorView,
 } from "./types.js";
@@ -47,7 +48,7 @@ export function mergeSecrets(
     if (!spec) {
       throw invalid(
         `A ${kind.label} connector has no secret "${name}".`,
-        `its secrets are ${kind.secrets.map((s) => s.name).join(", ")}`,
+        `its secrets are ${kind.secrets.map((s) => `${s.name} (${s.label})`).join(", ")}`,
       );
     }
     if (value === "") {
@@ -55,16 +56,25 @@ export function mergeSecrets(
       continue;
     }
     if (typeof value !== "string" || value.length > 4096 || (spec.pattern && !spec.pattern.test(value))) {
-      throw invalid(`The secret "${name}" is not valid${spec.rule ? `: it must be ${spec.rule}` : ""}.`);
+      throw invalid(
+        `The ${kind.label} ${spec.label} you entered is not valid${spec.rule ? `: it must be ${spec.rule}` : ""}.`,
+        "copy it again from the platform's console",
+      );
     }
     merged[name] = value;
   }
   return merged;
 }
 
-/** The required secrets still missing (a connector cannot start without them). */
-export function missingSecrets(kind: ConnectorKind, secrets: ConnectorSecrets): string[] {
-  return kind.secrets.filter((s) => s.required && !secrets[s.name]).map((s) => s.name);
+/** The required secrets still missing, by label (a connector cannot start without them). */
+export function missingSecrets(
+  kind: ConnectorKind,
+  secrets: ConnectorSecrets,
+  settings: ConnectorSettings,
+): string[] {
+  return kind.secrets
+    .filter((s) => s.required && (s.requiredWhen?.(settings) ?? true) && !secrets[s.name])
+    .map((s) => s.label);
 }
 
 /** Validates the user mapping: `user` mode needs a user id. */
@@ -92,7 +102,7 @@ export function recordFromInput(
     type: kind.type,
     name: checkName(input.name),
     agentId: checkAgentId(input.agentId),
-    settings: kind.parseSettings(input.settings ?? {}),
+    settings: kind.parseSettings({ ...kind.createDefaults, ...input.settings }),
     ...mapping(input.userMode, input.userId),
     enabled: false,
     createdBy,

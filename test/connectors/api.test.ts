@@ -64,7 +64,7 @@ describe("connector API", () => {
     expect(cleared.secrets.secret).toEqual({ set: false });
     const start = await server.api(`/api/connectors/${created.id}/start`, { method: "POST" });
     expect(start.status).toBe(400);
-    expect(await start.text()).toContain("missing secrets: secret");
+    expect(await start.text()).toContain("missing secrets: Shared secret");
   });
 
   it("validates type, agent, settings and secrets with messages naming the field", async () => {
