@@ -145,8 +145,19 @@ export function viewOf(kind: ConnectorKind, stored: StoredConnector, status: Con
   }
   return {
     ...stored.record,
+    // With defaults applied, so a form shows what the connector really does (e.g. an older Feishu
+    // connector without a mode uses the webhook).
+    settings: parsedOr(kind, stored.record.settings),
     secrets,
     status,
     inboundPath: `/api/connectors/${encodeURIComponent(stored.record.id)}/inbound`,
   };
+}
+
+function parsedOr(kind: ConnectorKind, settings: ConnectorRecord["settings"]): ConnectorRecord["settings"] {
+  try {
+    return kind.parseSettings(settings);
+  } catch {
+    return settings;
+  }
 }

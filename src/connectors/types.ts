@@ -15,7 +15,13 @@ import type { Actor } from "../team/types.js";
 
 export type ConnectorType = "telegram" | "webhook" | "feishu" | "dingtalk" | "wecom";
 
-export const CONNECTOR_TYPES: readonly ConnectorType[] = ["telegram", "webhook", "feishu", "dingtalk", "wecom"];
+export const CONNECTOR_TYPES: readonly ConnectorType[] = [
+  "telegram",
+  "webhook",
+  "feishu",
+  "dingtalk",
+  "wecom",
+];
 
 /** Plain settings of a connector (per type; validated by the type's kind). */
 export type ConnectorSettings = Record<string, string | number | boolean>;

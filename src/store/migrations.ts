@@ -633,9 +633,12 @@ ALTER TABLE team_agents ADD COLUMN ask_first_json TEXT NOT NULL DEFAULT '[]';
       try {
         db.pragma("writable_schema = ON");
         const changed = db
-          .prepare("UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'connectors'")
+          .prepare(
+            "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'connectors'",
+          )
           .run(before, after).changes;
-        if (changed !== 1) throw new Error("the connectors table's type check is not the one migration 7 made");
+        if (changed !== 1)
+          throw new Error("the connectors table's type check is not the one migration 7 made");
         db.pragma(`schema_version = ${schemaVersion + 1}`);
         db.pragma("writable_schema = OFF");
       } finally {

@@ -43,7 +43,12 @@ export class FakeDingTalk {
   #sockets = new Set<WebSocket>();
   #sessionError: { errcode: number; errmsg: string } | undefined;
 
-  private constructor(clientId: string, clientSecret: string, server: FakePlatformServer, wss: WebSocketServer) {
+  private constructor(
+    clientId: string,
+    clientSecret: string,
+    server: FakePlatformServer,
+    wss: WebSocketServer,
+  ) {
     this.clientId = clientId;
     this.clientSecret = clientSecret;
     this.#server = server;
@@ -51,11 +56,16 @@ export class FakeDingTalk {
     wss.on("connection", (socket, req) => this.#connected(socket, req));
   }
 
-  static async start(clientId = "dingfakeappkey0001", clientSecret = "fake-dingtalk-secret-0123456789"): Promise<FakeDingTalk> {
+  static async start(
+    clientId = "dingfakeappkey0001",
+    clientSecret = "fake-dingtalk-secret-0123456789",
+  ): Promise<FakeDingTalk> {
     let fake: FakeDingTalk | undefined;
     const server = await FakePlatformServer.start((req, body) => fake?.handle(req, body) ?? reply(503, {}));
     const wss = await new Promise<WebSocketServer>((resolve) => {
-      const created: WebSocketServer = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () => resolve(created));
+      const created: WebSocketServer = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () =>
+        resolve(created),
+      );
     });
     fake = new FakeDingTalk(clientId, clientSecret, server, wss);
     return fake;
@@ -143,7 +153,8 @@ export class FakeDingTalk {
       },
       data: JSON.stringify(message),
     };
-    for (const socket of this.#sockets) if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
+    for (const socket of this.#sockets)
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
     return messageId;
   }
 
@@ -180,7 +191,8 @@ export class FakeDingTalk {
     } catch {
       return reply(400, { code: "InvalidParameter", message: "body is not JSON" });
     }
-    const credentialsOk = (key: unknown, secret: unknown) => key === this.clientId && secret === this.clientSecret;
+    const credentialsOk = (key: unknown, secret: unknown) =>
+      key === this.clientId && secret === this.clientSecret;
     switch (url.pathname) {
       case "/v1.0/oauth2/accessToken": {
         if (!credentialsOk(body.appKey, body.appSecret)) {
@@ -202,7 +214,11 @@ export class FakeDingTalk {
       case "/robot/sendBySession": {
         if (this.#sessionError) return reply(200, this.#sessionError);
         const markdown = body.markdown as { title?: unknown; text?: unknown } | undefined;
-        if (body.msgtype !== "markdown" || typeof markdown?.text !== "string" || typeof markdown.title !== "string") {
+        if (
+          body.msgtype !== "markdown" ||
+          typeof markdown?.text !== "string" ||
+          typeof markdown.title !== "string"
+        ) {
           return reply(200, { errcode: 40035, errmsg: "缺少参数 markdown" });
         }
         this.messages.push({
@@ -232,12 +248,23 @@ export class FakeDingTalk {
     } catch {
       return reply(400, { code: "InvalidParameter", message: "msgParam is not JSON" });
     }
-    if (body.msgKey !== "sampleMarkdown" || typeof param.text !== "string" || body.robotCode !== this.clientId) {
+    if (
+      body.msgKey !== "sampleMarkdown" ||
+      typeof param.text !== "string" ||
+      body.robotCode !== this.clientId
+    ) {
       return reply(400, { code: "InvalidParameter", message: "msgKey, msgParam or robotCode is wrong" });
     }
     const group = path.includes("group");
-    const target = group ? String(body.openConversationId) : String((body.userIds as unknown[] | undefined)?.[0]);
-    this.messages.push({ via: group ? "group" : "user", target, title: String(param.title), text: param.text });
+    const target = group
+      ? String(body.openConversationId)
+      : String((body.userIds as unknown[] | undefined)?.[0]);
+    this.messages.push({
+      via: group ? "group" : "user",
+      target,
+      title: String(param.title),
+      text: param.text,
+    });
     return reply(200, { processQueryKey: `pqk-${this.messages.length}` });
   }
 }
@@ -250,7 +277,11 @@ export function buildDingTalkCallback(
 ): { headers: Record<string, string>; body: string } {
   const ts = String(timestamp);
   return {
-    headers: { "content-type": "application/json; charset=utf-8", timestamp: ts, sign: dingTalkSign(ts, clientSecret) },
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      timestamp: ts,
+      sign: dingTalkSign(ts, clientSecret),
+    },
     body: JSON.stringify(message),
   };
 }

@@ -160,7 +160,9 @@ export class FakeLarkLongConnection {
 
   static async start(onChange: () => void): Promise<FakeLarkLongConnection> {
     const wss = await new Promise<WebSocketServer>((resolve) => {
-      const created: WebSocketServer = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () => resolve(created));
+      const created: WebSocketServer = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () =>
+        resolve(created),
+      );
     });
     return new FakeLarkLongConnection(wss, onChange);
   }

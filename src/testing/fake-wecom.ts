@@ -36,7 +36,11 @@ export class FakeWecom {
     this.#server = server;
   }
 
-  static async start(corpId = "wwfakecorp0001", corpSecret = "fake-corp-secret-0123456789", agentId = 1000002): Promise<FakeWecom> {
+  static async start(
+    corpId = "wwfakecorp0001",
+    corpSecret = "fake-corp-secret-0123456789",
+    agentId = 1000002,
+  ): Promise<FakeWecom> {
     let fake: FakeWecom | undefined;
     const server = await FakePlatformServer.start((req, body) => fake?.handle(req, body) ?? reply(503, {}));
     fake = new FakeWecom(corpId, corpSecret, agentId, server);
@@ -67,7 +71,8 @@ export class FakeWecom {
   handle(req: IncomingMessage, raw: string): FakeReply {
     const url = new URL(req.url ?? "", this.url);
     if (url.pathname === "/cgi-bin/gettoken" && req.method === "GET") {
-      if (url.searchParams.get("corpid") !== this.corpId) return reply(200, { errcode: 40013, errmsg: "invalid corpid" });
+      if (url.searchParams.get("corpid") !== this.corpId)
+        return reply(200, { errcode: 40013, errmsg: "invalid corpid" });
       if (url.searchParams.get("corpsecret") !== this.corpSecret) {
         return reply(200, { errcode: 40001, errmsg: "invalid credential, hint: [fake]" });
       }
@@ -86,13 +91,15 @@ export class FakeWecom {
         return reply(200, { errcode: 47001, errmsg: "data format error" });
       }
       const msgtype = body.msgtype;
-      if (msgtype !== "text" && msgtype !== "markdown") return reply(200, { errcode: 40008, errmsg: "invalid message type" });
+      if (msgtype !== "text" && msgtype !== "markdown")
+        return reply(200, { errcode: 40008, errmsg: "invalid message type" });
       const content = (body[msgtype] as { content?: unknown } | undefined)?.content;
       if (typeof content !== "string" || typeof body.touser !== "string") {
         return reply(200, { errcode: 41009, errmsg: "missing touser or content" });
       }
       if (body.agentid !== this.agentId) return reply(200, { errcode: 40056, errmsg: "invalid agentid" });
-      if (Buffer.byteLength(content) > 2048) return reply(200, { errcode: 45002, errmsg: "content size out of limit" });
+      if (Buffer.byteLength(content) > 2048)
+        return reply(200, { errcode: 45002, errmsg: "content size out of limit" });
       this.messages.push({ touser: body.touser, msgtype, agentid: body.agentid, content });
       return reply(200, { errcode: 0, errmsg: "ok", msgid: `msg-${this.messages.length}` });
     }
@@ -109,7 +116,10 @@ export interface WecomCallbackKeys {
 
 /** A random EncodingAESKey as the admin console generates one. */
 export function randomEncodingAESKey(): string {
-  return randomBytes(32).toString("base64").replace(/[^A-Za-z0-9]/g, "a").slice(0, 43);
+  return randomBytes(32)
+    .toString("base64")
+    .replace(/[^A-Za-z0-9]/g, "a")
+    .slice(0, 43);
 }
 
 function signedQuery(keys: WecomCallbackKeys, ciphertext: string): Record<string, string> {
@@ -139,6 +149,10 @@ export function buildWecomText(
     AgentID: options.agentId,
   });
   const ciphertext = encrypt(keys.encodingAESKey, inner, keys.corpId);
-  const body = buildWecomXml({ ToUserName: keys.corpId, AgentID: String(options.agentId), Encrypt: ciphertext });
+  const body = buildWecomXml({
+    ToUserName: keys.corpId,
+    AgentID: String(options.agentId),
+    Encrypt: ciphertext,
+  });
   return { query: signedQuery(keys, ciphertext), body };
 }

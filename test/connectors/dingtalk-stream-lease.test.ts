@@ -65,7 +65,13 @@ describeBackends("DingTalk Stream from one instance at a time", (open) => {
         settings: dingtalkKind.parseSettings({ clientId: dingtalk.clientId, baseUrl: dingtalk.url }),
         secrets: { clientSecret: dingtalk.clientSecret },
         state: store.mappings.stateOf(record.id),
-        lease: new PollLease({ leases: store.leases, connectorId: record.id, holder: instance, now: Date.now, retryMs: 50 }),
+        lease: new PollLease({
+          leases: store.leases,
+          connectorId: record.id,
+          holder: instance,
+          now: Date.now,
+          retryMs: 50,
+        }),
         log: { info: () => undefined, warn: () => undefined, error: () => undefined },
         receive: async (messages: InboundMessage[]) => {
           for (const m of messages) received.push({ instance, text: m.text });
@@ -94,9 +100,17 @@ describeBackends("DingTalk Stream from one instance at a time", (open) => {
     expect(dingtalk.connections.length).toBe(1);
 
     await drivers.get("A")!.stop(false);
-    await eventually(async () => (await stores[1].leases.current(record.id))?.holder === "B", "B taking over");
-    await dingtalk.waitUntil(() => dingtalk.openStreams === 1 && dingtalk.connections.length === 2, "B's stream");
-    dingtalk.pushRobotMessage(dingtalk.robotMessage({ conversationId: "cid", text: "three", senderStaffId: "s" }));
+    await eventually(
+      async () => (await stores[1].leases.current(record.id))?.holder === "B",
+      "B taking over",
+    );
+    await dingtalk.waitUntil(
+      () => dingtalk.openStreams === 1 && dingtalk.connections.length === 2,
+      "B's stream",
+    );
+    dingtalk.pushRobotMessage(
+      dingtalk.robotMessage({ conversationId: "cid", text: "three", senderStaffId: "s" }),
+    );
     await eventually(() => received.length === 3, "the third message");
     expect(received.at(-1)).toEqual({ instance: "B", text: "three" });
     // The chat's route was stored where either instance can answer it.

@@ -17,7 +17,11 @@ async function setup(mode: "webhook" | "stream") {
   });
   await startConnector(server, created.id);
   const post = (request: { headers: Record<string, string>; body: string }) =>
-    fetch(`${server.url}${created.inboundPath}`, { method: "POST", headers: request.headers, body: request.body });
+    fetch(`${server.url}${created.inboundPath}`, {
+      method: "POST",
+      headers: request.headers,
+      body: request.body,
+    });
   return { server, dingtalk, created, post };
 }
 
@@ -34,7 +38,11 @@ describe("DingTalk connector", () => {
 
   it("answers a signed callback through the message's sessionWebhook", async () => {
     const { server, dingtalk, created, post } = await setup("webhook");
-    const message = dingtalk.robotMessage({ conversationId: "cid-1", text: "Hello robot", senderStaffId: "staff-1" });
+    const message = dingtalk.robotMessage({
+      conversationId: "cid-1",
+      text: "Hello robot",
+      senderStaffId: "staff-1",
+    });
     const res = await post(buildDingTalkCallback(dingtalk.clientSecret, message));
     expect(res.status).toBe(200);
     await dingtalk.waitUntil(() => dingtalk.messages.length === 1, "the answer");
@@ -48,15 +56,24 @@ describe("DingTalk connector", () => {
     expect(stored[0]?.text).toBe("Hello robot");
     // The same msgId delivered again is taken once.
     expect((await post(buildDingTalkCallback(dingtalk.clientSecret, message))).status).toBe(200);
-    await eventually(async () => (await server.connectors.outbox(created.id)).length === 0, "an empty outbox");
-    expect((await server.channelMessages(created.id, "cid-1")).filter((m) => m.author.type === "user").length).toBe(1);
+    await eventually(
+      async () => (await server.connectors.outbox(created.id)).length === 0,
+      "an empty outbox",
+    );
+    expect(
+      (await server.channelMessages(created.id, "cid-1")).filter((m) => m.author.type === "user").length,
+    ).toBe(1);
     expect(dingtalk.messages.length).toBe(1);
   });
 
   it("refuses a bad or old sign and stores nothing", async () => {
     const { server, dingtalk, post } = await setup("webhook");
     const before = server.counts();
-    const message = dingtalk.robotMessage({ conversationId: "cid-x", text: "forged?", senderStaffId: "staff-x" });
+    const message = dingtalk.robotMessage({
+      conversationId: "cid-x",
+      text: "forged?",
+      senderStaffId: "staff-x",
+    });
     const wrongSecret = buildDingTalkCallback("not-the-secret", message);
     expect((await post(wrongSecret)).status).toBe(401);
     const old = buildDingTalkCallback(dingtalk.clientSecret, message, Date.now() - 2 * 60 * 60 * 1000);
@@ -73,8 +90,19 @@ describe("DingTalk connector", () => {
   it("falls back to the robot OpenAPI once the session webhook expired, with one cached token", async () => {
     const { dingtalk, post } = await setup("webhook");
     const expired = { sessionTtlMs: -1000 };
-    const group = dingtalk.robotMessage({ conversationId: "cid-g", text: "hi all", senderStaffId: "s1", group: true, ...expired });
-    const direct = dingtalk.robotMessage({ conversationId: "cid-d", text: "hi you", senderStaffId: "s2", ...expired });
+    const group = dingtalk.robotMessage({
+      conversationId: "cid-g",
+      text: "hi all",
+      senderStaffId: "s1",
+      group: true,
+      ...expired,
+    });
+    const direct = dingtalk.robotMessage({
+      conversationId: "cid-d",
+      text: "hi you",
+      senderStaffId: "s2",
+      ...expired,
+    });
     expect((await post(buildDingTalkCallback(dingtalk.clientSecret, group))).status).toBe(200);
     await dingtalk.waitUntil(() => dingtalk.messages.length === 1, "the group answer");
     expect((await post(buildDingTalkCallback(dingtalk.clientSecret, direct))).status).toBe(200);
@@ -90,7 +118,11 @@ describe("DingTalk connector", () => {
   it("shows failing with DingTalk's error text while answers fail, running once they go through", async () => {
     const { server, dingtalk, created, post } = await setup("webhook");
     dingtalk.failSessions({ errcode: 130101, errmsg: "send too fast, exceed 20 times per minute" });
-    const message = dingtalk.robotMessage({ conversationId: "cid-f", text: "are you there?", senderStaffId: "s3" });
+    const message = dingtalk.robotMessage({
+      conversationId: "cid-f",
+      text: "are you there?",
+      senderStaffId: "s3",
+    });
     expect((await post(buildDingTalkCallback(dingtalk.clientSecret, message))).status).toBe(200);
     await eventually(async () => {
       const view = await server.connectors.get(server.ownerActor, created.id);
@@ -113,7 +145,11 @@ describe("DingTalk connector", () => {
   it("Stream mode: a robot message over the SDK's own client is answered and acknowledged", async () => {
     const { server, dingtalk, created, post } = await setup("stream");
     await dingtalk.waitUntil(() => dingtalk.openStreams === 1, "the stream connection");
-    const message = dingtalk.robotMessage({ conversationId: "cid-s", text: "via stream", senderStaffId: "s4" });
+    const message = dingtalk.robotMessage({
+      conversationId: "cid-s",
+      text: "via stream",
+      senderStaffId: "s4",
+    });
     const messageId = dingtalk.pushRobotMessage(message);
     await dingtalk.waitUntil(() => dingtalk.acks.includes(messageId), "the acknowledgement");
     await dingtalk.waitUntil(() => dingtalk.messages.length === 1, "the answer");
@@ -124,8 +160,16 @@ describe("DingTalk connector", () => {
 
     // Dropped, the SDK reconnects by itself (a new ticket) and keeps taking messages.
     dingtalk.dropStreams();
-    await dingtalk.waitUntil(() => dingtalk.connections.length === 2 && dingtalk.openStreams === 1, "the reconnection", 15_000);
-    const again = dingtalk.robotMessage({ conversationId: "cid-s", text: "still there?", senderStaffId: "s4" });
+    await dingtalk.waitUntil(
+      () => dingtalk.connections.length === 2 && dingtalk.openStreams === 1,
+      "the reconnection",
+      15_000,
+    );
+    const again = dingtalk.robotMessage({
+      conversationId: "cid-s",
+      text: "still there?",
+      senderStaffId: "s4",
+    });
     const secondId = dingtalk.pushRobotMessage(again);
     await dingtalk.waitUntil(() => dingtalk.acks.includes(secondId), "the second acknowledgement");
     await dingtalk.waitUntil(() => dingtalk.messages.length === 2, "the second answer");

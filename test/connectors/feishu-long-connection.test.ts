@@ -3,8 +3,8 @@
  * protocol (endpoint discovery over HTTP, protobuf frames over WebSocket), pointed there by `baseUrl`.
  */
 import { describe, expect, it } from "vitest";
-import { decodeLarkFrame, encodeLarkFrame } from "../../src/testing/fake-lark-ws.js";
 import { buildFeishuEvent, FakeFeishu, feishuMessageEvent } from "../../src/testing/fake-feishu.js";
+import { decodeLarkFrame, encodeLarkFrame } from "../../src/testing/fake-lark-ws.js";
 import { eventually, onCleanup, startConnector, startConnectorServer } from "./harness.js";
 
 const APP_ID = "cli_a1b2c3d4e5f60718";
@@ -42,7 +42,12 @@ describe("Feishu/Lark long connection", () => {
     expect(created.settings.mode).toBe("long-connection");
     await startConnector(server, created.id);
     await feishu.waitUntil(() => long.open === 1 && long.pings >= 1, "the long connection");
-    const event = feishuMessageEvent({ verificationToken: "", chatId: "oc_long", openId: "ou_long", text: "hi there" });
+    const event = feishuMessageEvent({
+      verificationToken: "",
+      chatId: "oc_long",
+      openId: "ou_long",
+      text: "hi there",
+    });
     const id = long.push(event);
     await feishu.waitUntil(() => long.answers.get(id) === 200, "the SDK's acknowledgement");
     await feishu.waitUntil(() => feishu.messages.length === 1, "the answer");
@@ -51,19 +56,40 @@ describe("Feishu/Lark long connection", () => {
 
     // The same event delivered again (Feishu retries unacknowledged ones) is taken once.
     long.push(event);
-    await eventually(async () => (await server.connectors.outbox(created.id)).length === 0, "an empty outbox");
-    const fromUser = (await server.channelMessages(created.id, "oc_long")).filter((m) => m.author.type === "user");
+    await eventually(
+      async () => (await server.connectors.outbox(created.id)).length === 0,
+      "an empty outbox",
+    );
+    const fromUser = (await server.channelMessages(created.id, "oc_long")).filter(
+      (m) => m.author.type === "user",
+    );
     expect(fromUser.length).toBe(1);
 
     // The event callback URL is closed in this mode.
-    const posted = buildFeishuEvent({ encryptKey: "k", verificationToken: "t", chatId: "oc_x", openId: "ou_x", text: "x" });
-    const res = await fetch(`${server.url}${created.inboundPath}`, { method: "POST", headers: posted.headers, body: posted.body });
+    const posted = buildFeishuEvent({
+      encryptKey: "k",
+      verificationToken: "t",
+      chatId: "oc_x",
+      openId: "ou_x",
+      text: "x",
+    });
+    const res = await fetch(`${server.url}${created.inboundPath}`, {
+      method: "POST",
+      headers: posted.headers,
+      body: posted.body,
+    });
     expect(res.status).toBe(403);
 
     // Dropped, the SDK reconnects by itself.
     long.dropAll();
-    await feishu.waitUntil(() => long.connections === 2 && long.open === 1 && long.pings >= 2, "the reconnection", 20_000);
-    const again = long.push(feishuMessageEvent({ verificationToken: "", chatId: "oc_long", openId: "ou_long", text: "back?" }));
+    await feishu.waitUntil(
+      () => long.connections === 2 && long.open === 1 && long.pings >= 2,
+      "the reconnection",
+      20_000,
+    );
+    const again = long.push(
+      feishuMessageEvent({ verificationToken: "", chatId: "oc_long", openId: "ou_long", text: "back?" }),
+    );
     await feishu.waitUntil(() => long.answers.get(again) === 200, "the second acknowledgement");
     await feishu.waitUntil(() => feishu.messages.length === 2, "the second answer");
 

@@ -26,9 +26,14 @@ async function setup() {
     secrets: { token: TOKEN, encodingAESKey: keys.encodingAESKey, corpSecret: wecom.corpSecret },
   });
   await startConnector(server, created.id);
-  const url = (query: Record<string, string>) => `${server.url}${created.inboundPath}?${new URLSearchParams(query)}`;
+  const url = (query: Record<string, string>) =>
+    `${server.url}${created.inboundPath}?${new URLSearchParams(query)}`;
   const post = (request: { query: Record<string, string>; body: string }) =>
-    fetch(url(request.query), { method: "POST", headers: { "content-type": "text/xml" }, body: request.body });
+    fetch(url(request.query), {
+      method: "POST",
+      headers: { "content-type": "text/xml" },
+      body: request.body,
+    });
   const text = (from: string, content: string, msgId?: string) =>
     buildWecomText(keys, { from, text: content, agentId: wecom.agentId, ...(msgId ? { msgId } : {}) });
   return { server, wecom, keys, created, url, post, text };
@@ -106,8 +111,13 @@ describe("WeCom connector", () => {
     expect((await post(retried)).status).toBe(200);
     expect((await post(first)).status).toBe(200);
     await wecom.waitUntil(() => wecom.messages.length === 1, "one answer");
-    await eventually(async () => (await server.connectors.outbox(created.id)).length === 0, "an empty outbox");
-    const fromUser = (await server.channelMessages(created.id, "lisi")).filter((m) => m.author.type === "user");
+    await eventually(
+      async () => (await server.connectors.outbox(created.id)).length === 0,
+      "an empty outbox",
+    );
+    const fromUser = (await server.channelMessages(created.id, "lisi")).filter(
+      (m) => m.author.type === "user",
+    );
     expect(fromUser.length).toBe(1);
     expect(wecom.messages.length).toBe(1);
   });
@@ -116,7 +126,9 @@ describe("WeCom connector", () => {
     const { server, wecom, keys, post, text } = await setup();
     const before = server.counts();
     const genuine = text("wangwu", "forged?");
-    expect((await post({ ...genuine, query: { ...genuine.query, msg_signature: "f".repeat(40) } })).status).toBe(401);
+    expect(
+      (await post({ ...genuine, query: { ...genuine.query, msg_signature: "f".repeat(40) } })).status,
+    ).toBe(401);
     const wrongKey = buildWecomText(
       { ...keys, encodingAESKey: randomEncodingAESKey() },
       { from: "wangwu", text: "x", agentId: wecom.agentId },

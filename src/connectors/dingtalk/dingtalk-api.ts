@@ -137,8 +137,18 @@ export class DingTalkApi {
   }
 
   /** Sends a markdown message to one person (their staff id) through the OpenAPI. */
-  sendToUser(robotCode: string, staffId: string, markdown: DingTalkMarkdown, signal?: AbortSignal): Promise<string> {
-    return this.#robotSend("/v1.0/robot/oToMessages/batchSend", { robotCode, userIds: [staffId] }, markdown, signal);
+  sendToUser(
+    robotCode: string,
+    staffId: string,
+    markdown: DingTalkMarkdown,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    return this.#robotSend(
+      "/v1.0/robot/oToMessages/batchSend",
+      { robotCode, userIds: [staffId] },
+      markdown,
+      signal,
+    );
   }
 
   async #robotSend(

@@ -65,7 +65,8 @@ class DingTalkDriver implements ConnectorDriver {
       await this.#api.accessToken();
     } catch (err) {
       // Wrong credentials fail the start; an outage only delays things.
-      if (err instanceof Error && "retryable" in err && err.retryable === true) this.#context.report(messageOf(err));
+      if (err instanceof Error && "retryable" in err && err.retryable === true)
+        this.#context.report(messageOf(err));
       else throw err;
     }
     if (this.#mode !== "stream") return;
@@ -111,7 +112,11 @@ class DingTalkDriver implements ConnectorDriver {
         reason: "this DingTalk connector uses Stream mode; it takes no HTTP callbacks",
       };
     }
-    const refusal = checkDingTalkSign(request.headers, this.#context.secrets.clientSecret ?? "", this.#context.now());
+    const refusal = checkDingTalkSign(
+      request.headers,
+      this.#context.secrets.clientSecret ?? "",
+      this.#context.now(),
+    );
     if (refusal) return { kind: "rejected", status: 401, reason: refusal };
     let robot: DingTalkRobotMessage;
     try {
@@ -151,7 +156,10 @@ class DingTalkDriver implements ConnectorDriver {
       const target = new URL(url);
       const base = new URL(this.#api.baseUrl);
       if (target.origin === base.origin) return true;
-      return target.protocol === "https:" && (target.hostname === "dingtalk.com" || target.hostname.endsWith(".dingtalk.com"));
+      return (
+        target.protocol === "https:" &&
+        (target.hostname === "dingtalk.com" || target.hostname.endsWith(".dingtalk.com"))
+      );
     } catch {
       return false;
     }

@@ -49,10 +49,17 @@ export async function openDingTalkStream(options: DingTalkStreamOptions): Promis
           },
           signal: closing.signal,
         });
-        const reply = (response.body ?? {}) as { endpoint?: string; ticket?: string; code?: string; message?: string };
+        const reply = (response.body ?? {}) as {
+          endpoint?: string;
+          ticket?: string;
+          code?: string;
+          message?: string;
+        };
         if (response.status !== 200 || !reply.endpoint || !reply.ticket) {
           const detail = reply.code ? `${reply.code}: ${reply.message ?? ""}` : bodyExcerpt(response.body);
-          throw new Error(`the DingTalk Stream gateway refused to connect (HTTP ${response.status}, ${detail})`);
+          throw new Error(
+            `the DingTalk Stream gateway refused to connect (HTTP ${response.status}, ${detail})`,
+          );
         }
         (this as unknown as { dw_url: string }).dw_url =
           `${reply.endpoint}?ticket=${encodeURIComponent(reply.ticket)}`;
@@ -70,7 +77,11 @@ export async function openDingTalkStream(options: DingTalkStreamOptions): Promis
     }
   }
 
-  const client = new Client({ clientId: options.clientId, clientSecret: options.clientSecret, keepAlive: true });
+  const client = new Client({
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
+    keepAlive: true,
+  });
   client.on("error", () => undefined);
   client.registerCallbackListener(TOPIC_ROBOT, (downstream) => {
     const messageId = downstream.headers.messageId;

@@ -314,7 +314,11 @@ export const feishuKind: ConnectorKind = {
     { name: "verificationToken", label: "Verification Token", required: true, requiredWhen: webhookMode },
   ],
   parseSettings: (settings) =>
-    parseWith(settingsSchema, settings, "Feishu/Lark", { appId: "App ID", mode: "Receive by", baseUrl: "Open API URL" }),
+    parseWith(settingsSchema, settings, "Feishu/Lark", {
+      appId: "App ID",
+      mode: "Receive by",
+      baseUrl: "Open API URL",
+    }),
   createDefaults: { mode: "long-connection" },
   // Text messages may be up to 150 KB; 30,000 bytes keeps a message readable and far inside that.
   limit: () => ({ max: 30_000, unit: "utf8" }),

@@ -12,7 +12,10 @@ import type { ConnectorLog } from "../types.js";
 type FlatEvent = Record<string, unknown>;
 
 /** The v2 shape (`{header, event}`) the webhook path reads, rebuilt from the dispatcher's flat one. */
-export function eventOfFlat(type: string, flat: FlatEvent): {
+export function eventOfFlat(
+  type: string,
+  flat: FlatEvent,
+): {
   schema: string;
   header: { event_id?: string; event_type: string };
   event: Record<string, unknown>;
@@ -40,7 +43,9 @@ export interface FeishuLongConnectionOptions {
 }
 
 /** Starts the client (it connects in the background) and returns a handle to close it. */
-export async function openFeishuLongConnection(options: FeishuLongConnectionOptions): Promise<{ close(): void }> {
+export async function openFeishuLongConnection(
+  options: FeishuLongConnectionOptions,
+): Promise<{ close(): void }> {
   const lark = await import("@larksuiteoapi/node-sdk");
   // The SDK's own lines go to the server log at warning level and above (they carry no secrets).
   const text = (parts: unknown[]) => parts.map((p) => (typeof p === "string" ? p : messageOf(p))).join(" ");

@@ -332,7 +332,8 @@ export const telegramKind: ConnectorKind = {
       rule: "1-256 of A-Z a-z 0-9 _ -",
     },
   ],
-  parseSettings: (settings) => parseWith(settingsSchema, settings, "Telegram", {
+  parseSettings: (settings) =>
+    parseWith(settingsSchema, settings, "Telegram", {
       mode: "Receive by",
       baseUrl: "Bot API URL",
       publicUrl: "Public URL of this server",

@@ -138,10 +138,13 @@ export const webhookKind: ConnectorKind = {
     {
       name: "secret",
       label: "Shared secret",
-      required: true, pattern: /^.{16,1024}$/s, rule: "16 to 1024 characters",
+      required: true,
+      pattern: /^.{16,1024}$/s,
+      rule: "16 to 1024 characters",
     },
   ],
-  parseSettings: (settings) => parseWith(settingsSchema, settings, "webhook", {
+  parseSettings: (settings) =>
+    parseWith(settingsSchema, settings, "webhook", {
       outboundUrl: "Outbound URL",
       maxChars: "Characters per message",
     }),

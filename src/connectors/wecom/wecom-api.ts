@@ -38,7 +38,13 @@ export class WecomApi {
   #token: { value: string; until: number } | undefined;
   #pending: Promise<string> | undefined;
 
-  constructor(options: { baseUrl: string; corpId: string; corpSecret: string; agentId: number; now: () => number }) {
+  constructor(options: {
+    baseUrl: string;
+    corpId: string;
+    corpSecret: string;
+    agentId: number;
+    now: () => number;
+  }) {
     this.#base = options.baseUrl.replace(/\/+$/, "");
     this.#corpId = options.corpId;
     this.#corpSecret = options.corpSecret;
@@ -79,7 +85,8 @@ export class WecomApi {
     const detail = code !== undefined ? `errcode ${code}: ${reply.errmsg ?? ""}` : bodyExcerpt(body);
     const after = retryAfterMs(headers);
     return new DeliveryError(`WeCom ${what} failed (HTTP ${status}, ${detail})`, {
-      retryable: retryableStatus(status) || (code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code))),
+      retryable:
+        retryableStatus(status) || (code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code))),
       ...(after !== undefined ? { retryAfterMs: after } : {}),
     });
   }
@@ -100,9 +107,12 @@ export class WecomApi {
     const reply = replyOf(response.body);
     if (response.status === 200 && reply.errcode === 0) {
       if (reply.invaliduser) {
-        throw new DeliveryError(`WeCom did not deliver to ${reply.invaliduser}: not a member the app can reach`, {
-          retryable: false,
-        });
+        throw new DeliveryError(
+          `WeCom did not deliver to ${reply.invaliduser}: not a member the app can reach`,
+          {
+            retryable: false,
+          },
+        );
       }
       return reply.msgid ?? "";
     }

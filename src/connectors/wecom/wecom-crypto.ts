@@ -41,7 +41,10 @@ export async function openWecomCiphertext(options: {
     return { refused: "the message does not decrypt with this connector's EncodingAESKey" };
   }
   if (opened.id !== options.corpId) {
-    return { refused: "the message does not decrypt to this connector's Corp ID (check the EncodingAESKey and Corp ID)" };
+    return {
+      refused:
+        "the message does not decrypt to this connector's Corp ID (check the EncodingAESKey and Corp ID)",
+    };
   }
   return { plain: opened.message };
 }

@@ -26,7 +26,13 @@ const settingsSchema = z
   .object({
     corpId: z.string().trim().min(1).max(64),
     /** The app's AgentId. */
-    appAgentId: z.union([z.number().int().positive(), z.string().regex(/^\d{1,12}$/).transform(Number)]),
+    appAgentId: z.union([
+      z.number().int().positive(),
+      z
+        .string()
+        .regex(/^\d{1,12}$/)
+        .transform(Number),
+    ]),
     format: z.enum(["markdown", "text"]).default("markdown"),
     baseUrl: httpUrl.default(WECOM_API),
   })
@@ -67,7 +73,8 @@ class WecomDriver implements ConnectorDriver {
       await this.#api.accessToken();
     } catch (err) {
       // Wrong credentials fail the start; an outage only delays the first reply.
-      if (err instanceof Error && "retryable" in err && err.retryable === true) this.#context.report(messageOf(err));
+      if (err instanceof Error && "retryable" in err && err.retryable === true)
+        this.#context.report(messageOf(err));
       else throw err;
     }
   }
@@ -92,14 +99,16 @@ class WecomDriver implements ConnectorDriver {
     if (request.method === "GET") {
       // The URL verification when the callback is saved in the admin console.
       const echostr = query.echostr;
-      if (!echostr) return { kind: "rejected", status: 400, reason: "a GET needs echostr (WeCom's URL verification)" };
+      if (!echostr)
+        return { kind: "rejected", status: 400, reason: "a GET needs echostr (WeCom's URL verification)" };
       const opened = await this.#open(query, echostr);
       if ("refused" in opened) return { kind: "rejected", status: 401, reason: opened.refused };
       return { kind: "reply", body: opened.plain };
     }
     const outer = parseWecomXml(request.body);
     const ciphertext = outer?.Encrypt;
-    if (!ciphertext) return { kind: "rejected", status: 400, reason: "the body is not WeCom XML with an Encrypt field" };
+    if (!ciphertext)
+      return { kind: "rejected", status: 400, reason: "the body is not WeCom XML with an Encrypt field" };
     const opened = await this.#open(query, ciphertext);
     if ("refused" in opened) return { kind: "rejected", status: 401, reason: opened.refused };
     const fields = parseWecomXml(opened.plain);

@@ -107,7 +107,12 @@ export function mountConnectorInbound(connectors: ConnectorManager): (app: Dimsu
       });
       const body = method === "POST" ? await c.req.text() : "";
       const query = c.req.query();
-      const result = await connectors.handleInbound(c.req.param("id") ?? "", { method, headers, query, body });
+      const result = await connectors.handleInbound(c.req.param("id") ?? "", {
+        method,
+        headers,
+        query,
+        body,
+      });
       const status = result.status as ContentfulStatusCode;
       // Some platforms want plain text back (WeCom's echostr), the others JSON.
       if (typeof result.body === "string") return c.text(result.body, status);
