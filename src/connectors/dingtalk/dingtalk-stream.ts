@@ -10,6 +10,7 @@
  * tests), reports the gateway's refusal text as the connector's error, and backs off between failed
  * attempts instead of the SDK's fixed second.
  */
+import { importExternal } from "../../import-external.js";
 import { abortableSleep } from "../../llm/retry.js";
 import { bodyExcerpt, requestJson } from "../http-json.js";
 import { messageOf } from "../kind-helpers.js";
@@ -32,7 +33,9 @@ export interface DingTalkStream {
 
 /** Connects (in the background: the SDK retries by itself) and returns a handle to close it. */
 export async function openDingTalkStream(options: DingTalkStreamOptions): Promise<DingTalkStream> {
-  const { DWClient, TOPIC_ROBOT } = await import("dingtalk-stream");
+  const { DWClient, TOPIC_ROBOT } = (await importExternal(
+    "dingtalk-stream",
+  )) as typeof import("dingtalk-stream");
   const closing = new AbortController();
   let failures = 0;
 

@@ -5,6 +5,7 @@
  * itself; each event goes through the SDK's `EventDispatcher` to `onEvent`, and the SDK acknowledges
  * it only after `onEvent` resolved (stored), so Feishu redelivers what could not be taken.
  */
+import { importExternal } from "../../import-external.js";
 import { messageOf } from "../kind-helpers.js";
 import type { ConnectorLog } from "../types.js";
 
@@ -46,7 +47,7 @@ export interface FeishuLongConnectionOptions {
 export async function openFeishuLongConnection(
   options: FeishuLongConnectionOptions,
 ): Promise<{ close(): void }> {
-  const lark = await import("@larksuiteoapi/node-sdk");
+  const lark = (await importExternal("@larksuiteoapi/node-sdk")) as typeof import("@larksuiteoapi/node-sdk");
   // The SDK's own lines go to the server log at warning level and above (they carry no secrets).
   const text = (parts: unknown[]) => parts.map((p) => (typeof p === "string" ? p : messageOf(p))).join(" ");
   const logger = {

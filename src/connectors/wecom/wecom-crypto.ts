@@ -5,6 +5,7 @@
  * iv = key[0..16], PKCS#7 to 32 bytes, random(16) ‖ length(4, big-endian) ‖ message ‖ corpId))`.
  * A message is genuine only when the signature matches and it decrypts to this corp's id.
  */
+import { importExternal } from "../../import-external.js";
 import { constantTimeEqual } from "../signatures.js";
 
 type WecomCrypto = typeof import("@wecom/crypto");
@@ -13,7 +14,7 @@ let loaded: Promise<WecomCrypto> | undefined;
 
 /** The `@wecom/crypto` module, imported on first use. */
 export function wecomCrypto(): Promise<WecomCrypto> {
-  loaded ??= import("@wecom/crypto");
+  loaded ??= importExternal("@wecom/crypto") as Promise<WecomCrypto>;
   return loaded;
 }
 
