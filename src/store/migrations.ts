@@ -620,6 +620,14 @@ ALTER TABLE team_agents ADD COLUMN ask_first_json TEXT NOT NULL DEFAULT '[]';
   },
   {
     version: 13,
+    name: "an agent's answer format (a JSON Schema its answers follow)",
+    up: (db) =>
+      db.exec(`
+ALTER TABLE team_agents ADD COLUMN answer_format_json TEXT;
+`),
+  },
+  {
+    version: 14,
     name: "connectors of type dingtalk and wecom",
     // SQLite cannot alter a CHECK, and rebuilding `connectors` would cascade-delete the mappings and
     // outbox that reference it. Widening the CHECK changes no stored row, which is the case SQLite

@@ -1,5 +1,5 @@
 /**
- * Migration 13 (SQLite) and 8 (PostgreSQL) on databases written by the previous schema: connectors
+ * Migration 14 (SQLite) and 9 (PostgreSQL) on databases written by the previous schema: connectors
  * may be of type dingtalk and wecom, and every connector with its state and outbox stays.
  */
 import { join } from "node:path";
@@ -14,10 +14,10 @@ import { tempDir } from "./helpers.js";
 const insertConnector = (id: string, type: string) =>
   `INSERT INTO connectors (id, type, name, agent_id, created_by, created_at, updated_at) VALUES ('${id}', '${type}', 'n', 'a', 'u', 1, 1)`;
 
-describe("migration 13 on SQLite: connector types", () => {
+describe("migration 14 on SQLite: connector types", () => {
   it("widens the type check and keeps connectors, their state and outbox", () => {
     const file = join(tempDir(), "dimsum.db");
-    const old = openDatabase(file, { migrations: migrations.slice(0, 12) });
+    const old = openDatabase(file, { migrations: migrations.slice(0, 13) });
     old.exec(insertConnector("c1", "telegram"));
     old.exec("INSERT INTO connector_state (connector_id, key, value) VALUES ('c1', 'telegram.offset', '42')");
     old.exec(
@@ -26,9 +26,9 @@ describe("migration 13 on SQLite: connector types", () => {
     expect(() => old.exec(insertConnector("c2", "dingtalk"))).toThrow(/CHECK/);
     old.close();
 
-    const db = openDatabase(file, { migrations: migrations.slice(0, 13) });
+    const db = openDatabase(file, { migrations: migrations.slice(0, 14) });
     try {
-      expect(schemaVersion(db)).toBe(13);
+      expect(schemaVersion(db)).toBe(14);
       db.exec(insertConnector("c2", "dingtalk"));
       db.exec(insertConnector("c3", "wecom"));
       expect(() => db.exec(insertConnector("c4", "irc"))).toThrow(/CHECK/);
@@ -44,15 +44,15 @@ describe("migration 13 on SQLite: connector types", () => {
   });
 });
 
-describe.skipIf(!postgresAvailable)("migration 8 on PostgreSQL: connector types", () => {
+describe.skipIf(!postgresAvailable)("migration 9 on PostgreSQL: connector types", () => {
   it("replaces the type check and keeps the rows", async () => {
     const created = await createTestDatabase();
     try {
-      const old = await openPostgres(created.url, { migrations: pgMigrations.slice(0, 7) });
+      const old = await openPostgres(created.url, { migrations: pgMigrations.slice(0, 8) });
       await old.run(insertConnector("c1", "feishu"));
       await expect(old.run(insertConnector("c2", "wecom"))).rejects.toThrow(/check/i);
       await old.close();
-      const db = await openPostgres(created.url, { migrations: pgMigrations.slice(0, 8) });
+      const db = await openPostgres(created.url, { migrations: pgMigrations.slice(0, 9) });
       try {
         await db.run(insertConnector("c2", "wecom"));
         await db.run(insertConnector("c3", "dingtalk"));

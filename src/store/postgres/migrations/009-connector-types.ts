@@ -1,8 +1,8 @@
-/** Connectors of type `dingtalk` and `wecom`: the type check of migration 5 widened. */
+/** Connectors of type `dingtalk` and `wecom`: the type check of migration 5 widened (after 8, the answer format). */
 import type { PgMigration } from "../pg-migrations.js";
 
 export const connectorTypes: PgMigration = {
-  version: 8,
+  version: 9,
   name: "connectors of type dingtalk and wecom",
   async up(tx) {
     // Found by its definition, whatever it was named (by default `connectors_type_check`).
