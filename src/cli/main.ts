@@ -56,6 +56,10 @@ export async function main(argv: string[]): Promise<number> {
     )
     .option("-s, --session <id>", "continue this stored session")
     .option("-a, --attach <file>", "attach an image, PDF or text file (repeatable)", collect, [])
+    .option(
+      "--schema <file>",
+      "answer with JSON valid against this JSON Schema file (printed alone on stdout)",
+    )
     .action(async (words: string[], options) => {
       const { runCommand } = await import("./commands/run.js");
       const prompt = words.length === 1 && words[0] === "-" ? await readStdin(io.stdin) : words.join(" ");

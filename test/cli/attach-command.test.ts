@@ -75,7 +75,10 @@ describe("dimsum run --attach", () => {
     server.enqueue({ text: "a red square" });
     const result = await run("gemini:gemini-2.5-flash", env.gemini, "photo.png");
     expect(result.code).toBe(0);
-    const contents = (server.requests[0]?.body as Body | undefined)?.contents as Array<{ role: string; parts: unknown[] }>;
+    const contents = (server.requests[0]?.body as Body | undefined)?.contents as Array<{
+      role: string;
+      parts: unknown[];
+    }>;
     expect(contents.at(-1)?.parts).toEqual([
       { text: "what is this?" },
       { inlineData: { mimeType: "image/png", data: png.toString("base64") } },

@@ -10,7 +10,9 @@ import { knowledge } from "./004-knowledge.js";
 import { schedulesAndConnectors } from "./005-schedules-connectors.js";
 import { appendCounters } from "./006-append-counters.js";
 import { runState } from "./007-run-state.js";
-import { attachments } from "./008-attachments.js";
+import { answerFormat } from "./008-answer-format.js";
+import { connectorTypes } from "./009-connector-types.js";
+import { attachments } from "./010-attachments.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -20,5 +22,7 @@ export const pgMigrations: readonly PgMigration[] = [
   schedulesAndConnectors,
   appendCounters,
   runState,
+  answerFormat,
+  connectorTypes,
   attachments,
 ];
