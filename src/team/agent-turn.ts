@@ -6,6 +6,7 @@
 
 import type { ApprovalDecision, Approver, PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
+import type { ObserveRun } from "../agent/run-observer.js";
 import { runSessionTurn } from "../agent/session-runner.js";
 import type { SteeringSource } from "../agent/steering.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
@@ -48,6 +49,8 @@ export interface TurnRuntime {
    * the person of runs they are present for.
    */
   elicitations?: Elicitations;
+  /** Another reader of every run's events (OpenTelemetry export). */
+  observe?: ObserveRun;
 }
 
 export interface TurnRequest {
@@ -190,6 +193,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       ...(request.approve ? { approve: request.approve } : {}),
       ...(request.steering ? { steering: request.steering } : {}),
       ...(request.resume ? { resume: request.resume } : {}),
+      ...(runtime.observe ? { observe: runtime.observe, agentId: agent.id, agentName: agent.name } : {}),
     })) {
       if (event.type === "text_delta") {
         const text = newTurn && shown !== "" && !shown.endsWith("\n\n") ? `\n\n${event.text}` : event.text;

@@ -3,9 +3,11 @@
  * talks to. It checks access, routes messages to agents (mentions, @all, leader, flows) and wires the
  * runs, flows and events together.
  */
+
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
+import type { ObserveRun } from "../agent/run-observer.js";
 import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -104,6 +106,8 @@ export interface TeamDeps {
   elicitationTimeoutMs?: number;
   /** How often runs that waited too long for approvals are looked for (default a minute). */
   approvalSweepMs?: number;
+  /** Another reader of every run's events (OpenTelemetry export, see src/telemetry). */
+  observe?: ObserveRun;
 }
 
 export interface GrantableTools {
@@ -197,6 +201,7 @@ export function createTeam(deps: TeamDeps): Team {
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
     ...(grantable ? { grantedTools: grantable.create } : {}),
+    ...(deps.observe ? { observe: deps.observe } : {}),
   };
   const cluster = deps.cluster;
   const leases = store.leases;
