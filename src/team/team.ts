@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
+import type { RemoteAgentConfig } from "../a2a/remote-config.js";
 import type { ObserveRun } from "../agent/run-observer.js";
 import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
@@ -108,6 +109,8 @@ export interface TeamDeps {
   approvalSweepMs?: number;
   /** Another reader of every run's events (OpenTelemetry export, see src/telemetry). */
   observe?: ObserveRun;
+  /** Remote A2A agents (a2a.json) every agent may call, one tool each (`a2a_<name>`). */
+  remoteAgents?: readonly RemoteAgentConfig[];
 }
 
 export interface GrantableTools {
@@ -261,6 +264,7 @@ export function createTeam(deps: TeamDeps): Team {
     now,
     workspaceFor: deps.workspaceFor ?? defaultWorkspaces(deps.home),
     nameOf,
+    ...(deps.remoteAgents ? { remoteAgents: deps.remoteAgents } : {}),
   });
   const approvals = new RunApprovals({
     store,
