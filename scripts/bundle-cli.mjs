@@ -51,7 +51,15 @@ await build({
   // Server-only drivers, required where installed when a database or Redis is configured; the
   // OpenTelemetry SDK (loaded only with an OTLP endpoint) and the A2A SDK (only with A2A agents)
   // likewise stay out of the bundle every command reads.
-  external: ["better-sqlite3", "pdfjs-dist", "pg", "ioredis", "@opentelemetry/*", "@a2a-js/sdk", "@a2a-js/sdk/*"],
+  external: [
+    "better-sqlite3",
+    "pdfjs-dist",
+    "pg",
+    "ioredis",
+    "@opentelemetry/*",
+    "@a2a-js/sdk",
+    "@a2a-js/sdk/*",
+  ],
   define: {
     // A string literal (parsed at run time): an object here would add an init call to every module.
     DIMSUM_BUILTIN_PARAMETERS: JSON.stringify(JSON.stringify(parameters)),
