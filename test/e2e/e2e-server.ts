@@ -3,6 +3,7 @@
  * SQLite in a temp folder) serving the built web UI from `web/dist`, its agents talking to the
  * scripted fake LLM.
  */
+
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +26,7 @@ import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
 import { type Database, openDatabase } from "../../src/store/database.js";
+import type { TeamDeps } from "../../src/team/team.js";
 
 /** The built single-page app the server serves. */
 export const WEB_DIST = fileURLToPath(new URL("../../web/dist/", import.meta.url));
@@ -62,6 +64,8 @@ export interface E2eServerOptions {
   mcp?: (home: string, db: Database) => McpControl;
   /** Serve `/api/connectors` and the inbound endpoint with a connector manager (default: not). */
   connectors?: boolean;
+  /** Overrides of the team's deps (e.g. remote A2A agents). */
+  team?: Partial<TeamDeps>;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -108,7 +112,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
   const pool = mcp instanceof McpServerPool ? mcp : undefined;
   const team = await buildTeam(
     { db, config, settings, log, ...(pool ? { mcp: pool } : {}) },
-    { streamOptions: { retry: { maxRetries: 0 } } },
+    { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );
   const connectors = options.connectors
     ? new ConnectorManager({
