@@ -382,6 +382,7 @@ export function createTeam(deps: TeamDeps): Team {
     text: string,
     present: boolean,
     mode?: QueueMode,
+    scheduled?: { scheduleId: string; name: string },
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
@@ -393,6 +394,14 @@ export function createTeam(deps: TeamDeps): Team {
         channelId: channel.id,
         author: { type: "user", id: actor.userId },
         text,
+        ...(scheduled
+          ? {
+              parts: [
+                { type: "text", text },
+                { type: "scheduled", ...scheduled },
+              ] satisfies MessagePart[],
+            }
+          : {}),
         mentions: targets.map((a) => a.id),
         createdAt: at,
       },
@@ -545,7 +554,7 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const channel = await channels.visible(actor, channelId);
       checkText(text);
-      return postRouted(actor, channel, text, options.present === true, options.mode);
+      return postRouted(actor, channel, text, options.present === true, options.mode, options.scheduled);
     },
     async deleteMessage(actor, messageId) {
       await ready;

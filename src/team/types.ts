@@ -160,7 +160,9 @@ export type MessagePart =
   | { type: "error"; code: string; message: string; hint?: string }
   | { type: "stopped"; reason: string }
   /** The answer went on from its checkpoint after the server (or its instance) stopped. */
-  | { type: "resumed"; reason: "restart" };
+  | { type: "resumed"; reason: "restart" }
+  /** A schedule posted this message in its creator's name (chats show it as the schedule's, not "You"). */
+  | { type: "scheduled"; scheduleId: string; name: string };
 
 export interface ChannelMessage {
   /** Monotonic per server; clients resume from the last id they saw. */
@@ -406,7 +408,7 @@ export interface Team {
     actor: Actor,
     channelId: string,
     text: string,
-    options?: { present?: boolean; mode?: QueueMode },
+    options?: { present?: boolean; mode?: QueueMode; scheduled?: { scheduleId: string; name: string } },
   ): Promise<PostResult>;
   deleteMessage(actor: Actor, messageId: number): Promise<void>;
   /**

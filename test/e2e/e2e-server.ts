@@ -9,10 +9,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type McpControl, McpServerPool } from "../../src/mcp/server-pool.js";
+import { createSqliteScheduleStore } from "../../src/schedules/schedule-store.js";
+import { createScheduling, type Scheduling } from "../../src/schedules/setup.js";
 import { createServer, type ServerDeps } from "../../src/server/app.js";
+import { UserStore } from "../../src/server/auth/user-store.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
 import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/server/routes/knowledge.js";
+import { mountScheduleRoutes } from "../../src/server/routes/schedules.js";
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
@@ -52,6 +56,8 @@ export interface E2eServerOptions {
   ensureOwner?: boolean;
   /** The MCP servers `/api/mcp` controls, made over the server's home folder (default: none). */
   mcp?: (home: string, db: Database) => McpControl;
+  /** Serve `/api/schedules` with a running scheduler, as `dimsum serve` does (default: no schedules). */
+  schedules?: boolean;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -100,6 +106,19 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     { db, config, settings, log, ...(pool ? { mcp: pool } : {}) },
     { streamOptions: { retry: { maxRetries: 0 } } },
   );
+  let scheduling: Scheduling | undefined;
+  if (options.schedules) {
+    const users = new UserStore(db);
+    scheduling = createScheduling({
+      store: createSqliteScheduleStore(db),
+      team,
+      actorOf: async (id) => {
+        const user = await users.get(id);
+        return user ? { userId: user.id, role: user.role } : undefined;
+      },
+      log,
+    });
+  }
   const serverDeps = (ensureOwner: boolean): ServerDeps => ({
     db,
     config,
@@ -119,10 +138,12 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     routes: [
       mountTeamRoutes({ team, memory: buildMemory(db, log), ...(mcp ? { mcp } : {}) }),
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
+      ...(scheduling ? [mountScheduleRoutes(scheduling.service)] : []),
     ],
   });
   let listening = await createServer(serverDeps(options.ensureOwner ?? false)).listen(0, "127.0.0.1");
   const port = listening.port;
+  await scheduling?.scheduler.start();
   return {
     url: listening.url,
     logLines,
@@ -138,6 +159,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     },
     async close() {
       await listening.close();
+      await scheduling?.scheduler.stop();
       await team.close();
       await (mcp as { close?: () => Promise<void> } | undefined)?.close?.();
       db.close();

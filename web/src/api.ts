@@ -481,10 +481,24 @@ export class ApiClient {
 }
 
 /** A person-readable line for any error thrown by an API call. */
+/** A validation issue as a sentence: `name: at most 80 characters` reads "The name: at most 80 characters." */
+function issueText(issue: { path: string; message: string }): string {
+  const field =
+    issue.path
+      .split(".")
+      .pop()
+      ?.replace(/([a-z])([A-Z])/g, "$1 $2")
+      .toLowerCase() ?? "";
+  const message = issue.message.replace(/\.+$/, "");
+  return field === ""
+    ? `${message[0]?.toUpperCase() ?? ""}${message.slice(1)}.`
+    : `The ${field}: ${message}.`;
+}
+
 export function errorText(err: unknown): string {
   if (err instanceof ApiError) {
     const first = err.issues[0];
-    return first ? `${err.message} (${first.path}: ${first.message})` : err.message;
+    return first ? issueText(first) : err.message;
   }
   return err instanceof Error ? err.message : String(err);
 }

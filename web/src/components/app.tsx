@@ -12,6 +12,7 @@ import { HomePage } from "../pages/home-page.js";
 import { KnowledgePage } from "../pages/knowledge-page.js";
 import { LoginPage } from "../pages/login-page.js";
 import { MemoryPage } from "../pages/memory-page.js";
+import { NotFoundPage } from "../pages/not-found-page.js";
 import { SchedulesPage } from "../pages/schedules-page.js";
 import { SettingsPage } from "../pages/settings-page.js";
 import { type Services, ServicesContext } from "../services.js";
@@ -140,6 +141,8 @@ function Page({ route, me }: { route: Route; me: SessionUser }) {
       return <ConnectorsPage me={me} />;
     case "memory":
       return <MemoryPage me={me} agentId={route.agentId} />;
+    case "not_found":
+      return <NotFoundPage path={route.path} />;
   }
 }
 

@@ -3,7 +3,7 @@
  * (arrows move, Enter/Tab pick, Escape closes), and `/` at the start offers MCP prompts, whose
  * text (after their arguments) is put into the composer to edit and send.
  */
-import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useReportError, useSelector, useServices } from "../hooks.js";
 import { activeRuns } from "../state/chat.js";
 import {
@@ -13,6 +13,7 @@ import {
   mentionCandidates,
   mentionKey,
   mentionMenuAt,
+  mentionNeeded,
 } from "../state/mention.js";
 import { composerHint } from "../state/queue-mode.js";
 import type { AgentRecord, ChannelRecord, McpPromptInfo } from "../types.js";
@@ -69,6 +70,27 @@ function WorkingHint({ channel }: { channel: ChannelRecord }) {
   );
 }
 
+/**
+ * In a group without a leader, before a message that mentions no agent is sent: whom to mention,
+ * and (for those who manage the group) a link to pick a leader.
+ */
+function MentionNeeded({ channel, agentIds }: { channel: ChannelRecord; agentIds: string[] }) {
+  const shown = agentIds.slice(0, 3).map((id) => `@${id}`);
+  const who = agentIds.length > 1 ? `${shown.join(", ")}${agentIds.length > 3 ? "…" : ""} or @all` : shown[0];
+  return (
+    <p class="composer-hint composer-warn" role="alert" data-testid="composer-mention-needed">
+      <span>This group has no leader, so no agent answers a message without a mention. Mention {who}.</span>
+      <Link
+        to={{ name: "channel_settings", channelId: channel.id }}
+        class="composer-hint-link"
+        testId="composer-pick-leader"
+      >
+        Pick a leader
+      </Link>
+    </p>
+  );
+}
+
 /** The composer of a channel. */
 export function Composer({ channel, agents, disabled }: ComposerProps) {
   const { api, store } = useServices();
@@ -76,6 +98,10 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
   const [text, setText] = useState("");
   const [menu, setMenu] = useState<MentionMenu | null>(null);
   const [sending, setSending] = useState(false);
+  const meId = useSelector((s) => (s.auth.phase === "ready" ? s.auth.user.id : ""));
+  // Shown once a send was refused for want of a mention; goes once the text names an agent.
+  const [mentionRefused, setMentionRefused] = useState(false);
+  const needed = mentionRefused ? mentionNeeded(text, channel, meId) : undefined;
   const input = useRef<HTMLTextAreaElement>(null);
   const caretAfterRender = useRef<number | null>(null);
   const candidates = useMemo(() => mentionCandidates(channel, agents), [channel, agents]);
@@ -116,6 +142,13 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
     }
   });
 
+  // Opening a chat puts the caret in its composer, as in any chat app (not on touch screens, where
+  // focusing would pop the keyboard over the conversation one came to read).
+  useEffect(() => {
+    const touch = typeof matchMedia === "function" && matchMedia("(pointer: coarse)").matches;
+    if (!touch) input.current?.focus();
+  }, [channel.id]);
+
   const refreshMenu = (value: string, caret: number) =>
     setMenu((prev) => mentionMenuAt(value, caret, candidates, prev));
 
@@ -131,6 +164,10 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
   const send = async () => {
     const body = text.trim();
     if (!body || sending) return;
+    if (mentionNeeded(body, channel, meId)) {
+      setMentionRefused(true);
+      return;
+    }
     if (new TextEncoder().encode(body).length > MAX_MESSAGE_BYTES) {
       report(new Error("The message is over 32 KB; shorten it or split it into several messages."));
       return;
@@ -141,6 +178,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
       store.dispatch({ type: "posted", channelId: channel.id, result });
       setText("");
       setMenu(null);
+      setMentionRefused(false);
     } catch (err) {
       report(err);
     } finally {
@@ -198,6 +236,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
     >
       <ModelNotice />
       <WorkingHint channel={channel} />
+      {needed && <MentionNeeded channel={channel} agentIds={needed} />}
       {promptMenu && (
         <PromptMenu
           items={promptItems}

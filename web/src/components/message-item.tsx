@@ -5,7 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
-import { isTerminal, type RunView } from "../state/chat.js";
+import { isTerminal, type RunView, scheduleOf } from "../state/chat.js";
 import type { AgentRecord, ChannelMessage, ElicitationView, QueuedDelivery, SessionUser } from "../types.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
@@ -94,8 +94,14 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
   const index = picked !== undefined && picked < versions.length ? picked : versions.length - 1;
   const message = versions[index] as ChannelMessage;
   const { author } = message;
-  const mine = author.type === "user" && author.id === me.id;
-  const canDelete = mine || me.role === "owner" || me.role === "admin";
+  // A schedule's prompt is posted in its creator's name, but it is the schedule's: not "You", not editable.
+  const schedule = scheduleOf(message);
+  const mine = author.type === "user" && author.id === me.id && !schedule;
+  const canDelete =
+    mine ||
+    (schedule !== undefined && author.type === "user" && author.id === me.id) ||
+    me.role === "owner" ||
+    me.role === "admin";
   const [remove, busy] = useAction(async () => {
     await api.deleteMessage(message.id);
     store.dispatch({
@@ -143,6 +149,15 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
       <header class="msg-head">
         {isAnswer ? (
           <AgentName agentId={author.id} agents={agents} />
+        ) : schedule ? (
+          <>
+            <span class="avatar" aria-hidden="true">
+              ⏰
+            </span>
+            <span class="author" data-testid="message-author" data-schedule-id={schedule.scheduleId}>
+              Schedule “{schedule.name}”
+            </span>
+          </>
         ) : (
           <>
             <span class="avatar" aria-hidden="true">
