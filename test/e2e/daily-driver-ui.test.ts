@@ -103,6 +103,46 @@ describe("the defects of a day of use", () => {
   );
 
   it(
+    "keyboard: Esc stops the streaming answer, ↑ in the empty composer edits the last message, ? lists them",
+    async () => {
+      await step("daily/01b-keyboard", async () => {
+        scripts.add("writer", { delayMs: 60_000, text: "never shown" });
+        await byTest("composer-input").fill("@writer a slow one");
+        await page.keyboard.press("Enter");
+        const stop = byTest("run-stop");
+        await stop.waitFor();
+        await page.keyboard.press("Escape");
+        await until(() => stop.count()).toBe(0);
+        await byTest("run-stopped").first().waitFor();
+
+        await byTest("composer-input").focus();
+        await page.keyboard.press("ArrowUp");
+        const edit = byTest("message-edit-input");
+        await edit.waitFor();
+        expect(await edit.inputValue()).toBe("@writer a slow one");
+        expect(await page.evaluate(() => document.activeElement?.getAttribute("data-testid"))).toBe(
+          "message-edit-input",
+        );
+        // Escape in the editor cancels the edit (and stops nothing).
+        await page.keyboard.press("Escape");
+        await until(() => edit.count()).toBe(0);
+
+        await byTest("chat-title").click();
+        await page.keyboard.press("?");
+        const help = byTest("keyboard-help");
+        await help.waitFor();
+        const listed = await help.textContent();
+        for (const what of ["Search messages", "Stop the answer", "edit your last message"])
+          expect(listed).toContain(what);
+        await screenshot(page, "daily/01b-shortcuts");
+        await page.keyboard.press("Escape");
+        await until(() => help.count()).toBe(0);
+      });
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
     "New chat: a direct chat without an agent says to pick one; two chats with one agent get distinct names",
     async () => {
       await step("daily/02-new-chat", async () => {

@@ -22,6 +22,7 @@ import { type Route, routeChannel } from "../state/route.js";
 import { applyTheme, loadTheme, nextTheme, type ThemeChoice } from "../theme.js";
 import type { SessionUser } from "../types.js";
 import { ConfirmDialogHost } from "./confirm-dialog.js";
+import { KeyboardHelp, useKeyboardHelp } from "./keyboard-help.js";
 import { MessageSearch, type SearchMemory } from "./message-search.js";
 import { Notices } from "./notices.js";
 import { Sidebar } from "./sidebar.js";
@@ -153,6 +154,7 @@ function Shell({ me }: { me: SessionUser }) {
   const unread = useSelector((s) => totalUnread(s.channels.list));
   const channelId = routeChannel(route);
   const search = useSearchPanel();
+  const keys = useKeyboardHelp();
   const openSearch = () => {
     setDrawerOpen(false);
     search.show();
@@ -212,7 +214,7 @@ function Shell({ me }: { me: SessionUser }) {
           Log out
         </button>
       </header>
-      <Sidebar route={route} onSearch={openSearch} />
+      <Sidebar route={route} onSearch={openSearch} onShortcuts={keys.show} />
       <button
         type="button"
         class="drawer-backdrop"
@@ -227,6 +229,7 @@ function Shell({ me }: { me: SessionUser }) {
       {search.open && (
         <MessageSearch me={me} channelId={channelId} memory={search.memory} onClose={search.hide} />
       )}
+      {keys.open && <KeyboardHelp onClose={keys.hide} />}
       <ConfirmDialogHost />
     </div>
   );

@@ -17,6 +17,7 @@ import {
 } from "../state/mention.js";
 import { composerHint } from "../state/queue-mode.js";
 import type { AgentRecord, ChannelRecord, McpPromptInfo } from "../types.js";
+import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
 import { Link } from "./link.js";
 import { ModelNotice } from "./model-notice.js";
 import { matchingPrompts, PromptArguments, PromptMenu, slashQuery, usePrompts } from "./prompt-picker.js";
@@ -214,6 +215,10 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
     if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
       void send();
+    } else if (event.key === "ArrowUp" && text === "" && !event.shiftKey && !event.altKey) {
+      // As in Slack: ↑ in an empty composer edits your last message.
+      event.preventDefault();
+      window.dispatchEvent(new CustomEvent(EDIT_LAST_EVENT, { detail: { channelId: channel.id } }));
     }
   };
 

@@ -2,11 +2,12 @@
  * A stored message (with its regenerated versions and its actions: copy, regenerate, edit), or the
  * live bubble of a run still streaming (or ended without a message). Both render the same parts.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView, scheduleOf } from "../state/chat.js";
 import type { AgentRecord, ChannelMessage, ElicitationView, QueuedDelivery, SessionUser } from "../types.js";
+import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
@@ -90,6 +91,14 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
   // A new version (regenerated, or answering an edit) is shown as it arrives.
   useEffect(() => setPicked(undefined), [versions.length]);
   const [editing, setEditing] = useState<string | undefined>(undefined);
+  const editInput = useRef<HTMLTextAreaElement>(null);
+  const isEditing = editing !== undefined;
+  useEffect(() => {
+    if (!isEditing) return;
+    const el = editInput.current;
+    el?.focus();
+    el?.setSelectionRange(el.value.length, el.value.length);
+  }, [isEditing]);
   const [copied, setCopied] = useState(false);
   const index = picked !== undefined && picked < versions.length ? picked : versions.length - 1;
   const message = versions[index] as ChannelMessage;
@@ -121,6 +130,17 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
     setEditing(undefined);
     store.dispatch({ type: "posted", channelId: message.channelId, result });
   });
+  const canEdit = mine && editable && !STARTS_FLOW.test(message.text);
+  // ↑ in the empty composer of this chat (see Composer) opens this message when it is the one to edit.
+  useEffect(() => {
+    if (!canEdit) return;
+    const onEditLast = (event: Event) => {
+      const detail = (event as CustomEvent<{ channelId: string }>).detail;
+      if (detail?.channelId === message.channelId) setEditing(message.text);
+    };
+    window.addEventListener(EDIT_LAST_EVENT, onEditLast);
+    return () => window.removeEventListener(EDIT_LAST_EVENT, onEditLast);
+  }, [canEdit, message.channelId, message.text]);
   const copy = () => {
     copyText(message.text).then(
       () => {
@@ -210,6 +230,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
           }}
         >
           <textarea
+            ref={editInput}
             class="msg-edit-input"
             data-testid="message-edit-input"
             value={editing}
@@ -305,7 +326,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
               ↻ Regenerate
             </button>
           )}
-          {mine && editable && !STARTS_FLOW.test(message.text) && (
+          {canEdit && (
             <button
               type="button"
               class="icon-btn msg-action"

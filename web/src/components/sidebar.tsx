@@ -65,7 +65,15 @@ function ChannelSection({
 }
 
 /** The sidebar; on phones it is the drawer. `onSearch` opens the message search panel. */
-export function Sidebar({ route, onSearch }: { route: Route; onSearch: () => void }) {
+export function Sidebar({
+  route,
+  onSearch,
+  onShortcuts,
+}: {
+  route: Route;
+  onSearch: () => void;
+  onShortcuts: () => void;
+}) {
   const channels = useSelector((s) => s.channels);
   const auth = useSelector((s) => s.auth);
   const [creating, setCreating] = useState(false);
@@ -139,6 +147,15 @@ export function Sidebar({ route, onSearch }: { route: Route; onSearch: () => voi
       {!channels.loaded && <p class="muted side-empty">Loading…</p>}
       <ChannelSection title="Direct chats" list={direct} route={route} testId="channel-list-direct" />
       <ChannelSection title="Groups" list={groups} route={route} testId="channel-list-groups" />
+      <button
+        type="button"
+        class="nav-link nav-button side-shortcuts muted"
+        onClick={onShortcuts}
+        aria-keyshortcuts="?"
+        data-testid="nav-shortcuts"
+      >
+        ⌨️ Keyboard shortcuts <kbd>?</kbd>
+      </button>
       {creating && (
         <Modal title="New chat" onClose={() => setCreating(false)} testId="new-channel-dialog">
           <NewChannelForm onDone={() => setCreating(false)} />

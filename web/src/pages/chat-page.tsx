@@ -9,6 +9,7 @@ import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
 import { currentFlow, lastMessageId } from "../state/chat.js";
 import type { SessionUser } from "../types.js";
+import { useStopOnEscape } from "../use-chat-keys.js";
 import { useOpenChannel, usePageVisible } from "../use-open-channel.js";
 
 const MARK_READ_DELAY_MS = 500;
@@ -34,6 +35,7 @@ function useMarkRead(channelId: string, lastId: number | undefined): void {
 /** The chat page of one channel. */
 export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser }) {
   useOpenChannel(channelId);
+  useStopOnEscape(channelId);
   const chat = useSelector((s) => s.chat);
   const channels = useSelector((s) => s.channels);
   const agents = useSelector((s) => s.agents);

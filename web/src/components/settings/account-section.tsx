@@ -57,7 +57,12 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
       )}
       {/* Tells password managers which account the new password belongs to. */}
       <input type="text" name="username" autocomplete="username" value={me.username} readOnly hidden />
-      <label class="field" hidden={oneTime !== undefined}>
+      {/* Kept in the form (password managers read it) but not shown when it is already known. */}
+      <label
+        class="field"
+        hidden={oneTime !== undefined}
+        style={oneTime !== undefined ? { display: "none" } : undefined}
+      >
         <span>Current password</span>
         <input
           type="password"
