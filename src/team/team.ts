@@ -20,6 +20,7 @@ import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
 import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
+import { chatTitle } from "./chat-title.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
@@ -512,6 +513,30 @@ export function createTeam(deps: TeamDeps): Team {
     async listChannels(actor) {
       await ready;
       return channels.list(actor);
+    },
+    async setChannelPrefs(actor, id, patch) {
+      await ready;
+      return channels.setPrefs(actor, id, patch);
+    },
+    async titleChannel(actor, id) {
+      await ready;
+      const channel = await channels.visible(actor, id);
+      if (channel.kind !== "direct") throw invalid("Only a direct chat is named after its first exchange.");
+      const first = await store.messages.list(id, { limit: 6, after: 0 });
+      const question = first.find((m) => m.author.type === "user");
+      const answer = first.find((m) => m.author.type === "agent" && m.text.trim() !== "");
+      if (!question) throw conflict("The chat has no message yet to name it after.", "send a message first");
+      const agent = channel.leaderAgentId ? await store.agents.get(channel.leaderAgentId) : undefined;
+      const model = agent
+        ? await Promise.resolve()
+            .then(() => runtime.resolveModel(agent))
+            .catch(() => undefined)
+        : undefined;
+      const name = await chatTitle(question.text, answer?.text, model, {
+        ...(deps.stream ? { stream: deps.stream } : {}),
+        ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+      });
+      return channels.update(actor, id, { name });
     },
     async getChannel(actor, id) {
       await ready;
