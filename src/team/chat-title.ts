@@ -30,8 +30,9 @@ export function cleanTitle(raw: string): string | undefined {
     .trim()
     .split("\n")[0]
     ?.replace(/^(title|chat title)\s*:\s*/i, "")
+    .replace(/[.\s]+$/, "")
     .replace(/^["'“”‘’*#\s]+|["'“”‘’*\s]+$/g, "")
-    .replace(/\.$/, "")
+    .replace(/[.\s]+$/, "")
     .trim();
   if (!line || line.length > MAX_TITLE) return undefined;
   return line;

@@ -127,7 +127,8 @@ describe("the defects of a day of use", () => {
         await page.keyboard.press("Escape");
         await until(() => edit.count()).toBe(0);
 
-        await byTest("chat-title").click();
+        // Out of any text field (the title is a rename button now): the conversation's subtitle.
+        await page.locator(".chat-sub").click();
         await page.keyboard.press("?");
         const help = byTest("keyboard-help");
         await help.waitFor();
@@ -158,6 +159,71 @@ describe("the defects of a day of use", () => {
         }
         // The error of the first try went once a chat was created.
         expect(await byTest("notice").filter({ hasText: "Pick the agent" }).count()).toBe(0);
+      });
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "chats you can name and find: home composer, a title from the first exchange, rename, pin and archive persist",
+    async () => {
+      await step("daily/02b-titles-pins", async () => {
+        // The title call is not an agent's: the fake model answers it from the "?" queue.
+        scripts.add("?", { text: "Title: “Quick bread at home”." });
+        await page.goto(server.url);
+        await byTest("home-composer").waitFor();
+        await byTest("home-composer-agent").selectOption("writer");
+        await byTest("home-composer-input").fill("How do I bake bread at home quickly?");
+        await page.keyboard.press("Enter");
+        await byTest("chat-page").waitFor();
+        await page.getByText("answer from @writer").waitFor();
+        await until(async () => (await byTest("chat-title").textContent())?.trim()).toBe(
+          "Quick bread at home",
+        );
+        const chatId = (await byTest("chat-page").getAttribute("data-channel-id")) ?? "";
+
+        // Rename in place.
+        await byTest("chat-rename").click();
+        await byTest("chat-rename-input").fill("Bread notes");
+        await page.keyboard.press("Enter");
+        await until(async () => (await byTest("chat-title").textContent())?.trim()).toBe("Bread notes");
+
+        // Pin it; archive the group.
+        const item = page.locator(`.channel-item[data-channel-id="${chatId}"]`);
+        await item.hover();
+        await item.getByTestId("channel-pin").click();
+        await byTest("channel-list-pinned").getByText("Bread notes").waitFor();
+        const groupItem = page.locator(`.channel-item[data-channel-id="${group.id}"]`);
+        await groupItem.hover();
+        await groupItem.getByTestId("channel-archive").click();
+        await byTest("channel-list-archived").waitFor();
+        await screenshot(page, "daily/02b-pinned-archived");
+
+        await page.reload();
+        await byTest("channel-list-pinned").getByText("Bread notes").waitFor();
+        expect(await byTest("channel-list-groups").getByText("Writers room without a leader").count()).toBe(
+          0,
+        );
+        await byTest("channel-list-archived").locator("summary").click();
+        const archivedGroup = byTest("channel-list-archived").locator(
+          `.channel-item[data-channel-id="${group.id}"]`,
+        );
+        await archivedGroup.waitFor();
+        expect(await byTest("chat-title").textContent()).toContain("Bread notes");
+
+        // The home page lists recent chats by title, pinned first, archived left out.
+        await page.goto(server.url);
+        const recent = byTest("home-recent-chat");
+        await recent.first().waitFor();
+        expect((await recent.first().textContent())?.trim()).toContain("Bread notes");
+        expect(await byTest("home-recent").getByText("Writers room without a leader").count()).toBe(0);
+        await screenshot(page, "daily/02b-home");
+
+        // Restore the group for the steps after this one.
+        await byTest("channel-list-archived").locator("summary").click();
+        await archivedGroup.hover();
+        await archivedGroup.getByTestId("channel-unarchive").click();
+        await byTest("channel-list-groups").getByText("Writers room without a leader").waitFor();
       });
     },
     TIMEOUT_MS,

@@ -295,10 +295,10 @@ describe("onboarding in headless Chromium", () => {
         // biome-ignore lint/performance/useDomNodeTextContent: what is visible at this width is checked
         const phoneHint = await byTest("home-hint").innerText();
         expect(phoneHint).not.toContain("on the left");
-        expect(phoneHint).toContain("Pick a chat below");
+        expect(phoneHint).toContain("go on with one below");
         await page.setViewportSize(WIDE);
         // biome-ignore lint/performance/useDomNodeTextContent: what is visible at this width is checked
-        expect(await byTest("home-hint").innerText()).toContain("Pick a chat on the left");
+        expect(await byTest("home-hint").innerText()).toContain("go on with a recent one");
         await shoot(page, "06-home-with-chats");
         await page.goto(`${server.url}/c/${encodeURIComponent(channelId)}`);
         await byTest("composer").waitFor();

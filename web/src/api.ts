@@ -16,6 +16,7 @@ import type {
   ChannelInput,
   ChannelMember,
   ChannelMessage,
+  ChannelPrefs,
   ChannelRecord,
   ChannelSummary,
   CoreBlock,
@@ -318,6 +319,14 @@ export class ApiClient {
     patch: { name?: string; leaderAgentId?: string | null; queueMode?: QueueMode },
   ): Promise<ChannelRecord> {
     return this.request("PATCH", `/api/channels/${enc(id)}`, patch);
+  }
+  /** Pins or archives a chat for this person alone. */
+  setChannelPrefs(id: string, patch: { pinned?: boolean; archived?: boolean }): Promise<ChannelPrefs> {
+    return this.request("PUT", `/api/channels/${enc(id)}/prefs`, patch);
+  }
+  /** Names a direct chat after its first exchange (the agent's model, or the question's first words). */
+  titleChannel(id: string): Promise<ChannelRecord> {
+    return this.request("POST", `/api/channels/${enc(id)}/title`);
   }
   /** Deletes a channel. */
   deleteChannel(id: string): Promise<void> {

@@ -1,6 +1,7 @@
 /** A channel's conversation: header, live flow panel, messages and the composer. */
 
 import { useEffect, useRef } from "preact/hooks";
+import { ChatTitle, canManageChannel, useAutoTitle } from "../components/chat-title.js";
 import { Composer } from "../components/composer.js";
 import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
@@ -42,6 +43,7 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
   const channel = channels.list.find((c) => c.id === channelId);
   const open = chat?.channelId === channelId ? chat : undefined;
   useMarkRead(channelId, open ? lastMessageId(open) : undefined);
+  useAutoTitle(channel, open, agents, me);
 
   if (!channel) {
     return (
@@ -61,10 +63,7 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
     <section class="chat" data-testid="chat-page" data-channel-id={channel.id}>
       <header class="page-head chat-head">
         <div class="chat-title-wrap">
-          <h2 class="chat-title" data-testid="chat-title">
-            {channel.kind === "group" ? "# " : ""}
-            {channel.name}
-          </h2>
+          <ChatTitle channel={channel} canRename={canManageChannel(channel, me)} />
           <span class="muted chat-sub">
             {channel.kind === "group"
               ? `${plural(agentCount, "agent")} · ${plural(peopleCount, "person", "people")}`
