@@ -144,6 +144,50 @@ describe("the defects of a day of use", () => {
   );
 
   it(
+    "a Mermaid block becomes a diagram (source one click away, shown when it does not parse); code blocks get a label and Copy",
+    async () => {
+      await step("daily/01c-diagrams", async () => {
+        scripts.add("writer", {
+          text: [
+            "Here is the flow:",
+            "```mermaid\ngraph TD\n  Draft-->Edit\n  Edit-->Publish\n```",
+            "And the code:",
+            "```ts\nconst answer: number = 42;\n```",
+            "And a broken one:",
+            "```mermaid\ngraph TD\n  A-->\n```",
+          ].join("\n\n"),
+        });
+        await byTest("composer-input").fill("@writer draw the flow");
+        await page.keyboard.press("Enter");
+        const answer = page.locator('[data-testid="message"][data-author-type="agent"]').last();
+        const drawn = answer.locator('.mermaid-block[data-mermaid="drawn"]');
+        await drawn.waitFor();
+        await drawn.locator(".mermaid-diagram svg").waitFor();
+        expect(await drawn.locator(".mermaid-diagram").textContent()).toContain("Publish");
+        expect(await drawn.locator("pre").isVisible()).toBe(false);
+        await drawn.getByTestId("mermaid-toggle").click();
+        expect(await drawn.locator("pre").isVisible()).toBe(true);
+        expect(await drawn.locator(".mermaid-diagram").isVisible()).toBe(false);
+        await drawn.getByTestId("mermaid-toggle").click();
+
+        const broken = answer.locator('.mermaid-block[data-mermaid="failed"]');
+        await broken.waitFor();
+        expect(await broken.locator("pre").isVisible()).toBe(true);
+        expect(await broken.getByTestId("mermaid-error").textContent()).toContain("could not be drawn");
+
+        const code = answer.locator(".code-block:not(.mermaid-block)");
+        expect(await code.locator(".code-lang").textContent()).toBe("ts");
+        await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+        await code.locator(".code-copy").click();
+        await until(() => code.locator(".code-copy").textContent()).toBe("✓ Copied");
+        expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("const answer: number = 42;");
+        await screenshot(page, "daily/01c-diagram");
+      });
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
     "New chat: a direct chat without an agent says to pick one; two chats with one agent get distinct names",
     async () => {
       await step("daily/02-new-chat", async () => {

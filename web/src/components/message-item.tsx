@@ -3,6 +3,7 @@
  * live bubble of a run still streaming (or ended without a message). Both render the same parts.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { copyText } from "../clipboard.js";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView, scheduleOf } from "../state/chat.js";
@@ -68,20 +69,6 @@ function QueuedLabels({ entries, agents }: { entries: QueuedDelivery[]; agents: 
 
 /** A message that started a collaboration flow (it cannot be edited; the flow is started again). */
 const STARTS_FLOW = /^\s*(\/flow|@chain)\b/i;
-
-/** Copies text to the clipboard, with the old-style fallback where the Clipboard API is missing. */
-async function copyText(text: string): Promise<void> {
-  if (navigator.clipboard?.writeText) {
-    await navigator.clipboard.writeText(text);
-    return;
-  }
-  const area = document.createElement("textarea");
-  area.value = text;
-  document.body.append(area);
-  area.select();
-  document.execCommand("copy");
-  area.remove();
-}
 
 /** One stored message with its parts and actions. */
 export function MessageItem({ versions, runs, agents, me, editable, queued }: MessageItemProps) {
