@@ -333,6 +333,44 @@ describe("the defects of a day of use", () => {
   );
 
   it(
+    "installable: the manifest (with icons) is served, a service worker caching only the shell is registered, the offline page is served",
+    async () => {
+      await step("daily/06-installable", async () => {
+        await page.goto(server.url);
+        await byTest("home-page").waitFor();
+        const href = await page.locator('link[rel="manifest"]').getAttribute("href");
+        expect(href).toBe("/manifest.webmanifest");
+        const res = await page.request.get(server.url + href);
+        expect(res.headers()["content-type"]).toContain("application/manifest+json");
+        const manifest = (await res.json()) as {
+          display: string;
+          icons: Array<{ src: string; sizes: string }>;
+        };
+        expect(manifest.display).toBe("standalone");
+        expect(manifest.icons.map((i) => i.sizes)).toEqual(expect.arrayContaining(["192x192", "512x512"]));
+        for (const icon of manifest.icons)
+          expect((await page.request.get(server.url + icon.src)).status()).toBe(200);
+        const scope = await page.evaluate(async () => (await navigator.serviceWorker.ready).scope);
+        expect(scope).toBe(`${server.url}/`);
+        // The worker keeps only the shell: no API answer is in its cache.
+        await until(() =>
+          page.evaluate(async () => {
+            const cache = await caches.open("dimsum-shell-v1");
+            return (await cache.keys()).map((r) => new URL(r.url).pathname);
+          }),
+        ).toEqual(expect.arrayContaining(["/", "/offline.html"]));
+        const cached = await page.evaluate(async () =>
+          (await (await caches.open("dimsum-shell-v1")).keys()).map((r) => new URL(r.url).pathname),
+        );
+        expect(cached.filter((p) => p.startsWith("/api"))).toEqual([]);
+        const offline = await page.request.get(`${server.url}/offline.html`);
+        expect(await offline.text()).toContain("You are offline");
+      });
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
     "at 390 px nothing scrolls sideways: home, chat, agent editor, knowledge tables, new chat dialog",
     async () => {
       await step("daily/05-phone", async () => {
