@@ -83,15 +83,13 @@ describe("the defects of a day of use", () => {
         await until(() => page.evaluate(() => document.activeElement?.getAttribute("data-testid"))).toBe(
           "composer-input",
         );
+        // Before sending: the composer says the message would reach no agent, and whom to mention.
         await page.keyboard.type("hello team, anyone there?");
-        await page.keyboard.press("Enter");
         const hint = byTest("composer-mention-needed");
         await hint.waitFor();
         await screenshot(page, "daily/01-mention-hint");
         expect(await hint.textContent()).toContain("@editor, @writer or @all");
         expect(await byTest("composer-pick-leader").getAttribute("href")).toBe(`/c/${group.id}/settings`);
-        // Not sent: the text stays to be fixed, and nothing was posted.
-        expect(await byTest("composer-input").inputValue()).toBe("hello team, anyone there?");
         expect(await byTest("message").count()).toBe(0);
         await byTest("composer-input").fill("@writer hello team, anyone there?");
         await until(() => hint.count()).toBe(0);

@@ -100,9 +100,8 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
   const [menu, setMenu] = useState<MentionMenu | null>(null);
   const [sending, setSending] = useState(false);
   const meId = useSelector((s) => (s.auth.phase === "ready" ? s.auth.user.id : ""));
-  // Shown once a send was refused for want of a mention; goes once the text names an agent.
-  const [mentionRefused, setMentionRefused] = useState(false);
-  const needed = mentionRefused ? mentionNeeded(text, channel, meId) : undefined;
+  // Shown as soon as the text would reach no agent (a note to the group is still allowed to go).
+  const needed = text.trim() !== "" ? mentionNeeded(text, channel, meId) : undefined;
   const input = useRef<HTMLTextAreaElement>(null);
   const caretAfterRender = useRef<number | null>(null);
   const candidates = useMemo(() => mentionCandidates(channel, agents), [channel, agents]);
@@ -165,10 +164,6 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
   const send = async () => {
     const body = text.trim();
     if (!body || sending) return;
-    if (mentionNeeded(body, channel, meId)) {
-      setMentionRefused(true);
-      return;
-    }
     if (new TextEncoder().encode(body).length > MAX_MESSAGE_BYTES) {
       report(new Error("The message is over 32 KB; shorten it or split it into several messages."));
       return;
@@ -179,7 +174,6 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
       store.dispatch({ type: "posted", channelId: channel.id, result });
       setText("");
       setMenu(null);
-      setMentionRefused(false);
     } catch (err) {
       report(err);
     } finally {
