@@ -23,6 +23,7 @@ import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
 import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
+import { chatTitle } from "./chat-title.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
@@ -391,6 +392,7 @@ export function createTeam(deps: TeamDeps): Team {
     text: string,
     present: boolean,
     mode?: QueueMode,
+    scheduled?: { scheduleId: string; name: string },
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
@@ -402,6 +404,14 @@ export function createTeam(deps: TeamDeps): Team {
         channelId: channel.id,
         author: { type: "user", id: actor.userId },
         text,
+        ...(scheduled
+          ? {
+              parts: [
+                { type: "text", text },
+                { type: "scheduled", ...scheduled },
+              ] satisfies MessagePart[],
+            }
+          : {}),
         mentions: targets.map((a) => a.id),
         createdAt: at,
       },
@@ -513,6 +523,30 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       return channels.list(actor);
     },
+    async setChannelPrefs(actor, id, patch) {
+      await ready;
+      return channels.setPrefs(actor, id, patch);
+    },
+    async titleChannel(actor, id) {
+      await ready;
+      const channel = await channels.visible(actor, id);
+      if (channel.kind !== "direct") throw invalid("Only a direct chat is named after its first exchange.");
+      const first = await store.messages.list(id, { limit: 6, after: 0 });
+      const question = first.find((m) => m.author.type === "user");
+      const answer = first.find((m) => m.author.type === "agent" && m.text.trim() !== "");
+      if (!question) throw conflict("The chat has no message yet to name it after.", "send a message first");
+      const agent = channel.leaderAgentId ? await store.agents.get(channel.leaderAgentId) : undefined;
+      const model = agent
+        ? await Promise.resolve()
+            .then(() => runtime.resolveModel(agent))
+            .catch(() => undefined)
+        : undefined;
+      const name = await chatTitle(question.text, answer?.text, model, {
+        ...(deps.stream ? { stream: deps.stream } : {}),
+        ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+      });
+      return channels.update(actor, id, { name });
+    },
     async getChannel(actor, id) {
       await ready;
       return channels.visible(actor, id);
@@ -554,7 +588,7 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const channel = await channels.visible(actor, channelId);
       checkText(text);
-      return postRouted(actor, channel, text, options.present === true, options.mode);
+      return postRouted(actor, channel, text, options.present === true, options.mode, options.scheduled);
     },
     async deleteMessage(actor, messageId) {
       await ready;

@@ -167,7 +167,12 @@ export type MessagePart =
   | { type: "error"; code: string; message: string; hint?: string }
   | { type: "stopped"; reason: string }
   /** The answer went on from its checkpoint after the server (or its instance) stopped. */
-  | { type: "resumed"; reason: "restart" };
+  | { type: "resumed"; reason: "restart" }
+  /** A schedule posted this message in its creator's name (chats show it as the schedule's, not "You"). */
+  | { type: "scheduled"; scheduleId: string; name: string };
+
+/** A channel as one person's list shows it: unread count, and when they pinned or archived it. */
+export type ChannelListing = ChannelRecord & { unread: number; pinnedAt?: number; archivedAt?: number };
 
 export interface ChannelMessage {
   /** Monotonic per server; clients resume from the last id they saw. */
@@ -379,7 +384,18 @@ export interface Team {
   getSoul(actor: Actor, id: string): Promise<SoulFile>;
   putSoul(actor: Actor, id: string, content: string): Promise<SoulFile>;
 
-  listChannels(actor: Actor): Promise<Array<ChannelRecord & { unread: number }>>;
+  listChannels(actor: Actor): Promise<ChannelListing[]>;
+  /** Pins or archives a chat for the actor alone; returns when they did (unset: they did not). */
+  setChannelPrefs(
+    actor: Actor,
+    channelId: string,
+    patch: { pinned?: boolean; archived?: boolean },
+  ): Promise<{ pinnedAt?: number; archivedAt?: number }>;
+  /**
+   * Names a direct chat after its first exchange: one short call to its agent's model, or the first
+   * words of the question when no model answers. Returns the renamed chat.
+   */
+  titleChannel(actor: Actor, channelId: string): Promise<ChannelRecord>;
   getChannel(actor: Actor, id: string): Promise<ChannelRecord>;
   createChannel(actor: Actor, input: ChannelInput): Promise<ChannelRecord>;
   updateChannel(
@@ -413,7 +429,7 @@ export interface Team {
     actor: Actor,
     channelId: string,
     text: string,
-    options?: { present?: boolean; mode?: QueueMode },
+    options?: { present?: boolean; mode?: QueueMode; scheduled?: { scheduleId: string; name: string } },
   ): Promise<PostResult>;
   deleteMessage(actor: Actor, messageId: number): Promise<void>;
   /**

@@ -16,6 +16,7 @@ import type { AgentRecord, ChainStep } from "../../web/src/types.js";
 describe("routes", () => {
   const routes: Route[] = [
     { name: "home" },
+    { name: "not_found", path: "/nope/x" },
     { name: "channel", channelId: "c 1/x" },
     { name: "channel_settings", channelId: "abc" },
     { name: "agents" },
@@ -43,7 +44,7 @@ describe("routes", () => {
       "/memory/a/b",
       "/settings/account/x",
     ]) {
-      expect(parseRoute(path), path).toEqual({ name: "home" });
+      expect(parseRoute(path), path).toEqual({ name: "not_found", path });
     }
   });
 

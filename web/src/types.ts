@@ -190,7 +190,14 @@ export type McpServerInput =
   | { name: string; transport: "stdio"; command: string; args: string[]; env?: Record<string, string> }
   | { name: string; url: string; oauth?: { clientId?: string; scope?: string } };
 
-export type ChannelSummary = ChannelRecord & { unread: number };
+/** A channel in this person's list: unread count, and when they pinned or archived it. */
+export type ChannelSummary = ChannelRecord & { unread: number; pinnedAt?: number; archivedAt?: number };
+
+/** When this person pinned or archived a chat (unset: they did not). */
+export interface ChannelPrefs {
+  pinnedAt?: number;
+  archivedAt?: number;
+}
 
 /** Every frame the server sends over `/ws`. */
 export type ServerFrame =

@@ -78,6 +78,11 @@ export const channelInputSchema = z.object({
   userIds: z.array(idText).max(500, "at most 500 people").default([]),
 });
 
+export const channelPrefsSchema = z
+  .object({ pinned: z.boolean().optional(), archived: z.boolean().optional() })
+  .strict()
+  .refine((p) => p.pinned !== undefined || p.archived !== undefined, "give pinned, archived or both");
+
 export const channelPatchSchema = z.object({
   name: z.string().trim().min(1, "required").max(100, "at most 100 characters").optional(),
   leaderAgentId: idText.nullable().optional(),

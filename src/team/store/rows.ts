@@ -2,6 +2,7 @@
  * The team tables' rows and their mapping to records. SQLite and PostgreSQL use the same column
  * names, so both backends read and write rows through these functions.
  */
+
 import type { JsonSchema, Usage } from "../../llm/types.js";
 import type {
   AgentRecord,
@@ -16,7 +17,7 @@ import type {
   RunStatus,
   TeamRun,
 } from "../types.js";
-import type { ApprovalGrant, StoredRun } from "./repositories.js";
+import type { ApprovalGrant, ChannelPrefs, StoredRun } from "./repositories.js";
 
 /** Parses a JSON column written by these repositories; a damaged value falls back. */
 export function parseJson<T>(text: string | null | undefined, fallback: T): T {
@@ -307,4 +308,23 @@ export function toGrant(row: GrantRow): ApprovalGrant {
     grantedBy: row.granted_by,
     grantedAt: row.granted_at,
   };
+}
+
+/** A row of `team_channel_prefs` (BIGINT columns may come back as strings from PostgreSQL). */
+export interface PrefsRow {
+  channel_id: string;
+  pinned_at: number | string | null;
+  archived_at: number | string | null;
+}
+
+/** One person's chat preferences by channel id. */
+export function prefsByChannel(rows: PrefsRow[]): Map<string, ChannelPrefs> {
+  const out = new Map<string, ChannelPrefs>();
+  for (const row of rows) {
+    const prefs: ChannelPrefs = {};
+    if (row.pinned_at !== null) prefs.pinnedAt = Number(row.pinned_at);
+    if (row.archived_at !== null) prefs.archivedAt = Number(row.archived_at);
+    out.set(row.channel_id, prefs);
+  }
+  return out;
 }

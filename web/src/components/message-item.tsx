@@ -2,11 +2,13 @@
  * A stored message (with its regenerated versions and its actions: copy, regenerate, edit), or the
  * live bubble of a run still streaming (or ended without a message). Both render the same parts.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { copyText } from "../clipboard.js";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
-import { isTerminal, type RunView } from "../state/chat.js";
+import { isTerminal, type RunView, scheduleOf } from "../state/chat.js";
 import type { AgentRecord, ChannelMessage, ElicitationView, QueuedDelivery, SessionUser } from "../types.js";
+import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
@@ -68,20 +70,6 @@ function QueuedLabels({ entries, agents }: { entries: QueuedDelivery[]; agents: 
 /** A message that started a collaboration flow (it cannot be edited; the flow is started again). */
 const STARTS_FLOW = /^\s*(\/flow|@chain)\b/i;
 
-/** Copies text to the clipboard, with the old-style fallback where the Clipboard API is missing. */
-async function copyText(text: string): Promise<void> {
-  if (navigator.clipboard?.writeText) {
-    await navigator.clipboard.writeText(text);
-    return;
-  }
-  const area = document.createElement("textarea");
-  area.value = text;
-  document.body.append(area);
-  area.select();
-  document.execCommand("copy");
-  area.remove();
-}
-
 /** One stored message with its parts and actions. */
 export function MessageItem({ versions, runs, agents, me, editable, queued }: MessageItemProps) {
   const { api, store } = useServices();
@@ -90,12 +78,26 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
   // A new version (regenerated, or answering an edit) is shown as it arrives.
   useEffect(() => setPicked(undefined), [versions.length]);
   const [editing, setEditing] = useState<string | undefined>(undefined);
+  const editInput = useRef<HTMLTextAreaElement>(null);
+  const isEditing = editing !== undefined;
+  useEffect(() => {
+    if (!isEditing) return;
+    const el = editInput.current;
+    el?.focus();
+    el?.setSelectionRange(el.value.length, el.value.length);
+  }, [isEditing]);
   const [copied, setCopied] = useState(false);
   const index = picked !== undefined && picked < versions.length ? picked : versions.length - 1;
   const message = versions[index] as ChannelMessage;
   const { author } = message;
-  const mine = author.type === "user" && author.id === me.id;
-  const canDelete = mine || me.role === "owner" || me.role === "admin";
+  // A schedule's prompt is posted in its creator's name, but it is the schedule's: not "You", not editable.
+  const schedule = scheduleOf(message);
+  const mine = author.type === "user" && author.id === me.id && !schedule;
+  const canDelete =
+    mine ||
+    (schedule !== undefined && author.type === "user" && author.id === me.id) ||
+    me.role === "owner" ||
+    me.role === "admin";
   const [remove, busy] = useAction(async () => {
     await api.deleteMessage(message.id);
     store.dispatch({
@@ -115,6 +117,17 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
     setEditing(undefined);
     store.dispatch({ type: "posted", channelId: message.channelId, result });
   });
+  const canEdit = mine && editable && !STARTS_FLOW.test(message.text);
+  // ↑ in the empty composer of this chat (see Composer) opens this message when it is the one to edit.
+  useEffect(() => {
+    if (!canEdit) return;
+    const onEditLast = (event: Event) => {
+      const detail = (event as CustomEvent<{ channelId: string }>).detail;
+      if (detail?.channelId === message.channelId) setEditing(message.text);
+    };
+    window.addEventListener(EDIT_LAST_EVENT, onEditLast);
+    return () => window.removeEventListener(EDIT_LAST_EVENT, onEditLast);
+  }, [canEdit, message.channelId, message.text]);
   const copy = () => {
     copyText(message.text).then(
       () => {
@@ -143,6 +156,15 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
       <header class="msg-head">
         {isAnswer ? (
           <AgentName agentId={author.id} agents={agents} />
+        ) : schedule ? (
+          <>
+            <span class="avatar" aria-hidden="true">
+              ⏰
+            </span>
+            <span class="author" data-testid="message-author" data-schedule-id={schedule.scheduleId}>
+              Schedule “{schedule.name}”
+            </span>
+          </>
         ) : (
           <>
             <span class="avatar" aria-hidden="true">
@@ -195,6 +217,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
           }}
         >
           <textarea
+            ref={editInput}
             class="msg-edit-input"
             data-testid="message-edit-input"
             value={editing}
@@ -290,7 +313,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
               ↻ Regenerate
             </button>
           )}
-          {mine && editable && !STARTS_FLOW.test(message.text) && (
+          {canEdit && (
             <button
               type="button"
               class="icon-btn msg-action"

@@ -72,6 +72,9 @@ export function agentToForm(agent: AgentRecord): AgentFormValues {
 /** An ask-first entry: a tool name, or the start of names followed by `*` (`github_*`). */
 const ASK_FIRST_PATTERN = /^[^*]+\*?$/;
 
+/** The longest agent name the server takes. */
+export const AGENT_NAME_MAX = 80;
+
 /** Problems that would make the server reject the form, by field; empty when valid. */
 export function validateAgentForm(values: AgentFormValues, creating: boolean): AgentFormErrors {
   const errors: AgentFormErrors = {};
@@ -79,7 +82,10 @@ export function validateAgentForm(values: AgentFormValues, creating: boolean): A
     errors.id =
       "Use 1–40 lowercase letters, digits, - or _, starting with a letter or digit (it is the @mention).";
   }
-  if (values.name.trim() === "") errors.name = "Give the agent a name.";
+  const name = values.name.trim();
+  if (name === "") errors.name = "Give the agent a name.";
+  else if (name.length > AGENT_NAME_MAX)
+    errors.name = `Keep the name to ${AGENT_NAME_MAX} characters or fewer (it has ${name.length}).`;
   const model = values.model.trim();
   if (model !== "" && !/^[^:\s]+:\S+$/.test(model))
     errors.model = "Write the model as provider:model, or leave it empty for the default.";

@@ -400,9 +400,15 @@ export function chatItems(state: ChatState): ChatItem[] {
 export function lastOwnMessageId(state: ChatState, userId: string): number | undefined {
   for (let i = state.messages.length - 1; i >= 0; i--) {
     const m = state.messages[i];
-    if (m?.author.type === "user" && m.author.id === userId) return m.id;
+    if (m?.author.type === "user" && m.author.id === userId && !scheduleOf(m)) return m.id;
   }
   return undefined;
+}
+
+/** The schedule that posted a message in its creator's name, if one did. */
+export function scheduleOf(message: ChannelMessage): { scheduleId: string; name: string } | undefined {
+  const part = message.parts.find((p) => p.type === "scheduled");
+  return part?.type === "scheduled" ? { scheduleId: part.scheduleId, name: part.name } : undefined;
 }
 
 /** The run of a stored answer while it still goes on (it waits for approval, or resumed after). */

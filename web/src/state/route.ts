@@ -19,7 +19,9 @@ export type Route =
   | { name: "schedules" }
   | { name: "knowledge" }
   | { name: "connectors" }
-  | { name: "memory"; agentId?: string };
+  | { name: "memory"; agentId?: string }
+  /** A path the app has no page for (a mistyped or stale link): a "not found" page, not home. */
+  | { name: "not_found"; path: string };
 
 function segment(value: string): string | undefined {
   try {
@@ -30,7 +32,7 @@ function segment(value: string): string | undefined {
   }
 }
 
-/** The route for a path; unknown paths lead home. */
+/** The route for a path; unknown paths lead to the not-found page. */
 export function parseRoute(pathname: string): Route {
   const parts = pathname.split("/").filter((p) => p !== "");
   const [first, second, third] = parts;
@@ -51,7 +53,8 @@ export function parseRoute(pathname: string): Route {
   if (first === "connectors" && parts.length === 1) return { name: "connectors" };
   if (first === "memory" && parts.length === 1) return { name: "memory" };
   if (first === "memory" && id && parts.length === 2) return { name: "memory", agentId: id };
-  return { name: "home" };
+  if (parts.length === 0) return { name: "home" };
+  return { name: "not_found", path: pathname };
 }
 
 /** The path of a route. */
@@ -79,6 +82,8 @@ export function routePath(route: Route): string {
       return "/connectors";
     case "memory":
       return route.agentId ? `/memory/${encodeURIComponent(route.agentId)}` : "/memory";
+    case "not_found":
+      return route.path;
   }
 }
 

@@ -12,6 +12,7 @@ import { appendCounters } from "./006-append-counters.js";
 import { runState } from "./007-run-state.js";
 import { answerFormat } from "./008-answer-format.js";
 import { connectorTypes } from "./009-connector-types.js";
+import { channelPrefs } from "./010-channel-prefs.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -23,4 +24,5 @@ export const pgMigrations: readonly PgMigration[] = [
   runState,
   answerFormat,
   connectorTypes,
+  channelPrefs,
 ];
