@@ -99,12 +99,12 @@ async function* walkChain(
         break;
       }
       if (OUTPUT_EVENTS.has(event.type)) output = true;
-      yield event;
-      if (event.type === "done") {
-        if (wasCooling.has(spec.provider))
-          await settings.cooldowns.clear(spec.provider).catch(() => undefined);
-        return;
+      // Before the `done` is handed on: a consumer stops reading once it has it.
+      if (event.type === "done" && wasCooling.has(spec.provider)) {
+        await settings.cooldowns.clear(spec.provider).catch(() => undefined);
       }
+      yield event;
+      if (event.type === "done") return;
     }
     if (failed === undefined) return;
     const kind = fallbackClassOf(failed);
