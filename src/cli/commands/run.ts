@@ -8,6 +8,9 @@ import { contextEvent, runSessionTurn } from "../../agent/session-runner.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
+import { createMemoryCooldownStore } from "../../llm/cooldowns.js";
+import type { FallbackSettings } from "../../llm/fallback-chain.js";
+import type { ReasoningEffort, StreamOptions } from "../../llm/types.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ApprovalRequest } from "../../tools/types.js";
 import { approveAll, terminalApproval } from "../approval.js";
@@ -23,6 +26,8 @@ import { exitCodeForStop, guardOutput, watchStop } from "../stop-signals.js";
 
 export interface RunCommandOptions {
   model?: string;
+  /** Reasoning effort of every model call of the run (`--reasoning`). */
+  reasoning?: ReasoningEffort;
   json?: boolean;
   workspace?: string;
   maxIterations?: number;
@@ -106,6 +111,8 @@ async function* startRun(
         calibrator: setup.calibrator,
         secrets: setup.secrets,
         layers: setup.layers,
+        fallback: fallbackFor(setup.config),
+        ...streamOptionsFor(options),
       });
     } finally {
       await setup.shutdown();
@@ -130,6 +137,8 @@ async function* startRun(
       tools: capabilities.tools,
       maxIterations: options.maxIterations ?? config.maxIterations,
       signal,
+      fallback: fallbackFor(config),
+      ...streamOptionsFor(options),
       toolEnvironment: {
         workspace,
         todos: memoryTodoStore(),
@@ -152,6 +161,19 @@ async function* startRun(
   } finally {
     await capabilities.close();
   }
+}
+
+/** The model chain's cooldowns: this process's own, at the configured lengths. */
+function fallbackFor(config: {
+  modelFallback: { cooldownMs: number; authCooldownMs: number };
+}): FallbackSettings {
+  return { cooldowns: createMemoryCooldownStore(), ...config.modelFallback };
+}
+
+function streamOptionsFor(options: RunCommandOptions): {
+  streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+} {
+  return options.reasoning ? { streamOptions: { reasoning: { effort: options.reasoning } } } : {};
 }
 
 function approvalFor(
