@@ -35,6 +35,7 @@ import { type AccountsFactory, postgresAccounts, sqliteAccounts } from "../accou
 import type { AuthEvent } from "../auth/auth-events.js";
 import type { ServerRelayMessage } from "../instance-sync.js";
 import { openSharedLimits, type SharedLimits } from "../security/shared-limits.js";
+import { openRedisCooldowns, type RedisCooldowns } from "./redis-cooldowns.js";
 import { type McpCredentialRepository, SqliteMcpCredentials } from "../settings/mcp-credential-store.js";
 import { createPostgresMcpCredentials, createPostgresSettingsStore } from "../settings/pg-settings-store.js";
 import { openSecretBox, type SecretBox } from "../settings/secret-box.js";
@@ -70,6 +71,8 @@ export interface Cluster {
   server: MessageRelay<ServerRelayMessage>;
   /** The rate limits of every instance (security/shared-limits.ts). */
   limits: SharedLimits;
+  /** Model chains' provider cooldowns, seen by every instance (redis-cooldowns.ts). */
+  cooldowns: RedisCooldowns;
   close(): Promise<void>;
 }
 
@@ -168,13 +171,18 @@ export async function openCluster(
     await Promise.allSettled(opened.map((r) => r.close()));
     throw err;
   });
+  const cooldowns = await openRedisCooldowns(url).catch(async (err: unknown) => {
+    await Promise.allSettled([...opened.map((r) => r.close()), limits.close()]);
+    throw err;
+  });
   return {
     team,
     auth,
     server,
     limits,
+    cooldowns,
     async close() {
-      await Promise.allSettled([...opened.map((r) => r.close()), limits.close()]);
+      await Promise.allSettled([...opened.map((r) => r.close()), limits.close(), cooldowns.close()]);
     },
   };
 }
