@@ -114,7 +114,6 @@ async function* walkChain(
       return;
     }
     await coolDown(settings, spec, failed, kind, now);
-    cooling.set(spec.provider, { until: 0, reason: shortReason(failed, kind), code: failed.code });
     moves.push({ from: spec, reason: shortReason(failed, kind), code: failed.code });
     lastError = failed;
   }

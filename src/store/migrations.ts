@@ -618,6 +618,11 @@ ALTER TABLE team_channels ADD COLUMN queue_mode TEXT;
 ALTER TABLE team_agents ADD COLUMN ask_first_json TEXT NOT NULL DEFAULT '[]';
 `),
   },
+  {
+    version: 13,
+    name: "an agent's reasoning effort",
+    up: (db) => db.exec("ALTER TABLE team_agents ADD COLUMN reasoning TEXT;"),
+  },
 ];
 
 /** The schema version recorded in the database file. */

@@ -186,7 +186,9 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       signal: request.signal,
       stream: runtime.stream,
       ...(runtime.fallback ? { fallback: runtime.fallback } : {}),
-      streamOptions: runtime.streamOptions,
+      streamOptions: agent.reasoning
+        ? { ...runtime.streamOptions, reasoning: { effort: agent.reasoning } }
+        : runtime.streamOptions,
       layers,
       secrets: secretsFrom(runtime.config.env, [model.apiKey]),
       runId,

@@ -6,7 +6,7 @@
 import type { PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
-import type { Usage } from "../llm/types.js";
+import type { ReasoningEffort, Usage } from "../llm/types.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
 
 export interface AgentRecord {
@@ -14,8 +14,10 @@ export interface AgentRecord {
   id: string;
   name: string;
   emoji: string;
-  /** `provider:model`, or undefined for the server's default model. */
+  /** `provider:model`, a fallback chain `a:x,b:y` tried in order, or undefined for the server's default model. */
   model?: string;
+  /** How hard the agent's model thinks (each protocol's own control); undefined: the model's default. */
+  reasoning?: ReasoningEffort;
   /** Tool names the agent may use; undefined means all built-ins (minus `toolsDeny`). */
   toolsAllow?: string[];
   toolsDeny: string[];
@@ -38,7 +40,9 @@ export interface AgentInput {
   id: string;
   name: string;
   emoji?: string;
-  model?: string;
+  /** One model, or a fallback chain (an array, or a comma list). */
+  model?: string | string[];
+  reasoning?: ReasoningEffort;
   toolsAllow?: string[];
   toolsDeny?: string[];
   memory?: boolean;
@@ -49,7 +53,11 @@ export interface AgentInput {
   soul?: string;
 }
 
-export type AgentPatch = Partial<Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases">> & {
+export type AgentPatch = Partial<
+  Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases" | "reasoning">
+> & {
+  /** `null` goes back to the model's default. */
+  reasoning?: ReasoningEffort | null;
   /** `null` resets to every tool. */
   toolsAllow?: string[] | null;
   /** `null` resets to every base the person may read. */
@@ -160,7 +168,9 @@ export type MessagePart =
   | { type: "error"; code: string; message: string; hint?: string }
   | { type: "stopped"; reason: string }
   /** The answer went on from its checkpoint after the server (or its instance) stopped. */
-  | { type: "resumed"; reason: "restart" };
+  | { type: "resumed"; reason: "restart" }
+  /** The model call moved to the next model of the agent's chain (`to` answered, unless it moved again). */
+  | { type: "model_fallback"; from: string; to: string; reason: string; skipped?: boolean };
 
 export interface ChannelMessage {
   /** Monotonic per server; clients resume from the last id they saw. */

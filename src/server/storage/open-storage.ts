@@ -35,11 +35,11 @@ import { type AccountsFactory, postgresAccounts, sqliteAccounts } from "../accou
 import type { AuthEvent } from "../auth/auth-events.js";
 import type { ServerRelayMessage } from "../instance-sync.js";
 import { openSharedLimits, type SharedLimits } from "../security/shared-limits.js";
-import { openRedisCooldowns, type RedisCooldowns } from "./redis-cooldowns.js";
 import { type McpCredentialRepository, SqliteMcpCredentials } from "../settings/mcp-credential-store.js";
 import { createPostgresMcpCredentials, createPostgresSettingsStore } from "../settings/pg-settings-store.js";
 import { openSecretBox, type SecretBox } from "../settings/secret-box.js";
 import { type SettingsRepository, SettingsStore } from "../settings/settings-store.js";
+import { openRedisCooldowns, type RedisCooldowns } from "./redis-cooldowns.js";
 
 export interface ServerStorage {
   readonly kind: "sqlite" | "postgres";

@@ -2,6 +2,7 @@
  * The team tables' rows and their mapping to records. SQLite and PostgreSQL use the same column
  * names, so both backends read and write rows through these functions.
  */
+import { isReasoningEffort } from "../../llm/reasoning.js";
 import type { Usage } from "../../llm/types.js";
 import type {
   AgentRecord,
@@ -39,6 +40,8 @@ export interface AgentRow {
   skills_json: string;
   knowledge_bases_json: string | null;
   ask_first_json: string;
+  /** Added by migration 13 (SQLite) / 8 (PostgreSQL); NULL: the model's default. */
+  reasoning?: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -56,6 +59,7 @@ export function toAgent(row: AgentRow): AgentRecord {
     updatedAt: row.updated_at,
   };
   if (row.model !== null) agent.model = row.model;
+  if (isReasoningEffort(row.reasoning)) agent.reasoning = row.reasoning;
   if (row.tools_allow_json !== null) agent.toolsAllow = parseJson<string[]>(row.tools_allow_json, []);
   if (row.knowledge_bases_json !== null) {
     agent.knowledgeBases = parseJson<string[]>(row.knowledge_bases_json, []);
@@ -78,6 +82,12 @@ export function agentParams(agent: AgentRecord): unknown[] {
     agent.updatedAt,
     agent.id,
   ];
+}
+
+/** `agentParams` with the reasoning column before the id: the parameters of an agent UPDATE. */
+export function agentUpdateParams(agent: AgentRecord): unknown[] {
+  const params = agentParams(agent);
+  return [...params.slice(0, -1), agent.reasoning ?? null, params.at(-1)];
 }
 
 export interface ChannelRow {
