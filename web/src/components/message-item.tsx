@@ -3,10 +3,10 @@
  * live bubble of a run still streaming (or ended without a message). Both render the same parts.
  */
 import { useEffect, useState } from "preact/hooks";
+import { answeringModelOf } from "../../../src/team/message-parts.js";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
-import { answeringModelOf } from "../../../src/team/message-parts.js";
 import type {
   AgentRecord,
   ChannelMessage,
