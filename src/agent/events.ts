@@ -114,6 +114,8 @@ export type AgentEvent =
       finishReason: FinishReason;
       usage: Usage;
       costUsd?: number;
+      /** The answer parsed and validated, when the run was asked for an output schema. */
+      output?: unknown;
       /** `provider:id` of the model that gave the final answer. */
       model?: string;
     }

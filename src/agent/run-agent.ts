@@ -28,6 +28,13 @@ import { executeTools, type ToolOutcome } from "./execute-tools.js";
 import type { SteeringSource } from "./steering.js";
 import { firstStop, maxIterationsReached, RepeatedCallGuard, type StopCondition } from "./stop-conditions.js";
 import { streamModel } from "./stream-model.js";
+import {
+  correctionMessage,
+  invalidOutputError,
+  OutputChecker,
+  type OutputSpec,
+  outputInstruction,
+} from "./structured-output.js";
 import { addUsage, costOf, emptyUsage } from "./usage.js";
 
 /** What every tool call of the run shares; `signal` and `runId` are filled in by the loop. */
@@ -86,6 +93,12 @@ export interface RunAgentOptions {
    * checkpoint's open turn): after its approvals were decided, or after the process running it died.
    */
   resume?: { checkpoint: RunCheckpoint; reason: "approval" | "restart" };
+  /**
+   * Hold the final answer to a JSON Schema: tools may be used first; the answer must be JSON valid
+   * against it (sent back once with the problems, then the run fails `output_invalid`). The parsed
+   * value is the `done` event's `output`.
+   */
+  output?: OutputSpec;
 }
 
 const defaultBuildContext: ContextBuilder = ({ system, messages, tools, toolsOffered }) => {
@@ -108,6 +121,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const messages = [...options.messages];
   const toolContext: ToolContext = { ...options.toolEnvironment, signal, runId };
   const steering = options.steering;
+  let output: OutputChecker | undefined;
+  let corrected = false;
   let total = resume?.usage ?? emptyUsage();
   // Summed per call: the calls of a run may be answered by different models of the chain.
   let cost = resume ? costOf(resume.usage, options.model.pricing) : 0;
@@ -147,6 +162,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       model: `${options.model.provider}:${options.model.id}`,
       tools: registry.names(),
     };
+    if (options.output) output = new OutputChecker(options.output);
+    const system = options.output
+      ? [options.system, outputInstruction(options.output)].filter(Boolean).join("\n\n")
+      : options.system;
     if (options.resume) {
       yield { type: "resumed", runId, reason: options.resume.reason, iteration };
       const open = resume?.turn;
@@ -172,7 +191,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       const reported: AgentEvent[] = [];
       const context = await buildContext({
         runId,
-        system: options.system,
+        system,
         messages,
         tools: registry,
         toolsOffered,
@@ -182,6 +201,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       yield* reported;
       const streamOptions: StreamOptions = { ...options.streamOptions, signal };
       if (!toolsOffered) streamOptions.toolChoice = "none";
+      if (output) streamOptions.responseFormat = output.format;
 
       const turn = yield* streamModel(runId, stream, options.model, context, streamOptions);
       if (!turn.ok) {
@@ -209,7 +229,17 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         }
         messages.push(message);
         yield { type: "messages", runId, messages: [message], checkpoint: checkpoint() };
-        const done: AgentEvent = {
+        const checked = output?.check(answerText(message));
+        if (checked && !checked.ok) {
+          if (corrected) throw invalidOutputError(checked.problems);
+          // Sent back once, with what was wrong.
+          corrected = true;
+          const fix = correctionMessage(checked.problems);
+          messages.push(fix);
+          yield { type: "messages", runId, messages: [fix], checkpoint: checkpoint() };
+          continue;
+        }
+        const done: Extract<AgentEvent, { type: "done" }> = {
           type: "done",
           runId,
           answer: answerText(message),
@@ -220,6 +250,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
           model: turn.model,
         };
         if (cost !== undefined) done.costUsd = cost;
+        if (checked?.ok) done.output = checked.value;
         yield done;
         return;
       }

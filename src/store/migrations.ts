@@ -620,6 +620,14 @@ ALTER TABLE team_agents ADD COLUMN ask_first_json TEXT NOT NULL DEFAULT '[]';
   },
   {
     version: 13,
+    name: "an agent's answer format (a JSON Schema its answers follow)",
+    up: (db) =>
+      db.exec(`
+ALTER TABLE team_agents ADD COLUMN answer_format_json TEXT;
+`),
+  },
+  {
+    version: 14,
     name: "an agent's reasoning effort",
     up: (db) => db.exec("ALTER TABLE team_agents ADD COLUMN reasoning TEXT;"),
   },

@@ -110,7 +110,7 @@ describe("migration 12 on SQLite: run state", () => {
     );
     old.close();
 
-    // Migration 12 and the ones after it (13: an agent's reasoning effort).
+    // Opened with every migration: 12 and the later ones, as a real upgrade would.
     const db = openDatabase(file);
     try {
       expect(schemaVersion(db)).toBe(migrations.length);

@@ -8,6 +8,7 @@ import type { HttpRequestSpec } from "../adapter.js";
 import { openaiReasoningFields } from "../reasoning.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
 import { toOpenAiMessages } from "./messages.js";
+import { openAiResponseFormat } from "./response-format.js";
 
 /** The HTTP request for one streamed model call. */
 export function buildRequest(model: ModelSpec, context: Context, options: StreamOptions): HttpRequestSpec {
@@ -32,6 +33,8 @@ export function buildRequest(model: ModelSpec, context: Context, options: Stream
   }
   if (options.temperature !== undefined) body.temperature = options.temperature;
   Object.assign(body, openaiReasoningFields(model, options.reasoning));
+  const format = options.responseFormat && openAiResponseFormat(model, options.responseFormat);
+  if (format) body.response_format = format;
 
   const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
   if (model.apiKey) headers.authorization = `Bearer ${model.apiKey}`;

@@ -10,7 +10,8 @@ import { knowledge } from "./004-knowledge.js";
 import { schedulesAndConnectors } from "./005-schedules-connectors.js";
 import { appendCounters } from "./006-append-counters.js";
 import { runState } from "./007-run-state.js";
-import { agentReasoning } from "./008-agent-reasoning.js";
+import { answerFormat } from "./008-answer-format.js";
+import { agentReasoning } from "./009-agent-reasoning.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -20,5 +21,6 @@ export const pgMigrations: readonly PgMigration[] = [
   schedulesAndConnectors,
   appendCounters,
   runState,
+  answerFormat,
   agentReasoning,
 ];

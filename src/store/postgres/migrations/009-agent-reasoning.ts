@@ -2,7 +2,7 @@
 import type { PgMigration } from "../pg-migrations.js";
 
 export const agentReasoning: PgMigration = {
-  version: 8,
+  version: 9,
   name: "an agent's reasoning effort",
   async up(tx) {
     await tx.run("ALTER TABLE team_agents ADD COLUMN reasoning TEXT");
