@@ -49,7 +49,16 @@ await build({
   platform: "node",
   target: "node20",
   // Server-only drivers, required where installed when a database or Redis is configured.
-  external: ["better-sqlite3", "pdfjs-dist", "pg", "ioredis"],
+  // The chat platforms' SDKs load only when such a connector runs (through importExternal).
+  external: [
+    "better-sqlite3",
+    "pdfjs-dist",
+    "pg",
+    "ioredis",
+    "@larksuiteoapi/node-sdk",
+    "dingtalk-stream",
+    "@wecom/crypto",
+  ],
   define: {
     // A string literal (parsed at run time): an object here would add an init call to every module.
     DIMSUM_BUILTIN_PARAMETERS: JSON.stringify(JSON.stringify(parameters)),

@@ -8,10 +8,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../../src/config/load-config.js";
+import { ConnectorManager } from "../../src/connectors/connector-manager.js";
+import { createSqliteConnectorStore } from "../../src/connectors/store/connector-store.js";
 import { type McpControl, McpServerPool } from "../../src/mcp/server-pool.js";
 import { createServer, type ServerDeps } from "../../src/server/app.js";
+import { UserStore } from "../../src/server/auth/user-store.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
+import {
+  connectorUsersFrom,
+  mountConnectorInbound,
+  mountConnectorRoutes,
+} from "../../src/server/routes/connectors.js";
 import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/server/routes/knowledge.js";
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
@@ -54,6 +62,8 @@ export interface E2eServerOptions {
   ensureOwner?: boolean;
   /** The MCP servers `/api/mcp` controls, made over the server's home folder (default: none). */
   mcp?: (home: string, db: Database) => McpControl;
+  /** Serve `/api/connectors` and the inbound endpoint with a connector manager (default: not). */
+  connectors?: boolean;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -103,6 +113,15 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     { db, config, settings, log, ...(pool ? { mcp: pool } : {}) },
     { streamOptions: { retry: { maxRetries: 0 } } },
   );
+  const connectors = options.connectors
+    ? new ConnectorManager({
+        store: createSqliteConnectorStore(db, openSecretBox(home)),
+        team,
+        users: connectorUsersFrom(new UserStore(db, { hashParams: { N: 1024, r: 8, p: 1 } })),
+        log,
+        backoff: { baseDelayMs: 20, maxDelayMs: 200 },
+      })
+    : undefined;
   const serverDeps = (ensureOwner: boolean): ServerDeps => ({
     db,
     config,
@@ -122,7 +141,9 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     routes: [
       mountTeamRoutes({ team, memory: buildMemory(db, log), ...(mcp ? { mcp } : {}) }),
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
+      ...(connectors ? [mountConnectorRoutes(connectors)] : []),
     ],
+    ...(connectors ? { publicRoutes: [mountConnectorInbound(connectors)] } : {}),
   });
   let listening = await createServer(serverDeps(options.ensureOwner ?? false)).listen(0, "127.0.0.1");
   const port = listening.port;
@@ -141,6 +162,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     },
     async close() {
       await listening.close();
+      await connectors?.close();
       await team.close();
       await (mcp as { close?: () => Promise<void> } | undefined)?.close?.();
       db.close();

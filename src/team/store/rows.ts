@@ -41,7 +41,7 @@ export interface AgentRow {
   knowledge_bases_json: string | null;
   ask_first_json: string;
   answer_format_json: string | null;
-  /** Added by migration 14 (SQLite) / 9 (PostgreSQL); NULL: the model's default. */
+  /** Added by migration 15 (SQLite) / 10 (PostgreSQL); NULL: the model's default. */
   reasoning?: string | null;
   created_at: number;
   updated_at: number;

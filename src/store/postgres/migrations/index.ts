@@ -11,7 +11,8 @@ import { schedulesAndConnectors } from "./005-schedules-connectors.js";
 import { appendCounters } from "./006-append-counters.js";
 import { runState } from "./007-run-state.js";
 import { answerFormat } from "./008-answer-format.js";
-import { agentReasoning } from "./009-agent-reasoning.js";
+import { connectorTypes } from "./009-connector-types.js";
+import { agentReasoning } from "./010-agent-reasoning.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -22,5 +23,6 @@ export const pgMigrations: readonly PgMigration[] = [
   appendCounters,
   runState,
   answerFormat,
+  connectorTypes,
   agentReasoning,
 ];

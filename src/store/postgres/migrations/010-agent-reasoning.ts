@@ -2,7 +2,7 @@
 import type { PgMigration } from "../pg-migrations.js";
 
 export const agentReasoning: PgMigration = {
-  version: 9,
+  version: 10,
   name: "an agent's reasoning effort",
   async up(tx) {
     await tx.run("ALTER TABLE team_agents ADD COLUMN reasoning TEXT");
