@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { DimsumError } from "../errors.js";
+import type { FallbackSettings } from "../llm/fallback-chain.js";
 import { stream as defaultStream } from "../llm/providers.js";
 import type { Message, ModelSpec, StreamFunction, StreamOptions, UserMessage } from "../llm/types.js";
 import { todoStoreFor } from "../store/todo-store.js";
@@ -61,6 +62,8 @@ export interface SessionTurnOptions {
   maxIterations?: number;
   signal?: AbortSignal;
   stream?: StreamFunction;
+  /** Cooldowns of the model chain, shared by the runs of the process (see `RunAgentOptions.fallback`). */
+  fallback?: FallbackSettings;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
   compaction?: Partial<CompactionSettings>;
   layers?: LayerProvider;
@@ -210,6 +213,7 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
     signal,
     runId,
     stream,
+    ...(options.fallback ? { fallback: options.fallback } : {}),
     streamOptions: options.streamOptions,
     buildContext,
     ...(options.approve ? { approve: options.approve } : {}),

@@ -27,6 +27,8 @@ function buildSchemas() {
     maxOutputTokens: z.number().int().positive().optional(),
     pricing: pricing.optional(),
     quirks: quirks.optional(),
+    /** How the model writes tool calls as text when its server has no tool parser (src/llm/text-tool-calls.ts). */
+    toolCallFormat: z.enum(["hermes", "qwen3-coder", "mistral", "llama-json", "auto", "none"]).optional(),
   });
 
   const limitMs = z.number().int().positive();
@@ -45,7 +47,20 @@ function buildSchemas() {
 
   const configFile = z
     .object({
-      defaultModel: z.string().optional(),
+      /** `provider:model`, a comma list, or an array: a chain tried in order (src/llm/fallback-chain.ts). */
+      defaultModel: z.union([z.string(), z.array(z.string().min(1)).min(1)]).optional(),
+      /** How long a provider that failed is skipped by model chains. */
+      modelFallback: z
+        .object({
+          cooldownSeconds: z.number().positive().max(86_400).optional(),
+          authCooldownSeconds: z
+            .number()
+            .positive()
+            .max(7 * 86_400)
+            .optional(),
+        })
+        .strict()
+        .default({}),
       maxIterations: z.number().int().positive().max(200).optional(),
       /** Chat answers: how many run at once on one instance, how often one is resumed after crashes. */
       runs: z
@@ -146,6 +161,7 @@ export function emptyConfigFile(): ConfigFile {
     providers: {},
     models: {},
     modelCalls: {},
+    modelFallback: {},
     tools: { shell: { sandbox: {} }, fetch: {} },
   };
 }

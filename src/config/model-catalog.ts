@@ -3,12 +3,14 @@
  * Matching is by prefix so dated snapshots (`gpt-4o-2024-08-06`) inherit their family's numbers.
  * Anything unknown gets a conservative window and no price.
  */
-import type { ModelPricing } from "../llm/types.js";
+import type { ModelPricing, ToolCallFormat } from "../llm/types.js";
 
 export interface CatalogEntry {
   contextWindow: number;
   maxOutputTokens?: number;
   pricing?: ModelPricing;
+  /** How the family writes tool calls as text, used for local servers without a tool parser. */
+  toolCallFormat?: ToolCallFormat;
 }
 
 // Longest prefix wins, so more specific ids come with their own entries.
@@ -54,15 +56,20 @@ const catalog: Array<[prefix: string, entry: CatalogEntry]> = [
   ["qwen-max", { contextWindow: 32_768, maxOutputTokens: 8_192 }],
   ["qwen-plus", { contextWindow: 131_072, maxOutputTokens: 8_192 }],
   ["qwen-turbo", { contextWindow: 1_000_000, maxOutputTokens: 8_192 }],
-  ["qwen3", { contextWindow: 131_072 }],
+  ["qwen3", { contextWindow: 131_072, toolCallFormat: "hermes" }],
+  ["qwen3-coder", { contextWindow: 262_144, toolCallFormat: "qwen3-coder" }],
+  ["hermes", { contextWindow: 32_768, toolCallFormat: "hermes" }],
+  ["mistral", { contextWindow: 32_768, toolCallFormat: "mistral" }],
   ["kimi-k2", { contextWindow: 131_072 }],
   ["moonshot-v1-128k", { contextWindow: 131_072 }],
   ["moonshot-v1-32k", { contextWindow: 32_768 }],
   ["moonshot-v1-8k", { contextWindow: 8_192 }],
   ["glm-4", { contextWindow: 128_000 }],
   ["llama3", { contextWindow: 8_192 }],
-  ["llama3.1", { contextWindow: 131_072 }],
-  ["qwen2.5", { contextWindow: 32_768 }],
+  ["llama3.1", { contextWindow: 131_072, toolCallFormat: "llama-json" }],
+  ["llama3.2", { contextWindow: 131_072, toolCallFormat: "llama-json" }],
+  ["llama3.3", { contextWindow: 131_072, toolCallFormat: "llama-json" }],
+  ["qwen2.5", { contextWindow: 32_768, toolCallFormat: "hermes" }],
 ];
 
 /** Context window used when nothing is known about a model. */

@@ -669,6 +669,11 @@ CREATE TABLE team_channel_prefs (
 CREATE INDEX team_channel_prefs_user ON team_channel_prefs (user_id);
 `),
   },
+  {
+    version: 16,
+    name: "an agent's reasoning effort",
+    up: (db) => db.exec("ALTER TABLE team_agents ADD COLUMN reasoning TEXT;"),
+  },
 ];
 
 /** The schema version recorded in the database file. */

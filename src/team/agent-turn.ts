@@ -14,6 +14,7 @@ import { secretsFrom } from "../agent/trace-recorder.js";
 import type { CapabilityAssembly } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
+import type { FallbackSettings } from "../llm/fallback-chain.js";
 import { stream as defaultStream } from "../llm/providers.js";
 import type { ModelSpec, StreamFunction, StreamOptions, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
@@ -36,6 +37,8 @@ export interface TurnRuntime {
   emit: (event: TeamEvent) => void;
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+  /** Provider cooldowns of model chains, shared by every run of the team (and instance, with Redis). */
+  fallback?: FallbackSettings;
   /**
    * Tools an agent gets only when its `toolsAllow` names them explicitly (e.g. `manage_schedule`),
    * acting for the person who started the run.
@@ -188,7 +191,10 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       maxIterations: runtime.config.maxIterations,
       signal: request.signal,
       stream: runtime.stream,
-      streamOptions: runtime.streamOptions,
+      ...(runtime.fallback ? { fallback: runtime.fallback } : {}),
+      streamOptions: agent.reasoning
+        ? { ...runtime.streamOptions, reasoning: { effort: agent.reasoning } }
+        : runtime.streamOptions,
       layers,
       secrets: secretsFrom(runtime.config.env, [model.apiKey]),
       runId,

@@ -13,6 +13,8 @@ import { CapabilityAssembly, type CapabilityServices } from "../capabilities/ind
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
+import { createMemoryCooldownStore } from "../llm/cooldowns.js";
+import type { FallbackSettings } from "../llm/fallback-chain.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
@@ -80,6 +82,8 @@ export interface TeamDeps {
   /** The provider function (default: by each model's wire protocol). */
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+  /** Provider cooldowns of model chains (default: this team's own, in memory, at the configured lengths). */
+  fallback?: FallbackSettings;
   /** The model of an agent (default: its `model`, else the configured default). */
   resolveAgentModel?: (agent: AgentRecord) => ModelSpec | Promise<ModelSpec>;
   /** The tools' workspace for a channel (default `<home>/workspaces/<channelId>`, created). */
@@ -204,6 +208,7 @@ export function createTeam(deps: TeamDeps): Team {
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+    fallback: deps.fallback ?? { cooldowns: createMemoryCooldownStore(), ...deps.config.modelFallback },
     ...(grantable ? { grantedTools: grantable.create } : {}),
     ...(deps.observe ? { observe: deps.observe } : {}),
   };

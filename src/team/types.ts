@@ -6,7 +6,7 @@
 import type { PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
-import type { JsonSchema, Usage } from "../llm/types.js";
+import type { JsonSchema, ReasoningEffort, Usage } from "../llm/types.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
 
 export interface AgentRecord {
@@ -14,8 +14,10 @@ export interface AgentRecord {
   id: string;
   name: string;
   emoji: string;
-  /** `provider:model`, or undefined for the server's default model. */
+  /** `provider:model`, a fallback chain `a:x,b:y` tried in order, or undefined for the server's default model. */
   model?: string;
+  /** How hard the agent's model thinks (each protocol's own control); undefined: the model's default. */
+  reasoning?: ReasoningEffort;
   /** Tool names the agent may use; undefined means all built-ins (minus `toolsDeny`). */
   toolsAllow?: string[];
   toolsDeny: string[];
@@ -40,7 +42,9 @@ export interface AgentInput {
   id: string;
   name: string;
   emoji?: string;
-  model?: string;
+  /** One model, or a fallback chain (an array, or a comma list). */
+  model?: string | string[];
+  reasoning?: ReasoningEffort;
   toolsAllow?: string[];
   toolsDeny?: string[];
   memory?: boolean;
@@ -53,10 +57,12 @@ export interface AgentInput {
 }
 
 export type AgentPatch = Partial<
-  Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases" | "answerFormat">
+  Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases" | "answerFormat" | "reasoning">
 > & {
   /** `null` removes the answer format (free text). */
   answerFormat?: JsonSchema | null;
+  /** `null` goes back to the model's default. */
+  reasoning?: ReasoningEffort | null;
   /** `null` resets to every tool. */
   toolsAllow?: string[] | null;
   /** `null` resets to every base the person may read. */
@@ -169,7 +175,9 @@ export type MessagePart =
   /** The answer went on from its checkpoint after the server (or its instance) stopped. */
   | { type: "resumed"; reason: "restart" }
   /** A schedule posted this message in its creator's name (chats show it as the schedule's, not "You"). */
-  | { type: "scheduled"; scheduleId: string; name: string };
+  | { type: "scheduled"; scheduleId: string; name: string }
+  /** The model call moved to the next model of the agent's chain (`to` answered, unless it moved again). */
+  | { type: "model_fallback"; from: string; to: string; reason: string; skipped?: boolean };
 
 /** A channel as one person's list shows it: unread count, and when they pinned or archived it. */
 export type ChannelListing = ChannelRecord & { unread: number; pinnedAt?: number; archivedAt?: number };

@@ -59,6 +59,8 @@ export interface E2eServerOptions {
    * `DIMSUM_HOME` is always set. `{}` starts a server with no model at all.
    */
   env?: Record<string, string>;
+  /** Like `env`, from the fake LLM's URL (for base URLs of several providers). */
+  envFor?: (llmUrl: string) => Record<string, string>;
   /** Keep the queue modes' defaults (groups `collect`); default: groups `followup`, a run per message. */
   queueDefaults?: boolean;
   /** Create the owner at start with a printed one-time password, as `dimsum serve` does (default: no owner). */
@@ -101,11 +103,12 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     cwd: home,
     env: {
       DIMSUM_HOME: home,
-      ...(options.env ?? {
-        DIMSUM_MODEL: "openai:gpt-test",
-        OPENAI_API_KEY: "sk-test-key-1234",
-        OPENAI_BASE_URL: `${llmUrl}/v1`,
-      }),
+      ...(options.envFor?.(llmUrl) ??
+        options.env ?? {
+          DIMSUM_MODEL: "openai:gpt-test",
+          OPENAI_API_KEY: "sk-test-key-1234",
+          OPENAI_BASE_URL: `${llmUrl}/v1`,
+        }),
     },
   });
   // Groups answer each message with a run of its own here (the default `collect` waits 1.5 s for a

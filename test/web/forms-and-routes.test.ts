@@ -117,6 +117,16 @@ describe("agent form", () => {
     ).toEqual({});
   });
 
+  it("takes a fallback chain in the model field, sent as one comma list", () => {
+    const base = { ...emptyAgentForm(), id: "a", name: "A" };
+    const chain = { ...base, model: "openai:gpt-4o, deepseek:deepseek-chat" };
+    expect(validateAgentForm(chain, true)).toEqual({});
+    expect(Object.keys(validateAgentForm({ ...base, model: "openai:gpt-4o, deepseek" }, true))).toEqual([
+      "model",
+    ]);
+    expect(formToPatch(chain).model).toBe("openai:gpt-4o,deepseek:deepseek-chat");
+  });
+
   it("asks for at least one tool when the agent gets only the picked ones", () => {
     const values = { ...emptyAgentForm(), id: "a", name: "A", toolsMode: "list" as const };
     expect(Object.keys(validateAgentForm(values, true))).toEqual(["toolsAllow"]);

@@ -9,6 +9,9 @@ import { contextEvent, runSessionTurn } from "../../agent/session-runner.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
+import { createMemoryCooldownStore } from "../../llm/cooldowns.js";
+import type { FallbackSettings } from "../../llm/fallback-chain.js";
+import type { ReasoningEffort, StreamOptions } from "../../llm/types.js";
 import { startTelemetry } from "../../telemetry/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ApprovalRequest } from "../../tools/types.js";
@@ -26,6 +29,8 @@ import { exitCodeForStop, guardOutput, watchStop } from "../stop-signals.js";
 
 export interface RunCommandOptions {
   model?: string;
+  /** Reasoning effort of every model call of the run (`--reasoning`). */
+  reasoning?: ReasoningEffort;
   json?: boolean;
   workspace?: string;
   maxIterations?: number;
@@ -114,6 +119,8 @@ async function* startRun(
         secrets: setup.secrets,
         layers: setup.layers,
         ...(setup.observe ? { observe: setup.observe } : {}),
+        fallback: fallbackFor(setup.config),
+        ...streamOptionsFor(options),
         ...(output ? { output } : {}),
       });
     } finally {
@@ -140,6 +147,8 @@ async function* startRun(
       tools: capabilities.tools,
       maxIterations: options.maxIterations ?? config.maxIterations,
       signal,
+      fallback: fallbackFor(config),
+      ...streamOptionsFor(options),
       ...(output ? { output } : {}),
       toolEnvironment: {
         workspace,
@@ -185,6 +194,19 @@ async function* startRun(
 
 function warnOn(io: CliIo): (message: string) => void {
   return (message) => io.stderr.write(`dimsum: ${message}\n`);
+}
+
+/** The model chain's cooldowns: this process's own, at the configured lengths. */
+function fallbackFor(config: {
+  modelFallback: { cooldownMs: number; authCooldownMs: number };
+}): FallbackSettings {
+  return { cooldowns: createMemoryCooldownStore(), ...config.modelFallback };
+}
+
+function streamOptionsFor(options: RunCommandOptions): {
+  streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+} {
+  return options.reasoning ? { streamOptions: { reasoning: { effort: options.reasoning } } } : {};
 }
 
 function approvalFor(

@@ -5,6 +5,7 @@
  * - `sendReasoning` (default true only for provider `deepseek`): echo reasoning as `reasoning_content`.
  */
 import type { HttpRequestSpec } from "../adapter.js";
+import { openaiReasoningFields } from "../reasoning.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
 import { toOpenAiMessages } from "./messages.js";
 import { openAiResponseFormat } from "./response-format.js";
@@ -31,7 +32,7 @@ export function buildRequest(model: ModelSpec, context: Context, options: Stream
     body[quirks.maxCompletionTokens === true ? "max_completion_tokens" : "max_tokens"] = options.maxTokens;
   }
   if (options.temperature !== undefined) body.temperature = options.temperature;
-  if (options.reasoning?.effort) body.reasoning_effort = options.reasoning.effort;
+  Object.assign(body, openaiReasoningFields(model, options.reasoning));
   const format = options.responseFormat && openAiResponseFormat(model, options.responseFormat);
   if (format) body.response_format = format;
 

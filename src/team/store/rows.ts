@@ -2,7 +2,7 @@
  * The team tables' rows and their mapping to records. SQLite and PostgreSQL use the same column
  * names, so both backends read and write rows through these functions.
  */
-
+import { isReasoningEffort } from "../../llm/reasoning.js";
 import type { JsonSchema, Usage } from "../../llm/types.js";
 import type {
   AgentRecord,
@@ -41,6 +41,8 @@ export interface AgentRow {
   knowledge_bases_json: string | null;
   ask_first_json: string;
   answer_format_json: string | null;
+  /** Added by migration 15 (SQLite) / 10 (PostgreSQL); NULL: the model's default. */
+  reasoning?: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -58,6 +60,7 @@ export function toAgent(row: AgentRow): AgentRecord {
     updatedAt: row.updated_at,
   };
   if (row.model !== null) agent.model = row.model;
+  if (isReasoningEffort(row.reasoning)) agent.reasoning = row.reasoning;
   if (row.tools_allow_json !== null) agent.toolsAllow = parseJson<string[]>(row.tools_allow_json, []);
   if (row.knowledge_bases_json !== null) {
     agent.knowledgeBases = parseJson<string[]>(row.knowledge_bases_json, []);
@@ -85,6 +88,12 @@ export function agentParams(agent: AgentRecord): unknown[] {
     agent.updatedAt,
     agent.id,
   ];
+}
+
+/** `agentParams` with the reasoning column before the id: the parameters of an agent UPDATE. */
+export function agentUpdateParams(agent: AgentRecord): unknown[] {
+  const params = agentParams(agent);
+  return [...params.slice(0, -1), agent.reasoning ?? null, params.at(-1)];
 }
 
 export interface ChannelRow {

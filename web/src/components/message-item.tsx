@@ -3,11 +3,19 @@
  * live bubble of a run still streaming (or ended without a message). Both render the same parts.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { answeringModelOf } from "../../../src/team/message-parts.js";
 import { copyText } from "../clipboard.js";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView, scheduleOf } from "../state/chat.js";
-import type { AgentRecord, ChannelMessage, ElicitationView, QueuedDelivery, SessionUser } from "../types.js";
+import type {
+  AgentRecord,
+  ChannelMessage,
+  ElicitationView,
+  MessagePart,
+  QueuedDelivery,
+  SessionUser,
+} from "../types.js";
 import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
@@ -178,6 +186,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
         <time class="msg-time muted" dateTime={new Date(message.createdAt).toISOString()}>
           {formatTime(message.createdAt)}
         </time>
+        {isAnswer && <ModelLabel parts={parts} model={agents.get(author.id)?.model} />}
         {/* Only people edit their messages; an answer is updated by its run (e.g. after an approval). */}
         {message.editedAt !== undefined && !isAnswer && (
           <span class="muted msg-edited" data-testid="message-edited">
@@ -387,5 +396,16 @@ export function RunBubble({
         </p>
       )}
     </article>
+  );
+}
+
+/** Which model answered: the chain's model the answer moved to, else the agent's first model. */
+function ModelLabel({ parts, model }: { parts: readonly MessagePart[]; model: string | undefined }) {
+  const answered = answeringModelOf(parts) ?? model?.split(",")[0]?.trim();
+  if (!answered) return null;
+  return (
+    <span class="msg-model muted" data-testid="message-model" title={`Answered by ${answered}`}>
+      {answered}
+    </span>
   );
 }

@@ -13,7 +13,7 @@ const statements = [
 ];
 
 export const channelPrefs: PgMigration = {
-  version: 9,
+  version: 10,
   name: "each person's pinned and archived chats",
   async up(tx) {
     for (const statement of statements) await tx.run(statement);

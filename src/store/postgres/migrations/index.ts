@@ -13,6 +13,7 @@ import { runState } from "./007-run-state.js";
 import { answerFormat } from "./008-answer-format.js";
 import { connectorTypes } from "./009-connector-types.js";
 import { channelPrefs } from "./010-channel-prefs.js";
+import { agentReasoning } from "./011-agent-reasoning.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -25,4 +26,5 @@ export const pgMigrations: readonly PgMigration[] = [
   answerFormat,
   connectorTypes,
   channelPrefs,
+  agentReasoning,
 ];
