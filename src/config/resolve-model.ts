@@ -60,6 +60,7 @@ export function resolveModel(config: DimsumConfig, value: string | undefined): M
   if (resolved.headers) spec.headers = resolved.headers;
   const quirks = { ...resolved.quirks, ...override?.quirks };
   if (Object.keys(quirks).length > 0) spec.quirks = quirks;
+  if (config.file.cache.ttl) spec.cacheTtl = config.file.cache.ttl;
   if (resolved.keyEnv && !resolved.apiKey) {
     throw new DimsumError("config", `no API key for ${resolved.name}`, {
       hint: `set ${resolved.keyEnv} in the environment or in .env`,

@@ -91,7 +91,10 @@ export interface Usage {
   /** As the provider reports it; may differ from input + output (e.g. xAI counts reasoning apart). */
   totalTokens: number;
   reasoningTokens?: number;
+  /** Input tokens served from the provider's prompt cache (part of `inputTokens`). */
   cachedInputTokens?: number;
+  /** Input tokens written to the prompt cache by this call (part of `inputTokens`; Anthropic bills them apart). */
+  cacheWriteTokens?: number;
 }
 
 export type FinishReason =
@@ -110,7 +113,12 @@ export interface ModelPricing {
   output: number;
   /** USD per million cached input tokens. */
   cachedInput?: number;
+  /** USD per million input tokens written to the cache (Anthropic: 1.25x input for 5 minutes). */
+  cacheWrite?: number;
 }
+
+/** How long a prompt-cache entry lives where the protocol lets the caller choose (Anthropic, OpenAI). */
+export type CacheTtl = "5m" | "1h";
 
 /** A model is plain data: where it lives, how to talk to it, what it costs. */
 export interface ModelSpec {
@@ -131,6 +139,8 @@ export interface ModelSpec {
   quirks?: Record<string, boolean | string | number>;
   /** Deadlines of each call to this model (`modelCalls` in the config); defaults fill what is missing. */
   limits?: Partial<ModelCallLimits>;
+  /** Prompt-cache lifetime asked for (`cache.ttl` in the config); the provider's default when absent. */
+  cacheTtl?: CacheTtl;
 }
 
 export interface RetryPolicy {
@@ -151,6 +161,8 @@ export interface StreamOptions {
   reasoning?: { budgetTokens?: number; effort?: "low" | "medium" | "high" };
   /** Forbid tools for this call even if `context.tools` is set. */
   toolChoice?: "auto" | "none";
+  /** Routes calls sharing a prefix to the same cache (OpenAI `prompt_cache_key`): one per session. */
+  cacheKey?: string;
 }
 
 export type ModelEvent =

@@ -1,6 +1,7 @@
 /** Builds the streaming Messages API request for one model call. */
 import type { HttpRequestSpec } from "../adapter.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
+import { addCacheBreakpoints } from "./cache-control.js";
 import { systemPrompt, toAnthropicMessages } from "./messages.js";
 import type { AnthropicRequestBody } from "./wire-types.js";
 
@@ -71,5 +72,6 @@ export function buildAnthropicRequest(
     body.temperature = options.temperature;
   }
 
+  addCacheBreakpoints(body, model);
   return { url: messagesUrl(model.baseUrl), headers, body };
 }

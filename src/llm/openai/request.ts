@@ -3,9 +3,11 @@
  * - `includeUsage` (default true): send `stream_options.include_usage`; false for servers that reject it.
  * - `maxCompletionTokens` (default false): name the limit `max_completion_tokens` (OpenAI o-series, gpt-5).
  * - `sendReasoning` (default true only for provider `deepseek`): echo reasoning as `reasoning_content`.
+ * - `promptCacheKey` (default true only for provider `openai`): send `prompt_cache_key` (see cache-key.ts).
  */
 import type { HttpRequestSpec } from "../adapter.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
+import { addPromptCacheFields } from "./cache-key.js";
 import { toOpenAiMessages } from "./messages.js";
 
 /** The HTTP request for one streamed model call. */
@@ -31,6 +33,7 @@ export function buildRequest(model: ModelSpec, context: Context, options: Stream
   }
   if (options.temperature !== undefined) body.temperature = options.temperature;
   if (options.reasoning?.effort) body.reasoning_effort = options.reasoning.effort;
+  addPromptCacheFields(body, model, options);
 
   const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
   if (model.apiKey) headers.authorization = `Bearer ${model.apiKey}`;
