@@ -41,7 +41,7 @@ import {
   splitLayers,
 } from "./layered-context.js";
 import { promptCacheKey } from "./prompt-cache-key.js";
-import { turnContextMessage } from "./turn-context.js";
+import { newToConversation, turnContextMessage } from "./turn-context.js";
 
 export type { LayerProvider } from "./layered-context.js";
 
@@ -156,7 +156,7 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       if (!options.resume) {
         const current = todos ?? (await store.getTodos(ref));
         todos = undefined;
-        const text = renderTurnLayers({ ...turn, todos: current });
+        const text = renderTurnLayers(newToConversation({ ...turn, todos: current }, live));
         if (text) pendingTurnContext = turnContextMessage(text);
       }
     }

@@ -7,6 +7,7 @@
  * chat template accepts); people never see it (`isTurnContext` filters it from transcripts).
  */
 import type { Message, TextPart, UserMessage } from "../llm/types.js";
+import { renderTurnLayers, type TurnLayers } from "./layered-context.js";
 
 const OPEN = "<turn-context>";
 const CLOSE = "</turn-context>";
@@ -43,5 +44,27 @@ export function foldTurnContext(messages: Message[]): Message[] {
       out.push(message);
     }
   }
+  return out;
+}
+
+function textOf(message: Message): string {
+  if (typeof message.content === "string") return message.content;
+  return message.content.map((p) => (p.type === "text" ? p.text : "")).join("\n");
+}
+
+/**
+ * The turn layers without what the conversation's live turn contexts already say: memories recalled
+ * before (by id) and an unchanged todo list. Turn contexts stay in the history, so repeating them
+ * would only grow every later request.
+ */
+export function newToConversation(layers: TurnLayers, live: ReadonlyArray<{ message: Message }>): TurnLayers {
+  const earlier = live.filter((m) => isTurnContext(m.message)).map((m) => textOf(m.message));
+  if (earlier.length === 0) return layers;
+  const out: TurnLayers = { ...layers };
+  const seen = earlier.join("\n");
+  if (layers.memories) out.memories = layers.memories.filter((m) => !seen.includes(` #${m.id}] `));
+  const todos = layers.todos ? renderTurnLayers({ todos: layers.todos }) : undefined;
+  const lastTodos = [...earlier].reverse().find((t) => t.includes("# Open todos"));
+  if (todos && lastTodos?.includes(todos)) delete out.todos;
   return out;
 }

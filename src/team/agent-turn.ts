@@ -101,6 +101,10 @@ export interface TurnResult {
   /** Everything the agent said, turn after turn, as streamed live: what the channel stores. */
   text: string;
   usage: Usage;
+  /** `provider:model` that answered. */
+  model?: string;
+  /** USD at the model's prices, when known. */
+  costUsd?: number;
   /** The turn stopped to wait for these approvals; its checkpoint is stored. */
   waiting?: PendingApproval[];
 }
@@ -220,6 +224,8 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
             answer: event.answer,
             text: shown.trim() === "" ? event.answer : shown,
             usage: event.usage,
+            model: `${model.provider}:${model.id}`,
+            ...(event.costUsd !== undefined ? { costUsd: event.costUsd } : {}),
           };
           break;
         case "error":

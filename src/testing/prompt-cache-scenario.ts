@@ -201,7 +201,7 @@ function script(): ScriptedTurn[] {
 function volatileSystem(skills: readonly Skill[], memory: LayerProvider): LayerProvider {
   return async (input) => {
     const recalled = await memory(input);
-    const matched = selectSkills(skills, input.query);
+    const matched = selectSkills(skills, input.query, { explicit: ["house-style"] });
     const sections = [PERSONA];
     if (matched.length > 0) {
       sections.push(`# Skills\n\n${matched.map((s) => `## Skill: ${s.name}\n\n${s.body}`).join("\n\n")}`);
