@@ -18,7 +18,7 @@ export class SqliteRunRepo implements RunRepository {
     waitingIn: Statement<[string, string], RunRow>;
     claimWaiting: Statement<[number, string]>;
     deleteChannel: Statement<[string]>;
-    usage: Statement<[number, string | null, string | null], RunRow>;
+    usage: Statement<[number, string | null, string | null, string | null, string | null], RunRow>;
   };
 
   constructor(db: Database) {
@@ -44,8 +44,8 @@ export class SqliteRunRepo implements RunRepository {
       ),
       deleteChannel: db.prepare("DELETE FROM team_runs WHERE channel_id = ?"),
       usage: db.prepare(
-        `SELECT * FROM team_runs WHERE started_at >= ?1 AND usage_json IS NOT NULL
-           AND (?2 IS NULL OR channel_id = ?2) AND (?3 IS NULL OR requested_by = ?3)
+        `SELECT * FROM team_runs WHERE started_at >= ? AND usage_json IS NOT NULL
+           AND (? IS NULL OR channel_id = ?) AND (? IS NULL OR requested_by = ?)
          ORDER BY started_at, id`,
       ),
     };
@@ -91,7 +91,13 @@ export class SqliteRunRepo implements RunRepository {
   listUsage(filter: RunUsageFilter): Promise<StoredRun[]> {
     return guard(this.#db, "read runs from", () =>
       this.#sql.usage
-        .all(filter.since, filter.channelId ?? null, filter.requestedBy ?? null)
+        .all(
+          filter.since,
+          filter.channelId ?? null,
+          filter.channelId ?? null,
+          filter.requestedBy ?? null,
+          filter.requestedBy ?? null,
+        )
         .map(toStoredRun),
     );
   }
