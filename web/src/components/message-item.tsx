@@ -6,7 +6,15 @@ import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
-import type { AgentRecord, ChannelMessage, ElicitationView, QueuedDelivery, SessionUser } from "../types.js";
+import type {
+  AgentRecord,
+  ChannelMessage,
+  ElicitationView,
+  QueuedDelivery,
+  SessionUser,
+  TeamRun,
+} from "../types.js";
+import { AnswerUsage } from "./answer-usage.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
@@ -37,6 +45,8 @@ export interface MessageItemProps {
   editable: boolean;
   /** Agents this message reached without a new run (from posting it), by message id. */
   queued?: Record<number, QueuedDelivery[]> | undefined;
+  /** Ended runs by id (model, tokens, cost, duration of each answer). */
+  answerRuns?: Record<string, TeamRun> | undefined;
 }
 
 const QUEUED_LABEL: Record<QueuedDelivery["mode"], string> = {
@@ -83,7 +93,7 @@ async function copyText(text: string): Promise<void> {
 }
 
 /** One stored message with its parts and actions. */
-export function MessageItem({ versions, runs, agents, me, editable, queued }: MessageItemProps) {
+export function MessageItem({ versions, runs, agents, me, editable, queued, answerRuns }: MessageItemProps) {
   const { api, store } = useServices();
   // Undefined: the newest version (a new one arriving is shown).
   const [picked, setPicked] = useState<number | undefined>(undefined);
@@ -232,6 +242,9 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
         />
       ) : (
         <MarkdownView text={message.text} class="msg-body" testId="message-text" />
+      )}
+      {isAnswer && !going && message.runId !== undefined && answerRuns?.[message.runId] && (
+        <AnswerUsage run={answerRuns[message.runId]!} />
       )}
       {queuedHere && queuedHere.length > 0 && editing === undefined && (
         <QueuedLabels entries={queuedHere} agents={agents} />
