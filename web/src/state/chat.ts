@@ -282,7 +282,7 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
     case "message_deleted":
       return { ...state, messages: state.messages.filter((m) => m.id !== event.messageId) };
     case "run":
-      return upsertRun(state, event.run);
+      return withAnswerRuns(upsertRun(state, event.run), [event.run]);
     case "agent":
       return withRun(state, event.runId, (view) =>
         applyAgent(resumedFrom(state, view), event.event, event.seq),

@@ -16,9 +16,9 @@ function SpendTable({ rows, keyLabel, testId }: { rows: SpendRow[]; keyLabel: st
           <tr>
             <th>Day</th>
             <th>{keyLabel}</th>
-            <th class="num">Answers</th>
-            <th class="num">Input</th>
-            <th class="num">Cached</th>
+            <th class="num wide-only">Answers</th>
+            <th class="num wide-only">Input</th>
+            <th class="num wide-only">Cached</th>
             <th class="num">Output</th>
             <th class="num">Cost</th>
           </tr>
@@ -26,11 +26,11 @@ function SpendTable({ rows, keyLabel, testId }: { rows: SpendRow[]; keyLabel: st
         <tbody>
           {rows.map((row) => (
             <tr key={`${row.day}-${row.key}`} data-testid="spend-row" data-key={row.key}>
-              <td>{row.day}</td>
+              <td class="nowrap">{row.day}</td>
               <td>{row.key}</td>
-              <td class="num">{row.runs}</td>
-              <td class="num">{formatTokens(row.inputTokens)}</td>
-              <td class="num">{formatTokens(row.cachedInputTokens)}</td>
+              <td class="num wide-only">{row.runs}</td>
+              <td class="num wide-only">{formatTokens(row.inputTokens)}</td>
+              <td class="num wide-only">{formatTokens(row.cachedInputTokens)}</td>
               <td class="num">{formatTokens(row.outputTokens)}</td>
               <td class="num" title={row.unpriced > 0 ? `${row.unpriced} without a known price` : undefined}>
                 {formatUsd(row.costUsd)}
