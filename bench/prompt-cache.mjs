@@ -32,7 +32,17 @@ function section(rows) {
     "",
     "A 20-turn chat (arithmetic, memory writes, todos, a `/skill` message, three `load_skill` calls, plain questions; 6 skills, 8 stored memories, core memory, a persona) replayed through the session runner against the fake server in prompt-cache mode. Tokens are the fake's estimate (4 characters each). *Before*: matched skill bodies and recalled memories written into the system prompt, no `cache_control`, no `prompt_cache_key` (the order before this work). *After*: tools sorted, stable system text (persona, skill index, always-on skill, core memory), the turn context stored after each user message, breakpoints and the session key.",
     "",
-    line(["protocol (model)", "order", "calls", "input tokens", "cached after turn 1", "cache writes", "cost with caching", "cost without caching", "saved"]),
+    line([
+      "protocol (model)",
+      "order",
+      "calls",
+      "input tokens",
+      "cached after turn 1",
+      "cache writes",
+      "cost with caching",
+      "cost without caching",
+      "saved",
+    ]),
     line(["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]),
   ];
   for (const row of rows) {

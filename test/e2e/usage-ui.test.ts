@@ -93,5 +93,11 @@ describe("answer usage and spend in headless Chromium", () => {
       expect(await byTest("spend-total").textContent()).toContain("$0.00205");
       await shots("spend");
     });
+
+    await step("usage/03-agent-totals", async () => {
+      await page.goto(`${server.url}/agents`);
+      await byTest("agent-spend").first().waitFor();
+      expect(await byTest("agent-spend").first().textContent()).toContain("$0.00205 / 30 days");
+    });
   }, 60_000);
 });
