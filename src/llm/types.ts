@@ -163,6 +163,14 @@ export interface StreamOptions {
   toolChoice?: "auto" | "none";
   /** Routes calls sharing a prefix to the same cache (OpenAI `prompt_cache_key`): one per session. */
   cacheKey?: string;
+  /** Ask for a JSON answer valid against a schema, where the protocol can (OpenAI, Anthropic, Gemini). */
+  responseFormat?: ResponseFormat;
+}
+
+/** A structured answer: its schema, and a short name for it (`^[a-zA-Z0-9_-]{1,64}$`). */
+export interface ResponseFormat {
+  name: string;
+  schema: JsonSchema;
 }
 
 export type ModelEvent =

@@ -618,6 +618,14 @@ ALTER TABLE team_channels ADD COLUMN queue_mode TEXT;
 ALTER TABLE team_agents ADD COLUMN ask_first_json TEXT NOT NULL DEFAULT '[]';
 `),
   },
+  {
+    version: 13,
+    name: "an agent's answer format (a JSON Schema its answers follow)",
+    up: (db) =>
+      db.exec(`
+ALTER TABLE team_agents ADD COLUMN answer_format_json TEXT;
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

@@ -3,9 +3,11 @@
  * call_agent run, and a direct completion for the OpenAI-compatible endpoint. Each is a RunManager
  * run around one agent turn, in its own session.
  */
+
 import { randomUUID } from "node:crypto";
 import type { ApprovalDecision, Approver } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
+import type { OutputSpec } from "../agent/structured-output.js";
 import { DimsumError, notFound, toDimsumError } from "../errors.js";
 import type { Message, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
@@ -532,7 +534,7 @@ export class AgentRunner {
     systemExtra: string[],
     history: CompletionMessage[],
     input: string,
-    options: { signal?: AbortSignal; onDelta?: (text: string) => void },
+    options: { signal?: AbortSignal; onDelta?: (text: string) => void; output?: OutputSpec },
   ): Promise<{ text: string; usage?: Usage; runId: string }> {
     const ref = { userId: `api:${userId}`, sessionId: `complete:${randomUUID()}` };
     if (history.length > 0) {
@@ -565,6 +567,7 @@ export class AgentRunner {
           signal,
           extraTools: [this.#callTool(runId, "", 0, 0, [agent.id], userId, workspace)],
           ...(options.onDelta ? { onDelta: options.onDelta } : {}),
+          ...(options.output ? { output: options.output } : {}),
         });
         text = result.answer;
         usage = result.usage;

@@ -8,6 +8,7 @@ import type { ApprovalDecision, Approver, PendingApproval } from "../agent/appro
 import type { AgentEvent } from "../agent/events.js";
 import { runSessionTurn } from "../agent/session-runner.js";
 import type { SteeringSource } from "../agent/steering.js";
+import type { OutputSpec } from "../agent/structured-output.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
 import type { CapabilityAssembly } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
@@ -80,6 +81,8 @@ export interface TurnRequest {
    */
   askIn?: string;
   onDelta?: (text: string) => void;
+  /** Hold the answer to this JSON Schema (over the agent's own answer format). */
+  output?: OutputSpec;
   /** Every agent event as forwarded (deltas merged per tick), e.g. to build the message's parts. */
   onEvent?: (event: AgentEvent, seq: number) => void;
   /**
@@ -194,6 +197,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       ...(request.approve ? { approve: request.approve } : {}),
       ...(request.steering ? { steering: request.steering } : {}),
       ...(request.resume ? { resume: request.resume } : {}),
+      ...outputOf(request, agent),
     })) {
       if (event.type === "text_delta") {
         const text = newTurn && shown !== "" && !shown.endsWith("\n\n") ? `\n\n${event.text}` : event.text;
@@ -220,13 +224,17 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
           newTurn = event.iteration > 1;
           break;
         case "done":
-          result = {
-            answer: event.answer,
-            text: shown.trim() === "" ? event.answer : shown,
-            usage: event.usage,
-            model: `${model.provider}:${model.id}`,
-            ...(event.costUsd !== undefined ? { costUsd: event.costUsd } : {}),
-          };
+          result =
+            event.output === undefined
+              ? { answer: event.answer, text: shown.trim() === "" ? event.answer : shown, usage: event.usage }
+              : // A structured answer: the validated JSON, not an invalid first try streamed before it.
+                {
+                  answer: JSON.stringify(event.output),
+                  text: `\`\`\`json\n${JSON.stringify(event.output, null, 2)}\n\`\`\``,
+                  usage: event.usage,
+                };
+          result.model = `${model.provider}:${model.id}`;
+          if (event.costUsd !== undefined) result.costUsd = event.costUsd;
           break;
         case "error":
           throw new DimsumError(event.code, event.message, event.hint ? { hint: event.hint } : {});
@@ -237,4 +245,10 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
   }
   if (!result) throw new DimsumError("internal", `The run of @${agent.id} ended without an answer.`);
   return result;
+}
+
+/** The answer's schema: the request's, else the agent's answer format; none for free text. */
+function outputOf(request: TurnRequest, agent: AgentRecord): { output?: OutputSpec } {
+  if (request.output) return { output: request.output };
+  return agent.answerFormat ? { output: { schema: agent.answerFormat } } : {};
 }

@@ -3,6 +3,7 @@ import type { HttpRequestSpec } from "../adapter.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
 import { addCacheBreakpoints } from "./cache-control.js";
 import { systemPrompt, toAnthropicMessages } from "./messages.js";
+import { anthropicOutputConfig } from "./response-format.js";
 import type { AnthropicRequestBody } from "./wire-types.js";
 
 const DEFAULT_BASE_URL = "https://api.anthropic.com";
@@ -71,6 +72,9 @@ export function buildAnthropicRequest(
     // Temperature is only accepted without extended thinking.
     body.temperature = options.temperature;
   }
+
+  const output = options.responseFormat && anthropicOutputConfig(model, options.responseFormat);
+  if (output) body.output_config = output;
 
   addCacheBreakpoints(body, model);
   return { url: messagesUrl(model.baseUrl), headers, body };

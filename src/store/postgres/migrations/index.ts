@@ -10,6 +10,7 @@ import { knowledge } from "./004-knowledge.js";
 import { schedulesAndConnectors } from "./005-schedules-connectors.js";
 import { appendCounters } from "./006-append-counters.js";
 import { runState } from "./007-run-state.js";
+import { answerFormat } from "./008-answer-format.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -19,4 +20,5 @@ export const pgMigrations: readonly PgMigration[] = [
   schedulesAndConnectors,
   appendCounters,
   runState,
+  answerFormat,
 ];
