@@ -6,6 +6,7 @@
 
 import type { ApprovalDecision, Approver, PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
+import type { ObserveRun } from "../agent/run-observer.js";
 import { runSessionTurn } from "../agent/session-runner.js";
 import type { SteeringSource } from "../agent/steering.js";
 import type { OutputSpec } from "../agent/structured-output.js";
@@ -49,6 +50,8 @@ export interface TurnRuntime {
    * the person of runs they are present for.
    */
   elicitations?: Elicitations;
+  /** Another reader of every run's events (OpenTelemetry export). */
+  observe?: ObserveRun;
 }
 
 export interface TurnRequest {
@@ -197,6 +200,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       ...(request.approve ? { approve: request.approve } : {}),
       ...(request.steering ? { steering: request.steering } : {}),
       ...(request.resume ? { resume: request.resume } : {}),
+      ...(runtime.observe ? { observe: runtime.observe, agentId: agent.id, agentName: agent.name } : {}),
       ...outputOf(request, agent),
     })) {
       if (event.type === "text_delta") {

@@ -11,6 +11,7 @@ import { schedulesAndConnectors } from "./005-schedules-connectors.js";
 import { appendCounters } from "./006-append-counters.js";
 import { runState } from "./007-run-state.js";
 import { answerFormat } from "./008-answer-format.js";
+import { connectorTypes } from "./009-connector-types.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -21,4 +22,5 @@ export const pgMigrations: readonly PgMigration[] = [
   appendCounters,
   runState,
   answerFormat,
+  connectorTypes,
 ];
