@@ -8,7 +8,12 @@ import { DimsumError } from "../errors.js";
  * costs a few milliseconds of every cold start.
  */
 function buildSchemas() {
-  const pricing = z.object({ input: z.number(), output: z.number(), cachedInput: z.number().optional() });
+  const pricing = z.object({
+    input: z.number(),
+    output: z.number(),
+    cachedInput: z.number().optional(),
+    cacheWrite: z.number().optional(),
+  });
 
   const quirks = z.record(z.string(), z.union([z.boolean(), z.string(), z.number()]));
 
@@ -91,6 +96,13 @@ function buildSchemas() {
         })
         .strict()
         .default({}),
+      /** Prompt caching: how long Anthropic (and OpenAI, where accepted) keep a cached prefix. */
+      cache: z
+        .object({ ttl: z.enum(["5m", "1h"]).optional() })
+        .strict()
+        .default({}),
+      /** Skills: whether keyword matches are named to the model as a hint (default true). */
+      skillHints: z.boolean().optional(),
       providers: z.record(z.string(), providerEntry).default({}),
       /** Custom HTTP tool definitions (same shape as `tools/http/*.json`), checked when tools load. */
       httpTools: z.array(z.unknown()).optional(),
@@ -158,6 +170,7 @@ export function emptyConfigFile(): ConfigFile {
     runs: {},
     approvals: {},
     queue: {},
+    cache: {},
     providers: {},
     models: {},
     modelCalls: {},

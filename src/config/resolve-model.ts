@@ -81,6 +81,7 @@ function resolveOne(config: DimsumConfig, modelString: string): ModelSpec {
   if (toolCallFormat !== undefined && toolCallFormat !== "none") spec.toolCallFormat = toolCallFormat;
   const quirks = { ...resolved.quirks, ...override?.quirks };
   if (Object.keys(quirks).length > 0) spec.quirks = quirks;
+  if (config.file.cache.ttl) spec.cacheTtl = config.file.cache.ttl;
   if (resolved.keyEnv && !resolved.apiKey) {
     throw new DimsumError("config", `no API key for ${resolved.name}`, {
       hint: `set ${resolved.keyEnv} in the environment or in .env`,

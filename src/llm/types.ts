@@ -91,7 +91,10 @@ export interface Usage {
   /** As the provider reports it; may differ from input + output (e.g. xAI counts reasoning apart). */
   totalTokens: number;
   reasoningTokens?: number;
+  /** Input tokens served from the provider's prompt cache (part of `inputTokens`). */
   cachedInputTokens?: number;
+  /** Input tokens written to the prompt cache by this call (part of `inputTokens`; Anthropic bills them apart). */
+  cacheWriteTokens?: number;
 }
 
 export type FinishReason =
@@ -110,7 +113,12 @@ export interface ModelPricing {
   output: number;
   /** USD per million cached input tokens. */
   cachedInput?: number;
+  /** USD per million input tokens written to the cache (Anthropic: 1.25x input for 5 minutes). */
+  cacheWrite?: number;
 }
+
+/** How long a prompt-cache entry lives where the protocol lets the caller choose (Anthropic, OpenAI). */
+export type CacheTtl = "5m" | "1h";
 
 /** A model is plain data: where it lives, how to talk to it, what it costs. */
 export interface ModelSpec {
@@ -135,6 +143,8 @@ export interface ModelSpec {
   fallbacks?: ModelSpec[];
   /** How the model writes tool calls in its text when the server has no tool parser (see text-tool-calls.ts). */
   toolCallFormat?: ToolCallFormat;
+  /** Prompt-cache lifetime asked for (`cache.ttl` in the config); the provider's default when absent. */
+  cacheTtl?: CacheTtl;
 }
 
 /** Markup of tool calls written as text: Hermes/Qwen `<tool_call>`, Qwen3-Coder `<function=…>`, Mistral `[TOOL_CALLS]`, Llama bare JSON. */
@@ -161,6 +171,8 @@ export interface StreamOptions {
   reasoning?: { budgetTokens?: number; effort?: ReasoningEffort };
   /** Forbid tools for this call even if `context.tools` is set. */
   toolChoice?: "auto" | "none";
+  /** Routes calls sharing a prefix to the same cache (OpenAI `prompt_cache_key`): one per session. */
+  cacheKey?: string;
   /** Ask for a JSON answer valid against a schema, where the protocol can (OpenAI, Anthropic, Gemini). */
   responseFormat?: ResponseFormat;
 }

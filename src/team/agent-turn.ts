@@ -110,6 +110,10 @@ export interface TurnResult {
   /** Everything the agent said, turn after turn, as streamed live: what the channel stores. */
   text: string;
   usage: Usage;
+  /** `provider:model` that answered. */
+  model?: string;
+  /** USD at the model's prices, when known. */
+  costUsd?: number;
   /** The turn stopped to wait for these approvals; its checkpoint is stored. */
   waiting?: PendingApproval[];
 }
@@ -239,6 +243,8 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
                   text: `\`\`\`json\n${JSON.stringify(event.output, null, 2)}\n\`\`\``,
                   usage: event.usage,
                 };
+          result.model = `${model.provider}:${model.id}`;
+          if (event.costUsd !== undefined) result.costUsd = event.costUsd;
           break;
         case "error":
           throw new DimsumError(event.code, event.message, event.hint ? { hint: event.hint } : {});

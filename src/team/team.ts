@@ -34,6 +34,7 @@ import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunApprovals } from "./run-approvals.js";
 import { type RunBody, RunManager } from "./run-manager.js";
+import { sinceDays, spendReport } from "./spend.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { namesFrom, peopleIn } from "./team-prompt.js";
 import { joinRelay, type TeamRelay } from "./team-relay.js";
@@ -666,6 +667,22 @@ export function createTeam(deps: TeamDeps): Team {
       return channels.search(actor, query, options);
     },
 
+    async listChannelRuns(actor, channelId) {
+      await ready;
+      await channels.visible(actor, channelId);
+      return (await store.runs.listUsage({ since: 0, channelId })).map((s) => s.run);
+    },
+    async spend(actor, options) {
+      await ready;
+      const since = sinceDays(Date.now(), options.days);
+      const all = isAdmin(actor);
+      const stored = await store.runs.listUsage(all ? { since } : { since, requestedBy: actor.userId });
+      return spendReport(
+        stored.map((s) => s.run),
+        since,
+        all ? "all" : "own",
+      );
+    },
     async getRun(actor, runId) {
       await ready;
       const stored = await visibleRun(actor, runId);

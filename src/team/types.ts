@@ -3,11 +3,13 @@
  * channel messages, agent runs, and collaboration flows. `Team` is the one facade the HTTP/WebSocket
  * edge talks to; it knows nothing about HTTP.
  */
+
 import type { PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
 import type { JsonSchema, ReasoningEffort, Usage } from "../llm/types.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
+import type { SpendReport } from "./spend.js";
 
 export interface AgentRecord {
   /** Slug: `^[a-z0-9][a-z0-9_-]{0,39}$`, used in @mentions and as the OpenAI-compatible model name. */
@@ -223,6 +225,10 @@ export interface TeamRun {
   parentRunId?: string;
   error?: string;
   usage?: Usage;
+  /** `provider:model` that answered (set when the run ends). */
+  model?: string;
+  /** What the run cost in USD at the model's prices, when they are known. */
+  costUsd?: number;
   startedAt: number;
   endedAt?: number;
   /**
@@ -457,6 +463,10 @@ export interface Team {
   ): Promise<ChannelMessage[]>;
 
   getRun(actor: Actor, runId: string): Promise<TeamRun>;
+  /** The channel's ended runs that used tokens, oldest first: each answer's model, tokens, cost and time. */
+  listChannelRuns(actor: Actor, channelId: string): Promise<TeamRun[]>;
+  /** Spend per day and provider and per day and agent over `days` days: every run for admins, else the caller's. */
+  spend(actor: Actor, options: { days: number }): Promise<SpendReport>;
   cancelRun(actor: Actor, runId: string): Promise<TeamRun>;
   /** The stored trace events of a run's agent turn. */
   getRunTrace(actor: Actor, runId: string): Promise<unknown[]>;

@@ -61,6 +61,8 @@ export interface E2eServerOptions {
   env?: Record<string, string>;
   /** Like `env`, from the fake LLM's URL (for base URLs of several providers). */
   envFor?: (llmUrl: string) => Record<string, string>;
+  /** The default environment's model instead of `openai:gpt-test` (e.g. one with catalogue prices). */
+  model?: string;
   /** Keep the queue modes' defaults (groups `collect`); default: groups `followup`, a run per message. */
   queueDefaults?: boolean;
   /** Create the owner at start with a printed one-time password, as `dimsum serve` does (default: no owner). */
@@ -105,7 +107,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       DIMSUM_HOME: home,
       ...(options.envFor?.(llmUrl) ??
         options.env ?? {
-          DIMSUM_MODEL: "openai:gpt-test",
+          DIMSUM_MODEL: options.model ?? "openai:gpt-test",
           OPENAI_API_KEY: "sk-test-key-1234",
           OPENAI_BASE_URL: `${llmUrl}/v1`,
         }),

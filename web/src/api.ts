@@ -40,6 +40,7 @@ import type {
   Settings,
   SettingsUpdate,
   SoulFile,
+  SpendReport,
   TeamRun,
   UserInput,
 } from "./types.js";
@@ -383,6 +384,14 @@ export class ApiClient {
   }
 
   // --- runs and flows ---
+  /** The channel's ended runs: each answer's model, tokens, cost and times. */
+  channelRuns(channelId: string): Promise<TeamRun[]> {
+    return this.request("GET", `/api/channels/${enc(channelId)}/runs`);
+  }
+  /** Spend per day and provider and per day and agent (admins: everyone's; others: their own). */
+  spend(days: number): Promise<SpendReport> {
+    return this.request("GET", `/api/spend${query({ days: String(days) })}`);
+  }
   /** One run. */
   getRun(id: string): Promise<TeamRun> {
     return this.request("GET", `/api/runs/${enc(id)}`);

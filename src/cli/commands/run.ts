@@ -2,10 +2,16 @@
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { AgentEvent } from "../../agent/events.js";
-import { buildLayeredContext, type LayerResult } from "../../agent/layered-context.js";
+import {
+  buildLayeredContext,
+  type LayerResult,
+  renderTurnLayers,
+  splitLayers,
+} from "../../agent/layered-context.js";
 import { runAgent } from "../../agent/run-agent.js";
 import { observeEvents } from "../../agent/run-observer.js";
 import { contextEvent, runSessionTurn } from "../../agent/session-runner.js";
+import { turnContextMessage } from "../../agent/turn-context.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
@@ -169,9 +175,15 @@ async function* startRun(
           layers = await capabilities.layers({ query: prompt, signal: runSignal });
           report(contextEvent(runId, layers));
         }
+        const { stable, turn } = splitLayers(layers.layers);
+        // The turn context follows the prompt (the run's first message) in every call of the run.
+        const text = renderTurnLayers(turn);
+        const withTurn = text
+          ? [...messages.slice(0, 1), turnContextMessage(text), ...messages.slice(1)]
+          : messages;
         return buildLayeredContext(
-          { system: asked ?? system, ...layers.layers },
-          messages,
+          { system: asked ?? system, ...stable },
+          withTurn,
           toolsOffered ? tools.schemas() : undefined,
         );
       },

@@ -2,6 +2,7 @@
 import type { HttpRequestSpec } from "../adapter.js";
 import { thinkingBudgetFor } from "../reasoning.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
+import { addCacheBreakpoints } from "./cache-control.js";
 import { systemPrompt, toAnthropicMessages } from "./messages.js";
 import { anthropicOutputConfig } from "./response-format.js";
 import type { AnthropicRequestBody } from "./wire-types.js";
@@ -74,5 +75,6 @@ export function buildAnthropicRequest(
   const output = options.responseFormat && anthropicOutputConfig(model, options.responseFormat);
   if (output) body.output_config = output;
 
+  addCacheBreakpoints(body, model);
   return { url: messagesUrl(model.baseUrl), headers, body };
 }

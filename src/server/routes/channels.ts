@@ -44,6 +44,10 @@ export function channelRoutes(team: Team): Hono<AppEnv> {
     return c.json(await team.getChannel(actorOf(c), c.req.valid("param").id));
   });
 
+  app.get("/:id/runs", paramsOf(idParam), async (c) => {
+    return c.json(await team.listChannelRuns(actorOf(c), c.req.valid("param").id));
+  });
+
   app.patch("/:id", paramsOf(idParam), jsonBody(channelPatchSchema), async (c) => {
     return c.json(await team.updateChannel(actorOf(c), c.req.valid("param").id, c.req.valid("json")));
   });

@@ -148,6 +148,17 @@ export interface RunRepository {
    */
   claimWaiting(runId: string, startedAt: number): Promise<boolean>;
   deleteByChannel(channelId: string): Promise<void>;
+  /**
+   * Ended runs that used tokens, started at or after `since`, oldest first: of one channel, or of the
+   * runs one person started (`requestedBy`), or all.
+   */
+  listUsage(filter: RunUsageFilter): Promise<StoredRun[]>;
+}
+
+export interface RunUsageFilter {
+  since: number;
+  channelId?: string;
+  requestedBy?: string;
 }
 
 /**

@@ -221,8 +221,17 @@ export function toStoredRun(row: RunRow): StoredRun {
   if (row.step_index !== null) run.stepIndex = row.step_index;
   if (row.parent_run_id !== null) run.parentRunId = row.parent_run_id;
   if (row.error !== null) run.error = row.error;
-  const usage = parseJson<Usage | undefined>(row.usage_json, undefined);
-  if (usage) run.usage = usage;
+  // usage_json keeps the answer's model and cost beside the token counts.
+  const stored = parseJson<(Usage & { model?: string; costUsd?: number }) | undefined>(
+    row.usage_json,
+    undefined,
+  );
+  if (stored) {
+    const { model, costUsd, ...usage } = stored;
+    run.usage = usage;
+    if (model !== undefined) run.model = model;
+    if (costUsd !== undefined) run.costUsd = costUsd;
+  }
   if (row.ended_at !== null) run.endedAt = row.ended_at;
   return {
     run,
@@ -256,7 +265,13 @@ export function runUpdateParams(run: TeamRun): unknown[] {
   return [
     run.status,
     run.error ?? null,
-    run.usage ? JSON.stringify(run.usage) : null,
+    run.usage
+      ? JSON.stringify({
+          ...run.usage,
+          ...(run.model !== undefined ? { model: run.model } : {}),
+          ...(run.costUsd !== undefined ? { costUsd: run.costUsd } : {}),
+        })
+      : null,
     run.startedAt,
     run.endedAt ?? null,
     run.id,

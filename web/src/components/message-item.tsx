@@ -15,8 +15,10 @@ import type {
   MessagePart,
   QueuedDelivery,
   SessionUser,
+  TeamRun,
 } from "../types.js";
 import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
+import { AnswerUsage } from "./answer-usage.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
@@ -47,6 +49,8 @@ export interface MessageItemProps {
   editable: boolean;
   /** Agents this message reached without a new run (from posting it), by message id. */
   queued?: Record<number, QueuedDelivery[]> | undefined;
+  /** Ended runs by id (model, tokens, cost, duration of each answer). */
+  answerRuns?: Record<string, TeamRun> | undefined;
 }
 
 const QUEUED_LABEL: Record<QueuedDelivery["mode"], string> = {
@@ -79,7 +83,7 @@ function QueuedLabels({ entries, agents }: { entries: QueuedDelivery[]; agents: 
 const STARTS_FLOW = /^\s*(\/flow|@chain)\b/i;
 
 /** One stored message with its parts and actions. */
-export function MessageItem({ versions, runs, agents, me, editable, queued }: MessageItemProps) {
+export function MessageItem({ versions, runs, agents, me, editable, queued, answerRuns }: MessageItemProps) {
   const { api, store } = useServices();
   // Undefined: the newest version (a new one arriving is shown).
   const [picked, setPicked] = useState<number | undefined>(undefined);
@@ -264,6 +268,9 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
         />
       ) : (
         <MarkdownView text={message.text} class="msg-body" testId="message-text" />
+      )}
+      {isAnswer && !going && message.runId !== undefined && answerRuns?.[message.runId] && (
+        <AnswerUsage run={answerRuns[message.runId]!} />
       )}
       {queuedHere && queuedHere.length > 0 && editing === undefined && (
         <QueuedLabels entries={queuedHere} agents={agents} />

@@ -1,6 +1,7 @@
 /** A channel's conversation: header, live flow panel, messages and the composer. */
 
 import { useEffect, useRef } from "preact/hooks";
+import { TotalsLine } from "../components/answer-usage.js";
 import { ChatTitle, canManageChannel, useAutoTitle } from "../components/chat-title.js";
 import { Composer } from "../components/composer.js";
 import { FlowPanel } from "../components/flow-panel.js";
@@ -70,6 +71,7 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
               : "direct chat"}
             {channel.chain.length > 0 && ` · chain of ${channel.chain.length}`}
           </span>
+          {open?.answerRuns && <TotalsLine runs={Object.values(open.answerRuns)} testId="chat-totals" />}
         </div>
         <Link
           to={{ name: "channel_settings", channelId: channel.id }}

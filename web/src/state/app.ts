@@ -178,6 +178,7 @@ export function appReducer(state: AppState, action: AppAction): AppState {
     case "backlog":
     case "event":
     case "run":
+    case "answer_runs":
     case "flow":
     case "posted":
       return withChat(state, action);

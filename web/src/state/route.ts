@@ -1,7 +1,15 @@
 /** The app's routes and their paths; the server answers every non-API path with the SPA. */
 
 /** The tabs of the settings page, in the order they are shown. */
-export const SETTINGS_SECTIONS = ["providers", "tokens", "mcp", "shell", "people", "account"] as const;
+export const SETTINGS_SECTIONS = [
+  "providers",
+  "tokens",
+  "mcp",
+  "shell",
+  "people",
+  "account",
+  "spend",
+] as const;
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
 
 function isSettingsSection(value: string | undefined): value is SettingsSection {
