@@ -182,6 +182,7 @@ export function createApp(
   );
   // A completion may carry images and PDFs inline (base64 data URLs).
   app.use("/v1/*", readBody(deps.maxCompletionBytes ?? DEFAULT_MAX_COMPLETION_BYTES));
+  app.use("/a2a/*", limit);
   // These answer without calling next(), so the session guards below never see their requests.
   for (const mount of deps.publicRoutes ?? []) mount(app);
   app.use("/api/*", authenticate, csrfGuard, requireAuth);

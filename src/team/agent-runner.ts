@@ -5,9 +5,12 @@
  */
 
 import { randomUUID } from "node:crypto";
+import type { RemoteAgentConfig } from "../a2a/remote-config.js";
+import { remoteAgentTools } from "../a2a/remote-tools.js";
 import type { ApprovalDecision, Approver } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { OutputSpec } from "../agent/structured-output.js";
+import { emptyUsage } from "../agent/usage.js";
 import { type AttachedFile, userContent } from "../attachments/to-parts.js";
 import { DimsumError, notFound, toDimsumError } from "../errors.js";
 import type { Message, Usage, UserMessage } from "../llm/types.js";
@@ -54,6 +57,8 @@ export interface AgentRunnerDeps {
   now: () => number;
   workspaceFor: (key: string) => string;
   nameOf: NamesFor;
+  /** Remote A2A agents (a2a.json): each a tool of every run, its call shown as a nested run. */
+  remoteAgents?: readonly RemoteAgentConfig[];
 }
 
 /** A message of an OpenAI-style conversation; a person's may carry images and files. */
@@ -200,6 +205,8 @@ export class AgentRunner {
       );
       return {
         ...(result.usage ? { usage: result.usage } : {}),
+        ...(result.model ? { model: result.model } : {}),
+        ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
         ...(result.waiting ? { waiting: true } : {}),
       };
     };
@@ -265,7 +272,12 @@ export class AgentRunner {
             });
           },
         );
-        return { usage: result.usage, ...(result.waiting ? { waiting: true } : {}) };
+        return {
+          usage: result.usage,
+          ...(result.model ? { model: result.model } : {}),
+          ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
+          ...(result.waiting ? { waiting: true } : {}),
+        };
       },
       fence,
     );
@@ -297,12 +309,10 @@ export class AgentRunner {
       system: channelSystemText(agent, channel, agents, names),
       workspace,
       signal,
-      extraTools: [
-        this.#callTool(runId, channel.id, triggerId, 0, [agent.id], requestedBy, workspace, {
-          present: options.present === true,
-          rootRunId: runId,
-        }),
-      ],
+      extraTools: this.#callTools(runId, channel.id, triggerId, 0, [agent.id], requestedBy, workspace, {
+        present: options.present === true,
+        rootRunId: runId,
+      }),
       requestedBy,
       ...(options.present ? { present: true } : {}),
       approve: this.#approver(channel.id, agent.id),
@@ -445,9 +455,15 @@ export class AgentRunner {
             system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
             workspace,
             signal,
-            extraTools: [
-              this.#callTool(runId, channel.id, flow.triggerMessageId, 0, [agent.id], requestedBy, workspace),
-            ],
+            extraTools: this.#callTools(
+              runId,
+              channel.id,
+              flow.triggerMessageId,
+              0,
+              [agent.id],
+              requestedBy,
+              workspace,
+            ),
             requestedBy,
             onEvent,
           });
@@ -496,18 +512,16 @@ export class AgentRunner {
             system: callSystemText(target, caller, chain),
             workspace: scope.workspace,
             signal: runSignal,
-            extraTools: [
-              this.#callTool(
-                runId,
-                scope.channelId,
-                scope.triggerMessageId,
-                scope.depth + 1,
-                chain,
-                scope.requestedBy,
-                scope.workspace,
-                { present: scope.present === true, rootRunId: scope.rootRunId ?? scope.parentRunId },
-              ),
-            ],
+            extraTools: this.#callTools(
+              runId,
+              scope.channelId,
+              scope.triggerMessageId,
+              scope.depth + 1,
+              chain,
+              scope.requestedBy,
+              scope.workspace,
+              { present: scope.present === true, rootRunId: scope.rootRunId ?? scope.parentRunId },
+            ),
             requestedBy: scope.requestedBy,
             // The person of the outermost run answers the called agent's MCP requests there.
             ...(scope.present ? { present: true, askIn: scope.rootRunId ?? scope.parentRunId } : {}),
@@ -577,7 +591,7 @@ export class AgentRunner {
           system: directSystemText(agent, systemExtra),
           workspace,
           signal,
-          extraTools: [this.#callTool(runId, "", 0, 0, [agent.id], userId, workspace)],
+          extraTools: this.#callTools(runId, "", 0, 0, [agent.id], userId, workspace),
           ...(options.onDelta ? { onDelta: options.onDelta } : {}),
           ...(options.output ? { output: options.output } : {}),
         });
@@ -593,6 +607,129 @@ export class AgentRunner {
     if (run.status === "cancelled") throw new DimsumError("aborted", run.error ?? "The run was cancelled.");
     if (run.status !== "done") throw failure ?? new DimsumError("internal", run.error ?? "The run failed.");
     return usage ? { text, usage, runId: run.id } : { text, runId: run.id };
+  }
+
+  /**
+   * Runs a remote A2A agent for its tool, nested under the calling run like a called agent: its
+   * streamed answer shows in the caller's answer as it comes; returns the answer.
+   */
+  async runRemote(
+    remote: RemoteAgentConfig,
+    scope: CallScope,
+    task: string,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const agentId = `a2a:${remote.name}`;
+    const ref = { userId: `call:${scope.parentRunId}`, sessionId: `a2a:${remote.name}` };
+    let answer = "";
+    let failure: DimsumError | undefined;
+    const handle = await this.#start(
+      {
+        channelId: scope.channelId,
+        agentId,
+        triggerMessageId: scope.triggerMessageId,
+        depth: scope.depth + 1,
+        parentRunId: scope.parentRunId,
+        ref,
+        requestedBy: scope.requestedBy,
+        signal,
+      },
+      async (runId, runSignal) => {
+        this.#parts.set(runId, []);
+        this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, agentId));
+        let seq = 0;
+        const emit = (event: AgentEvent) => {
+          seq++;
+          this.#deps.runtime.emit({ type: "agent", channelId: scope.channelId, runId, seq, event });
+          this.#record(runId, event, seq);
+        };
+        let status: "done" | "error" | "cancelled" = "done";
+        try {
+          emit({ type: "run_start", runId, model: remote.url, tools: [] });
+          // Loaded on the first call: the A2A client is not needed before.
+          const { askRemoteAgent } = await import("../a2a/remote-agent.js");
+          const stream = askRemoteAgent(remote, task, runSignal);
+          for (;;) {
+            const next = await stream.next();
+            if (next.done) {
+              answer = next.value;
+              break;
+            }
+            if (next.value.type === "text") emit({ type: "text_delta", runId, text: next.value.text });
+          }
+          const usage = emptyUsage();
+          emit({
+            type: "done",
+            runId,
+            answer,
+            iterations: 1,
+            capReached: false,
+            finishReason: "stop",
+            usage,
+          });
+          this.#updateParts(runId, (parts) => withAnswer(parts, answer));
+          return { usage };
+        } catch (err) {
+          failure = toDimsumError(err);
+          status = runSignal.aborted ? "cancelled" : "error";
+          this.#updateParts(runId, (parts) => endParts(parts, this.#failure(err, runSignal)));
+          throw err;
+        } finally {
+          const childParts = this.#parts.get(runId) ?? [];
+          this.#parts.delete(runId);
+          this.#seqs.delete(runId);
+          this.#updateParts(scope.parentRunId, (parts) => updateChildRun(parts, runId, status, childParts));
+        }
+      },
+    );
+    const run = await handle.finished;
+    if (run.status !== "done") {
+      throw new DimsumError(
+        "tool_failed",
+        `The A2A agent "${remote.name}" did not answer: ${failure?.message ?? run.error ?? run.status}`,
+        failure?.hint ? { hint: failure.hint } : {},
+      );
+    }
+    return answer.trim() === "" ? `(the A2A agent "${remote.name}" gave an empty answer)` : answer;
+  }
+
+  /** call_agent and the remote A2A agents' tools of a run. */
+  #callTools(
+    parentRunId: string,
+    channelId: string,
+    triggerMessageId: number,
+    depth: number,
+    chain: string[],
+    requestedBy: string,
+    workspace: string,
+    asking: { present: boolean; rootRunId: string } = { present: false, rootRunId: parentRunId },
+  ) {
+    const callAgent = this.#callTool(
+      parentRunId,
+      channelId,
+      triggerMessageId,
+      depth,
+      chain,
+      requestedBy,
+      workspace,
+      asking,
+    );
+    const remotes = this.#deps.remoteAgents ?? [];
+    if (remotes.length === 0) return [callAgent];
+    const scope: CallScope = {
+      channelId,
+      triggerMessageId,
+      parentRunId,
+      depth,
+      chain,
+      requestedBy,
+      workspace,
+      rootRunId: asking.rootRunId,
+    };
+    return [
+      callAgent,
+      ...remoteAgentTools(remotes, (remote, task, signal) => this.runRemote(remote, scope, task, signal)),
+    ];
   }
 
   #start(

@@ -7,12 +7,16 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
+import type { RemoteAgentConfig } from "../a2a/remote-config.js";
+import type { ObserveRun } from "../agent/run-observer.js";
 import { checkFileCount } from "../attachments/kinds.js";
 import { attachBytes } from "../attachments/to-parts.js";
 import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
+import { createMemoryCooldownStore } from "../llm/cooldowns.js";
+import type { FallbackSettings } from "../llm/fallback-chain.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
@@ -23,6 +27,7 @@ import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
 import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
+import { chatTitle } from "./chat-title.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
@@ -31,6 +36,7 @@ import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunApprovals } from "./run-approvals.js";
 import { type RunBody, RunManager } from "./run-manager.js";
+import { sinceDays, spendReport } from "./spend.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { namesFrom, peopleIn } from "./team-prompt.js";
 import { joinRelay, type TeamRelay } from "./team-relay.js";
@@ -79,6 +85,8 @@ export interface TeamDeps {
   /** The provider function (default: by each model's wire protocol). */
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+  /** Provider cooldowns of model chains (default: this team's own, in memory, at the configured lengths). */
+  fallback?: FallbackSettings;
   /** The model of an agent (default: its `model`, else the configured default). */
   resolveAgentModel?: (agent: AgentRecord) => ModelSpec | Promise<ModelSpec>;
   /** The tools' workspace for a channel (default `<home>/workspaces/<channelId>`, created). */
@@ -107,6 +115,10 @@ export interface TeamDeps {
   elicitationTimeoutMs?: number;
   /** How often runs that waited too long for approvals are looked for (default a minute). */
   approvalSweepMs?: number;
+  /** Another reader of every run's events (OpenTelemetry export, see src/telemetry). */
+  observe?: ObserveRun;
+  /** Remote A2A agents (a2a.json) every agent may call, one tool each (`a2a_<name>`). */
+  remoteAgents?: readonly RemoteAgentConfig[];
 }
 
 export interface GrantableTools {
@@ -199,7 +211,9 @@ export function createTeam(deps: TeamDeps): Team {
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+    fallback: deps.fallback ?? { cooldowns: createMemoryCooldownStore(), ...deps.config.modelFallback },
     ...(grantable ? { grantedTools: grantable.create } : {}),
+    ...(deps.observe ? { observe: deps.observe } : {}),
   };
   const cluster = deps.cluster;
   const leases = store.leases;
@@ -259,6 +273,7 @@ export function createTeam(deps: TeamDeps): Team {
     now,
     workspaceFor: deps.workspaceFor ?? defaultWorkspaces(deps.home),
     nameOf,
+    ...(deps.remoteAgents ? { remoteAgents: deps.remoteAgents } : {}),
   });
   const approvals = new RunApprovals({
     store,
@@ -397,6 +412,7 @@ export function createTeam(deps: TeamDeps): Team {
     text: string,
     present: boolean,
     mode?: QueueMode,
+    scheduled?: { scheduleId: string; name: string },
     files: MessagePart[] = [],
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
@@ -409,7 +425,15 @@ export function createTeam(deps: TeamDeps): Team {
         channelId: channel.id,
         author: { type: "user", id: actor.userId },
         text,
-        ...(files.length > 0 ? { parts: [{ type: "text" as const, text }, ...files] } : {}),
+        ...(scheduled || files.length > 0
+          ? {
+              parts: [
+                { type: "text", text },
+                ...(scheduled ? [{ type: "scheduled" as const, ...scheduled }] : []),
+                ...files,
+              ] satisfies MessagePart[],
+            }
+          : {}),
         mentions: targets.map((a) => a.id),
         createdAt: at,
       },
@@ -521,6 +545,30 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       return channels.list(actor);
     },
+    async setChannelPrefs(actor, id, patch) {
+      await ready;
+      return channels.setPrefs(actor, id, patch);
+    },
+    async titleChannel(actor, id) {
+      await ready;
+      const channel = await channels.visible(actor, id);
+      if (channel.kind !== "direct") throw invalid("Only a direct chat is named after its first exchange.");
+      const first = await store.messages.list(id, { limit: 6, after: 0 });
+      const question = first.find((m) => m.author.type === "user");
+      const answer = first.find((m) => m.author.type === "agent" && m.text.trim() !== "");
+      if (!question) throw conflict("The chat has no message yet to name it after.", "send a message first");
+      const agent = channel.leaderAgentId ? await store.agents.get(channel.leaderAgentId) : undefined;
+      const model = agent
+        ? await Promise.resolve()
+            .then(() => runtime.resolveModel(agent))
+            .catch(() => undefined)
+        : undefined;
+      const name = await chatTitle(question.text, answer?.text, model, {
+        ...(deps.stream ? { stream: deps.stream } : {}),
+        ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+      });
+      return channels.update(actor, id, { name });
+    },
     async getChannel(actor, id) {
       await ready;
       return channels.visible(actor, id);
@@ -563,7 +611,15 @@ export function createTeam(deps: TeamDeps): Team {
       const channel = await channels.visible(actor, channelId);
       checkText(text);
       const files = await attachedParts(channel.id, options.attachments ?? []);
-      return postRouted(actor, channel, text, options.present === true, options.mode, files);
+      return postRouted(
+        actor,
+        channel,
+        text,
+        options.present === true,
+        options.mode,
+        options.scheduled,
+        files,
+      );
     },
     async uploadAttachment(actor, channelId, name, data) {
       await ready;
@@ -655,6 +711,22 @@ export function createTeam(deps: TeamDeps): Team {
       return channels.search(actor, query, options);
     },
 
+    async listChannelRuns(actor, channelId) {
+      await ready;
+      await channels.visible(actor, channelId);
+      return (await store.runs.listUsage({ since: 0, channelId })).map((s) => s.run);
+    },
+    async spend(actor, options) {
+      await ready;
+      const since = sinceDays(Date.now(), options.days);
+      const all = isAdmin(actor);
+      const stored = await store.runs.listUsage(all ? { since } : { since, requestedBy: actor.userId });
+      return spendReport(
+        stored.map((s) => s.run),
+        since,
+        all ? "all" : "own",
+      );
+    },
     async getRun(actor, runId) {
       await ready;
       const stored = await visibleRun(actor, runId);

@@ -3,6 +3,7 @@
  * SQLite in a temp folder) serving the built web UI from `web/dist`, its agents talking to the
  * scripted fake LLM.
  */
+
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,8 @@ import { loadConfig } from "../../src/config/load-config.js";
 import { ConnectorManager } from "../../src/connectors/connector-manager.js";
 import { createSqliteConnectorStore } from "../../src/connectors/store/connector-store.js";
 import { type McpControl, McpServerPool } from "../../src/mcp/server-pool.js";
+import { createSqliteScheduleStore } from "../../src/schedules/schedule-store.js";
+import { createScheduling, type Scheduling } from "../../src/schedules/setup.js";
 import { createServer, type ServerDeps } from "../../src/server/app.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
@@ -21,10 +24,12 @@ import {
   mountConnectorRoutes,
 } from "../../src/server/routes/connectors.js";
 import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/server/routes/knowledge.js";
+import { mountScheduleRoutes } from "../../src/server/routes/schedules.js";
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
 import { type Database, openDatabase } from "../../src/store/database.js";
+import type { TeamDeps } from "../../src/team/team.js";
 
 /** The built single-page app the server serves. */
 export const WEB_DIST = fileURLToPath(new URL("../../web/dist/", import.meta.url));
@@ -54,6 +59,10 @@ export interface E2eServerOptions {
    * `DIMSUM_HOME` is always set. `{}` starts a server with no model at all.
    */
   env?: Record<string, string>;
+  /** Like `env`, from the fake LLM's URL (for base URLs of several providers). */
+  envFor?: (llmUrl: string) => Record<string, string>;
+  /** The default environment's model instead of `openai:gpt-test` (e.g. one with catalogue prices). */
+  model?: string;
   /** Keep the queue modes' defaults (groups `collect`); default: groups `followup`, a run per message. */
   queueDefaults?: boolean;
   /** Create the owner at start with a printed one-time password, as `dimsum serve` does (default: no owner). */
@@ -62,6 +71,10 @@ export interface E2eServerOptions {
   mcp?: (home: string, db: Database) => McpControl;
   /** Serve `/api/connectors` and the inbound endpoint with a connector manager (default: not). */
   connectors?: boolean;
+  /** Overrides of the team's deps (e.g. remote A2A agents). */
+  team?: Partial<TeamDeps>;
+  /** Serve `/api/schedules` with a running scheduler, as `dimsum serve` does (default: no schedules). */
+  schedules?: boolean;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -92,11 +105,12 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     cwd: home,
     env: {
       DIMSUM_HOME: home,
-      ...(options.env ?? {
-        DIMSUM_MODEL: "openai:gpt-test",
-        OPENAI_API_KEY: "sk-test-key-1234",
-        OPENAI_BASE_URL: `${llmUrl}/v1`,
-      }),
+      ...(options.envFor?.(llmUrl) ??
+        options.env ?? {
+          DIMSUM_MODEL: options.model ?? "openai:gpt-test",
+          OPENAI_API_KEY: "sk-test-key-1234",
+          OPENAI_BASE_URL: `${llmUrl}/v1`,
+        }),
     },
   });
   // Groups answer each message with a run of its own here (the default `collect` waits 1.5 s for a
@@ -108,7 +122,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
   const pool = mcp instanceof McpServerPool ? mcp : undefined;
   const team = await buildTeam(
     { db, config, settings, log, ...(pool ? { mcp: pool } : {}) },
-    { streamOptions: { retry: { maxRetries: 0 } } },
+    { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );
   const connectors = options.connectors
     ? new ConnectorManager({
@@ -119,6 +133,19 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
         backoff: { baseDelayMs: 20, maxDelayMs: 200 },
       })
     : undefined;
+  let scheduling: Scheduling | undefined;
+  if (options.schedules) {
+    const users = new UserStore(db);
+    scheduling = createScheduling({
+      store: createSqliteScheduleStore(db),
+      team,
+      actorOf: async (id) => {
+        const user = await users.get(id);
+        return user ? { userId: user.id, role: user.role } : undefined;
+      },
+      log,
+    });
+  }
   const serverDeps = (ensureOwner: boolean): ServerDeps => ({
     db,
     config,
@@ -139,11 +166,13 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       mountTeamRoutes({ team, memory: buildMemory(db, log), ...(mcp ? { mcp } : {}) }),
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
       ...(connectors ? [mountConnectorRoutes(connectors)] : []),
+      ...(scheduling ? [mountScheduleRoutes(scheduling.service)] : []),
     ],
     ...(connectors ? { publicRoutes: [mountConnectorInbound(connectors)] } : {}),
   });
   let listening = await createServer(serverDeps(options.ensureOwner ?? false)).listen(0, "127.0.0.1");
   const port = listening.port;
+  await scheduling?.scheduler.start();
   return {
     url: listening.url,
     logLines,
@@ -160,6 +189,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     async close() {
       await listening.close();
       await connectors?.close();
+      await scheduling?.scheduler.stop();
       await team.close();
       await (mcp as { close?: () => Promise<void> } | undefined)?.close?.();
       db.close();

@@ -1,6 +1,6 @@
 /**
  * Mounts the team facade onto the server: the `/api` routes of agents, channels, messages, runs,
- * flows, tools, memory and MCP, and the OpenAI-compatible `/v1` endpoint. Pass the result to
+ * flows, tools, memory and MCP, the OpenAI-compatible `/v1` endpoint and the A2A routes (`/a2a`). Pass the result to
  * `createServer({ routes: [mountTeamRoutes({ team })] })`; the server's guards (authentication, CSRF,
  * body limits) run before these routes.
  */
@@ -10,6 +10,7 @@ import type { MemoryStore } from "../../memory/types.js";
 import type { Team } from "../../team/types.js";
 import type { AppEnv, DimsumApp } from "../context.js";
 import type { McpSignIns } from "../mcp-signin.js";
+import { mountA2aRoutes } from "./a2a.js";
 import { agentRoutes } from "./agents.js";
 import { channelRoutes } from "./channels.js";
 import { flowRoutes } from "./flows.js";
@@ -18,6 +19,7 @@ import { memoryRoutes } from "./memory.js";
 import { messageRoutes } from "./messages.js";
 import { openAiRoutes } from "./openai-compat.js";
 import { runRoutes } from "./runs.js";
+import { spendRoutes } from "./spend.js";
 import { teamErrorHandler } from "./team-errors.js";
 import { toolRoutes } from "./tools.js";
 
@@ -43,10 +45,12 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/channels", channelRoutes(team));
     api.route("/", messageRoutes(team));
     api.route("/runs", runRoutes(team));
+    api.route("/spend", spendRoutes(team));
     api.route("/flows", flowRoutes(team));
     api.route("/memory", memoryRoutes(options.memory));
     api.route("/mcp", mcpRoutes(options.mcp, options.mcpSignIns));
     app.route("/api", api);
     app.route("/v1", openAiRoutes(team));
+    mountA2aRoutes(team)(app);
   };
 }

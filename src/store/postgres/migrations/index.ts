@@ -12,7 +12,9 @@ import { appendCounters } from "./006-append-counters.js";
 import { runState } from "./007-run-state.js";
 import { answerFormat } from "./008-answer-format.js";
 import { connectorTypes } from "./009-connector-types.js";
-import { attachments } from "./010-attachments.js";
+import { channelPrefs } from "./010-channel-prefs.js";
+import { agentReasoning } from "./011-agent-reasoning.js";
+import { attachments } from "./012-attachments.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -24,5 +26,7 @@ export const pgMigrations: readonly PgMigration[] = [
   runState,
   answerFormat,
   connectorTypes,
+  channelPrefs,
+  agentReasoning,
   attachments,
 ];

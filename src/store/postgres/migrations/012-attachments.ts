@@ -1,7 +1,7 @@
 /** Files of chat messages, stored once by content (sha256) and linked to the chats that may read them. */
 import { sqlMigration } from "../pg-migrations.js";
 
-export const attachments = sqlMigration(10, "attachments stored by content, linked to chats", [
+export const attachments = sqlMigration(12, "attachments stored by content, linked to chats", [
   `CREATE TABLE attachments (
     id TEXT PRIMARY KEY,
     mime_type TEXT NOT NULL,
