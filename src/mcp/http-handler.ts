@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
 import { hostAllowed } from "./host-check.js";
 import { createDimsumMcpServer, type DimsumMcpServer, type DimsumMcpServerOptions } from "./tool-server.js";
 
@@ -36,7 +36,7 @@ export function createMcpHttpHandler(
   options: McpHttpHandlerOptions = {},
 ): McpHttpHandler {
   const mcp = "createSession" in server ? server : createDimsumMcpServer(server);
-  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const transports = new Map<string, NodeStreamableHTTPServerTransport>();
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
 
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -55,7 +55,7 @@ export function createMcpHttpHandler(
     if (req.method !== "POST") {
       return sendError(res, 400, -32000, "Bad request: Mcp-Session-Id header is required.");
     }
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         transports.set(id, transport);
@@ -91,7 +91,7 @@ export function createMcpHttpHandler(
     while (transports.size > limit) {
       const [oldest, transport] = transports.entries().next().value as [
         string,
-        StreamableHTTPServerTransport,
+        NodeStreamableHTTPServerTransport,
       ];
       transports.delete(oldest);
       void transport.close().catch(() => {});

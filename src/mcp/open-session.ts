@@ -7,15 +7,16 @@
  * person's authorization-code login (see oauth/http-auth.ts). When the SDK asks for a browser step
  * and an authorizer is present, the session runs it and finishes the login with the returned code.
  */
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client, type ClientOptions } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+import type { ClientOptions, Transport } from "@modelcontextprotocol/client";
 import {
+  Client,
+  SdkHttpError,
+  SSEClientTransport,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from "./config.js";
 import { type HttpAuth, httpAuthFor, type McpAuthOptions } from "./oauth/http-auth.js";
 import type { OAuthAuthorizer } from "./oauth/provider.js";
@@ -69,8 +70,7 @@ export async function openSession(server: McpServerConfig, options: OpenSessionO
     return await openStreamable(server, auth, options);
   } catch (err) {
     // A legacy server answers the Streamable HTTP POST with 404/405 (or another 4xx): try SSE.
-    if (!(err instanceof StreamableHTTPError) || !isClientError(err.code) || options.signal.aborted)
-      throw err;
+    if (!(err instanceof SdkHttpError) || !isClientError(err.status) || options.signal.aborted) throw err;
     try {
       return await openOver("sse", sseTransport(server, auth), options);
     } catch (sseErr) {

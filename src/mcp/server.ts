@@ -2,7 +2,7 @@
  * Dimsum as an MCP server, the entry points: `serveStdio()` for `dimsum mcp serve`, and
  * `createMcpHttpHandler()` for the HTTP server to mount. The tool set itself is in tool-server.ts.
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { createDimsumMcpServer, type DimsumMcpServer, type DimsumMcpServerOptions } from "./tool-server.js";
 
 export { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions } from "./http-handler.js";

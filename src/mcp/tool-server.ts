@@ -4,14 +4,9 @@
  * rules apply exactly as in an agent run; nobody can approve anything, so risky shell commands are
  * refused. `addTool` is the hook for later `ask_<agent>` tools.
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from "@modelcontextprotocol/sdk/types.js";
+
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import { builtinTools } from "../tools/builtin/index.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/types.js";
@@ -57,21 +52,21 @@ export function createDimsumMcpServer(options: DimsumMcpServerOptions): DimsumMc
       capabilities: { tools: { listChanged: true } },
       ...(options.instructions ? { instructions: options.instructions } : {}),
     });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
+    server.setRequestHandler("tools/list", () => ({
       tools: registry.schemas().map((schema) => ({
         name: schema.name,
         description: schema.description,
         inputSchema: schema.parameters as { type: "object"; [key: string]: unknown },
       })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    server.setRequestHandler("tools/call", async (request, ctx) => {
       const { name, arguments: args } = request.params;
       if (!registry.resolveWireName(name) && !registry.has(name)) {
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
       }
       const prepared = registry.prepareCall(name, JSON.stringify(args ?? {}));
       if (!prepared.ok) return { content: [{ type: "text", text: prepared.error }], isError: true };
-      const result = await registry.execute(prepared, { ...options.toolContext, signal: extra.signal });
+      const result = await registry.execute(prepared, { ...options.toolContext, signal: ctx.mcpReq.signal });
       return toCallToolResult(result);
     });
     sessions.add(server);

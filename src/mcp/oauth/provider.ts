@@ -8,12 +8,13 @@
  *   - in a headless run, no registration and no browser: the run reports that a login is needed.
  */
 import { randomBytes } from "node:crypto";
-import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
   OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
+} from "@modelcontextprotocol/client";
 import { DimsumError } from "../../errors.js";
 import type { McpOAuthAuthorizationCode } from "../config.js";
 import type { CredentialStore, StoredOAuthState } from "./credential-store.js";
