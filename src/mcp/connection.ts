@@ -51,6 +51,8 @@ export interface McpServerStatus {
   /** Process id of a running stdio server. */
   pid?: number;
   serverInfo?: { name: string; version: string };
+  /** The MCP revision the session speaks (`2026-07-28`, or a 2025 one after the fallback). */
+  protocolVersion?: string;
   /** The last lines the server wrote to stderr (stdio only). */
   stderr: string[];
   /** Tools left out because Dimsum could not use them (e.g. an unusable input schema). */
@@ -154,6 +156,7 @@ export class ServerConnection {
     if (this.#lastError !== undefined) status.lastError = this.#lastError;
     if (this.#session?.pid !== undefined) status.pid = this.#session.pid;
     if (this.#serverInfo) status.serverInfo = this.#serverInfo;
+    if (this.#session?.protocolVersion) status.protocolVersion = this.#session.protocolVersion;
     if (this.#needsLogin) status.needsLogin = true;
     const caps = this.#session?.client.getServerCapabilities();
     if (caps)
