@@ -12,6 +12,7 @@ export type ErrorCode =
   | "aborted"
   | "tool_args" // the model produced arguments that do not fit the schema
   | "tool_failed"
+  | "output_invalid" // the final answer does not follow the requested JSON Schema, even corrected once
   // Refusals and state problems of the domain (team, accounts, schedules, connectors, knowledge):
   | "invalid" // the input is wrong
   | "unauthenticated" // who is asking is unknown: sign in

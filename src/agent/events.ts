@@ -93,6 +93,8 @@ export type AgentEvent =
       finishReason: FinishReason;
       usage: Usage;
       costUsd?: number;
+      /** The answer parsed and validated, when the run was asked for an output schema. */
+      output?: unknown;
     }
   | { type: "error"; runId: string; code: ErrorCode; message: string; hint?: string };
 

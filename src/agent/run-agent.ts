@@ -26,6 +26,13 @@ import { executeTools, type ToolOutcome } from "./execute-tools.js";
 import type { SteeringSource } from "./steering.js";
 import { firstStop, maxIterationsReached, RepeatedCallGuard, type StopCondition } from "./stop-conditions.js";
 import { streamModel } from "./stream-model.js";
+import {
+  correctionMessage,
+  invalidOutputError,
+  OutputChecker,
+  type OutputSpec,
+  outputInstruction,
+} from "./structured-output.js";
 import { addUsage, costOf, emptyUsage } from "./usage.js";
 
 /** What every tool call of the run shares; `signal` and `runId` are filled in by the loop. */
@@ -79,6 +86,12 @@ export interface RunAgentOptions {
    * checkpoint's open turn): after its approvals were decided, or after the process running it died.
    */
   resume?: { checkpoint: RunCheckpoint; reason: "approval" | "restart" };
+  /**
+   * Hold the final answer to a JSON Schema: tools may be used first; the answer must be JSON valid
+   * against it (sent back once with the problems, then the run fails `output_invalid`). The parsed
+   * value is the `done` event's `output`.
+   */
+  output?: OutputSpec;
 }
 
 const defaultBuildContext: ContextBuilder = ({ system, messages, tools, toolsOffered }) => {
@@ -101,6 +114,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const messages = [...options.messages];
   const toolContext: ToolContext = { ...options.toolEnvironment, signal, runId };
   const steering = options.steering;
+  let output: OutputChecker | undefined;
+  let corrected = false;
   let total = resume?.usage ?? emptyUsage();
   let stopReason: string | undefined = resume?.stopReason;
   let iteration = resume?.iteration ?? 0;
@@ -135,6 +150,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       model: `${options.model.provider}:${options.model.id}`,
       tools: registry.names(),
     };
+    if (options.output) output = new OutputChecker(options.output);
+    const system = options.output
+      ? [options.system, outputInstruction(options.output)].filter(Boolean).join("\n\n")
+      : options.system;
     if (options.resume) {
       yield { type: "resumed", runId, reason: options.resume.reason, iteration };
       const open = resume?.turn;
@@ -160,7 +179,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       const reported: AgentEvent[] = [];
       const context = await buildContext({
         runId,
-        system: options.system,
+        system,
         messages,
         tools: registry,
         toolsOffered,
@@ -170,6 +189,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       yield* reported;
       const streamOptions: StreamOptions = { ...options.streamOptions, signal };
       if (!toolsOffered) streamOptions.toolChoice = "none";
+      if (output) streamOptions.responseFormat = output.format;
 
       const turn = yield* streamModel(runId, stream, options.model, context, streamOptions);
       if (!turn.ok) {
@@ -193,7 +213,17 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         }
         messages.push(message);
         yield { type: "messages", runId, messages: [message], checkpoint: checkpoint() };
-        const done: AgentEvent = {
+        const checked = output?.check(answerText(message));
+        if (checked && !checked.ok) {
+          if (corrected) throw invalidOutputError(checked.problems);
+          // Sent back once, with what was wrong.
+          corrected = true;
+          const fix = correctionMessage(checked.problems);
+          messages.push(fix);
+          yield { type: "messages", runId, messages: [fix], checkpoint: checkpoint() };
+          continue;
+        }
+        const done: Extract<AgentEvent, { type: "done" }> = {
           type: "done",
           runId,
           answer: answerText(message),
@@ -204,6 +234,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         };
         const cost = costOf(total, options.model.pricing);
         if (cost !== undefined) done.costUsd = cost;
+        if (checked?.ok) done.output = checked.value;
         yield done;
         return;
       }

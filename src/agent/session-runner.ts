@@ -45,6 +45,7 @@ import type { ApprovalDecision, Approver } from "./approvals.js";
 import { parseCheckpoint, type RunCheckpoint } from "./checkpoint.js";
 import { type ContextBuilder, runAgent, type ToolEnvironment } from "./run-agent.js";
 import type { SteeringSource } from "./steering.js";
+import type { OutputSpec } from "./structured-output.js";
 import { TraceRecorder } from "./trace-recorder.js";
 import { emptyUsage } from "./usage.js";
 
@@ -72,6 +73,8 @@ export interface SessionTurnOptions {
   approve?: Approver;
   askFirst?: readonly string[];
   steering?: SteeringSource;
+  /** Hold the final answer to a JSON Schema (see `RunAgentOptions.output`). */
+  output?: OutputSpec;
   /**
    * Continue the stored run `runId` from its checkpoint instead of starting a turn (`input` is then
    * not appended): after a person decided its pending approvals (`decisions`, by call id), or after
@@ -199,6 +202,7 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.askFirst ? { askFirst: options.askFirst } : {}),
     ...(options.steering ? { steering: options.steering } : {}),
+    ...(options.output ? { output: options.output } : {}),
     ...(resume ? { resume } : {}),
   });
   // Each step's writes (messages, trace events, then the checkpoint or the run's end) go to the store

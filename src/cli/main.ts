@@ -50,6 +50,10 @@ export async function main(argv: string[]): Promise<number> {
       "continue a stored conversation of this user (default: DIMSUM_USER or your login)",
     )
     .option("-s, --session <id>", "continue this stored session")
+    .option(
+      "--schema <file>",
+      "answer with JSON valid against this JSON Schema file (printed alone on stdout)",
+    )
     .action(async (words: string[], options) => {
       const { runCommand } = await import("./commands/run.js");
       const prompt = words.length === 1 && words[0] === "-" ? await readStdin(io.stdin) : words.join(" ");

@@ -45,7 +45,8 @@ const builtins: ProviderDefinition[] = [
     defaultBaseUrl: "https://api.deepseek.com/v1",
     keyEnv: "DEEPSEEK_API_KEY",
     baseUrlEnv: "DEEPSEEK_BASE_URL",
-    quirks: { sendReasoning: true },
+    // JSON mode only: no `json_schema` response format (structured answers are checked by Dimsum).
+    quirks: { sendReasoning: true, responseFormat: "json_object" },
   },
   {
     name: "qwen",
@@ -60,6 +61,7 @@ const builtins: ProviderDefinition[] = [
     defaultBaseUrl: "https://api.moonshot.cn/v1",
     keyEnv: "MOONSHOT_API_KEY",
     baseUrlEnv: "MOONSHOT_BASE_URL",
+    quirks: { responseFormat: "json_object" },
   },
   {
     name: "glm",
@@ -67,6 +69,7 @@ const builtins: ProviderDefinition[] = [
     defaultBaseUrl: "https://open.bigmodel.cn/api/paas/v4",
     keyEnv: "ZHIPU_API_KEY",
     baseUrlEnv: "ZHIPU_BASE_URL",
+    quirks: { responseFormat: "json_object" },
   },
   {
     name: "openrouter",

@@ -151,6 +151,14 @@ export interface StreamOptions {
   reasoning?: { budgetTokens?: number; effort?: "low" | "medium" | "high" };
   /** Forbid tools for this call even if `context.tools` is set. */
   toolChoice?: "auto" | "none";
+  /** Ask for a JSON answer valid against a schema, where the protocol can (OpenAI, Anthropic, Gemini). */
+  responseFormat?: ResponseFormat;
+}
+
+/** A structured answer: its schema, and a short name for it (`^[a-zA-Z0-9_-]{1,64}$`). */
+export interface ResponseFormat {
+  name: string;
+  schema: JsonSchema;
 }
 
 export type ModelEvent =

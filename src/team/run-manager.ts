@@ -196,13 +196,15 @@ export class RunManager {
   }
 
   /**
-   * Renews this instance's leases (aborting runs whose lease another instance took) and closes runs
-   * whose instance died. Runs on a timer; callable directly (at start, in tests).
+   * Renews this instance's leases (aborting runs whose lease another instance took) and takes over runs
+   * whose instance died: a job it claimed but never started goes back in the queue, a chat answer is
+   * resumed (`adopt`), any other run is closed. Runs on a timer; callable directly (at start, in tests).
    */
   async checkLeases(): Promise<void> {
     const leasing = this.#options.leasing;
     if (!leasing) return;
     const { now, onError } = this.#options;
+    let released = false;
     try {
       const live = [...this.#active.keys()];
       const held = new Set(await leasing.leases.renew(leasing.owner, live, now() + this.#ttl()));
@@ -214,6 +216,14 @@ export class RunManager {
         now(),
         now() + this.#ttl(),
       )) {
+        // A job claimed by an instance that died before starting it goes back in the queue.
+        if (
+          stored.run.status === "queued" &&
+          (await this.#options.jobs?.repo.release(stored.run.id, fence))
+        ) {
+          released = true;
+          continue;
+        }
         if (leasing.adopt && (await leasing.adopt(stored, fence).catch(() => false))) continue;
         const run: TeamRun = { ...stored.run, status: "error", error: INSTANCE_LOST, endedAt: now() };
         if (!(await leasing.leases.updateFenced(run, fence))) continue;
@@ -223,6 +233,7 @@ export class RunManager {
     } catch (err) {
       onError(err);
     }
+    if (released) void this.claimJobs();
   }
 
   #ttl(): number {

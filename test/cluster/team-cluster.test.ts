@@ -13,6 +13,7 @@ import type { PgDatabase } from "../../src/store/postgres/pg-database.js";
 import { PgSessionStore } from "../../src/store/postgres/pg-session-store.js";
 import { type MessageRelay, openRedisRelay } from "../../src/store/redis/redis-relay.js";
 import { STARTER_AGENTS } from "../../src/team/starter-agents.js";
+import { PgRunJobRepo } from "../../src/team/store/postgres/job-repo.js";
 import { PgPersonaStore } from "../../src/team/store/postgres/persona-store.js";
 import { createTeam } from "../../src/team/team.js";
 import type { TeamRelayMessage } from "../../src/team/team-relay.js";
@@ -253,6 +254,32 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
     const messages = await b.team.listMessages(owner, room.id);
     expect(messages.some((m) => m.text === "too late")).toBe(false);
     expect(messages.filter((m) => m.runId === runId).map((m) => m.text)).toEqual(["resumed by B"]);
+  });
+
+  it("puts back in the queue a job claimed by an instance that died before starting it", async () => {
+    await setUp();
+    server.enqueue({ text: "answered after the requeue" });
+    // A takes messages but runs none; the job is then claimed by an instance that never starts it.
+    const a = await start({ concurrency: 0 });
+    const chat = await a.team.createChannel(owner, {
+      kind: "direct",
+      name: "lost claim",
+      leaderAgentId: "writer",
+      agentIds: ["writer"],
+      userIds: [],
+    });
+    const runId = (await a.team.postMessage(owner, chat.id, "are you there?")).runs[0]!.id;
+    const claimed = await new PgRunJobRepo(db).claim("a-dead-instance", Date.now() + 200);
+    expect(claimed?.stored.run.id).toBe(runId);
+    const b = await start({ leaseTtlMs: 300, leaseCheckMs: 100 });
+    await b.waitFor((e) => e.type === "run" && e.run.id === runId && e.run.status === "done", 15_000);
+    const row = await db.one<{ lease_owner: string }>("SELECT lease_owner FROM team_runs WHERE id = $1", [
+      runId,
+    ]);
+    expect(row?.lease_owner).toBe(b.relay.instanceId);
+    const answers = (await b.team.listMessages(owner, chat.id)).filter((m) => m.runId === runId);
+    expect(answers.map((m) => m.text)).toEqual(["answered after the requeue"]);
+    expect(server.requests).toHaveLength(1);
   });
 
   it("runs chat answers as jobs: 40 posted to A while B is idle are run by both, each exactly once", async () => {

@@ -14,6 +14,7 @@ import { approveAll, terminalApproval } from "../approval.js";
 import { loadCapabilities, toolNames } from "../capabilities.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { heldUntil } from "../held-events.js";
+import { readOutputSchema } from "../output-schema.js";
 import { createHumanRenderer } from "../render/human.js";
 import { writeJsonLine } from "../render/json-lines.js";
 import { painterFor } from "../render/style.js";
@@ -31,6 +32,8 @@ export interface RunCommandOptions {
   system?: string;
   user?: string;
   session?: string;
+  /** A JSON Schema file the final answer must follow. */
+  schema?: string;
 }
 
 /** The default system prompt for CLI runs and chats. */
@@ -49,6 +52,7 @@ export async function runCommand(prompt: string, options: RunCommandOptions, io:
         stderr: io.stderr,
         paintOut: painterFor(io.stdout, io.env),
         paintErr: painterFor(io.stderr, io.env),
+        structured: options.schema !== undefined,
       });
   try {
     let exitCode = EXIT_OK;
@@ -83,6 +87,7 @@ async function* startRun(
 ): AsyncGenerator<AgentEvent> {
   const workspace = resolveWorkspace(io.cwd, options.workspace);
   const approve = approvalFor(options, io);
+  const output = options.schema !== undefined ? readOutputSchema(io.cwd, options.schema) : undefined;
   if (options.user || options.session) {
     // The session store (SQLite) loads only for runs that continue a stored conversation.
     const { setUpSession } = await import("../session-setup.js");
@@ -106,6 +111,7 @@ async function* startRun(
         calibrator: setup.calibrator,
         secrets: setup.secrets,
         layers: setup.layers,
+        ...(output ? { output } : {}),
       });
     } finally {
       await setup.shutdown();
@@ -130,19 +136,28 @@ async function* startRun(
       tools: capabilities.tools,
       maxIterations: options.maxIterations ?? config.maxIterations,
       signal,
+      ...(output ? { output } : {}),
       toolEnvironment: {
         workspace,
         todos: memoryTodoStore(),
         config: config.tools,
         ...(approve ? { approve } : {}),
       },
-      buildContext: async ({ runId, messages, tools, toolsOffered, signal: runSignal, report }) => {
+      buildContext: async ({
+        runId,
+        system: asked,
+        messages,
+        tools,
+        toolsOffered,
+        signal: runSignal,
+        report,
+      }) => {
         if (!layers) {
           layers = await capabilities.layers({ query: prompt, signal: runSignal });
           report(contextEvent(runId, layers));
         }
         return buildLayeredContext(
-          { system, ...layers.layers },
+          { system: asked ?? system, ...layers.layers },
           messages,
           toolsOffered ? tools.schemas() : undefined,
         );

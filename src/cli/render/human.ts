@@ -13,6 +13,11 @@ export interface HumanRendererOptions {
   paintOut: Painter;
   paintErr: Painter;
   showReasoning?: boolean;
+  /**
+   * The run answers with JSON held to a schema: the streamed text (which may be an invalid first try)
+   * is not shown; the validated value is printed alone on stdout at the end.
+   */
+  structured?: boolean;
 }
 
 /** Returns a function that renders each event as it arrives. */
@@ -42,6 +47,7 @@ export function createHumanRenderer(options: HumanRendererOptions): (event: Agen
         stderr.write(paintErr("dim", event.text));
         return;
       case "text_delta":
+        if (options.structured) return;
         closeReasoning();
         answerOpen = true;
         options.stdout.write(event.text);
@@ -88,6 +94,8 @@ export function createHumanRenderer(options: HumanRendererOptions): (event: Agen
       case "done": {
         closeReasoning();
         closeAnswer();
+        if (options.structured && event.output !== undefined)
+          stdout.write(`${JSON.stringify(event.output, null, 2)}\n`);
         const cap = event.capReached ? paintErr("yellow", " (iteration cap reached)") : "";
         const cost = event.costUsd !== undefined ? ` · $${event.costUsd.toFixed(4)}` : "";
         const u = event.usage;

@@ -2,6 +2,7 @@
 import type { HttpRequestSpec } from "../adapter.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
 import { systemPrompt, toAnthropicMessages } from "./messages.js";
+import { anthropicOutputConfig } from "./response-format.js";
 import type { AnthropicRequestBody } from "./wire-types.js";
 
 const DEFAULT_BASE_URL = "https://api.anthropic.com";
@@ -70,6 +71,9 @@ export function buildAnthropicRequest(
     // Temperature is only accepted without extended thinking.
     body.temperature = options.temperature;
   }
+
+  const output = options.responseFormat && anthropicOutputConfig(model, options.responseFormat);
+  if (output) body.output_config = output;
 
   return { url: messagesUrl(model.baseUrl), headers, body };
 }

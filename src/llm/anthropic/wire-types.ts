@@ -1,4 +1,5 @@
 /** The subset of the Anthropic Messages API wire format that Dimsum sends and reads. */
+import type { JsonSchema } from "../types.js";
 
 export interface AnthropicTextBlock {
   type: "text";
@@ -62,6 +63,8 @@ export interface AnthropicRequestBody {
   tool_choice?: { type: "auto" | "none" };
   thinking?: { type: "enabled"; budget_tokens: number };
   temperature?: number;
+  /** Structured output: the final text answer follows the schema. */
+  output_config?: { format: { type: "json_schema"; schema: JsonSchema } };
 }
 
 /** Usage as it appears in `message_start.message.usage`, `message_delta.usage` and response bodies. */

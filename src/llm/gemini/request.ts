@@ -2,6 +2,7 @@
 import type { HttpRequestSpec } from "../adapter.js";
 import type { Context, ModelSpec, StreamOptions, ToolSchema } from "../types.js";
 import { systemInstructionText, toGeminiContents } from "./contents.js";
+import { geminiResponseConfig } from "./response-format.js";
 import { toGeminiJsonSchema, toGeminiSchema } from "./schema.js";
 import type { GeminiFunctionDeclaration, GeminiRequestBody } from "./wire-types.js";
 
@@ -70,6 +71,9 @@ export function buildGeminiRequest(
     config.thinkingConfig =
       budget === undefined ? { includeThoughts: true } : { includeThoughts: true, thinkingBudget: budget };
   }
+  const toolsOffered = (context.tools?.length ?? 0) > 0 && options.toolChoice !== "none";
+  const json = options.responseFormat && geminiResponseConfig(model, options.responseFormat, toolsOffered);
+  if (json) Object.assign(config, json);
   if (Object.keys(config).length > 0) body.generationConfig = config;
 
   return { url: streamUrl(model.baseUrl, model.id), headers, body };

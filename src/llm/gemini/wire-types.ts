@@ -1,4 +1,5 @@
 /** The subset of the Gemini `generateContent` wire format that Dimsum sends and reads. */
+import type { JsonSchema } from "../types.js";
 
 export interface GeminiFunctionCall {
   name?: string;
@@ -47,6 +48,8 @@ export interface GeminiRequestBody {
     maxOutputTokens?: number;
     temperature?: number;
     thinkingConfig?: { includeThoughts: boolean; thinkingBudget?: number };
+    responseMimeType?: string;
+    responseJsonSchema?: JsonSchema;
   };
 }
 

@@ -7,6 +7,7 @@
 import type { HttpRequestSpec } from "../adapter.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
 import { toOpenAiMessages } from "./messages.js";
+import { openAiResponseFormat } from "./response-format.js";
 
 /** The HTTP request for one streamed model call. */
 export function buildRequest(model: ModelSpec, context: Context, options: StreamOptions): HttpRequestSpec {
@@ -31,6 +32,8 @@ export function buildRequest(model: ModelSpec, context: Context, options: Stream
   }
   if (options.temperature !== undefined) body.temperature = options.temperature;
   if (options.reasoning?.effort) body.reasoning_effort = options.reasoning.effort;
+  const format = options.responseFormat && openAiResponseFormat(model, options.responseFormat);
+  if (format) body.response_format = format;
 
   const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
   if (model.apiKey) headers.authorization = `Bearer ${model.apiKey}`;

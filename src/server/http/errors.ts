@@ -32,6 +32,7 @@ const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   auth: 502,
   provider_unavailable: 502,
   tool_failed: 502,
+  output_invalid: 502,
   // The server is not set up for this yet (no model chosen, a key missing): an operator fixes it.
   config: 503,
   timeout: 504,

@@ -237,4 +237,9 @@ export interface RunJobRepository {
   enqueue(stored: StoredRun, job: RunJob): Promise<void>;
   /** Claims the next runnable job for `owner` until `until`; undefined when there is none. */
   claim(owner: string, until: number): Promise<{ stored: StoredRun; job: RunJob; fence: number } | undefined>;
+  /**
+   * Puts a claimed job that never started (still `queued`) back in the queue, unclaimed, if `fence` is
+   * still its lease's: its instance died between the claim and the start. False otherwise.
+   */
+  release(runId: string, fence: number): Promise<boolean>;
 }

@@ -44,7 +44,14 @@ export class PgRunJobRepo implements RunJobRepository {
     const job = parseJob(row.job_json);
     return { stored: toStoredRun(row), job, fence: Number(row.fence) };
   }
+
+  async release(runId: string, fence: number): Promise<boolean> {
+    return (await this.db.run(RELEASE, [runId, fence])) > 0;
+  }
 }
+
+const RELEASE = `UPDATE team_runs SET lease_owner = NULL, lease_until = NULL
+  WHERE id = $1 AND fence = $2 AND status = 'queued' AND job_json IS NOT NULL`;
 
 function parseJob(text: string | null): RunJob {
   try {
