@@ -157,8 +157,9 @@ async function finishLogin(
 ): Promise<boolean> {
   const pending = auth?.login?.takePendingAuthorization();
   if (!pending || !authorizer) return false;
-  const code = await authorizer.authorize(server.name, pending.url, pending.state, signal);
-  await transport.finishAuth(code);
+  const redirect = await authorizer.authorize(server.name, pending.url, pending.state, signal);
+  if (typeof redirect === "string") await transport.finishAuth(redirect);
+  else await transport.finishAuth(redirect);
   return true;
 }
 
