@@ -48,8 +48,22 @@ await build({
   format: "cjs",
   platform: "node",
   target: "node20",
-  // Server-only drivers, required where installed when a database or Redis is configured.
-  external: ["better-sqlite3", "pdfjs-dist", "pg", "ioredis"],
+  // Server-only drivers, required where installed when a database or Redis is configured; the chat
+  // platforms' SDKs (loaded only when such a connector runs, through importExternal), the
+  // OpenTelemetry SDK (only with an OTLP endpoint) and the A2A SDK (only with A2A agents) likewise
+  // stay out of the bundle every command reads.
+  external: [
+    "better-sqlite3",
+    "pdfjs-dist",
+    "pg",
+    "ioredis",
+    "@larksuiteoapi/node-sdk",
+    "dingtalk-stream",
+    "@wecom/crypto",
+    "@opentelemetry/*",
+    "@a2a-js/sdk",
+    "@a2a-js/sdk/*",
+  ],
   define: {
     // A string literal (parsed at run time): an object here would add an init call to every module.
     DIMSUM_BUILTIN_PARAMETERS: JSON.stringify(JSON.stringify(parameters)),

@@ -44,6 +44,7 @@ export type { LayerProvider } from "./layered-context.js";
 import type { ApprovalDecision, Approver } from "./approvals.js";
 import { parseCheckpoint, type RunCheckpoint } from "./checkpoint.js";
 import { type ContextBuilder, runAgent, type ToolEnvironment } from "./run-agent.js";
+import type { ObserveRun } from "./run-observer.js";
 import type { SteeringSource } from "./steering.js";
 import type { OutputSpec } from "./structured-output.js";
 import { TraceRecorder } from "./trace-recorder.js";
@@ -81,6 +82,10 @@ export interface SessionTurnOptions {
    * the process running it died.
    */
   resume?: { reason: "approval" | "restart"; decisions?: Record<string, ApprovalDecision> };
+  /** Another reader of the run's events (OpenTelemetry export); `agentId` names the agent to it. */
+  observe?: ObserveRun;
+  agentId?: string;
+  agentName?: string;
 }
 
 /** Runs one user turn in a stored session; yields the same events as `runAgent`. */
@@ -136,6 +141,14 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   }
 
   const trace = new TraceRecorder(store, ref, runId, options.secrets ?? []);
+  const observer = options.observe?.({
+    runId,
+    agentId: options.agentId ?? "dimsum",
+    ...(options.agentName ? { agentName: options.agentName } : {}),
+    model,
+    input: options.resume ? "" : options.input,
+    conversationId: `${ref.userId}/${ref.sessionId}`,
+  });
   let lastEstimate = 0;
   let extra: Partial<ContextLayers> | undefined;
 
@@ -217,6 +230,7 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       if (next.done) break;
       const event = next.value;
       trace.record(event);
+      observer?.record(event);
       switch (event.type) {
         case "messages": {
           const final = event.messages.at(-1)?.role === "assistant";
@@ -228,6 +242,7 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
             if (!ahead.done && ahead.value.type === "done") {
               done = ahead.value;
               trace.record(done);
+              observer?.record(done);
             }
           }
           const step: RunStepInput = { messages: event.messages, events: trace.take() };
@@ -277,6 +292,7 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       yield event;
     }
   } finally {
+    observer?.end();
     try {
       // As `for await` does when its loop ends early: the agent loop's own cleanup runs first.
       await events.return(undefined);

@@ -6,6 +6,7 @@ import { userInfo } from "node:os";
 import { join } from "node:path";
 import { UsageCalibrator } from "../agent/context/index.js";
 import type { LayerProvider } from "../agent/layered-context.js";
+import type { ObserveRun } from "../agent/run-observer.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
 import { type DimsumConfig, loadConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -17,6 +18,7 @@ import type { Database } from "../store/database.js";
 import { openDatabase } from "../store/database.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
+import { startTelemetry } from "../telemetry/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { loadCapabilities, toolNames } from "./capabilities.js";
 import type { OutputGuard } from "./stop-signals.js";
@@ -75,11 +77,13 @@ export interface SessionSetup extends StoreHandle {
   shutdown(): Promise<void>;
   calibrator: UsageCalibrator;
   secrets: string[];
+  /** The OpenTelemetry reader of runs, when an OTLP endpoint is set (flushed by `shutdown`). */
+  observe?: ObserveRun;
 }
 
 /** Everything a session command needs; the model is resolved (and checked) up front. */
 export async function setUpSession(
-  io: Pick<CliIo, "env" | "cwd">,
+  io: Pick<CliIo, "env" | "cwd"> & { stderr?: NodeJS.WritableStream },
   options: {
     user?: string;
     session?: string;
@@ -102,6 +106,9 @@ export async function setUpSession(
       ...(options.mcpHandlers ? { mcpHandlers: options.mcpHandlers } : {}),
     });
     if (!capabilities.memory) throw new Error("the session database has no memory store");
+    const telemetry = await startTelemetry(handle.config.telemetry, (message) =>
+      io.stderr?.write(`dimsum: ${message}\n`),
+    );
     return {
       ...handle,
       ref: { userId, sessionId: options.session ?? "default" },
@@ -112,7 +119,10 @@ export async function setUpSession(
       problems: capabilities.problems,
       mcpStatus: capabilities.mcpStatus,
       ...(capabilities.mcp ? { mcp: capabilities.mcp } : {}),
+      ...(telemetry ? { observe: telemetry.observe } : {}),
       shutdown: async () => {
+        // Spans still buffered are sent before the process exits.
+        await telemetry?.shutdown();
         await capabilities.close();
         handle.close();
       },

@@ -15,6 +15,7 @@ import { webSearchConfigFromEnv } from "../tools/web-search/config.js";
 import type { WebSearchConfig } from "../tools/web-search/types.js";
 import { type ConfigFile, emptyConfigFile, readConfigFile } from "./config-file.js";
 import { type EnvMap, loadEnv } from "./env.js";
+import { type TelemetryConfig, telemetryConfigFromEnv } from "./telemetry.js";
 
 export interface DimsumConfig {
   /** Data directory (`DIMSUM_HOME`, default `~/.dimsum`). */
@@ -70,6 +71,8 @@ export interface DimsumConfig {
   /** Path of the config file that was read, if any. */
   configPath: string | undefined;
   tools: ToolsConfig;
+  /** OpenTelemetry GenAI export (`OTEL_EXPORTER_OTLP_ENDPOINT`, …); undefined: nothing exported or loaded. */
+  telemetry: TelemetryConfig | undefined;
 }
 
 export interface LoadConfigOptions {
@@ -120,6 +123,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     },
     file,
     configPath,
+    telemetry: telemetryConfigFromEnv(env),
     tools: toolsConfigFrom(file, {
       env,
       hidden: [

@@ -12,6 +12,7 @@ import type {
   ConnectorPatch,
   ConnectorRecord,
   ConnectorSecrets,
+  ConnectorSettings,
   ConnectorStatus,
   ConnectorView,
 } from "./types.js";
@@ -47,7 +48,7 @@ export function mergeSecrets(
     if (!spec) {
       throw invalid(
         `A ${kind.label} connector has no secret "${name}".`,
-        `its secrets are ${kind.secrets.map((s) => s.name).join(", ")}`,
+        `its secrets are ${kind.secrets.map((s) => `${s.name} (${s.label})`).join(", ")}`,
       );
     }
     if (value === "") {
@@ -55,16 +56,25 @@ export function mergeSecrets(
       continue;
     }
     if (typeof value !== "string" || value.length > 4096 || (spec.pattern && !spec.pattern.test(value))) {
-      throw invalid(`The secret "${name}" is not valid${spec.rule ? `: it must be ${spec.rule}` : ""}.`);
+      throw invalid(
+        `The ${kind.label} ${spec.label} you entered is not valid${spec.rule ? `: it must be ${spec.rule}` : ""}.`,
+        "copy it again from the platform's console",
+      );
     }
     merged[name] = value;
   }
   return merged;
 }
 
-/** The required secrets still missing (a connector cannot start without them). */
-export function missingSecrets(kind: ConnectorKind, secrets: ConnectorSecrets): string[] {
-  return kind.secrets.filter((s) => s.required && !secrets[s.name]).map((s) => s.name);
+/** The required secrets still missing, by label (a connector cannot start without them). */
+export function missingSecrets(
+  kind: ConnectorKind,
+  secrets: ConnectorSecrets,
+  settings: ConnectorSettings,
+): string[] {
+  return kind.secrets
+    .filter((s) => s.required && (s.requiredWhen?.(settings) ?? true) && !secrets[s.name])
+    .map((s) => s.label);
 }
 
 /** Validates the user mapping: `user` mode needs a user id. */
@@ -92,7 +102,7 @@ export function recordFromInput(
     type: kind.type,
     name: checkName(input.name),
     agentId: checkAgentId(input.agentId),
-    settings: kind.parseSettings(input.settings ?? {}),
+    settings: kind.parseSettings({ ...kind.createDefaults, ...input.settings }),
     ...mapping(input.userMode, input.userId),
     enabled: false,
     createdBy,
@@ -135,8 +145,19 @@ export function viewOf(kind: ConnectorKind, stored: StoredConnector, status: Con
   }
   return {
     ...stored.record,
+    // With defaults applied, so a form shows what the connector really does (e.g. an older Feishu
+    // connector without a mode uses the webhook).
+    settings: parsedOr(kind, stored.record.settings),
     secrets,
     status,
     inboundPath: `/api/connectors/${encodeURIComponent(stored.record.id)}/inbound`,
   };
+}
+
+function parsedOr(kind: ConnectorKind, settings: ConnectorRecord["settings"]): ConnectorRecord["settings"] {
+  try {
+    return kind.parseSettings(settings);
+  } catch {
+    return settings;
+  }
 }

@@ -175,7 +175,10 @@ export class ConnectorManager {
 
   async #statusOf(id: string): Promise<ConnectorStatus> {
     const counts = await this.#outbox.counts(id);
-    return { ...this.#status.get(id), ...counts };
+    const live = this.#status.get(id);
+    // Started but the platform's calls fail: not "running" (the error says what the platform said).
+    const state = live.state === "running" && live.error !== undefined ? "failing" : live.state;
+    return { ...live, state, ...counts };
   }
 
   async #view(stored: StoredConnector): Promise<ConnectorView> {
@@ -313,7 +316,7 @@ export class ConnectorManager {
     return this.#outbox.list(id);
   }
 
-  /** Handles a platform's POST to `/api/connectors/:id/inbound`: verify, then take the messages. */
+  /** Handles a platform's call to `/api/connectors/:id/inbound`: verify, then take the messages. */
   async handleInbound(id: string, request: InboundRequest): Promise<InboundResponse> {
     const running = this.#running.get(id);
     if (!running?.driver.inbound) {
@@ -325,6 +328,12 @@ export class ConnectorManager {
       };
     }
     const record = running.record;
+    if (request.method === "GET" && this.#kinds.get(record.type)?.inboundGet !== true) {
+      return {
+        status: 400,
+        body: { error: { code: "invalid", message: "this connector takes POST requests only" } },
+      };
+    }
     const outcome = await running.driver.inbound(request);
     if (outcome.kind === "rejected") {
       this.#status.rejected(id);
@@ -390,16 +399,17 @@ export class ConnectorManager {
     const { record } = stored;
     const kind = this.#kind(record.type);
     const secrets = this.#secretsOf(stored);
-    const missing = missingSecrets(kind, secrets);
+    const settings = kind.parseSettings(record.settings);
+    const missing = missingSecrets(kind, secrets, settings);
     if (missing.length > 0) {
       throw invalid(
         `Connector "${record.name}" is missing secrets: ${missing.join(", ")}.`,
-        "set them and start again",
+        "enter them in the connector's settings and start it again",
       );
     }
     return kind.create({
       connector: record,
-      settings: kind.parseSettings(record.settings),
+      settings,
       secrets,
       state: this.#mappings.stateOf(record.id),
       lease: new PollLease({

@@ -16,7 +16,13 @@ export function serviceActor(connectorId: string): Actor {
   return { userId: `connector:${connectorId}`, role: "admin" };
 }
 
-const PREFIX: Record<ConnectorRecord["type"], string> = { telegram: "tg", webhook: "wh", feishu: "fs" };
+const PREFIX: Record<ConnectorRecord["type"], string> = {
+  telegram: "tg",
+  webhook: "wh",
+  feishu: "fs",
+  dingtalk: "dt",
+  wecom: "wc",
+};
 const MAX_TEXT_BYTES = 32 * 1024;
 
 function slug(text: string | undefined, max: number): string {

@@ -10,8 +10,16 @@ export const httpUrl = z
   .max(500)
   .transform((url) => url.replace(/\/+$/, ""));
 
-/** Parses settings with a schema; a failure names each bad field. */
-export function parseWith(schema: z.ZodType, settings: ConnectorSettings, label: string): ConnectorSettings {
+/**
+ * Parses settings with a schema; a failure names each bad field as the form shows it (`labels`),
+ * with its key in brackets for API callers.
+ */
+export function parseWith(
+  schema: z.ZodType,
+  settings: ConnectorSettings,
+  label: string,
+  labels: Record<string, string> = {},
+): ConnectorSettings {
   const result = schema.safeParse(settings);
   if (result.success) {
     const parsed = result.data as Record<string, ConnectorSettings[string] | undefined>;
@@ -22,7 +30,11 @@ export function parseWith(schema: z.ZodType, settings: ConnectorSettings, label:
     );
   }
   const issues = result.error.issues
-    .map((issue) => `${issue.path.map(String).join(".") || "settings"}: ${issue.message}`)
+    .map((issue) => {
+      const key = issue.path.map(String).join(".");
+      const shown = labels[key] ? `${labels[key]} (${key})` : key || "settings";
+      return `${shown}: ${issue.message}`;
+    })
     .join("; ");
   throw invalid(`Invalid settings for a ${label} connector: ${issues}.`, "fix them and save again");
 }

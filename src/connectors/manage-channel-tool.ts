@@ -1,6 +1,6 @@
 /**
  * `manage_channel`: lets an agent list, create, change, start, stop, test and delete connectors to
- * external chat platforms. Not a built-in: an agent gets it only when an admin adds `manage_channel`
+ * external chat platforms (every built-in kind: Telegram, webhook, Feishu/Lark, DingTalk, WeCom). Not a built-in: an agent gets it only when an admin adds `manage_channel`
  * to its `toolsAllow` (the server registers it through `manageChannelGrant`). It acts with the
  * authority of the person it was created for, and never touches secrets: those are set in the UI, so
  * they never pass through a model or a trace.
@@ -22,13 +22,17 @@ const params = z.object({
   type: z
     .enum(CONNECTOR_TYPES as [string, ...string[]])
     .optional()
-    .describe("create: telegram, webhook or feishu"),
+    .describe("create: telegram, webhook, feishu, dingtalk or wecom"),
   name: z.string().optional().describe("create/update: a display name"),
   agentId: z.string().optional().describe("create/update: the agent answering the external chats"),
   settings: z
     .record(z.string(), settingValue)
     .optional()
-    .describe("create/update: plain settings, e.g. {mode: 'polling'} or {outboundUrl: 'https://…'}"),
+    .describe(
+      "create/update: plain settings, e.g. telegram {mode: 'polling'}, webhook {outboundUrl: 'https://…'}, " +
+        "feishu {appId, mode: 'long-connection'|'webhook'}, dingtalk {clientId, mode: 'stream'|'webhook'}, " +
+        "wecom {corpId, appAgentId}",
+    ),
 });
 
 /** A connector without noise: what an agent needs to report on it. */
@@ -62,7 +66,7 @@ export function createManageChannelTool(options: { connectors: ConnectorManager;
   return defineTool({
     name: MANAGE_CHANNEL_TOOL,
     description:
-      "Manage connectors that link external chats (Telegram, a signed webhook, Feishu/Lark) to agents. " +
+      "Manage connectors that link external chats (Telegram, a signed webhook, Feishu/Lark, DingTalk, WeCom) to agents. " +
       "action=list; status|start|stop|test|delete with id; create with type, name, agentId and settings; " +
       "update with id and the fields to change. Secrets (tokens, keys) cannot be set here: ask a person " +
       "to enter them on the Connectors page.",

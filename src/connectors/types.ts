@@ -1,5 +1,6 @@
 /**
- * Connectors bring external chat platforms (Telegram, a generic signed webhook, Feishu/Lark) into the
+ * Connectors bring external chat platforms (Telegram, a generic signed webhook, Feishu/Lark, DingTalk,
+ * WeCom) into the
  * team: a message from an external chat becomes a message in a Dimsum direct channel with the
  * connector's agent, and the agent's answer goes back to that chat.
  *
@@ -12,9 +13,15 @@
  */
 import type { Actor } from "../team/types.js";
 
-export type ConnectorType = "telegram" | "webhook" | "feishu";
+export type ConnectorType = "telegram" | "webhook" | "feishu" | "dingtalk" | "wecom";
 
-export const CONNECTOR_TYPES: readonly ConnectorType[] = ["telegram", "webhook", "feishu"];
+export const CONNECTOR_TYPES: readonly ConnectorType[] = [
+  "telegram",
+  "webhook",
+  "feishu",
+  "dingtalk",
+  "wecom",
+];
 
 /** Plain settings of a connector (per type; validated by the type's kind). */
 export type ConnectorSettings = Record<string, string | number | boolean>;
@@ -39,7 +46,11 @@ export interface ConnectorRecord {
   updatedAt: number;
 }
 
-export type ConnectorState = "stopped" | "starting" | "running" | "error";
+/**
+ * `failing`: started, but the platform's calls fail (the error says how); `error`: it could not start
+ * or its delivery stopped.
+ */
+export type ConnectorState = "stopped" | "starting" | "running" | "failing" | "error";
 
 export interface ConnectorStatus {
   state: ConnectorState;
@@ -151,14 +162,18 @@ export interface OutboundMessage {
 
 /** The raw inbound HTTP request as the server received it (the body unparsed, for signatures). */
 export interface InboundRequest {
+  /** GET only for platforms that verify the URL that way (WeCom); absent means POST. */
+  method?: "GET" | "POST";
   headers: Record<string, string | undefined>;
+  /** The query string's parameters (WeCom signs with them). */
+  query?: Record<string, string>;
   body: string;
 }
 
 /** What a driver made of an inbound request. Verification happens before anything is stored. */
 export type InboundOutcome =
   | { kind: "rejected"; status: 400 | 401 | 403; reason: string }
-  /** Answer directly (Feishu's url_verification challenge), nothing to process. */
+  /** Answer directly (Feishu's url_verification challenge), nothing to process; a string is sent as text. */
   | { kind: "reply"; body: unknown }
   | { kind: "messages"; messages: InboundMessage[]; body?: unknown }
   /**
@@ -264,7 +279,11 @@ export interface ConnectorDriver {
 /** One secret of a connector type. */
 export interface SecretSpec {
   name: string;
+  /** How people know it (the platform console's name for it), used in messages. */
+  label: string;
   required: boolean;
+  /** Required only with these settings (e.g. Feishu's Encrypt Key in webhook mode). */
+  requiredWhen?: (settings: ConnectorSettings) => boolean;
   /** What a valid value looks like, and the rule for it. */
   pattern?: RegExp;
   rule?: string;
@@ -278,6 +297,8 @@ export interface ConnectorKind {
   secrets: ReadonlyArray<SecretSpec>;
   /** Validates settings (throws `invalid` with the cause); returns them with defaults applied. */
   parseSettings(settings: ConnectorSettings): ConnectorSettings;
+  /** Settings a new connector of this type starts with, under what it was given (not for stored ones). */
+  createDefaults?: ConnectorSettings;
   /** The size of one platform message, for splitting answers. */
   limit(settings: ConnectorSettings): MessageLimit;
   /** Whether answers are streamed into an edited preview message (needs `driver.preview`). */
@@ -287,6 +308,8 @@ export interface ConnectorKind {
    * `approval` messages as prompts, reports presses (`press`) and implements `driver.approvals`.
    */
   approvals?: boolean;
+  /** Whether its inbound endpoint also takes a signed GET (WeCom's URL verification). */
+  inboundGet?: boolean;
   /** Fills secrets the connector can make itself (e.g. a webhook secret token), at creation. */
   generateSecrets?(): ConnectorSecrets;
   create(context: DriverContext): ConnectorDriver;

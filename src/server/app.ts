@@ -172,6 +172,7 @@ export function createApp(
     (/^\/api\/kb\/[^/]+\/upload$/.test(c.req.path) ? uploadLimit : limit)(c, next),
   );
   app.use("/v1/*", limit);
+  app.use("/a2a/*", limit);
   // These answer without calling next(), so the session guards below never see their requests.
   for (const mount of deps.publicRoutes ?? []) mount(app);
   app.use("/api/*", authenticate, csrfGuard, requireAuth);

@@ -5,6 +5,7 @@
  */
 
 import { randomUUID } from "node:crypto";
+import { loadA2aConfig, type RemoteAgentConfig } from "../a2a/remote-config.js";
 import { loadExtensions, resolveShellOffer, type ShellOffer, toolsLeftOut } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -100,11 +101,24 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       const effective = await settings.effectiveConfig(config);
       return withSettingsFix(() => resolveModel(effective, agent.model));
     },
+    remoteAgents: remoteAgentsOf(config, context.cwd ?? process.cwd(), log),
     userName: async (id) => (await users.get(id))?.username ?? id,
     roleOf: async (id) => (await users.get(id))?.role,
     onError: (err) => log.error("team", err),
     ...overrides,
   });
+}
+
+/** The remote A2A agents of a2a.json (home and working directory); none, with a warning, if it is broken. */
+function remoteAgentsOf(config: DimsumConfig, cwd: string, log: ServerLog): RemoteAgentConfig[] {
+  try {
+    const remotes = loadA2aConfig({ home: config.home, cwd, env: config.env });
+    if (remotes.length > 0) log.info(`A2A agents: ${remotes.map((r) => r.name).join(", ")}`);
+    return remotes;
+  } catch (err) {
+    log.warn(`A2A agents are unavailable: ${toDimsumError(err).toLine()}`);
+    return [];
+  }
 }
 
 /**

@@ -618,6 +618,42 @@ ALTER TABLE team_channels ADD COLUMN queue_mode TEXT;
 ALTER TABLE team_agents ADD COLUMN ask_first_json TEXT NOT NULL DEFAULT '[]';
 `),
   },
+  {
+    version: 13,
+    name: "an agent's answer format (a JSON Schema its answers follow)",
+    up: (db) =>
+      db.exec(`
+ALTER TABLE team_agents ADD COLUMN answer_format_json TEXT;
+`),
+  },
+  {
+    version: 14,
+    name: "connectors of type dingtalk and wecom",
+    // SQLite cannot alter a CHECK, and rebuilding `connectors` would cascade-delete the mappings and
+    // outbox that reference it. Widening the CHECK changes no stored row, which is the case SQLite
+    // documents editing the schema text for (ALTER TABLE, "making other kinds of table schema
+    // changes"): the table's SQL is rewritten and the schema version bumped, in this transaction.
+    up: (db) => {
+      const before = "CHECK (type IN ('telegram', 'webhook', 'feishu'))";
+      const after = "CHECK (type IN ('telegram', 'webhook', 'feishu', 'dingtalk', 'wecom'))";
+      const schemaVersion = db.pragma("schema_version", { simple: true }) as number;
+      db.unsafeMode(true);
+      try {
+        db.pragma("writable_schema = ON");
+        const changed = db
+          .prepare(
+            "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'connectors'",
+          )
+          .run(before, after).changes;
+        if (changed !== 1)
+          throw new Error("the connectors table's type check is not the one migration 7 made");
+        db.pragma(`schema_version = ${schemaVersion + 1}`);
+        db.pragma("writable_schema = OFF");
+      } finally {
+        db.unsafeMode(false);
+      }
+    },
+  },
 ];
 
 /** The schema version recorded in the database file. */

@@ -3,9 +3,14 @@
  * call_agent run, and a direct completion for the OpenAI-compatible endpoint. Each is a RunManager
  * run around one agent turn, in its own session.
  */
+
 import { randomUUID } from "node:crypto";
+import type { RemoteAgentConfig } from "../a2a/remote-config.js";
+import { remoteAgentTools } from "../a2a/remote-tools.js";
 import type { ApprovalDecision, Approver } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
+import type { OutputSpec } from "../agent/structured-output.js";
+import { emptyUsage } from "../agent/usage.js";
 import { DimsumError, notFound, toDimsumError } from "../errors.js";
 import type { Message, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
@@ -51,6 +56,8 @@ export interface AgentRunnerDeps {
   now: () => number;
   workspaceFor: (key: string) => string;
   nameOf: NamesFor;
+  /** Remote A2A agents (a2a.json): each a tool of every run, its call shown as a nested run. */
+  remoteAgents?: readonly RemoteAgentConfig[];
 }
 
 export interface CompletionMessage {
@@ -290,12 +297,10 @@ export class AgentRunner {
       system: channelSystemText(agent, channel, agents, names),
       workspace,
       signal,
-      extraTools: [
-        this.#callTool(runId, channel.id, triggerId, 0, [agent.id], requestedBy, workspace, {
-          present: options.present === true,
-          rootRunId: runId,
-        }),
-      ],
+      extraTools: this.#callTools(runId, channel.id, triggerId, 0, [agent.id], requestedBy, workspace, {
+        present: options.present === true,
+        rootRunId: runId,
+      }),
       requestedBy,
       ...(options.present ? { present: true } : {}),
       approve: this.#approver(channel.id, agent.id),
@@ -424,9 +429,15 @@ export class AgentRunner {
             system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
             workspace,
             signal,
-            extraTools: [
-              this.#callTool(runId, channel.id, flow.triggerMessageId, 0, [agent.id], requestedBy, workspace),
-            ],
+            extraTools: this.#callTools(
+              runId,
+              channel.id,
+              flow.triggerMessageId,
+              0,
+              [agent.id],
+              requestedBy,
+              workspace,
+            ),
             requestedBy,
             onEvent,
           });
@@ -475,18 +486,16 @@ export class AgentRunner {
             system: callSystemText(target, caller, chain),
             workspace: scope.workspace,
             signal: runSignal,
-            extraTools: [
-              this.#callTool(
-                runId,
-                scope.channelId,
-                scope.triggerMessageId,
-                scope.depth + 1,
-                chain,
-                scope.requestedBy,
-                scope.workspace,
-                { present: scope.present === true, rootRunId: scope.rootRunId ?? scope.parentRunId },
-              ),
-            ],
+            extraTools: this.#callTools(
+              runId,
+              scope.channelId,
+              scope.triggerMessageId,
+              scope.depth + 1,
+              chain,
+              scope.requestedBy,
+              scope.workspace,
+              { present: scope.present === true, rootRunId: scope.rootRunId ?? scope.parentRunId },
+            ),
             requestedBy: scope.requestedBy,
             // The person of the outermost run answers the called agent's MCP requests there.
             ...(scope.present ? { present: true, askIn: scope.rootRunId ?? scope.parentRunId } : {}),
@@ -525,7 +534,7 @@ export class AgentRunner {
     systemExtra: string[],
     history: CompletionMessage[],
     input: string,
-    options: { signal?: AbortSignal; onDelta?: (text: string) => void },
+    options: { signal?: AbortSignal; onDelta?: (text: string) => void; output?: OutputSpec },
   ): Promise<{ text: string; usage?: Usage; runId: string }> {
     const ref = { userId: `api:${userId}`, sessionId: `complete:${randomUUID()}` };
     if (history.length > 0) {
@@ -556,8 +565,9 @@ export class AgentRunner {
           system: directSystemText(agent, systemExtra),
           workspace,
           signal,
-          extraTools: [this.#callTool(runId, "", 0, 0, [agent.id], userId, workspace)],
+          extraTools: this.#callTools(runId, "", 0, 0, [agent.id], userId, workspace),
           ...(options.onDelta ? { onDelta: options.onDelta } : {}),
+          ...(options.output ? { output: options.output } : {}),
         });
         text = result.answer;
         usage = result.usage;
@@ -571,6 +581,129 @@ export class AgentRunner {
     if (run.status === "cancelled") throw new DimsumError("aborted", run.error ?? "The run was cancelled.");
     if (run.status !== "done") throw failure ?? new DimsumError("internal", run.error ?? "The run failed.");
     return usage ? { text, usage, runId: run.id } : { text, runId: run.id };
+  }
+
+  /**
+   * Runs a remote A2A agent for its tool, nested under the calling run like a called agent: its
+   * streamed answer shows in the caller's answer as it comes; returns the answer.
+   */
+  async runRemote(
+    remote: RemoteAgentConfig,
+    scope: CallScope,
+    task: string,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const agentId = `a2a:${remote.name}`;
+    const ref = { userId: `call:${scope.parentRunId}`, sessionId: `a2a:${remote.name}` };
+    let answer = "";
+    let failure: DimsumError | undefined;
+    const handle = await this.#start(
+      {
+        channelId: scope.channelId,
+        agentId,
+        triggerMessageId: scope.triggerMessageId,
+        depth: scope.depth + 1,
+        parentRunId: scope.parentRunId,
+        ref,
+        requestedBy: scope.requestedBy,
+        signal,
+      },
+      async (runId, runSignal) => {
+        this.#parts.set(runId, []);
+        this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, agentId));
+        let seq = 0;
+        const emit = (event: AgentEvent) => {
+          seq++;
+          this.#deps.runtime.emit({ type: "agent", channelId: scope.channelId, runId, seq, event });
+          this.#record(runId, event, seq);
+        };
+        let status: "done" | "error" | "cancelled" = "done";
+        try {
+          emit({ type: "run_start", runId, model: remote.url, tools: [] });
+          // Loaded on the first call: the A2A client is not needed before.
+          const { askRemoteAgent } = await import("../a2a/remote-agent.js");
+          const stream = askRemoteAgent(remote, task, runSignal);
+          for (;;) {
+            const next = await stream.next();
+            if (next.done) {
+              answer = next.value;
+              break;
+            }
+            if (next.value.type === "text") emit({ type: "text_delta", runId, text: next.value.text });
+          }
+          const usage = emptyUsage();
+          emit({
+            type: "done",
+            runId,
+            answer,
+            iterations: 1,
+            capReached: false,
+            finishReason: "stop",
+            usage,
+          });
+          this.#updateParts(runId, (parts) => withAnswer(parts, answer));
+          return { usage };
+        } catch (err) {
+          failure = toDimsumError(err);
+          status = runSignal.aborted ? "cancelled" : "error";
+          this.#updateParts(runId, (parts) => endParts(parts, this.#failure(err, runSignal)));
+          throw err;
+        } finally {
+          const childParts = this.#parts.get(runId) ?? [];
+          this.#parts.delete(runId);
+          this.#seqs.delete(runId);
+          this.#updateParts(scope.parentRunId, (parts) => updateChildRun(parts, runId, status, childParts));
+        }
+      },
+    );
+    const run = await handle.finished;
+    if (run.status !== "done") {
+      throw new DimsumError(
+        "tool_failed",
+        `The A2A agent "${remote.name}" did not answer: ${failure?.message ?? run.error ?? run.status}`,
+        failure?.hint ? { hint: failure.hint } : {},
+      );
+    }
+    return answer.trim() === "" ? `(the A2A agent "${remote.name}" gave an empty answer)` : answer;
+  }
+
+  /** call_agent and the remote A2A agents' tools of a run. */
+  #callTools(
+    parentRunId: string,
+    channelId: string,
+    triggerMessageId: number,
+    depth: number,
+    chain: string[],
+    requestedBy: string,
+    workspace: string,
+    asking: { present: boolean; rootRunId: string } = { present: false, rootRunId: parentRunId },
+  ) {
+    const callAgent = this.#callTool(
+      parentRunId,
+      channelId,
+      triggerMessageId,
+      depth,
+      chain,
+      requestedBy,
+      workspace,
+      asking,
+    );
+    const remotes = this.#deps.remoteAgents ?? [];
+    if (remotes.length === 0) return [callAgent];
+    const scope: CallScope = {
+      channelId,
+      triggerMessageId,
+      parentRunId,
+      depth,
+      chain,
+      requestedBy,
+      workspace,
+      rootRunId: asking.rootRunId,
+    };
+    return [
+      callAgent,
+      ...remoteAgentTools(remotes, (remote, task, signal) => this.runRemote(remote, scope, task, signal)),
+    ];
   }
 
   #start(

@@ -1,4 +1,5 @@
 /** Agent management: validated create/update/delete, and SOUL.md personas. */
+import { OutputChecker } from "../agent/structured-output.js";
 import { parseModelString } from "../config/resolve-model.js";
 import { conflict, DimsumError, invalid, notFound } from "../errors.js";
 import { assertCanManageAgents, assertNotGuest } from "./access.js";
@@ -78,6 +79,7 @@ export class AgentService {
       ...(input.model !== undefined ? { model: input.model } : {}),
       ...(input.toolsAllow !== undefined ? { toolsAllow: input.toolsAllow } : {}),
       ...(input.knowledgeBases !== undefined ? { knowledgeBases: input.knowledgeBases } : {}),
+      ...(input.answerFormat !== undefined ? { answerFormat: input.answerFormat } : {}),
     });
     if (input.soul !== undefined) checkSoul(input.soul);
     await this.#deps.store.agents.insert(agent);
@@ -104,6 +106,8 @@ export class AgentService {
     if (patch.memory !== undefined) next.memory = patch.memory;
     if (patch.skills !== undefined) next.skills = patch.skills;
     if (patch.askFirst !== undefined) next.askFirst = patch.askFirst;
+    if (patch.answerFormat === null) delete next.answerFormat;
+    else if (patch.answerFormat !== undefined) next.answerFormat = patch.answerFormat;
     if ("knowledgeBases" in patch) {
       if (patch.knowledgeBases === undefined || patch.knowledgeBases === null) delete next.knowledgeBases;
       else next.knowledgeBases = patch.knowledgeBases;
@@ -159,6 +163,16 @@ export class AgentService {
       throw invalid("Knowledge bases must be a list of names.");
     }
     if (!agent.skills.every((s) => typeof s === "string")) throw invalid("Skills must be a list of names.");
+    if (agent.answerFormat !== undefined) {
+      try {
+        new OutputChecker({ schema: agent.answerFormat });
+      } catch (err) {
+        throw invalid(
+          `The answer format is not usable: ${err instanceof Error ? err.message : String(err)}`,
+          'give a JSON Schema object, e.g. {"type": "object", "properties": {"title": {"type": "string"}}}',
+        );
+      }
+    }
     return agent;
   }
 }

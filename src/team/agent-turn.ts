@@ -6,8 +6,10 @@
 
 import type { ApprovalDecision, Approver, PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
+import type { ObserveRun } from "../agent/run-observer.js";
 import { runSessionTurn } from "../agent/session-runner.js";
 import type { SteeringSource } from "../agent/steering.js";
+import type { OutputSpec } from "../agent/structured-output.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
 import type { CapabilityAssembly } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
@@ -48,6 +50,8 @@ export interface TurnRuntime {
    * the person of runs they are present for.
    */
   elicitations?: Elicitations;
+  /** Another reader of every run's events (OpenTelemetry export). */
+  observe?: ObserveRun;
 }
 
 export interface TurnRequest {
@@ -80,6 +84,8 @@ export interface TurnRequest {
    */
   askIn?: string;
   onDelta?: (text: string) => void;
+  /** Hold the answer to this JSON Schema (over the agent's own answer format). */
+  output?: OutputSpec;
   /** Every agent event as forwarded (deltas merged per tick), e.g. to build the message's parts. */
   onEvent?: (event: AgentEvent, seq: number) => void;
   /**
@@ -190,6 +196,8 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       ...(request.approve ? { approve: request.approve } : {}),
       ...(request.steering ? { steering: request.steering } : {}),
       ...(request.resume ? { resume: request.resume } : {}),
+      ...(runtime.observe ? { observe: runtime.observe, agentId: agent.id, agentName: agent.name } : {}),
+      ...outputOf(request, agent),
     })) {
       if (event.type === "text_delta") {
         const text = newTurn && shown !== "" && !shown.endsWith("\n\n") ? `\n\n${event.text}` : event.text;
@@ -216,11 +224,15 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
           newTurn = event.iteration > 1;
           break;
         case "done":
-          result = {
-            answer: event.answer,
-            text: shown.trim() === "" ? event.answer : shown,
-            usage: event.usage,
-          };
+          result =
+            event.output === undefined
+              ? { answer: event.answer, text: shown.trim() === "" ? event.answer : shown, usage: event.usage }
+              : // A structured answer: the validated JSON, not an invalid first try streamed before it.
+                {
+                  answer: JSON.stringify(event.output),
+                  text: `\`\`\`json\n${JSON.stringify(event.output, null, 2)}\n\`\`\``,
+                  usage: event.usage,
+                };
           break;
         case "error":
           throw new DimsumError(event.code, event.message, event.hint ? { hint: event.hint } : {});
@@ -231,4 +243,10 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
   }
   if (!result) throw new DimsumError("internal", `The run of @${agent.id} ended without an answer.`);
   return result;
+}
+
+/** The answer's schema: the request's, else the agent's answer format; none for free text. */
+function outputOf(request: TurnRequest, agent: AgentRecord): { output?: OutputSpec } {
+  if (request.output) return { output: request.output };
+  return agent.answerFormat ? { output: { schema: agent.answerFormat } } : {};
 }

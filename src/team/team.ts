@@ -3,9 +3,12 @@
  * talks to. It checks access, routes messages to agents (mentions, @all, leader, flows) and wires the
  * runs, flows and events together.
  */
+
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
+import type { RemoteAgentConfig } from "../a2a/remote-config.js";
+import type { ObserveRun } from "../agent/run-observer.js";
 import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -104,6 +107,10 @@ export interface TeamDeps {
   elicitationTimeoutMs?: number;
   /** How often runs that waited too long for approvals are looked for (default a minute). */
   approvalSweepMs?: number;
+  /** Another reader of every run's events (OpenTelemetry export, see src/telemetry). */
+  observe?: ObserveRun;
+  /** Remote A2A agents (a2a.json) every agent may call, one tool each (`a2a_<name>`). */
+  remoteAgents?: readonly RemoteAgentConfig[];
 }
 
 export interface GrantableTools {
@@ -197,6 +204,7 @@ export function createTeam(deps: TeamDeps): Team {
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
     ...(grantable ? { grantedTools: grantable.create } : {}),
+    ...(deps.observe ? { observe: deps.observe } : {}),
   };
   const cluster = deps.cluster;
   const leases = store.leases;
@@ -256,6 +264,7 @@ export function createTeam(deps: TeamDeps): Team {
     now,
     workspaceFor: deps.workspaceFor ?? defaultWorkspaces(deps.home),
     nameOf,
+    ...(deps.remoteAgents ? { remoteAgents: deps.remoteAgents } : {}),
   });
   const approvals = new RunApprovals({
     store,

@@ -6,7 +6,7 @@
 import type { PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
-import type { Usage } from "../llm/types.js";
+import type { JsonSchema, Usage } from "../llm/types.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
 
 export interface AgentRecord {
@@ -28,6 +28,8 @@ export interface AgentRecord {
    * (`github_*` for an MCP server's tools). Empty: only tools that ask on their own (the shell).
    */
   askFirst: string[];
+  /** A JSON Schema every answer of the agent follows (tools may be used first); none: free text. */
+  answerFormat?: JsonSchema;
   createdAt: number;
   updatedAt: number;
   /** Whether its SOUL.md is usable; filled by `listAgents`/`getAgent` (added for the agent list UI). */
@@ -45,11 +47,16 @@ export interface AgentInput {
   skills?: string[];
   knowledgeBases?: string[];
   askFirst?: string[];
+  answerFormat?: JsonSchema;
   /** Initial SOUL.md content. */
   soul?: string;
 }
 
-export type AgentPatch = Partial<Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases">> & {
+export type AgentPatch = Partial<
+  Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases" | "answerFormat">
+> & {
+  /** `null` removes the answer format (free text). */
+  answerFormat?: JsonSchema | null;
   /** `null` resets to every tool. */
   toolsAllow?: string[] | null;
   /** `null` resets to every base the person may read. */
@@ -441,7 +448,12 @@ export interface Team {
     actor: Actor,
     agentId: string,
     messages: Array<{ role: "system" | "user" | "assistant"; content: string }>,
-    options?: { signal?: AbortSignal; onDelta?: (text: string) => void },
+    options?: {
+      signal?: AbortSignal;
+      onDelta?: (text: string) => void;
+      /** Hold the answer to a JSON Schema (`text` is then the validated JSON). */
+      output?: { schema: JsonSchema; name?: string };
+    },
   ): Promise<{ text: string; usage?: Usage; runId: string }>;
 
   /** Subscribes to events of the channels the actor may see; returns an unsubscribe function. */

@@ -15,6 +15,7 @@ import {
   LARK_TIMESTAMP_HEADER,
   larkSignature,
 } from "../connectors/feishu/feishu-crypto.js";
+import { FakeLarkLongConnection } from "./fake-lark-ws.js";
 import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-platform-server.js";
 
 export interface FakeFeishuMessage {
@@ -85,6 +86,8 @@ export class FakeFeishu {
   readonly cardUpdates: Array<{ messageId: string; card: Record<string, unknown> }> = [];
   #valid = new Set<string>();
   #next = 1;
+  #long: FakeLarkLongConnection | undefined;
+  #longRefusal: { code: number; msg: string } | undefined;
 
   private constructor(appId: string, appSecret: string, server: FakePlatformServer) {
     this.appId = appId;
@@ -126,8 +129,20 @@ export class FakeFeishu {
     return this.#server.waitUntil(test, what, timeoutMs);
   }
 
-  close(): Promise<void> {
-    return this.#server.close();
+  async close(): Promise<void> {
+    await this.#long?.close();
+    await this.#server.close();
+  }
+
+  /** Makes `/callback/ws/endpoint` refuse with this code (undefined: serve again). */
+  refuseLongConnection(refusal: { code: number; msg: string } | undefined): void {
+    this.#longRefusal = refusal;
+  }
+
+  /** Serves the long connection: `/callback/ws/endpoint` hands out this WebSocket. */
+  async longConnection(): Promise<FakeLarkLongConnection> {
+    this.#long ??= await FakeLarkLongConnection.start(() => this.#server.changed());
+    return this.#long;
   }
 
   /** Answers one Open API request. */
@@ -147,6 +162,21 @@ export class FakeFeishu {
       this.tokens.push(token);
       this.#valid.add(token);
       return reply(200, { code: 0, msg: "ok", tenant_access_token: token, expire: 7200 });
+    }
+    if (path === "/callback/ws/endpoint" && req.method === "POST") {
+      if (!this.#long) return reply(404, { code: 404, msg: "long connection not enabled" });
+      if (this.#longRefusal) return reply(200, { ...this.#longRefusal, data: {} });
+      if (body.AppID !== this.appId || body.AppSecret !== this.appSecret) {
+        return reply(200, { code: 10014, msg: "app secret invalid", data: {} });
+      }
+      return reply(200, {
+        code: 0,
+        msg: "ok",
+        data: {
+          URL: this.#long.url,
+          ClientConfig: { PingInterval: 120, ReconnectCount: -1, ReconnectInterval: 1, ReconnectNonce: 0 },
+        },
+      });
     }
     if (path === "/open-apis/im/v1/messages" && req.method === "POST") return this.#send(req, body);
     const update = /^\/open-apis\/im\/v1\/messages\/([^/]+)$/.exec(path ?? "");
@@ -274,6 +304,11 @@ function signed(encryptKey: string, plain: unknown, sign: boolean): SignedReques
 
 /** An `im.message.receive_v1` event (schema 2.0), encrypted and signed. */
 export function buildFeishuEvent(options: FeishuEventOptions): SignedRequest {
+  return signed(options.encryptKey, feishuMessageEvent(options), true);
+}
+
+/** An `im.message.receive_v1` event (schema 2.0) in plain JSON, as the long connection carries it. */
+export function feishuMessageEvent(options: Omit<FeishuEventOptions, "encryptKey">): Record<string, unknown> {
   const eventId = options.eventId ?? randomBytes(16).toString("hex");
   const now = String(Date.now());
   const event = {
@@ -304,7 +339,7 @@ export function buildFeishuEvent(options: FeishuEventOptions): SignedRequest {
       },
     },
   };
-  return signed(options.encryptKey, event, true);
+  return event;
 }
 
 export interface FeishuCardActionOptions {

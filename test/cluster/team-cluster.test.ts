@@ -300,11 +300,12 @@ export default {
 `,
     };
     server.reset();
-    // Every run calls the tool, then answers: 80 model calls, whichever run makes them.
+    // Every run calls the tool, then answers: 80 model calls, whichever run makes them. Each run
+    // takes a second, so A's three slots fill faster than messages arrive however loaded the machine.
     const turn = (request: { body: unknown }) =>
       JSON.stringify(request.body).includes("noted")
-        ? { text: "done", delayMs: 100 }
-        : { toolCalls: [{ name: "log_run", args: {} }], delayMs: 100 };
+        ? { text: "done", delayMs: 500 }
+        : { toolCalls: [{ name: "log_run", args: {} }], delayMs: 500 };
     server.enqueue(...Array.from({ length: 80 }, () => turn));
     const a = await start({ concurrency: 3, plugin });
     const b = await start({ concurrency: 3, plugin });

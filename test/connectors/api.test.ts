@@ -64,7 +64,7 @@ describe("connector API", () => {
     expect(cleared.secrets.secret).toEqual({ set: false });
     const start = await server.api(`/api/connectors/${created.id}/start`, { method: "POST" });
     expect(start.status).toBe(400);
-    expect(await start.text()).toContain("missing secrets: secret");
+    expect(await start.text()).toContain("missing secrets: Shared secret");
   });
 
   it("validates type, agent, settings and secrets with messages naming the field", async () => {
@@ -132,6 +132,77 @@ describe("manage_channel tool", () => {
     expect(
       Object.keys(tool.parameters.parse({ action: "list", secrets: { a: "b" } }) as object),
     ).not.toContain("secrets");
+  });
+
+  it("creates DingTalk and WeCom connectors with their defaults, and names bad values as the console does", async () => {
+    const server = await startConnectorServer();
+    const tool = createManageChannelTool({ connectors: server.connectors, actor: server.ownerActor });
+    const run = async (args: Record<string, unknown>) => tool.execute(tool.parameters.parse(args), ctx);
+    const dingtalk = JSON.parse(
+      String(
+        await run({
+          action: "create",
+          type: "dingtalk",
+          name: "DT",
+          agentId: "assistant",
+          settings: { clientId: "dingabc" },
+        }),
+      ),
+    ) as { settings: Record<string, unknown>; missingSecrets: string[] };
+    expect(dingtalk.settings).toMatchObject({ mode: "stream", baseUrl: "https://api.dingtalk.com" });
+    expect(dingtalk.missingSecrets).toEqual(["clientSecret"]);
+    const wecom = JSON.parse(
+      String(
+        await run({
+          action: "create",
+          type: "wecom",
+          name: "WC",
+          agentId: "assistant",
+          settings: { corpId: "wwcorp", appAgentId: 1000002 },
+        }),
+      ),
+    ) as { settings: Record<string, unknown>; missingSecrets: string[] };
+    expect(wecom.settings).toMatchObject({
+      appAgentId: 1000002,
+      format: "markdown",
+      baseUrl: "https://qyapi.weixin.qq.com",
+    });
+    expect(wecom.missingSecrets).toEqual(["token", "encodingAESKey", "corpSecret"]);
+    const feishu = JSON.parse(
+      String(
+        await run({
+          action: "create",
+          type: "feishu",
+          name: "FS",
+          agentId: "assistant",
+          settings: { appId: "cli_0123456789abcdef" },
+        }),
+      ),
+    ) as { settings: Record<string, unknown>; missingSecrets: string[] };
+    // A new Feishu connector uses the long connection, which needs only the App Secret to start.
+    expect(feishu.settings.mode).toBe("long-connection");
+
+    const bad = async (body: Record<string, unknown>) => {
+      const res = await server.api("/api/connectors", { body: { name: "x", agentId: "assistant", ...body } });
+      return {
+        status: res.status,
+        text: ((await res.json()) as { error?: { message?: string } }).error?.message ?? "",
+      };
+    };
+    const token = await bad({ type: "telegram", secrets: { botToken: "not-a-token" } });
+    expect(token.status).toBe(400);
+    expect(token.text).toContain("The Telegram Bot token you entered is not valid");
+    expect(token.text).not.toContain('"botToken"');
+    const aesKey = await bad({
+      type: "wecom",
+      settings: { corpId: "ww", appAgentId: 1 },
+      secrets: { encodingAESKey: "short" },
+    });
+    expect(aesKey.text).toContain(
+      "EncodingAESKey you entered is not valid: it must be 43 letters and digits",
+    );
+    const agentId = await bad({ type: "wecom", settings: { corpId: "ww", appAgentId: "abc" } });
+    expect(agentId.text).toContain("AgentId (appAgentId)");
   });
 
   it("is offered only to agents that name it, and acts for the person who asked", async () => {

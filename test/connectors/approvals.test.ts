@@ -311,7 +311,7 @@ describe("approvals from Feishu", () => {
       type: "feishu",
       name: "Lark bot",
       agentId: "assistant",
-      settings: { appId: feishu.appId, baseUrl: feishu.url },
+      settings: { appId: feishu.appId, baseUrl: feishu.url, mode: "webhook" },
       secrets: { appSecret: feishu.appSecret, encryptKey: ENCRYPT_KEY, verificationToken: TOKEN },
     });
     await startConnector(server, created.id);

@@ -15,7 +15,7 @@ async function setup() {
     type: "feishu",
     name: "Lark bot",
     agentId: "assistant",
-    settings: { appId: feishu.appId, baseUrl: feishu.url },
+    settings: { appId: feishu.appId, baseUrl: feishu.url, mode: "webhook" },
     secrets: { appSecret: feishu.appSecret, encryptKey: ENCRYPT_KEY, verificationToken: TOKEN },
   });
   await startConnector(server, created.id);

@@ -232,4 +232,24 @@ describe("Telegram connector", () => {
     const test = await server.api(`/api/connectors/${created.id}/test`, { method: "POST" });
     expect(await test.json()).toMatchObject({ ok: false });
   });
+
+  it("shows failing, with what went wrong, while every call fails, and running once they work again", async () => {
+    const server = await startConnectorServer();
+    const telegram = await fakeTelegram();
+    const created = await server.createConnector({
+      type: "telegram",
+      name: "Flaky",
+      agentId: "assistant",
+      settings: { baseUrl: telegram.url, pollTimeoutSec: 1 },
+      secrets: { botToken: telegram.token },
+    });
+    await startConnector(server, created.id);
+    await telegram.outage("502");
+    const stateOf = async () => (await server.connectors.get(server.ownerActor, created.id)).status;
+    await eventually(async () => (await stateOf()).state === "failing", "the failing state");
+    expect((await stateOf()).error).toContain("502");
+    await telegram.outage("none");
+    await eventually(async () => (await stateOf()).state === "running", "running again");
+    expect((await stateOf()).error).toBeUndefined();
+  });
 });

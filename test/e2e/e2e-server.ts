@@ -3,20 +3,30 @@
  * SQLite in a temp folder) serving the built web UI from `web/dist`, its agents talking to the
  * scripted fake LLM.
  */
+
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../../src/config/load-config.js";
+import { ConnectorManager } from "../../src/connectors/connector-manager.js";
+import { createSqliteConnectorStore } from "../../src/connectors/store/connector-store.js";
 import { type McpControl, McpServerPool } from "../../src/mcp/server-pool.js";
 import { createServer, type ServerDeps } from "../../src/server/app.js";
+import { UserStore } from "../../src/server/auth/user-store.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
+import {
+  connectorUsersFrom,
+  mountConnectorInbound,
+  mountConnectorRoutes,
+} from "../../src/server/routes/connectors.js";
 import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/server/routes/knowledge.js";
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
 import { type Database, openDatabase } from "../../src/store/database.js";
+import type { TeamDeps } from "../../src/team/team.js";
 
 /** The built single-page app the server serves. */
 export const WEB_DIST = fileURLToPath(new URL("../../web/dist/", import.meta.url));
@@ -52,6 +62,10 @@ export interface E2eServerOptions {
   ensureOwner?: boolean;
   /** The MCP servers `/api/mcp` controls, made over the server's home folder (default: none). */
   mcp?: (home: string, db: Database) => McpControl;
+  /** Serve `/api/connectors` and the inbound endpoint with a connector manager (default: not). */
+  connectors?: boolean;
+  /** Overrides of the team's deps (e.g. remote A2A agents). */
+  team?: Partial<TeamDeps>;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -98,8 +112,17 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
   const pool = mcp instanceof McpServerPool ? mcp : undefined;
   const team = await buildTeam(
     { db, config, settings, log, ...(pool ? { mcp: pool } : {}) },
-    { streamOptions: { retry: { maxRetries: 0 } } },
+    { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );
+  const connectors = options.connectors
+    ? new ConnectorManager({
+        store: createSqliteConnectorStore(db, openSecretBox(home)),
+        team,
+        users: connectorUsersFrom(new UserStore(db, { hashParams: { N: 1024, r: 8, p: 1 } })),
+        log,
+        backoff: { baseDelayMs: 20, maxDelayMs: 200 },
+      })
+    : undefined;
   const serverDeps = (ensureOwner: boolean): ServerDeps => ({
     db,
     config,
@@ -119,7 +142,9 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     routes: [
       mountTeamRoutes({ team, memory: buildMemory(db, log), ...(mcp ? { mcp } : {}) }),
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
+      ...(connectors ? [mountConnectorRoutes(connectors)] : []),
     ],
+    ...(connectors ? { publicRoutes: [mountConnectorInbound(connectors)] } : {}),
   });
   let listening = await createServer(serverDeps(options.ensureOwner ?? false)).listen(0, "127.0.0.1");
   const port = listening.port;
@@ -138,6 +163,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     },
     async close() {
       await listening.close();
+      await connectors?.close();
       await team.close();
       await (mcp as { close?: () => Promise<void> } | undefined)?.close?.();
       db.close();

@@ -110,10 +110,10 @@ describe("migration 12 on SQLite: run state", () => {
     );
     old.close();
 
+    // Opened with every migration: 12 and the later ones, as a real upgrade would.
     const db = openDatabase(file);
     try {
-      expect(schemaVersion(db)).toBe(12);
-      expect(migrations).toHaveLength(12);
+      expect(schemaVersion(db)).toBe(migrations.length);
       const table = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'team_runs'").pluck().get();
       expect(table).toContain("WITHOUT ROWID");
       expect(table).toContain("'waiting'");

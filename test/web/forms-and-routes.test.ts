@@ -122,6 +122,18 @@ describe("agent form", () => {
     expect(validateAgentForm({ ...values, toolsAllow: ["rag_query"] }, true)).toEqual({});
   });
 
+  it("sends the answer format as a schema, refuses one that is not a JSON object, and clears it with null", () => {
+    const schema = { type: "object", properties: { title: { type: "string" } } };
+    const withFormat = { ...agent, answerFormat: schema };
+    expect(formToPatch(agentToForm(withFormat), withFormat)).toMatchObject({ answerFormat: schema });
+    const bad = { ...agentToForm(agent), answerFormat: "[1, 2]" };
+    expect(Object.keys(validateAgentForm(bad, false))).toEqual(["answerFormat"]);
+    expect(formToPatch({ ...agentToForm(withFormat), answerFormat: "" }, withFormat)).toMatchObject({
+      answerFormat: null,
+    });
+    expect(formToPatch(agentToForm(agent), agent)).not.toHaveProperty("answerFormat");
+  });
+
   it("ticks and unticks names, keeping the picking order", () => {
     expect(toggleName(["a", "b"], "c", true)).toEqual(["a", "b", "c"]);
     expect(toggleName(["a", "b"], "a", true)).toEqual(["a", "b"]);

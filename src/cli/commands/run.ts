@@ -4,10 +4,12 @@ import { resolve } from "node:path";
 import type { AgentEvent } from "../../agent/events.js";
 import { buildLayeredContext, type LayerResult } from "../../agent/layered-context.js";
 import { runAgent } from "../../agent/run-agent.js";
+import { observeEvents } from "../../agent/run-observer.js";
 import { contextEvent, runSessionTurn } from "../../agent/session-runner.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
+import { startTelemetry } from "../../telemetry/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ApprovalRequest } from "../../tools/types.js";
 import { approveAll, terminalApproval } from "../approval.js";
@@ -111,6 +113,7 @@ async function* startRun(
         calibrator: setup.calibrator,
         secrets: setup.secrets,
         layers: setup.layers,
+        ...(setup.observe ? { observe: setup.observe } : {}),
         ...(output ? { output } : {}),
       });
     } finally {
@@ -126,6 +129,7 @@ async function* startRun(
   for (const line of capabilities.mcpStatus) io.stderr.write(`dimsum: mcp ${line}\n`);
   const system = options.system ?? DEFAULT_SYSTEM;
   let layers: LayerResult | undefined;
+  const telemetry = await startTelemetry(config.telemetry, warnOn(io));
   try {
     // The sandbox probe runs while the run starts; the notice still comes before the run's output.
     const notice = noticeUnsandboxedShell(config, capabilities.tools, io.stderr);
@@ -163,10 +167,24 @@ async function* startRun(
         );
       },
     });
-    yield* heldUntil(notice, run);
+    yield* heldUntil(
+      notice,
+      observeEvents(run, telemetry?.observe, {
+        agentId: "dimsum",
+        model,
+        input: prompt,
+        conversationId: "dimsum-run",
+      }),
+    );
   } finally {
+    // Spans still buffered are sent before the process exits.
+    await telemetry?.shutdown();
     await capabilities.close();
   }
+}
+
+function warnOn(io: CliIo): (message: string) => void {
+  return (message) => io.stderr.write(`dimsum: ${message}\n`);
 }
 
 function approvalFor(

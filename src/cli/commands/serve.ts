@@ -4,6 +4,7 @@
  * (`DIMSUM_DATABASE_URL`, live events between them through `DIMSUM_REDIS_URL`; see
  * server/storage/open-storage.ts). Stops cleanly on SIGINT/SIGTERM.
  */
+
 import { resolveShellOffer } from "../../capabilities/index.js";
 import { loadConfig } from "../../config/load-config.js";
 import { ConnectorManager } from "../../connectors/connector-manager.js";
@@ -36,6 +37,7 @@ import {
 } from "../../server/storage/open-storage.js";
 import type { GrantableTools } from "../../team/team.js";
 import type { Team } from "../../team/types.js";
+import { startTelemetry, type Telemetry } from "../../telemetry/index.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 
 export const DEFAULT_PORT = 18800;
@@ -107,6 +109,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
   let connectors: ConnectorManager | undefined;
   let server: ReturnType<typeof createServer> | undefined;
   let sync: InstanceSync | undefined;
+  let telemetry: Telemetry | undefined;
   try {
     const config = loadConfig({ cwd: io.cwd, env: io.env });
     const port = options.port ?? DEFAULT_PORT;
@@ -143,6 +146,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         onError: (err) => log.error("applying another instance's change failed", err),
       });
     }
+    telemetry = await startTelemetry(config.telemetry, (message) => log.warn(message));
+    if (telemetry) log.info(`OpenTelemetry: exporting GenAI spans to ${config.telemetry?.tracesUrl}`);
     const shell = await resolveShellOffer(config.tools.shell);
     if (!shell.sandboxed) log.warn(`shell: ${shell.reason}`);
     team = await buildTeam(
@@ -161,6 +166,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       },
       // Looked up when a granted agent runs, by then both exist.
       {
+        ...(telemetry ? { observe: telemetry.observe } : {}),
         grantableTools: combineGrants([
           manageChannelGrant(
             () => connectors,
@@ -241,6 +247,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     await scheduling?.scheduler.stop().catch((err) => log.error("stopping the scheduler failed", err));
     await mcp?.close().catch((err) => log.error("stopping MCP servers failed", err));
     await team?.close().catch((err) => log.error("closing the team failed", err));
+    await telemetry?.shutdown();
     stopAuthRelay?.();
     await cluster?.close();
     await storage?.close().catch((err) => log.error("closing the database failed", err));

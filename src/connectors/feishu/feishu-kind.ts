@@ -1,6 +1,9 @@
 /**
- * The Feishu/Lark connector: the app's event subscription ("send events to the developer's server")
- * points at `/api/connectors/<id>/inbound`. An Encrypt Key is required: every event must be
+ * The Feishu/Lark connector. `mode: "long-connection"` (the default for new connectors) receives
+ * events over the SDK's long connection (feishu-long-connection.ts): no public address needed, one
+ * instance holds the connection at a time. `mode: "webhook"`: the app's event subscription ("send
+ * events to the developer's server") points at `/api/connectors/<id>/inbound`. An Encrypt Key is
+ * then required: every event must be
  * encrypted and signed (`X-Lark-Signature`), and carry the app's Verification Token; the unsigned
  * `url_verification` handshake is answered only when it decrypts with the key and carries the token.
  * Text messages (`im.message.receive_v1`) are taken; answers go back as text messages to the chat.
@@ -17,6 +20,7 @@ import {
   decodeButtonData,
   encodeButtonData,
 } from "../approval-buttons.js";
+import { holdConnection } from "../held-connection.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
 import type {
@@ -34,13 +38,24 @@ import type {
 import { FEISHU_API, FeishuApi } from "./feishu-api.js";
 import { decryptLarkEvent, LARK_SIGNATURE_HEADER, verifyLarkSignature } from "./feishu-crypto.js";
 
+/** How the SDK's long connection requires an App ID to look. */
+const LONG_CONNECTION_APP_ID = /^cli_[0-9a-fA-F]{16}$/;
+
 const settingsSchema = z
   .object({
     appId: z.string().trim().min(1).max(100),
+    /** Stored connectors from before the long connection have no mode: they used the webhook. */
+    mode: z.enum(["long-connection", "webhook"]).default("webhook"),
     /** https://open.feishu.cn (Feishu) or https://open.larksuite.com (Lark). */
     baseUrl: httpUrl.default(FEISHU_API),
   })
-  .strict();
+  .strict()
+  .refine((s) => s.mode !== "long-connection" || LONG_CONNECTION_APP_ID.test(s.appId), {
+    message: "the long connection needs the App ID as the console shows it: cli_ and 16 hex digits",
+    path: ["appId"],
+  });
+
+const webhookMode = (settings: Record<string, unknown>) => settings.mode === "webhook";
 
 interface FeishuUserId {
   open_id?: string;
@@ -161,6 +176,8 @@ export function cardActionResponse(result: ApprovalPressResult): Record<string, 
 class FeishuDriver implements ConnectorDriver {
   readonly #context: DriverContext;
   readonly #api: FeishuApi;
+  readonly #abort = new AbortController();
+  #background: Promise<void> | undefined;
 
   constructor(context: DriverContext) {
     this.#context = context;
@@ -181,11 +198,49 @@ class FeishuDriver implements ConnectorDriver {
         this.#context.report(messageOf(err));
       else throw err;
     }
+    if (webhookMode(this.#context.settings)) return;
+    const context = this.#context;
+    let connection: { close(): void } | undefined;
+    this.#background = holdConnection(context, this.#abort.signal, {
+      open: async () => {
+        const { openFeishuLongConnection } = await import("./feishu-long-connection.js");
+        connection = await openFeishuLongConnection({
+          baseUrl: String(context.settings.baseUrl),
+          appId: String(context.settings.appId),
+          appSecret: context.secrets.appSecret ?? "",
+          ...(context.secrets.encryptKey ? { encryptKey: context.secrets.encryptKey } : {}),
+          onMessage: async (event) => {
+            const message = inboundOfEvent(event as FeishuEvent);
+            if (message) await context.receive([message]);
+          },
+          onCardAction: async (event) => {
+            const press = pressOfEvent(event as FeishuEvent);
+            return press ? cardActionResponse(await context.press(press)) : {};
+          },
+          report: context.report,
+          log: context.log,
+        });
+      },
+      close: () => {
+        connection?.close();
+        connection = undefined;
+      },
+    });
   }
 
-  async stop(): Promise<void> {}
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#background;
+  }
 
   async inbound(request: InboundRequest): Promise<InboundOutcome> {
+    if (!webhookMode(this.#context.settings)) {
+      return {
+        kind: "rejected",
+        status: 403,
+        reason: "this Feishu connector uses the long connection; it takes no event callbacks",
+      };
+    }
     const encryptKey = this.#context.secrets.encryptKey ?? "";
     const signed = request.headers[LARK_SIGNATURE_HEADER] !== undefined;
     if (signed && !verifyLarkSignature(request.headers, encryptKey, request.body)) {
@@ -254,11 +309,17 @@ export const feishuKind: ConnectorKind = {
   type: "feishu",
   label: "Feishu/Lark",
   secrets: [
-    { name: "appSecret", required: true },
-    { name: "encryptKey", required: true },
-    { name: "verificationToken", required: true },
+    { name: "appSecret", label: "App Secret", required: true },
+    { name: "encryptKey", label: "Encrypt Key", required: true, requiredWhen: webhookMode },
+    { name: "verificationToken", label: "Verification Token", required: true, requiredWhen: webhookMode },
   ],
-  parseSettings: (settings) => parseWith(settingsSchema, settings, "Feishu/Lark"),
+  parseSettings: (settings) =>
+    parseWith(settingsSchema, settings, "Feishu/Lark", {
+      appId: "App ID",
+      mode: "Receive by",
+      baseUrl: "Open API URL",
+    }),
+  createDefaults: { mode: "long-connection" },
   // Text messages may be up to 150 KB; 30,000 bytes keeps a message readable and far inside that.
   limit: () => ({ max: 30_000, unit: "utf8" }),
   streams: () => false,

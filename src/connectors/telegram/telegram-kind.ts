@@ -319,18 +319,26 @@ export const telegramKind: ConnectorKind = {
   secrets: [
     {
       name: "botToken",
+      label: "Bot token",
       required: true,
       pattern: /^\d+:[\w-]{20,}$/,
       rule: "a bot token like 123456:ABC-DEF… from @BotFather",
     },
     {
       name: "webhookSecret",
+      label: "Webhook secret token",
       required: true,
       pattern: /^[A-Za-z0-9_-]{1,256}$/,
       rule: "1-256 of A-Z a-z 0-9 _ -",
     },
   ],
-  parseSettings: (settings) => parseWith(settingsSchema, settings, "Telegram"),
+  parseSettings: (settings) =>
+    parseWith(settingsSchema, settings, "Telegram", {
+      mode: "Receive by",
+      baseUrl: "Bot API URL",
+      publicUrl: "Public URL of this server",
+      pollTimeoutSec: "Poll timeout",
+    }),
   generateSecrets: () => ({ webhookSecret: randomBytes(24).toString("base64url") }),
   limit: () => LIMIT,
   streams: (settings) => settings.streaming !== false,

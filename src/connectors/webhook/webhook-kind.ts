@@ -134,8 +134,20 @@ class WebhookDriver implements ConnectorDriver {
 export const webhookKind: ConnectorKind = {
   type: "webhook",
   label: "webhook",
-  secrets: [{ name: "secret", required: true, pattern: /^.{16,1024}$/s, rule: "16 to 1024 characters" }],
-  parseSettings: (settings) => parseWith(settingsSchema, settings, "webhook"),
+  secrets: [
+    {
+      name: "secret",
+      label: "Shared secret",
+      required: true,
+      pattern: /^.{16,1024}$/s,
+      rule: "16 to 1024 characters",
+    },
+  ],
+  parseSettings: (settings) =>
+    parseWith(settingsSchema, settings, "webhook", {
+      outboundUrl: "Outbound URL",
+      maxChars: "Characters per message",
+    }),
   limit: (settings) => ({ max: Number(settings.maxChars ?? 20_000), unit: "utf16" }),
   streams: () => false,
   create: (context) => new WebhookDriver(context),

@@ -3,11 +3,12 @@
  * responses show them as set/unset with a short preview.
  *
  * `POST /api/connectors/:id/inbound` is the public endpoint platforms call (the generic webhook,
- * Telegram in webhook mode, Feishu's event subscription). It takes no session: each connector
+ * Telegram in webhook mode, Feishu's event subscription, DingTalk's HTTP callback, WeCom's callback;
+ * WeCom also verifies the URL with a signed `GET`). It takes no session: each connector
  * verifies its platform's signature or secret token before anything is stored. Mount it with
  * `mountConnectorInbound` in `ServerDeps.publicRoutes`, which sit before the session guards.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import * as z from "zod";
 import type { ConnectorManager } from "../../connectors/connector-manager.js";
@@ -99,15 +100,27 @@ export function mountConnectorRoutes(connectors: ConnectorManager | undefined): 
 /** Mounts the public inbound endpoint; pass it in `ServerDeps.publicRoutes`. */
 export function mountConnectorInbound(connectors: ConnectorManager): (app: DimsumApp) => void {
   return (app) => {
-    app.post("/api/connectors/:id/inbound", async (c) => {
+    const inbound = async (c: Context<AppEnv>, method: "GET" | "POST") => {
       const headers: Record<string, string | undefined> = {};
       c.req.raw.headers.forEach((value, name) => {
         headers[name.toLowerCase()] = value;
       });
-      const body = await c.req.text();
-      const result = await connectors.handleInbound(c.req.param("id"), { headers, body });
-      return c.json(result.body as object, result.status as ContentfulStatusCode);
-    });
+      const body = method === "POST" ? await c.req.text() : "";
+      const query = c.req.query();
+      const result = await connectors.handleInbound(c.req.param("id") ?? "", {
+        method,
+        headers,
+        query,
+        body,
+      });
+      const status = result.status as ContentfulStatusCode;
+      // Some platforms want plain text back (WeCom's echostr), the others JSON.
+      if (typeof result.body === "string") return c.text(result.body, status);
+      return c.json(result.body as object, status);
+    };
+    app.post("/api/connectors/:id/inbound", (c) => inbound(c, "POST"));
+    // WeCom verifies its callback URL with a signed GET.
+    app.get("/api/connectors/:id/inbound", (c) => inbound(c, "GET"));
   };
 }
 

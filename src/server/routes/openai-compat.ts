@@ -3,9 +3,11 @@
  * where a model is an agent id. Authenticated by API tokens; errors in OpenAI's shape. A client that
  * goes away aborts the agent's run.
  */
+
 import { randomUUID } from "node:crypto";
 import { type ErrorHandler, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { OutputChecker, type OutputSpec } from "../../agent/structured-output.js";
 import { DimsumError, forbidden, notFound } from "../../errors.js";
 import type { Usage } from "../../llm/types.js";
 import type { Actor, Team } from "../../team/types.js";
@@ -133,6 +135,8 @@ interface Completion {
   created: number;
   abort: AbortController;
   includeUsage: boolean;
+  /** `response_format`: the answer is JSON valid against this schema, sent whole once validated. */
+  output?: OutputSpec;
   log: ServerLog;
   /** Called once the run has settled (success, failure or disconnect). */
   onSettled: () => void;
@@ -162,9 +166,13 @@ function completionStream(job: Completion): ReadableStream<Uint8Array> {
       job.team
         .complete(job.actor, job.agentId, job.conversation, {
           signal: job.abort.signal,
-          onDelta: (text) => send(chunk({ content: text }, null)),
+          // A structured answer is sent once validated: an invalid first try is never streamed.
+          ...(job.output
+            ? { output: job.output }
+            : { onDelta: (text: string) => send(chunk({ content: text }, null)) }),
         })
         .then((result) => {
+          if (job.output) send(chunk({ content: result.text }, null));
           send(chunk({}, "stop"));
           if (!job.includeUsage) return;
           const { id, created, agentId } = job;
@@ -203,6 +211,7 @@ async function completionObject(job: Completion) {
   try {
     const result = await job.team.complete(job.actor, job.agentId, job.conversation, {
       signal: job.abort.signal,
+      ...(job.output ? { output: job.output } : {}),
     });
     return {
       id: job.id,
@@ -222,6 +231,31 @@ async function completionObject(job: Completion) {
   } finally {
     job.onSettled();
   }
+}
+
+/**
+ * `response_format` → the answer's schema: `json_schema` as given, `json_object` any JSON object,
+ * `text` (or none) free text. A schema that does not compile is the caller's mistake (400).
+ */
+function outputOf(format: ChatCompletionRequest["response_format"]): { output?: OutputSpec } {
+  if (!format || format.type === "text") return {};
+  const spec: OutputSpec =
+    format.type === "json_object"
+      ? { schema: { type: "object" } }
+      : { schema: format.json_schema.schema ?? { type: "object" }, name: format.json_schema.name };
+  try {
+    new OutputChecker(spec);
+  } catch (err) {
+    throw new DimsumError("invalid", err instanceof Error ? err.message : String(err), {
+      issues: [
+        {
+          path: "response_format",
+          message: "send a valid JSON Schema and a name of letters, digits, _ or -",
+        },
+      ],
+    });
+  }
+  return { output: spec };
 }
 
 /** The OpenAI-compatible routes, mounted at `/v1`. */
@@ -278,6 +312,7 @@ export function openAiRoutes(team: Team): Hono<AppEnv> {
       created: Math.floor(Date.now() / 1000),
       abort,
       includeUsage: body.stream_options?.include_usage === true,
+      ...outputOf(body.response_format),
       log: c.get("services").log,
       onSettled: () => requestSignal.removeEventListener("abort", onGone),
     };

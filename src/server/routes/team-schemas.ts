@@ -11,6 +11,10 @@ const MAX_SOUL_CHARS = 256 * 1024;
 const shortText = (max: number) => z.string().max(max, `at most ${max} characters`);
 const idText = z.string().min(1, "required").max(200, "at most 200 characters");
 const nameList = (max: number) => z.array(z.string().min(1).max(100)).max(max, `at most ${max} entries`);
+/** An agent's answer format: a JSON Schema object (checked as a schema by the agent service), at most 20 kB. */
+const answerFormatSchema = z
+  .record(z.string(), z.unknown())
+  .refine((schema) => JSON.stringify(schema).length <= 20_000, "at most 20,000 characters of JSON");
 const positiveInt = z.coerce.number().int("a whole number").positive("a positive number");
 
 export const idParam = z.object({ id: idText });
@@ -46,6 +50,7 @@ export const agentInputSchema = z.object({
   skills: nameList(100).optional(),
   knowledgeBases: nameList(100).optional(),
   askFirst: nameList(200).optional(),
+  answerFormat: answerFormatSchema.optional(),
   soul: shortText(MAX_SOUL_CHARS).optional(),
 });
 
@@ -60,6 +65,7 @@ export const agentPatchSchema = z.object({
   skills: nameList(100).optional(),
   knowledgeBases: nameList(100).nullable().optional(),
   askFirst: nameList(200).optional(),
+  answerFormat: answerFormatSchema.nullable().optional(),
 });
 
 export const soulSchema = z.object({ content: shortText(MAX_SOUL_CHARS) });
@@ -202,6 +208,21 @@ export const chatCompletionSchema = z.looseObject({
     .max(500),
   stream: z.boolean().nullable().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
+  response_format: z
+    .discriminatedUnion("type", [
+      z.looseObject({ type: z.literal("text") }),
+      z.looseObject({ type: z.literal("json_object") }),
+      z.looseObject({
+        type: z.literal("json_schema"),
+        json_schema: z.looseObject({
+          name: z.string().min(1).max(64),
+          schema: answerFormatSchema.optional(),
+          strict: z.boolean().nullable().optional(),
+        }),
+      }),
+    ])
+    .nullable()
+    .optional(),
 });
 
 export type ChatCompletionRequest = z.output<typeof chatCompletionSchema>;

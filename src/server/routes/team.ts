@@ -1,6 +1,6 @@
 /**
  * Mounts the team facade onto the server: the `/api` routes of agents, channels, messages, runs,
- * flows, tools, memory and MCP, and the OpenAI-compatible `/v1` endpoint. Pass the result to
+ * flows, tools, memory and MCP, the OpenAI-compatible `/v1` endpoint and the A2A routes (`/a2a`). Pass the result to
  * `createServer({ routes: [mountTeamRoutes({ team })] })`; the server's guards (authentication, CSRF,
  * body limits) run before these routes.
  */
@@ -10,6 +10,7 @@ import type { MemoryStore } from "../../memory/types.js";
 import type { Team } from "../../team/types.js";
 import type { AppEnv, DimsumApp } from "../context.js";
 import type { McpSignIns } from "../mcp-signin.js";
+import { mountA2aRoutes } from "./a2a.js";
 import { agentRoutes } from "./agents.js";
 import { channelRoutes } from "./channels.js";
 import { flowRoutes } from "./flows.js";
@@ -48,5 +49,6 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/mcp", mcpRoutes(options.mcp, options.mcpSignIns));
     app.route("/api", api);
     app.route("/v1", openAiRoutes(team));
+    mountA2aRoutes(team)(app);
   };
 }

@@ -2,7 +2,7 @@
  * The team tables' rows and their mapping to records. SQLite and PostgreSQL use the same column
  * names, so both backends read and write rows through these functions.
  */
-import type { Usage } from "../../llm/types.js";
+import type { JsonSchema, Usage } from "../../llm/types.js";
 import type {
   AgentRecord,
   ChainStep,
@@ -39,6 +39,7 @@ export interface AgentRow {
   skills_json: string;
   knowledge_bases_json: string | null;
   ask_first_json: string;
+  answer_format_json: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -60,10 +61,14 @@ export function toAgent(row: AgentRow): AgentRecord {
   if (row.knowledge_bases_json !== null) {
     agent.knowledgeBases = parseJson<string[]>(row.knowledge_bases_json, []);
   }
+  if (row.answer_format_json !== null) {
+    const format = parseJson<JsonSchema | null>(row.answer_format_json, null);
+    if (format !== null) agent.answerFormat = format;
+  }
   return agent;
 }
 
-/** name, emoji, model, allow, deny, memory, skills, knowledge bases, ask first, updated_at, id. */
+/** name, emoji, model, allow, deny, memory, skills, knowledge bases, ask first, answer format, updated_at, id. */
 export function agentParams(agent: AgentRecord): unknown[] {
   return [
     agent.name,
@@ -75,6 +80,7 @@ export function agentParams(agent: AgentRecord): unknown[] {
     JSON.stringify(agent.skills),
     agent.knowledgeBases === undefined ? null : JSON.stringify(agent.knowledgeBases),
     JSON.stringify(agent.askFirst ?? []),
+    agent.answerFormat === undefined ? null : JSON.stringify(agent.answerFormat),
     agent.updatedAt,
     agent.id,
   ];

@@ -312,6 +312,23 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
             </span>
           </Field>
 
+          <Field label="Answer format" error={shown("answerFormat")} errorKey="answerFormat" wide>
+            <textarea
+              class="code-input answer-format-input"
+              rows={3}
+              value={values.answerFormat}
+              placeholder='e.g. {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}'
+              aria-invalid={shown("answerFormat") ? "true" : undefined}
+              aria-describedby="agent-answer-format-help"
+              onInput={(e) => set("answerFormat", e.currentTarget.value)}
+              data-testid="agent-answer-format"
+            />
+            <span id="agent-answer-format-help" class="muted field-help">
+              Optional. A JSON Schema: every answer of this agent is JSON that follows it (it may use tools
+              first). Leave it empty for ordinary answers.
+            </span>
+          </Field>
+
           <fieldset class="field field-wide">
             <legend>Knowledge bases it may search (rag_query)</legend>
             <label class="check">

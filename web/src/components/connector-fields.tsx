@@ -1,10 +1,16 @@
-/** The type-specific inputs of a connector form: plain settings, and write-only secrets. */
+/**
+ * The type-specific inputs of a connector form: the platform's setup steps, plain settings, and
+ * write-only secrets, each with what it is and where the platform's console shows it. Fields that
+ * apply to one mode only (Feishu's Encrypt Key in webhook mode) show while that mode is chosen.
+ */
 import { useId } from "preact/hooks";
 import {
-  CONNECTOR_FIELDS,
+  CONNECTOR_GUIDES,
   type ConnectorType,
   type ConnectorView,
+  currentValue,
   type FieldValues,
+  visibleFields,
 } from "./connector-api.js";
 
 export interface ConnectorFieldsProps {
@@ -13,6 +19,17 @@ export interface ConnectorFieldsProps {
   onChange: (values: FieldValues) => void;
   /** The stored connector when editing: secrets show "set" and stay unless replaced. */
   stored?: ConnectorView;
+}
+
+/** The numbered setup steps of a type. */
+export function ConnectorGuide({ type }: { type: ConnectorType }) {
+  return (
+    <ol class="connector-guide muted" data-testid="connector-guide">
+      {CONNECTOR_GUIDES[type].map((step) => (
+        <li key={step}>{step}</li>
+      ))}
+    </ol>
+  );
 }
 
 /** The inputs for one connector type. */
@@ -31,12 +48,18 @@ export function ConnectorFields({ type, values, onChange, stored }: ConnectorFie
     value: values[key] ?? "",
     placeholder: placeholder ?? "",
     onInput: (e: { currentTarget: HTMLInputElement }) => set(key, e.currentTarget.value),
+    "aria-describedby": `${idOf(key)}-help`,
     "data-testid": `connector-field-${key}`,
   });
   return (
-    <div class="form-grid">
-      {CONNECTOR_FIELDS[type].map((field) => {
+    <div class="form-grid connector-fields">
+      {visibleFields(type, values, stored).map((field) => {
         const testId = `connector-field-${field.key}`;
+        const help = field.help ? (
+          <small class="field-help muted" id={`${idOf(field.key)}-help`}>
+            {field.help}
+          </small>
+        ) : null;
         if (field.input === "checkbox") {
           return (
             <label key={field.key} class="check">
@@ -60,13 +83,13 @@ export function ConnectorFields({ type, values, onChange, stored }: ConnectorFie
             {field.input === "select" ? (
               <select
                 id={idOf(field.key)}
-                value={values[field.key] ?? field.options?.[0] ?? ""}
+                value={currentValue(field, values, stored)}
                 onChange={(e) => set(field.key, e.currentTarget.value)}
                 data-testid={testId}
               >
                 {field.options?.map((o) => (
                   <option key={o} value={o}>
-                    {o}
+                    {field.optionLabels?.[o] ?? o}
                   </option>
                 ))}
               </select>
@@ -77,6 +100,7 @@ export function ConnectorFields({ type, values, onChange, stored }: ConnectorFie
             ) : (
               <input type="text" {...text(field.key, field.placeholder)} />
             )}
+            {help}
           </label>
         );
       })}

@@ -9,7 +9,7 @@ import {
   fieldsToBody,
   missingFields,
 } from "./connector-api.js";
-import { ConnectorFields } from "./connector-fields.js";
+import { ConnectorFields, ConnectorGuide } from "./connector-fields.js";
 
 const TYPES = Object.keys(CONNECTOR_LABELS) as ConnectorType[];
 
@@ -96,6 +96,7 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
           </select>
         </label>
       </div>
+      <ConnectorGuide type={type} />
       <ConnectorFields type={type} values={values} onChange={setValues} />
       <p class="muted">
         Secrets are stored encrypted on the server and never shown again. Each external person becomes a guest

@@ -10,12 +10,15 @@ import {
   connectorApi,
   type FieldValues,
   fieldsToBody,
+  takesInbound,
+  visibleFields,
 } from "./connector-api.js";
 import { ConnectorFields, valuesOf } from "./connector-fields.js";
 
 const STATE_BADGE: Record<ConnectorView["status"]["state"], string> = {
   running: "badge badge-ok",
   starting: "badge badge-running",
+  failing: "badge badge-error",
   stopped: "badge badge-cancelled",
   error: "badge badge-error",
 };
@@ -25,7 +28,7 @@ function ConnectorEditor({ view, onSaved }: { view: ConnectorView; onSaved: () =
   const [name, setName] = useState(view.name);
   const [values, setValues] = useState<FieldValues>(() => valuesOf(view));
   const [save, saving] = useAction(async () => {
-    await connectorApi(api).update(view.id, { name: name.trim(), ...fieldsToBody(view.type, values) });
+    await connectorApi(api).update(view.id, { name: name.trim(), ...fieldsToBody(view.type, values, view) });
     store.dispatch({ type: "notice", kind: "info", text: `Connector "${name.trim()}" saved.` });
     onSaved();
   });
@@ -55,7 +58,7 @@ function ConnectorEditor({ view, onSaved }: { view: ConnectorView; onSaved: () =
           disabled={saving}
           data-testid="connector-save"
         >
-          Save{view.status.state === "running" ? " and restart" : ""}
+          Save{view.status.state === "running" || view.status.state === "failing" ? " and restart" : ""}
         </button>
       </div>
     </form>
@@ -67,11 +70,13 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
   const { api, store } = useServices();
   const client = connectorApi(api);
   const [editing, setEditing] = useState(false);
-  const running = view.status.state === "running" || view.status.state === "starting";
+  const running =
+    view.status.state === "running" || view.status.state === "starting" || view.status.state === "failing";
   const inboundUrl = `${location.origin}${view.inboundPath}`;
-  const missing = Object.entries(view.secrets)
-    .filter(([, s]) => !s.set)
-    .map(([k]) => k);
+  // Secrets this connector's mode needs that are not set yet (Feishu's long connection needs no Encrypt Key).
+  const missing = visibleFields(view.type, {}, view)
+    .filter((f) => f.kind === "secret" && f.required && !view.secrets[f.key]?.set)
+    .map((f) => f.label);
 
   const [toggle, toggling] = useAction(async () => {
     if (running) await client.stop(view.id);
@@ -113,12 +118,21 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
       </div>
       {view.status.error && (
         <p class="form-error" data-testid="connector-error">
+          {view.status.state === "failing" ? `${CONNECTOR_LABELS[view.type]} calls are failing: ` : ""}
           {view.status.error}
         </p>
       )}
-      {missing.length > 0 && <p class="muted">Missing secrets: {missing.join(", ")}</p>}
-      <p class="muted">
-        Inbound URL: <code data-testid="connector-inbound-url">{inboundUrl}</code>
+      {missing.length > 0 && <p class="muted">Still to enter: {missing.join(", ")}</p>}
+      <p class="muted connector-inbound">
+        {takesInbound(view) ? (
+          <>
+            Inbound URL: <code data-testid="connector-inbound-url">{inboundUrl}</code>
+          </>
+        ) : (
+          <span data-testid="connector-no-inbound">
+            Connects out to the platform: no public address needed.
+          </span>
+        )}
         {view.status.lastInboundAt ? ` · last message ${formatTime(view.status.lastInboundAt)}` : ""}
         {view.status.rejected > 0 ? ` · ${view.status.rejected} refused` : ""}
       </p>

@@ -1,4 +1,4 @@
-/** Connectors: external chat platforms (Telegram, webhook, Feishu/Lark) linked to agents. */
+/** Connectors: external chat platforms (Telegram, webhook, Feishu/Lark, DingTalk, WeCom) linked to agents. */
 import { useEffect, useState } from "preact/hooks";
 import { type ConnectorView, connectorApi } from "../components/connector-api.js";
 import { ConnectorCreateForm } from "../components/connector-form.js";
@@ -28,7 +28,9 @@ export function ConnectorsPage({ me }: { me: SessionUser }) {
     <section class="page" data-testid="connectors-page">
       <header class="page-head">
         <h2>Connectors</h2>
-        <span class="muted">Reach agents from Telegram, Feishu/Lark or any signed webhook.</span>
+        <span class="muted">
+          Reach agents from Telegram, Feishu/Lark, DingTalk, WeCom or any signed webhook.
+        </span>
       </header>
       <div class="page-body">
         {!isAdmin ? (

@@ -17,6 +17,8 @@ export interface AgentFormValues {
   knowledgeBases: string[];
   /** Tools whose every call waits for approval: names or `prefix*` patterns, comma or line separated. */
   askFirst: string;
+  /** A JSON Schema (as JSON text) every answer follows; empty for free text. */
+  answerFormat: string;
 }
 
 export type AgentFormErrors = Partial<Record<keyof AgentFormValues, string>>;
@@ -43,6 +45,7 @@ export function emptyAgentForm(): AgentFormValues {
     knowledgeMode: "all",
     knowledgeBases: [],
     askFirst: "",
+    answerFormat: "",
   };
 }
 
@@ -62,6 +65,7 @@ export function agentToForm(agent: AgentRecord): AgentFormValues {
     knowledgeBases: [...(agent.knowledgeBases ?? [])],
     // A server from before ask-first lists sends none.
     askFirst: (agent.askFirst ?? []).join(", "),
+    answerFormat: agent.answerFormat ? JSON.stringify(agent.answerFormat, null, 2) : "",
   };
 }
 
@@ -84,6 +88,9 @@ export function validateAgentForm(values: AgentFormValues, creating: boolean): A
   const badPattern = splitList(values.askFirst).find((entry) => !ASK_FIRST_PATTERN.test(entry));
   if (badPattern !== undefined)
     errors.askFirst = `“${badPattern}”: write a tool name, or the start of names followed by one * at the end (like github_*).`;
+  if (values.answerFormat.trim() !== "" && parseAnswerFormat(values.answerFormat) === undefined)
+    errors.answerFormat =
+      'Write a JSON Schema object, like {"type": "object", "properties": {"title": {"type": "string"}}}, or leave it empty.';
   return errors;
 }
 
@@ -91,7 +98,10 @@ export function validateAgentForm(values: AgentFormValues, creating: boolean): A
  * The PATCH body for an edited agent (see AgentPatchBody). The ask-first list is sent when it holds
  * something, or when the agent had one (`before`), so clearing it is saved too.
  */
-export function formToPatch(values: AgentFormValues, before?: Pick<AgentRecord, "askFirst">): AgentPatchBody {
+export function formToPatch(
+  values: AgentFormValues,
+  before?: Pick<AgentRecord, "askFirst" | "answerFormat">,
+): AgentPatchBody {
   const askFirst = splitList(values.askFirst);
   const patch: AgentPatchBody = {
     name: values.name.trim(),
@@ -104,6 +114,9 @@ export function formToPatch(values: AgentFormValues, before?: Pick<AgentRecord, 
     knowledgeBases: values.knowledgeMode === "list" ? [...new Set(values.knowledgeBases)] : null,
   };
   if (askFirst.length > 0 || (before?.askFirst ?? []).length > 0) patch.askFirst = askFirst;
+  const answerFormat = parseAnswerFormat(values.answerFormat);
+  if (answerFormat) patch.answerFormat = answerFormat;
+  else if (before?.answerFormat) patch.answerFormat = null;
   return patch;
 }
 
@@ -119,7 +132,21 @@ export function formToInput(values: AgentFormValues, soul: string): AgentInput {
   if (patch.skills && patch.skills.length > 0) input.skills = patch.skills;
   if (patch.knowledgeBases) input.knowledgeBases = patch.knowledgeBases;
   if (patch.askFirst && patch.askFirst.length > 0) input.askFirst = patch.askFirst;
+  if (patch.answerFormat) input.answerFormat = patch.answerFormat;
   return input;
+}
+
+/** The answer format field as a schema object; undefined when empty or not a JSON object. */
+function parseAnswerFormat(text: string): Record<string, unknown> | undefined {
+  if (text.trim() === "") return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Ticks or unticks one name in a list, keeping the order it was picked in. */

@@ -10,6 +10,8 @@ import { knowledge } from "./004-knowledge.js";
 import { schedulesAndConnectors } from "./005-schedules-connectors.js";
 import { appendCounters } from "./006-append-counters.js";
 import { runState } from "./007-run-state.js";
+import { answerFormat } from "./008-answer-format.js";
+import { connectorTypes } from "./009-connector-types.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -19,4 +21,6 @@ export const pgMigrations: readonly PgMigration[] = [
   schedulesAndConnectors,
   appendCounters,
   runState,
+  answerFormat,
+  connectorTypes,
 ];

@@ -19,8 +19,8 @@ export class PgAgentRepo implements AgentRepository {
   async insert(agent: AgentRecord): Promise<AgentRecord> {
     await this.db.run(
       `INSERT INTO team_agents (name, emoji, model, tools_allow_json, tools_deny_json, memory, skills_json,
-         knowledge_bases_json, ask_first_json, updated_at, id, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+         knowledge_bases_json, ask_first_json, answer_format_json, updated_at, id, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
       [...agentParams(agent), agent.createdAt],
     );
     return agent;
@@ -29,8 +29,9 @@ export class PgAgentRepo implements AgentRepository {
   async update(agent: AgentRecord): Promise<AgentRecord> {
     await this.db.run(
       `UPDATE team_agents SET name = $1, emoji = $2, model = $3, tools_allow_json = $4, tools_deny_json = $5,
-         memory = $6, skills_json = $7, knowledge_bases_json = $8, ask_first_json = $9, updated_at = $10
-       WHERE id = $11`,
+         memory = $6, skills_json = $7, knowledge_bases_json = $8, ask_first_json = $9,
+         answer_format_json = $10, updated_at = $11
+       WHERE id = $12`,
       agentParams(agent),
     );
     return agent;

@@ -20,11 +20,13 @@ export class SqliteAgentRepo implements AgentRepository {
     this.#get = db.prepare("SELECT * FROM team_agents WHERE id = ?");
     this.#insert = db.prepare(
       `INSERT INTO team_agents (name, emoji, model, tools_allow_json, tools_deny_json, memory, skills_json,
-         knowledge_bases_json, ask_first_json, updated_at, id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         knowledge_bases_json, ask_first_json, answer_format_json, updated_at, id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#update = db.prepare(
       `UPDATE team_agents SET name = ?, emoji = ?, model = ?, tools_allow_json = ?, tools_deny_json = ?,
-         memory = ?, skills_json = ?, knowledge_bases_json = ?, ask_first_json = ?, updated_at = ? WHERE id = ?`,
+         memory = ?, skills_json = ?, knowledge_bases_json = ?, ask_first_json = ?, answer_format_json = ?,
+         updated_at = ? WHERE id = ?`,
     );
     this.#delete = db.prepare("DELETE FROM team_agents WHERE id = ?");
   }

@@ -1,0 +1,178 @@
+/**
+ * The DingTalk calls the robot connector makes. Answers go to a message's `sessionWebhook` (a URL
+ * in each robot message, valid until `sessionWebhookExpiredTime`) with `{msgtype: "markdown",
+ * markdown: {title, text}}`, answered `{errcode: 0}`; once it expired, through the robot OpenAPI with
+ * an access token from `POST /v1.0/oauth2/accessToken` (`{appKey, appSecret}` → `{accessToken,
+ * expireIn}` seconds, cached until shortly before it expires): `POST /v1.0/robot/groupMessages/send`
+ * for a group, `POST /v1.0/robot/oToMessages/batchSend` for a one-to-one chat, both with
+ * `msgKey: "sampleMarkdown"`. OpenAPI failures carry `{code, message}`.
+ */
+import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
+import { DeliveryError } from "../types.js";
+
+export const DINGTALK_API = "https://api.dingtalk.com";
+/** Renew this long before the token's expiry. */
+const TOKEN_MARGIN_MS = 5 * 60 * 1000;
+/** Session webhook errcodes meaning the session is gone: use the OpenAPI instead. */
+const SESSION_GONE = new Set([300001, 300002, 310000]);
+
+export interface DingTalkMarkdown {
+  title: string;
+  text: string;
+}
+
+interface OpenApiReply {
+  code?: string;
+  message?: string;
+  accessToken?: string;
+  expireIn?: number;
+  errcode?: number;
+  errmsg?: string;
+  processQueryKey?: string;
+}
+
+function replyOf(body: unknown): OpenApiReply {
+  return (typeof body === "object" && body !== null ? body : {}) as OpenApiReply;
+}
+
+/** The title DingTalk shows in notifications: the answer's first words, without Markdown marks. */
+export function markdownTitle(text: string): string {
+  const line = text
+    .split("\n")
+    .map((l) => l.replace(/[#>*_`~[\]()|-]/g, "").trim())
+    .find((l) => l !== "");
+  const title = line ?? "Answer";
+  return title.length > 30 ? `${title.slice(0, 29)}…` : title;
+}
+
+/** A client for one app (robot). */
+export class DingTalkApi {
+  readonly #base: string;
+  readonly #appKey: string;
+  readonly #appSecret: string;
+  readonly #now: () => number;
+  #token: { value: string; until: number } | undefined;
+  #pending: Promise<string> | undefined;
+
+  constructor(options: { baseUrl: string; appKey: string; appSecret: string; now: () => number }) {
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#appKey = options.appKey;
+    this.#appSecret = options.appSecret;
+    this.#now = options.now;
+  }
+
+  get baseUrl(): string {
+    return this.#base;
+  }
+
+  /** The cached access token, fetched when missing or about to expire. */
+  accessToken(signal?: AbortSignal): Promise<string> {
+    if (this.#token && this.#token.until > this.#now()) return Promise.resolve(this.#token.value);
+    this.#pending ??= this.#fetchToken(signal).finally(() => {
+      this.#pending = undefined;
+    });
+    return this.#pending;
+  }
+
+  async #fetchToken(signal?: AbortSignal): Promise<string> {
+    const response = await requestJson(`${this.#base}/v1.0/oauth2/accessToken`, {
+      body: { appKey: this.#appKey, appSecret: this.#appSecret },
+      ...(signal ? { signal } : {}),
+    });
+    const reply = replyOf(response.body);
+    if (response.status !== 200 || !reply.accessToken) {
+      throw this.#failure("access token", response.status, response.body, response.headers);
+    }
+    const lifetimeMs = (reply.expireIn ?? 7200) * 1000;
+    this.#token = {
+      value: reply.accessToken,
+      until: this.#now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2),
+    };
+    return reply.accessToken;
+  }
+
+  #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
+    const reply = replyOf(body);
+    const detail =
+      reply.code !== undefined
+        ? `${reply.code}: ${reply.message ?? ""}`
+        : reply.errcode !== undefined
+          ? `errcode ${reply.errcode}: ${reply.errmsg ?? ""}`
+          : bodyExcerpt(body);
+    const after = retryAfterMs(headers);
+    return new DeliveryError(`DingTalk ${what} failed (HTTP ${status}, ${detail})`, {
+      retryable: retryableStatus(status) || reply.errcode === -1,
+      ...(after !== undefined ? { retryAfterMs: after } : {}),
+    });
+  }
+
+  /**
+   * Sends a markdown message to a session webhook. Resolves false when the session is gone (the
+   * caller falls back to the OpenAPI); throws DeliveryError for other failures.
+   */
+  async sendBySession(webhook: string, markdown: DingTalkMarkdown, signal?: AbortSignal): Promise<boolean> {
+    const response = await requestJson(webhook, {
+      body: { msgtype: "markdown", markdown },
+      ...(signal ? { signal } : {}),
+    });
+    const reply = replyOf(response.body);
+    if (response.status === 200 && (reply.errcode ?? 0) === 0) return true;
+    if (reply.errcode !== undefined && SESSION_GONE.has(reply.errcode)) return false;
+    throw this.#failure("session webhook send", response.status, response.body, response.headers);
+  }
+
+  /** Sends a markdown message to a group through the OpenAPI. */
+  sendToGroup(
+    robotCode: string,
+    conversationId: string,
+    markdown: DingTalkMarkdown,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    return this.#robotSend(
+      "/v1.0/robot/groupMessages/send",
+      { robotCode, openConversationId: conversationId },
+      markdown,
+      signal,
+    );
+  }
+
+  /** Sends a markdown message to one person (their staff id) through the OpenAPI. */
+  sendToUser(
+    robotCode: string,
+    staffId: string,
+    markdown: DingTalkMarkdown,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    return this.#robotSend(
+      "/v1.0/robot/oToMessages/batchSend",
+      { robotCode, userIds: [staffId] },
+      markdown,
+      signal,
+    );
+  }
+
+  async #robotSend(
+    path: string,
+    target: Record<string, unknown>,
+    markdown: DingTalkMarkdown,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
+    const send = async () => {
+      const token = await this.accessToken(signal);
+      return requestJson(`${this.#base}${path}`, {
+        headers: { "x-acs-dingtalk-access-token": token },
+        body: { ...target, msgKey: "sampleMarkdown", msgParam: JSON.stringify(markdown) },
+        ...(signal ? { signal } : {}),
+      });
+    };
+    let response = await send();
+    if (response.status === 401 || response.status === 403) {
+      // The token expired early or was revoked: one fresh token, one more try.
+      this.#token = undefined;
+      response = await send();
+    }
+    const reply = replyOf(response.body);
+    if (response.status === 200) return reply.processQueryKey ?? "";
+    throw this.#failure("robot send", response.status, response.body, response.headers);
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The WeCom server API calls of a self-built app: `GET /cgi-bin/gettoken?corpid=…&corpsecret=…`
+ * (`{errcode: 0, access_token, expires_in}` seconds, cached until shortly before it expires; one
+ * request shared by concurrent sends) and `POST /cgi-bin/message/send?access_token=…` with
+ * `{touser, msgtype: "markdown" | "text", agentid, …}`. Replies carry `{errcode, errmsg}`; 0 is success.
+ */
+import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
+import { DeliveryError } from "../types.js";
+
+export const WECOM_API = "https://qyapi.weixin.qq.com";
+/** Renew this long before the token's expiry. */
+const TOKEN_MARGIN_MS = 5 * 60 * 1000;
+/** The access token is invalid or expired: fetch a new one and try again. */
+const TOKEN_CODES = new Set([40014, 42001, 40001]);
+/** "system busy" and the API's frequency limits. */
+const RETRY_CODES = new Set([-1, 45009, 45033]);
+
+interface WecomReply {
+  errcode?: number;
+  errmsg?: string;
+  access_token?: string;
+  expires_in?: number;
+  msgid?: string;
+  invaliduser?: string;
+}
+
+function replyOf(body: unknown): WecomReply {
+  return (typeof body === "object" && body !== null ? body : {}) as WecomReply;
+}
+
+/** A client for one self-built app. */
+export class WecomApi {
+  readonly #base: string;
+  readonly #corpId: string;
+  readonly #corpSecret: string;
+  readonly #agentId: number;
+  readonly #now: () => number;
+  #token: { value: string; until: number } | undefined;
+  #pending: Promise<string> | undefined;
+
+  constructor(options: {
+    baseUrl: string;
+    corpId: string;
+    corpSecret: string;
+    agentId: number;
+    now: () => number;
+  }) {
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#corpId = options.corpId;
+    this.#corpSecret = options.corpSecret;
+    this.#agentId = options.agentId;
+    this.#now = options.now;
+  }
+
+  /** The cached access token, fetched when missing or about to expire. */
+  accessToken(signal?: AbortSignal): Promise<string> {
+    if (this.#token && this.#token.until > this.#now()) return Promise.resolve(this.#token.value);
+    this.#pending ??= this.#fetchToken(signal).finally(() => {
+      this.#pending = undefined;
+    });
+    return this.#pending;
+  }
+
+  async #fetchToken(signal?: AbortSignal): Promise<string> {
+    const query = new URLSearchParams({ corpid: this.#corpId, corpsecret: this.#corpSecret });
+    const response = await requestJson(`${this.#base}/cgi-bin/gettoken?${query}`, {
+      method: "GET",
+      ...(signal ? { signal } : {}),
+    });
+    const reply = replyOf(response.body);
+    if (response.status !== 200 || reply.errcode !== 0 || !reply.access_token) {
+      throw this.#failure("gettoken", response.status, response.body, response.headers);
+    }
+    const lifetimeMs = (reply.expires_in ?? 7200) * 1000;
+    this.#token = {
+      value: reply.access_token,
+      until: this.#now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2),
+    };
+    return reply.access_token;
+  }
+
+  #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
+    const reply = replyOf(body);
+    const code = reply.errcode;
+    const detail = code !== undefined ? `errcode ${code}: ${reply.errmsg ?? ""}` : bodyExcerpt(body);
+    const after = retryAfterMs(headers);
+    return new DeliveryError(`WeCom ${what} failed (HTTP ${status}, ${detail})`, {
+      retryable:
+        retryableStatus(status) || (code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code))),
+      ...(after !== undefined ? { retryAfterMs: after } : {}),
+    });
+  }
+
+  /** Sends a markdown or text message to one member of the corp; resolves with its msgid. */
+  async send(
+    userId: string,
+    format: "markdown" | "text",
+    content: string,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const body = { touser: userId, msgtype: format, agentid: this.#agentId, [format]: { content } };
+    const token = await this.accessToken(signal);
+    const response = await requestJson(
+      `${this.#base}/cgi-bin/message/send?access_token=${encodeURIComponent(token)}`,
+      { body, ...(signal ? { signal } : {}) },
+    );
+    const reply = replyOf(response.body);
+    if (response.status === 200 && reply.errcode === 0) {
+      if (reply.invaliduser) {
+        throw new DeliveryError(
+          `WeCom did not deliver to ${reply.invaliduser}: not a member the app can reach`,
+          {
+            retryable: false,
+          },
+        );
+      }
+      return reply.msgid ?? "";
+    }
+    if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token = undefined;
+    throw this.#failure("message/send", response.status, response.body, response.headers);
+  }
+}

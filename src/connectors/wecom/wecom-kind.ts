@@ -1,0 +1,165 @@
+/**
+ * The WeCom (企业微信) connector for a self-built app. Its "receive messages" callback points at
+ * `/api/connectors/<id>/inbound`: WeCom first verifies the URL with a signed `GET` whose `echostr`
+ * is answered decrypted; messages then arrive as `POST`ed XML whose `Encrypt` field is verified
+ * (`msg_signature`) and decrypted (see wecom-crypto.ts) before anything is stored. Text messages
+ * reach the agent (WeCom retries a callback it got no answer to within 5 s with the same MsgId:
+ * those are taken once); answers go back to the person with `message/send` as markdown (or text),
+ * split at WeCom's 2,048-byte limit.
+ */
+import * as z from "zod";
+import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
+import type {
+  ConnectorDriver,
+  ConnectorKind,
+  DriverContext,
+  InboundMessage,
+  InboundOutcome,
+  InboundRequest,
+  OutboundMessage,
+} from "../types.js";
+import { WECOM_API, WecomApi } from "./wecom-api.js";
+import { openWecomCiphertext } from "./wecom-crypto.js";
+import { parseWecomXml } from "./wecom-xml.js";
+
+const settingsSchema = z
+  .object({
+    corpId: z.string().trim().min(1).max(64),
+    /** The app's AgentId. */
+    appAgentId: z.union([
+      z.number().int().positive(),
+      z
+        .string()
+        .regex(/^\d{1,12}$/)
+        .transform(Number),
+    ]),
+    format: z.enum(["markdown", "text"]).default("markdown"),
+    baseUrl: httpUrl.default(WECOM_API),
+  })
+  .strict();
+
+/** The platform-neutral message of a decrypted callback; undefined for events and other kinds. */
+export function inboundOfWecomMessage(fields: Record<string, string>): InboundMessage | undefined {
+  if (fields.MsgType !== "text") return undefined;
+  const userId = fields.FromUserName;
+  const text = (fields.Content ?? "").trim();
+  if (!userId || text === "") return undefined;
+  return {
+    ...(fields.MsgId ? { dedupeKey: `msg:${fields.MsgId}` } : {}),
+    // An app's messages are one-to-one: the chat is the person.
+    chat: { id: userId },
+    user: { id: userId },
+    text,
+  };
+}
+
+class WecomDriver implements ConnectorDriver {
+  readonly #context: DriverContext;
+  readonly #api: WecomApi;
+
+  constructor(context: DriverContext) {
+    this.#context = context;
+    this.#api = new WecomApi({
+      baseUrl: String(context.settings.baseUrl),
+      corpId: String(context.settings.corpId),
+      corpSecret: context.secrets.corpSecret ?? "",
+      agentId: Number(context.settings.appAgentId),
+      now: context.now,
+    });
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.#api.accessToken();
+    } catch (err) {
+      // Wrong credentials fail the start; an outage only delays the first reply.
+      if (err instanceof Error && "retryable" in err && err.retryable === true)
+        this.#context.report(messageOf(err));
+      else throw err;
+    }
+  }
+
+  async stop(): Promise<void> {}
+
+  #open(query: Record<string, string>, ciphertext: string) {
+    const { secrets, settings } = this.#context;
+    return openWecomCiphertext({
+      token: secrets.token ?? "",
+      encodingAESKey: secrets.encodingAESKey ?? "",
+      corpId: String(settings.corpId),
+      signature: query.msg_signature,
+      timestamp: query.timestamp,
+      nonce: query.nonce,
+      ciphertext,
+    });
+  }
+
+  async inbound(request: InboundRequest): Promise<InboundOutcome> {
+    const query = request.query ?? {};
+    if (request.method === "GET") {
+      // The URL verification when the callback is saved in the admin console.
+      const echostr = query.echostr;
+      if (!echostr)
+        return { kind: "rejected", status: 400, reason: "a GET needs echostr (WeCom's URL verification)" };
+      const opened = await this.#open(query, echostr);
+      if ("refused" in opened) return { kind: "rejected", status: 401, reason: opened.refused };
+      return { kind: "reply", body: opened.plain };
+    }
+    const outer = parseWecomXml(request.body);
+    const ciphertext = outer?.Encrypt;
+    if (!ciphertext)
+      return { kind: "rejected", status: 400, reason: "the body is not WeCom XML with an Encrypt field" };
+    const opened = await this.#open(query, ciphertext);
+    if ("refused" in opened) return { kind: "rejected", status: 401, reason: opened.refused };
+    const fields = parseWecomXml(opened.plain);
+    if (!fields) return { kind: "rejected", status: 400, reason: "the decrypted message is not XML" };
+    const message = inboundOfWecomMessage(fields);
+    // An empty answer tells WeCom the callback was taken (no passive reply).
+    return { kind: "messages", messages: message ? [message] : [], body: "" };
+  }
+
+  async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    const format = this.#context.settings.format === "text" ? "text" : "markdown";
+    return this.#api.send(message.chatId, format, message.text, signal);
+  }
+
+  async test(): Promise<string> {
+    await this.#api.accessToken();
+    return `got an access token for corp ${String(this.#context.settings.corpId)}`;
+  }
+}
+
+/** The WeCom kind. */
+export const wecomKind: ConnectorKind = {
+  type: "wecom",
+  label: "WeCom",
+  secrets: [
+    {
+      name: "token",
+      label: "Token",
+      required: true,
+      pattern: /^[A-Za-z0-9]{1,32}$/,
+      rule: "up to 32 letters and digits, as the callback settings show it",
+    },
+    {
+      name: "encodingAESKey",
+      label: "EncodingAESKey",
+      required: true,
+      pattern: /^[A-Za-z0-9]{43}$/,
+      rule: "43 letters and digits, as the callback settings show it",
+    },
+    { name: "corpSecret", label: "App Secret", required: true },
+  ],
+  parseSettings: (settings) =>
+    parseWith(settingsSchema, settings, "WeCom", {
+      corpId: "Corp ID",
+      appAgentId: "AgentId",
+      format: "Answer as",
+      baseUrl: "API URL",
+    }),
+  // text and markdown content: at most 2048 bytes each.
+  limit: () => ({ max: 2048, unit: "utf8" }),
+  streams: () => false,
+  inboundGet: true,
+  create: (context) => new WecomDriver(context),
+};

@@ -1,0 +1,169 @@
+/**
+ * The A2A server: each agent a person may use, published as an A2A agent. `/.well-known/agent-card.json`
+ * lists the caller's agents with their URLs; `/a2a/<agentId>/.well-known/agent-card.json` is an
+ * agent's card and `POST /a2a/<agentId>` its JSON-RPC endpoint (send, stream over SSE, get and cancel
+ * a task) in A2A 1.0 and, by method name or `A2A-Version: 0.3`, in 0.3. Authenticated by Dimsum API
+ * tokens: the agent runs as the token's person, as `/v1/chat/completions` runs it.
+ */
+import { A2A_VERSION_HEADER } from "@a2a-js/sdk";
+import { isLegacyJsonRpcMethod } from "@a2a-js/sdk/compat/v0_3";
+import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
+import {
+  DefaultExecutionEventBusManager,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  JsonRpcTransportHandler,
+  ServerCallContext,
+  validateVersion,
+} from "@a2a-js/sdk/server";
+import type { Context } from "hono";
+import { Hono } from "hono";
+import { agentCardJson, agentCardOf, type PublishedAgent, wantsLegacy } from "../../a2a/agent-card.js";
+import { A2A_CALL, type AgentCall, DimsumTaskExecutor } from "../../a2a/task-executor.js";
+import { DimsumError, forbidden, notFound } from "../../errors.js";
+import type { Actor, AgentRecord, Team } from "../../team/types.js";
+import { apiTokenAuth } from "../auth/middleware.js";
+import { type AppEnv, actorOf, type DimsumApp } from "../context.js";
+
+/** The key of the task owner (person and agent) in `ServerCallContext.state`. */
+const SCOPE = "dimsum.a2a.scope";
+const encoder = new TextEncoder();
+
+/** Tasks and their live event buses, kept per person and agent (one person never sees another's). */
+function ownerOf(context: ServerCallContext): string {
+  return String(context.state.get(SCOPE) ?? "unknown");
+}
+
+function published(c: Context<AppEnv>, agent: AgentRecord): PublishedAgent {
+  const origin = new URL(c.req.url).origin;
+  return {
+    id: agent.id,
+    name: agent.name,
+    description: `${agent.emoji} ${agent.name}, a Dimsum agent (@${agent.id}).`.trim(),
+    url: `${origin}/a2a/${agent.id}`,
+  };
+}
+
+/** The agent for this caller: 404 when it does not exist (or is not theirs to use), 403 for guests. */
+async function agentFor(team: Team, actor: Actor, id: string): Promise<AgentRecord> {
+  if (actor.role === "guest") throw forbidden("guests cannot talk to agents through the API");
+  return team.getAgent(actor, id).catch((err: unknown) => {
+    if (err instanceof DimsumError && err.code === "not_found") {
+      throw notFound(`There is no agent "${id}": GET /.well-known/agent-card.json lists yours.`);
+    }
+    throw err;
+  });
+}
+
+function isStream(value: unknown): value is AsyncGenerator<unknown, void, undefined> {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown })?.[Symbol.asyncIterator] === "function";
+}
+
+/** A JSON-RPC stream as SSE; a failure mid-stream is sent as an `error` event. */
+function sse(events: AsyncGenerator<unknown, void, undefined>, id: unknown): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(out) {
+      try {
+        const next = await events.next();
+        if (next.done) out.close();
+        else out.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        const body = { jsonrpc: "2.0", id: id ?? null, error: { code: -32603, message } };
+        out.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify(body)}\n\n`));
+        out.close();
+      }
+    },
+    async cancel() {
+      // The client went away: the task goes on (get it later with GetTask).
+      await events.return(undefined);
+    },
+  });
+}
+
+/** Mounts the A2A routes on the app (after its guards; before the SPA fallback). */
+export function mountA2aRoutes(team: Team): (app: DimsumApp) => void {
+  const store = new InMemoryTaskStore(ownerOf);
+  const buses = new DefaultExecutionEventBusManager(ownerOf);
+  const executor = new DimsumTaskExecutor();
+
+  return (app) => {
+    app.get("/.well-known/agent-card.json", apiTokenAuth, async (c) => {
+      const actor = actorOf(c);
+      const agents = actor.role === "guest" ? [] : await team.listAgents(actor);
+      const origin = new URL(c.req.url).origin;
+      return c.json({
+        name: "Dimsum",
+        description: "The Dimsum agents this API token's person may use, each an A2A agent of its own.",
+        url: origin,
+        agents: agents.map((agent) => {
+          const p = published(c, agent);
+          return {
+            id: p.id,
+            name: p.name,
+            description: p.description,
+            url: p.url,
+            card: `${p.url}/.well-known/agent-card.json`,
+          };
+        }),
+      });
+    });
+
+    const a2a = new Hono<AppEnv>();
+    a2a.use("*", apiTokenAuth);
+    a2a.get("/:agentId/.well-known/agent-card.json", async (c) => {
+      const agent = await agentFor(team, actorOf(c), c.req.param("agentId"));
+      c.header("Vary", A2A_VERSION_HEADER);
+      return c.json(agentCardJson(published(c, agent), wantsLegacy(c.req.header(A2A_VERSION_HEADER))));
+    });
+    a2a.post("/:agentId", async (c) => {
+      const actor = actorOf(c);
+      const agent = await agentFor(team, actor, c.req.param("agentId"));
+      let body: Record<string, unknown>;
+      try {
+        body = (await c.req.json()) as Record<string, unknown>;
+      } catch {
+        return c.json({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32700, message: "Parse error: send JSON" },
+        });
+      }
+      const method = typeof body?.method === "string" ? body.method : "";
+      const header = c.req.header(A2A_VERSION_HEADER);
+      // 0.3 clients are known by their method names (`message/send`) or their version header.
+      const legacy = method ? isLegacyJsonRpcMethod(method) : wantsLegacy(header);
+      const call: AgentCall = (conversation, options) =>
+        team.complete(actor, agent.id, conversation, { signal: options.signal, onDelta: options.onDelta });
+      const context = new ServerCallContext({
+        user: { isAuthenticated: true, userName: actor.userId },
+        requestedVersion: legacy ? "0.3" : header?.trim() || "1.0",
+        state: new Map<string, unknown>([
+          [A2A_CALL, call],
+          [SCOPE, `${actor.userId}/${agent.id}`],
+        ]),
+      });
+      const card = agentCardOf(published(c, agent));
+      const handler = new DefaultRequestHandler(card, store, executor, buses);
+      const transport = legacy
+        ? new LegacyJsonRpcTransportHandler(handler)
+        : new JsonRpcTransportHandler(handler);
+      try {
+        validateVersion(context.requestedVersion, card, "JSONRPC");
+      } catch (err) {
+        const error = legacy
+          ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err)
+          : JsonRpcTransportHandler.mapToJSONRPCError(err);
+        return c.json({ jsonrpc: "2.0", id: body.id ?? null, error });
+      }
+      const result = await transport.handle(body, context);
+      if (!isStream(result)) return c.json(result);
+      return c.body(sse(result, body.id), 200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
+      });
+    });
+    app.route("/a2a", a2a);
+  };
+}

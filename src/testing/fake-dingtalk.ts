@@ -1,0 +1,287 @@
+/**
+ * A fake DingTalk on 127.0.0.1, from the documented shapes: the OpenAPI access token
+ * (`POST /v1.0/oauth2/accessToken`), session webhooks (`POST /robot/sendBySession?session=…`, a
+ * switch makes them answer an errcode), the robot OpenAPI sends (`/v1.0/robot/groupMessages/send`,
+ * `/v1.0/robot/oToMessages/batchSend`), and the Stream mode gateway: `POST
+ * /v1.0/gateway/connections/open` hands out a WebSocket endpoint and ticket, and the WebSocket
+ * speaks the Stream protocol (JSON frames `{specVersion, type: "CALLBACK", headers: {messageId,
+ * topic, …}, data}`, acknowledged by the client with `{code: 200, headers: {messageId}, data}`).
+ * `buildDingTalkCallback` signs a robot message the way DingTalk's HTTP callback sends it.
+ */
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type WebSocket, WebSocketServer } from "ws";
+import { type DingTalkRobotMessage, dingTalkSign } from "../connectors/dingtalk/dingtalk-message.js";
+import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-platform-server.js";
+
+export const DINGTALK_ROBOT_TOPIC = "/v1.0/im/bot/messages/get";
+
+/** A message the robot sent. */
+export interface FakeDingTalkMessage {
+  via: "session" | "group" | "user";
+  /** The session id, the group's openConversationId, or the person's staff id. */
+  target: string;
+  title: string;
+  text: string;
+}
+
+/** The fake platform of one app. */
+export class FakeDingTalk {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly #server: FakePlatformServer;
+  readonly #wss: WebSocketServer;
+  readonly messages: FakeDingTalkMessage[] = [];
+  /** OpenAPI access tokens handed out. */
+  readonly tokens: string[] = [];
+  /** Stream connections opened (tickets used). */
+  readonly connections: string[] = [];
+  /** Stream messageIds the client acknowledged. */
+  readonly acks: string[] = [];
+  #tickets = new Set<string>();
+  #sockets = new Set<WebSocket>();
+  #sessionError: { errcode: number; errmsg: string } | undefined;
+
+  private constructor(
+    clientId: string,
+    clientSecret: string,
+    server: FakePlatformServer,
+    wss: WebSocketServer,
+  ) {
+    this.clientId = clientId;
+    this.clientSecret = clientSecret;
+    this.#server = server;
+    this.#wss = wss;
+    wss.on("connection", (socket, req) => this.#connected(socket, req));
+  }
+
+  static async start(
+    clientId = "dingfakeappkey0001",
+    clientSecret = "fake-dingtalk-secret-0123456789",
+  ): Promise<FakeDingTalk> {
+    let fake: FakeDingTalk | undefined;
+    const server = await FakePlatformServer.start((req, body) => fake?.handle(req, body) ?? reply(503, {}));
+    const wss = await new Promise<WebSocketServer>((resolve) => {
+      const created: WebSocketServer = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () =>
+        resolve(created),
+      );
+    });
+    fake = new FakeDingTalk(clientId, clientSecret, server, wss);
+    return fake;
+  }
+
+  /** Base URL to configure as the connector's `baseUrl`. */
+  get url(): string {
+    return this.#server.url;
+  }
+
+  get outageHits(): number {
+    return this.#server.outageHits;
+  }
+
+  outage(mode: Outage): Promise<void> {
+    return this.#server.outage(mode);
+  }
+
+  /** Makes session webhooks answer with this errcode (undefined: work again). */
+  failSessions(error: { errcode: number; errmsg: string } | undefined): void {
+    this.#sessionError = error;
+  }
+
+  /** Open Stream connections. */
+  get openStreams(): number {
+    return [...this.#sockets].filter((s) => s.readyState === s.OPEN).length;
+  }
+
+  waitUntil(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
+    return this.#server.waitUntil(test, what, timeoutMs);
+  }
+
+  /** Drops every Stream connection (the client should reconnect by itself). */
+  dropStreams(): void {
+    for (const socket of this.#sockets) socket.terminate();
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.#sockets) socket.terminate();
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+    await this.#server.close();
+  }
+
+  /** A robot message as DingTalk sends it, with a session webhook on this fake. */
+  robotMessage(options: {
+    conversationId: string;
+    text: string;
+    senderStaffId: string;
+    senderNick?: string;
+    group?: boolean;
+    msgId?: string;
+    /** Milliseconds from now until the session webhook expires (default 90 minutes). */
+    sessionTtlMs?: number;
+  }): DingTalkRobotMessage {
+    const session = randomBytes(8).toString("hex");
+    return {
+      msgId: options.msgId ?? `msg${randomBytes(8).toString("hex")}`,
+      msgtype: "text",
+      text: { content: options.group ? ` ${options.text}` : options.text },
+      conversationId: options.conversationId,
+      conversationType: options.group ? "2" : "1",
+      ...(options.group ? { conversationTitle: "Team room" } : {}),
+      senderId: `$:LWCP_v1:$${options.senderStaffId}`,
+      senderStaffId: options.senderStaffId,
+      senderNick: options.senderNick ?? "Zhang San",
+      sessionWebhook: `${this.url}/robot/sendBySession?session=${session}`,
+      sessionWebhookExpiredTime: Date.now() + (options.sessionTtlMs ?? 90 * 60 * 1000),
+      robotCode: this.clientId,
+    };
+  }
+
+  /** Pushes a robot message down every open Stream connection; resolves with its messageId. */
+  pushRobotMessage(message: DingTalkRobotMessage): string {
+    const messageId = `stream-${randomBytes(8).toString("hex")}`;
+    const frame = {
+      specVersion: "1.0",
+      type: "CALLBACK",
+      headers: {
+        appId: this.clientId,
+        connectionId: "fake-connection",
+        contentType: "application/json",
+        messageId,
+        time: String(Date.now()),
+        topic: DINGTALK_ROBOT_TOPIC,
+      },
+      data: JSON.stringify(message),
+    };
+    for (const socket of this.#sockets)
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
+    return messageId;
+  }
+
+  #connected(socket: WebSocket, req: IncomingMessage): void {
+    const ticket = new URL(req.url ?? "", "http://x").searchParams.get("ticket") ?? "";
+    if (!this.#tickets.delete(ticket)) {
+      socket.close(4001, "invalid ticket");
+      return;
+    }
+    this.connections.push(ticket);
+    this.#sockets.add(socket);
+    socket.on("close", () => {
+      this.#sockets.delete(socket);
+      this.#server.changed();
+    });
+    socket.on("message", (data) => {
+      try {
+        const frame = JSON.parse(String(data)) as { code?: number; headers?: { messageId?: string } };
+        if (frame.code === 200 && frame.headers?.messageId) this.acks.push(frame.headers.messageId);
+      } catch {
+        // Not JSON: ignored, as the gateway would.
+      }
+      this.#server.changed();
+    });
+    this.#server.changed();
+  }
+
+  /** Answers one HTTP request. */
+  handle(req: IncomingMessage, raw: string): FakeReply {
+    const url = new URL(req.url ?? "", this.url);
+    let body: Record<string, unknown> = {};
+    try {
+      body = raw === "" ? {} : (JSON.parse(raw) as Record<string, unknown>);
+    } catch {
+      return reply(400, { code: "InvalidParameter", message: "body is not JSON" });
+    }
+    const credentialsOk = (key: unknown, secret: unknown) =>
+      key === this.clientId && secret === this.clientSecret;
+    switch (url.pathname) {
+      case "/v1.0/oauth2/accessToken": {
+        if (!credentialsOk(body.appKey, body.appSecret)) {
+          return reply(400, { code: "invalidClientIdOrSecret", message: "无效的clientId或者clientSecret" });
+        }
+        const token = `dt-${randomBytes(12).toString("hex")}`;
+        this.tokens.push(token);
+        return reply(200, { accessToken: token, expireIn: 7200 });
+      }
+      case "/v1.0/gateway/connections/open": {
+        if (!credentialsOk(body.clientId, body.clientSecret)) {
+          return reply(401, { code: "invalidClientIdOrSecret", message: "无效的clientId或者clientSecret" });
+        }
+        const ticket = randomBytes(12).toString("hex");
+        this.#tickets.add(ticket);
+        const port = (this.#wss.address() as AddressInfo).port;
+        return reply(200, { endpoint: `ws://127.0.0.1:${port}/connect`, ticket });
+      }
+      case "/robot/sendBySession": {
+        if (this.#sessionError) return reply(200, this.#sessionError);
+        const markdown = body.markdown as { title?: unknown; text?: unknown } | undefined;
+        if (
+          body.msgtype !== "markdown" ||
+          typeof markdown?.text !== "string" ||
+          typeof markdown.title !== "string"
+        ) {
+          return reply(200, { errcode: 40035, errmsg: "缺少参数 markdown" });
+        }
+        this.messages.push({
+          via: "session",
+          target: url.searchParams.get("session") ?? "",
+          title: markdown.title,
+          text: markdown.text,
+        });
+        return reply(200, { errcode: 0, errmsg: "ok" });
+      }
+      case "/v1.0/robot/groupMessages/send":
+      case "/v1.0/robot/oToMessages/batchSend":
+        return this.#robotSend(req, url.pathname, body);
+      default:
+        return reply(404, { code: "NotFound", message: "no such API" });
+    }
+  }
+
+  #robotSend(req: IncomingMessage, path: string, body: Record<string, unknown>): FakeReply {
+    const token = req.headers["x-acs-dingtalk-access-token"];
+    if (typeof token !== "string" || !this.tokens.includes(token)) {
+      return reply(401, { code: "InvalidAuthentication", message: "不合法的access_token" });
+    }
+    let param: { title?: unknown; text?: unknown } = {};
+    try {
+      param = JSON.parse(String(body.msgParam)) as { title?: unknown; text?: unknown };
+    } catch {
+      return reply(400, { code: "InvalidParameter", message: "msgParam is not JSON" });
+    }
+    if (
+      body.msgKey !== "sampleMarkdown" ||
+      typeof param.text !== "string" ||
+      body.robotCode !== this.clientId
+    ) {
+      return reply(400, { code: "InvalidParameter", message: "msgKey, msgParam or robotCode is wrong" });
+    }
+    const group = path.includes("group");
+    const target = group
+      ? String(body.openConversationId)
+      : String((body.userIds as unknown[] | undefined)?.[0]);
+    this.messages.push({
+      via: group ? "group" : "user",
+      target,
+      title: String(param.title),
+      text: param.text,
+    });
+    return reply(200, { processQueryKey: `pqk-${this.messages.length}` });
+  }
+}
+
+/** A robot message as DingTalk's HTTP callback posts it, signed now (or at `timestamp`). */
+export function buildDingTalkCallback(
+  clientSecret: string,
+  message: DingTalkRobotMessage,
+  timestamp = Date.now(),
+): { headers: Record<string, string>; body: string } {
+  const ts = String(timestamp);
+  return {
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      timestamp: ts,
+      sign: dingTalkSign(ts, clientSecret),
+    },
+    body: JSON.stringify(message),
+  };
+}
