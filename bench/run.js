@@ -23,6 +23,7 @@ const all = [
   "ws-load",
   "shell-sandbox",
   "approvals",
+  "prompt-cache",
 ];
 const only = process.argv.slice(2);
 const names = only.length > 0 ? only : all;

@@ -12,7 +12,8 @@ const apiTarget = process.env.DIMSUM_DEV_API ?? "http://127.0.0.1:18800";
 export default defineConfig({
   root: webRoot,
   base: "/",
-  publicDir: false,
+  // The installable app's files, served as they are at the root: manifest, icons, service worker, offline page.
+  publicDir: "public",
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   build: {
     outDir: "dist",

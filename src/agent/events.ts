@@ -13,6 +13,19 @@ export type AgentEvent =
   | { type: "text_delta"; runId: string; text: string }
   | { type: "reasoning_delta"; runId: string; text: string }
   | { type: "retry"; runId: string; attempt: number; delayMs: number; reason: string }
+  /**
+   * The model call moved to the next model of the agent's chain: `from` failed before any output
+   * (`code`, `reason`), or was skipped because its provider is cooling down (`skipped`).
+   */
+  | {
+      type: "model_fallback";
+      runId: string;
+      from: string;
+      to: string;
+      reason: string;
+      code: ErrorCode;
+      skipped?: boolean;
+    }
   | { type: "tool_call"; runId: string; id: string; name: string; args: unknown }
   | {
       type: "tool_result";
@@ -83,7 +96,15 @@ export type AgentEvent =
       tokensAfter: number;
       note?: string;
     }
-  | { type: "usage"; runId: string; usage: Usage; total: Usage; costUsd?: number }
+  | {
+      type: "usage";
+      runId: string;
+      usage: Usage;
+      total: Usage;
+      costUsd?: number;
+      /** `provider:id` of the model that answered this call (a fallback when the chain moved). */
+      model?: string;
+    }
   | {
       type: "done";
       runId: string;
@@ -95,6 +116,8 @@ export type AgentEvent =
       costUsd?: number;
       /** The answer parsed and validated, when the run was asked for an output schema. */
       output?: unknown;
+      /** `provider:id` of the model that gave the final answer. */
+      model?: string;
     }
   | { type: "error"; runId: string; code: ErrorCode; message: string; hint?: string };
 

@@ -4,7 +4,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { DimsumError, toDimsumError } from "../errors.js";
+import { createMemoryCooldownStore } from "../llm/cooldowns.js";
+import { chainModel, type FallbackSettings, withFallbacks } from "../llm/fallback-chain.js";
 import { stream as defaultStream } from "../llm/providers.js";
+import { withTextToolCalls } from "../llm/text-tool-calls.js";
 import type {
   AssistantMessage,
   Context,
@@ -14,7 +17,6 @@ import type {
   StreamOptions,
   ToolCall,
   ToolResultMessage,
-  Usage,
   UserMessage,
 } from "../llm/types.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -66,6 +68,11 @@ export interface RunAgentOptions {
   runId?: string;
   /** The provider function; defaults to the one for the model's wire protocol. */
   stream?: StreamFunction;
+  /**
+   * Cooldowns of the model chain (`model.fallbacks`), shared by the runs of a process or of every
+   * instance; default: this run's own.
+   */
+  fallback?: FallbackSettings;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
   /** Budget for one tool result, in characters (default 20,000). */
   maxToolResultChars?: number;
@@ -117,6 +124,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   let output: OutputChecker | undefined;
   let corrected = false;
   let total = resume?.usage ?? emptyUsage();
+  // Summed per call: the calls of a run may be answered by different models of the chain.
+  let cost = resume ? costOf(resume.usage, options.model.pricing) : 0;
   let stopReason: string | undefined = resume?.stopReason;
   let iteration = resume?.iteration ?? 0;
   const checkpoint = (turn?: RunCheckpoint["turn"]): RunCheckpoint => ({
@@ -143,7 +152,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     });
 
   try {
-    const stream = options.stream ?? defaultStream;
+    const stream = withFallbacks(
+      withTextToolCalls(options.stream ?? defaultStream),
+      options.fallback ?? { cooldowns: createMemoryCooldownStore() },
+    );
     yield {
       type: "run_start",
       runId,
@@ -198,7 +210,11 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       }
       if (turn.usage) {
         total = addUsage(total, turn.usage);
-        yield usageEvent(runId, turn.usage, total, options.model);
+        const callCost = costOf(turn.usage, chainModel(options.model, turn.model).pricing);
+        cost = cost === undefined || callCost === undefined ? undefined : cost + callCost;
+        const event: AgentEvent = { type: "usage", runId, usage: turn.usage, total, model: turn.model };
+        if (cost !== undefined) event.costUsd = cost;
+        yield event;
       }
 
       if (turn.toolCalls.length === 0 || !toolsOffered) {
@@ -231,8 +247,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
           capReached: !toolsOffered,
           finishReason: turn.finishReason,
           usage: total,
+          model: turn.model,
         };
-        const cost = costOf(total, options.model.pricing);
         if (cost !== undefined) done.costUsd = cost;
         if (checked?.ok) done.output = checked.value;
         yield done;
@@ -296,13 +312,6 @@ function toolCallsOf(message: AssistantMessage): ToolCall[] {
     const { type: _type, ...call } = p;
     return [call];
   });
-}
-
-function usageEvent(runId: string, usage: Usage, total: Usage, model: ModelSpec): AgentEvent {
-  const event: AgentEvent = { type: "usage", runId, usage, total };
-  const cost = costOf(total, model.pricing);
-  if (cost !== undefined) event.costUsd = cost;
-  return event;
 }
 
 /** The final answer: the assistant's text parts joined. */

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { DimsumError } from "../errors.js";
+import type { FallbackSettings } from "../llm/fallback-chain.js";
 import { stream as defaultStream } from "../llm/providers.js";
 import type { Message, ModelSpec, StreamFunction, StreamOptions, UserMessage } from "../llm/types.js";
 import { todoStoreFor } from "../store/todo-store.js";
@@ -37,7 +38,11 @@ import {
   type ContextLayers,
   type LayerProvider,
   type LayerResult,
+  renderTurnLayers,
+  splitLayers,
 } from "./layered-context.js";
+import { promptCacheKey } from "./prompt-cache-key.js";
+import { newToConversation, turnContextMessage } from "./turn-context.js";
 
 export type { LayerProvider } from "./layered-context.js";
 
@@ -61,6 +66,8 @@ export interface SessionTurnOptions {
   maxIterations?: number;
   signal?: AbortSignal;
   stream?: StreamFunction;
+  /** Cooldowns of the model chain, shared by the runs of the process (see `RunAgentOptions.fallback`). */
+  fallback?: FallbackSettings;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
   compaction?: Partial<CompactionSettings>;
   layers?: LayerProvider;
@@ -151,6 +158,8 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   });
   let lastEstimate = 0;
   let extra: Partial<ContextLayers> | undefined;
+  // The turn context until the run's first write stores it (right after the user message).
+  let pendingTurnContext: UserMessage | undefined;
 
   const buildContext: ContextBuilder = async ({ system, tools, toolsOffered, signal: runSignal, report }) => {
     if (!extra) {
@@ -159,15 +168,22 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       const result = options.layers
         ? await (pending ?? options.layers({ userId: ref.userId, query, signal: runSignal }))
         : { layers: {} };
-      extra = result.layers;
+      const { stable, turn } = splitLayers(result.layers);
+      extra = stable;
       if (options.layers) report(contextEvent(runId, result));
+      // A resumed run's turn context was stored with its first step.
+      if (!options.resume) {
+        const current = todos ?? (await store.getTodos(ref));
+        todos = undefined;
+        const text = renderTurnLayers(newToConversation({ ...turn, todos: current }, live));
+        if (text) pendingTurnContext = turnContextMessage(text);
+      }
     }
-    const current = todos ?? (await store.getTodos(ref));
-    todos = undefined;
-    const layers: ContextLayers = { system, ...extra, summary, todos: current };
+    const layers: ContextLayers = { system, ...extra, summary };
     const schemas = toolsOffered ? tools.schemas() : undefined;
     const frame = buildLayeredContext(layers, [], schemas);
     let messages = live.map((m) => m.message);
+    if (pendingTurnContext) messages.push(pendingTurnContext);
     const estimate = calibrator.calibrate(estimateContextTokens({ ...frame, messages }, counter));
     if (estimate > settings.threshold * model.contextWindow) {
       const outcome = await compact({
@@ -210,7 +226,8 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
     signal,
     runId,
     stream,
-    streamOptions: options.streamOptions,
+    ...(options.fallback ? { fallback: options.fallback } : {}),
+    streamOptions: { ...options.streamOptions, cacheKey: promptCacheKey(ref) },
     buildContext,
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.askFirst ? { askFirst: options.askFirst } : {}),
@@ -220,7 +237,13 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   });
   // Each step's writes (messages, trace events, then the checkpoint or the run's end) go to the store
   // as one unit before the step's event is passed on.
-  const save = (step: RunStepInput) => saveRunStep(store, ref, runId, step);
+  // The run's first write carries its turn context (the model already saw it), before the step's own messages.
+  const save = (step: RunStepInput) => {
+    const context = pendingTurnContext;
+    pendingTurnContext = undefined;
+    const unit = context ? { ...step, messages: [context, ...(step.messages ?? [])] } : step;
+    return saveRunStep(store, ref, runId, unit);
+  };
   // An event read ahead of its turn (the `done` after a final answer), passed on next.
   let ahead: IteratorResult<AgentEvent, void> | undefined;
   try {

@@ -13,7 +13,15 @@ import type {
 import type { AgentEvent } from "./events.js";
 
 export type ModelTurn =
-  | { ok: true; message: AssistantMessage; toolCalls: ToolCall[]; finishReason: FinishReason; usage?: Usage }
+  | {
+      ok: true;
+      message: AssistantMessage;
+      toolCalls: ToolCall[];
+      finishReason: FinishReason;
+      usage?: Usage;
+      /** `provider:id` of the model that answered (the chain may have moved). */
+      model: string;
+    }
   | { ok: false; error: DimsumError };
 
 /** Runs the model and yields text/reasoning/retry events; returns the assistant turn or the error. */
@@ -25,6 +33,7 @@ export async function* streamModel(
   options: StreamOptions,
 ): AsyncGenerator<AgentEvent, ModelTurn> {
   const toolCalls: ToolCall[] = [];
+  let answering = `${model.provider}:${model.id}`;
   for await (const event of stream(model, context, options)) {
     switch (event.type) {
       case "text_delta":
@@ -36,6 +45,12 @@ export async function* streamModel(
       case "retry":
         yield { type: "retry", runId, attempt: event.attempt, delayMs: event.delayMs, reason: event.reason };
         break;
+      case "model_fallback": {
+        answering = event.to;
+        const { type: _type, ...move } = event;
+        yield { type: "model_fallback", runId, ...move };
+        break;
+      }
       case "tool_call":
         toolCalls.push(event.call);
         break;
@@ -49,6 +64,7 @@ export async function* streamModel(
           message: event.message,
           toolCalls: toolCalls.length > 0 ? toolCalls : collectCalls(event.message),
           finishReason: event.finishReason,
+          model: answering,
         };
         if (event.usage) turn.usage = event.usage;
         return turn;

@@ -43,6 +43,7 @@ export class TraceRecorder {
           textChars: this.deltaChars.text,
           reasoningChars: this.deltaChars.reasoning,
           usage: event.usage,
+          ...(event.model !== undefined ? { model: event.model } : {}),
         });
         return;
       case "messages":

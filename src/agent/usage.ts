@@ -18,14 +18,28 @@ export function addUsage(a: Usage, b: Usage): Usage {
   if (a.cachedInputTokens !== undefined || b.cachedInputTokens !== undefined) {
     sum.cachedInputTokens = (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
   }
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) {
+    sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  }
   return sum;
 }
 
-/** Cost in USD, or undefined when the model's prices are unknown. Cached input is billed at its own rate. */
+/**
+ * Cost in USD, or undefined when the model's prices are unknown. Input read from the cache and input
+ * written to it are billed at their own rates (the input rate where the price list has none).
+ */
 export function costOf(usage: Usage, pricing: ModelPricing | undefined): number | undefined {
   if (!pricing) return undefined;
   const cached = usage.cachedInputTokens ?? 0;
-  const fresh = Math.max(0, usage.inputTokens - cached);
+  const written = usage.cacheWriteTokens ?? 0;
+  const fresh = Math.max(0, usage.inputTokens - cached - written);
   const cachedRate = pricing.cachedInput ?? pricing.input;
-  return (fresh * pricing.input + cached * cachedRate + usage.outputTokens * pricing.output) / 1_000_000;
+  const writeRate = pricing.cacheWrite ?? pricing.input;
+  return (
+    (fresh * pricing.input +
+      cached * cachedRate +
+      written * writeRate +
+      usage.outputTokens * pricing.output) /
+    1_000_000
+  );
 }

@@ -18,6 +18,7 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { memoryLayer, personaLayer, skillLayer } from "./context-layers.js";
 import { type Extensions, NO_EXTENSIONS } from "./extensions.js";
+import { LOAD_SKILL_TOOL, loadSkillTool } from "./load-skill-tool.js";
 
 /** Where a tool comes from, as the catalogue and the agent editor show it. */
 export type ToolSource = "builtin" | "memory" | "knowledge" | "mcp" | "http" | "plugin" | "team";
@@ -196,10 +197,20 @@ export class CapabilityAssembly {
       if (person !== undefined && mcp.personalTools) extra.push(...(await mcp.personalTools(person)));
     }
     extra.push(...(request.runTools ?? []));
+    // Skills need their loader wherever there are skills; it only reads instructions, so the allow
+    // list does not have to name it (an exact `--tools` list or a deny list still applies).
+    const skills = this.#extensions.skills;
+    if (skills.length > 0 && (request.only?.includes(LOAD_SKILL_TOOL) ?? true)) {
+      if (!(request.deny ?? []).includes(LOAD_SKILL_TOOL) && !tools.has(LOAD_SKILL_TOOL)) {
+        tools.register(loadSkillTool(skills));
+      }
+    }
     for (const tool of extra) if (offered(tool.name) && !tools.has(tool.name)) tools.register(tool);
     if (request.only) this.#checkOnly(request.only, tools);
 
-    const providers: LayerProvider[] = [skillLayer(this.#extensions.skills, request.skills ?? [])];
+    const providers: LayerProvider[] = [
+      skillLayer(skills, request.skills ?? [], { hints: this.#services.config.file.skillHints === true }),
+    ];
     if (memory && memoryScope) providers.push(memoryLayer(memory, memoryScope));
     // The persona comes last so no other provider can replace it.
     if (request.persona) providers.push(personaLayer(request.persona));

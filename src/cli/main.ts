@@ -9,6 +9,13 @@ function positiveInt(value: string): number {
   return n;
 }
 
+const EFFORTS = ["off", "low", "medium", "high"];
+
+function reasoningEffort(value: string): string {
+  if (!EFFORTS.includes(value)) throw new InvalidArgumentError(`expected one of ${EFFORTS.join(", ")}`);
+  return value;
+}
+
 async function readStdin(stdin: NodeJS.ReadStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stdin) chunks.push(chunk as Buffer);
@@ -38,7 +45,11 @@ export async function main(argv: string[]): Promise<number> {
     .command("run")
     .description("run one prompt to completion (prompt from the argument, or stdin with -)")
     .argument("<prompt...>", "what to ask; use - to read stdin")
-    .option("-m, --model <provider:model>", "model to use (default: DIMSUM_MODEL)")
+    .option(
+      "-m, --model <provider:model>",
+      "model to use, or a fallback chain a:x,b:y tried in order (default: DIMSUM_MODEL)",
+    )
+    .option("--reasoning <effort>", "reasoning effort: off, low, medium or high", reasoningEffort)
     .option("--json", "print events as JSON Lines on stdout")
     .option("-w, --workspace <dir>", "folder the file and shell tools work in (default: current directory)")
     .option("--max-iterations <n>", "model calls that may use tools before a final answer", positiveInt)

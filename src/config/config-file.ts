@@ -8,7 +8,12 @@ import { DimsumError } from "../errors.js";
  * costs a few milliseconds of every cold start.
  */
 function buildSchemas() {
-  const pricing = z.object({ input: z.number(), output: z.number(), cachedInput: z.number().optional() });
+  const pricing = z.object({
+    input: z.number(),
+    output: z.number(),
+    cachedInput: z.number().optional(),
+    cacheWrite: z.number().optional(),
+  });
 
   const quirks = z.record(z.string(), z.union([z.boolean(), z.string(), z.number()]));
 
@@ -27,6 +32,8 @@ function buildSchemas() {
     maxOutputTokens: z.number().int().positive().optional(),
     pricing: pricing.optional(),
     quirks: quirks.optional(),
+    /** How the model writes tool calls as text when its server has no tool parser (src/llm/text-tool-calls.ts). */
+    toolCallFormat: z.enum(["hermes", "qwen3-coder", "mistral", "llama-json", "auto", "none"]).optional(),
   });
 
   const limitMs = z.number().int().positive();
@@ -45,7 +52,20 @@ function buildSchemas() {
 
   const configFile = z
     .object({
-      defaultModel: z.string().optional(),
+      /** `provider:model`, a comma list, or an array: a chain tried in order (src/llm/fallback-chain.ts). */
+      defaultModel: z.union([z.string(), z.array(z.string().min(1)).min(1)]).optional(),
+      /** How long a provider that failed is skipped by model chains. */
+      modelFallback: z
+        .object({
+          cooldownSeconds: z.number().positive().max(86_400).optional(),
+          authCooldownSeconds: z
+            .number()
+            .positive()
+            .max(7 * 86_400)
+            .optional(),
+        })
+        .strict()
+        .default({}),
       maxIterations: z.number().int().positive().max(200).optional(),
       /** Chat answers: how many run at once on one instance, how often one is resumed after crashes. */
       runs: z
@@ -76,6 +96,13 @@ function buildSchemas() {
         })
         .strict()
         .default({}),
+      /** Prompt caching: how long Anthropic (and OpenAI, where accepted) keep a cached prefix. */
+      cache: z
+        .object({ ttl: z.enum(["5m", "1h"]).optional() })
+        .strict()
+        .default({}),
+      /** Skills: whether keyword matches are named to the model as a hint (default true). */
+      skillHints: z.boolean().optional(),
       providers: z.record(z.string(), providerEntry).default({}),
       /** Custom HTTP tool definitions (same shape as `tools/http/*.json`), checked when tools load. */
       httpTools: z.array(z.unknown()).optional(),
@@ -143,9 +170,11 @@ export function emptyConfigFile(): ConfigFile {
     runs: {},
     approvals: {},
     queue: {},
+    cache: {},
     providers: {},
     models: {},
     modelCalls: {},
+    modelFallback: {},
     tools: { shell: { sandbox: {} }, fetch: {} },
   };
 }

@@ -20,8 +20,10 @@ import { type TelemetryConfig, telemetryConfigFromEnv } from "./telemetry.js";
 export interface DimsumConfig {
   /** Data directory (`DIMSUM_HOME`, default `~/.dimsum`). */
   home: string;
-  /** Default `provider:model` (`DIMSUM_MODEL`, then the config file). */
+  /** Default `provider:model` (`DIMSUM_MODEL`, then the config file); a comma list is a fallback chain. */
   defaultModel: string | undefined;
+  /** How long model chains skip a provider that failed (`modelFallback` in the config file). */
+  modelFallback: { cooldownMs: number; authCooldownMs: number };
   maxIterations: number;
   /**
    * Chat answers running at once on this instance (`runs.concurrency`, default 32) and resumes of one
@@ -100,7 +102,13 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
   file ??= emptyConfigFile();
   return {
     home,
-    defaultModel: env.DIMSUM_MODEL || file.defaultModel,
+    defaultModel:
+      env.DIMSUM_MODEL ||
+      (Array.isArray(file.defaultModel) ? file.defaultModel.join(",") : file.defaultModel),
+    modelFallback: {
+      cooldownMs: (file.modelFallback.cooldownSeconds ?? 60) * 1000,
+      authCooldownMs: (file.modelFallback.authCooldownSeconds ?? 1800) * 1000,
+    },
     maxIterations: file.maxIterations ?? 10,
     runs: { concurrency: file.runs.concurrency ?? 32, maxResumes: file.runs.maxResumes ?? 2 },
     approvalTimeoutMs: (file.approvals.timeoutHours ?? 24) * 3_600_000,

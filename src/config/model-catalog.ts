@@ -3,12 +3,14 @@
  * Matching is by prefix so dated snapshots (`gpt-4o-2024-08-06`) inherit their family's numbers.
  * Anything unknown gets a conservative window and no price.
  */
-import type { ModelPricing } from "../llm/types.js";
+import type { ModelPricing, ToolCallFormat } from "../llm/types.js";
 
 export interface CatalogEntry {
   contextWindow: number;
   maxOutputTokens?: number;
   pricing?: ModelPricing;
+  /** How the family writes tool calls as text, used for local servers without a tool parser. */
+  toolCallFormat?: ToolCallFormat;
 }
 
 // Longest prefix wins, so more specific ids come with their own entries.
@@ -54,16 +56,45 @@ const catalog: Array<[prefix: string, entry: CatalogEntry]> = [
   ["qwen-max", { contextWindow: 32_768, maxOutputTokens: 8_192 }],
   ["qwen-plus", { contextWindow: 131_072, maxOutputTokens: 8_192 }],
   ["qwen-turbo", { contextWindow: 1_000_000, maxOutputTokens: 8_192 }],
-  ["qwen3", { contextWindow: 131_072 }],
+  ["qwen3", { contextWindow: 131_072, toolCallFormat: "hermes" }],
+  ["qwen3-coder", { contextWindow: 262_144, toolCallFormat: "qwen3-coder" }],
+  ["hermes", { contextWindow: 32_768, toolCallFormat: "hermes" }],
+  ["mistral", { contextWindow: 32_768, toolCallFormat: "mistral" }],
   ["kimi-k2", { contextWindow: 131_072 }],
   ["moonshot-v1-128k", { contextWindow: 131_072 }],
   ["moonshot-v1-32k", { contextWindow: 32_768 }],
   ["moonshot-v1-8k", { contextWindow: 8_192 }],
   ["glm-4", { contextWindow: 128_000 }],
   ["llama3", { contextWindow: 8_192 }],
-  ["llama3.1", { contextWindow: 131_072 }],
-  ["qwen2.5", { contextWindow: 32_768 }],
+  ["llama3.1", { contextWindow: 131_072, toolCallFormat: "llama-json" }],
+  ["llama3.2", { contextWindow: 131_072, toolCallFormat: "llama-json" }],
+  ["llama3.3", { contextWindow: 131_072, toolCallFormat: "llama-json" }],
+  ["qwen2.5", { contextWindow: 32_768, toolCallFormat: "hermes" }],
 ];
+
+/**
+ * Prompt-cache prices (USD per million tokens) by the same prefixes: input read from the cache and,
+ * for Anthropic, input written to it for 5 minutes (1.25x input; a 1-hour write costs 2x input).
+ */
+const cachePrices: Record<string, Pick<ModelPricing, "cachedInput" | "cacheWrite">> = {
+  "gpt-4o-mini": { cachedInput: 0.075 },
+  "gpt-4o": { cachedInput: 1.25 },
+  "gpt-4.1-mini": { cachedInput: 0.1 },
+  "gpt-4.1": { cachedInput: 0.5 },
+  "gpt-5-mini": { cachedInput: 0.025 },
+  "gpt-5": { cachedInput: 0.125 },
+  o3: { cachedInput: 0.5 },
+  "o4-mini": { cachedInput: 0.275 },
+  "claude-opus-4": { cachedInput: 1.5, cacheWrite: 18.75 },
+  "claude-sonnet-4": { cachedInput: 0.3, cacheWrite: 3.75 },
+  "claude-haiku-4": { cachedInput: 0.1, cacheWrite: 1.25 },
+  "claude-3-5-haiku": { cachedInput: 0.08, cacheWrite: 1 },
+  "gemini-2.5-pro": { cachedInput: 0.31 },
+  "gemini-2.5-flash": { cachedInput: 0.075 },
+  "gemini-2.0-flash": { cachedInput: 0.025 },
+  "deepseek-chat": { cachedInput: 0.028 },
+  "deepseek-reasoner": { cachedInput: 0.028 },
+};
 
 /** Context window used when nothing is known about a model. */
 export const DEFAULT_CONTEXT_WINDOW = 32_768;
@@ -73,12 +104,16 @@ export function lookupModel(modelId: string): CatalogEntry | undefined {
   const id = modelId.includes("/") ? modelId.slice(modelId.lastIndexOf("/") + 1) : modelId;
   let best: CatalogEntry | undefined;
   let bestLength = -1;
+  let bestPrefix = "";
   for (const [prefix, entry] of catalog) {
     if (id.startsWith(prefix) && prefix.length > bestLength) {
       best = entry;
       bestLength = prefix.length;
+      bestPrefix = prefix;
     }
   }
+  const cache = cachePrices[bestPrefix];
+  if (best?.pricing && cache) return { ...best, pricing: { ...best.pricing, ...cache } };
   return best;
 }
 

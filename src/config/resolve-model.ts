@@ -13,6 +13,8 @@ interface ProviderResolution {
   keyEnv: string | undefined;
   headers: Record<string, string> | undefined;
   quirks: Record<string, boolean | string | number> | undefined;
+  /** Ollama, or a custom provider on this machine or the local network: servers that may lack a tool parser. */
+  local: boolean;
 }
 
 /** Names of every provider this configuration knows, built-in first. */
@@ -31,14 +33,30 @@ export function parseModelString(value: string): { provider: string; model: stri
   return { provider: value.slice(0, at), model: value.slice(at + 1) };
 }
 
-/** Resolves a model string (or the configured default) into a ready-to-call ModelSpec. */
-export function resolveModel(config: DimsumConfig, value: string | undefined): ModelSpec {
-  const modelString = value ?? config.defaultModel;
-  if (!modelString) {
+/** The models of a setting: a comma list (`DIMSUM_MODEL`, `--model`) or an array (config, agents). */
+export function modelChainOf(value: string | readonly string[]): string[] {
+  const items = typeof value === "string" ? value.split(",") : value;
+  return items.map((item) => item.trim()).filter((item) => item !== "");
+}
+
+/**
+ * Resolves a model setting (or the configured default) into a ready-to-call ModelSpec. A chain
+ * (`a:x,b:y`) resolves every model; the first is returned with the rest as its `fallbacks`.
+ */
+export function resolveModel(config: DimsumConfig, value: string | readonly string[] | undefined): ModelSpec {
+  const chain = modelChainOf(value ?? config.defaultModel ?? "");
+  const [first, ...rest] = chain;
+  if (first === undefined) {
     throw new DimsumError("config", "no model chosen", {
-      hint: "pass --model provider:model or set DIMSUM_MODEL (e.g. DIMSUM_MODEL=openai:gpt-4o)",
+      hint: "pass --model provider:model or set DIMSUM_MODEL (e.g. DIMSUM_MODEL=openai:gpt-4o, or a fallback chain openai:gpt-4o,deepseek:deepseek-chat)",
     });
   }
+  const spec = resolveOne(config, first);
+  if (rest.length > 0) spec.fallbacks = rest.map((item) => resolveOne(config, item));
+  return spec;
+}
+
+function resolveOne(config: DimsumConfig, modelString: string): ModelSpec {
   const { provider, model } = parseModelString(modelString);
   const resolved = resolveProvider(config, provider);
   const catalog = lookupModel(model);
@@ -58,8 +76,12 @@ export function resolveModel(config: DimsumConfig, value: string | undefined): M
   if (resolved.apiKey) spec.apiKey = resolved.apiKey;
   if (resolved.keyEnv) spec.apiKeyEnv = resolved.keyEnv;
   if (resolved.headers) spec.headers = resolved.headers;
+  const toolCallFormat =
+    override?.toolCallFormat ?? (resolved.local ? (catalog?.toolCallFormat ?? "auto") : undefined);
+  if (toolCallFormat !== undefined && toolCallFormat !== "none") spec.toolCallFormat = toolCallFormat;
   const quirks = { ...resolved.quirks, ...override?.quirks };
   if (Object.keys(quirks).length > 0) spec.quirks = quirks;
+  if (config.file.cache.ttl) spec.cacheTtl = config.file.cache.ttl;
   if (resolved.keyEnv && !resolved.apiKey) {
     throw new DimsumError("config", `no API key for ${resolved.name}`, {
       hint: `set ${resolved.keyEnv} in the environment or in .env`,
@@ -79,6 +101,7 @@ function resolveProvider(config: DimsumConfig, rawName: string): ProviderResolut
       keyEnv: custom.apiKeyEnv,
       headers: custom.headers,
       quirks: custom.quirks,
+      local: isLocalUrl(custom.baseUrl),
     };
   }
   const name = canonicalProviderName(rawName);
@@ -99,6 +122,7 @@ function resolveProvider(config: DimsumConfig, rawName: string): ProviderResolut
     keyEnv: builtin.keyEnv,
     headers: undefined,
     quirks: builtin.quirks,
+    local: name === "ollama",
   };
 }
 
@@ -106,4 +130,23 @@ function resolveProvider(config: DimsumConfig, rawName: string): ProviderResolut
 function withRequiredSuffix(url: string, suffix: string | undefined): string {
   const trimmed = url.replace(/\/+$/, "");
   return suffix && !trimmed.endsWith(suffix) ? trimmed + suffix : trimmed;
+}
+
+/** Loopback, `localhost`, `*.local` and private IPv4 ranges. */
+function isLocalUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+  } catch {
+    return false;
+  }
+  return (
+    host === "localhost" ||
+    host.endsWith(".local") ||
+    host === "::1" ||
+    /^127\./.test(host) ||
+    /^10\./.test(host) ||
+    /^192\.168\./.test(host) ||
+    /^172\.(1[6-9]|2\d|3[01])\./.test(host)
+  );
 }

@@ -63,7 +63,8 @@ export interface KnowledgeServiceOptions {
   now?: () => number;
 }
 
-const BASE_NAME = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+/** What a knowledge base may be called: up to 64 letters, digits, '-', '_' or '.', starting with a letter or digit. */
+export const BASE_NAME = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
 const KEPT_JOBS = 100;
 
 function checkName(name: string): void {

@@ -299,3 +299,27 @@ export function retryStoppedError(last: DimsumError, hit: LimitHit): DimsumError
     },
   );
 }
+
+/**
+ * How a model chain treats a call's final error: `retryable` (429, 5xx, overload, a stalled stream, a
+ * call limit; the retries were spent) and `auth` / `billing` move to the next model, the last two
+ * cooling the provider down longer; undefined for errors another model would not fix (a bad request, an abort).
+ */
+export type FallbackClass = "retryable" | "auth" | "billing";
+
+const BILLING_TEXT =
+  /insufficient[_ ]quota|billing|credit balance|payment required|exceeded your current quota|arrearage/i;
+
+export function fallbackClassOf(error: DimsumError): FallbackClass | undefined {
+  if (error.status === 402 || BILLING_TEXT.test(error.message)) return "billing";
+  switch (error.code) {
+    case "auth":
+      return "auth";
+    case "rate_limit":
+    case "provider_unavailable":
+    case "timeout":
+      return "retryable";
+    default:
+      return undefined;
+  }
+}

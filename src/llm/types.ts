@@ -2,7 +2,7 @@
  * The canonical message format and model stream events shared by every wire protocol.
  * Adapters translate to and from these types and nothing else.
  */
-import type { DimsumError } from "../errors.js";
+import type { DimsumError, ErrorCode } from "../errors.js";
 import type { ModelCallLimits } from "./call-limits.js";
 
 export type WireProtocol = "openai" | "anthropic" | "gemini";
@@ -91,7 +91,10 @@ export interface Usage {
   /** As the provider reports it; may differ from input + output (e.g. xAI counts reasoning apart). */
   totalTokens: number;
   reasoningTokens?: number;
+  /** Input tokens served from the provider's prompt cache (part of `inputTokens`). */
   cachedInputTokens?: number;
+  /** Input tokens written to the prompt cache by this call (part of `inputTokens`; Anthropic bills them apart). */
+  cacheWriteTokens?: number;
 }
 
 export type FinishReason =
@@ -110,7 +113,12 @@ export interface ModelPricing {
   output: number;
   /** USD per million cached input tokens. */
   cachedInput?: number;
+  /** USD per million input tokens written to the cache (Anthropic: 1.25x input for 5 minutes). */
+  cacheWrite?: number;
 }
+
+/** How long a prompt-cache entry lives where the protocol lets the caller choose (Anthropic, OpenAI). */
+export type CacheTtl = "5m" | "1h";
 
 /** A model is plain data: where it lives, how to talk to it, what it costs. */
 export interface ModelSpec {
@@ -131,7 +139,19 @@ export interface ModelSpec {
   quirks?: Record<string, boolean | string | number>;
   /** Deadlines of each call to this model (`modelCalls` in the config); defaults fill what is missing. */
   limits?: Partial<ModelCallLimits>;
+  /** Models tried in order when this one fails before any output (see fallback-chain.ts). */
+  fallbacks?: ModelSpec[];
+  /** How the model writes tool calls in its text when the server has no tool parser (see text-tool-calls.ts). */
+  toolCallFormat?: ToolCallFormat;
+  /** Prompt-cache lifetime asked for (`cache.ttl` in the config); the provider's default when absent. */
+  cacheTtl?: CacheTtl;
 }
+
+/** Markup of tool calls written as text: Hermes/Qwen `<tool_call>`, Qwen3-Coder `<function=…>`, Mistral `[TOOL_CALLS]`, Llama bare JSON. */
+export type ToolCallFormat = "hermes" | "qwen3-coder" | "mistral" | "llama-json" | "auto" | "none";
+
+/** How hard a model should think: `off` switches thinking off where the protocol can. */
+export type ReasoningEffort = "off" | "low" | "medium" | "high";
 
 export interface RetryPolicy {
   /** Attempts after the first. */
@@ -148,9 +168,11 @@ export interface StreamOptions {
   maxTokens?: number;
   temperature?: number;
   /** Ask for reasoning where the protocol needs it switched on (Anthropic thinking budget, Gemini thoughts). */
-  reasoning?: { budgetTokens?: number; effort?: "low" | "medium" | "high" };
+  reasoning?: { budgetTokens?: number; effort?: ReasoningEffort };
   /** Forbid tools for this call even if `context.tools` is set. */
   toolChoice?: "auto" | "none";
+  /** Routes calls sharing a prefix to the same cache (OpenAI `prompt_cache_key`): one per session. */
+  cacheKey?: string;
   /** Ask for a JSON answer valid against a schema, where the protocol can (OpenAI, Anthropic, Gemini). */
   responseFormat?: ResponseFormat;
 }
@@ -167,6 +189,11 @@ export type ModelEvent =
   | { type: "tool_call"; call: ToolCall }
   | { type: "usage"; usage: Usage }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }
+  /**
+   * The call moved to the next model of the chain (`provider:id` labels): `from` failed before any
+   * output with `code`, or was skipped because its provider is cooling down (`skipped`).
+   */
+  | { type: "model_fallback"; from: string; to: string; reason: string; code: ErrorCode; skipped?: boolean }
   | {
       type: "done";
       finishReason: FinishReason;

@@ -3,6 +3,7 @@
  * JSON. Models get JSON wrong in many small ways, so parsing is defensive: a bad reply yields zero
  * memories and a warning, never an exception.
  */
+import { isTurnContext } from "../agent/turn-context.js";
 import type { Message, ModelSpec, StreamFunction, Usage } from "../llm/types.js";
 import { cleanTags, MAX_MEMORY_CHARS } from "./input.js";
 import { normalizeText } from "./text/terms.js";
@@ -63,7 +64,7 @@ function messageText(message: Message): string {
 /** The user and assistant turns as plain text, the newest `maxChars` characters of it. */
 function transcript(messages: Message[], maxChars: number): string {
   const lines = messages
-    .filter((m) => m.role === "user" || m.role === "assistant")
+    .filter((m) => (m.role === "user" && !isTurnContext(m)) || m.role === "assistant")
     .map((m) => `${m.role === "user" ? "User" : "Assistant"}: ${messageText(m).trim()}`)
     .filter((line) => !/^(User|Assistant): $/.test(line));
   const text = lines.join("\n\n");

@@ -100,6 +100,7 @@ class ChannelWatch {
 async function runAgentTarget(
   team: Team,
   target: Extract<ScheduleTarget, { type: "agent" }>,
+  origin: { scheduleId: string; name: string },
   actor: Actor,
   watch: ChannelWatch,
   signal: AbortSignal,
@@ -108,6 +109,7 @@ async function runAgentTarget(
   // A schedule's prompt gets a run of its own, whatever the chat's queue mode.
   const posted = await team.postMessage(actor, target.channelId, agentMessageText(target), {
     mode: "followup",
+    scheduled: origin,
   });
   const started = posted.runs.find((r) => r.agentId === target.agentId);
   onProgress(
@@ -140,12 +142,15 @@ async function runAgentTarget(
 async function runChainTarget(
   team: Team,
   target: Extract<ScheduleTarget, { type: "chain" }>,
+  origin: { scheduleId: string; name: string },
   actor: Actor,
   watch: ChannelWatch,
   signal: AbortSignal,
   onProgress: (progress: RunProgress) => void,
 ): Promise<RunOutcome> {
-  const posted = await team.postMessage(actor, target.channelId, chainMessageText(target));
+  const posted = await team.postMessage(actor, target.channelId, chainMessageText(target), {
+    scheduled: origin,
+  });
   const flow = posted.flow;
   onProgress(flow ? { flowId: flow.id, messageId: posted.message.id } : { messageId: posted.message.id });
   if (!flow)
@@ -181,9 +186,10 @@ export function createTeamExecutor(team: Team): TargetExecutor {
       role: "admin",
     });
     try {
+      const origin = { scheduleId: schedule.id, name: schedule.name };
       return target.type === "agent"
-        ? await runAgentTarget(team, target, actor, watch, signal, onProgress)
-        : await runChainTarget(team, target, actor, watch, signal, onProgress);
+        ? await runAgentTarget(team, target, origin, actor, watch, signal, onProgress)
+        : await runChainTarget(team, target, origin, actor, watch, signal, onProgress);
     } catch (err) {
       return { status: "error", error: err instanceof Error ? errorLine(err) : String(err) };
     } finally {

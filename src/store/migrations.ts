@@ -654,6 +654,26 @@ ALTER TABLE team_agents ADD COLUMN answer_format_json TEXT;
       }
     },
   },
+  {
+    version: 15,
+    name: "each person's pinned and archived chats",
+    up: (db) =>
+      db.exec(`
+CREATE TABLE team_channel_prefs (
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  user_id TEXT NOT NULL,
+  pinned_at INTEGER,
+  archived_at INTEGER,
+  PRIMARY KEY (channel_id, user_id)
+) WITHOUT ROWID;
+CREATE INDEX team_channel_prefs_user ON team_channel_prefs (user_id);
+`),
+  },
+  {
+    version: 16,
+    name: "an agent's reasoning effort",
+    up: (db) => db.exec("ALTER TABLE team_agents ADD COLUMN reasoning TEXT;"),
+  },
 ];
 
 /** The schema version recorded in the database file. */

@@ -200,6 +200,8 @@ export class AgentRunner {
       );
       return {
         ...(result.usage ? { usage: result.usage } : {}),
+        ...(result.model ? { model: result.model } : {}),
+        ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
         ...(result.waiting ? { waiting: true } : {}),
       };
     };
@@ -265,7 +267,12 @@ export class AgentRunner {
             });
           },
         );
-        return { usage: result.usage, ...(result.waiting ? { waiting: true } : {}) };
+        return {
+          usage: result.usage,
+          ...(result.model ? { model: result.model } : {}),
+          ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
+          ...(result.waiting ? { waiting: true } : {}),
+        };
       },
       fence,
     );

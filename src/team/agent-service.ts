@@ -1,7 +1,8 @@
 /** Agent management: validated create/update/delete, and SOUL.md personas. */
 import { OutputChecker } from "../agent/structured-output.js";
-import { parseModelString } from "../config/resolve-model.js";
+import { modelChainOf, parseModelString } from "../config/resolve-model.js";
 import { conflict, DimsumError, invalid, notFound } from "../errors.js";
+import { isReasoningEffort } from "../llm/reasoning.js";
 import { assertCanManageAgents, assertNotGuest } from "./access.js";
 import type { PersonaStore } from "./personas.js";
 import type { TeamStore } from "./team-store.js";
@@ -76,7 +77,8 @@ export class AgentService {
       askFirst: input.askFirst ?? [],
       createdAt: now,
       updatedAt: now,
-      ...(input.model !== undefined ? { model: input.model } : {}),
+      ...(input.model !== undefined ? { model: chainText(input.model) } : {}),
+      ...(input.reasoning !== undefined ? { reasoning: input.reasoning } : {}),
       ...(input.toolsAllow !== undefined ? { toolsAllow: input.toolsAllow } : {}),
       ...(input.knowledgeBases !== undefined ? { knowledgeBases: input.knowledgeBases } : {}),
       ...(input.answerFormat !== undefined ? { answerFormat: input.answerFormat } : {}),
@@ -95,8 +97,13 @@ export class AgentService {
     if (patch.name !== undefined) next.name = patch.name;
     if (patch.emoji !== undefined) next.emoji = patch.emoji;
     if (patch.model !== undefined) {
-      if (patch.model === "") delete next.model;
-      else next.model = patch.model;
+      const model = chainText(patch.model);
+      if (model === "") delete next.model;
+      else next.model = model;
+    }
+    if (patch.reasoning !== undefined) {
+      if (patch.reasoning === null) delete next.reasoning;
+      else next.reasoning = patch.reasoning;
     }
     if ("toolsAllow" in patch) {
       if (patch.toolsAllow === undefined || patch.toolsAllow === null) delete next.toolsAllow;
@@ -153,10 +160,16 @@ export class AgentService {
     }
     if (agent.model !== undefined) {
       try {
-        parseModelString(agent.model);
+        for (const item of modelChainOf(agent.model)) parseModelString(item);
       } catch (err) {
-        throw invalid(err instanceof DimsumError ? err.message : String(err), "for example openai:gpt-4o");
+        throw invalid(
+          err instanceof DimsumError ? err.message : String(err),
+          "for example openai:gpt-4o, or a fallback chain openai:gpt-4o,deepseek:deepseek-chat",
+        );
       }
+    }
+    if (agent.reasoning !== undefined && !isReasoningEffort(agent.reasoning)) {
+      throw invalid("The reasoning effort must be off, low, medium or high.");
     }
     this.#deps.checkToolNames([...(agent.toolsAllow ?? []), ...agent.toolsDeny]);
     if (agent.knowledgeBases && !agent.knowledgeBases.every((s) => typeof s === "string")) {
@@ -182,4 +195,9 @@ function checkSoul(content: string): void {
   if (Buffer.byteLength(content) > MAX_SOUL_BYTES) {
     throw invalid(`SOUL.md is larger than ${MAX_SOUL_BYTES / 1024} KB.`, "shorten the persona");
   }
+}
+
+/** A model setting as stored: one model, or a chain as a comma list (`a:x,b:y`). */
+function chainText(value: string | readonly string[]): string {
+  return modelChainOf(value).join(",");
 }

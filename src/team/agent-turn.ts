@@ -14,6 +14,7 @@ import { secretsFrom } from "../agent/trace-recorder.js";
 import type { CapabilityAssembly } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
+import type { FallbackSettings } from "../llm/fallback-chain.js";
 import { stream as defaultStream } from "../llm/providers.js";
 import type { ModelSpec, StreamFunction, StreamOptions, Usage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
@@ -36,6 +37,8 @@ export interface TurnRuntime {
   emit: (event: TeamEvent) => void;
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+  /** Provider cooldowns of model chains, shared by every run of the team (and instance, with Redis). */
+  fallback?: FallbackSettings;
   /**
    * Tools an agent gets only when its `toolsAllow` names them explicitly (e.g. `manage_schedule`),
    * acting for the person who started the run.
@@ -107,6 +110,10 @@ export interface TurnResult {
   /** Everything the agent said, turn after turn, as streamed live: what the channel stores. */
   text: string;
   usage: Usage;
+  /** `provider:model` that answered. */
+  model?: string;
+  /** USD at the model's prices, when known. */
+  costUsd?: number;
   /** The turn stopped to wait for these approvals; its checkpoint is stored. */
   waiting?: PendingApproval[];
 }
@@ -188,7 +195,10 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       maxIterations: runtime.config.maxIterations,
       signal: request.signal,
       stream: runtime.stream,
-      streamOptions: runtime.streamOptions,
+      ...(runtime.fallback ? { fallback: runtime.fallback } : {}),
+      streamOptions: agent.reasoning
+        ? { ...runtime.streamOptions, reasoning: { effort: agent.reasoning } }
+        : runtime.streamOptions,
       layers,
       secrets: secretsFrom(runtime.config.env, [model.apiKey]),
       runId,
@@ -233,6 +243,8 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
                   text: `\`\`\`json\n${JSON.stringify(event.output, null, 2)}\n\`\`\``,
                   usage: event.usage,
                 };
+          result.model = `${model.provider}:${model.id}`;
+          if (event.costUsd !== undefined) result.costUsd = event.costUsd;
           break;
         case "error":
           throw new DimsumError(event.code, event.message, event.hint ? { hint: event.hint } : {});

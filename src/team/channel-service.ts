@@ -16,11 +16,13 @@ import {
 } from "./access.js";
 import type { EventBus, MembershipIndex } from "./event-bus.js";
 import { searchExpression } from "./search-text.js";
+import type { ChannelPrefs } from "./store/repositories.js";
 import type { TeamStore } from "./team-store.js";
 import type {
   Actor,
   ChainStep,
   ChannelInput,
+  ChannelListing,
   ChannelMember,
   ChannelMessage,
   ChannelRecord,
@@ -62,15 +64,36 @@ export class ChannelService {
     return channel;
   }
 
-  /** Channels the actor may see, with their unread counts. */
-  async list(actor: Actor): Promise<Array<ChannelRecord & { unread: number }>> {
+  /** Channels the actor may see, with their unread counts and whether the actor pinned or archived them. */
+  async list(actor: Actor): Promise<ChannelListing[]> {
     const all = await this.#deps.store.channels.list();
     const mine = all.filter((c) => isAdmin(actor) || isMember(actor, c));
-    const unread = await this.#deps.store.messages.unread(
-      actor.userId,
-      mine.map((c) => c.id),
-    );
-    return mine.map((c) => ({ ...c, unread: unread.get(c.id) ?? 0 }));
+    const [unread, prefs] = await Promise.all([
+      this.#deps.store.messages.unread(
+        actor.userId,
+        mine.map((c) => c.id),
+      ),
+      this.#deps.store.channels.prefsOf(actor.userId),
+    ]);
+    return mine.map((c) => ({ ...c, unread: unread.get(c.id) ?? 0, ...prefs.get(c.id) }));
+  }
+
+  /** Pins or archives a chat for the actor alone (anyone who can see it); returns the actor's listing of it. */
+  async setPrefs(
+    actor: Actor,
+    id: string,
+    patch: { pinned?: boolean; archived?: boolean },
+  ): Promise<ChannelPrefs> {
+    const channel = await this.visible(actor, id);
+    const current = (await this.#deps.store.channels.prefsOf(actor.userId)).get(channel.id) ?? {};
+    const now = this.#deps.now();
+    const next: ChannelPrefs = { ...current };
+    if (patch.pinned === true) next.pinnedAt = current.pinnedAt ?? now;
+    if (patch.pinned === false) delete next.pinnedAt;
+    if (patch.archived === true) next.archivedAt = current.archivedAt ?? now;
+    if (patch.archived === false) delete next.archivedAt;
+    await this.#deps.store.channels.setPrefs(channel.id, actor.userId, next);
+    return next;
   }
 
   /** Creates a channel; the creator is always a member. */

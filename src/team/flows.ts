@@ -170,9 +170,18 @@ export function applyAction(flow: FlowRecord, action: FlowAction, now: number): 
       requireStatus(next, ["running"], "pause");
       next.status = "paused";
       return { flow: next };
-    case "resume":
+    case "resume": {
       requireStatus(next, ["paused"], "resume");
+      // A finished step that needs approval is approved by a person, never by resuming past it.
+      const current = stepAt(next, next.currentStep);
+      if (current.status === "completed" && current.requiresApproval) {
+        throw conflict(
+          `Step ${next.currentStep + 1} waits for approval; resuming would pass it unapproved.`,
+          "approve the step (edit its output first if needed), or stop the flow",
+        );
+      }
       return resume(next);
+    }
     case "approve":
       requireStatus(next, ["paused"], "approve");
       if (action.stepIndex !== next.currentStep) {

@@ -108,6 +108,17 @@ export function applyAgentEvent(parts: readonly MessagePart[], event: AgentEvent
     case "resumed":
       // After an approval the answer simply goes on; after a restart the person is told.
       return event.reason === "restart" ? [...parts, { type: "resumed", reason: "restart" }] : [...parts];
+    case "model_fallback":
+      return [
+        ...parts,
+        {
+          type: "model_fallback",
+          from: event.from,
+          to: event.to,
+          reason: event.reason,
+          ...(event.skipped ? { skipped: true } : {}),
+        },
+      ];
     case "error":
       return endWith(parts, failurePart(event.code, event.message, event.hint));
     default:
@@ -182,4 +193,13 @@ export function textOfParts(parts: readonly MessagePart[]): string {
     .map((p) => p.text.trim())
     .filter((t) => t !== "")
     .join("\n\n");
+}
+
+/** The model that answered, when the parts say (a chain moved); otherwise the agent's first model did. */
+export function answeringModelOf(parts: readonly MessagePart[]): string | undefined {
+  for (let i = parts.length - 1; i >= 0; i--) {
+    const part = parts[i];
+    if (part?.type === "model_fallback") return part.to;
+  }
+  return undefined;
 }

@@ -45,7 +45,9 @@ export interface RunContext {
  * The work of a run; throws to end it with an error (or cancelled, once aborted). `waiting`: the run
  * stopped to wait for a person (its checkpoint is stored); it ends `waiting`, holding nothing here.
  */
-export type RunBody = (ctx: RunContext) => Promise<{ usage?: Usage; waiting?: boolean }>;
+export type RunBody = (
+  ctx: RunContext,
+) => Promise<{ usage?: Usage; waiting?: boolean; model?: string; costUsd?: number }>;
 
 export interface RunHandle {
   /** The run as queued. */
@@ -399,6 +401,8 @@ export class RunManager {
           const result = await body({ run: { ...run }, signal });
           run.status = result.waiting ? "waiting" : "done";
           if (result.usage) run.usage = result.usage;
+          if (result.model) run.model = result.model;
+          if (result.costUsd !== undefined) run.costUsd = result.costUsd;
         } catch (err) {
           run.status = signal.aborted ? "cancelled" : "error";
           run.error = signal.aborted ? abortReason(signal) : toDimsumError(err).message;

@@ -13,6 +13,8 @@ import { CapabilityAssembly, type CapabilityServices } from "../capabilities/ind
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
+import { createMemoryCooldownStore } from "../llm/cooldowns.js";
+import type { FallbackSettings } from "../llm/fallback-chain.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
@@ -23,6 +25,7 @@ import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
 import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
+import { chatTitle } from "./chat-title.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
@@ -31,6 +34,7 @@ import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunApprovals } from "./run-approvals.js";
 import { type RunBody, RunManager } from "./run-manager.js";
+import { sinceDays, spendReport } from "./spend.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { namesFrom, peopleIn } from "./team-prompt.js";
 import { joinRelay, type TeamRelay } from "./team-relay.js";
@@ -79,6 +83,8 @@ export interface TeamDeps {
   /** The provider function (default: by each model's wire protocol). */
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+  /** Provider cooldowns of model chains (default: this team's own, in memory, at the configured lengths). */
+  fallback?: FallbackSettings;
   /** The model of an agent (default: its `model`, else the configured default). */
   resolveAgentModel?: (agent: AgentRecord) => ModelSpec | Promise<ModelSpec>;
   /** The tools' workspace for a channel (default `<home>/workspaces/<channelId>`, created). */
@@ -203,6 +209,7 @@ export function createTeam(deps: TeamDeps): Team {
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+    fallback: deps.fallback ?? { cooldowns: createMemoryCooldownStore(), ...deps.config.modelFallback },
     ...(grantable ? { grantedTools: grantable.create } : {}),
     ...(deps.observe ? { observe: deps.observe } : {}),
   };
@@ -391,6 +398,7 @@ export function createTeam(deps: TeamDeps): Team {
     text: string,
     present: boolean,
     mode?: QueueMode,
+    scheduled?: { scheduleId: string; name: string },
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
@@ -402,6 +410,14 @@ export function createTeam(deps: TeamDeps): Team {
         channelId: channel.id,
         author: { type: "user", id: actor.userId },
         text,
+        ...(scheduled
+          ? {
+              parts: [
+                { type: "text", text },
+                { type: "scheduled", ...scheduled },
+              ] satisfies MessagePart[],
+            }
+          : {}),
         mentions: targets.map((a) => a.id),
         createdAt: at,
       },
@@ -513,6 +529,30 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       return channels.list(actor);
     },
+    async setChannelPrefs(actor, id, patch) {
+      await ready;
+      return channels.setPrefs(actor, id, patch);
+    },
+    async titleChannel(actor, id) {
+      await ready;
+      const channel = await channels.visible(actor, id);
+      if (channel.kind !== "direct") throw invalid("Only a direct chat is named after its first exchange.");
+      const first = await store.messages.list(id, { limit: 6, after: 0 });
+      const question = first.find((m) => m.author.type === "user");
+      const answer = first.find((m) => m.author.type === "agent" && m.text.trim() !== "");
+      if (!question) throw conflict("The chat has no message yet to name it after.", "send a message first");
+      const agent = channel.leaderAgentId ? await store.agents.get(channel.leaderAgentId) : undefined;
+      const model = agent
+        ? await Promise.resolve()
+            .then(() => runtime.resolveModel(agent))
+            .catch(() => undefined)
+        : undefined;
+      const name = await chatTitle(question.text, answer?.text, model, {
+        ...(deps.stream ? { stream: deps.stream } : {}),
+        ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+      });
+      return channels.update(actor, id, { name });
+    },
     async getChannel(actor, id) {
       await ready;
       return channels.visible(actor, id);
@@ -554,7 +594,7 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const channel = await channels.visible(actor, channelId);
       checkText(text);
-      return postRouted(actor, channel, text, options.present === true, options.mode);
+      return postRouted(actor, channel, text, options.present === true, options.mode, options.scheduled);
     },
     async deleteMessage(actor, messageId) {
       await ready;
@@ -627,6 +667,22 @@ export function createTeam(deps: TeamDeps): Team {
       return channels.search(actor, query, options);
     },
 
+    async listChannelRuns(actor, channelId) {
+      await ready;
+      await channels.visible(actor, channelId);
+      return (await store.runs.listUsage({ since: 0, channelId })).map((s) => s.run);
+    },
+    async spend(actor, options) {
+      await ready;
+      const since = sinceDays(Date.now(), options.days);
+      const all = isAdmin(actor);
+      const stored = await store.runs.listUsage(all ? { since } : { since, requestedBy: actor.userId });
+      return spendReport(
+        stored.map((s) => s.run),
+        since,
+        all ? "all" : "own",
+      );
+    },
     async getRun(actor, runId) {
       await ready;
       const stored = await visibleRun(actor, runId);

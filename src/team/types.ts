@@ -3,19 +3,23 @@
  * channel messages, agent runs, and collaboration flows. `Team` is the one facade the HTTP/WebSocket
  * edge talks to; it knows nothing about HTTP.
  */
+
 import type { PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
-import type { JsonSchema, Usage } from "../llm/types.js";
+import type { JsonSchema, ReasoningEffort, Usage } from "../llm/types.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
+import type { SpendReport } from "./spend.js";
 
 export interface AgentRecord {
   /** Slug: `^[a-z0-9][a-z0-9_-]{0,39}$`, used in @mentions and as the OpenAI-compatible model name. */
   id: string;
   name: string;
   emoji: string;
-  /** `provider:model`, or undefined for the server's default model. */
+  /** `provider:model`, a fallback chain `a:x,b:y` tried in order, or undefined for the server's default model. */
   model?: string;
+  /** How hard the agent's model thinks (each protocol's own control); undefined: the model's default. */
+  reasoning?: ReasoningEffort;
   /** Tool names the agent may use; undefined means all built-ins (minus `toolsDeny`). */
   toolsAllow?: string[];
   toolsDeny: string[];
@@ -40,7 +44,9 @@ export interface AgentInput {
   id: string;
   name: string;
   emoji?: string;
-  model?: string;
+  /** One model, or a fallback chain (an array, or a comma list). */
+  model?: string | string[];
+  reasoning?: ReasoningEffort;
   toolsAllow?: string[];
   toolsDeny?: string[];
   memory?: boolean;
@@ -53,10 +59,12 @@ export interface AgentInput {
 }
 
 export type AgentPatch = Partial<
-  Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases" | "answerFormat">
+  Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases" | "answerFormat" | "reasoning">
 > & {
   /** `null` removes the answer format (free text). */
   answerFormat?: JsonSchema | null;
+  /** `null` goes back to the model's default. */
+  reasoning?: ReasoningEffort | null;
   /** `null` resets to every tool. */
   toolsAllow?: string[] | null;
   /** `null` resets to every base the person may read. */
@@ -167,7 +175,14 @@ export type MessagePart =
   | { type: "error"; code: string; message: string; hint?: string }
   | { type: "stopped"; reason: string }
   /** The answer went on from its checkpoint after the server (or its instance) stopped. */
-  | { type: "resumed"; reason: "restart" };
+  | { type: "resumed"; reason: "restart" }
+  /** A schedule posted this message in its creator's name (chats show it as the schedule's, not "You"). */
+  | { type: "scheduled"; scheduleId: string; name: string }
+  /** The model call moved to the next model of the agent's chain (`to` answered, unless it moved again). */
+  | { type: "model_fallback"; from: string; to: string; reason: string; skipped?: boolean };
+
+/** A channel as one person's list shows it: unread count, and when they pinned or archived it. */
+export type ChannelListing = ChannelRecord & { unread: number; pinnedAt?: number; archivedAt?: number };
 
 export interface ChannelMessage {
   /** Monotonic per server; clients resume from the last id they saw. */
@@ -210,6 +225,10 @@ export interface TeamRun {
   parentRunId?: string;
   error?: string;
   usage?: Usage;
+  /** `provider:model` that answered (set when the run ends). */
+  model?: string;
+  /** What the run cost in USD at the model's prices, when they are known. */
+  costUsd?: number;
   startedAt: number;
   endedAt?: number;
   /**
@@ -379,7 +398,18 @@ export interface Team {
   getSoul(actor: Actor, id: string): Promise<SoulFile>;
   putSoul(actor: Actor, id: string, content: string): Promise<SoulFile>;
 
-  listChannels(actor: Actor): Promise<Array<ChannelRecord & { unread: number }>>;
+  listChannels(actor: Actor): Promise<ChannelListing[]>;
+  /** Pins or archives a chat for the actor alone; returns when they did (unset: they did not). */
+  setChannelPrefs(
+    actor: Actor,
+    channelId: string,
+    patch: { pinned?: boolean; archived?: boolean },
+  ): Promise<{ pinnedAt?: number; archivedAt?: number }>;
+  /**
+   * Names a direct chat after its first exchange: one short call to its agent's model, or the first
+   * words of the question when no model answers. Returns the renamed chat.
+   */
+  titleChannel(actor: Actor, channelId: string): Promise<ChannelRecord>;
   getChannel(actor: Actor, id: string): Promise<ChannelRecord>;
   createChannel(actor: Actor, input: ChannelInput): Promise<ChannelRecord>;
   updateChannel(
@@ -413,7 +443,7 @@ export interface Team {
     actor: Actor,
     channelId: string,
     text: string,
-    options?: { present?: boolean; mode?: QueueMode },
+    options?: { present?: boolean; mode?: QueueMode; scheduled?: { scheduleId: string; name: string } },
   ): Promise<PostResult>;
   deleteMessage(actor: Actor, messageId: number): Promise<void>;
   /**
@@ -433,6 +463,10 @@ export interface Team {
   ): Promise<ChannelMessage[]>;
 
   getRun(actor: Actor, runId: string): Promise<TeamRun>;
+  /** The channel's ended runs that used tokens, oldest first: each answer's model, tokens, cost and time. */
+  listChannelRuns(actor: Actor, channelId: string): Promise<TeamRun[]>;
+  /** Spend per day and provider and per day and agent over `days` days: every run for admins, else the caller's. */
+  spend(actor: Actor, options: { days: number }): Promise<SpendReport>;
   cancelRun(actor: Actor, runId: string): Promise<TeamRun>;
   /** The stored trace events of a run's agent turn. */
   getRunTrace(actor: Actor, runId: string): Promise<unknown[]>;

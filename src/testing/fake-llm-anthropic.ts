@@ -22,6 +22,17 @@ const ERROR_TYPES: Record<number, string> = {
   529: "overloaded_error",
 };
 
+/** Anthropic counts cache reads and writes apart from `input_tokens`. */
+function inputUsage(ctx: ReplyContext) {
+  const read = ctx.usage.cached ?? 0;
+  const written = ctx.usage.cacheWrite ?? 0;
+  return {
+    input_tokens: Math.max(0, ctx.usage.input - read - written),
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: read,
+  };
+}
+
 function stopReason(reply: FakeReply): string {
   return STOP_REASONS[reply.finishReason ?? (hasToolCalls(reply) ? "tool_calls" : "stop")];
 }
@@ -49,12 +60,7 @@ export const anthropicEncoder: ProtocolEncoder = {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: {
-            input_tokens: ctx.usage.input,
-            cache_creation_input_tokens: 0,
-            cache_read_input_tokens: 0,
-            output_tokens: 1,
-          },
+          usage: { ...inputUsage(ctx), output_tokens: 1 },
         },
       }),
     ];
@@ -91,7 +97,7 @@ export const anthropicEncoder: ProtocolEncoder = {
       frame({
         type: "message_delta",
         delta: { stop_reason: stopReason(reply), stop_sequence: null },
-        usage: { input_tokens: ctx.usage.input, output_tokens: ctx.usage.output },
+        usage: { ...inputUsage(ctx), output_tokens: ctx.usage.output },
       }),
       frame({ type: "message_stop" }),
     );
@@ -125,7 +131,7 @@ export const anthropicEncoder: ProtocolEncoder = {
       content,
       stop_reason: stopReason(reply),
       stop_sequence: null,
-      usage: { input_tokens: ctx.usage.input, output_tokens: ctx.usage.output },
+      usage: { ...inputUsage(ctx), output_tokens: ctx.usage.output },
     };
   },
 

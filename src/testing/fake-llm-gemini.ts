@@ -47,6 +47,7 @@ function usageMetadata(ctx: ReplyContext, candidates: number) {
     promptTokenCount: ctx.usage.input,
     candidatesTokenCount: candidates,
     totalTokenCount: ctx.usage.input + candidates,
+    ...(ctx.usage.cached ? { cachedContentTokenCount: ctx.usage.cached } : {}),
   };
 }
 

@@ -14,8 +14,14 @@ function callId(ctx: ReplyContext, index: number, given: string | undefined): st
 }
 
 function usageBody(ctx: ReplyContext) {
-  const { input, output } = ctx.usage;
-  return { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  const { input, output, cached } = ctx.usage;
+  const body: Record<string, unknown> = {
+    prompt_tokens: input,
+    completion_tokens: output,
+    total_tokens: input + output,
+  };
+  if (cached !== undefined) body.prompt_tokens_details = { cached_tokens: cached };
+  return body;
 }
 
 function wantsUsage(request: RecordedRequest): boolean {

@@ -17,7 +17,9 @@ import type {
   FakeTurn,
   ProtocolEncoder,
   RecordedRequest,
+  ReplyContext,
 } from "./fake-llm-types.js";
+import { FakePromptCache } from "./fake-prompt-cache.js";
 
 export type {
   FakeErrorTurn,
@@ -106,6 +108,7 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
   const defaultTurn: FakeTurn = options.defaultTurn ?? { text: "ok" };
   const timers = new Set<NodeJS.Timeout>();
   let seq = 0;
+  const promptCache = options.promptCache ? new FakePromptCache() : undefined;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -173,7 +176,7 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
       reply: turn,
       model: recorded.model ?? "fake-model",
       seq: ++seq,
-      usage: estimateUsage(turn, bytes),
+      usage: cacheUsage(turn, recorded, bytes),
       split,
     };
     if (recorded.stream && turn.stall !== undefined)
@@ -181,6 +184,13 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
     else if (recorded.stream) await sendStream(res, encoder.stream(ctx, recorded), turn.dropAfterChunks);
     else if (turn.dropAfterChunks !== undefined) res.socket?.destroy();
     else sendJson(res, 200, encoder.json(ctx));
+  }
+
+  function cacheUsage(turn: FakeReply, recorded: RecordedRequest, bytes: number): ReplyContext["usage"] {
+    const usage: ReplyContext["usage"] = estimateUsage(turn, bytes);
+    if (!promptCache || recorded.protocol === "unknown") return usage;
+    const cache = promptCache.observe(recorded.protocol, recorded.body);
+    return { ...usage, input: cache.input, cached: cache.cached, cacheWrite: cache.written };
   }
 
   function replyError(res: ServerResponse, recorded: RecordedRequest, turn: FakeErrorTurn): void {

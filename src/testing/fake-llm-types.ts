@@ -85,6 +85,11 @@ export interface FakeLlmServerOptions {
    * `/v1beta/models` as `{models: [{name}]}`); without it that path answers 404 like any unknown one.
    */
   models?: string[];
+  /**
+   * Report prompt caching by each provider's rule (see fake-prompt-cache.ts): input tokens estimated
+   * from the request, and the cached (and, for Anthropic, written) part of them.
+   */
+  promptCache?: boolean;
 }
 
 export interface FakeLlmServer {
@@ -107,7 +112,8 @@ export interface ReplyContext {
   model: string;
   /** Response number on this server, for minting ids. */
   seq: number;
-  usage: { input: number; output: number };
+  /** `input` counts every input token; `cached` and `cacheWrite` are parts of it. */
+  usage: { input: number; output: number; cached?: number; cacheWrite?: number };
   split: (text: string) => string[];
 }
 

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { estimateTextTokens } from "../../src/agent/context/index.js";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { runSessionTurn, type SessionTurnOptions } from "../../src/agent/session-runner.js";
+import { isTurnContext } from "../../src/agent/turn-context.js";
 import { openDatabase } from "../../src/store/database.js";
 import { SqliteSessionStore } from "../../src/store/sqlite-session-store.js";
 import type { SessionRef } from "../../src/store/types.js";
@@ -111,7 +112,19 @@ describe("sessions", () => {
     expect((await store.getTodos(a1)).map((t) => t.text)).toEqual(["buy milk"]);
     expect((await store.getTodos(a2)).map((t) => t.text)).toEqual(["write report"]);
     expect((await store.getTodos(b1)).map((t) => t.text)).toEqual(["call mom"]);
-    expect(await store.loadMessages(a1)).toHaveLength(6);
+    // The second turn's context (its open todo) is stored right after its question, apart from it.
+    const a1Messages = await store.loadMessages(a1);
+    expect(a1Messages).toHaveLength(7);
+    expect(a1Messages.map((m) => isTurnContext(m.message))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+      false,
+    ]);
+    expect(JSON.stringify(a1Messages[5]?.message)).toContain("buy milk");
     expect(await store.loadMessages(b1)).toHaveLength(4);
 
     const runsA1 = await store.listRuns(a1);

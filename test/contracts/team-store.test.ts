@@ -54,6 +54,27 @@ function post(store: TeamStore, channelId: string, text: string, author = "alice
 }
 
 describeBackends("team store", (open, kind) => {
+  it("keeps each person's pinned and archived chats apart, and drops them with the chat", async () => {
+    const store = storeOf(await open());
+    await store.channels.insert(channel("ops", 1));
+    await store.channels.insert(channel("dev", 2));
+    await store.channels.setPrefs("ops", "alice", { pinnedAt: 10 });
+    await store.channels.setPrefs("dev", "alice", { archivedAt: 20 });
+    await store.channels.setPrefs("ops", "bob", { archivedAt: 30, pinnedAt: 31 });
+    expect(await store.channels.prefsOf("alice")).toEqual(
+      new Map([
+        ["ops", { pinnedAt: 10 }],
+        ["dev", { archivedAt: 20 }],
+      ]),
+    );
+    await store.channels.setPrefs("ops", "alice", { archivedAt: 40 });
+    await store.channels.setPrefs("dev", "alice", {});
+    expect(await store.channels.prefsOf("alice")).toEqual(new Map([["ops", { archivedAt: 40 }]]));
+    await store.channels.delete("ops");
+    expect(await store.channels.prefsOf("alice")).toEqual(new Map());
+    expect(await store.channels.prefsOf("bob")).toEqual(new Map());
+  });
+
   it("leases runs to instances with fencing where several share the database (PostgreSQL only)", async () => {
     const store = storeOf(await open());
     if (kind === "sqlite") {

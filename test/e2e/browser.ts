@@ -30,7 +30,7 @@ export function chromiumPath(): string {
   if (found[0]) return found[0];
   throw new Error(
     `Chromium was not found at ${override ?? CHROMIUM_CANDIDATES.join(" or ")}; the web UI's end-to-end tests need it. ` +
-      "Run `npm test` (its pretest, scripts/ensure-chromium.mjs, installs Debian's chromium as root or prints the command), " +
+      "Run `npm test` (its pretest, scripts/ensure-test-packages.mjs, installs Debian's chromium and bubblewrap as root or prints the command), " +
       "install it yourself (`apt-get install chromium`) or point DIMSUM_CHROMIUM at a Chromium binary. " +
       "playwright-core never downloads a browser.",
   );

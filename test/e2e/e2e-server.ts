@@ -12,6 +12,8 @@ import { loadConfig } from "../../src/config/load-config.js";
 import { ConnectorManager } from "../../src/connectors/connector-manager.js";
 import { createSqliteConnectorStore } from "../../src/connectors/store/connector-store.js";
 import { type McpControl, McpServerPool } from "../../src/mcp/server-pool.js";
+import { createSqliteScheduleStore } from "../../src/schedules/schedule-store.js";
+import { createScheduling, type Scheduling } from "../../src/schedules/setup.js";
 import { createServer, type ServerDeps } from "../../src/server/app.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
@@ -22,6 +24,7 @@ import {
   mountConnectorRoutes,
 } from "../../src/server/routes/connectors.js";
 import { type KnowledgeRoutesOptions, mountKnowledgeRoutes } from "../../src/server/routes/knowledge.js";
+import { mountScheduleRoutes } from "../../src/server/routes/schedules.js";
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
@@ -56,6 +59,10 @@ export interface E2eServerOptions {
    * `DIMSUM_HOME` is always set. `{}` starts a server with no model at all.
    */
   env?: Record<string, string>;
+  /** Like `env`, from the fake LLM's URL (for base URLs of several providers). */
+  envFor?: (llmUrl: string) => Record<string, string>;
+  /** The default environment's model instead of `openai:gpt-test` (e.g. one with catalogue prices). */
+  model?: string;
   /** Keep the queue modes' defaults (groups `collect`); default: groups `followup`, a run per message. */
   queueDefaults?: boolean;
   /** Create the owner at start with a printed one-time password, as `dimsum serve` does (default: no owner). */
@@ -66,6 +73,8 @@ export interface E2eServerOptions {
   connectors?: boolean;
   /** Overrides of the team's deps (e.g. remote A2A agents). */
   team?: Partial<TeamDeps>;
+  /** Serve `/api/schedules` with a running scheduler, as `dimsum serve` does (default: no schedules). */
+  schedules?: boolean;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -96,11 +105,12 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     cwd: home,
     env: {
       DIMSUM_HOME: home,
-      ...(options.env ?? {
-        DIMSUM_MODEL: "openai:gpt-test",
-        OPENAI_API_KEY: "sk-test-key-1234",
-        OPENAI_BASE_URL: `${llmUrl}/v1`,
-      }),
+      ...(options.envFor?.(llmUrl) ??
+        options.env ?? {
+          DIMSUM_MODEL: options.model ?? "openai:gpt-test",
+          OPENAI_API_KEY: "sk-test-key-1234",
+          OPENAI_BASE_URL: `${llmUrl}/v1`,
+        }),
     },
   });
   // Groups answer each message with a run of its own here (the default `collect` waits 1.5 s for a
@@ -123,6 +133,19 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
         backoff: { baseDelayMs: 20, maxDelayMs: 200 },
       })
     : undefined;
+  let scheduling: Scheduling | undefined;
+  if (options.schedules) {
+    const users = new UserStore(db);
+    scheduling = createScheduling({
+      store: createSqliteScheduleStore(db),
+      team,
+      actorOf: async (id) => {
+        const user = await users.get(id);
+        return user ? { userId: user.id, role: user.role } : undefined;
+      },
+      log,
+    });
+  }
   const serverDeps = (ensureOwner: boolean): ServerDeps => ({
     db,
     config,
@@ -143,11 +166,13 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       mountTeamRoutes({ team, memory: buildMemory(db, log), ...(mcp ? { mcp } : {}) }),
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
       ...(connectors ? [mountConnectorRoutes(connectors)] : []),
+      ...(scheduling ? [mountScheduleRoutes(scheduling.service)] : []),
     ],
     ...(connectors ? { publicRoutes: [mountConnectorInbound(connectors)] } : {}),
   });
   let listening = await createServer(serverDeps(options.ensureOwner ?? false)).listen(0, "127.0.0.1");
   const port = listening.port;
+  await scheduling?.scheduler.start();
   return {
     url: listening.url,
     logLines,
@@ -164,6 +189,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     async close() {
       await listening.close();
       await connectors?.close();
+      await scheduling?.scheduler.stop();
       await team.close();
       await (mcp as { close?: () => Promise<void> } | undefined)?.close?.();
       db.close();

@@ -112,6 +112,9 @@ describe("onboarding in headless Chromium", () => {
         await page.waitForURL(/\/settings\/account$/);
         await byTest("one-time-password-notice").waitFor();
         expect(await byTest("password-current").getAttribute("autocomplete")).toBe("current-password");
+        // The one-time password was just typed to sign in: the forced change does not ask for it again.
+        expect(await byTest("password-current").isVisible()).toBe(false);
+        expect(await byTest("password-current").inputValue()).toBe(password);
         expect(await byTest("password-new").getAttribute("autocomplete")).toBe("new-password");
         expect(await byTest("password-confirm").getAttribute("autocomplete")).toBe("new-password");
         expect(await byTest("settings-tab-account").getAttribute("aria-current")).toBe("page");
@@ -126,7 +129,6 @@ describe("onboarding in headless Chromium", () => {
     async () => {
       await step("onboarding/02-password-changed", async () => {
         const oneTime = server.owner!.generatedPassword!;
-        await byTest("password-current").fill(oneTime);
         await byTest("password-new").fill(NEW_PASSWORD);
         await byTest("password-confirm").fill(`${NEW_PASSWORD}-typo`);
         await byTest("password-submit").click();
@@ -293,10 +295,10 @@ describe("onboarding in headless Chromium", () => {
         // biome-ignore lint/performance/useDomNodeTextContent: what is visible at this width is checked
         const phoneHint = await byTest("home-hint").innerText();
         expect(phoneHint).not.toContain("on the left");
-        expect(phoneHint).toContain("Pick a chat below");
+        expect(phoneHint).toContain("go on with one below");
         await page.setViewportSize(WIDE);
         // biome-ignore lint/performance/useDomNodeTextContent: what is visible at this width is checked
-        expect(await byTest("home-hint").innerText()).toContain("Pick a chat on the left");
+        expect(await byTest("home-hint").innerText()).toContain("go on with a recent one");
         await shoot(page, "06-home-with-chats");
         await page.goto(`${server.url}/c/${encodeURIComponent(channelId)}`);
         await byTest("composer").waitFor();

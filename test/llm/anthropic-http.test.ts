@@ -79,6 +79,7 @@ describe("Anthropic over HTTP", () => {
       baseUrl,
       apiKey: "test-key",
       contextWindow: 200000,
+      quirks: { promptCache: false },
     };
     const events = await call(anthropicAdapter, model, {
       system: "sys",

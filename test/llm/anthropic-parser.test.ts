@@ -221,7 +221,13 @@ describe("usage", () => {
         ),
       ),
     );
-    expect(r.usage).toEqual({ inputTokens: 125, outputTokens: 8, totalTokens: 133, cachedInputTokens: 100 });
+    expect(r.usage).toEqual({
+      inputTokens: 125,
+      outputTokens: 8,
+      totalTokens: 133,
+      cachedInputTokens: 100,
+      cacheWriteTokens: 20,
+    });
   });
 
   it("takes input tokens from message_delta when message_start had none", () => {

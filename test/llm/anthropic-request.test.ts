@@ -11,6 +11,8 @@ const model: ModelSpec = {
   baseUrl: "https://api.anthropic.com",
   apiKey: "k",
   contextWindow: 200000,
+  // The exact bodies below are without cache breakpoints; the last test covers those.
+  quirks: { promptCache: false },
 };
 
 const tools = [
@@ -280,5 +282,35 @@ describe("errorMessage", () => {
   it("falls back to the text, or to the status for an empty body", () => {
     expect(anthropicAdapter.errorMessage(502, "Bad Gateway")).toBe("Bad Gateway");
     expect(anthropicAdapter.errorMessage(503, "")).toContain("HTTP 503");
+  });
+
+  it("marks cache breakpoints on the last tool, the system prompt, the previous call's end and the last message", () => {
+    const { body } = anthropicAdapter.buildRequest(
+      { ...model, quirks: {}, cacheTtl: "1h" },
+      {
+        system: "sys",
+        tools: [
+          { name: "a", description: "A", parameters: { type: "object" } },
+          { name: "b", description: "B", parameters: { type: "object" } },
+        ],
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: [{ type: "tool_call", id: "c1", name: "a", arguments: "{}" }] },
+          { role: "tool", toolCallId: "c1", toolName: "a", content: "done" },
+        ],
+      },
+      {},
+    );
+    const b = body as {
+      tools: Array<{ cache_control?: unknown }>;
+      system: Array<{ text: string; cache_control?: unknown }>;
+      messages: Array<{ content: Array<{ cache_control?: unknown }> }>;
+    };
+    const mark = { type: "ephemeral", ttl: "1h" };
+    expect(b.tools.map((t) => t.cache_control)).toEqual([undefined, mark]);
+    expect(b.system).toEqual([{ type: "text", text: "sys", cache_control: mark }]);
+    expect(b.messages[0]?.content.at(-1)?.cache_control).toEqual(mark);
+    expect(b.messages[2]?.content.at(-1)?.cache_control).toEqual(mark);
+    expect(JSON.stringify(body).split("cache_control").length - 1).toBe(4);
   });
 });

@@ -141,6 +141,8 @@ describe("openaiAdapter.buildRequest", () => {
       tools: [{ type: "function", function: weatherTool }],
       max_tokens: 1000,
       temperature: 0.2,
+      // DeepSeek's own switch comes with the effort (see src/llm/reasoning.ts).
+      thinking: { type: "enabled" },
       reasoning_effort: "high",
     });
     // The body goes over the wire as JSON: nothing may be lost or changed by serialising it.

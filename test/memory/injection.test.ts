@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildLayeredContext, renderSystemLayers } from "../../src/agent/layered-context.js";
+import { renderSystemLayers, renderTurnLayers } from "../../src/agent/layered-context.js";
 import { memoryLayers } from "../../src/memory/injection.js";
 import { hashEmbedder, newMemoryStore } from "./helpers.js";
 
@@ -29,17 +29,15 @@ describe("memory injection", () => {
     expect(layers.trace.scores).toHaveLength(layers.memories.length);
     expect((await store.get("u", coffee.id))?.accessCount).toBe(1);
 
-    // The lead's context builder puts core memory before the retrieved memories.
+    // Core memory is part of the stable system text; recalled memories go in the turn context.
     const system = renderSystemLayers({
       system: "Be helpful.",
       coreMemory: layers.coreMemory,
       memories: layers.memories,
     });
     expect(system).toContain("# Core memory\n\n<user>\nName: Ada\n</user>");
-    expect(system?.indexOf("# Core memory")).toBeLessThan(
-      system?.indexOf("# Relevant memories about the user") ?? 0,
-    );
-    expect(buildLayeredContext(layers, []).system).toContain(
+    expect(system).not.toContain("# Relevant memories about the user");
+    expect(renderTurnLayers({ memories: layers.memories })).toContain(
       `[semantic #${coffee.id}] Ada drinks her coffee black`,
     );
   });

@@ -162,6 +162,15 @@ describe("knowledge base routes", () => {
     await json(await upload(srv, owner, four), 400);
     await json(await upload(srv, owner, []), 400);
     await json(await call(srv.url, "/api/kb", { session: member, body: { name: "mine" } }), 403);
+    // A name the service would refuse is the caller's fault: 400 naming the rule, never a 5xx.
+    for (const name of ["bad name", "-leading", "a/b"]) {
+      const refused = (await json(
+        await call(srv.url, "/api/kb", { session: owner, body: { name } }),
+        400,
+      )) as { error: { code: string; issues: { path: string; message: string }[] } };
+      expect(refused.error.code).toBe("invalid");
+      expect(refused.error.issues[0]?.message).toContain("starting with a letter or digit");
+    }
     // A rejected batch adds nothing, not even its valid files.
     await json(
       await upload(srv, owner, [

@@ -47,6 +47,29 @@ describe("starter agents", () => {
   });
 });
 
+describe("an agent's model chain and reasoning effort", () => {
+  it("takes a chain as an array or a comma list, keeps it and the effort across a restart, refuses bad ones", async () => {
+    const created = await h.team.createAgent(owner, {
+      id: "steady",
+      name: "Steady",
+      model: ["openai:gpt-test", " anthropic:claude-test "],
+      reasoning: "high",
+    });
+    expect(created).toMatchObject({ model: "openai:gpt-test,anthropic:claude-test", reasoning: "high" });
+    await h.restart();
+    expect(await h.team.getAgent(owner, "steady")).toMatchObject({
+      model: "openai:gpt-test,anthropic:claude-test",
+      reasoning: "high",
+    });
+    const changed = await h.team.updateAgent(owner, "steady", { model: "openai:gpt-test", reasoning: null });
+    expect(changed.model).toBe("openai:gpt-test");
+    expect(changed.reasoning).toBeUndefined();
+    await expect(
+      h.team.updateAgent(owner, "steady", { model: ["openai:gpt-test", "nocolon"] }),
+    ).rejects.toThrow(/provider:model/);
+  });
+});
+
 describe("agent CRUD and SOUL.md", () => {
   it("creates, updates and deletes an agent with its persona file", async () => {
     const created = await h.team.createAgent(owner, {

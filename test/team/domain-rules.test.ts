@@ -71,6 +71,8 @@ describe("flow state machine", () => {
     expect(running1.steps[1]).toMatchObject({ status: "running", input: "out0", runId: "r1" });
     const paused = completeStep(running1, 1, "out1", 3).flow;
     expect(paused.status).toBe("paused");
+    // Resume does not pass a step waiting for approval: only Approve does.
+    expect(() => applyAction(paused, { action: "resume" }, 4)).toThrow(/Step 2 waits for approval/);
     const done = applyAction(paused, { action: "approve", stepIndex: 1 }, 4);
     expect(done.flow.status).toBe("done");
     expect(done.start).toBeUndefined();

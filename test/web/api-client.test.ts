@@ -142,7 +142,8 @@ describe("ApiClient", () => {
       message: "Invalid agent",
       issues: [{ path: "id", message: "must be a slug" }],
     });
-    expect(errorText(err)).toBe("Invalid agent (id: must be a slug)");
+    // The field and what is wrong with it, as a sentence (not "invalid request body (id: …)").
+    expect(errorText(err)).toBe("The id: must be a slug.");
 
     const limited = await api.markRead("c1", 3).catch((e: unknown) => e);
     expect(limited).toMatchObject({ status: 429, code: "rate_limited", retryAfterSeconds: 7 });

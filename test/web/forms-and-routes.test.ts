@@ -16,6 +16,7 @@ import type { AgentRecord, ChainStep } from "../../web/src/types.js";
 describe("routes", () => {
   const routes: Route[] = [
     { name: "home" },
+    { name: "not_found", path: "/nope/x" },
     { name: "channel", channelId: "c 1/x" },
     { name: "channel_settings", channelId: "abc" },
     { name: "agents" },
@@ -43,7 +44,7 @@ describe("routes", () => {
       "/memory/a/b",
       "/settings/account/x",
     ]) {
-      expect(parseRoute(path), path).toEqual({ name: "home" });
+      expect(parseRoute(path), path).toEqual({ name: "not_found", path });
     }
   });
 
@@ -114,6 +115,16 @@ describe("agent form", () => {
     expect(
       validateAgentForm({ ...emptyAgentForm(), id: "a_1-b", name: "A", model: "anthropic:claude-x" }, true),
     ).toEqual({});
+  });
+
+  it("takes a fallback chain in the model field, sent as one comma list", () => {
+    const base = { ...emptyAgentForm(), id: "a", name: "A" };
+    const chain = { ...base, model: "openai:gpt-4o, deepseek:deepseek-chat" };
+    expect(validateAgentForm(chain, true)).toEqual({});
+    expect(Object.keys(validateAgentForm({ ...base, model: "openai:gpt-4o, deepseek" }, true))).toEqual([
+      "model",
+    ]);
+    expect(formToPatch(chain).model).toBe("openai:gpt-4o,deepseek:deepseek-chat");
   });
 
   it("asks for at least one tool when the agent gets only the picked ones", () => {

@@ -23,6 +23,18 @@ describe("markdownToHtml", () => {
     expect(py).toContain('<span class="hljs-string">&#x27;x&#x27;</span>');
   });
 
+  it("gives code blocks a language label and a copy button; mermaid blocks stay escaped source for the view to draw", () => {
+    const ts = markdownToHtml("```ts\nconst a = 1;\n```");
+    expect(ts).toContain(
+      '<span class="code-lang">ts</span><button type="button" class="code-copy">Copy</button>',
+    );
+    expect(markdownToHtml("```\nplain\n```")).toContain('<span class="code-lang">text</span>');
+    const diagram = markdownToHtml("```mermaid\ngraph TD\n  A-->B<script>\n```");
+    expect(diagram).toContain('class="code-block mermaid-block" data-mermaid="pending"');
+    expect(diagram).toContain("A--&gt;B&lt;script&gt;");
+    expect(diagram).not.toContain("<script>");
+  });
+
   it("escapes code in unknown languages instead of highlighting it", () => {
     const html = markdownToHtml("```brainfuck\n<b>++</b>\n```");
     expect(html).toContain('<code class="hljs">&lt;b&gt;++&lt;/b&gt;');

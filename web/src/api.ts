@@ -16,6 +16,7 @@ import type {
   ChannelInput,
   ChannelMember,
   ChannelMessage,
+  ChannelPrefs,
   ChannelRecord,
   ChannelSummary,
   CoreBlock,
@@ -39,6 +40,7 @@ import type {
   Settings,
   SettingsUpdate,
   SoulFile,
+  SpendReport,
   TeamRun,
   UserInput,
 } from "./types.js";
@@ -319,6 +321,14 @@ export class ApiClient {
   ): Promise<ChannelRecord> {
     return this.request("PATCH", `/api/channels/${enc(id)}`, patch);
   }
+  /** Pins or archives a chat for this person alone. */
+  setChannelPrefs(id: string, patch: { pinned?: boolean; archived?: boolean }): Promise<ChannelPrefs> {
+    return this.request("PUT", `/api/channels/${enc(id)}/prefs`, patch);
+  }
+  /** Names a direct chat after its first exchange (the agent's model, or the question's first words). */
+  titleChannel(id: string): Promise<ChannelRecord> {
+    return this.request("POST", `/api/channels/${enc(id)}/title`);
+  }
   /** Deletes a channel. */
   deleteChannel(id: string): Promise<void> {
     return this.request("DELETE", `/api/channels/${enc(id)}`);
@@ -374,6 +384,14 @@ export class ApiClient {
   }
 
   // --- runs and flows ---
+  /** The channel's ended runs: each answer's model, tokens, cost and times. */
+  channelRuns(channelId: string): Promise<TeamRun[]> {
+    return this.request("GET", `/api/channels/${enc(channelId)}/runs`);
+  }
+  /** Spend per day and provider and per day and agent (admins: everyone's; others: their own). */
+  spend(days: number): Promise<SpendReport> {
+    return this.request("GET", `/api/spend${query({ days: String(days) })}`);
+  }
   /** One run. */
   getRun(id: string): Promise<TeamRun> {
     return this.request("GET", `/api/runs/${enc(id)}`);
@@ -481,10 +499,24 @@ export class ApiClient {
 }
 
 /** A person-readable line for any error thrown by an API call. */
+/** A validation issue as a sentence: `name: at most 80 characters` reads "The name: at most 80 characters." */
+function issueText(issue: { path: string; message: string }): string {
+  const field =
+    issue.path
+      .split(".")
+      .pop()
+      ?.replace(/([a-z])([A-Z])/g, "$1 $2")
+      .toLowerCase() ?? "";
+  const message = issue.message.replace(/\.+$/, "");
+  return field === ""
+    ? `${message[0]?.toUpperCase() ?? ""}${message.slice(1)}.`
+    : `The ${field}: ${message}.`;
+}
+
 export function errorText(err: unknown): string {
   if (err instanceof ApiError) {
     const first = err.issues[0];
-    return first ? `${err.message} (${first.path}: ${first.message})` : err.message;
+    return first ? issueText(first) : err.message;
   }
   return err instanceof Error ? err.message : String(err);
 }

@@ -75,16 +75,30 @@ export function useReportError(): (err: unknown) => void {
   return (err: unknown) => store.dispatch({ type: "notice", kind: "error", text: errorText(err) });
 }
 
+/**
+ * What an action says when it worked: a sentence, or `undefined` to say nothing (its effect shows
+ * on screen). Either way the error notices of earlier attempts go: they describe a problem that is
+ * gone.
+ */
+export type SuccessText<R> = string | ((result: R) => string | undefined);
+
 /** Runs an async action with a busy flag and error reporting; returns [run, busy]. */
-export function useAction<A extends unknown[]>(
-  action: (...args: A) => Promise<unknown>,
+export function useAction<A extends unknown[], R = unknown>(
+  action: (...args: A) => Promise<R>,
+  success?: SuccessText<R>,
 ): [(...args: A) => Promise<void>, boolean] {
+  const { store } = useServices();
   const report = useReportError();
   const [busy, setBusy] = useState(false);
   const run = async (...args: A) => {
     setBusy(true);
     try {
-      await action(...args);
+      const result = await action(...args);
+      const text = typeof success === "function" ? success(result) : success;
+      // Earlier errors (and, with a new success line, the previous one) describe a state that is gone.
+      for (const notice of store.getState().notices)
+        if (notice.kind === "error" || text !== undefined) store.dispatch({ type: "dismiss", id: notice.id });
+      if (text !== undefined) store.dispatch({ type: "notice", kind: "info", text });
     } catch (err) {
       report(err);
     } finally {

@@ -50,3 +50,10 @@ const root = document.getElementById("app");
 if (!root) throw new Error("index.html has no #app element; the UI cannot start.");
 render(<App services={services} />, root);
 void bootstrap(services);
+
+// The installable app: a service worker keeps the app shell (never API answers) and an offline page.
+if ("serviceWorker" in navigator && window.isSecureContext) {
+  navigator.serviceWorker.register("/sw.js").catch(() => {
+    // Without it the app works as before, only not offline.
+  });
+}

@@ -62,9 +62,17 @@ const marked = new Marked({ gfm: true, breaks: true, async: false });
 marked.use({
   renderer: {
     code({ text, lang }: Tokens.Code): string {
+      const named = (lang ?? "").trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+      // A diagram: its source, which the view draws with mermaid (loaded only then).
+      if (named === "mermaid") {
+        return `<div class="code-block mermaid-block" data-mermaid="pending"><pre><code class="language-mermaid">${escapeHtml(text)}</code></pre></div>\n`;
+      }
       const { html, language } = highlightCode(text, lang);
       const cls = language ? `hljs language-${escapeHtml(language)}` : "hljs";
-      return `<pre><code class="${cls}">${html}</code></pre>\n`;
+      // A head with the language and a copy button (the view handles its click).
+      const label = escapeHtml(named || "text");
+      const head = `<div class="code-head"><span class="code-lang">${label}</span><button type="button" class="code-copy">Copy</button></div>`;
+      return `<div class="code-block">${head}<pre><code class="${cls}">${html}</code></pre></div>\n`;
     },
     html({ text }: Tokens.HTML | Tokens.Tag): string {
       return escapeHtml(text);

@@ -3,8 +3,29 @@ import { errorText } from "./api.js";
 import type { Services } from "./services.js";
 import type { SessionUser } from "./types.js";
 
-/** Starts the live connection and loads the agents and channels for a logged-in user. */
-export function startSession(services: Services, user: SessionUser): void {
+/**
+ * The one-time password just typed on the login page, kept in memory only (never storage) while the
+ * server asks for a new one, so the forced change does not ask to retype it; gone once used, on
+ * logout and on reload.
+ */
+let oneTimePassword: string | undefined;
+
+/** The one-time password of this page's sign-in, if the forced password change still needs it. */
+export function takeOneTimePassword(): string | undefined {
+  return oneTimePassword;
+}
+
+/** Forgets the one-time password (after the change, or when the session ends). */
+export function forgetOneTimePassword(): void {
+  oneTimePassword = undefined;
+}
+
+/**
+ * Starts the live connection and loads the agents and channels for a logged-in user; `password` is
+ * what was typed to sign in, kept only when the server asks for a new one.
+ */
+export function startSession(services: Services, user: SessionUser, password?: string): void {
+  oneTimePassword = user.mustChangePassword ? password : undefined;
   const { api, store, live } = services;
   store.dispatch({ type: "auth", auth: { phase: "ready", user } });
   // The owner signed in with the password the server printed once: choosing one comes first.
@@ -35,6 +56,7 @@ export function sessionEndText(reason: string): string {
 
 /** Drops the session client-side and shows the login page (with a reason when it was not asked for). */
 export async function endSession(services: Services, reason?: string): Promise<void> {
+  forgetOneTimePassword();
   services.live.stop();
   services.api.clearSession();
   const needsSetup = await services.api

@@ -15,6 +15,7 @@ export type { CatalogueEntry, ToolSource } from "../../src/capabilities/assembly
 export type { McpPromptInfo } from "../../src/mcp/server-pool.js";
 export type { CoreBlock, MemoryRecord, MemoryType } from "../../src/memory/types.js";
 export type { ModelChoice, ModelsResponse, ProviderModels } from "../../src/server/routes/models.js";
+export type { SpendReport, SpendRow } from "../../src/team/spend.js";
 export type {
   AgentInput,
   AgentPatch,
@@ -190,7 +191,14 @@ export type McpServerInput =
   | { name: string; transport: "stdio"; command: string; args: string[]; env?: Record<string, string> }
   | { name: string; url: string; oauth?: { clientId?: string; scope?: string } };
 
-export type ChannelSummary = ChannelRecord & { unread: number };
+/** A channel in this person's list: unread count, and when they pinned or archived it. */
+export type ChannelSummary = ChannelRecord & { unread: number; pinnedAt?: number; archivedAt?: number };
+
+/** When this person pinned or archived a chat (unset: they did not). */
+export interface ChannelPrefs {
+  pinnedAt?: number;
+  archivedAt?: number;
+}
 
 /** Every frame the server sends over `/ws`. */
 export type ServerFrame =

@@ -25,6 +25,13 @@ export function useOpenChannel(channelId: string): void {
         });
         // Subscribing after the history arrived makes `since` the last message we hold.
         live.follow(channelId);
+        // Each answer's model, tokens and cost (shown under it) and the chat's totals.
+        api.channelRuns(channelId).then(
+          (runs) => {
+            if (!cancelled) store.dispatch({ type: "answer_runs", channelId, runs });
+          },
+          () => undefined,
+        );
         // Recent runs tell us about a flow that is still waiting (e.g. for an approval).
         const runIds = messages
           .map((m) => m.runId)

@@ -4,6 +4,7 @@
  * answers it, even when a user message was interleaved between the two.
  */
 import type { Message } from "../../llm/types.js";
+import { isTurnContext } from "../turn-context.js";
 import { defaultTokenCounter, estimateMessageTokens, type TokenCounter } from "./tokens.js";
 
 /** Ascending indices `i > 0` such that `messages.slice(i)` starts a whole turn with all tool pairs intact. */
@@ -13,7 +14,9 @@ export function legalCutPoints(messages: readonly Message[]): number[] {
   // reach = the latest index holding a result for any call made before position i.
   let reach = -1;
   for (let i = 0; i < messages.length; i++) {
-    if (i > 0 && messages[i]?.role === "user" && reach < i) cuts.push(i);
+    const message = messages[i];
+    // A turn context belongs to the user message before it: never cut between the two.
+    if (i > 0 && message?.role === "user" && !isTurnContext(message) && reach < i) cuts.push(i);
     const answeredAt = lastAnswerAt[i] ?? -1;
     if (answeredAt > reach) reach = answeredAt;
   }

@@ -1,4 +1,6 @@
 /** Shows the last few turns of a reopened session. */
+
+import { isTurnContext } from "../../agent/turn-context.js";
 import type { Message } from "../../llm/types.js";
 import type { StoredMessage } from "../../store/types.js";
 import { oneLine, type Painter } from "../render/style.js";
@@ -17,7 +19,7 @@ export function recentTurns(messages: StoredMessage[], turns: number, paint: Pai
   let shown = 0;
   for (let i = messages.length - 1; i >= 0 && shown < turns; i--) {
     const m = messages[i]?.message;
-    if (!m) continue;
+    if (!m || isTurnContext(m)) continue;
     if (m.role === "user") {
       lines.unshift(paint("bold", `you› ${oneLine(textOf(m), 200)}`));
       shown++;

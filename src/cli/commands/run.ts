@@ -2,13 +2,22 @@
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { AgentEvent } from "../../agent/events.js";
-import { buildLayeredContext, type LayerResult } from "../../agent/layered-context.js";
+import {
+  buildLayeredContext,
+  type LayerResult,
+  renderTurnLayers,
+  splitLayers,
+} from "../../agent/layered-context.js";
 import { runAgent } from "../../agent/run-agent.js";
 import { observeEvents } from "../../agent/run-observer.js";
 import { contextEvent, runSessionTurn } from "../../agent/session-runner.js";
+import { turnContextMessage } from "../../agent/turn-context.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../../errors.js";
+import { createMemoryCooldownStore } from "../../llm/cooldowns.js";
+import type { FallbackSettings } from "../../llm/fallback-chain.js";
+import type { ReasoningEffort, StreamOptions } from "../../llm/types.js";
 import { startTelemetry } from "../../telemetry/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ApprovalRequest } from "../../tools/types.js";
@@ -26,6 +35,8 @@ import { exitCodeForStop, guardOutput, watchStop } from "../stop-signals.js";
 
 export interface RunCommandOptions {
   model?: string;
+  /** Reasoning effort of every model call of the run (`--reasoning`). */
+  reasoning?: ReasoningEffort;
   json?: boolean;
   workspace?: string;
   maxIterations?: number;
@@ -114,6 +125,8 @@ async function* startRun(
         secrets: setup.secrets,
         layers: setup.layers,
         ...(setup.observe ? { observe: setup.observe } : {}),
+        fallback: fallbackFor(setup.config),
+        ...streamOptionsFor(options),
         ...(output ? { output } : {}),
       });
     } finally {
@@ -140,6 +153,8 @@ async function* startRun(
       tools: capabilities.tools,
       maxIterations: options.maxIterations ?? config.maxIterations,
       signal,
+      fallback: fallbackFor(config),
+      ...streamOptionsFor(options),
       ...(output ? { output } : {}),
       toolEnvironment: {
         workspace,
@@ -160,9 +175,15 @@ async function* startRun(
           layers = await capabilities.layers({ query: prompt, signal: runSignal });
           report(contextEvent(runId, layers));
         }
+        const { stable, turn } = splitLayers(layers.layers);
+        // The turn context follows the prompt (the run's first message) in every call of the run.
+        const text = renderTurnLayers(turn);
+        const withTurn = text
+          ? [...messages.slice(0, 1), turnContextMessage(text), ...messages.slice(1)]
+          : messages;
         return buildLayeredContext(
-          { system: asked ?? system, ...layers.layers },
-          messages,
+          { system: asked ?? system, ...stable },
+          withTurn,
           toolsOffered ? tools.schemas() : undefined,
         );
       },
@@ -185,6 +206,19 @@ async function* startRun(
 
 function warnOn(io: CliIo): (message: string) => void {
   return (message) => io.stderr.write(`dimsum: ${message}\n`);
+}
+
+/** The model chain's cooldowns: this process's own, at the configured lengths. */
+function fallbackFor(config: {
+  modelFallback: { cooldownMs: number; authCooldownMs: number };
+}): FallbackSettings {
+  return { cooldowns: createMemoryCooldownStore(), ...config.modelFallback };
+}
+
+function streamOptionsFor(options: RunCommandOptions): {
+  streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+} {
+  return options.reasoning ? { streamOptions: { reasoning: { effort: options.reasoning } } } : {};
 }
 
 function approvalFor(

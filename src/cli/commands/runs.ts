@@ -1,5 +1,8 @@
 /** `dimsum runs` and `dimsum trace <runId>`: what runs happened and what each one did. */
+import { costOf } from "../../agent/usage.js";
+import { lookupModel } from "../../config/model-catalog.js";
 import { toDimsumError } from "../../errors.js";
+import type { RunRecord } from "../../store/types.js";
 import { EXIT_FAILURE, EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { type CliIo, defaultUserId, openStore } from "../session-setup.js";
 
@@ -16,18 +19,38 @@ export async function runsCommand(
         sessionId: options.session ?? "default",
       };
       const runs = await handle.store.listRuns(ref, { limit: 50 });
+      // Cost at the model's prices: the config's `models` entry, else the catalogue's.
+      const costOfRun = (run: RunRecord) => {
+        if (!run.usage) return undefined;
+        const id = run.model.slice(run.model.indexOf(":") + 1);
+        return costOf(run.usage, handle.config.file.models[run.model]?.pricing ?? lookupModel(id)?.pricing);
+      };
       if (options.json) {
-        for (const run of runs) io.stdout.write(`${JSON.stringify(run)}\n`);
+        for (const run of runs) {
+          const costUsd = costOfRun(run);
+          io.stdout.write(`${JSON.stringify(costUsd === undefined ? run : { ...run, costUsd })}\n`);
+        }
         return EXIT_OK;
       }
       if (runs.length === 0) io.stdout.write(`no runs in ${ref.userId}:${ref.sessionId}\n`);
+      let total = 0;
       for (const run of runs) {
         const when = new Date(run.startedAt).toISOString().replace("T", " ").slice(0, 19);
-        const tokens = run.usage ? ` ${run.usage.inputTokens}/${run.usage.outputTokens} tok` : "";
+        const u = run.usage;
+        const tokens = u
+          ? ` ${u.inputTokens}/${u.outputTokens} tok (${u.cachedInputTokens ?? 0} cached)`
+          : "";
+        const cost = costOfRun(run);
+        if (cost !== undefined) total += cost;
+        const price = cost === undefined ? "" : ` $${cost.toFixed(5)}`;
+        const took =
+          run.endedAt === undefined ? "" : ` ${((run.endedAt - run.startedAt) / 1000).toFixed(1)}s`;
         io.stdout.write(
-          `${run.id}  ${when}  ${run.status.padEnd(11)} ${run.model}${tokens}  ${(run.prompt ?? "").slice(0, 60)}\n`,
+          `${run.id}  ${when}  ${run.status.padEnd(11)} ${run.model}${tokens}${price}${took}  ${(run.prompt ?? "").slice(0, 60)}\n`,
         );
       }
+      if (runs.length > 0)
+        io.stdout.write(`total: ${runs.length} runs, $${total.toFixed(5)} at known prices\n`);
       return EXIT_OK;
     } finally {
       handle.close();

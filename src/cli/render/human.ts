@@ -91,6 +91,14 @@ export function createHumanRenderer(options: HumanRendererOptions): (event: Agen
           paintErr("yellow", `… ${event.reason}; retry ${event.attempt} in ${Math.round(event.delayMs)}ms\n`),
         );
         return;
+      case "model_fallback":
+        stderr.write(
+          paintErr(
+            "yellow",
+            `… ${event.skipped ? `skipping ${event.from}` : `${event.from} failed`} (${event.reason}); answering with ${event.to}\n`,
+          ),
+        );
+        return;
       case "done": {
         closeReasoning();
         closeAnswer();

@@ -252,6 +252,8 @@ export class AnthropicStreamParser implements StreamParser {
       num(d.output_tokens_details?.thinking_tokens) ?? num(s.output_tokens_details?.thinking_tokens);
     if (thinking !== undefined) usage.reasoningTokens = thinking;
     if (cacheRead !== undefined) usage.cachedInputTokens = cacheRead;
+    // Zero writes are left out, as in every protocol without cache writes.
+    if (cacheWrite) usage.cacheWriteTokens = cacheWrite;
     return usage;
   }
 }

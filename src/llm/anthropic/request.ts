@@ -1,6 +1,8 @@
 /** Builds the streaming Messages API request for one model call. */
 import type { HttpRequestSpec } from "../adapter.js";
+import { thinkingBudgetFor } from "../reasoning.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
+import { addCacheBreakpoints } from "./cache-control.js";
 import { systemPrompt, toAnthropicMessages } from "./messages.js";
 import { anthropicOutputConfig } from "./response-format.js";
 import type { AnthropicRequestBody } from "./wire-types.js";
@@ -11,8 +13,6 @@ const API_VERSION = "2023-06-01";
 const DEFAULT_MAX_TOKENS = 8192;
 /** The API's smallest accepted thinking budget. */
 const MIN_THINKING_BUDGET = 1024;
-/** Thinking budgets for callers that give an effort level instead of a token count. */
-const EFFORT_BUDGETS = { low: 2048, medium: 8192, high: 24576 } as const;
 
 /** `${baseUrl}/v1/messages`, without doubling a `/v1` the base URL already ends with. */
 export function messagesUrl(baseUrl: string): string {
@@ -21,11 +21,11 @@ export function messagesUrl(baseUrl: string): string {
 }
 
 function thinkingBudget(options: StreamOptions): number | undefined {
-  const reasoning = options.reasoning;
-  if (!reasoning) return undefined;
-  const requested =
-    reasoning.budgetTokens ?? (reasoning.effort ? EFFORT_BUDGETS[reasoning.effort] : undefined);
-  return requested === undefined ? undefined : Math.max(MIN_THINKING_BUDGET, Math.floor(requested));
+  const requested = thinkingBudgetFor("anthropic", options.reasoning);
+  // `off` (0): no thinking block at all, which is how the API runs without thinking.
+  return requested === undefined || requested === 0
+    ? undefined
+    : Math.max(MIN_THINKING_BUDGET, Math.floor(requested));
 }
 
 /** Translates the canonical context and options into the Anthropic request (URL, headers, body). */
@@ -75,5 +75,6 @@ export function buildAnthropicRequest(
   const output = options.responseFormat && anthropicOutputConfig(model, options.responseFormat);
   if (output) body.output_config = output;
 
+  addCacheBreakpoints(body, model);
   return { url: messagesUrl(model.baseUrl), headers, body };
 }

@@ -1,14 +1,22 @@
 /** The subset of the Anthropic Messages API wire format that Dimsum sends and reads. */
 import type { JsonSchema } from "../types.js";
 
+/** A prompt-cache breakpoint: the prefix up to and including the block carrying it is cached. */
+export interface AnthropicCacheControl {
+  type: "ephemeral";
+  ttl?: "5m" | "1h";
+}
+
 export interface AnthropicTextBlock {
   type: "text";
   text: string;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicImageBlock {
   type: "image";
   source: { type: "base64"; media_type: string; data: string };
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicThinkingBlock {
@@ -34,6 +42,7 @@ export interface AnthropicToolResultBlock {
   tool_use_id: string;
   content?: string | Array<AnthropicTextBlock | AnthropicImageBlock>;
   is_error?: boolean;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicUserBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolResultBlock;
@@ -51,13 +60,14 @@ export interface AnthropicTool {
   name: string;
   description: string;
   input_schema: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicRequestBody {
   model: string;
   max_tokens: number;
   stream: true;
-  system?: string;
+  system?: string | AnthropicTextBlock[];
   messages: AnthropicMessage[];
   tools?: AnthropicTool[];
   tool_choice?: { type: "auto" | "none" };

@@ -1,5 +1,6 @@
 /** Builds the `streamGenerateContent?alt=sse` request for one model call. */
 import type { HttpRequestSpec } from "../adapter.js";
+import { thinkingBudgetFor } from "../reasoning.js";
 import type { Context, ModelSpec, StreamOptions, ToolSchema } from "../types.js";
 import { systemInstructionText, toGeminiContents } from "./contents.js";
 import { geminiResponseConfig } from "./response-format.js";
@@ -7,8 +8,6 @@ import { toGeminiJsonSchema, toGeminiSchema } from "./schema.js";
 import type { GeminiFunctionDeclaration, GeminiRequestBody } from "./wire-types.js";
 
 const DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com";
-/** Thinking budgets for callers that give an effort level instead of a token count. */
-const EFFORT_BUDGETS = { low: 1024, medium: 8192, high: 24576 } as const;
 
 /**
  * Quirk that sends tool schemas as `parametersJsonSchema` (full JSON Schema, Gemini 2.5 and later)
@@ -36,12 +35,6 @@ function declaration(tool: ToolSchema, jsonSchema: boolean): GeminiFunctionDecla
   return out;
 }
 
-function thinkingBudget(options: StreamOptions): number | undefined {
-  const reasoning = options.reasoning;
-  if (!reasoning) return undefined;
-  return reasoning.budgetTokens ?? (reasoning.effort ? EFFORT_BUDGETS[reasoning.effort] : undefined);
-}
-
 /** Translates the canonical context and options into the Gemini request (URL, headers, body). */
 export function buildGeminiRequest(
   model: ModelSpec,
@@ -67,9 +60,14 @@ export function buildGeminiRequest(
   if (maxTokens !== undefined) config.maxOutputTokens = maxTokens;
   if (options.temperature !== undefined) config.temperature = options.temperature;
   if (options.reasoning) {
-    const budget = thinkingBudget(options);
+    const budget = thinkingBudgetFor("gemini", options.reasoning);
+    // `off` is a budget of 0 (thinking off on the models that allow it) and no thoughts to show.
     config.thinkingConfig =
-      budget === undefined ? { includeThoughts: true } : { includeThoughts: true, thinkingBudget: budget };
+      budget === undefined
+        ? { includeThoughts: true }
+        : budget === 0
+          ? { includeThoughts: false, thinkingBudget: 0 }
+          : { includeThoughts: true, thinkingBudget: budget };
   }
   const toolsOffered = (context.tools?.length ?? 0) > 0 && options.toolChoice !== "none";
   const json = options.responseFormat && geminiResponseConfig(model, options.responseFormat, toolsOffered);

@@ -3,9 +3,12 @@
  * - `includeUsage` (default true): send `stream_options.include_usage`; false for servers that reject it.
  * - `maxCompletionTokens` (default false): name the limit `max_completion_tokens` (OpenAI o-series, gpt-5).
  * - `sendReasoning` (default true only for provider `deepseek`): echo reasoning as `reasoning_content`.
+ * - `promptCacheKey` (default true only for provider `openai`): send `prompt_cache_key` (see cache-key.ts).
  */
 import type { HttpRequestSpec } from "../adapter.js";
+import { openaiReasoningFields } from "../reasoning.js";
 import type { Context, ModelSpec, StreamOptions } from "../types.js";
+import { addPromptCacheFields } from "./cache-key.js";
 import { toOpenAiMessages } from "./messages.js";
 import { openAiResponseFormat } from "./response-format.js";
 
@@ -31,9 +34,10 @@ export function buildRequest(model: ModelSpec, context: Context, options: Stream
     body[quirks.maxCompletionTokens === true ? "max_completion_tokens" : "max_tokens"] = options.maxTokens;
   }
   if (options.temperature !== undefined) body.temperature = options.temperature;
-  if (options.reasoning?.effort) body.reasoning_effort = options.reasoning.effort;
+  Object.assign(body, openaiReasoningFields(model, options.reasoning));
   const format = options.responseFormat && openAiResponseFormat(model, options.responseFormat);
   if (format) body.response_format = format;
+  addPromptCacheFields(body, model, options);
 
   const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
   if (model.apiKey) headers.authorization = `Bearer ${model.apiKey}`;

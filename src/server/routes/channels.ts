@@ -11,6 +11,7 @@ import {
   chainSchema,
   channelInputSchema,
   channelPatchSchema,
+  channelPrefsSchema,
   grantParams,
   idParam,
   memberParams,
@@ -43,8 +44,22 @@ export function channelRoutes(team: Team): Hono<AppEnv> {
     return c.json(await team.getChannel(actorOf(c), c.req.valid("param").id));
   });
 
+  app.get("/:id/runs", paramsOf(idParam), async (c) => {
+    return c.json(await team.listChannelRuns(actorOf(c), c.req.valid("param").id));
+  });
+
   app.patch("/:id", paramsOf(idParam), jsonBody(channelPatchSchema), async (c) => {
     return c.json(await team.updateChannel(actorOf(c), c.req.valid("param").id, c.req.valid("json")));
+  });
+
+  // One person's pin and archive of a chat: theirs alone, so anyone who can see the chat may set them.
+  app.put("/:id/prefs", paramsOf(idParam), jsonBody(channelPrefsSchema), async (c) => {
+    return c.json(await team.setChannelPrefs(actorOf(c), c.req.valid("param").id, c.req.valid("json")));
+  });
+
+  // Names a direct chat after its first exchange (the web UI calls it once the first answer is in).
+  app.post("/:id/title", paramsOf(idParam), async (c) => {
+    return c.json(await team.titleChannel(actorOf(c), c.req.valid("param").id));
   });
 
   app.delete("/:id", paramsOf(idParam), async (c) => {

@@ -9,6 +9,7 @@ import { DimsumError, notFound } from "../../errors.js";
 import type { IngestSource } from "../../knowledge/index.js";
 import { DEFAULT_MAX_FILE_BYTES, formatOf, type KnowledgeService } from "../../knowledge/index.js";
 import { formatBytes } from "../../knowledge/ingest/collect.js";
+import { BASE_NAME } from "../../knowledge/knowledge-service.js";
 import { requireRole } from "../auth/middleware.js";
 import type { AppEnv, DimsumApp } from "../context.js";
 import { jsonBody, paramsOf, queryOf } from "../http/validate.js";
@@ -23,7 +24,12 @@ export interface KnowledgeRoutesOptions {
 
 export const DEFAULT_MAX_UPLOAD_FILES = 100;
 
-const baseName = z.string().min(1, "required").max(64, "at most 64 characters");
+// Checked here so a bad name is the caller's fault (400), not a configuration problem of the server.
+const baseName = z
+  .string()
+  .min(1, "required")
+  .max(64, "at most 64 characters")
+  .regex(BASE_NAME, "use letters, digits, '-', '_' or '.', starting with a letter or digit");
 const agentQuery = z.object({ agentId: z.string().min(1).max(40).optional() });
 const nameParam = z.object({ name: baseName });
 const docParams = z.object({ name: baseName, id: z.string().min(1).max(4096) });

@@ -43,7 +43,9 @@ export const agentInputSchema = z.object({
   id: z.string().min(1, "required").max(40, "at most 40 characters"),
   name: z.string().trim().min(1, "required").max(80, "at most 80 characters"),
   emoji: shortText(32).optional(),
-  model: z.string().min(1).max(200).optional(),
+  /** One model, or a fallback chain: an array, or a comma list. */
+  model: z.union([z.string().min(1).max(800), z.array(z.string().min(1).max(200)).min(1).max(8)]).optional(),
+  reasoning: z.enum(["off", "low", "medium", "high"]).optional(),
   toolsAllow: nameList(200).optional(),
   toolsDeny: nameList(200).optional(),
   memory: z.boolean().optional(),
@@ -58,7 +60,12 @@ export const agentInputSchema = z.object({
 export const agentPatchSchema = z.object({
   name: z.string().trim().min(1, "required").max(80, "at most 80 characters").optional(),
   emoji: shortText(32).optional(),
-  model: z.string().max(200).nullable().optional(),
+  model: z
+    .union([z.string().max(800), z.array(z.string().min(1).max(200)).max(8)])
+    .nullable()
+    .optional(),
+  /** `null`: back to the model's default. */
+  reasoning: z.enum(["off", "low", "medium", "high"]).nullable().optional(),
   toolsAllow: nameList(200).nullable().optional(),
   toolsDeny: nameList(200).optional(),
   memory: z.boolean().optional(),
@@ -77,6 +84,11 @@ export const channelInputSchema = z.object({
   agentIds: z.array(idText).max(100, "at most 100 agents").default([]),
   userIds: z.array(idText).max(500, "at most 500 people").default([]),
 });
+
+export const channelPrefsSchema = z
+  .object({ pinned: z.boolean().optional(), archived: z.boolean().optional() })
+  .strict()
+  .refine((p) => p.pinned !== undefined || p.archived !== undefined, "give pinned, archived or both");
 
 export const channelPatchSchema = z.object({
   name: z.string().trim().min(1, "required").max(100, "at most 100 characters").optional(),

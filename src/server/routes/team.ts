@@ -19,6 +19,7 @@ import { memoryRoutes } from "./memory.js";
 import { messageRoutes } from "./messages.js";
 import { openAiRoutes } from "./openai-compat.js";
 import { runRoutes } from "./runs.js";
+import { spendRoutes } from "./spend.js";
 import { teamErrorHandler } from "./team-errors.js";
 import { toolRoutes } from "./tools.js";
 
@@ -44,6 +45,7 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/channels", channelRoutes(team));
     api.route("/", messageRoutes(team));
     api.route("/runs", runRoutes(team));
+    api.route("/spend", spendRoutes(team));
     api.route("/flows", flowRoutes(team));
     api.route("/memory", memoryRoutes(options.memory));
     api.route("/mcp", mcpRoutes(options.mcp, options.mcpSignIns));

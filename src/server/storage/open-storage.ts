@@ -39,6 +39,7 @@ import { type McpCredentialRepository, SqliteMcpCredentials } from "../settings/
 import { createPostgresMcpCredentials, createPostgresSettingsStore } from "../settings/pg-settings-store.js";
 import { openSecretBox, type SecretBox } from "../settings/secret-box.js";
 import { type SettingsRepository, SettingsStore } from "../settings/settings-store.js";
+import { openRedisCooldowns, type RedisCooldowns } from "./redis-cooldowns.js";
 
 export interface ServerStorage {
   readonly kind: "sqlite" | "postgres";
@@ -70,6 +71,8 @@ export interface Cluster {
   server: MessageRelay<ServerRelayMessage>;
   /** The rate limits of every instance (security/shared-limits.ts). */
   limits: SharedLimits;
+  /** Model chains' provider cooldowns, seen by every instance (redis-cooldowns.ts). */
+  cooldowns: RedisCooldowns;
   close(): Promise<void>;
 }
 
@@ -168,13 +171,18 @@ export async function openCluster(
     await Promise.allSettled(opened.map((r) => r.close()));
     throw err;
   });
+  const cooldowns = await openRedisCooldowns(url).catch(async (err: unknown) => {
+    await Promise.allSettled([...opened.map((r) => r.close()), limits.close()]);
+    throw err;
+  });
   return {
     team,
     auth,
     server,
     limits,
+    cooldowns,
     async close() {
-      await Promise.allSettled([...opened.map((r) => r.close()), limits.close()]);
+      await Promise.allSettled([...opened.map((r) => r.close()), limits.close(), cooldowns.close()]);
     },
   };
 }

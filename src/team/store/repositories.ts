@@ -44,6 +44,16 @@ export interface ChannelRepository {
   /** Adds a member (nothing when already one). */
   addMember(channelId: string, member: ChannelMember, at: number): Promise<void>;
   removeMember(channelId: string, member: ChannelMember): Promise<boolean>;
+  /** One person's pinned and archived chats, by channel id (channels with neither are left out). */
+  prefsOf(userId: string): Promise<Map<string, ChannelPrefs>>;
+  /** Saves one person's pin and archive of a chat (both unset removes the row). */
+  setPrefs(channelId: string, userId: string, prefs: ChannelPrefs): Promise<void>;
+}
+
+/** When a person pinned or archived a chat (epoch ms), if they did. */
+export interface ChannelPrefs {
+  pinnedAt?: number;
+  archivedAt?: number;
 }
 
 /** A message to store; without `parts` its text is its one part. */
@@ -138,6 +148,17 @@ export interface RunRepository {
    */
   claimWaiting(runId: string, startedAt: number): Promise<boolean>;
   deleteByChannel(channelId: string): Promise<void>;
+  /**
+   * Ended runs that used tokens, started at or after `since`, oldest first: of one channel, or of the
+   * runs one person started (`requestedBy`), or all.
+   */
+  listUsage(filter: RunUsageFilter): Promise<StoredRun[]>;
+}
+
+export interface RunUsageFilter {
+  since: number;
+  channelId?: string;
+  requestedBy?: string;
 }
 
 /**

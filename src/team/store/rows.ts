@@ -2,6 +2,7 @@
  * The team tables' rows and their mapping to records. SQLite and PostgreSQL use the same column
  * names, so both backends read and write rows through these functions.
  */
+import { isReasoningEffort } from "../../llm/reasoning.js";
 import type { JsonSchema, Usage } from "../../llm/types.js";
 import type {
   AgentRecord,
@@ -16,7 +17,7 @@ import type {
   RunStatus,
   TeamRun,
 } from "../types.js";
-import type { ApprovalGrant, StoredRun } from "./repositories.js";
+import type { ApprovalGrant, ChannelPrefs, StoredRun } from "./repositories.js";
 
 /** Parses a JSON column written by these repositories; a damaged value falls back. */
 export function parseJson<T>(text: string | null | undefined, fallback: T): T {
@@ -40,6 +41,8 @@ export interface AgentRow {
   knowledge_bases_json: string | null;
   ask_first_json: string;
   answer_format_json: string | null;
+  /** Added by migration 15 (SQLite) / 10 (PostgreSQL); NULL: the model's default. */
+  reasoning?: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -57,6 +60,7 @@ export function toAgent(row: AgentRow): AgentRecord {
     updatedAt: row.updated_at,
   };
   if (row.model !== null) agent.model = row.model;
+  if (isReasoningEffort(row.reasoning)) agent.reasoning = row.reasoning;
   if (row.tools_allow_json !== null) agent.toolsAllow = parseJson<string[]>(row.tools_allow_json, []);
   if (row.knowledge_bases_json !== null) {
     agent.knowledgeBases = parseJson<string[]>(row.knowledge_bases_json, []);
@@ -84,6 +88,12 @@ export function agentParams(agent: AgentRecord): unknown[] {
     agent.updatedAt,
     agent.id,
   ];
+}
+
+/** `agentParams` with the reasoning column before the id: the parameters of an agent UPDATE. */
+export function agentUpdateParams(agent: AgentRecord): unknown[] {
+  const params = agentParams(agent);
+  return [...params.slice(0, -1), agent.reasoning ?? null, params.at(-1)];
 }
 
 export interface ChannelRow {
@@ -211,8 +221,17 @@ export function toStoredRun(row: RunRow): StoredRun {
   if (row.step_index !== null) run.stepIndex = row.step_index;
   if (row.parent_run_id !== null) run.parentRunId = row.parent_run_id;
   if (row.error !== null) run.error = row.error;
-  const usage = parseJson<Usage | undefined>(row.usage_json, undefined);
-  if (usage) run.usage = usage;
+  // usage_json keeps the answer's model and cost beside the token counts.
+  const stored = parseJson<(Usage & { model?: string; costUsd?: number }) | undefined>(
+    row.usage_json,
+    undefined,
+  );
+  if (stored) {
+    const { model, costUsd, ...usage } = stored;
+    run.usage = usage;
+    if (model !== undefined) run.model = model;
+    if (costUsd !== undefined) run.costUsd = costUsd;
+  }
   if (row.ended_at !== null) run.endedAt = row.ended_at;
   return {
     run,
@@ -246,7 +265,13 @@ export function runUpdateParams(run: TeamRun): unknown[] {
   return [
     run.status,
     run.error ?? null,
-    run.usage ? JSON.stringify(run.usage) : null,
+    run.usage
+      ? JSON.stringify({
+          ...run.usage,
+          ...(run.model !== undefined ? { model: run.model } : {}),
+          ...(run.costUsd !== undefined ? { costUsd: run.costUsd } : {}),
+        })
+      : null,
     run.startedAt,
     run.endedAt ?? null,
     run.id,
@@ -307,4 +332,23 @@ export function toGrant(row: GrantRow): ApprovalGrant {
     grantedBy: row.granted_by,
     grantedAt: row.granted_at,
   };
+}
+
+/** A row of `team_channel_prefs` (BIGINT columns may come back as strings from PostgreSQL). */
+export interface PrefsRow {
+  channel_id: string;
+  pinned_at: number | string | null;
+  archived_at: number | string | null;
+}
+
+/** One person's chat preferences by channel id. */
+export function prefsByChannel(rows: PrefsRow[]): Map<string, ChannelPrefs> {
+  const out = new Map<string, ChannelPrefs>();
+  for (const row of rows) {
+    const prefs: ChannelPrefs = {};
+    if (row.pinned_at !== null) prefs.pinnedAt = Number(row.pinned_at);
+    if (row.archived_at !== null) prefs.archivedAt = Number(row.archived_at);
+    out.set(row.channel_id, prefs);
+  }
+  return out;
 }

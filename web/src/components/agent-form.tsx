@@ -8,6 +8,7 @@ import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useAction, useReportError, useServices } from "../hooks.js";
 import {
+  AGENT_NAME_MAX,
   type AgentFormErrors,
   type AgentFormValues,
   agentToForm,
@@ -192,7 +193,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
           void save();
         }}
       >
-        <h2>{creating ? "New agent" : `${agent.emoji} ${agent.name}`}</h2>
+        <h2 class="agent-form-title">{creating ? "New agent" : `${agent.emoji} ${agent.name}`}</h2>
         <fieldset class="form-grid" disabled={!canManage}>
           <Field label="Id (used as @mention)" error={shown("id")} errorKey="id">
             <input
@@ -206,6 +207,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
           <Field label="Name" error={shown("name")} errorKey="name">
             <input
               value={values.name}
+              maxLength={AGENT_NAME_MAX}
               aria-invalid={shown("name") ? "true" : undefined}
               onInput={(e) => set("name", e.currentTarget.value)}
               data-testid="agent-name"

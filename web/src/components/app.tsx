@@ -12,6 +12,7 @@ import { HomePage } from "../pages/home-page.js";
 import { KnowledgePage } from "../pages/knowledge-page.js";
 import { LoginPage } from "../pages/login-page.js";
 import { MemoryPage } from "../pages/memory-page.js";
+import { NotFoundPage } from "../pages/not-found-page.js";
 import { SchedulesPage } from "../pages/schedules-page.js";
 import { SettingsPage } from "../pages/settings-page.js";
 import { type Services, ServicesContext } from "../services.js";
@@ -21,6 +22,7 @@ import { type Route, routeChannel } from "../state/route.js";
 import { applyTheme, loadTheme, nextTheme, type ThemeChoice } from "../theme.js";
 import type { SessionUser } from "../types.js";
 import { ConfirmDialogHost } from "./confirm-dialog.js";
+import { KeyboardHelp, useKeyboardHelp } from "./keyboard-help.js";
 import { MessageSearch, type SearchMemory } from "./message-search.js";
 import { Notices } from "./notices.js";
 import { Sidebar } from "./sidebar.js";
@@ -140,6 +142,8 @@ function Page({ route, me }: { route: Route; me: SessionUser }) {
       return <ConnectorsPage me={me} />;
     case "memory":
       return <MemoryPage me={me} agentId={route.agentId} />;
+    case "not_found":
+      return <NotFoundPage path={route.path} />;
   }
 }
 
@@ -150,6 +154,7 @@ function Shell({ me }: { me: SessionUser }) {
   const unread = useSelector((s) => totalUnread(s.channels.list));
   const channelId = routeChannel(route);
   const search = useSearchPanel();
+  const keys = useKeyboardHelp();
   const openSearch = () => {
     setDrawerOpen(false);
     search.show();
@@ -209,7 +214,7 @@ function Shell({ me }: { me: SessionUser }) {
           Log out
         </button>
       </header>
-      <Sidebar route={route} onSearch={openSearch} />
+      <Sidebar route={route} onSearch={openSearch} onShortcuts={keys.show} />
       <button
         type="button"
         class="drawer-backdrop"
@@ -224,6 +229,7 @@ function Shell({ me }: { me: SessionUser }) {
       {search.open && (
         <MessageSearch me={me} channelId={channelId} memory={search.memory} onClose={search.hide} />
       )}
+      {keys.open && <KeyboardHelp onClose={keys.hide} />}
       <ConfirmDialogHost />
     </div>
   );

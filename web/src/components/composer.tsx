@@ -3,7 +3,7 @@
  * (arrows move, Enter/Tab pick, Escape closes), and `/` at the start offers MCP prompts, whose
  * text (after their arguments) is put into the composer to edit and send.
  */
-import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useReportError, useSelector, useServices } from "../hooks.js";
 import { activeRuns } from "../state/chat.js";
 import {
@@ -13,9 +13,11 @@ import {
   mentionCandidates,
   mentionKey,
   mentionMenuAt,
+  mentionNeeded,
 } from "../state/mention.js";
 import { composerHint } from "../state/queue-mode.js";
 import type { AgentRecord, ChannelRecord, McpPromptInfo } from "../types.js";
+import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
 import { Link } from "./link.js";
 import { ModelNotice } from "./model-notice.js";
 import { matchingPrompts, PromptArguments, PromptMenu, slashQuery, usePrompts } from "./prompt-picker.js";
@@ -69,6 +71,27 @@ function WorkingHint({ channel }: { channel: ChannelRecord }) {
   );
 }
 
+/**
+ * In a group without a leader, before a message that mentions no agent is sent: whom to mention,
+ * and (for those who manage the group) a link to pick a leader.
+ */
+function MentionNeeded({ channel, agentIds }: { channel: ChannelRecord; agentIds: string[] }) {
+  const shown = agentIds.slice(0, 3).map((id) => `@${id}`);
+  const who = agentIds.length > 1 ? `${shown.join(", ")}${agentIds.length > 3 ? "…" : ""} or @all` : shown[0];
+  return (
+    <p class="composer-hint composer-warn" role="alert" data-testid="composer-mention-needed">
+      <span>This group has no leader, so no agent answers a message without a mention. Mention {who}.</span>
+      <Link
+        to={{ name: "channel_settings", channelId: channel.id }}
+        class="composer-hint-link"
+        testId="composer-pick-leader"
+      >
+        Pick a leader
+      </Link>
+    </p>
+  );
+}
+
 /** The composer of a channel. */
 export function Composer({ channel, agents, disabled }: ComposerProps) {
   const { api, store } = useServices();
@@ -76,6 +99,9 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
   const [text, setText] = useState("");
   const [menu, setMenu] = useState<MentionMenu | null>(null);
   const [sending, setSending] = useState(false);
+  const meId = useSelector((s) => (s.auth.phase === "ready" ? s.auth.user.id : ""));
+  // Shown as soon as the text would reach no agent (a note to the group is still allowed to go).
+  const needed = text.trim() !== "" ? mentionNeeded(text, channel, meId) : undefined;
   const input = useRef<HTMLTextAreaElement>(null);
   const caretAfterRender = useRef<number | null>(null);
   const candidates = useMemo(() => mentionCandidates(channel, agents), [channel, agents]);
@@ -115,6 +141,13 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
       caretAfterRender.current = null;
     }
   });
+
+  // Opening a chat puts the caret in its composer, as in any chat app (not on touch screens, where
+  // focusing would pop the keyboard over the conversation one came to read).
+  useEffect(() => {
+    const touch = typeof matchMedia === "function" && matchMedia("(pointer: coarse)").matches;
+    if (!touch) input.current?.focus();
+  }, [channel.id]);
 
   const refreshMenu = (value: string, caret: number) =>
     setMenu((prev) => mentionMenuAt(value, caret, candidates, prev));
@@ -176,6 +209,10 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
     if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
       void send();
+    } else if (event.key === "ArrowUp" && text === "" && !event.shiftKey && !event.altKey) {
+      // As in Slack: ↑ in an empty composer edits your last message.
+      event.preventDefault();
+      window.dispatchEvent(new CustomEvent(EDIT_LAST_EVENT, { detail: { channelId: channel.id } }));
     }
   };
 
@@ -198,6 +235,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
     >
       <ModelNotice />
       <WorkingHint channel={channel} />
+      {needed && <MentionNeeded channel={channel} agentIds={needed} />}
       {promptMenu && (
         <PromptMenu
           items={promptItems}

@@ -159,6 +159,30 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
   );
 }
 
+/** Whether the flow is paused on a finished step that waits for a person's approval. */
+export function awaitsApproval(flow: FlowRecord): boolean {
+  const step = flow.steps[flow.currentStep];
+  return flow.status === "paused" && step?.status === "completed" && step.requiresApproval;
+}
+
+/**
+ * Where the flow stands, as people count: "step 2 of 3" while a step runs or waits, "paused after
+ * step 1 of 3" once that step is done, "step 1 of 3 waits for your approval" when it needs one.
+ */
+export function flowProgress(flow: FlowRecord): string {
+  const total = flow.steps.length;
+  const number = Math.min(flow.currentStep + 1, total);
+  const step = flow.steps[flow.currentStep];
+  if (flow.status === "done") return `${total} of ${total} steps done`;
+  if (awaitsApproval(flow)) return `step ${number} of ${total} waits for approval`;
+  if (flow.status === "paused" && (step?.status === "completed" || step?.status === "skipped"))
+    return `paused after step ${number} of ${total}`;
+  if (flow.status === "paused" && step?.status === "running")
+    return `step ${number} of ${total} runs; pauses after it`;
+  if (flow.status === "paused") return `paused before step ${number} of ${total}`;
+  return `step ${number} of ${total}`;
+}
+
 function isNarrow(): boolean {
   return typeof matchMedia === "function" && matchMedia("(max-width: 700px)").matches;
 }
@@ -192,7 +216,7 @@ export function FlowPanel({ flow, agents }: { flow: FlowRecord; agents: AgentRec
         </button>
         <h3>Collaboration flow</h3>
         <span class="muted flow-progress" data-testid="flow-progress">
-          step {Math.min(flow.currentStep + 1, flow.steps.length)} of {flow.steps.length}
+          {flowProgress(flow)}
         </span>
         <span class={`badge badge-flow-${flow.status}`} data-testid="flow-status">
           {flow.status}
@@ -209,7 +233,7 @@ export function FlowPanel({ flow, agents }: { flow: FlowRecord; agents: AgentRec
               Pause
             </button>
           )}
-          {flow.status === "paused" && (
+          {flow.status === "paused" && !awaitsApproval(flow) && (
             <button
               type="button"
               class="btn btn-small"

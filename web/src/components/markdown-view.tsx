@@ -1,6 +1,7 @@
 /** Renders Markdown as sanitised HTML (marked + highlight.js, then DOMPurify). */
 import DOMPurify from "dompurify";
-import { useMemo } from "preact/hooks";
+import { useEffect, useMemo, useRef } from "preact/hooks";
+import { copyText } from "../clipboard.js";
 import { markdownToHtml } from "../markdown.js";
 
 let hooked = false;
@@ -29,11 +30,41 @@ export interface MarkdownViewProps {
 /** A block of rendered Markdown. */
 export function MarkdownView({ text, class: cls, testId }: MarkdownViewProps) {
   const html = useMemo(() => renderMarkdown(text), [text]);
+  const root = useRef<HTMLDivElement>(null);
+  const hasDiagram = html.includes("mermaid-block");
+  useEffect(() => {
+    // Only a message with a diagram loads the (large) mermaid chunk.
+    if (hasDiagram && root.current) {
+      const el = root.current;
+      void import("../mermaid-blocks.js").then(({ drawMermaidBlocks }) => drawMermaidBlocks(el));
+    }
+  }, [html, hasDiagram]);
+  // A code block's Copy button (rendered in the HTML; one handler for all of them).
+  const onClick = (event: MouseEvent) => {
+    const button = event.target instanceof Element ? event.target.closest(".code-copy") : null;
+    if (!(button instanceof HTMLButtonElement) || button.classList.contains("mermaid-toggle")) return;
+    const code = button.closest(".code-block")?.querySelector("pre code")?.textContent ?? "";
+    copyText(code).then(
+      () => {
+        button.textContent = "✓ Copied";
+        setTimeout(() => {
+          button.textContent = "Copy";
+        }, 1500);
+      },
+      () => {
+        button.textContent = "Copy failed";
+      },
+    );
+  };
   // Safe: the HTML comes from renderMarkdown, i.e. escaped by marked's renderer and then DOMPurify.
   return (
+    // biome-ignore lint/a11y/useKeyWithClickEvents: the click lands on a real <button> inside (keyboard works).
+    // biome-ignore lint/a11y/noStaticElementInteractions: delegation to the code blocks' buttons.
     <div
+      ref={root}
       class={`markdown${cls ? ` ${cls}` : ""}`}
       data-testid={testId}
+      onClick={onClick}
       dangerouslySetInnerHTML={{ __html: html }}
     />
   );

@@ -2,11 +2,23 @@
  * A stored message (with its regenerated versions and its actions: copy, regenerate, edit), or the
  * live bubble of a run still streaming (or ended without a message). Both render the same parts.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { answeringModelOf } from "../../../src/team/message-parts.js";
+import { copyText } from "../clipboard.js";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
-import { isTerminal, type RunView } from "../state/chat.js";
-import type { AgentRecord, ChannelMessage, ElicitationView, QueuedDelivery, SessionUser } from "../types.js";
+import { isTerminal, type RunView, scheduleOf } from "../state/chat.js";
+import type {
+  AgentRecord,
+  ChannelMessage,
+  ElicitationView,
+  MessagePart,
+  QueuedDelivery,
+  SessionUser,
+  TeamRun,
+} from "../types.js";
+import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
+import { AnswerUsage } from "./answer-usage.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
@@ -37,6 +49,8 @@ export interface MessageItemProps {
   editable: boolean;
   /** Agents this message reached without a new run (from posting it), by message id. */
   queued?: Record<number, QueuedDelivery[]> | undefined;
+  /** Ended runs by id (model, tokens, cost, duration of each answer). */
+  answerRuns?: Record<string, TeamRun> | undefined;
 }
 
 const QUEUED_LABEL: Record<QueuedDelivery["mode"], string> = {
@@ -68,34 +82,34 @@ function QueuedLabels({ entries, agents }: { entries: QueuedDelivery[]; agents: 
 /** A message that started a collaboration flow (it cannot be edited; the flow is started again). */
 const STARTS_FLOW = /^\s*(\/flow|@chain)\b/i;
 
-/** Copies text to the clipboard, with the old-style fallback where the Clipboard API is missing. */
-async function copyText(text: string): Promise<void> {
-  if (navigator.clipboard?.writeText) {
-    await navigator.clipboard.writeText(text);
-    return;
-  }
-  const area = document.createElement("textarea");
-  area.value = text;
-  document.body.append(area);
-  area.select();
-  document.execCommand("copy");
-  area.remove();
-}
-
 /** One stored message with its parts and actions. */
-export function MessageItem({ versions, runs, agents, me, editable, queued }: MessageItemProps) {
+export function MessageItem({ versions, runs, agents, me, editable, queued, answerRuns }: MessageItemProps) {
   const { api, store } = useServices();
   // Undefined: the newest version (a new one arriving is shown).
   const [picked, setPicked] = useState<number | undefined>(undefined);
   // A new version (regenerated, or answering an edit) is shown as it arrives.
   useEffect(() => setPicked(undefined), [versions.length]);
   const [editing, setEditing] = useState<string | undefined>(undefined);
+  const editInput = useRef<HTMLTextAreaElement>(null);
+  const isEditing = editing !== undefined;
+  useEffect(() => {
+    if (!isEditing) return;
+    const el = editInput.current;
+    el?.focus();
+    el?.setSelectionRange(el.value.length, el.value.length);
+  }, [isEditing]);
   const [copied, setCopied] = useState(false);
   const index = picked !== undefined && picked < versions.length ? picked : versions.length - 1;
   const message = versions[index] as ChannelMessage;
   const { author } = message;
-  const mine = author.type === "user" && author.id === me.id;
-  const canDelete = mine || me.role === "owner" || me.role === "admin";
+  // A schedule's prompt is posted in its creator's name, but it is the schedule's: not "You", not editable.
+  const schedule = scheduleOf(message);
+  const mine = author.type === "user" && author.id === me.id && !schedule;
+  const canDelete =
+    mine ||
+    (schedule !== undefined && author.type === "user" && author.id === me.id) ||
+    me.role === "owner" ||
+    me.role === "admin";
   const [remove, busy] = useAction(async () => {
     await api.deleteMessage(message.id);
     store.dispatch({
@@ -115,6 +129,17 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
     setEditing(undefined);
     store.dispatch({ type: "posted", channelId: message.channelId, result });
   });
+  const canEdit = mine && editable && !STARTS_FLOW.test(message.text);
+  // ↑ in the empty composer of this chat (see Composer) opens this message when it is the one to edit.
+  useEffect(() => {
+    if (!canEdit) return;
+    const onEditLast = (event: Event) => {
+      const detail = (event as CustomEvent<{ channelId: string }>).detail;
+      if (detail?.channelId === message.channelId) setEditing(message.text);
+    };
+    window.addEventListener(EDIT_LAST_EVENT, onEditLast);
+    return () => window.removeEventListener(EDIT_LAST_EVENT, onEditLast);
+  }, [canEdit, message.channelId, message.text]);
   const copy = () => {
     copyText(message.text).then(
       () => {
@@ -143,6 +168,15 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
       <header class="msg-head">
         {isAnswer ? (
           <AgentName agentId={author.id} agents={agents} />
+        ) : schedule ? (
+          <>
+            <span class="avatar" aria-hidden="true">
+              ⏰
+            </span>
+            <span class="author" data-testid="message-author" data-schedule-id={schedule.scheduleId}>
+              Schedule “{schedule.name}”
+            </span>
+          </>
         ) : (
           <>
             <span class="avatar" aria-hidden="true">
@@ -156,6 +190,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
         <time class="msg-time muted" dateTime={new Date(message.createdAt).toISOString()}>
           {formatTime(message.createdAt)}
         </time>
+        {isAnswer && <ModelLabel parts={parts} model={agents.get(author.id)?.model} />}
         {/* Only people edit their messages; an answer is updated by its run (e.g. after an approval). */}
         {message.editedAt !== undefined && !isAnswer && (
           <span class="muted msg-edited" data-testid="message-edited">
@@ -195,6 +230,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
           }}
         >
           <textarea
+            ref={editInput}
             class="msg-edit-input"
             data-testid="message-edit-input"
             value={editing}
@@ -232,6 +268,9 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
         />
       ) : (
         <MarkdownView text={message.text} class="msg-body" testId="message-text" />
+      )}
+      {isAnswer && !going && message.runId !== undefined && answerRuns?.[message.runId] && (
+        <AnswerUsage run={answerRuns[message.runId]!} />
       )}
       {queuedHere && queuedHere.length > 0 && editing === undefined && (
         <QueuedLabels entries={queuedHere} agents={agents} />
@@ -290,7 +329,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued }: Me
               ↻ Regenerate
             </button>
           )}
-          {mine && editable && !STARTS_FLOW.test(message.text) && (
+          {canEdit && (
             <button
               type="button"
               class="icon-btn msg-action"
@@ -364,5 +403,16 @@ export function RunBubble({
         </p>
       )}
     </article>
+  );
+}
+
+/** Which model answered: the chain's model the answer moved to, else the agent's first model. */
+function ModelLabel({ parts, model }: { parts: readonly MessagePart[]; model: string | undefined }) {
+  const answered = answeringModelOf(parts) ?? model?.split(",")[0]?.trim();
+  if (!answered) return null;
+  return (
+    <span class="msg-model muted" data-testid="message-model" title={`Answered by ${answered}`}>
+      {answered}
+    </span>
   );
 }

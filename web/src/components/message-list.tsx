@@ -81,6 +81,7 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
             me={me}
             editable={item.versions.some((m) => m.id === editableId)}
             queued={chat.queued}
+            answerRuns={chat.answerRuns}
           />
         ) : (
           <RunBubble

@@ -49,15 +49,23 @@ function groupsOf(data: ModelsResponse | undefined, filter: string): Group[] {
   const shown =
     exact || needle === "" ? data.models : data.models.filter((m) => m.id.toLowerCase().includes(needle));
   const groups = data.providers
-    .map((provider) => ({ provider, models: shown.filter((m) => m.provider === provider.name) }))
+    .map((provider) => {
+      const all = shown.filter((m) => m.provider === provider.name);
+      // Under "listed by the provider" only what its list returned: a suggestion it did not list
+      // (a catalogue model a custom endpoint does not serve) would fail when picked.
+      const listed = all.filter((m) => m.source === "provider");
+      return { provider, models: provider.list === "listed" && listed.length > 0 ? listed : all };
+    })
     .filter((g) => g.models.length > 0);
   // Providers that can run now first; the order within each kind stays the server's.
   return [...groups.filter((g) => g.provider.configured), ...groups.filter((g) => !g.provider.configured)];
 }
 
-function providerNote(provider: ProviderModels): string {
+function providerNote(provider: ProviderModels, models: ModelChoice[]): string {
   if (!provider.configured) return "needs setup";
-  if (provider.list === "listed") return "listed by the provider";
+  if (provider.list === "listed" && models.some((m) => m.source === "provider"))
+    return "listed by the provider";
+  if (provider.list === "listed") return "the provider listed none; suggestions";
   return "provider did not answer; suggestions";
 }
 
@@ -186,7 +194,7 @@ export function ModelPicker({
               <div class="model-group-head" aria-hidden="true">
                 <strong>{group.provider.name}</strong>{" "}
                 <span class="muted" title={group.provider.note}>
-                  {providerNote(group.provider)}
+                  {providerNote(group.provider, group.models)}
                 </span>
               </div>
               {group.models.map((model) => {

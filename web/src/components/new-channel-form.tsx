@@ -7,10 +7,21 @@ export interface NewChannelFormProps {
   onDone: () => void;
 }
 
+/**
+ * A default chat name no other chat of the list has: the agent's name, then "Name 2", "Name 3"…
+ * (the chat is renamed after its first exchange anyway; until then two chats stay apart).
+ */
+export function distinctName(base: string, taken: readonly string[]): string {
+  const names = new Set(taken.map((n) => n.toLowerCase()));
+  if (!names.has(base.toLowerCase())) return base;
+  for (let n = 2; ; n += 1) if (!names.has(`${base} ${n}`.toLowerCase())) return `${base} ${n}`;
+}
+
 /** The form inside the "new chat" dialog. */
 export function NewChannelForm({ onDone }: NewChannelFormProps) {
   const { api, store, navigate } = useServices();
   const agents = useSelector((s) => s.agents);
+  const channels = useSelector((s) => s.channels.list);
   const auth = useSelector((s) => s.auth);
   const me = auth.phase === "ready" ? auth.user : undefined;
   const [kind, setKind] = useState<ChannelKind>("direct");
@@ -34,9 +45,17 @@ export function NewChannelForm({ onDone }: NewChannelFormProps) {
   const [create, busy] = useAction(async () => {
     const chosen = kind === "direct" ? agentIds.slice(0, 1) : agentIds;
     const agent = agents.find((a) => a.id === chosen[0]);
-    const channelName = name.trim() || (kind === "direct" && agent ? agent.name : "");
+    if (kind === "direct" && !agent) throw new Error("Pick the agent to chat with.");
+    const channelName =
+      name.trim() ||
+      (kind === "direct" && agent
+        ? distinctName(
+            agent.name,
+            channels.map((c) => c.name),
+          )
+        : "");
     if (!channelName) throw new Error("Give the group a name.");
-    if (chosen.length === 0) throw new Error("Pick at least one agent.");
+    if (chosen.length === 0) throw new Error("Pick at least one agent for the group.");
     const leaderAgentId = kind === "direct" ? chosen[0] : leader || undefined;
     const channel = await api.createChannel({
       kind,
@@ -69,7 +88,13 @@ export function NewChannelForm({ onDone }: NewChannelFormProps) {
       </div>
       <label class="field">
         <span>Name{kind === "direct" ? " (optional)" : ""}</span>
-        <input value={name} onInput={(e) => setName(e.currentTarget.value)} data-testid="new-channel-name" />
+        <input
+          value={name}
+          maxLength={100}
+          placeholder={kind === "direct" ? "Named after its first exchange" : "e.g. Launch planning"}
+          onInput={(e) => setName(e.currentTarget.value)}
+          data-testid="new-channel-name"
+        />
       </label>
       <fieldset class="field">
         <legend>{kind === "direct" ? "Agent" : "Agents"}</legend>
@@ -88,7 +113,9 @@ export function NewChannelForm({ onDone }: NewChannelFormProps) {
                 }
                 data-testid={`new-channel-agent-${agent.id}`}
               />
-              <span aria-hidden="true">{agent.emoji}</span> {agent.name} <code>@{agent.id}</code>
+              <span class="check-text">
+                <span aria-hidden="true">{agent.emoji}</span> {agent.name} <code>@{agent.id}</code>
+              </span>
             </label>
           ))}
         </div>

@@ -109,6 +109,12 @@ export function Parts({ parts, runId, runs, agents, live }: PartsProps) {
                 ↻ Resumed after the server restarted
               </p>
             );
+          case "model_fallback":
+            return (
+              <p key={key} class="run-fallback muted" data-testid="run-fallback">
+                ↪ {part.from} {part.skipped ? "skipped" : "failed"} ({part.reason}); answered by {part.to}
+              </p>
+            );
           default:
             return null;
         }

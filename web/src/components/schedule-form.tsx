@@ -29,17 +29,21 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
   const agentIds = agentsIn(channel);
   const chainPossible = channel?.kind === "group" && channel.chain.length > 0;
 
-  const [create, busy] = useAction(async () => {
-    const result = formToScheduleInput(form);
-    if ("problem" in result) {
-      setProblem(result.problem);
-      return;
-    }
-    setProblem(undefined);
-    await scheduleApi(api).create(result.input);
-    setForm(emptyScheduleForm(form.timezone));
-    onCreated();
-  });
+  const [create, busy] = useAction(
+    async () => {
+      const result = formToScheduleInput(form);
+      if ("problem" in result) {
+        setProblem(result.problem);
+        return undefined;
+      }
+      setProblem(undefined);
+      const created = await scheduleApi(api).create(result.input);
+      setForm(emptyScheduleForm(form.timezone));
+      onCreated();
+      return `Schedule "${created.name}" created.`;
+    },
+    (text) => text,
+  );
 
   return (
     <form

@@ -1,7 +1,7 @@
 /** The channel list (direct chats and groups, with unread counts) and the app's navigation. */
 import { useState } from "preact/hooks";
-import { useSelector } from "../hooks.js";
-import { splitChannels } from "../state/channels.js";
+import { useAction, useSelector, useServices } from "../hooks.js";
+import { sidebarSections } from "../state/channels.js";
 import { type Route, routeChannel } from "../state/route.js";
 import type { AgentRecord, ChannelSummary } from "../types.js";
 import { Link } from "./link.js";
@@ -13,6 +13,46 @@ export function channelIcon(channel: ChannelSummary, agents: AgentRecord[]): str
   if (channel.kind === "group") return "#";
   const agentId = channel.leaderAgentId ?? channel.members.find((m) => m.type === "agent")?.id;
   return agents.find((a) => a.id === agentId)?.emoji ?? "🤖";
+}
+
+/** Pin and archive of one chat, for this person alone (kept on the server). */
+function ChannelActions({ channel }: { channel: ChannelSummary }) {
+  const { api, store } = useServices();
+  const [change, busy] = useAction(async (patch: { pinned?: boolean; archived?: boolean }) => {
+    const prefs = await api.setChannelPrefs(channel.id, patch);
+    store.dispatch({ type: "channel_prefs", channelId: channel.id, prefs });
+  });
+  const pinned = channel.pinnedAt !== undefined;
+  const archived = channel.archivedAt !== undefined;
+  return (
+    <span class="channel-actions">
+      {!archived && (
+        <button
+          type="button"
+          class="icon-btn channel-action"
+          aria-label={pinned ? `Unpin ${channel.name}` : `Pin ${channel.name}`}
+          title={pinned ? "Unpin" : "Pin to the top"}
+          aria-pressed={pinned}
+          disabled={busy}
+          onClick={() => void change({ pinned: !pinned })}
+          data-testid="channel-pin"
+        >
+          📌
+        </button>
+      )}
+      <button
+        type="button"
+        class="icon-btn channel-action"
+        aria-label={archived ? `Restore ${channel.name}` : `Archive ${channel.name}`}
+        title={archived ? "Restore from the archive" : "Archive (hide from the list)"}
+        disabled={busy}
+        onClick={() => void change(archived ? { archived: false } : { archived: true, pinned: false })}
+        data-testid={archived ? "channel-unarchive" : "channel-archive"}
+      >
+        {archived ? "↩" : "🗄"}
+      </button>
+    </span>
+  );
 }
 
 function ChannelSection({
@@ -30,11 +70,11 @@ function ChannelSection({
   const openId = routeChannel(route);
   return (
     <section class="side-section" data-testid={testId}>
-      <h3 class="side-heading">{title}</h3>
+      {title && <h3 class="side-heading">{title}</h3>}
       {list.length === 0 && <p class="muted side-empty">None yet</p>}
       <ul class="channel-list">
         {list.map((channel) => (
-          <li key={channel.id}>
+          <li key={channel.id} class="channel-item" data-channel-id={channel.id}>
             <Link
               to={{ name: "channel", channelId: channel.id }}
               class={`channel-link${openId === channel.id ? " active" : ""}${channel.unread > 0 ? " has-unread" : ""}`}
@@ -57,6 +97,7 @@ function ChannelSection({
                 </span>
               )}
             </Link>
+            <ChannelActions channel={channel} />
           </li>
         ))}
       </ul>
@@ -65,11 +106,19 @@ function ChannelSection({
 }
 
 /** The sidebar; on phones it is the drawer. `onSearch` opens the message search panel. */
-export function Sidebar({ route, onSearch }: { route: Route; onSearch: () => void }) {
+export function Sidebar({
+  route,
+  onSearch,
+  onShortcuts,
+}: {
+  route: Route;
+  onSearch: () => void;
+  onShortcuts: () => void;
+}) {
   const channels = useSelector((s) => s.channels);
   const auth = useSelector((s) => s.auth);
   const [creating, setCreating] = useState(false);
-  const { direct, groups } = splitChannels(channels.list);
+  const { pinned, direct, groups, archived } = sidebarSections(channels.list);
   const canCreate = auth.phase === "ready" && auth.user.role !== "guest";
   return (
     <nav class="sidebar" aria-label="Channels" data-testid="sidebar">
@@ -137,8 +186,26 @@ export function Sidebar({ route, onSearch }: { route: Route; onSearch: () => voi
         </button>
       )}
       {!channels.loaded && <p class="muted side-empty">Loading…</p>}
+      {pinned.length > 0 && (
+        <ChannelSection title="Pinned" list={pinned} route={route} testId="channel-list-pinned" />
+      )}
       <ChannelSection title="Direct chats" list={direct} route={route} testId="channel-list-direct" />
       <ChannelSection title="Groups" list={groups} route={route} testId="channel-list-groups" />
+      {archived.length > 0 && (
+        <details class="side-archived" data-testid="channel-list-archived">
+          <summary class="side-heading">Archived ({archived.length})</summary>
+          <ChannelSection title="" list={archived} route={route} testId="channel-list-archived-items" />
+        </details>
+      )}
+      <button
+        type="button"
+        class="nav-link nav-button side-shortcuts muted"
+        onClick={onShortcuts}
+        aria-keyshortcuts="?"
+        data-testid="nav-shortcuts"
+      >
+        ⌨️ Keyboard shortcuts <kbd>?</kbd>
+      </button>
       {creating && (
         <Modal title="New chat" onClose={() => setCreating(false)} testId="new-channel-dialog">
           <NewChannelForm onDone={() => setCreating(false)} />

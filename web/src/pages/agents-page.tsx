@@ -1,8 +1,22 @@
 /** Agents: the list (with persona warnings) beside the editor of the selected or new agent. */
+import { useEffect, useState } from "preact/hooks";
 import { AgentForm } from "../components/agent-form.js";
+import { formatUsd } from "../components/answer-usage.js";
 import { Link } from "../components/link.js";
-import { useSelector } from "../hooks.js";
-import type { AgentWithSoul, SessionUser } from "../types.js";
+import { useSelector, useServices } from "../hooks.js";
+import type { AgentWithSoul, SessionUser, SpendReport } from "../types.js";
+
+/** Each agent's cost over the last 30 days, from the spend report (everyone's for admins, else one's own). */
+function useAgentSpend(): Map<string, number> {
+  const { api } = useServices();
+  const [spend, setSpend] = useState<SpendReport | undefined>(undefined);
+  useEffect(() => {
+    api.spend(30).then(setSpend, () => undefined);
+  }, [api]);
+  const totals = new Map<string, number>();
+  for (const row of spend?.byAgent ?? []) totals.set(row.key, (totals.get(row.key) ?? 0) + row.costUsd);
+  return totals;
+}
 
 export interface AgentsPageProps {
   /** The agent being edited, "new", or undefined for the list only. */
@@ -16,6 +30,7 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
   const loaded = useSelector((s) => s.agentsLoaded);
   const canManage = me.role === "owner" || me.role === "admin";
   const agent = selected && selected !== "new" ? agents.find((a) => a.id === selected) : undefined;
+  const spend = useAgentSpend();
   return (
     <section class={`page split${selected ? " has-detail" : ""}`} data-testid="agents-page">
       <div class="split-list">
@@ -41,7 +56,15 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
                 </span>
                 <span class="agent-link-text">
                   <strong>{a.name}</strong> <code>@{a.id}</code>
-                  <span class="muted agent-model">{a.model ?? "default model"}</span>
+                  <span class="muted agent-model">
+                    {a.model ?? "default model"}
+                    {spend.has(a.id) && (
+                      <span data-testid="agent-spend" title="cost over the last 30 days">
+                        {" "}
+                        · {formatUsd(spend.get(a.id))} / 30 days
+                      </span>
+                    )}
+                  </span>
                 </span>
                 {a.soulStatus && a.soulStatus !== "ok" && (
                   <span

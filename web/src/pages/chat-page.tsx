@@ -1,6 +1,8 @@
 /** A channel's conversation: header, live flow panel, messages and the composer. */
 
 import { useEffect, useRef } from "preact/hooks";
+import { TotalsLine } from "../components/answer-usage.js";
+import { ChatTitle, canManageChannel, useAutoTitle } from "../components/chat-title.js";
 import { Composer } from "../components/composer.js";
 import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
@@ -9,6 +11,7 @@ import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
 import { currentFlow, lastMessageId } from "../state/chat.js";
 import type { SessionUser } from "../types.js";
+import { useStopOnEscape } from "../use-chat-keys.js";
 import { useOpenChannel, usePageVisible } from "../use-open-channel.js";
 
 const MARK_READ_DELAY_MS = 500;
@@ -34,12 +37,14 @@ function useMarkRead(channelId: string, lastId: number | undefined): void {
 /** The chat page of one channel. */
 export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser }) {
   useOpenChannel(channelId);
+  useStopOnEscape(channelId);
   const chat = useSelector((s) => s.chat);
   const channels = useSelector((s) => s.channels);
   const agents = useSelector((s) => s.agents);
   const channel = channels.list.find((c) => c.id === channelId);
   const open = chat?.channelId === channelId ? chat : undefined;
   useMarkRead(channelId, open ? lastMessageId(open) : undefined);
+  useAutoTitle(channel, open, agents, me);
 
   if (!channel) {
     return (
@@ -59,16 +64,14 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
     <section class="chat" data-testid="chat-page" data-channel-id={channel.id}>
       <header class="page-head chat-head">
         <div class="chat-title-wrap">
-          <h2 class="chat-title" data-testid="chat-title">
-            {channel.kind === "group" ? "# " : ""}
-            {channel.name}
-          </h2>
+          <ChatTitle channel={channel} canRename={canManageChannel(channel, me)} />
           <span class="muted chat-sub">
             {channel.kind === "group"
               ? `${plural(agentCount, "agent")} · ${plural(peopleCount, "person", "people")}`
               : "direct chat"}
             {channel.chain.length > 0 && ` · chain of ${channel.chain.length}`}
           </span>
+          {open?.answerRuns && <TotalsLine runs={Object.values(open.answerRuns)} testId="chat-totals" />}
         </div>
         <Link
           to={{ name: "channel_settings", channelId: channel.id }}

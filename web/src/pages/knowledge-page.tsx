@@ -41,12 +41,16 @@ function Documents({
   useEffect(() => {
     void reload();
   }, [kb, version]);
-  const [remove] = useAction(async (doc: KnowledgeDocument) => {
-    if (!(await askConfirm({ title: `Remove "${doc.title}" from ${kb}?`, confirmLabel: "Remove" }))) return;
-    await client.removeDocument(kb, doc.id);
-    // Bumps `version`, which reloads this list too.
-    onChanged();
-  });
+  const [remove] = useAction(
+    async (doc: KnowledgeDocument) => {
+      if (!(await askConfirm({ title: `Remove "${doc.title}" from ${kb}?`, confirmLabel: "Remove" }))) return;
+      await client.removeDocument(kb, doc.id);
+      // Bumps `version`, which reloads this list too.
+      onChanged();
+      return `Removed "${doc.title}" from ${kb}.`;
+    },
+    (text) => text,
+  );
 
   if (docs === undefined) return <p class="muted">Loading documents…</p>;
   if (docs.length === 0)
@@ -114,11 +118,15 @@ function Documents({
 function CreateBase({ onCreated }: { onCreated: (name: string) => void }) {
   const { api } = useServices();
   const [name, setName] = useState("");
-  const [create, busy] = useAction(async () => {
-    const base = await knowledgeApi(api).create(name.trim());
-    setName("");
-    onCreated(base.name);
-  });
+  const [create, busy] = useAction(
+    async () => {
+      const base = await knowledgeApi(api).create(name.trim());
+      setName("");
+      onCreated(base.name);
+      return `Knowledge base "${base.name}" created.`;
+    },
+    (text) => text,
+  );
   return (
     <form
       class="form"
@@ -168,13 +176,17 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
     void reload();
   }, [api]);
 
-  const [remove] = useAction(async (base: KnowledgeBase) => {
-    const message = "All its documents are deleted too.";
-    if (!(await askConfirm({ title: `Delete the knowledge base "${base.name}"?`, message }))) return;
-    await client.remove(base.name);
-    if (selected === base.name) setSelected(undefined);
-    await reload();
-  });
+  const [remove] = useAction(
+    async (base: KnowledgeBase) => {
+      const message = "All its documents are deleted too.";
+      if (!(await askConfirm({ title: `Delete the knowledge base "${base.name}"?`, message }))) return;
+      await client.remove(base.name);
+      if (selected === base.name) setSelected(undefined);
+      await reload();
+      return `Knowledge base "${base.name}" deleted.`;
+    },
+    (text) => text,
+  );
 
   const shown = bases?.find((b) => b.name === selected);
   const changed = () => {

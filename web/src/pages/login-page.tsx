@@ -30,7 +30,7 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
       const result = needsSetup
         ? await services.api.setup(username.trim(), password)
         : await services.api.login(username.trim(), password);
-      startSession(services, result.user);
+      startSession(services, result.user, password);
     } catch (err) {
       setError(errorText(err));
     } finally {

@@ -76,28 +76,36 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
     return () => clearInterval(timer);
   }, [api]);
 
-  const [toggle] = useAction(async (s: Schedule) => {
-    await client.update(s.id, { enabled: !s.enabled });
-    await reload();
-  });
+  const [toggle] = useAction(
+    async (s: Schedule) => {
+      await client.update(s.id, { enabled: !s.enabled });
+      await reload();
+      return `Schedule "${s.name}" turned ${s.enabled ? "off" : "on"}.`;
+    },
+    (text) => text,
+  );
   const [runNow] = useAction(async (s: Schedule) => {
     const run = await client.runNow(s.id);
     if (run.status === "skipped") throw new Error(run.error ?? "A run is still in progress.");
     setSelected(s.id);
     await reload();
   });
-  const [remove] = useAction(async (s: Schedule) => {
-    if (
-      !(await askConfirm({
-        title: `Delete the schedule "${s.name}"?`,
-        message: "Its run history is deleted too.",
-      }))
-    )
-      return;
-    await client.remove(s.id);
-    if (selected === s.id) setSelected(undefined);
-    await reload();
-  });
+  const [remove] = useAction(
+    async (s: Schedule) => {
+      if (
+        !(await askConfirm({
+          title: `Delete the schedule "${s.name}"?`,
+          message: "Its run history is deleted too.",
+        }))
+      )
+        return;
+      await client.remove(s.id);
+      if (selected === s.id) setSelected(undefined);
+      await reload();
+      return `Schedule "${s.name}" deleted.`;
+    },
+    (text) => text,
+  );
 
   const channelName = (id: string) => channels.find((c) => c.id === id)?.name ?? id;
   const shown = schedules?.find((s) => s.id === selected);

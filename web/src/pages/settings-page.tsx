@@ -7,6 +7,7 @@ import { AccountSection } from "../components/settings/account-section.js";
 import { McpSection } from "../components/settings/mcp-section.js";
 import { ProvidersSection } from "../components/settings/providers-section.js";
 import { ShellSection } from "../components/settings/shell-section.js";
+import { SpendSection } from "../components/settings/spend-section.js";
 import { TokensSection } from "../components/settings/tokens-section.js";
 import { UsersSection } from "../components/settings/users-section.js";
 import type { SettingsSection } from "../state/route.js";
@@ -19,6 +20,7 @@ const TABS: ReadonlyArray<{ id: SettingsSection; label: string; adminOnly: boole
   { id: "shell", label: "Shell", adminOnly: true },
   { id: "people", label: "People", adminOnly: true },
   { id: "account", label: "Account", adminOnly: false },
+  { id: "spend", label: "Spend", adminOnly: false },
 ];
 
 function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
@@ -35,6 +37,8 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
       return <UsersSection me={me} />;
     case "account":
       return <AccountSection me={me} />;
+    case "spend":
+      return <SpendSection />;
   }
 }
 

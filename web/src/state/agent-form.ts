@@ -72,6 +72,9 @@ export function agentToForm(agent: AgentRecord): AgentFormValues {
 /** An ask-first entry: a tool name, or the start of names followed by `*` (`github_*`). */
 const ASK_FIRST_PATTERN = /^[^*]+\*?$/;
 
+/** The longest agent name the server takes. */
+export const AGENT_NAME_MAX = 80;
+
 /** Problems that would make the server reject the form, by field; empty when valid. */
 export function validateAgentForm(values: AgentFormValues, creating: boolean): AgentFormErrors {
   const errors: AgentFormErrors = {};
@@ -79,10 +82,15 @@ export function validateAgentForm(values: AgentFormValues, creating: boolean): A
     errors.id =
       "Use 1–40 lowercase letters, digits, - or _, starting with a letter or digit (it is the @mention).";
   }
-  if (values.name.trim() === "") errors.name = "Give the agent a name.";
+  const name = values.name.trim();
+  if (name === "") errors.name = "Give the agent a name.";
+  else if (name.length > AGENT_NAME_MAX)
+    errors.name = `Keep the name to ${AGENT_NAME_MAX} characters or fewer (it has ${name.length}).`;
+  // One model, or a fallback chain: models separated by commas, tried in order.
   const model = values.model.trim();
-  if (model !== "" && !/^[^:\s]+:\S+$/.test(model))
-    errors.model = "Write the model as provider:model, or leave it empty for the default.";
+  if (model !== "" && !model.split(",").every((item) => /^[^:\s]+:\S+$/.test(item.trim())))
+    errors.model =
+      "Write the model as provider:model (or a fallback chain a:x, b:y), or leave it empty for the default.";
   if (values.toolsMode === "list" && values.toolsAllow.length === 0)
     errors.toolsAllow = "Pick at least one tool, or choose “Every tool”.";
   const badPattern = splitList(values.askFirst).find((entry) => !ASK_FIRST_PATTERN.test(entry));
@@ -106,7 +114,7 @@ export function formToPatch(
   const patch: AgentPatchBody = {
     name: values.name.trim(),
     emoji: values.emoji.trim() || "🤖",
-    model: values.model.trim() || null,
+    model: chainOf(values.model) || null,
     toolsAllow: values.toolsMode === "list" ? [...new Set(values.toolsAllow)] : null,
     toolsDeny: [...new Set(values.toolsDeny)],
     memory: values.memory,
@@ -153,4 +161,13 @@ function parseAnswerFormat(text: string): Record<string, unknown> | undefined {
 export function toggleName(list: readonly string[], name: string, on: boolean): string[] {
   if (on) return list.includes(name) ? [...list] : [...list, name];
   return list.filter((n) => n !== name);
+}
+
+/** A model chain as the API stores it: items trimmed, joined by commas. */
+function chainOf(value: string): string {
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "")
+    .join(",");
 }

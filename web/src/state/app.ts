@@ -163,6 +163,7 @@ export function appReducer(state: AppState, action: AppAction): AppState {
     case "channel_saved":
     case "channel_removed":
     case "channel_read":
+    case "channel_prefs":
       return { ...state, channels: channelsReducer(state.channels, action) };
     case "open_channel":
       if (state.chat?.channelId === action.channelId) return state;
@@ -177,6 +178,7 @@ export function appReducer(state: AppState, action: AppAction): AppState {
     case "backlog":
     case "event":
     case "run":
+    case "answer_runs":
     case "flow":
     case "posted":
       return withChat(state, action);

@@ -66,6 +66,8 @@ export interface ChatState {
    * collected, or waiting behind an approval), by message id; an entry goes once the agent answers.
    */
   queued?: Record<number, QueuedDelivery[]>;
+  /** Ended runs of the channel by id: each answer's model, tokens, cost and duration. */
+  answerRuns?: Record<string, TeamRun>;
 }
 
 export type ChatAction =
@@ -74,6 +76,7 @@ export type ChatAction =
   | { type: "backlog"; channelId: string; messages: ChannelMessage[] }
   | { type: "event"; event: TeamEvent }
   | { type: "run"; run: TeamRun }
+  | { type: "answer_runs"; channelId: string; runs: TeamRun[] }
   | { type: "flow"; flow: FlowRecord }
   | { type: "posted"; channelId: string; result: PostResult };
 
@@ -279,7 +282,7 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
     case "message_deleted":
       return { ...state, messages: state.messages.filter((m) => m.id !== event.messageId) };
     case "run":
-      return upsertRun(state, event.run);
+      return withAnswerRuns(upsertRun(state, event.run), [event.run]);
     case "agent":
       return withRun(state, event.runId, (view) =>
         applyAgent(resumedFrom(state, view), event.event, event.seq),
@@ -300,6 +303,15 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
   }
 }
 
+/** Keeps the ended runs (model, usage, cost) of the open channel for the answers' details. */
+function withAnswerRuns(state: ChatState, runs: readonly TeamRun[]): ChatState {
+  const ended = runs.filter((r) => r.channelId === state.channelId && isTerminal(r.status));
+  if (ended.length === 0) return state;
+  const answerRuns = { ...state.answerRuns };
+  for (const run of ended) answerRuns[run.id] = run;
+  return { ...state, answerRuns };
+}
+
 /** The chat reducer: every state change of the open conversation goes through here. */
 export function chatReducer(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
@@ -317,7 +329,10 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
     case "event":
       return applyEvent(state, action.event);
     case "run":
-      return upsertRun(state, action.run);
+      return withAnswerRuns(upsertRun(state, action.run), [action.run]);
+    case "answer_runs":
+      if (action.channelId !== state.channelId) return state;
+      return withAnswerRuns(state, action.runs);
     case "flow":
       return upsertFlow(state, action.flow);
     case "posted": {
@@ -400,9 +415,15 @@ export function chatItems(state: ChatState): ChatItem[] {
 export function lastOwnMessageId(state: ChatState, userId: string): number | undefined {
   for (let i = state.messages.length - 1; i >= 0; i--) {
     const m = state.messages[i];
-    if (m?.author.type === "user" && m.author.id === userId) return m.id;
+    if (m?.author.type === "user" && m.author.id === userId && !scheduleOf(m)) return m.id;
   }
   return undefined;
+}
+
+/** The schedule that posted a message in its creator's name, if one did. */
+export function scheduleOf(message: ChannelMessage): { scheduleId: string; name: string } | undefined {
+  const part = message.parts.find((p) => p.type === "scheduled");
+  return part?.type === "scheduled" ? { scheduleId: part.scheduleId, name: part.name } : undefined;
 }
 
 /** The run of a stored answer while it still goes on (it waits for approval, or resumed after). */

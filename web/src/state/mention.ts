@@ -131,3 +131,22 @@ export function applyMention(text: string, query: MentionQuery, id: string): { t
   const caret = query.start + insert.length + (after.startsWith(" ") ? 1 : 0);
   return { text: next, caret };
 }
+
+const MENTION_TOKEN = /(?:^|[\s([{,;:'"])@([a-z0-9_-]+)/gi;
+
+/**
+ * Whom a message of a group without a leader must mention to be answered: undefined when the
+ * message reaches an agent (it mentions one, `@all`, `@chain` or starts with `/flow`), when the group
+ * has a leader (it answers unmentioned messages) or other people (the message may be for them);
+ * otherwise the agent ids the composer suggests before sending.
+ */
+export function mentionNeeded(text: string, channel: ChannelRecord, meId: string): string[] | undefined {
+  if (channel.kind !== "group" || channel.leaderAgentId) return undefined;
+  const agentIds = channel.members.filter((m) => m.type === "agent").map((m) => m.id);
+  if (agentIds.length === 0) return undefined;
+  if (channel.members.some((m) => m.type === "user" && m.id !== meId)) return undefined;
+  if (/^\/flow(?:\s|$)/i.test(text.trimStart())) return undefined;
+  const named = [...text.matchAll(MENTION_TOKEN)].map((m) => (m[1] ?? "").toLowerCase());
+  if (named.some((id) => id === "all" || id === "chain" || agentIds.includes(id))) return undefined;
+  return agentIds;
+}

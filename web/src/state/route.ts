@@ -1,7 +1,15 @@
 /** The app's routes and their paths; the server answers every non-API path with the SPA. */
 
 /** The tabs of the settings page, in the order they are shown. */
-export const SETTINGS_SECTIONS = ["providers", "tokens", "mcp", "shell", "people", "account"] as const;
+export const SETTINGS_SECTIONS = [
+  "providers",
+  "tokens",
+  "mcp",
+  "shell",
+  "people",
+  "account",
+  "spend",
+] as const;
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
 
 function isSettingsSection(value: string | undefined): value is SettingsSection {
@@ -19,7 +27,9 @@ export type Route =
   | { name: "schedules" }
   | { name: "knowledge" }
   | { name: "connectors" }
-  | { name: "memory"; agentId?: string };
+  | { name: "memory"; agentId?: string }
+  /** A path the app has no page for (a mistyped or stale link): a "not found" page, not home. */
+  | { name: "not_found"; path: string };
 
 function segment(value: string): string | undefined {
   try {
@@ -30,7 +40,7 @@ function segment(value: string): string | undefined {
   }
 }
 
-/** The route for a path; unknown paths lead home. */
+/** The route for a path; unknown paths lead to the not-found page. */
 export function parseRoute(pathname: string): Route {
   const parts = pathname.split("/").filter((p) => p !== "");
   const [first, second, third] = parts;
@@ -51,7 +61,8 @@ export function parseRoute(pathname: string): Route {
   if (first === "connectors" && parts.length === 1) return { name: "connectors" };
   if (first === "memory" && parts.length === 1) return { name: "memory" };
   if (first === "memory" && id && parts.length === 2) return { name: "memory", agentId: id };
-  return { name: "home" };
+  if (parts.length === 0) return { name: "home" };
+  return { name: "not_found", path: pathname };
 }
 
 /** The path of a route. */
@@ -79,6 +90,8 @@ export function routePath(route: Route): string {
       return "/connectors";
     case "memory":
       return route.agentId ? `/memory/${encodeURIComponent(route.agentId)}` : "/memory";
+    case "not_found":
+      return route.path;
   }
 }
 

@@ -12,6 +12,8 @@ import { appendCounters } from "./006-append-counters.js";
 import { runState } from "./007-run-state.js";
 import { answerFormat } from "./008-answer-format.js";
 import { connectorTypes } from "./009-connector-types.js";
+import { channelPrefs } from "./010-channel-prefs.js";
+import { agentReasoning } from "./011-agent-reasoning.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -23,4 +25,6 @@ export const pgMigrations: readonly PgMigration[] = [
   runState,
   answerFormat,
   connectorTypes,
+  channelPrefs,
+  agentReasoning,
 ];

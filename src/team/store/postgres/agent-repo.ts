@@ -2,7 +2,7 @@
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
 import type { AgentRecord } from "../../types.js";
 import type { AgentRepository } from "../repositories.js";
-import { type AgentRow, agentParams, toAgent } from "../rows.js";
+import { type AgentRow, agentParams, agentUpdateParams, toAgent } from "../rows.js";
 
 export class PgAgentRepo implements AgentRepository {
   constructor(private readonly db: PgDatabase) {}
@@ -19,9 +19,9 @@ export class PgAgentRepo implements AgentRepository {
   async insert(agent: AgentRecord): Promise<AgentRecord> {
     await this.db.run(
       `INSERT INTO team_agents (name, emoji, model, tools_allow_json, tools_deny_json, memory, skills_json,
-         knowledge_bases_json, ask_first_json, answer_format_json, updated_at, id, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-      [...agentParams(agent), agent.createdAt],
+         knowledge_bases_json, ask_first_json, answer_format_json, updated_at, id, created_at, reasoning)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+      [...agentParams(agent), agent.createdAt, agent.reasoning ?? null],
     );
     return agent;
   }
@@ -30,9 +30,9 @@ export class PgAgentRepo implements AgentRepository {
     await this.db.run(
       `UPDATE team_agents SET name = $1, emoji = $2, model = $3, tools_allow_json = $4, tools_deny_json = $5,
          memory = $6, skills_json = $7, knowledge_bases_json = $8, ask_first_json = $9,
-         answer_format_json = $10, updated_at = $11
-       WHERE id = $12`,
-      agentParams(agent),
+         answer_format_json = $10, updated_at = $11, reasoning = $12
+       WHERE id = $13`,
+      agentUpdateParams(agent),
     );
     return agent;
   }

@@ -1,12 +1,14 @@
 /** Channels with their members and collaboration chain, in PostgreSQL. */
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
 import type { AgentRecord, ChannelMember, ChannelRecord } from "../../types.js";
-import type { ChannelRepository } from "../repositories.js";
+import type { ChannelPrefs, ChannelRepository } from "../repositories.js";
 import {
   type AgentRow,
   type ChannelRow,
   type MemberRow,
   membersByChannel,
+  type PrefsRow,
+  prefsByChannel,
   toAgent,
   toChannel,
 } from "../rows.js";
@@ -103,6 +105,31 @@ export class PgChannelRepo implements ChannelRepository {
       ],
     );
     return channel;
+  }
+
+  async prefsOf(userId: string): Promise<Map<string, ChannelPrefs>> {
+    return prefsByChannel(
+      await this.db.many<PrefsRow>(
+        "SELECT channel_id, pinned_at, archived_at FROM team_channel_prefs WHERE user_id = $1",
+        [userId],
+      ),
+    );
+  }
+
+  async setPrefs(channelId: string, userId: string, prefs: ChannelPrefs): Promise<void> {
+    if (prefs.pinnedAt === undefined && prefs.archivedAt === undefined) {
+      await this.db.run("DELETE FROM team_channel_prefs WHERE channel_id = $1 AND user_id = $2", [
+        channelId,
+        userId,
+      ]);
+      return;
+    }
+    await this.db.run(
+      `INSERT INTO team_channel_prefs (channel_id, user_id, pinned_at, archived_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (channel_id, user_id) DO UPDATE SET pinned_at = excluded.pinned_at,
+         archived_at = excluded.archived_at`,
+      [channelId, userId, prefs.pinnedAt ?? null, prefs.archivedAt ?? null],
+    );
   }
 
   async delete(id: string): Promise<boolean> {

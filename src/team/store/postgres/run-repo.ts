@@ -2,7 +2,13 @@
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
 import type { SessionRef } from "../../../store/types.js";
 import type { ChannelMessage, TeamRun } from "../../types.js";
-import type { NewMessage, RunLeaseRepository, RunRepository, StoredRun } from "../repositories.js";
+import type {
+  NewMessage,
+  RunLeaseRepository,
+  RunRepository,
+  RunUsageFilter,
+  StoredRun,
+} from "../repositories.js";
 import { type RunRow, runInsertParams, runUpdateParams, textParts, toStoredRun } from "../rows.js";
 import { INSERT_MESSAGE_IF_CURRENT, insertMessageParams } from "./message-repo.js";
 
@@ -55,6 +61,16 @@ export class PgRunRepo implements RunRepository {
       [runId, startedAt],
     );
     return changed > 0;
+  }
+
+  async listUsage(filter: RunUsageFilter): Promise<StoredRun[]> {
+    const rows = await this.db.many<RunRow>(
+      `SELECT * FROM team_runs WHERE started_at >= $1 AND usage_json IS NOT NULL
+         AND ($2::text IS NULL OR channel_id = $2) AND ($3::text IS NULL OR requested_by = $3)
+       ORDER BY started_at, id`,
+      [filter.since, filter.channelId ?? null, filter.requestedBy ?? null],
+    );
+    return rows.map(toStoredRun);
   }
 
   async deleteByChannel(channelId: string): Promise<void> {

@@ -2,7 +2,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import type { AgentRecord } from "../../types.js";
 import type { AgentRepository } from "../repositories.js";
-import { type AgentRow, agentParams, toAgent } from "../rows.js";
+import { type AgentRow, agentParams, agentUpdateParams, toAgent } from "../rows.js";
 import { guard } from "./sql-guard.js";
 
 /** The agent table. */
@@ -20,13 +20,13 @@ export class SqliteAgentRepo implements AgentRepository {
     this.#get = db.prepare("SELECT * FROM team_agents WHERE id = ?");
     this.#insert = db.prepare(
       `INSERT INTO team_agents (name, emoji, model, tools_allow_json, tools_deny_json, memory, skills_json,
-         knowledge_bases_json, ask_first_json, answer_format_json, updated_at, id, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         knowledge_bases_json, ask_first_json, answer_format_json, updated_at, id, created_at, reasoning)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#update = db.prepare(
       `UPDATE team_agents SET name = ?, emoji = ?, model = ?, tools_allow_json = ?, tools_deny_json = ?,
          memory = ?, skills_json = ?, knowledge_bases_json = ?, ask_first_json = ?, answer_format_json = ?,
-         updated_at = ? WHERE id = ?`,
+         updated_at = ?, reasoning = ? WHERE id = ?`,
     );
     this.#delete = db.prepare("DELETE FROM team_agents WHERE id = ?");
   }
@@ -46,14 +46,14 @@ export class SqliteAgentRepo implements AgentRepository {
   /** Inserts a new agent; a duplicate id raises SQLITE_CONSTRAINT (checked by the caller first). */
   insert(agent: AgentRecord): Promise<AgentRecord> {
     return guard(this.#db, "save an agent in", () => {
-      this.#insert.run(...agentParams(agent), agent.createdAt);
+      this.#insert.run(...agentParams(agent), agent.createdAt, agent.reasoning ?? null);
       return agent;
     });
   }
 
   update(agent: AgentRecord): Promise<AgentRecord> {
     return guard(this.#db, "save an agent in", () => {
-      this.#update.run(...agentParams(agent));
+      this.#update.run(...agentUpdateParams(agent));
       return agent;
     });
   }

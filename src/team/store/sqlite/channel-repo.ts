@@ -1,12 +1,14 @@
 /** Channels with their members and collaboration chain. */
 import type { Database, Statement } from "better-sqlite3";
 import type { AgentRecord, ChannelMember, ChannelRecord } from "../../types.js";
-import type { ChannelRepository } from "../repositories.js";
+import type { ChannelPrefs, ChannelRepository } from "../repositories.js";
 import {
   type AgentRow,
   type ChannelRow,
   type MemberRow,
   membersByChannel,
+  type PrefsRow,
+  prefsByChannel,
   toAgent,
   toChannel,
 } from "../rows.js";
@@ -26,6 +28,9 @@ export class SqliteChannelRepo implements ChannelRepository {
     delete: Statement<[string]>;
     addMember: Statement<[string, string, string, number]>;
     removeMember: Statement<[string, string, string]>;
+    prefsOf: Statement<[string], PrefsRow>;
+    setPrefs: Statement<[string, string, number | null, number | null]>;
+    clearPrefs: Statement<[string, string]>;
   };
   readonly #insertTx: (channel: ChannelRecord) => void;
 
@@ -56,6 +61,15 @@ export class SqliteChannelRepo implements ChannelRepository {
       removeMember: db.prepare(
         "DELETE FROM team_channel_members WHERE channel_id = ? AND member_type = ? AND member_id = ?",
       ),
+      prefsOf: db.prepare(
+        "SELECT channel_id, pinned_at, archived_at FROM team_channel_prefs WHERE user_id = ?",
+      ),
+      setPrefs: db.prepare(
+        `INSERT INTO team_channel_prefs (channel_id, user_id, pinned_at, archived_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (channel_id, user_id) DO UPDATE SET pinned_at = excluded.pinned_at,
+           archived_at = excluded.archived_at`,
+      ),
+      clearPrefs: db.prepare("DELETE FROM team_channel_prefs WHERE channel_id = ? AND user_id = ?"),
     };
     this.#insertTx = db.transaction((channel: ChannelRecord) => {
       this.#sql.insert.run(
@@ -131,6 +145,18 @@ export class SqliteChannelRepo implements ChannelRepository {
         channel.id,
       );
       return channel;
+    });
+  }
+
+  prefsOf(userId: string): Promise<Map<string, ChannelPrefs>> {
+    return guard(this.#db, "read chat preferences from", () => prefsByChannel(this.#sql.prefsOf.all(userId)));
+  }
+
+  setPrefs(channelId: string, userId: string, prefs: ChannelPrefs): Promise<void> {
+    return guard(this.#db, "save chat preferences in", () => {
+      if (prefs.pinnedAt === undefined && prefs.archivedAt === undefined)
+        this.#sql.clearPrefs.run(channelId, userId);
+      else this.#sql.setPrefs.run(channelId, userId, prefs.pinnedAt ?? null, prefs.archivedAt ?? null);
     });
   }
 

@@ -2,7 +2,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import type { SessionRef } from "../../../store/types.js";
 import type { TeamRun } from "../../types.js";
-import type { RunRepository, StoredRun } from "../repositories.js";
+import type { RunRepository, RunUsageFilter, StoredRun } from "../repositories.js";
 import { type RunRow, runInsertParams, runUpdateParams, toStoredRun } from "../rows.js";
 import { guard } from "./sql-guard.js";
 
@@ -18,6 +18,7 @@ export class SqliteRunRepo implements RunRepository {
     waitingIn: Statement<[string, string], RunRow>;
     claimWaiting: Statement<[number, string]>;
     deleteChannel: Statement<[string]>;
+    usage: Statement<[number, string | null, string | null, string | null, string | null], RunRow>;
   };
 
   constructor(db: Database) {
@@ -42,6 +43,11 @@ export class SqliteRunRepo implements RunRepository {
         "UPDATE team_runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'waiting'",
       ),
       deleteChannel: db.prepare("DELETE FROM team_runs WHERE channel_id = ?"),
+      usage: db.prepare(
+        `SELECT * FROM team_runs WHERE started_at >= ? AND usage_json IS NOT NULL
+           AND (? IS NULL OR channel_id = ?) AND (? IS NULL OR requested_by = ?)
+         ORDER BY started_at, id`,
+      ),
     };
   }
 
@@ -80,6 +86,20 @@ export class SqliteRunRepo implements RunRepository {
   /** Moves a waiting run to `running`; true for the one caller that moved it. */
   claimWaiting(runId: string, startedAt: number): Promise<boolean> {
     return guard(this.#db, "save a run in", () => this.#sql.claimWaiting.run(startedAt, runId).changes > 0);
+  }
+
+  listUsage(filter: RunUsageFilter): Promise<StoredRun[]> {
+    return guard(this.#db, "read runs from", () =>
+      this.#sql.usage
+        .all(
+          filter.since,
+          filter.channelId ?? null,
+          filter.channelId ?? null,
+          filter.requestedBy ?? null,
+          filter.requestedBy ?? null,
+        )
+        .map(toStoredRun),
+    );
   }
 
   deleteByChannel(channelId: string): Promise<void> {

@@ -6,7 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { describeUserAgent, formatTime } from "../../format.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
-import { endSession } from "../../session.js";
+import { endSession, forgetOneTimePassword, takeOneTimePassword } from "../../session.js";
 import type { SessionInfo, SessionUser } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
 
@@ -14,7 +14,9 @@ const MIN_PASSWORD = 8;
 
 function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => void }) {
   const { api, store } = useServices();
-  const [current, setCurrent] = useState("");
+  // Right after signing in with the printed one-time password, that is the current one: not asked again.
+  const [oneTime] = useState(() => (me.mustChangePassword ? takeOneTimePassword() : undefined));
+  const [current, setCurrent] = useState(oneTime ?? "");
   const [next, setNext] = useState("");
   const [confirm, setConfirm] = useState("");
   const [problem, setProblem] = useState<string | undefined>(undefined);
@@ -26,6 +28,7 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
     if (next === current) return setProblem("The new password is the same as the current one.");
     setProblem(undefined);
     await api.changePassword(current, next);
+    forgetOneTimePassword();
     setCurrent("");
     setNext("");
     setConfirm("");
@@ -54,7 +57,12 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
       )}
       {/* Tells password managers which account the new password belongs to. */}
       <input type="text" name="username" autocomplete="username" value={me.username} readOnly hidden />
-      <label class="field">
+      {/* Kept in the form (password managers read it) but not shown when it is already known. */}
+      <label
+        class="field"
+        hidden={oneTime !== undefined}
+        style={oneTime !== undefined ? { display: "none" } : undefined}
+      >
         <span>Current password</span>
         <input
           type="password"

@@ -26,15 +26,17 @@ const LABELS: Record<string, string> = {
 };
 
 function KeyBadge({ provider }: { provider: ProviderInfo }) {
-  const [cls, text] = !provider.needsKey
-    ? ["badge-ok", "no key needed"]
-    : provider.keySource === "settings"
+  // A key that is there is named first: a provider that needs none may still have one saved.
+  const [cls, text] =
+    provider.keySource === "settings"
       ? ["badge-ok", `key ${provider.keyPreview ?? "saved"}`]
       : provider.keySource === "environment"
         ? ["badge-ok", "key from environment"]
         : provider.keySource === "config"
           ? ["badge-ok", "key from config file"]
-          : ["badge-warning", "no key"];
+          : !provider.needsKey
+            ? ["badge-ok", "no key needed"]
+            : ["badge-warning", "no key"];
   return (
     <span class={`badge ${cls}`} data-testid="provider-key-status" data-source={provider.keySource}>
       {text}
