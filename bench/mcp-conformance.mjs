@@ -39,19 +39,29 @@ export function runConformance(args, cwd) {
   });
 }
 
-/** The scenario names the installed suite knows, by side. */
+/** The scenario names the installed suite knows, by side, and the revisions each belongs to. */
 export async function listScenarios() {
   const { output } = await runConformance(["list"], root);
   const client = [];
   const server = [];
+  const revisions = new Map();
   let side;
   for (const line of output.split("\n")) {
-    if (line.startsWith("Server scenarios")) side = server;
-    else if (line.startsWith("Client scenarios")) side = client;
-    const match = /^\s+- (\S+)/.exec(line);
-    if (match && side) side.push(match[1]);
+    // Headings: "Server scenarios", "Client scenarios", and others (authorization servers) we skip.
+    if (/^\S/.test(line)) {
+      side = line.startsWith("Server scenarios")
+        ? server
+        : line.startsWith("Client scenarios")
+          ? client
+          : undefined;
+    }
+    const match = /^\s+- (\S+)(?:\s+\[([^\]]*)\])?/.exec(line);
+    if (match && side) {
+      side.push(match[1]);
+      if (match[2]) revisions.set(match[1], match[2].split(",").join(", "));
+    }
   }
-  return { client, server };
+  return { client, server, revisions };
 }
 
 /** "Passed: 3/4, 1 failed, 0 warnings" and the overall verdict from one scenario's output. */
@@ -117,7 +127,10 @@ export async function runAll(only = []) {
         ["client", "--command", `${process.execPath} ${CLIENT}`, "--scenario", scenario],
         cwd,
       );
-      results.push(summarise(scenario, "client", run));
+      results.push({
+        ...summarise(scenario, "client", run),
+        revisions: scenarios.revisions.get(scenario) ?? "",
+      });
     }
     const serverScenarios = pick(scenarios.server);
     if (serverScenarios.length > 0) {
@@ -125,7 +138,10 @@ export async function runAll(only = []) {
       try {
         for (const scenario of serverScenarios) {
           const run = await runConformance(["server", "--url", dimsum.url, "--scenario", scenario], cwd);
-          results.push(summarise(scenario, "server", run));
+          results.push({
+            ...summarise(scenario, "server", run),
+            revisions: scenarios.revisions.get(scenario) ?? "",
+          });
         }
       } finally {
         await dimsum.stop();
@@ -149,10 +165,15 @@ export async function run(only = []) {
       `### ${side === "client" ? "Client (McpManager)" : "Server (dimsum HTTP endpoint)"}: ${passed}/${rows.length} scenarios pass`,
       "",
     );
-    lines.push("| scenario | result | checks | failing checks |", "| --- | --- | --- | --- |");
+    lines.push(
+      "| scenario | revisions | result | checks | failing checks |",
+      "| --- | --- | --- | --- | --- |",
+    );
     for (const r of rows) {
       const result = r.passed ? (r.warnings > 0 ? `pass (${r.warnings} warnings)` : "pass") : "fail";
-      lines.push(`| ${r.scenario} | ${result} | ${r.checks} | ${r.failedChecks.join(", ")} |`);
+      lines.push(
+        `| ${r.scenario} | ${r.revisions} | ${result} | ${r.checks} | ${r.failedChecks.join(", ")} |`,
+      );
     }
     lines.push("");
   }

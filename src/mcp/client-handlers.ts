@@ -4,18 +4,15 @@
  * interactive parts; without them (headless runs) elicitation is declined and sampling refused,
  * and the reason is kept so the tool result (and so the trace) says what happened.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  type CreateMessageRequest,
-  CreateMessageRequestSchema,
-  type CreateMessageResult,
-  type ElicitRequest,
-  ElicitRequestSchema,
-  type ElicitResult,
-  ErrorCode,
-  ListRootsRequestSchema,
-  McpError,
-} from "@modelcontextprotocol/sdk/types.js";
+
+import type {
+  Client,
+  CreateMessageRequest,
+  CreateMessageResult,
+  ElicitRequest,
+  ElicitResult,
+} from "@modelcontextprotocol/client";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
 import type { ElicitPerson, SamplePerson, SamplingRequest } from "../tools/types.js";
 
 export type ElicitParams = ElicitRequest["params"];
@@ -77,7 +74,7 @@ export function installClientHandlers(
   note: NoteSink,
   routes: ClientRoutes = {},
 ): void {
-  client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+  client.setRequestHandler("elicitation/create", async (request, ctx) => {
     const { params } = request;
     const routed = routes.elicit?.();
     if (routed && typeof routed === "object") {
@@ -85,7 +82,7 @@ export function installClientHandlers(
       return { action: "decline" };
     }
     if (routed) {
-      const answer = await routed(server, params, extra.signal);
+      const answer = await routed(server, params, ctx.mcpReq.signal);
       note(
         `asked the person for input ("${oneLine(params.message)}"): ${answer.action}${answer.reason ? ` (${answer.reason})` : ""}`,
       );
@@ -97,28 +94,28 @@ export function installClientHandlers(
       note(`declined the server's request for input ("${oneLine(params.message)}"): ${HEADLESS_REASON}`);
       return { action: "decline" };
     }
-    const result = await handlers.elicit(server, params, extra.signal);
+    const result = await handlers.elicit(server, params, ctx.mcpReq.signal);
     note(`asked you for input ("${oneLine(params.message)}"): ${result.action}`);
     return result;
   });
-  client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+  client.setRequestHandler("sampling/createMessage", async (request, ctx) => {
     const routed = routes.sample?.();
     if (routed && typeof routed === "object") {
       note(`refused the server's sampling request: ${routed.declined}`);
-      throw new McpError(ErrorCode.InvalidRequest, `Sampling refused: ${routed.declined}`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Sampling refused: ${routed.declined}`);
     }
     if (routed) {
       let outcome: Awaited<ReturnType<SamplePerson>>;
       try {
-        outcome = await routed(server, request.params as SamplingRequest, extra.signal);
+        outcome = await routed(server, request.params as SamplingRequest, ctx.mcpReq.signal);
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
         note(`the server's sampling request failed: ${reason}`);
-        throw new McpError(ErrorCode.InternalError, `Sampling failed: ${reason}`);
+        throw new ProtocolError(ProtocolErrorCode.InternalError, `Sampling failed: ${reason}`);
       }
       if (!outcome.approved) {
         note(`refused the server's sampling request: ${outcome.reason}`);
-        throw new McpError(USER_REJECTED, `User rejected sampling request: ${outcome.reason}`);
+        throw new ProtocolError(USER_REJECTED, `User rejected sampling request: ${outcome.reason}`);
       }
       note(
         `served the server's sampling request with the agent's model (${outcome.result.model}), as the person approved`,
@@ -128,13 +125,13 @@ export function installClientHandlers(
     }
     if (!handlers.sample) {
       note(`refused the server's sampling request: ${HEADLESS_REASON}`);
-      throw new McpError(ErrorCode.InvalidRequest, `Sampling refused: ${HEADLESS_REASON}`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Sampling refused: ${HEADLESS_REASON}`);
     }
-    return handlers.sample(server, request.params, extra.signal);
+    return handlers.sample(server, request.params, ctx.mcpReq.signal);
   });
   if (handlers.roots) {
     const roots = handlers.roots;
-    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ ...r })) }));
+    client.setRequestHandler("roots/list", async () => ({ roots: roots.map((r) => ({ ...r })) }));
   }
 }
 

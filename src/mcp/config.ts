@@ -27,7 +27,14 @@ export interface McpServerCommon {
   source: string;
   /** Why this entry cannot start (e.g. a missing `${VAR}`); the server is reported as failed. */
   problem?: string;
+  /**
+   * Which MCP revision to speak: `auto` (the default) asks with `server/discover` for 2026-07-28 and
+   * falls back to the 2025 `initialize` handshake; `2025` skips the probe; `2026-07-28` never falls back.
+   */
+  protocol?: McpProtocolChoice;
 }
+
+export type McpProtocolChoice = "auto" | "2025" | "2026-07-28";
 
 export interface McpStdioServerConfig extends McpServerCommon {
   transport: "stdio";
@@ -123,6 +130,7 @@ function buildSchemas() {
     connectTimeout: milliseconds.optional(),
     include: stringList.optional(),
     exclude: stringList.optional(),
+    protocol: z.enum(["auto", "2025", "2026-07-28"]).optional(),
   };
 
   const stdioEntry = z.object({
@@ -276,6 +284,7 @@ function toServerConfig(
     source: file,
     ...(entry.timeout ? { timeoutMs: entry.timeout } : {}),
     ...(entry.connectTimeout ? { connectTimeoutMs: entry.connectTimeout } : {}),
+    ...(entry.protocol ? { protocol: entry.protocol } : {}),
   };
   let server: McpServerConfig;
   if ("command" in entry) {

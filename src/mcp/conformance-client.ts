@@ -42,7 +42,7 @@ const headlessBrowser: OAuthAuthorizer = {
     if (state && redirect.searchParams.get("state") !== state) throw new Error("state mismatch in redirect");
     const code = redirect.searchParams.get("code");
     if (!code) throw new Error(`redirect carries no code: ${redirect.searchParams.get("error") ?? location}`);
-    return code;
+    return redirect.searchParams;
   },
 };
 

@@ -1,9 +1,12 @@
 /** How MCP client failures are recognised and described, for status lines and tool error results. */
 import { existsSync } from "node:fs";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SseError,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import { DimsumError } from "../errors.js";
 import type { McpServerConfig } from "./config.js";
 
@@ -12,14 +15,14 @@ import type { McpServerConfig } from "./config.js";
  * "everything" server among them) answer 400 with a message about the session id instead.
  */
 export function isSessionExpired(err: unknown): boolean {
-  if (!(err instanceof StreamableHTTPError)) return false;
-  return err.code === 404 || (err.code === 400 && /session/i.test(err.message));
+  if (!(err instanceof SdkHttpError)) return false;
+  return err.status === 404 || (err.status === 400 && /session/i.test(err.message));
 }
 
 /** The transport failed (not the tool): the session is gone. */
 export function isConnectionError(err: unknown): boolean {
-  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
-  if (err instanceof StreamableHTTPError) return true;
+  if (err instanceof SdkError) return err.code === SdkErrorCode.ConnectionClosed;
+  if (err instanceof SdkHttpError) return true;
   return err instanceof Error && /not connected|fetch failed|ECONNREFUSED|EPIPE|socket/i.test(err.message);
 }
 
@@ -41,21 +44,18 @@ export function describeConnectError(config: McpServerConfig, err: unknown): str
   if (config.transport === "stdio" && code === "EACCES") {
     return `cannot start \`${config.command}\`: permission denied`;
   }
-  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+  if (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed) {
     return config.transport === "stdio"
       ? "the server process exited before it finished initialising"
       : "the connection closed before initialisation finished";
   }
-  if (
-    (err instanceof StreamableHTTPError || err instanceof SseError) &&
-    err.code !== undefined &&
-    err.code >= 100
-  ) {
+  const status = httpStatusOf(err);
+  if (status !== undefined && status >= 100) {
     const auth =
-      err.code === 401 || err.code === 403
+      status === 401 || status === 403
         ? ' (the server rejected the credentials: check "headers" such as Authorization, or "oauth")'
         : "";
-    return `HTTP ${err.code}${auth}: ${messageOf(err)}`;
+    return `HTTP ${status}${auth}: ${messageOf(err)}`;
   }
   const cause = (err as { cause?: unknown } | undefined)?.cause;
   const detail =
@@ -69,4 +69,11 @@ export function messageOf(err: unknown): string {
 
 export function formatMs(ms: number): string {
   return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
+}
+
+/** The HTTP status a transport error carries (Streamable HTTP or legacy SSE), if any. */
+export function httpStatusOf(err: unknown): number | undefined {
+  if (err instanceof SdkHttpError) return err.status;
+  if (err instanceof SseError) return err.code;
+  return undefined;
 }

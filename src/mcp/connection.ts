@@ -4,18 +4,15 @@
  * the server forgot (404), and refresh the tool list on `notifications/tools/list_changed`.
  */
 
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  ErrorCode,
-  type GetPromptResult,
-  McpError,
-  type Prompt,
-  type ReadResourceResult,
-  type Resource,
-  type ResourceTemplate,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type {
+  Client,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplateType,
+} from "@modelcontextprotocol/client";
+import { SdkError, SdkErrorCode, UnauthorizedError } from "@modelcontextprotocol/client";
 import { DimsumError } from "../errors.js";
 import type { JsonSchema } from "../llm/types.js";
 import type { ElicitPerson, SamplePerson } from "../tools/types.js";
@@ -54,6 +51,8 @@ export interface McpServerStatus {
   /** Process id of a running stdio server. */
   pid?: number;
   serverInfo?: { name: string; version: string };
+  /** The MCP revision the session speaks (`2026-07-28`, or a 2025 one after the fallback). */
+  protocolVersion?: string;
   /** The last lines the server wrote to stderr (stdio only). */
   stderr: string[];
   /** Tools left out because Dimsum could not use them (e.g. an unusable input schema). */
@@ -64,7 +63,13 @@ export interface McpServerStatus {
   features?: { resources: boolean; prompts: boolean };
 }
 
-export type { GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate };
+export type {
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+};
 
 export interface ServerConnectionOptions {
   env: Readonly<Record<string, string | undefined>>;
@@ -151,6 +156,7 @@ export class ServerConnection {
     if (this.#lastError !== undefined) status.lastError = this.#lastError;
     if (this.#session?.pid !== undefined) status.pid = this.#session.pid;
     if (this.#serverInfo) status.serverInfo = this.#serverInfo;
+    if (this.#session?.protocolVersion) status.protocolVersion = this.#session.protocolVersion;
     if (this.#needsLogin) status.needsLogin = true;
     const caps = this.#session?.client.getServerCapabilities();
     if (caps)
@@ -230,7 +236,7 @@ export class ServerConnection {
     });
   }
 
-  async listResourceTemplates(): Promise<ResourceTemplate[]> {
+  async listResourceTemplates(): Promise<ResourceTemplateType[]> {
     return this.#pages("resources/templates/list", async (client, cursor) => {
       if (!client.getServerCapabilities()?.resources) return { items: [] };
       const page = await client.listResourceTemplates(cursor ? { cursor } : {});
@@ -341,7 +347,7 @@ export class ServerConnection {
         capabilities: clientCapabilities(this.#options.handlers ?? {}),
         ...(this.#options.auth ? { auth: this.#options.auth } : {}),
         prepare: (client) => {
-          client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
+          client.setNotificationHandler("notifications/tools/list_changed", () =>
             this.#scheduleRefresh(generation),
           );
           installClientHandlers(
@@ -436,16 +442,19 @@ export class ServerConnection {
   #call(session: McpSession, name: string, args: Record<string, unknown>, options: CallOptions) {
     const timeout = options.timeoutMs ?? this.config.timeoutMs;
     const { onProgress } = options;
-    return session.client.callTool({ name, arguments: args }, undefined, {
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(timeout ? { timeout } : {}),
-      ...(onProgress
-        ? {
-            onprogress: (p: { progress: number; total?: number; message?: string }) =>
-              onProgress(`${p.progress}${p.total ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`),
-          }
-        : {}),
-    }) as Promise<McpCallResult>;
+    return session.client.callTool(
+      { name, arguments: args },
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(timeout ? { timeout } : {}),
+        ...(onProgress
+          ? {
+              onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                onProgress(`${p.progress}${p.total ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`),
+            }
+          : {}),
+      },
+    ) as Promise<McpCallResult>;
   }
 
   #scheduleRefresh(generation: number): void {
@@ -511,7 +520,7 @@ export class ServerConnection {
 
   #callError(tool: string, err: unknown, options: CallOptions): DimsumError {
     const server = this.config.name;
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+    if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
       const limit = options.timeoutMs ?? this.config.timeoutMs;
       return new DimsumError(
         "timeout",

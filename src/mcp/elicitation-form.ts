@@ -3,7 +3,7 @@
  * strings, numbers, booleans and enums, per the MCP spec), their defaults, and the parsing and
  * validation of what a person typed. Front ends (the chat prompt, the web form) draw on this.
  */
-import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequestFormParams } from "@modelcontextprotocol/client";
 
 export type RequestedSchema = ElicitRequestFormParams["requestedSchema"];
 export type FormValue = string | number | boolean | string[];

@@ -6,17 +6,34 @@
  * Auth: static headers (`Authorization: Bearer ${TOKEN}`), the OAuth client-credentials grant, or a
  * person's authorization-code login (see oauth/http-auth.ts). When the SDK asks for a browser step
  * and an authorizer is present, the session runs it and finishes the login with the returned code.
+ *
+ * Protocol revision: by default the client asks with `server/discover` whether the server speaks
+ * 2026-07-28 and falls back to the 2025 `initialize` handshake for older servers (over stdio the SDK
+ * probes on a short-lived sibling process, so a server that exits on an unknown request still gets
+ * one clean start). On 2026-07-28 tool-list changes arrive on a `subscriptions/listen` stream, opened
+ * here when the server offers them.
  */
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client, type ClientOptions } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+import type {
+  ClientOptions,
+  McpSubscription,
+  Transport,
+  VersionNegotiationOptions,
+} from "@modelcontextprotocol/client";
 import {
+  Client,
+  SdkHttpError,
+  SSEClientTransport,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from "./config.js";
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type {
+  McpHttpServerConfig,
+  McpProtocolChoice,
+  McpServerConfig,
+  McpStdioServerConfig,
+} from "./config.js";
 import { type HttpAuth, httpAuthFor, type McpAuthOptions } from "./oauth/http-auth.js";
 import type { OAuthAuthorizer } from "./oauth/provider.js";
 import type { StderrTail } from "./stderr-tail.js";
@@ -27,6 +44,8 @@ export type SessionTransport = "stdio" | "streamable-http" | "sse";
 export interface McpSession {
   client: Client;
   transport: SessionTransport;
+  /** The revision the session speaks (e.g. `2026-07-28`, `2025-11-25`). */
+  protocolVersion: string | undefined;
   /** The stdio server's process id. */
   pid: number | undefined;
   /** Ends the session; a stdio server is asked to exit, then terminated. */
@@ -59,20 +78,34 @@ export interface OpenSessionOptions {
 /** Variables a server may see besides its own `env`: enough to run, no secrets. */
 const EXTRA_SAFE_VARS = ["LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"];
 const TERMINATE_TIMEOUT_MS = 1000;
+/** A stdio server silent this long on `server/discover` is taken for a 2025 server. */
+const STDIO_PROBE_TIMEOUT_MS = 5000;
+
+/** The SDK's negotiation settings for a server's `protocol` choice. */
+export function versionNegotiation(
+  choice: McpProtocolChoice | undefined,
+  transport: SessionTransport,
+): VersionNegotiationOptions {
+  if (choice === "2025") return { mode: "legacy" };
+  if (choice === "2026-07-28") return { mode: { pin: "2026-07-28" } };
+  return transport === "stdio"
+    ? { mode: "auto", probe: { timeoutMs: STDIO_PROBE_TIMEOUT_MS } }
+    : { mode: "auto" };
+}
 
 /** Connects to `server` and completes `initialize`. Throws on failure, leaving nothing running. */
 export async function openSession(server: McpServerConfig, options: OpenSessionOptions): Promise<McpSession> {
   if (server.transport === "stdio") return openStdio(server, options);
   const auth = await httpAuthFor(server, options.auth ?? {});
-  if (server.transport === "sse") return openOver("sse", sseTransport(server, auth), options);
+  if (server.transport === "sse")
+    return openOver("sse", sseTransport(server, auth), options, server.protocol);
   try {
     return await openStreamable(server, auth, options);
   } catch (err) {
     // A legacy server answers the Streamable HTTP POST with 404/405 (or another 4xx): try SSE.
-    if (!(err instanceof StreamableHTTPError) || !isClientError(err.code) || options.signal.aborted)
-      throw err;
+    if (!(err instanceof SdkHttpError) || !isClientError(err.status) || options.signal.aborted) throw err;
     try {
-      return await openOver("sse", sseTransport(server, auth), options);
+      return await openOver("sse", sseTransport(server, auth), options, server.protocol);
     } catch (sseErr) {
       throw new Error(`${describe(err)}; the legacy SSE fallback also failed: ${describe(sseErr)}`, {
         cause: sseErr,
@@ -105,7 +138,7 @@ async function openStreamable(
   for (let attempt = 0; ; attempt++) {
     const transport = streamableTransport(server, auth);
     try {
-      const session = await openOver("streamable-http", transport, options);
+      const session = await openOver("streamable-http", transport, options, server.protocol);
       session.completeAuthorization = (signal) => finishLogin(server, auth, authorizer, transport, signal);
       return session;
     } catch (err) {
@@ -124,8 +157,9 @@ async function finishLogin(
 ): Promise<boolean> {
   const pending = auth?.login?.takePendingAuthorization();
   if (!pending || !authorizer) return false;
-  const code = await authorizer.authorize(server.name, pending.url, pending.state, signal);
-  await transport.finishAuth(code);
+  const redirect = await authorizer.authorize(server.name, pending.url, pending.state, signal);
+  if (typeof redirect === "string") await transport.finishAuth(redirect);
+  else await transport.finishAuth(redirect);
   return true;
 }
 
@@ -138,7 +172,7 @@ async function openStdio(server: McpStdioServerConfig, options: OpenSessionOptio
     ...(server.cwd ? { cwd: server.cwd } : {}),
   });
   transport.stderr?.on("data", (chunk: Buffer) => options.stderr.push(chunk.toString("utf8")));
-  const session = await openOver("stdio", transport, options);
+  const session = await openOver("stdio", transport, options, server.protocol);
   session.pid = transport.pid ?? undefined;
   return session;
 }
@@ -147,12 +181,17 @@ async function openOver(
   kind: SessionTransport,
   transport: Transport,
   options: OpenSessionOptions,
+  protocol: McpProtocolChoice | undefined,
 ): Promise<McpSession> {
-  const client = new Client(options.clientInfo, { capabilities: options.capabilities ?? {} });
+  const client = new Client(options.clientInfo, {
+    capabilities: options.capabilities ?? {},
+    versionNegotiation: versionNegotiation(protocol, kind),
+  });
   options.prepare?.(client);
   let closing = false;
   let ended = false;
   let established = false;
+  let subscription: McpSubscription | undefined;
   client.onclose = () => {
     ended = true;
     // A failed handshake is reported by the caller through the thrown error, not as a crash.
@@ -166,6 +205,7 @@ async function openOver(
     if (closing) return;
     closing = true;
     if (ended) return;
+    await subscription?.close().catch(() => {});
     if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
       // Tell the server the session is over (DELETE), but never let a hung server hold up shutdown.
       await withTimeout(transport.terminateSession(), TERMINATE_TIMEOUT_MS).catch(() => {});
@@ -183,7 +223,25 @@ async function openOver(
     options.signal.removeEventListener("abort", abort);
   }
   established = true;
-  return { client, transport: kind, pid: undefined, close, completeAuthorization: async () => false };
+  subscription = await listenForChanges(client);
+  return {
+    client,
+    transport: kind,
+    protocolVersion: client.getNegotiatedProtocolVersion(),
+    pid: undefined,
+    close,
+    completeAuthorization: async () => false,
+  };
+}
+
+/**
+ * On 2026-07-28 nothing arrives unasked: open the stream that carries `tools/list_changed` (the
+ * handler `prepare` installed answers it). A server that refuses the stream only loses live updates.
+ */
+async function listenForChanges(client: Client): Promise<McpSubscription | undefined> {
+  if (client.getProtocolEra() !== "modern") return undefined;
+  if (!client.getServerCapabilities()?.tools?.listChanged) return undefined;
+  return client.listen({ toolsListChanged: true }).catch(() => undefined);
 }
 
 function streamableTransport(server: McpHttpServerConfig, auth: HttpAuth | undefined) {

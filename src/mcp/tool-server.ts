@@ -3,15 +3,15 @@
  * clients. Calls go through the registry, so arguments are validated and the workspace and policy
  * rules apply exactly as in an agent run; nobody can approve anything, so risky shell commands are
  * refused. `addTool` is the hook for later `ask_<agent>` tools.
+ *
+ * One tool set serves both protocol revisions: a 2025 session (`createSession`) is told about tool
+ * changes with `notifications/tools/list_changed`; a 2026-07-28 server instance (`createInstance`,
+ * one per HTTP request) is not tracked, and the HTTP entry publishes the change on its
+ * `subscriptions/listen` streams through `onToolsChanged`.
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from "@modelcontextprotocol/sdk/types.js";
+
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import { builtinTools } from "../tools/builtin/index.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/types.js";
@@ -31,8 +31,12 @@ export interface DimsumMcpServerOptions {
 
 export interface DimsumMcpServer {
   readonly registry: ToolRegistry;
-  /** A protocol server for one client connection (stdio, or one HTTP session). */
+  /** A protocol server for one client connection (stdio, or one HTTP session); told of tool changes. */
   createSession(): Server;
+  /** A protocol server for one 2026-07-28 HTTP request: not tracked, closed by its entry point. */
+  createInstance(): Server;
+  /** Calls `listener` after every tool change; returns the function that stops it. */
+  onToolsChanged(listener: () => void): () => void;
   /** Offers another tool (e.g. `ask_<agent>`); connected clients get `tools/list_changed`. */
   addTool(tool: Tool): void;
   /** Withdraws a tool; connected clients get `tools/list_changed`. */
@@ -46,34 +50,41 @@ export function createDimsumMcpServer(options: DimsumMcpServerOptions): DimsumMc
   const registry =
     options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? builtinTools());
   const sessions = new Set<Server>();
+  const listeners = new Set<() => void>();
   const info = { name: options.name ?? "dimsum", version: options.version ?? "0.1.0" };
 
   const notifyChanged = () => {
     for (const session of sessions) void session.sendToolListChanged().catch(() => {});
+    for (const listener of listeners) listener();
   };
 
-  const createSession = (): Server => {
+  const createInstance = (): Server => {
     const server = new Server(info, {
       capabilities: { tools: { listChanged: true } },
       ...(options.instructions ? { instructions: options.instructions } : {}),
     });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
+    server.setRequestHandler("tools/list", () => ({
       tools: registry.schemas().map((schema) => ({
         name: schema.name,
         description: schema.description,
         inputSchema: schema.parameters as { type: "object"; [key: string]: unknown },
       })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    server.setRequestHandler("tools/call", async (request, ctx) => {
       const { name, arguments: args } = request.params;
       if (!registry.resolveWireName(name) && !registry.has(name)) {
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
       }
       const prepared = registry.prepareCall(name, JSON.stringify(args ?? {}));
       if (!prepared.ok) return { content: [{ type: "text", text: prepared.error }], isError: true };
-      const result = await registry.execute(prepared, { ...options.toolContext, signal: extra.signal });
+      const result = await registry.execute(prepared, { ...options.toolContext, signal: ctx.mcpReq.signal });
       return toCallToolResult(result);
     });
+    return server;
+  };
+
+  const createSession = (): Server => {
+    const server = createInstance();
     sessions.add(server);
     server.onclose = () => sessions.delete(server);
     return server;
@@ -82,6 +93,11 @@ export function createDimsumMcpServer(options: DimsumMcpServerOptions): DimsumMc
   return {
     registry,
     createSession,
+    createInstance,
+    onToolsChanged(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     addTool(tool) {
       registry.register(tool);
       notifyChanged();

@@ -80,6 +80,28 @@ describe("parseMcpConfig", () => {
     });
   });
 
+  it("reads the protocol choice (auto by default) and refuses an unknown one", () => {
+    const servers = parseMcpConfig(
+      JSON.stringify({
+        mcpServers: {
+          plain: { command: "a" },
+          old: { command: "b", protocol: "2025" },
+          modern: { url: "https://m.example.com/mcp", protocol: "2026-07-28" },
+        },
+      }),
+      FILE,
+      {},
+    );
+    expect(servers.map((s) => [s.name, s.protocol])).toEqual([
+      ["plain", undefined],
+      ["old", "2025"],
+      ["modern", "2026-07-28"],
+    ]);
+    expect(() =>
+      parseMcpConfig(JSON.stringify({ mcpServers: { x: { command: "a", protocol: "2024" } } }), FILE, {}),
+    ).toThrow(/server "x" is invalid: protocol/);
+  });
+
   it("treats disabled: true as enabled: false", () => {
     const [server] = parseMcpConfig(
       JSON.stringify({ mcpServers: { x: { command: "x", disabled: true } } }),

@@ -33,9 +33,18 @@ const CLIENT_SCENARIOS = [
   "auth/offline-access-scope",
   "auth/client-credentials-basic",
   "auth/client-credentials-jwt",
-  "auth/cross-app-access-complete-flow",
+  "auth/enterprise-managed-authorization",
+  "auth/iss-supported",
+  "request-metadata",
 ];
-const SERVER_SCENARIOS = ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"];
+const SERVER_SCENARIOS = [
+  "server-initialize",
+  "ping",
+  "tools-list",
+  "dns-rebinding-protection",
+  "http-header-validation",
+  "server-sse-multiple-streams",
+];
 
 describe("MCP conformance suite", () => {
   let server: { url: string; stop(): Promise<void> };

@@ -169,8 +169,9 @@ describe("Dimsum's HTTP endpoint as the server", () => {
   });
 
   it("re-initialises when the server answers 404 for a forgotten session", async () => {
+    // Sessions are a 2025 thing (2026-07-28 is stateless): this client is held to the 2025 handshake.
     manager = new McpManager({
-      servers: [httpServer("me", url, { headers: { Authorization: "Bearer s3cret" } })],
+      servers: [httpServer("me", url, { headers: { Authorization: "Bearer s3cret" }, protocol: "2025" })],
       env: testEnv,
     });
     await manager.start();

@@ -3,8 +3,11 @@
  * PKCE verifier of a login in progress and the discovered metadata. The MCP layer only sees this
  * interface; the CLI keeps it encrypted under DIMSUM_HOME, the team server per person in its database.
  */
-import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthDiscoveryState,
+  OAuthTokens,
+} from "@modelcontextprotocol/client";
 
 export interface StoredOAuthState {
   /** The server URL these credentials are for; a record for another URL is ignored. */

@@ -5,12 +5,13 @@
  * No browser step: the SDK's `auth()` drives discovery and the token request; this provider only
  * prepares the grant.
  */
-import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
   OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
+} from "@modelcontextprotocol/client";
 import { DimsumError } from "../../errors.js";
 import type { McpOAuthEnterprise } from "../config.js";
 

@@ -4,15 +4,12 @@
  * with a static `Authorization` header get none.
  */
 
-import {
-  extractWWWAuthenticateParams,
-  type OAuthClientProvider,
-} from "@modelcontextprotocol/sdk/client/auth.js";
+import type { FetchLike, OAuthClientProvider } from "@modelcontextprotocol/client";
 import {
   ClientCredentialsProvider,
+  extractWWWAuthenticateParams,
   PrivateKeyJwtProvider,
-} from "@modelcontextprotocol/sdk/client/auth-extensions.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+} from "@modelcontextprotocol/client";
 import type { McpHttpServerConfig, McpOAuthAuthorizationCode, McpOAuthClientCredentials } from "../config.js";
 import { type CredentialStore, memoryCredentialStore } from "./credential-store.js";
 import { EnterpriseAuthProvider } from "./enterprise.js";

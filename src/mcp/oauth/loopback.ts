@@ -22,7 +22,10 @@ const CALLBACK_PATH = "/oauth/callback";
 
 /** Starts the listener; `close()` stops it. */
 export async function startLoopbackAuthorizer(options: LoopbackOptions): Promise<LoopbackAuthorizer> {
-  const waiting = new Map<string, { resolve: (code: string) => void; reject: (err: Error) => void }>();
+  const waiting = new Map<
+    string,
+    { resolve: (redirect: URLSearchParams) => void; reject: (err: Error) => void }
+  >();
   const http = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (url.pathname !== CALLBACK_PATH) {
@@ -44,7 +47,8 @@ export async function startLoopbackAuthorizer(options: LoopbackOptions): Promise
       res
         .writeHead(200, { "content-type": "text/html; charset=utf-8" })
         .end("<!doctype html><title>Dimsum</title><p>Signed in. You can close this tab.</p>\n");
-      waiter.resolve(code);
+      // The whole query: the code, and the issuer (`iss`, RFC 9207) the client checks.
+      waiter.resolve(url.searchParams);
     } else {
       res
         .writeHead(400, { "content-type": "text/plain; charset=utf-8" })
@@ -63,7 +67,7 @@ export async function startLoopbackAuthorizer(options: LoopbackOptions): Promise
     port,
     redirectUrl: () => `http://127.0.0.1:${port}${CALLBACK_PATH}`,
     authorize(server, url, state, signal) {
-      return new Promise<string>((resolve, reject) => {
+      return new Promise<URLSearchParams>((resolve, reject) => {
         const onAbort = () => {
           waiting.delete(state);
           reject(new DimsumError("aborted", `the sign-in to "${server}" was cancelled`));
@@ -71,9 +75,9 @@ export async function startLoopbackAuthorizer(options: LoopbackOptions): Promise
         if (signal?.aborted) return onAbort();
         signal?.addEventListener("abort", onAbort, { once: true });
         waiting.set(state, {
-          resolve: (code) => {
+          resolve: (redirect) => {
             signal?.removeEventListener("abort", onAbort);
-            resolve(code);
+            resolve(redirect);
           },
           reject: (err) => {
             signal?.removeEventListener("abort", onAbort);

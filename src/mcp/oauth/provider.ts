@@ -8,12 +8,13 @@
  *   - in a headless run, no registration and no browser: the run reports that a login is needed.
  */
 import { randomBytes } from "node:crypto";
-import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
   OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
+} from "@modelcontextprotocol/client";
 import { DimsumError } from "../../errors.js";
 import type { McpOAuthAuthorizationCode } from "../config.js";
 import type { CredentialStore, StoredOAuthState } from "./credential-store.js";
@@ -22,8 +23,12 @@ import type { CredentialStore, StoredOAuthState } from "./credential-store.js";
 export interface OAuthAuthorizer {
   /** The redirect URI for `server` (a loopback listener, or the team server's callback). */
   redirectUrl(server: string): string;
-  /** Resolves to the `code` of the redirect that carries `state`; rejects on error or abort. */
-  authorize(server: string, url: URL, state: string, signal?: AbortSignal): Promise<string>;
+  /**
+   * Resolves to the redirect that carries `state`: its whole query (the code and the issuer, `iss`,
+   * which the client checks against the authorization server, RFC 9207), or the code alone;
+   * rejects on error or abort.
+   */
+  authorize(server: string, url: URL, state: string, signal?: AbortSignal): Promise<string | URLSearchParams>;
 }
 
 export interface PendingAuthorization {
