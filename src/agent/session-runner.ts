@@ -86,6 +86,13 @@ export interface SessionTurnOptions {
   /** Hold the final answer to a JSON Schema (see `RunAgentOptions.output`). */
   output?: OutputSpec;
   /**
+   * Store the turn context (recalled memories, named skills, todos) after the user message, so later
+   * requests repeat it and the cached prefix grows (default true). False for a session several people
+   * read (a group's): it is sent with this run's calls only, so one person's memories never reach
+   * another's requests.
+   */
+  storeTurnContext?: boolean;
+  /**
    * Continue the stored run `runId` from its checkpoint instead of starting a turn (`input` is then
    * not appended): after a person decided its pending approvals (`decisions`, by call id), or after
    * the process running it died.
@@ -162,6 +169,8 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   let extra: Partial<ContextLayers> | undefined;
   // The turn context until the run's first write stores it (right after the user message).
   let pendingTurnContext: UserMessage | undefined;
+  /** The user message the turn context belongs to. */
+  let askedMessage: Message | undefined;
 
   const buildContext: ContextBuilder = async ({ system, tools, toolsOffered, signal: runSignal, report }) => {
     if (!extra) {
@@ -178,14 +187,21 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
         const current = todos ?? (await store.getTodos(ref));
         todos = undefined;
         const text = renderTurnLayers(newToConversation({ ...turn, todos: current }, live));
-        if (text) pendingTurnContext = turnContextMessage(text);
+        if (text) {
+          pendingTurnContext = turnContextMessage(text);
+          askedMessage = live.at(-1)?.message;
+        }
       }
     }
     const layers: ContextLayers = { system, ...extra, summary };
     const schemas = toolsOffered ? tools.schemas() : undefined;
     const frame = buildLayeredContext(layers, [], schemas);
     let messages = live.map((m) => m.message);
-    if (pendingTurnContext) messages.push(pendingTurnContext);
+    if (pendingTurnContext) {
+      // Right after the user message it belongs to: later steps of the run come after it.
+      const at = messages.indexOf(askedMessage ?? pendingTurnContext);
+      messages.splice(at < 0 ? messages.length : at + 1, 0, pendingTurnContext);
+    }
     const estimate = calibrator.calibrate(estimateContextTokens({ ...frame, messages }, counter));
     if (estimate > settings.threshold * model.contextWindow) {
       const outcome = await compact({
@@ -241,7 +257,9 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   // Each step's writes (messages, trace events, then the checkpoint or the run's end) go to the store
   // as one unit before the step's event is passed on.
   // The run's first write carries its turn context (the model already saw it), before the step's own messages.
+  const keepContext = options.storeTurnContext !== false;
   const save = (step: RunStepInput) => {
+    if (!keepContext) return saveRunStep(store, ref, runId, step);
     const context = pendingTurnContext;
     pendingTurnContext = undefined;
     const unit = context ? { ...step, messages: [context, ...(step.messages ?? [])] } : step;

@@ -306,6 +306,8 @@ export class AgentRunner {
       runId,
       channelId: channel.id,
       ref: channelRef(channel.id, agent.id),
+      // A group's agent session is read by every member: one person's recalled memories stay out of it.
+      ...(channel.kind === "group" ? { sharedSession: true } : {}),
       system: channelSystemText(agent, channel, agents, names),
       workspace,
       signal,

@@ -88,6 +88,8 @@ export interface TurnRequest {
    */
   askIn?: string;
   onDelta?: (text: string) => void;
+  /** The session is read by several people (a group): the turn context is sent, never stored. */
+  sharedSession?: boolean;
   /** Hold the answer to this JSON Schema (over the agent's own answer format). */
   output?: OutputSpec;
   /** Every agent event as forwarded (deltas merged per tick), e.g. to build the message's parts. */
@@ -209,6 +211,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       ...(request.resume ? { resume: request.resume } : {}),
       ...(runtime.observe ? { observe: runtime.observe, agentId: agent.id, agentName: agent.name } : {}),
       ...outputOf(request, agent),
+      ...(request.sharedSession ? { storeTurnContext: false } : {}),
     })) {
       if (event.type === "text_delta") {
         const text = newTurn && shown !== "" && !shown.endsWith("\n\n") ? `\n\n${event.text}` : event.text;

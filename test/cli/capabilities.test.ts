@@ -67,7 +67,7 @@ function project(): string {
 }
 
 describe("tools and skills from the project folder", () => {
-  it("injects a matching skill and calls an MCP tool, an HTTP tool and a JS plugin in one run", async () => {
+  it("loads a project skill on demand and calls an MCP tool, an HTTP tool and a JS plugin in one run", async () => {
     const cwd = project();
     const env = cleanEnv({
       OPENAI_API_KEY: "sk-test",
@@ -77,6 +77,7 @@ describe("tools and skills from the project folder", () => {
     llm.enqueue(
       {
         toolCalls: [
+          { name: "load_skill", args: { name: "haiku-writer" } },
           { name: "get_ticket", args: { id: "T-7" } },
           { name: "shout", args: { text: "open" } },
           { name: "demo_echo", args: { message: "from mcp" } },
@@ -88,7 +89,10 @@ describe("tools and skills from the project folder", () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/broken\.mjs/);
     const events = jsonLines(result.stdout);
-    expect(events.find((e) => e.type === "context")).toMatchObject({ skills: ["haiku-writer"] });
+    // The project's skill is in the index the model reads (its body loads with load_skill on demand).
+    const request = JSON.stringify(llm.requests[0]?.body);
+    expect(request).toContain("haiku-writer");
+    expect(request).toContain('"load_skill"');
     const results = events.filter((e) => e.type === "tool_result");
     expect(results.find((e) => e.name === "get_ticket")).toMatchObject({ ok: true });
     expect(String(results.find((e) => e.name === "get_ticket")?.output)).toContain("open");
@@ -97,7 +101,9 @@ describe("tools and skills from the project folder", () => {
     expect(String(results.find((e) => e.name === "demo_echo")?.output)).toContain("from mcp");
     expect(result.stderr).toMatch(/mcp demo: connected/);
     const first = JSON.stringify(llm.requests[0]?.body);
-    expect(first).toContain("SKILL-MARKER-42");
+    // The body is not in the request until the model loads it.
+    expect(first).not.toContain("SKILL-MARKER-42");
+    expect(String(results.find((e) => e.name === "load_skill")?.output)).toContain("SKILL-MARKER-42");
     expect(first).toContain('"name":"get_ticket"');
   });
 

@@ -31,8 +31,10 @@ it("finds a Chinese memory from a natural question through `dimsum memory search
   const run = await runCli(["run", "--json", "--user", "C", "--session", "tea", "我应该喝什么茶？"], { env });
   expect(run.code).toBe(0);
   const body = server.requests.at(-1)?.body as { messages: unknown[] } | undefined;
-  expect(JSON.stringify(body?.messages[0])).toContain("用户喜欢喝乌龙茶，不喝咖啡");
-  expect(JSON.stringify(body?.messages[0])).not.toContain("上海浦东");
+  // Recalled memories travel in the turn context, with the newest user message (the system prompt stays stable).
+  expect(JSON.stringify(body?.messages.at(-1))).toContain("用户喜欢喝乌龙茶，不喝咖啡");
+  expect(JSON.stringify(body)).not.toContain("上海浦东");
+  expect(JSON.stringify(body?.messages[0])).not.toContain("用户喜欢喝乌龙茶");
   const context = jsonLines(run.stdout).find((e) => e.type === "context");
   expect(context?.memories).toHaveLength(1);
 });

@@ -51,8 +51,8 @@ it("carries a preference from session 1 into session 2 of the same user, never t
   );
   expect(second.code).toBe(0);
   const body = server.requests.at(-1)?.body as { messages: unknown[] } | undefined;
-  const system = JSON.stringify(body?.messages[0]);
-  expect(system).toContain("prefers metric units");
+  // Recalled memories travel in the turn context, with the newest user message.
+  expect(JSON.stringify(body?.messages.at(-1))).toContain("prefers metric units");
   const context = jsonLines(second.stdout).find((e) => e.type === "context");
   expect(context).toMatchObject({ memoryMode: "bm25" });
   expect(context?.memories).toHaveLength(1);

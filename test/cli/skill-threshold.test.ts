@@ -46,10 +46,11 @@ describe("the shipped skills apply only when they match", () => {
     }
   });
 
-  it("sends the matching skill on topic, and a /skill one on any prompt", async () => {
+  it("sends no body on topic either (the index names it; the model loads it), and a /skill one on any prompt", async () => {
     const review = await run("Review my pull request for bugs");
-    expect(review.skills).toEqual(["code-review"]);
-    expect(review.request).toContain("# Code review");
+    expect(review.skills).toEqual([]);
+    expect(review.request).not.toContain("# Code review");
+    expect(review.request).toContain("code-review");
 
     const named = await run("/skill commit-message Tell me about dim sum");
     expect(named.skills).toEqual(["commit-message"]);

@@ -63,6 +63,6 @@ describe("schedule form", () => {
     );
     expect(routePath({ name: "schedules" })).toBe("/schedules");
     expect(parseRoute("/schedules")).toEqual({ name: "schedules" });
-    expect(parseRoute("/schedules/x")).toEqual({ name: "home" });
+    expect(parseRoute("/schedules/x")).toEqual({ name: "not_found", path: "/schedules/x" });
   });
 });
