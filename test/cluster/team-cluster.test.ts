@@ -236,7 +236,6 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
     await setUp();
     // A renews far too rarely for its lease: to the others it is as good as dead.
     const a = await start({ leaseTtlMs: 300, leaseCheckMs: 60_000 });
-    const b = await start({ leaseTtlMs: 300, leaseCheckMs: 100 });
     const room = await a.team.createChannel(owner, {
       kind: "group",
       name: "ops",
@@ -246,6 +245,9 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
     server.enqueue({ text: "too late", delayMs: 1500 }, { text: "resumed by B" });
     const posted = await a.team.postMessage(owner, room.id, "@writer slow one");
     const runId = posted.runs[0]!.id;
+    // B starts once A runs it, so A (not B's job poll) holds the run when its lease runs out.
+    await a.waitFor((e) => e.type === "run" && e.run.id === runId && e.run.status === "running");
+    const b = await start({ leaseTtlMs: 300, leaseCheckMs: 100 });
     await b.waitFor((e) => e.type === "run" && e.run.id === runId && e.run.status === "done");
     // A finds out at its next write: it gives up instead of overwriting B's run.
     await new Promise((resolve) => setTimeout(resolve, 2500));
