@@ -25,6 +25,13 @@ const keyOf = (provider: string) => `dimsum:cooldown:${provider}`;
 
 /** Cooldowns on an open client; `now` is this instance's clock (cooldowns are minutes long, clock skew does not matter). */
 export function redisCooldowns(client: RedisClient, now: () => number = Date.now): RedisCooldowns {
+  // A named command: ioredis sends the script once and then calls it by its SHA (EVALSHA).
+  if (!("dimsumSetLongerCooldown" in client)) {
+    client.defineCommand("dimsumSetLongerCooldown", { numberOfKeys: 1, lua: SET_LONGER });
+  }
+  const scripted = client as RedisClient & {
+    dimsumSetLongerCooldown(key: string, value: string, until: string, ttlMs: string): Promise<number>;
+  };
   return {
     async get(provider) {
       const raw = await client.get(keyOf(provider));
@@ -38,9 +45,7 @@ export function redisCooldowns(client: RedisClient, now: () => number = Date.now
     },
     async set(provider, cooldown) {
       const ttl = Math.max(1, Math.ceil(cooldown.until - now()));
-      await client.eval(
-        SET_LONGER,
-        1,
+      await scripted.dimsumSetLongerCooldown(
         keyOf(provider),
         JSON.stringify(cooldown),
         String(cooldown.until),
