@@ -394,6 +394,15 @@ export function createTeam(deps: TeamDeps): Team {
     return flow;
   }
 
+  /** The agent with what its model reads besides text, when its model resolves and is known. */
+  async function withModelInput(agent: AgentRecord): Promise<AgentRecord> {
+    const model = await Promise.resolve()
+      .then(() => runtime.resolveModel(agent))
+      .catch(() => undefined);
+    if (!model?.input) return agent;
+    return { ...agent, modelInput: { model: `${model.provider}:${model.id}`, ...model.input } };
+  }
+
   /** The attachment parts of a post: files uploaded to this chat, at most the limit. */
   async function attachedParts(channelId: string, ids: readonly string[]): Promise<MessagePart[]> {
     checkFileCount(ids.length, deps.config.attachments);
@@ -514,19 +523,20 @@ export function createTeam(deps: TeamDeps): Team {
     },
     async listAgents() {
       await ready;
-      return agents.list();
+      return Promise.all((await agents.list()).map(withModelInput));
     },
     async getAgent(_actor, id) {
       await ready;
-      return agents.get(id);
+      return withModelInput(await agents.get(id));
     },
+    attachmentLimits: () => deps.config.attachments,
     async createAgent(actor, input) {
       await ready;
-      return agents.create(actor, input);
+      return withModelInput(await agents.create(actor, input));
     },
     async updateAgent(actor, id, patch) {
       await ready;
-      return agents.update(actor, id, patch);
+      return withModelInput(await agents.update(actor, id, patch));
     },
     async deleteAgent(actor, id) {
       await ready;

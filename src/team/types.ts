@@ -6,6 +6,7 @@
 
 import type { PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
+import type { AttachmentLimits } from "../attachments/file-rules.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
 import type { JsonSchema, ReasoningEffort, Usage, UserContentPart } from "../llm/types.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
@@ -38,6 +39,11 @@ export interface AgentRecord {
   updatedAt: number;
   /** Whether its SOUL.md is usable; filled by `listAgents`/`getAgent` (added for the agent list UI). */
   soulStatus?: SoulFile["status"];
+  /**
+   * What the agent's model (its first, for a chain) reads besides text, when the catalogue or the
+   * config says; filled by the team's agent calls so clients can warn before sending an image.
+   */
+  modelInput?: { model: string; images: boolean; pdf: boolean };
 }
 
 export interface AgentInput {
@@ -410,6 +416,8 @@ export interface Team {
   listTools(actor: Actor): Promise<CatalogueEntry[]>;
   listAgents(actor: Actor): Promise<AgentRecord[]>;
   getAgent(actor: Actor, id: string): Promise<AgentRecord>;
+  /** The attachment limits per file kind and per message (`attachments` in the config file). */
+  attachmentLimits(): AttachmentLimits;
   createAgent(actor: Actor, input: AgentInput): Promise<AgentRecord>;
   updateAgent(actor: Actor, id: string, patch: AgentPatch): Promise<AgentRecord>;
   deleteAgent(actor: Actor, id: string): Promise<void>;

@@ -3,7 +3,7 @@
  * image, and served only to people who may read the chat (everyone else gets 404).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { AttachmentView, ChannelRecord, PostResult } from "../../src/team/types.js";
+import type { AgentRecord, AttachmentView, ChannelRecord, PostResult } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { pdfDocument, pngImage } from "../support/attachment-files.js";
 import { AgentScripts } from "../team/harness.js";
@@ -129,5 +129,49 @@ describe("chat attachments", () => {
       201,
     );
     expect(pdf.kind).toBe("pdf");
+  });
+
+  it("tells clients the limits and which agents' models cannot read images", async () => {
+    const s = await startTeamServer({ llmUrl: llm.url });
+    const { owner, users } = await withUsers(s.url, ["guest"]);
+    // Everyone signed in may read the limits (the composer checks before uploading).
+    const limits = await expectJson(
+      await call(s.url, "/api/attachments/limits", { session: users.guest! }),
+      200,
+    );
+    expect(limits).toEqual({
+      imageBytes: 10 * 1024 * 1024,
+      pdfBytes: 20 * 1024 * 1024,
+      textBytes: 2 * 1024 * 1024,
+      filesPerMessage: 10,
+    });
+    expect((await call(s.url, "/api/attachments/limits")).status).toBe(401);
+    // deepseek-chat is catalogued as text only; gpt-4o reads both; gpt-test is unknown (no field).
+    await expectJson(
+      await call(s.url, "/api/agents", {
+        session: owner,
+        body: { id: "texty", name: "Texty", model: "openai:deepseek-chat" },
+      }),
+      201,
+    );
+    await call(s.url, "/api/agents/assistant", {
+      method: "PATCH",
+      session: owner,
+      body: { model: "openai:gpt-4o" },
+    });
+    const agents = await expectJson<AgentRecord[]>(await call(s.url, "/api/agents", { session: owner }), 200);
+    const byId = new Map(agents.map((a) => [a.id, a]));
+    expect(byId.get("texty")?.modelInput).toEqual({
+      model: "openai:deepseek-chat",
+      images: false,
+      pdf: false,
+    });
+    expect(byId.get("assistant")?.modelInput).toEqual({ model: "openai:gpt-4o", images: true, pdf: true });
+    expect(byId.get("writer")?.modelInput).toBeUndefined();
+    const one = await expectJson<AgentRecord>(
+      await call(s.url, "/api/agents/texty", { session: owner }),
+      200,
+    );
+    expect(one.modelInput?.images).toBe(false);
   });
 });

@@ -43,6 +43,9 @@ export function messageRoutes(team: Team): Hono<AppEnv> {
     },
   );
 
+  // What the composer checks before uploading, so its refusals match the server's.
+  app.get("/attachments/limits", (c) => c.json(team.attachmentLimits()));
+
   // A file to send with a message: the raw bytes, the name in the query; checked and stored once.
   app.post(
     "/channels/:id/attachments",
