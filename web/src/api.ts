@@ -2,6 +2,8 @@
  * Typed fetch client for the Dimsum HTTP API (notes/team-api.md). Auth rides on the HttpOnly session
  * cookie; the CSRF token is kept in memory only and sent on every state-changing request.
  */
+
+import type { AttachmentLimits } from "../../src/attachments/file-rules.js";
 import type {
   AgentInput,
   AgentPatch,
@@ -359,8 +361,16 @@ export class ApiClient {
    * Posts a message; the result names the runs (and flow) it started, and the agents it reached
    * without a new run (`queued`).
    */
-  postMessage(channelId: string, text: string): Promise<PostResult> {
-    return this.request("POST", `/api/channels/${enc(channelId)}/messages`, { text });
+  postMessage(channelId: string, text: string, attachments: readonly string[] = []): Promise<PostResult> {
+    return this.request(
+      "POST",
+      `/api/channels/${enc(channelId)}/messages`,
+      attachments.length > 0 ? { text, attachments } : { text },
+    );
+  }
+  /** What a file to attach may be: its size limit per kind and the files per message. */
+  attachmentLimits(): Promise<AttachmentLimits> {
+    return this.request("GET", "/api/attachments/limits");
   }
   /** Marks a channel read up to a message. */
   markRead(channelId: string, messageId: number): Promise<void> {

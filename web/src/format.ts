@@ -65,3 +65,10 @@ export function describeUserAgent(userAgent: string): string {
   if (browser && os) return `${browser} on ${os}`;
   return browser ?? os ?? oneLine(userAgent, 60);
 }
+
+/** A file size as people read it: "512 B", "3.4 KB", "12 MB". */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const [value, unit] = bytes < 1024 * 1024 ? [bytes / 1024, "KB"] : [bytes / (1024 * 1024), "MB"];
+  return `${value < 10 ? Number(value.toFixed(1)) : Math.round(value)} ${unit}`;
+}

@@ -22,6 +22,7 @@ export type {
   AgentRecord,
   ApprovalGrant,
   ApprovalView,
+  AttachmentView,
   ChainStep,
   ChannelInput,
   ChannelKind,

@@ -1,11 +1,13 @@
 /**
  * The message composer: Enter sends, Shift+Enter adds a line, `@` opens agent autocomplete
  * (arrows move, Enter/Tab pick, Escape closes), and `/` at the start offers MCP prompts, whose
- * text (after their arguments) is put into the composer to edit and send.
+ * text (after their arguments) is put into the composer to edit and send. Files come by the paperclip,
+ * a drop anywhere on the chat, or a paste; each uploads at once into the tray above the input.
  */
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useReportError, useSelector, useServices } from "../hooks.js";
 import { activeRuns } from "../state/chat.js";
+import { agentsBlindToImages } from "../state/image-readers.js";
 import {
   applyMention,
   type MentionCandidate,
@@ -18,9 +20,12 @@ import {
 import { composerHint } from "../state/queue-mode.js";
 import type { AgentRecord, ChannelRecord, McpPromptInfo } from "../types.js";
 import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
+import { AttachmentTray } from "./attachment-tray.js";
 import { Link } from "./link.js";
 import { ModelNotice } from "./model-notice.js";
 import { matchingPrompts, PromptArguments, PromptMenu, slashQuery, usePrompts } from "./prompt-picker.js";
+import { useAttachments } from "./use-attachments.js";
+import { useFileDrop } from "./use-file-drop.js";
 
 const MAX_MESSAGE_BYTES = 32 * 1024;
 const MAX_HEIGHT_PX = 240;
@@ -92,6 +97,56 @@ function MentionNeeded({ channel, agentIds }: { channel: ChannelRecord; agentIds
   );
 }
 
+/** As soon as an image is attached for an agent whose model cannot read images: why it will be refused. */
+function ImageWarning({ blind }: { blind: AgentRecord[] }) {
+  const first = blind[0];
+  if (!first) return null;
+  const who =
+    blind.length === 1
+      ? `${first.name}'s model (${first.modelInput?.model})`
+      : `The models of ${blind.map((a) => a.name).join(", ")}`;
+  return (
+    <p class="composer-hint composer-warn" role="alert" data-testid="attach-image-warning">
+      <span>
+        {who} cannot read images, so the image will be refused. Remove it, or give the agent a model that
+        reads images (GPT-4o or later, Claude, Gemini) in its settings.
+      </span>
+    </p>
+  );
+}
+
+function PaperclipIcon() {
+  return (
+    <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" focusable="false">
+      <path
+        d="M21.4 11.1l-8.5 8.5a5.5 5.5 0 01-7.8-7.8l8.5-8.5a3.7 3.7 0 015.2 5.2l-8.5 8.5a1.8 1.8 0 01-2.6-2.6l7.8-7.8"
+        fill="none"
+        stroke="currentColor"
+        stroke-width="1.8"
+        stroke-linecap="round"
+        stroke-linejoin="round"
+      />
+    </svg>
+  );
+}
+
+/** Under the tray: what still stops the files from going (the server needs some text with them). */
+function AttachNote({ busy, failed, hasText }: { busy: boolean; failed: boolean; hasText: boolean }) {
+  const note = failed
+    ? "Remove the files that cannot be attached to send."
+    : busy
+      ? "Uploading… Send once the files are ready."
+      : hasText
+        ? undefined
+        : "Add a message to send with the files.";
+  if (!note) return null;
+  return (
+    <p class="composer-hint muted" data-testid="attach-note">
+      {note}
+    </p>
+  );
+}
+
 /** The composer of a channel. */
 export function Composer({ channel, agents, disabled }: ComposerProps) {
   const { api, store } = useServices();
@@ -100,6 +155,13 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
   const [menu, setMenu] = useState<MentionMenu | null>(null);
   const [sending, setSending] = useState(false);
   const meId = useSelector((s) => (s.auth.phase === "ready" ? s.auth.user.id : ""));
+  // Guests cannot attach files (the server refuses their uploads).
+  const canAttach = useSelector((s) => s.auth.phase === "ready" && s.auth.user.role !== "guest");
+  const attachments = useAttachments(channel.id);
+  const picker = useRef<HTMLInputElement>(null);
+  const dragging = useFileDrop(canAttach && !disabled, attachments.add);
+  const imageAttached = attachments.files.some((f) => f.kind === "image" && f.status !== "error");
+  const blind = imageAttached ? agentsBlindToImages(text, channel, agents) : [];
   // Shown as soon as the text would reach no agent (a note to the group is still allowed to go).
   const needed = text.trim() !== "" ? mentionNeeded(text, channel, meId) : undefined;
   const input = useRef<HTMLTextAreaElement>(null);
@@ -163,16 +225,17 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
 
   const send = async () => {
     const body = text.trim();
-    if (!body || sending) return;
+    if (!body || sending || attachments.busy || attachments.failed) return;
     if (new TextEncoder().encode(body).length > MAX_MESSAGE_BYTES) {
       report(new Error("The message is over 32 KB; shorten it or split it into several messages."));
       return;
     }
     setSending(true);
     try {
-      const result = await api.postMessage(channel.id, body);
+      const result = await api.postMessage(channel.id, body, attachments.ids);
       store.dispatch({ type: "posted", channelId: channel.id, result });
       setText("");
+      attachments.clear();
       setMenu(null);
     } catch (err) {
       report(err);
@@ -236,6 +299,16 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
       <ModelNotice />
       <WorkingHint channel={channel} />
       {needed && <MentionNeeded channel={channel} agentIds={needed} />}
+      <ImageWarning blind={blind} />
+      {dragging && (
+        <div class="composer-drop" data-testid="composer-drop">
+          Drop files to attach them (images, PDFs, text)
+        </div>
+      )}
+      <AttachmentTray files={attachments.files} onRemove={attachments.remove} />
+      {attachments.files.length > 0 && (
+        <AttachNote busy={attachments.busy} failed={attachments.failed} hasText={text.trim() !== ""} />
+      )}
       {promptMenu && (
         <PromptMenu
           items={promptItems}
@@ -278,6 +351,33 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
           ))}
         </div>
       )}
+      {canAttach && (
+        <>
+          <button
+            type="button"
+            class="icon-btn composer-attach"
+            aria-label="Attach files"
+            title="Attach images, PDFs or text files"
+            disabled={disabled}
+            onClick={() => picker.current?.click()}
+            data-testid="composer-attach"
+          >
+            <PaperclipIcon />
+          </button>
+          <input
+            ref={picker}
+            type="file"
+            multiple
+            hidden
+            data-testid="composer-file-input"
+            onChange={(e) => {
+              const el = e.currentTarget;
+              attachments.add([...(el.files ?? [])]);
+              el.value = "";
+            }}
+          />
+        </>
+      )}
       <textarea
         ref={input}
         class="composer-input"
@@ -296,6 +396,17 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
           refreshMenu(el.value, el.selectionStart);
         }}
         onKeyDown={onKeyDown}
+        onPaste={(e) => {
+          const data = e.clipboardData;
+          const files = [...(data?.files ?? [])];
+          // A copied image or file attaches; copied text (even with a picture of it, as spreadsheets
+          // copy) pastes as text. Some systems put a copied file's name in the text: that is no text.
+          const pasted = data?.getData("text/plain").trim() ?? "";
+          if (!canAttach || files.length === 0) return;
+          if (pasted !== "" && !files.some((f) => f.name === pasted)) return;
+          e.preventDefault();
+          attachments.add(files);
+        }}
         onKeyUp={onCaretMove}
         onClick={onCaretMove}
         onBlur={() => setMenu(null)}
@@ -304,7 +415,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
       <button
         type="submit"
         class="btn btn-primary composer-send"
-        disabled={disabled || sending || !text.trim()}
+        disabled={disabled || sending || !text.trim() || attachments.busy || attachments.failed}
         data-testid="composer-send"
       >
         Send

@@ -19,6 +19,7 @@ import type {
 } from "../types.js";
 import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
 import { AnswerUsage } from "./answer-usage.js";
+import { AttachmentChips } from "./attachment-chips.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
@@ -267,7 +268,10 @@ export function MessageItem({ versions, runs, agents, me, editable, queued, answ
           live={going?.run?.status === "running"}
         />
       ) : (
-        <MarkdownView text={message.text} class="msg-body" testId="message-text" />
+        <>
+          <MarkdownView text={message.text} class="msg-body" testId="message-text" />
+          <AttachmentChips channelId={message.channelId} parts={message.parts} />
+        </>
       )}
       {isAnswer && !going && message.runId !== undefined && answerRuns?.[message.runId] && (
         <AnswerUsage run={answerRuns[message.runId]!} />

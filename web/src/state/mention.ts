@@ -132,7 +132,7 @@ export function applyMention(text: string, query: MentionQuery, id: string): { t
   return { text: next, caret };
 }
 
-const MENTION_TOKEN = /(?:^|[\s([{,;:'"])@([a-z0-9_-]+)/gi;
+export const MENTION_TOKEN = /(?:^|[\s([{,;:'"])@([a-z0-9_-]+)/gi;
 
 /**
  * Whom a message of a group without a leader must mention to be answered: undefined when the
