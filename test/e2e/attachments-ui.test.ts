@@ -46,6 +46,12 @@ async function api<T>(path: string, body?: unknown, status = body === undefined 
   return (text === "" ? undefined : JSON.parse(text)) as T;
 }
 
+/** Resizes the page and waits for the layout's transitions (the sidebar sliding away) to end. */
+async function resize(size: { width: number; height: number }): Promise<void> {
+  await page.setViewportSize(size);
+  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+}
+
 /** How far the page (or its scrolling columns) runs past the viewport's right edge, in px. */
 async function sideways(): Promise<number> {
   return page.evaluate(() => {
@@ -188,10 +194,10 @@ describe("files in the web composer", () => {
           "Texty's model (openai:deepseek-chat) cannot read images",
         );
         await screenshot(page, "attachments/01b-composer-1440");
-        await page.setViewportSize(PHONE);
+        await resize(PHONE);
         await screenshot(page, "attachments/01c-composer-390");
         expect(await sideways()).toBeLessThanOrEqual(0);
-        await page.setViewportSize(WIDE);
+        await resize(WIDE);
         await byTest("composer-input").fill("@assistant what are these?");
         await until(() => warning.count()).toBe(0);
       });
@@ -252,11 +258,11 @@ describe("files in the web composer", () => {
 
         await mine.first().scrollIntoViewIfNeeded();
         await screenshot(page, "attachments/02a-history-1440");
-        await page.setViewportSize(PHONE);
+        await resize(PHONE);
         await mine.first().scrollIntoViewIfNeeded();
         await screenshot(page, "attachments/02b-history-390");
         expect(await sideways()).toBeLessThanOrEqual(0);
-        await page.setViewportSize(WIDE);
+        await resize(WIDE);
 
         expect(log.cspViolations()).toEqual([]);
         expect(log.uncaught()).toEqual([]);
