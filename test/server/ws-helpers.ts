@@ -48,6 +48,12 @@ export class FakeTeam implements TeamEventSource {
     return channel.record;
   }
 
+  async listChannels(actor: Actor): Promise<Array<ChannelRecord & { unread: number }>> {
+    return [...this.channels.values()]
+      .filter((c) => this.maySee(actor, c.record.id))
+      .map((c) => ({ ...c.record, unread: 0 }));
+  }
+
   async listMessages(
     actor: Actor,
     channelId: string,

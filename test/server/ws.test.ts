@@ -199,6 +199,57 @@ describe("WebSocket subscriptions", () => {
     client.ws.close();
   });
 
+  it("watching: new messages and approval requests of every channel one may see, never their streams", async () => {
+    const { url, member, team } = await setUp();
+    team.addChannel("side", [member.userId]);
+    const client = connect(url, { cookie: member.cookie });
+    await client.next(isType("ready"));
+    // Before a watch: nothing of channels not followed.
+    team.post("side", "unwatched");
+    client.send({ type: "watch" });
+    client.send({ type: "ping" });
+    await client.next(isType("pong"));
+    const approval: TeamEvent = {
+      type: "agent",
+      channelId: "side",
+      runId: "r9",
+      seq: 1,
+      event: {
+        type: "approval",
+        runId: "r9",
+        callId: "c1",
+        tool: "execute_command",
+        args: {},
+        summary: "ls",
+        reason: "asks first",
+        state: "requested",
+      },
+    };
+    team.emit(textDelta("side", "r9", "streamed"));
+    team.emit(approval);
+    team.emit({ ...approval, seq: 2, event: { ...approval.event, state: "approved" } } as TeamEvent);
+    // Past the source's filter: a channel the member may not see stays unheard.
+    const secret = team.post("secret", "classified", false);
+    team.emitToAll({ type: "message", channelId: "secret", message: secret });
+    team.post("side", "watched");
+    await client.next((f) => f.type === "message" && (f.message as { text: string }).text === "watched");
+    const heard = client.frames.filter((f) => f.type === "message" || f.type === "agent");
+    expect(
+      heard.map((f) => (f.type === "message" ? (f.message as { text: string }).text : "approval")),
+    ).toEqual(["approval", "watched"]);
+    // A channel joined later is watched too.
+    const joined = team.addChannel("later", ["x", member.userId]);
+    team.emit({ type: "channel", channelId: "later", channel: joined });
+    await client.next(isType("channel"));
+    team.post("later", "in the new one");
+    await client.next(
+      (f) => f.type === "message" && (f.message as { text: string }).text === "in the new one",
+    );
+    expect(JSON.stringify(client.frames)).not.toContain("classified");
+    expect(client.frames.some(isDelta)).toBe(false);
+    client.ws.close();
+  });
+
   it("answers bad frames with an error and keeps the connection", async () => {
     const { url, member } = await setUp();
     const client = connect(url, { cookie: member.cookie });

@@ -92,7 +92,8 @@ describe("LiveConnection", () => {
     live.follow("c1");
     live.start();
     socket().handlers.onOpen();
-    expect(socket().sent).toEqual([{ type: "subscribe", channelId: "c1", since: 2 }]);
+    // Every chat's activity is watched; the open one is followed.
+    expect(socket().sent).toEqual([{ type: "watch" }, { type: "subscribe", channelId: "c1", since: 2 }]);
     receive({ type: "backlog", channelId: "c1", messages: [message(2), message(3)] });
     receive({
       type: "agent",
@@ -105,7 +106,7 @@ describe("LiveConnection", () => {
     expect(store.getState().chat?.runs["r-live"]?.parts).toEqual([{ type: "text", text: "hi" }]);
     expect(store.getState().connection).toBe("open");
     live.follow("c2");
-    expect(socket().sent.slice(1)).toEqual([
+    expect(socket().sent.slice(2)).toEqual([
       { type: "unsubscribe", channelId: "c1" },
       { type: "subscribe", channelId: "c2" },
     ]);
@@ -119,7 +120,7 @@ describe("LiveConnection", () => {
     live.follow("c1");
     live.start();
     socket().handlers.onOpen();
-    expect(socket().sent).toEqual([{ type: "subscribe", channelId: "c1", since: 0 }]);
+    expect(socket().sent).toEqual([{ type: "watch" }, { type: "subscribe", channelId: "c1", since: 0 }]);
     live.stop();
   });
 

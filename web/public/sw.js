@@ -80,3 +80,22 @@ self.addEventListener("fetch", (event) => {
     event.respondWith(caches.match(request).then((hit) => hit || fetch(request)));
   }
 });
+
+/*
+ * A click on a notification (an answer, a mention, an approval): the app's open window shows the
+ * message (the page navigates on its own); without one, a new window opens the chat.
+ */
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const data = event.notification.data || {};
+  if (typeof data.channelId !== "string" || data.channelId === "") return;
+  const path = `/c/${encodeURIComponent(data.channelId)}`;
+  event.waitUntil(
+    self.clients.matchAll({ type: "window", includeUncontrolled: true }).then((windows) => {
+      const open = windows.find((w) => new URL(w.url).origin === self.location.origin);
+      if (!open) return self.clients.openWindow(path);
+      open.postMessage({ type: "open-notification", channelId: data.channelId, messageId: data.messageId });
+      return open.focus();
+    }),
+  );
+});

@@ -20,6 +20,8 @@ export interface LiveOptions {
   onUnauthorized: (reason: string) => void;
   /** Called when the open channel was dropped because the user lost access to it (leave the page). */
   onChannelLost?: (channelId: string) => void;
+  /** Hears each frame before it applies, with the state it applies to (notifications). */
+  onFrame?: (frame: ServerFrame, before: AppState) => void;
 }
 
 /** One per logged-in session: `start` on login, `stop` on logout. */
@@ -62,6 +64,8 @@ export class LiveConnection {
         return runs;
       },
       onRunGap: (gap) => this.handleRunGap(gap),
+      // Every chat's new messages: live unread counts in the sidebar, and notifications.
+      watch: true,
     });
     if (this.followed) this.client.subscribe(this.followed);
     this.client.connect();
@@ -107,8 +111,13 @@ export class LiveConnection {
   }
 
   private handleFrame(frame: ServerFrame): void {
-    const wasOpen =
-      frame.type === "unsubscribed" && this.store.getState().chat?.channelId === frame.channelId;
+    const before = this.store.getState();
+    const wasOpen = frame.type === "unsubscribed" && before.chat?.channelId === frame.channelId;
+    try {
+      this.options.onFrame?.(frame, before);
+    } catch {
+      // A notification that fails must never cost the chat its event.
+    }
     this.store.dispatch({ type: "frame", frame });
     if (frame.type === "reauthorized") {
       // Other rights, other channels: the list is fetched again (new ones appear, lost ones go).

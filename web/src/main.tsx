@@ -5,6 +5,7 @@ import { ApiClient } from "./api.js";
 import { createBrowserSocket, liveUrl } from "./browser-socket.js";
 import { App } from "./components/app.js";
 import { LiveConnection } from "./live.js";
+import { listenForNotificationClicks, notifyForFrame } from "./notify-live.js";
 import type { Services } from "./services.js";
 import { bootstrap, endSession, sessionEndText } from "./session.js";
 import { appReducer, initialAppState } from "./state/app.js";
@@ -30,6 +31,7 @@ const live = new LiveConnection(api, store, {
   onUnauthorized: sessionLost,
   // The open chat is no longer readable: leave it (the notice says why).
   onChannelLost: () => services.navigate({ name: "home" }, { replace: true }),
+  onFrame: (frame, before) => notifyForFrame(services, frame, before),
 });
 const services: Services = {
   api,
@@ -56,4 +58,5 @@ if ("serviceWorker" in navigator && window.isSecureContext) {
   navigator.serviceWorker.register("/sw.js").catch(() => {
     // Without it the app works as before, only not offline.
   });
+  listenForNotificationClicks(services);
 }

@@ -216,4 +216,6 @@ export type ServerFrame =
 export type ClientFrame =
   | { type: "subscribe"; channelId: string; since?: number }
   | { type: "unsubscribe"; channelId: string }
+  /** Hear of new messages and approval requests in every channel one may see (unread counts, notifications). */
+  | { type: "watch" }
   | { type: "ping" };

@@ -74,6 +74,11 @@ export interface WsClientOptions {
   runsFor?: (channelId: string) => Record<string, number> | undefined;
   /** A resumed run's missed events could not all be sent: the app should load the run again. */
   onRunGap?: (gap: RunGapFrame) => void;
+  /**
+   * Also hear, on every (re)connect, of new messages and approval requests in every channel one may
+   * see (unread counts, notifications), without following them.
+   */
+  watch?: boolean;
   timers?: Timers;
   random?: () => number;
   heartbeatMs?: number;
@@ -244,6 +249,7 @@ export class WsClient {
     this.isOpen = true;
     this.attempt = 0;
     this.setStatus("open", { attempt: 0 });
+    if (this.options.watch) this.send({ type: "watch" });
     for (const channelId of this.subscriptions) this.sendSubscribe(channelId);
     this.armPing();
   }

@@ -69,6 +69,16 @@ function describe(err: unknown, log: ServerLog): { message: string; code: string
 
 const NO_RUNS: ReadonlyMap<string, RunStatus> = new Map();
 
+/**
+ * The events of a channel the client watches but does not follow that it still hears of: each new
+ * message (its unread count, notifications) and a run starting to wait for an approval; never a
+ * run's stream.
+ */
+function isActivity(event: TeamEvent): boolean {
+  if (event.type === "message") return true;
+  return event.type === "agent" && event.event.type === "approval" && event.event.state === "requested";
+}
+
 /** Frames held for one write at the end of the turn, at most (bytes). */
 const CORK_MAX_BYTES = 64 * 1024;
 
@@ -90,6 +100,11 @@ export class HubClient {
   missedPongs = 0;
   private closed = false;
   private readonly subs = new Map<string, Subscription>();
+  /**
+   * Channels whose activity the client hears without following them (after a `watch` frame): those
+   * its rights listed when it asked, listed again after each change of rights.
+   */
+  private watched: Set<string> | undefined;
   private stopEvents: (() => void) | undefined;
   private chain: Promise<void> = Promise.resolve();
   private queued = 0;
@@ -154,6 +169,7 @@ export class HubClient {
     if (!this.listen(actor)) return;
     this.send({ type: "reauthorized", user: { id: actor.userId, role: actor.role } });
     this.enqueue(() => this.recheckSubscriptions());
+    if (this.watched) this.enqueue(() => this.watch());
   }
 
   /** Sends a frame unless the client is closed or too far behind (then it is closed with 4408). */
@@ -203,6 +219,7 @@ export class HubClient {
   dispose(): void {
     this.closed = true;
     this.subs.clear();
+    this.watched = undefined;
     const stop = this.stopEvents;
     this.stopEvents = undefined;
     stop?.();
@@ -362,6 +379,30 @@ export class HubClient {
       case "subscribe":
         await this.subscribe(frame.channelId, frame.since, frame.runs);
         return;
+      case "watch":
+        await this.watch();
+        return;
+    }
+  }
+
+  /** Watches the activity of every channel the actor's rights list now. */
+  private async watch(): Promise<void> {
+    const source = this.source;
+    if (!source) return;
+    for (;;) {
+      const actor = this.identity?.actor;
+      if (this.closed || !actor) return;
+      let listed: Awaited<ReturnType<TeamEventSource["listChannels"]>>;
+      try {
+        listed = await source.listChannels(actor);
+      } catch (err) {
+        this.send({ type: "error", ...describe(err, this.log) });
+        return;
+      }
+      // The rights changed while listing: list again with the new ones.
+      if (this.identity?.actor !== actor) continue;
+      this.watched = new Set(listed.map((c) => c.id));
+      return;
     }
   }
 
@@ -418,12 +459,15 @@ export class HubClient {
     if (this.closed) return;
     const sub = this.subs.get(event.channelId);
     if (!sub) {
-      // Being added to a channel is news even before the client follows it.
       const userId = this.identity?.actor.userId;
       if (
         event.type === "channel" &&
         event.channel.members.some((m) => m.type === "user" && m.id === userId)
       ) {
+        // Being added to a channel is news even before the client follows it; its activity is watched.
+        this.watched?.add(event.channelId);
+        this.send(event);
+      } else if (this.watched?.has(event.channelId) && isActivity(event)) {
         this.send(event);
       }
       return;

@@ -1,7 +1,8 @@
 /**
  * The WebSocket endpoint `/ws`: authenticates each connection (session cookie on a same-origin
  * upgrade, or a first `{"type":"auth","token"}` frame), keeps them alive with pings, and fans team
- * events out to the clients following each channel. A slow client is closed (4408), never waited for.
+ * events out to the clients following each channel (and the new messages and approval requests of
+ * the channels a client watches). A slow client is closed (4408), never waited for.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";

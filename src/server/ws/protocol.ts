@@ -3,7 +3,7 @@ import * as z from "zod";
 import type { ChannelMessage, Team } from "../../team/types.js";
 
 /** The part of the team facade the hub needs; tests supply a small in-memory one. */
-export type TeamEventSource = Pick<Team, "getChannel" | "listMessages" | "subscribe">;
+export type TeamEventSource = Pick<Team, "getChannel" | "listChannels" | "listMessages" | "subscribe">;
 
 /** Runs one `subscribe` frame may resume. */
 export const MAX_RESUMED_RUNS = 100;
@@ -23,6 +23,8 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
       .optional(),
   }),
   z.object({ type: z.literal("unsubscribe"), channelId: z.string().min(1).max(200) }),
+  /** Hear of new messages and approval requests in every channel one may see, without following them. */
+  z.object({ type: z.literal("watch") }),
   z.object({ type: z.literal("ping") }),
 ]);
 

@@ -1,10 +1,11 @@
 /**
  * Settings, one tab at a time (`/settings/<section>`): providers and the default model, API tokens,
- * MCP servers, people, and your account. Admin-only tabs are hidden from other roles.
+ * MCP servers, people, your account and this browser's notifications. Admin-only tabs are hidden from other roles.
  */
 import { Link } from "../components/link.js";
 import { AccountSection } from "../components/settings/account-section.js";
 import { McpSection } from "../components/settings/mcp-section.js";
+import { NotificationsSection } from "../components/settings/notifications-section.js";
 import { ProvidersSection } from "../components/settings/providers-section.js";
 import { ShellSection } from "../components/settings/shell-section.js";
 import { SpendSection } from "../components/settings/spend-section.js";
@@ -20,6 +21,7 @@ const TABS: ReadonlyArray<{ id: SettingsSection; label: string; adminOnly: boole
   { id: "shell", label: "Shell", adminOnly: true },
   { id: "people", label: "People", adminOnly: true },
   { id: "account", label: "Account", adminOnly: false },
+  { id: "notifications", label: "Notifications", adminOnly: false },
   { id: "spend", label: "Spend", adminOnly: false },
 ];
 
@@ -37,6 +39,8 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
       return <UsersSection me={me} />;
     case "account":
       return <AccountSection me={me} />;
+    case "notifications":
+      return <NotificationsSection />;
     case "spend":
       return <SpendSection />;
   }

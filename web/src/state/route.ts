@@ -8,6 +8,7 @@ export const SETTINGS_SECTIONS = [
   "shell",
   "people",
   "account",
+  "notifications",
   "spend",
 ] as const;
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
