@@ -13,7 +13,7 @@ import type { CatalogueEntry } from "../../src/capabilities/assembly.js";
 import type { CoreBlock, MemoryRecord } from "../../src/memory/types.js";
 import type { AgentRecord, ChannelRecord, PostResult, TeamRun } from "../../src/team/types.js";
 import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -54,16 +54,6 @@ async function apiPost<T>(path: string, data: unknown): Promise<T> {
   });
   if (!res.ok()) throw new Error(`POST ${path}: ${res.status()} ${await res.text()}`);
   return (await res.json()) as T;
-}
-
-/** The page scrolls neither sideways as a whole nor in its content area. */
-async function sidewaysOverflow(): Promise<number> {
-  return page.evaluate(() => {
-    const doc = document.scrollingElement ?? document.documentElement;
-    const content = document.querySelector(".content");
-    const over = (el: Element | null) => (el ? el.scrollWidth - el.clientWidth : 0);
-    return Math.max(over(doc), over(content));
-  });
 }
 
 async function box(locator: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
@@ -366,7 +356,7 @@ describe("agents and memory pages in headless Chromium", () => {
         const editor = await box(byTest("agent-editor"));
         expect(list.x + list.width).toBeLessThanOrEqual(editor.x);
         expect(Math.abs(list.y - editor.y)).toBeLessThan(80);
-        expect(await sidewaysOverflow()).toBeLessThanOrEqual(0);
+        expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
         await screenshot(page, `${SHOTS}/05-agents-1440`);
 
         await page.setViewportSize(PHONE);
@@ -380,7 +370,7 @@ describe("agents and memory pages in headless Chromium", () => {
         expect(phoneEditor.width).toBeGreaterThan(PHONE.width - 40);
         expect(await byTest("agent-list").isVisible()).toBe(false);
         expect(await byTest("agents-back").isVisible()).toBe(true);
-        expect(await sidewaysOverflow()).toBeLessThanOrEqual(0);
+        expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
         await screenshot(page, `${SHOTS}/05-agent-editor-390`);
         await byTest("agent-tools-allow").scrollIntoViewIfNeeded();
         await page.screenshot({
@@ -390,13 +380,13 @@ describe("agents and memory pages in headless Chromium", () => {
         await byTest("agents-back").click();
         const phoneList = await box(byTest("agent-list"));
         expect(phoneList.width).toBeGreaterThan(PHONE.width - 40);
-        expect(await sidewaysOverflow()).toBeLessThanOrEqual(0);
+        expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
         await screenshot(page, `${SHOTS}/05-agents-390`);
 
         await page.goto(`${server.url}/memory`);
         await byTest("memory-page").waitFor();
         await byTest("core-block").waitFor();
-        expect(await sidewaysOverflow()).toBeLessThanOrEqual(0);
+        expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
         await screenshot(page, `${SHOTS}/05-memory-390`);
         await page.setViewportSize(WIDE);
       });

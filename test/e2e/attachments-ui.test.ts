@@ -13,7 +13,7 @@ import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { call, type Session, withUsers } from "../server/helpers.js";
 import { pdfDocument, pngImage } from "../support/attachment-files.js";
 import { AgentScripts } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack } from "./stack.js";
 
@@ -50,19 +50,6 @@ async function api<T>(path: string, body?: unknown, status = body === undefined 
 async function resize(size: { width: number; height: number }): Promise<void> {
   await page.setViewportSize(size);
   await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
-}
-
-/** How far the page (or its scrolling columns) runs past the viewport's right edge, in px. */
-async function sideways(): Promise<number> {
-  return page.evaluate(() => {
-    const over = (el: Element | null) => (el ? el.scrollWidth - el.clientWidth : 0);
-    return Math.max(
-      document.documentElement.scrollWidth - window.innerWidth,
-      over(document.querySelector("main.content")),
-      over(document.querySelector(".message-scroller")),
-      over(document.querySelector('[data-testid="composer"]')),
-    );
-  });
 }
 
 /** Dispatches `type` (a drag event or a paste) carrying a file built in the page from base64 bytes. */
@@ -196,7 +183,7 @@ describe("files in the web composer", () => {
         await screenshot(page, "attachments/01b-composer-1440");
         await resize(PHONE);
         await screenshot(page, "attachments/01c-composer-390");
-        expect(await sideways()).toBeLessThanOrEqual(0);
+        expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
         await resize(WIDE);
         await byTest("composer-input").fill("@assistant what are these?");
         await until(() => warning.count()).toBe(0);
@@ -261,7 +248,7 @@ describe("files in the web composer", () => {
         await resize(PHONE);
         await mine.first().scrollIntoViewIfNeeded();
         await screenshot(page, "attachments/02b-history-390");
-        expect(await sideways()).toBeLessThanOrEqual(0);
+        expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
         await resize(WIDE);
 
         expect(log.cspViolations()).toEqual([]);

@@ -123,6 +123,23 @@ export function resetArtifacts(subfolder?: string): void {
     if (entry.isFile()) rmSync(join(ARTIFACTS_DIR, entry.name), { force: true });
 }
 
+/**
+ * How far the page, its content column, the message list or the composer run past their right edge
+ * at the current width, in px: 0 or less when nothing scrolls sideways.
+ */
+export function sidewaysOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const over = (el: Element | null) => (el ? el.scrollWidth - el.clientWidth : 0);
+    return Math.max(
+      document.documentElement.scrollWidth - window.innerWidth,
+      over(document.scrollingElement),
+      over(document.querySelector("main.content")),
+      over(document.querySelector(".message-scroller")),
+      over(document.querySelector('[data-testid="composer"]')),
+    );
+  });
+}
+
 /** Saves a full-page screenshot as `test-artifacts/e2e/<name>.png`. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(ARTIFACTS_DIR, `${name}.png`);

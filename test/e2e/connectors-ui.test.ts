@@ -7,7 +7,7 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { FakeFeishu } from "../../src/testing/fake-feishu.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -21,10 +21,6 @@ const SIZES = [
 async function resize(page: Page, size: { width: number; height: number }): Promise<void> {
   await page.setViewportSize(size);
   await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
-}
-
-async function sidewaysOverflow(page: Page): Promise<number> {
-  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 }
 
 describe("Connectors page", () => {

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import type { ChannelRecord } from "../../src/team/types.js";
 import { call, type Session, withUsers } from "../server/helpers.js";
 import { AgentScripts } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack } from "./stack.js";
 
@@ -34,17 +34,6 @@ async function api<T>(path: string, body?: unknown, status = body === undefined 
   const text = await res.text();
   if (res.status !== status) throw new Error(`${path}: ${res.status} ${text}`);
   return (text === "" ? undefined : JSON.parse(text)) as T;
-}
-
-/** How far the page (or its scrolling content column) runs past the viewport's right edge, in px. */
-async function sideways(): Promise<number> {
-  return page.evaluate(() => {
-    const over = (el: Element | null) => (el ? el.scrollWidth - el.clientWidth : 0);
-    return Math.max(
-      document.documentElement.scrollWidth - window.innerWidth,
-      over(document.querySelector("main.content")),
-    );
-  });
 }
 
 e2eStack(
@@ -407,7 +396,7 @@ describe("the defects of a day of use", () => {
             await byTest("kb-open").first().click();
             await byTest("kb-document").first().waitFor();
           }
-          expect(await sideways(), `${name} at 390 px`).toBeLessThanOrEqual(0);
+          expect(await sidewaysOverflow(page), `${name} at 390 px`).toBeLessThanOrEqual(0);
           await screenshot(page, `daily/390-${name}`);
         }
         await page.goto(server.url);
@@ -416,7 +405,7 @@ describe("the defects of a day of use", () => {
         await byTest("new-channel-kind-group").click();
         const box = await byTest("new-channel-agent-longname").boundingBox();
         expect(box?.width ?? 0).toBeGreaterThan(8);
-        expect(await sideways()).toBeLessThanOrEqual(0);
+        expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
         await screenshot(page, "daily/390-new-chat");
         await page.keyboard.press("Escape");
         await page.setViewportSize({ width: 1440, height: 900 });

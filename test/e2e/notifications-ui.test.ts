@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import type { ChannelRecord } from "../../src/team/types.js";
 import { call, type Session, withUsers } from "../server/helpers.js";
 import { AgentScripts } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack } from "./stack.js";
 
@@ -72,16 +72,6 @@ function setHidden(hidden: boolean): Promise<void> {
   );
 }
 
-async function sideways(): Promise<number> {
-  return page.evaluate(() => {
-    const over = (el: Element | null) => (el ? el.scrollWidth - el.clientWidth : 0);
-    return Math.max(
-      document.documentElement.scrollWidth - window.innerWidth,
-      over(document.querySelector("main.content")),
-    );
-  });
-}
-
 e2eStack(
   {
     before: () => resetArtifacts("notifications"),
@@ -138,7 +128,7 @@ describe("browser notifications", () => {
         // Loaded at this width: the sidebar is a closed drawer, not one sliding away.
         await page.reload();
         await until(() => byTest("settings-notifications").getAttribute("data-state")).toBe("on");
-        expect(await sideways()).toBeLessThanOrEqual(0);
+        expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
         await screenshot(page, "notifications/01-settings-390");
         await page.setViewportSize({ width: 1440, height: 900 });
         // The choice is this browser's: it survives a reload.

@@ -151,14 +151,14 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
                     </button>
                     {s.running && <span class="badge badge-running">running</span>}
                   </td>
-                  <td>{describeTiming(s.timing)}</td>
-                  <td>
+                  <td data-label="When">{describeTiming(s.timing)}</td>
+                  <td data-label="What">
                     {s.target.type === "agent"
                       ? `@${s.target.agentId} in ${channelName(s.target.channelId)}`
                       : `chain in ${channelName(s.target.channelId)}`}
                   </td>
-                  <td data-testid="schedule-next">{s.nextRunAt ? formatTime(s.nextRunAt) : "—"}</td>
-                  <td>
+                  <td data-label="Next run" data-testid="schedule-next">{s.nextRunAt ? formatTime(s.nextRunAt) : "—"}</td>
+                  <td data-label="On">
                     <input
                       type="checkbox"
                       checked={s.enabled}
