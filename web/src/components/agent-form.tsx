@@ -19,6 +19,7 @@ import {
   validateAgentForm,
 } from "../state/agent-form.js";
 import type { AgentRecord, CatalogueEntry, SoulFile } from "../types.js";
+import { ExportTemplateButton } from "./export-template-button.js";
 import { type KnowledgeBase, knowledgeApi } from "./knowledge-api.js";
 import { Link } from "./link.js";
 import { ModelPicker } from "./model-picker.js";
@@ -193,7 +194,17 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
           void save();
         }}
       >
-        <h2 class="agent-form-title">{creating ? "New agent" : `${agent.emoji} ${agent.name}`}</h2>
+        <div class="agent-form-head">
+          <h2 class="agent-form-title">{creating ? "New agent" : `${agent.emoji} ${agent.name}`}</h2>
+          {!creating && (
+            <ExportTemplateButton
+              load={() => api.exportAgent(agent.id)}
+              label="Export"
+              title="Download this agent (persona and settings) as a template file"
+              testId="agent-export"
+            />
+          )}
+        </div>
         <fieldset class="form-grid" disabled={!canManage}>
           <Field label="Id (used as @mention)" error={shown("id")} errorKey="id">
             <input
