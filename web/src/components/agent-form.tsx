@@ -6,7 +6,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../api.js";
-import { useAction, useReportError, useServices } from "../hooks.js";
+import { useAction, useReportError, useSelector, useServices } from "../hooks.js";
 import {
   AGENT_NAME_MAX,
   type AgentFormErrors,
@@ -111,6 +111,8 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
   const { api, store, navigate } = useServices();
   const report = useReportError();
   const creating = agent === undefined;
+  // Exporting reads the persona, which guests may not.
+  const canExport = useSelector((s) => s.auth.phase === "ready" && s.auth.user.role !== "guest");
   const [values, setValues] = useState<AgentFormValues>(() =>
     agent ? agentToForm(agent) : emptyAgentForm(),
   );
@@ -196,7 +198,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
       >
         <div class="agent-form-head">
           <h2 class="agent-form-title">{creating ? "New agent" : `${agent.emoji} ${agent.name}`}</h2>
-          {!creating && (
+          {!creating && canExport && (
             <ExportTemplateButton
               load={() => api.exportAgent(agent.id)}
               label="Export"
