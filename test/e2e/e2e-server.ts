@@ -163,7 +163,12 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       messagePerIp: generous,
     },
     routes: [
-      mountTeamRoutes({ team, memory: buildMemory(db, log), ...(mcp ? { mcp } : {}) }),
+      mountTeamRoutes({
+        team,
+        memory: buildMemory(db, log),
+        ...(mcp ? { mcp } : {}),
+        ...(scheduling ? { schedules: scheduling.service } : {}),
+      }),
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
       ...(connectors ? [mountConnectorRoutes(connectors)] : []),
       ...(scheduling ? [mountScheduleRoutes(scheduling.service)] : []),

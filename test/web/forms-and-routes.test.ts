@@ -24,6 +24,7 @@ describe("routes", () => {
     { name: "agent", agentId: "new" },
     { name: "settings" },
     { name: "memory" },
+    { name: "templates" },
     { name: "memory", agentId: "scribe" },
     { name: "settings", section: "account" },
     { name: "settings", section: "providers" },

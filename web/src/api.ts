@@ -27,6 +27,8 @@ import type {
   ElicitationView,
   FlowAction,
   FlowRecord,
+  GalleryEntry,
+  ImportResult,
   McpPromptInfo,
   McpServerInfo,
   McpServerInput,
@@ -44,6 +46,7 @@ import type {
   SoulFile,
   SpendReport,
   TeamRun,
+  Template,
   UserInput,
 } from "./types.js";
 
@@ -502,6 +505,24 @@ export class ApiClient {
   removeMcp(name: string): Promise<void> {
     return this.request("DELETE", `/api/mcp/${enc(name)}`);
   }
+  // --- team templates ---
+  /** The built-in gallery of ready teams. */
+  listTemplates(): Promise<GalleryEntry[]> {
+    return this.request("GET", "/api/templates");
+  }
+  /** Creates what a template holds (agents; for a team also its group, chain and schedules). */
+  importTemplate(template: unknown): Promise<ImportResult> {
+    return this.request("POST", "/api/templates/import", template);
+  }
+  /** An agent as a template file. */
+  exportAgent(id: string): Promise<Template> {
+    return this.request("GET", `/api/agents/${enc(id)}/export`);
+  }
+  /** A group, its agents, chain and the caller's schedules on it, as a template file. */
+  exportChannel(id: string): Promise<Template> {
+    return this.request("GET", `/api/channels/${enc(id)}/export`);
+  }
+
   /** Disconnects an MCP server. */
   disconnectMcp(name: string): Promise<unknown> {
     return this.request("POST", `/api/mcp/${enc(name)}/disconnect`);

@@ -16,6 +16,9 @@ export type { McpPromptInfo } from "../../src/mcp/server-pool.js";
 export type { CoreBlock, MemoryRecord, MemoryType } from "../../src/memory/types.js";
 export type { ModelChoice, ModelsResponse, ProviderModels } from "../../src/server/routes/models.js";
 export type { SpendReport, SpendRow } from "../../src/team/spend.js";
+export type { GalleryEntry } from "../../src/team/templates/gallery.js";
+export type { ImportResult } from "../../src/team/templates/import-template.js";
+export type { Template } from "../../src/team/templates/template-schema.js";
 export type {
   AgentInput,
   AgentPatch,

@@ -198,6 +198,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       },
       log,
     });
+    routeOptions.schedules = scheduling.service;
     connectors = new ConnectorManager({
       store: storage.connectors,
       // One process owns a SQLite file: a restart takes its predecessor's poll lease and claims back.

@@ -1,12 +1,13 @@
 /**
  * Mounts the team facade onto the server: the `/api` routes of agents, channels, messages, runs,
- * flows, tools, memory and MCP, the OpenAI-compatible `/v1` endpoint and the A2A routes (`/a2a`). Pass the result to
+ * flows, tools, memory, MCP and team templates, the OpenAI-compatible `/v1` endpoint and the A2A routes (`/a2a`). Pass the result to
  * `createServer({ routes: [mountTeamRoutes({ team })] })`; the server's guards (authentication, CSRF,
  * body limits) run before these routes.
  */
 import { Hono } from "hono";
 import type { McpControl } from "../../mcp/server-pool.js";
 import type { MemoryStore } from "../../memory/types.js";
+import type { TemplateSchedules } from "../../team/templates/index.js";
 import type { Team } from "../../team/types.js";
 import type { AppEnv, DimsumApp } from "../context.js";
 import type { McpSignIns } from "../mcp-signin.js";
@@ -21,6 +22,7 @@ import { openAiRoutes } from "./openai-compat.js";
 import { runRoutes } from "./runs.js";
 import { spendRoutes } from "./spend.js";
 import { teamErrorHandler } from "./team-errors.js";
+import { templateRoutes } from "./templates.js";
 import { toolRoutes } from "./tools.js";
 
 export interface TeamRoutesOptions {
@@ -31,6 +33,8 @@ export interface TeamRoutesOptions {
   mcp?: McpControl;
   /** The browser sign-ins to MCP servers (shared with the relay of other instances); new if absent. */
   mcpSignIns?: McpSignIns;
+  /** The schedules, for templates' schedules (exported and created with a group); absent: left out. */
+  schedules?: TemplateSchedules;
 }
 
 /** Builds the mount function for `ServerDeps.routes`. */
@@ -49,6 +53,7 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/flows", flowRoutes(team));
     api.route("/memory", memoryRoutes(options.memory));
     api.route("/mcp", mcpRoutes(options.mcp, options.mcpSignIns));
+    api.route("/", templateRoutes(options.schedules ? { team, schedules: options.schedules } : { team }));
     app.route("/api", api);
     app.route("/v1", openAiRoutes(team));
     mountA2aRoutes(team)(app);

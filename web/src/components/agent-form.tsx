@@ -6,7 +6,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../api.js";
-import { useAction, useReportError, useServices } from "../hooks.js";
+import { useAction, useReportError, useSelector, useServices } from "../hooks.js";
 import {
   AGENT_NAME_MAX,
   type AgentFormErrors,
@@ -19,6 +19,7 @@ import {
   validateAgentForm,
 } from "../state/agent-form.js";
 import type { AgentRecord, CatalogueEntry, SoulFile } from "../types.js";
+import { ExportTemplateButton } from "./export-template-button.js";
 import { type KnowledgeBase, knowledgeApi } from "./knowledge-api.js";
 import { Link } from "./link.js";
 import { ModelPicker } from "./model-picker.js";
@@ -110,6 +111,8 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
   const { api, store, navigate } = useServices();
   const report = useReportError();
   const creating = agent === undefined;
+  // Exporting reads the persona, which guests may not.
+  const canExport = useSelector((s) => s.auth.phase === "ready" && s.auth.user.role !== "guest");
   const [values, setValues] = useState<AgentFormValues>(() =>
     agent ? agentToForm(agent) : emptyAgentForm(),
   );
@@ -193,7 +196,17 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
           void save();
         }}
       >
-        <h2 class="agent-form-title">{creating ? "New agent" : `${agent.emoji} ${agent.name}`}</h2>
+        <div class="agent-form-head">
+          <h2 class="agent-form-title">{creating ? "New agent" : `${agent.emoji} ${agent.name}`}</h2>
+          {!creating && canExport && (
+            <ExportTemplateButton
+              load={() => api.exportAgent(agent.id)}
+              label="Export"
+              title="Download this agent (persona and settings) as a template file"
+              testId="agent-export"
+            />
+          )}
+        </div>
         <fieldset class="form-grid" disabled={!canManage}>
           <Field label="Id (used as @mention)" error={shown("id")} errorKey="id">
             <input

@@ -15,6 +15,7 @@ import { MemoryPage } from "../pages/memory-page.js";
 import { NotFoundPage } from "../pages/not-found-page.js";
 import { SchedulesPage } from "../pages/schedules-page.js";
 import { SettingsPage } from "../pages/settings-page.js";
+import { TemplatesPage } from "../pages/templates-page.js";
 import { type Services, ServicesContext } from "../services.js";
 import { endSession } from "../session.js";
 import { totalUnread } from "../state/channels.js";
@@ -136,6 +137,8 @@ function Page({ route, me }: { route: Route; me: SessionUser }) {
       return <SettingsPage me={me} section={route.section} />;
     case "schedules":
       return <SchedulesPage me={me} />;
+    case "templates":
+      return <TemplatesPage me={me} />;
     case "knowledge":
       return <KnowledgePage me={me} />;
     case "connectors":

@@ -133,6 +133,15 @@ export function Sidebar({
         >
           🧑‍🚀 Agents
         </Link>
+        {auth.phase === "ready" && auth.user.role !== "guest" && (
+          <Link
+            to={{ name: "templates" }}
+            class={`nav-link${route.name === "templates" ? " active" : ""}`}
+            testId="nav-templates"
+          >
+            🧩 Templates
+          </Link>
+        )}
         <Link
           to={{ name: "schedules" }}
           class={`nav-link${route.name === "schedules" ? " active" : ""}`}

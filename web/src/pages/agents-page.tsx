@@ -41,6 +41,11 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
               + New agent
             </Link>
           )}
+          {me.role !== "guest" && (
+            <Link to={{ name: "templates" }} class="btn btn-small" testId="agents-templates">
+              🧩 Templates
+            </Link>
+          )}
         </header>
         {!loaded && <p class="muted">Loading…</p>}
         <ul class="agent-list" data-testid="agent-list">

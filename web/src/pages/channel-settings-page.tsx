@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ChainEditor } from "../components/chain-editor.js";
 import { ApprovalGrantsSection, QueueModeSection } from "../components/chat-work-settings.js";
 import { askConfirm } from "../components/confirm-dialog.js";
+import { ExportTemplateButton } from "../components/export-template-button.js";
 import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
 import { MembersEditor } from "../components/members-editor.js";
@@ -104,6 +105,7 @@ function GeneralSection({ channel, canEdit }: { channel: ChannelSummary; canEdit
 /** The settings page of one channel. */
 export function ChannelSettingsPage({ channelId, me }: { channelId: string; me: SessionUser }) {
   useOpenChannel(channelId);
+  const { api } = useServices();
   const channels = useSelector((s) => s.channels);
   const agents = useSelector((s) => s.agents);
   const chat = useSelector((s) => s.chat);
@@ -127,6 +129,17 @@ export function ChannelSettingsPage({ channelId, me }: { channelId: string; me: 
           ← {channel.name}
         </Link>
         <h2>Settings</h2>
+        {channel.kind === "group" && me.role !== "guest" && (
+          <>
+            <span class="topbar-spacer" />
+            <ExportTemplateButton
+              load={() => api.exportChannel(channelId)}
+              label="Export as template"
+              title="Download this group, its agents and chain as a template file"
+              testId="channel-export"
+            />
+          </>
+        )}
       </header>
       <div class="page-body">
         <GeneralSection channel={channel} canEdit={canEdit} />

@@ -26,6 +26,7 @@ export type Route =
   | { name: "agent"; agentId: string }
   | { name: "settings"; section?: SettingsSection }
   | { name: "schedules" }
+  | { name: "templates" }
   | { name: "knowledge" }
   | { name: "connectors" }
   | { name: "memory"; agentId?: string }
@@ -58,6 +59,7 @@ export function parseRoute(pathname: string): Route {
     return { name: "settings", section: second };
   }
   if (first === "schedules" && parts.length === 1) return { name: "schedules" };
+  if (first === "templates" && parts.length === 1) return { name: "templates" };
   if (first === "knowledge" && parts.length === 1) return { name: "knowledge" };
   if (first === "connectors" && parts.length === 1) return { name: "connectors" };
   if (first === "memory" && parts.length === 1) return { name: "memory" };
@@ -85,6 +87,8 @@ export function routePath(route: Route): string {
       return route.section ? `/settings/${route.section}` : "/settings";
     case "schedules":
       return "/schedules";
+    case "templates":
+      return "/templates";
     case "knowledge":
       return "/knowledge";
     case "connectors":

@@ -1,0 +1,49 @@
+/**
+ * The built-in gallery: the ready teams in the package's `templates/` folder, one JSON file each,
+ * read and checked once. A file that does not parse is a bug of the package, reported with its name.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DimsumError } from "../../errors.js";
+import { parseTemplate } from "./parse-template.js";
+import type { Template } from "./template-schema.js";
+
+/** One ready team: its file's base name as id, and the template itself. */
+export interface GalleryEntry {
+  id: string;
+  template: Template;
+}
+
+/** `templates/` at the package root (three levels up from dist/team/templates, src/… and the CLI bundle). */
+export function defaultGalleryDir(): string {
+  return fileURLToPath(new URL("../../../templates/", import.meta.url));
+}
+
+/** Loads the gallery from a folder once and keeps it. */
+export function createGallery(dir: string = defaultGalleryDir()): () => Promise<GalleryEntry[]> {
+  let loaded: Promise<GalleryEntry[]> | undefined;
+  return () => {
+    loaded ??= load(dir).catch((err: unknown) => {
+      loaded = undefined;
+      throw err;
+    });
+    return loaded;
+  };
+}
+
+async function load(dir: string): Promise<GalleryEntry[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
+  const entries: GalleryEntry[] = [];
+  for (const file of files) {
+    const text = await readFile(join(dir, file), "utf8");
+    try {
+      entries.push({ id: file.replace(/\.json$/, ""), template: parseTemplate(JSON.parse(text)) });
+    } catch (err) {
+      throw new DimsumError("internal", `The built-in template ${file} is not valid: ${String(err)}`, {
+        cause: err,
+      });
+    }
+  }
+  return entries;
+}
