@@ -115,6 +115,7 @@ function pages(): Array<{ name: string; path: string; ready: string }> {
     { name: "schedules", path: "/schedules", ready: "schedules-page" },
     { name: "knowledge", path: "/knowledge", ready: "knowledge-page" },
     { name: "connectors", path: "/connectors", ready: "connectors-page" },
+    { name: "templates", path: "/templates", ready: "templates-page" },
     { name: "memory", path: "/memory", ready: "memory-page" },
     { name: "memory-agent", path: "/memory/assistant", ready: "memory-page" },
     ...["providers", "tokens", "mcp", "shell", "people", "account", "notifications", "spend"].map((s) => ({
