@@ -61,6 +61,23 @@ describe("Telegram files", () => {
     expect(JSON.stringify(server.log.lines)).not.toContain(telegram.token);
   });
 
+  it("honours context.keepImagesTurns in the server's runs: an older photo becomes a placeholder naming it", async () => {
+    const server = await startConnectorServer({
+      model: "openai:gpt-4o",
+      config: { context: { keepImagesTurns: 1 } },
+    });
+    const { telegram } = await telegramBot(server);
+    telegram.userFile({ chatId: 55, userId: 65, photo: pngImage(10, 10), caption: "first" });
+    await telegram.waitUntil(() => telegram.sent.length === 1, "the first answer");
+    telegram.userFile({ chatId: 55, userId: 65, photo: pngImage(20, 10, [1, 2, 3]), caption: "second" });
+    await telegram.waitUntil(() => telegram.sent.length === 2, "the second answer");
+    const body = server.llm.requests.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> };
+    const users = body.messages.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
+    expect(users.at(-2)).toMatch(/\[image photo-[0-9a-f]+\.jpg left out: older than the last turns\]/);
+    expect(users.at(-2)).not.toContain("image_url");
+    expect(users.at(-1)).toContain("image_url");
+  });
+
   it("sends a PDF document as a file part to a model that reads PDFs, and as its extracted text to a model not known to read PDFs", async () => {
     const server = await startConnectorServer({ model: "openai:gpt-4o" });
     const { telegram } = await telegramBot(server);
