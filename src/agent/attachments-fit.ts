@@ -46,7 +46,8 @@ export async function fitAttachments(
       if (part.type === "image") {
         if (!readsImages && index === newest) throw refusal(model, part);
         if (old || !readsImages) {
-          parts.push(placeholder(part, old ? "older than the last turns" : "this model cannot read images"));
+          const why = old ? "older than the last turns" : "this model cannot read images";
+          parts.push(placeholder(part, why, message.role === "tool" ? message.toolName : undefined));
           touched = true;
           continue;
         }
@@ -87,8 +88,10 @@ function personTurnStart(messages: readonly Message[], turns: number): number {
   return 0;
 }
 
-function placeholder(part: ImagePart, why: string): TextPart {
-  return { type: "text", text: `[image${part.name ? ` ${part.name}` : ""} left out: ${why}]` };
+/** Names the image: its file name, else the tool that returned it and its type. */
+function placeholder(part: ImagePart, why: string, tool: string | undefined): TextPart {
+  const what = part.name ? part.name : tool ? `from ${tool} (${part.mimeType})` : `(${part.mimeType})`;
+  return { type: "text", text: `[image ${what} left out: ${why}]` };
 }
 
 function refusal(model: ModelSpec, part: ImagePart): DimsumError {

@@ -4,6 +4,7 @@
  * in the composition root, `startEnabled()` after the server listens, `close()` before the team.
  */
 import { randomUUID } from "node:crypto";
+import { type AttachmentLimits, DEFAULT_ATTACHMENT_LIMITS } from "../attachments/kinds.js";
 import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
@@ -63,6 +64,8 @@ export interface ConnectorManagerDeps {
   onChanged?: (connectorId: string) => void;
   /** How long the buttons of an approval prompt in a chat work at most (default 7 days). */
   approvalTicketTtlMs?: number;
+  /** What files people may send in chats (`attachments` in the config file; default the built-in limits). */
+  attachments?: AttachmentLimits;
 }
 
 /** What the inbound endpoint answers. */
@@ -122,6 +125,7 @@ export class ConnectorManager {
       mappings: this.#mappings,
       users: deps.users,
       now: this.#now,
+      limits: deps.attachments ?? DEFAULT_ATTACHMENT_LIMITS,
       onMapped: (channelId, connectorId, chatId) => this.#router.remember(channelId, { connectorId, chatId }),
       notify: (connector, chatId, text) => this.#enqueue(connector.id, [{ chatId, text, part: 1, parts: 1 }]),
     });

@@ -1,15 +1,26 @@
 /**
  * Takes a verified inbound message into the team: drops duplicates, maps the external user to a
  * Dimsum user and the external chat to a direct channel with the connector's agent (creating both
- * on first contact), and posts the text, which starts the agent's run. Messages of one connector are
- * taken one at a time so first contacts never create a user or channel twice.
+ * on first contact), and posts the text, which starts the agent's run. Files the message carries
+ * (photos, documents) are checked against the attachment limits, downloaded, stored in the chat and
+ * posted with the text; a refused file gets a reply in the chat saying why, and the rest still goes
+ * through. Messages of one connector are taken one at a time so first contacts never create a user
+ * or channel twice.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { invalid, isRefusal } from "../errors.js";
+import { type AttachmentLimits, limitOf } from "../attachments/kinds.js";
+import { DimsumError, invalid, isRefusal } from "../errors.js";
 import { KeyedLock } from "../team/keyed-lock.js";
 import type { Actor, ChannelRecord, Team } from "../team/types.js";
+import { FileTooLargeError } from "./file-download.js";
 import type { MappingRepo } from "./store/mapping-repo.js";
-import type { ConnectorRecord, ConnectorUsers, InboundMessage } from "./types.js";
+import {
+  type ConnectorRecord,
+  type ConnectorUsers,
+  DeliveryError,
+  type InboundFile,
+  type InboundMessage,
+} from "./types.js";
 
 /** The identity a connector acts with to create its chats' channels (it leaves them afterwards). */
 export function serviceActor(connectorId: string): Actor {
@@ -57,6 +68,8 @@ export interface InboundPipelineDeps {
   mappings: MappingRepo;
   users: ConnectorUsers;
   now: () => number;
+  /** What a message may carry (`attachments` in the config file). */
+  limits: AttachmentLimits;
   /** A chat was mapped to a channel (the answer router caches it). */
   onMapped(channelId: string, connectorId: string, chatId: string): void;
   /** Tells the external chat why its message was not taken (queued in the outbox). */
@@ -104,7 +117,11 @@ export class InboundPipeline {
       }
       const actor = await this.#actorFor(connector, message);
       const channelId = await this.#channelFor(connector, message, actor);
-      await this.#deps.team.postMessage(actor, channelId, text);
+      const { ids, names, refused } = await this.#files(connector, channelId, message.files ?? []);
+      // A message needs text: a file sent without a caption is posted under its name.
+      const posted = text !== "" ? text : names.map((name) => `📎 ${name}`).join("\n");
+      if (posted !== "") await this.#deps.team.postMessage(actor, channelId, posted, { attachments: ids });
+      for (const line of refused) await this.#deps.notify(connector, message.chat.id, line);
       return true;
     } catch (err) {
       // A refusal (deleted agent, message too long) is final: say so in the chat, keep the key.
@@ -119,6 +136,50 @@ export class InboundPipeline {
       if (key !== undefined) await mappings.release(connector.id, key);
       throw err;
     }
+  }
+
+  /**
+   * Downloads, checks and stores the files of a message in its chat. A file over the limits, of a
+   * kind Dimsum does not take, or that the platform refuses to hand out is left out with a line for
+   * the chat; a passing platform failure throws (the message is taken again later).
+   */
+  async #files(
+    connector: ConnectorRecord,
+    channelId: string,
+    files: readonly InboundFile[],
+  ): Promise<{ ids: string[]; names: string[]; refused: string[] }> {
+    const { limits, team } = this.#deps;
+    const ids: string[] = [];
+    const names: string[] = [];
+    const refused: string[] = [];
+    const ceiling = Math.max(limitOf("image", limits), limitOf("pdf", limits), limitOf("text", limits));
+    for (const [index, file] of files.entries()) {
+      try {
+        if (index >= limits.filesPerMessage) {
+          throw new DimsumError(
+            "too_large",
+            `${file.name} is file ${index + 1}; a message may carry at most ${limits.filesPerMessage}`,
+          );
+        }
+        if (file.size !== undefined && file.size > ceiling) throw tooLarge(file.name, limits);
+        const data = await file.download(ceiling, AbortSignal.timeout(120_000)).catch((err: unknown) => {
+          if (err instanceof FileTooLargeError) throw tooLarge(file.name, limits);
+          if (err instanceof DeliveryError && !err.retryable) {
+            throw new DimsumError("invalid", `${file.name} could not be downloaded: ${err.message}`);
+          }
+          throw err;
+        });
+        // Checked (kind by its bytes, the kind's limit) as it is stored.
+        const stored = await team.uploadAttachment(serviceActor(connector.id), channelId, file.name, data);
+        ids.push(stored.id);
+        names.push(stored.name);
+      } catch (err) {
+        const refusal = err instanceof DimsumError && (err.code === "too_large" || isRefusal(err));
+        if (!refusal) throw err;
+        refused.push(`⚠️ Dimsum did not take ${file.name}: ${refusalText(err)}`);
+      }
+    }
+    return { ids, names, refused };
   }
 
   async #actorFor(connector: ConnectorRecord, message: InboundMessage): Promise<Actor> {
@@ -174,4 +235,25 @@ export class InboundPipeline {
     this.#deps.onMapped(created.id, connector.id, message.chat.id);
     return created.id;
   }
+}
+
+const MB = 1024 * 1024;
+
+function megabytes(bytes: number): string {
+  const mb = bytes / MB;
+  return `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`;
+}
+
+/** A file over every limit (its kind unknown until it is read): says all of them. */
+function tooLarge(name: string, limits: AttachmentLimits): DimsumError {
+  return new DimsumError(
+    "too_large",
+    `${name} is too large; Dimsum takes images up to ${megabytes(limits.imageBytes)}, PDFs up to ${megabytes(limits.pdfBytes)} and text files up to ${megabytes(limits.textBytes)}`,
+  );
+}
+
+/** Why a file was refused, for the person in the chat (the config setting is the operator's business). */
+function refusalText(err: DimsumError): string {
+  if (err.code === "too_large") return `${err.message}. Send a smaller file.`;
+  return err.hint ? `${err.message}; ${err.hint}.` : `${err.message}.`;
 }

@@ -94,13 +94,32 @@ export interface ConnectorPatch {
   userId?: string | null;
 }
 
+/**
+ * A file an external chat message carries (a photo, a document), not yet downloaded: the inbound
+ * pipeline checks it against the attachment limits, downloads it and stores it with the message.
+ */
+export interface InboundFile {
+  /** The name it came with (made up for photos, which have none). */
+  name: string;
+  /** Its size in bytes when the platform says: a file over every limit is refused without downloading. */
+  size?: number;
+  /**
+   * Downloads it, reading at most `maxBytes` (throws `FileTooLargeError` past that). Throws a
+   * DeliveryError when the platform fails: a retryable one means the message should be taken again later.
+   */
+  download(maxBytes: number, signal: AbortSignal): Promise<Buffer>;
+}
+
 /** One message from an external chat, in platform-neutral terms. */
 export interface InboundMessage {
   /** De-duplication key (Telegram update_id, Feishu event_id, the webhook's id); absent: no de-dup. */
   dedupeKey?: string;
   chat: { id: string; name?: string };
   user: { id: string; name?: string };
+  /** The text (a photo's caption); may be empty when the message carries files. */
   text: string;
+  /** Files sent with the message, in order. */
+  files?: InboundFile[];
 }
 
 /** A button of an approval prompt: approve once, approve from now on in this chat, or reject. */

@@ -196,6 +196,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
         ...(sample ? { sample } : {}),
       },
       maxIterations: runtime.config.maxIterations,
+      keepImagesTurns: runtime.config.keepImagesTurns,
       signal: request.signal,
       stream: runtime.stream,
       ...(runtime.fallback ? { fallback: runtime.fallback } : {}),

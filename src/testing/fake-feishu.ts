@@ -2,7 +2,9 @@
  * A fake Feishu/Lark Open API on 127.0.0.1, from the documented shapes: the tenant access token
  * (`POST /open-apis/auth/v3/tenant_access_token/internal`), sending text messages and interactive
  * cards (`POST /open-apis/im/v1/messages?receive_id_type=chat_id`, at most one per `uuid`), updating
- * a shared card (`PATCH /open-apis/im/v1/messages/:message_id`), an outage switch; and
+ * a shared card (`PATCH /open-apis/im/v1/messages/:message_id`), the images and files of messages
+ * (`GET /open-apis/im/v1/messages/:message_id/resources/:file_key?type=image|file`, added with
+ * `addResource`, every download recorded), an outage switch; and
  * `buildFeishuEvent` / `buildFeishuCardAction`, which sign and encrypt an `im.message.receive_v1`
  * event or a `card.action.trigger` callback the way Feishu sends them to the request URL.
  */
@@ -16,7 +18,7 @@ import {
   larkSignature,
 } from "../connectors/feishu/feishu-crypto.js";
 import { FakeLarkLongConnection } from "./fake-lark-ws.js";
-import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-platform-server.js";
+import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } from "./fake-platform-server.js";
 
 export interface FakeFeishuMessage {
   messageId: string;
@@ -84,6 +86,9 @@ export class FakeFeishu {
   readonly tokens: string[] = [];
   /** Every card update (`PATCH`), in order. */
   readonly cardUpdates: Array<{ messageId: string; card: Record<string, unknown> }> = [];
+  /** Resource downloads (`messageId/fileKey`), in order. */
+  readonly downloads: string[] = [];
+  readonly #resources = new Map<string, { data: Buffer; contentType: string; type: "image" | "file" }>();
   #valid = new Set<string>();
   #next = 1;
   #long: FakeLarkLongConnection | undefined;
@@ -145,6 +150,26 @@ export class FakeFeishu {
     return this.#long;
   }
 
+  /** Makes an image or file of a message downloadable (as a person's upload would). */
+  addResource(
+    messageId: string,
+    fileKey: string,
+    resource: { data: Buffer; contentType: string; type: "image" | "file" },
+  ): void {
+    this.#resources.set(`${messageId}/${fileKey}`, resource);
+  }
+
+  #resource(req: IncomingMessage, messageId: string, fileKey: string): FakeReply {
+    const refused = this.#unauthorized(req);
+    if (refused) return refused;
+    const type = new URL(req.url ?? "", this.url).searchParams.get("type");
+    const resource = this.#resources.get(`${messageId}/${fileKey}`);
+    if (!resource) return reply(400, { code: 234003, msg: "File not in msg." });
+    if (type !== resource.type) return reply(400, { code: 234001, msg: "Invalid request param." });
+    this.downloads.push(`${messageId}/${fileKey}`);
+    return fileReply(resource.data, resource.contentType);
+  }
+
   /** Answers one Open API request. */
   handle(req: IncomingMessage, raw: string): FakeReply {
     const path = (req.url ?? "").split("?")[0];
@@ -179,6 +204,14 @@ export class FakeFeishu {
       });
     }
     if (path === "/open-apis/im/v1/messages" && req.method === "POST") return this.#send(req, body);
+    const resource = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/resources\/([^/]+)$/.exec(path ?? "");
+    if (resource && req.method === "GET") {
+      return this.#resource(
+        req,
+        decodeURIComponent(resource[1] ?? ""),
+        decodeURIComponent(resource[2] ?? ""),
+      );
+    }
     const update = /^\/open-apis\/im\/v1\/messages\/([^/]+)$/.exec(path ?? "");
     if (update && req.method === "PATCH")
       return this.#updateCard(req, decodeURIComponent(update[1] ?? ""), body);
@@ -281,6 +314,10 @@ export interface FeishuEventOptions {
   text: string;
   eventId?: string;
   chatType?: "p2p" | "group";
+  /** Another message type (`image`, `file`, `post`) with its content object; `text` is then unused. */
+  message?: { type: string; content: Record<string, unknown> };
+  /** The message's id (default: made from the event id). */
+  messageId?: string;
 }
 
 /** An inbound request (headers and raw body) as Feishu sends it: encrypted, then signed. */
@@ -328,14 +365,16 @@ export function feishuMessageEvent(options: Omit<FeishuEventOptions, "encryptKey
         tenant_key: "fake-tenant",
       },
       message: {
-        message_id: `om_in_${eventId.slice(0, 12)}`,
+        message_id: options.messageId ?? `om_in_${eventId.slice(0, 12)}`,
         create_time: now,
         chat_id: options.chatId,
         chat_type: options.chatType ?? "p2p",
-        message_type: "text",
-        content: JSON.stringify({
-          text: options.chatType === "group" ? `@_user_1 ${options.text}` : options.text,
-        }),
+        message_type: options.message?.type ?? "text",
+        content: JSON.stringify(
+          options.message?.content ?? {
+            text: options.chatType === "group" ? `@_user_1 ${options.text}` : options.text,
+          },
+        ),
       },
     },
   };

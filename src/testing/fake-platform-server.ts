@@ -8,10 +8,11 @@ import type { AddressInfo } from "node:net";
 
 export type Outage = "none" | "502" | "refuse";
 
-/** A JSON response of a fake platform. */
+/** A JSON response of a fake platform, or raw bytes (a file download) when `bytes` is set. */
 export interface FakeReply {
   status: number;
   body: unknown;
+  bytes?: { data: Buffer; contentType: string };
 }
 
 /** Answers one request; `closed` aborts when the client goes away (long polls). */
@@ -24,6 +25,24 @@ export type FakeHandler = (
 /** A JSON reply. */
 export function reply(status: number, body: unknown): FakeReply {
   return { status, body };
+}
+
+/** A file's bytes as the reply (200). */
+export function fileReply(data: Buffer, contentType: string): FakeReply {
+  return { status: 200, body: undefined, bytes: { data, contentType } };
+}
+
+function sendReply(res: ServerResponse, answer: FakeReply): void {
+  if (res.writableEnded || res.destroyed) return;
+  if (answer.bytes) {
+    res.writeHead(answer.status, {
+      "content-type": answer.bytes.contentType,
+      "content-length": answer.bytes.data.length,
+    });
+    res.end(answer.bytes.data);
+    return;
+  }
+  sendJson(res, answer.status, answer.body);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -81,7 +100,7 @@ export class FakePlatformServer {
         const closed = new AbortController();
         res.on("close", () => closed.abort());
         Promise.resolve(this.#handler(req, Buffer.concat(chunks).toString("utf8"), closed.signal))
-          .then((answer) => sendJson(res, answer.status, answer.body))
+          .then((answer) => sendReply(res, answer))
           .catch((err: unknown) => sendJson(res, 500, { error: String(err) }))
           .finally(() => this.changed());
       });

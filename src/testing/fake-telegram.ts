@@ -5,9 +5,11 @@
  * `editMessageText` (with their inline keyboards), presses inline buttons as `callback_query`
  * updates and records `answerCallbackQuery`, keeps the `setWebhook` registration (and can deliver
  * updates to it with the secret token header, as Telegram does), and can be switched to fail with 502
- * or refuse connections.
+ * or refuse connections. People can send photos and documents (`userFile`); the bot fetches them with
+ * `getFile` and `GET /file/bot<token>/<file_path>`, and every download is recorded.
  */
-import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-platform-server.js";
+import { createHash } from "node:crypto";
+import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } from "./fake-platform-server.js";
 
 export interface FakeInlineButton {
   text: string;
@@ -62,6 +64,9 @@ export class FakeTelegram {
   /** Callback queries handed out and not answered yet. */
   readonly #openQueries = new Set<string>();
   #nextQueryId = 1;
+  /** File paths downloaded through `/file/bot<token>/…`, in order. */
+  readonly downloads: string[] = [];
+  readonly #files = new Map<string, { path: string; data: Buffer; contentType: string }>();
   webhook: { url: string; secretToken: string | undefined } | undefined;
   #updates: Update[] = [];
   #nextUpdateId = 1000;
@@ -118,6 +123,58 @@ export class FakeTelegram {
     };
     this.push(update);
     return update;
+  }
+
+  /**
+   * Queues a message with a photo (sent in three sizes, the given bytes as the largest) or a document,
+   * and a caption; returns the update. `claimedSize` overrides the `file_size` Telegram reports.
+   */
+  userFile(options: {
+    chatId: number;
+    userId: number;
+    caption?: string;
+    photo?: Buffer;
+    document?: { name: string; data: Buffer; mimeType: string };
+    claimedSize?: number;
+    firstName?: string;
+  }): Update {
+    const from = { id: options.userId, is_bot: false, first_name: options.firstName ?? "Tess" };
+    const message: Record<string, unknown> = {
+      message_id: this.#nextMessageId++,
+      from,
+      chat: { id: options.chatId, type: "private", first_name: from.first_name },
+      date: Math.floor(Date.now() / 1000),
+      ...(options.caption !== undefined ? { caption: options.caption } : {}),
+    };
+    if (options.photo) {
+      const small = this.#addFile(Buffer.from("small-thumbnail"), "image/jpeg", "photos");
+      const medium = this.#addFile(Buffer.from("medium-thumbnail"), "image/jpeg", "photos");
+      const large = this.#addFile(options.photo, "image/jpeg", "photos");
+      message.photo = [
+        { ...small, width: 90, height: 60, file_size: 15 },
+        { ...medium, width: 320, height: 213, file_size: 16 },
+        { ...large, width: 1280, height: 853, file_size: options.claimedSize ?? options.photo.length },
+      ];
+    }
+    if (options.document) {
+      const file = this.#addFile(options.document.data, options.document.mimeType, "documents");
+      message.document = {
+        ...file,
+        file_name: options.document.name,
+        mime_type: options.document.mimeType,
+        file_size: options.claimedSize ?? options.document.data.length,
+      };
+    }
+    const update: Update = { update_id: this.#nextUpdateId++, message };
+    this.push(update);
+    return update;
+  }
+
+  #addFile(data: Buffer, contentType: string, folder: string): { file_id: string; file_unique_id: string } {
+    const unique = createHash("sha256").update(data).digest("hex").slice(0, 16);
+    const fileId = `AgAC${unique}${this.#files.size}`;
+    this.#files.set(fileId, { path: `${folder}/file_${this.#files.size}.bin`, data, contentType });
+    return { file_id: fileId, file_unique_id: unique };
   }
 
   /**
@@ -232,6 +289,8 @@ export class FakeTelegram {
 
   /** Answers one Bot API request. */
   handle(url: string, raw: string, closed: AbortSignal): FakeReply | Promise<FakeReply> {
+    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.split("?")[0] ?? "");
+    if (download) return this.#download(download[1] ?? "", decodeURIComponent(download[2] ?? ""));
     const match = /^\/bot([^/]+)\/(\w+)$/.exec(url.split("?")[0] ?? "");
     if (!match) return reply(404, { ok: false, error_code: 404, description: "Not Found" });
     if (match[1] !== this.token)
@@ -266,9 +325,28 @@ export class FakeTelegram {
         return this.#editMessageReplyMarkup(body);
       case "answerCallbackQuery":
         return this.#answerCallbackQuery(body);
+      case "getFile":
+        return this.#getFile(body);
       default:
         return reply(404, { ok: false, error_code: 404, description: "Not Found: method not found" });
     }
+  }
+
+  #getFile(body: Record<string, unknown>): FakeReply {
+    const fileId = String(body.file_id ?? "");
+    const file = this.#files.get(fileId);
+    if (!file) return bad("invalid file_id");
+    // Bots may download files up to 20 MB.
+    if (file.data.length > 20 * 1024 * 1024) return bad("file is too big");
+    return ok({ file_id: fileId, file_size: file.data.length, file_path: file.path });
+  }
+
+  #download(token: string, path: string): FakeReply {
+    if (token !== this.token) return reply(401, { ok: false, error_code: 401, description: "Unauthorized" });
+    const file = [...this.#files.values()].find((f) => f.path === path);
+    if (!file) return reply(404, { ok: false, error_code: 404, description: "Not Found" });
+    this.downloads.push(path);
+    return fileReply(file.data, file.contentType);
   }
 
   #getUpdates(body: Record<string, unknown>, closed: AbortSignal): FakeReply | Promise<FakeReply> {

@@ -3,7 +3,7 @@
  * temp SQLite file, its agents answering from the scripted fake LLM server; plus helpers to call the
  * connector API as the owner and to restart the connectors (as a server restart would).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
@@ -65,6 +65,10 @@ export interface ConnectorServerOptions {
   chunkDelayMs?: number;
   /** Characters per streamed chunk of the fake LLM. */
   chunkSize?: number;
+  /** The agents' model (default `openai:gpt-test`, which the catalogue does not know). */
+  model?: string;
+  /** The config file's contents (`$DIMSUM_HOME/config.json`), e.g. attachment limits. */
+  config?: Record<string, unknown>;
 }
 
 interface Booted {
@@ -75,13 +79,13 @@ interface Booted {
   stop(): Promise<void>;
 }
 
-async function boot(home: string, llm: FakeLlmServer, log: LogLines): Promise<Booted> {
+async function boot(home: string, llm: FakeLlmServer, log: LogLines, model: string): Promise<Booted> {
   const db = openDatabase(join(home, "dimsum.db"));
   const config = loadConfig({
     cwd: home,
     env: {
       DIMSUM_HOME: home,
-      DIMSUM_MODEL: "openai:gpt-test",
+      DIMSUM_MODEL: model,
       OPENAI_API_KEY: "sk-test-key-1234",
       OPENAI_BASE_URL: `${llm.url}/v1`,
     },
@@ -104,6 +108,7 @@ async function boot(home: string, llm: FakeLlmServer, log: LogLines): Promise<Bo
     team,
     users: connectorUsersFrom(users),
     log,
+    attachments: config.attachments,
     backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     editIntervalMs: 20,
   });
@@ -145,8 +150,10 @@ export async function startConnectorServer(options: ConnectorServerOptions = {})
     ...(options.chunkSize ? { chunkSize: options.chunkSize } : {}),
   });
   const home = mkdtempSync(join(tmpdir(), "dimsum-connectors-"));
+  if (options.config) writeFileSync(join(home, "config.json"), JSON.stringify(options.config));
+  const model = options.model ?? "openai:gpt-test";
   const log = memoryLog();
-  let current = await boot(home, llm, log);
+  let current = await boot(home, llm, log, model);
   cleanups.push(async () => {
     await current.stop();
     await llm.close();
@@ -177,7 +184,7 @@ export async function startConnectorServer(options: ConnectorServerOptions = {})
     ownerActor,
     async restart() {
       await current.stop();
-      current = await boot(home, llm, log);
+      current = await boot(home, llm, log, model);
     },
     api,
     async createConnector(body) {

@@ -60,6 +60,7 @@ describe("Connectors page", () => {
         }
         if (type === "feishu") {
           expect(text).toContain("The long connection needs no public address");
+          expect(text).toContain("for images and files people send, also im:message:readonly");
           // The webhook's keys show only for the webhook.
           expect(await form.getByTestId("connector-field-encryptKey").count()).toBe(0);
           await page.getByTestId("connector-field-mode").selectOption("webhook");

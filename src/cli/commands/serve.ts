@@ -206,6 +206,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       team,
       users: connectorUsersFrom(users),
       log,
+      attachments: config.attachments,
       ...(sync ? { onChanged: (id: string) => sync?.connectorChanged(id) } : {}),
     });
     server = createServer({

@@ -56,6 +56,11 @@ export class FeishuApi {
     return this.#pending;
   }
 
+  /** Forgets the cached token (Feishu said it is no longer valid). */
+  dropToken(): void {
+    this.#token = undefined;
+  }
+
   async #fetchToken(signal?: AbortSignal): Promise<string> {
     const response = await requestJson(`${this.#base}/open-apis/auth/v3/tenant_access_token/internal`, {
       body: { app_id: this.#appId, app_secret: this.#appSecret },

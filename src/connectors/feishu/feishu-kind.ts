@@ -6,7 +6,9 @@
  * then required: every event must be
  * encrypted and signed (`X-Lark-Signature`), and carry the app's Verification Token; the unsigned
  * `url_verification` handshake is answered only when it decrypts with the key and carries the token.
- * Text messages (`im.message.receive_v1`) are taken; answers go back as text messages to the chat.
+ * Messages (`im.message.receive_v1`) of type text, image, file and post (rich text with images) are
+ * taken; images and files are downloaded with the SDK's message-resource API by the inbound pipeline.
+ * Answers go back as text messages to the chat.
  * A tool call waiting for approval is asked with an interactive card (Approve / Always / Reject
  * buttons whose `value` holds only a ticket token). Presses arrive as `card.action.trigger` callbacks
  * (configure the same request URL under "Callback configuration"), verified like events, and are
@@ -30,6 +32,7 @@ import type {
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
+  InboundFile,
   InboundMessage,
   InboundOutcome,
   InboundRequest,
@@ -37,6 +40,7 @@ import type {
 } from "../types.js";
 import { FEISHU_API, FeishuApi } from "./feishu-api.js";
 import { decryptLarkEvent, LARK_SIGNATURE_HEADER, verifyLarkSignature } from "./feishu-crypto.js";
+import { FeishuResources } from "./feishu-resource.js";
 
 /** How the SDK's long connection requires an App ID to look. */
 const LONG_CONNECTION_APP_ID = /^cli_[0-9a-fA-F]{16}$/;
@@ -85,26 +89,113 @@ interface FeishuEvent {
   };
 }
 
-/** The text of a message event, without the `@_user_N` placeholders of mentions (the bot's own). */
-function textOf(content: string | undefined): string {
+/** Text without the `@_user_N` placeholders of mentions (the bot's own). */
+function withoutMentions(text: string): string {
+  return text.replace(/@_user_\d+/g, "").trim();
+}
+
+/** A resource of a message: an image (`image_key`) or a file (`file_key`). */
+interface FeishuResource {
+  key: string;
+  type: "image" | "file";
+  name: string;
+}
+
+/** One element of a rich-text (`post`) paragraph. */
+interface PostElement {
+  tag?: unknown;
+  text?: unknown;
+  href?: unknown;
+  image_key?: unknown;
+}
+
+/** Parses a message's JSON content; an object, or undefined. */
+function contentOf(content: string | undefined): Record<string, unknown> | undefined {
   try {
-    const parsed = JSON.parse(content ?? "") as { text?: unknown };
-    return typeof parsed.text === "string" ? parsed.text.replace(/@_user_\d+/g, "").trim() : "";
+    const parsed = JSON.parse(content ?? "") as unknown;
+    return typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
   } catch {
-    return "";
+    return undefined;
   }
 }
 
-/** The platform-neutral message of a decrypted v2 event; undefined for events the connector ignores. */
-export function inboundOfEvent(event: FeishuEvent): InboundMessage | undefined {
+function imageName(key: string): string {
+  return `image-${key.slice(-10)}`;
+}
+
+/**
+ * The text and resources of a message: `text`, `image`, `file`, and `post` rich text (its title, text,
+ * links and images, paragraph by paragraph). Other types give nothing.
+ */
+export function partsOfMessage(
+  type: string | undefined,
+  content: string | undefined,
+): { text: string; resources: FeishuResource[] } {
+  const parsed = contentOf(content);
+  const none = { text: "", resources: [] };
+  if (!parsed) return none;
+  const str = (value: unknown) => (typeof value === "string" ? value : "");
+  if (type === "text") return { text: withoutMentions(str(parsed.text)), resources: [] };
+  if (type === "image") {
+    const key = str(parsed.image_key);
+    return key ? { text: "", resources: [{ key, type: "image", name: imageName(key) }] } : none;
+  }
+  if (type === "file") {
+    const key = str(parsed.file_key);
+    const name = str(parsed.file_name) || `file-${key.slice(-10)}`;
+    return key ? { text: "", resources: [{ key, type: "file", name }] } : none;
+  }
+  if (type !== "post") return none;
+  const lines: string[] = [];
+  const resources: FeishuResource[] = [];
+  if (str(parsed.title)) lines.push(str(parsed.title));
+  const paragraphs = Array.isArray(parsed.content) ? (parsed.content as unknown[]) : [];
+  for (const paragraph of paragraphs) {
+    if (!Array.isArray(paragraph)) continue;
+    let line = "";
+    for (const element of paragraph as PostElement[]) {
+      if (element.tag === "text") line += str(element.text);
+      else if (element.tag === "a")
+        line += str(element.href) ? `${str(element.text)} (${str(element.href)})` : str(element.text);
+      else if (element.tag === "img" && str(element.image_key)) {
+        const key = str(element.image_key);
+        resources.push({ key, type: "image", name: imageName(key) });
+      }
+    }
+    if (line.trim() !== "") lines.push(line);
+  }
+  return { text: withoutMentions(lines.join("\n")), resources };
+}
+
+/** Downloads a message's resource (the driver's `FeishuResources`). */
+export type FeishuDownload = (
+  messageId: string,
+  key: string,
+  type: "image" | "file",
+  maxBytes: number,
+  signal: AbortSignal,
+) => Promise<Buffer>;
+
+/**
+ * The platform-neutral message of a decrypted v2 event; undefined for events the connector ignores.
+ * Without `download` its files are listed but cannot be fetched (tests of the parsing).
+ */
+export function inboundOfEvent(event: FeishuEvent, download?: FeishuDownload): InboundMessage | undefined {
   if (event.header?.event_type !== "im.message.receive_v1") return undefined;
   const message = event.event?.message;
   const sender = event.event?.sender;
-  if (message?.message_type !== "text" || sender?.sender_type !== "user" || !message.chat_id)
-    return undefined;
+  if (sender?.sender_type !== "user" || !message?.chat_id) return undefined;
   const userId = userIdOf(sender.sender_id);
-  const text = textOf(message.content);
-  if (!userId || text === "") return undefined;
+  const { text, resources } = partsOfMessage(message.message_type, message.content);
+  if (!userId || (text === "" && resources.length === 0)) return undefined;
+  const messageId = message.message_id ?? "";
+  const files: InboundFile[] = resources.map((resource) => ({
+    name: resource.name,
+    download: (maxBytes, signal) => {
+      if (!download) throw new Error("no Feishu client to download the file with");
+      return download(messageId, resource.key, resource.type, maxBytes, signal);
+    },
+  }));
   return {
     dedupeKey: `event:${event.header.event_id ?? message.message_id ?? ""}`,
     chat: {
@@ -113,6 +204,7 @@ export function inboundOfEvent(event: FeishuEvent): InboundMessage | undefined {
     },
     user: { id: userId },
     text,
+    ...(files.length > 0 ? { files } : {}),
   };
 }
 
@@ -176,6 +268,8 @@ export function cardActionResponse(result: ApprovalPressResult): Record<string, 
 class FeishuDriver implements ConnectorDriver {
   readonly #context: DriverContext;
   readonly #api: FeishuApi;
+  readonly #resources: FeishuResources;
+  readonly #download: FeishuDownload;
   readonly #abort = new AbortController();
   #background: Promise<void> | undefined;
 
@@ -187,6 +281,15 @@ class FeishuDriver implements ConnectorDriver {
       appSecret: context.secrets.appSecret ?? "",
       now: context.now,
     });
+    this.#resources = new FeishuResources({
+      baseUrl: String(context.settings.baseUrl),
+      appId: String(context.settings.appId),
+      appSecret: context.secrets.appSecret ?? "",
+      tenantToken: (signal) => this.#api.tenantToken(signal),
+      dropToken: () => this.#api.dropToken(),
+    });
+    this.#download = (messageId, key, type, maxBytes, signal) =>
+      this.#resources.download(messageId, key, type, maxBytes, signal);
   }
 
   async start(): Promise<void> {
@@ -210,7 +313,7 @@ class FeishuDriver implements ConnectorDriver {
           appSecret: context.secrets.appSecret ?? "",
           ...(context.secrets.encryptKey ? { encryptKey: context.secrets.encryptKey } : {}),
           onMessage: async (event) => {
-            const message = inboundOfEvent(event as FeishuEvent);
+            const message = inboundOfEvent(event as FeishuEvent, this.#download);
             if (message) await context.receive([message]);
           },
           onCardAction: async (event) => {
@@ -282,7 +385,7 @@ class FeishuDriver implements ConnectorDriver {
       if (!press) return { kind: "reply", body: {} };
       return { kind: "press", press, reply: async (result) => cardActionResponse(result) };
     }
-    const message = inboundOfEvent(event);
+    const message = inboundOfEvent(event, this.#download);
     return { kind: "messages", messages: message ? [message] : [], body: {} };
   }
 

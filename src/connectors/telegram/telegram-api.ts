@@ -1,8 +1,10 @@
 /**
  * The Telegram Bot API calls the connector uses: `POST <base>/bot<token>/<method>` with a JSON body,
  * answered `{ok: true, result}` or `{ok: false, error_code, description, parameters?: {retry_after}}`.
+ * Files people send are fetched with `getFile` (→ `file_path`) and `GET <base>/file/bot<token>/<file_path>`.
  * The token is part of the URL, so errors name the host and method, never the URL.
  */
+import { downloadFile } from "../file-download.js";
 import { bodyExcerpt, requestJson, retryableStatus } from "../http-json.js";
 import { DeliveryError } from "../types.js";
 
@@ -47,12 +49,34 @@ export interface TelegramChat {
   last_name?: string;
 }
 
+/** One size of a photo (Telegram sends several, the largest last). */
+export interface TelegramPhotoSize {
+  file_id: string;
+  file_unique_id: string;
+  width: number;
+  height: number;
+  file_size?: number;
+}
+
+/** A general file ("document"). */
+export interface TelegramDocument {
+  file_id: string;
+  file_unique_id: string;
+  file_name?: string;
+  mime_type?: string;
+  file_size?: number;
+}
+
 export interface TelegramMessage {
   message_id: number;
   from?: TelegramUser;
   chat: TelegramChat;
   date?: number;
   text?: string;
+  /** The text sent with a photo or document. */
+  caption?: string;
+  photo?: TelegramPhotoSize[];
+  document?: TelegramDocument;
 }
 
 /** A press of an inline keyboard button. */
@@ -146,6 +170,21 @@ export class TelegramApi {
       if (err instanceof TelegramError && err.code === 400 && /not modified/i.test(err.message)) return;
       throw err;
     }
+  }
+
+  /**
+   * Downloads a file people sent (at most `maxBytes`): `getFile` says where it is, then it is fetched
+   * from the file URL, which holds the token, so errors never show it.
+   */
+  async downloadFile(fileId: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+    const file = await this.call<{ file_path?: string }>("getFile", { file_id: fileId }, { signal });
+    if (!file.file_path) throw new TelegramError("getFile", 400, "Telegram gave no file_path for the file");
+    const path = file.file_path.split("/").map(encodeURIComponent).join("/");
+    return downloadFile(`${this.#base}/file/bot${this.#token}/${path}`, {
+      what: "Telegram file download",
+      maxBytes,
+      signal,
+    });
   }
 
   /** Answers a callback query (stops the button's spinner), with a short notice for the presser. */

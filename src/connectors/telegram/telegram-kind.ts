@@ -2,7 +2,8 @@
  * The Telegram connector (Bot API). `mode: "polling"` long-polls `getUpdates` (offset kept across
  * restarts); `mode: "webhook"` registers `<publicUrl>/api/connectors/<id>/inbound` with `setWebhook`
  * and a secret token that every inbound POST must carry in `X-Telegram-Bot-Api-Secret-Token`.
- * Answers are sent as plain text (at most 4096 characters each) and streamed by editing a preview.
+ * Text, photos (the largest size) and documents are taken, a caption as the text; files are
+ * downloaded by the inbound pipeline through `getFile`. Answers are sent as plain text (at most 4096 characters each) and streamed by editing a preview.
  * A tool call waiting for approval is asked with an inline keyboard (Approve / Always / Reject) whose
  * `callback_data` holds only a ticket token; presses arrive as `callback_query` updates (polled or
  * posted), are answered with `answerCallbackQuery`, and the prompt is edited to show the decision.
@@ -20,6 +21,7 @@ import type {
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
+  InboundFile,
   InboundMessage,
   InboundOutcome,
   InboundRequest,
@@ -31,6 +33,8 @@ import {
   TelegramApi,
   type TelegramCallbackQuery,
   TelegramError,
+  type TelegramMessage,
+  type TelegramPhotoSize,
   type TelegramUpdate,
   type TelegramUser,
 } from "./telegram-api.js";
@@ -85,10 +89,46 @@ export function approvalKeyboard(prompt: ApprovalPrompt): InlineKeyboard {
   };
 }
 
+/**
+ * The files of a message: the largest size of a photo, or a document. Without `api` they are listed
+ * but cannot be downloaded (tests of the parsing).
+ */
+export function filesOfMessage(message: TelegramMessage, api?: TelegramApi): InboundFile[] {
+  const download = (fileId: string) => (maxBytes: number, signal: AbortSignal) => {
+    if (!api) throw new Error("no Telegram client to download the file with");
+    return api.downloadFile(fileId, maxBytes, signal);
+  };
+  const files: InboundFile[] = [];
+  const largest = (message.photo ?? []).reduce<TelegramPhotoSize | undefined>(
+    (best, size) => (!best || size.width * size.height > best.width * best.height ? size : best),
+    undefined,
+  );
+  if (largest) {
+    // Telegram re-encodes photos as JPEG and sends no name.
+    files.push({
+      name: `photo-${largest.file_unique_id}.jpg`,
+      ...(largest.file_size !== undefined ? { size: largest.file_size } : {}),
+      download: download(largest.file_id),
+    });
+  }
+  const document = message.document;
+  if (document) {
+    files.push({
+      name: document.file_name || `file-${document.file_unique_id}`,
+      ...(document.file_size !== undefined ? { size: document.file_size } : {}),
+      download: download(document.file_id),
+    });
+  }
+  return files;
+}
+
 /** The platform-neutral message of an update; undefined for updates the connector ignores. */
-export function inboundOfUpdate(update: TelegramUpdate): InboundMessage | undefined {
+export function inboundOfUpdate(update: TelegramUpdate, api?: TelegramApi): InboundMessage | undefined {
   const message = update.message;
-  if (!message?.text || !message.from || message.from.is_bot) return undefined;
+  if (!message?.from || message.from.is_bot) return undefined;
+  const text = message.text ?? message.caption ?? "";
+  const files = filesOfMessage(message, api);
+  if (text === "" && files.length === 0) return undefined;
   const from = message.from;
   const person = [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username;
   const chatName =
@@ -98,7 +138,8 @@ export function inboundOfUpdate(update: TelegramUpdate): InboundMessage | undefi
     dedupeKey: `update:${update.update_id}`,
     chat: { id: String(message.chat.id), ...(chatName ? { name: chatName } : {}) },
     user: { id: String(from.id), ...((from.username ?? person) ? { name: from.username ?? person } : {}) },
-    text: message.text,
+    text,
+    ...(files.length > 0 ? { files } : {}),
   };
 }
 
@@ -243,7 +284,7 @@ class TelegramDriver implements ConnectorDriver {
           throw err;
         }
         for (const update of updates) {
-          const message = inboundOfUpdate(update);
+          const message = inboundOfUpdate(update, this.#api);
           // The offset moves only past updates that were stored, so nothing is skipped on failure.
           if (message) await this.#context.receive([message]);
           // A press is decided (or refused) before the offset moves past it.
@@ -290,7 +331,7 @@ class TelegramDriver implements ConnectorDriver {
       // Not a prompt's button: only stop its spinner.
       await this.#api.answerCallbackQuery(query.id, "").catch(() => undefined);
     }
-    const message = inboundOfUpdate(update);
+    const message = inboundOfUpdate(update, this.#api);
     return { kind: "messages", messages: message ? [message] : [], body: {} };
   }
 

@@ -54,7 +54,7 @@ export const CONNECTOR_GUIDES: Record<ConnectorType, string[]> = {
   ],
   feishu: [
     "In the Feishu developer console (open.feishu.cn/app; Lark: open.larksuite.com/app), create a self-built app and add the Bot feature.",
-    "Permissions: im:message.p2p_msg:readonly, im:message.group_at_msg:readonly and im:message:send_as_bot.",
+    "Permissions: im:message.p2p_msg:readonly, im:message.group_at_msg:readonly and im:message:send_as_bot; for images and files people send, also im:message:readonly.",
     "Long connection (no public address): create and start this connector first, then under Events & Callbacks choose “Receive events through persistent connection” and add the event im.message.receive_v1.",
     "Webhook: under Events & Callbacks set the request URL to this connector's inbound URL and copy the Encrypt Key and Verification Token.",
   ],
