@@ -63,7 +63,9 @@ e2eStack(
     // The chat's title call (one short request without an agent) gets a title, as a model would give.
     llm: {
       defaultTurn: (request) =>
-        JSON.stringify(request.body).includes("Write a title") ? { text: "Launch plan" } : scripts.turn(request),
+        JSON.stringify(request.body).includes("Write a title")
+          ? { text: "Launch plan" }
+          : scripts.turn(request),
     },
     // As `dimsum serve` has them: schedules, connectors and an MCP pool (with no servers yet).
     server: { schedules: true, connectors: true, mcp: () => new McpServerPool([], process.env) },

@@ -5,12 +5,9 @@
  * progress, see an unsupported and an oversized file refused, search with citations, and remove a
  * document from the list and the results. The flows build on each other, in order, in one page.
  */
-import { mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { ARTIFACTS_DIR, flow, type PageLog, resetArtifacts } from "./browser.js";
+import { flow, type PageLog, resetArtifacts } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -59,9 +56,7 @@ const GLOSSARY_MD = [
   "",
 ].join("\n");
 
-let llm: FakeLlmServer;
 let server: E2eServer;
-let browser: Browser;
 let page: Page;
 let log: PageLog;
 
@@ -133,7 +128,7 @@ async function seeFinished(summary: string): Promise<void> {
 e2eStack(
   { before: () => resetArtifacts(SHOTS), server: { knowledge: { maxFileBytes: MAX_FILE_BYTES } } },
   async (stack) => {
-    ({ llm, server, browser, page, log } = stack);
+    ({ server, page, log } = stack);
     await page.context().addInitScript({ content: PHASE_PROBE });
   },
 );

@@ -5,13 +5,10 @@
  * deleted meanwhile (whose notice must not cover navigation), and the phone layout. The steps build
  * on each other, in order, in one page.
  */
-import { mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { AgentScripts } from "../team/harness.js";
-import { ARTIFACTS_DIR, flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -22,9 +19,7 @@ const WRITER_ANSWER = "Pelican numbers look healthy this season.";
 const FILLER_COUNT = 60;
 
 const scripts = new AgentScripts();
-let llm: FakeLlmServer;
 let server: E2eServer;
-let browser: Browser;
 let page: Page;
 let log: PageLog;
 let csrf = "";
@@ -106,7 +101,7 @@ e2eStack(
     llm: { defaultTurn: scripts.turn },
   },
   (stack) => {
-    ({ llm, server, browser, page, log } = stack);
+    ({ server, page, log } = stack);
   },
 );
 

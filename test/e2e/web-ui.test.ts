@@ -4,7 +4,7 @@
  * @mention an agent, watch the answer stream with a tool card, stop a run, and run a two-step chain
  * that pauses for approval. The flows build on each other, in order, in one page.
  */
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import type { ChannelMessage, FlowRecord, SoulFile, TeamRun } from "../../src/team/types.js";
 import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
@@ -23,7 +23,6 @@ const FINAL_WORDS = "The calculator says six times seven is 42, so the answer is
 const scripts = new AgentScripts();
 let llm: FakeLlmServer;
 let server: E2eServer;
-let browser: Browser;
 let page: Page;
 let log: PageLog;
 let channelId = "";
@@ -65,7 +64,7 @@ e2eStack(
     llm: { defaultTurn: scripts.turn, chunkDelayMs: 40 },
   },
   (stack) => {
-    ({ llm, server, browser, page, log } = stack);
+    ({ llm, server, page, log } = stack);
   },
 );
 

@@ -1,11 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { textOfParts } from "../../src/team/message-parts.js";
 import type { ChannelRecord, MessagePart } from "../../src/team/types.js";
-import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { chatReducer, emptyChat } from "../../web/src/state/chat.js";
 import { alice, groupSuite, lastToolResult, type TeamHarness } from "./harness.js";
 
-let server: FakeLlmServer;
 let h: TeamHarness;
 let group: ChannelRecord;
 const scripts = groupSuite(
@@ -16,7 +14,7 @@ const scripts = groupSuite(
     userIds: [],
   },
   (suite) => {
-    ({ server, h, group } = suite);
+    ({ h, group } = suite);
   },
 );
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createTeam } from "../../src/team/team.js";
 import type { ChannelRecord, FlowRecord, TeamEvent } from "../../src/team/types.js";
-import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { agentOf, alice, groupSuite, guest, lastUserText, type TeamHarness } from "./harness.js";
 
 let server: FakeLlmServer;

@@ -157,7 +157,9 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
                       ? `@${s.target.agentId} in ${channelName(s.target.channelId)}`
                       : `chain in ${channelName(s.target.channelId)}`}
                   </td>
-                  <td data-label="Next run" data-testid="schedule-next">{s.nextRunAt ? formatTime(s.nextRunAt) : "—"}</td>
+                  <td data-label="Next run" data-testid="schedule-next">
+                    {s.nextRunAt ? formatTime(s.nextRunAt) : "—"}
+                  </td>
                   <td data-label="On">
                     <input
                       type="checkbox"
