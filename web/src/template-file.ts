@@ -1,15 +1,6 @@
 /** Template files in the browser: download one, read one the person picked, and say what went wrong. */
+import { templateFileName } from "../../src/team/templates/template-file-name.js";
 import { ApiError } from "./api.js";
-
-/** A file name for a template: its name's letters and digits, dashed. */
-export function templateFileName(name: string): string {
-  const base = name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 60);
-  return `${base || "template"}.dimsum.json`;
-}
 
 /** Saves the template as a JSON file through the browser's download. */
 export function downloadTemplate(template: { name: string }): void {

@@ -3,18 +3,19 @@
  * OpenAI-compatible endpoint. They check shapes and sizes; the team facade checks the domain rules.
  */
 import * as z from "zod";
+import {
+  agentSettingsFields,
+  answerFormatSchema,
+  MAX_SOUL_CHARS,
+  nameList,
+  reasoningSchema,
+} from "../../team/agent-schemas.js";
 
 /** Largest message text, in characters (the facade also caps it at 32 KB of UTF-8). */
 export const MAX_MESSAGE_CHARS = 32 * 1024;
-const MAX_SOUL_CHARS = 256 * 1024;
 
 const shortText = (max: number) => z.string().max(max, `at most ${max} characters`);
 const idText = z.string().min(1, "required").max(200, "at most 200 characters");
-const nameList = (max: number) => z.array(z.string().min(1).max(100)).max(max, `at most ${max} entries`);
-/** An agent's answer format: a JSON Schema object (checked as a schema by the agent service), at most 20 kB. */
-const answerFormatSchema = z
-  .record(z.string(), z.unknown())
-  .refine((schema) => JSON.stringify(schema).length <= 20_000, "at most 20,000 characters of JSON");
 const positiveInt = z.coerce.number().int("a whole number").positive("a positive number");
 
 export const idParam = z.object({ id: idText });
@@ -45,14 +46,7 @@ export const agentInputSchema = z.object({
   emoji: shortText(32).optional(),
   /** One model, or a fallback chain: an array, or a comma list. */
   model: z.union([z.string().min(1).max(800), z.array(z.string().min(1).max(200)).min(1).max(8)]).optional(),
-  reasoning: z.enum(["off", "low", "medium", "high"]).optional(),
-  toolsAllow: nameList(200).optional(),
-  toolsDeny: nameList(200).optional(),
-  memory: z.boolean().optional(),
-  skills: nameList(100).optional(),
-  knowledgeBases: nameList(100).optional(),
-  askFirst: nameList(200).optional(),
-  answerFormat: answerFormatSchema.optional(),
+  ...agentSettingsFields,
   soul: shortText(MAX_SOUL_CHARS).optional(),
 });
 
@@ -65,7 +59,7 @@ export const agentPatchSchema = z.object({
     .nullable()
     .optional(),
   /** `null`: back to the model's default. */
-  reasoning: z.enum(["off", "low", "medium", "high"]).nullable().optional(),
+  reasoning: reasoningSchema.nullable().optional(),
   toolsAllow: nameList(200).nullable().optional(),
   toolsDeny: nameList(200).optional(),
   memory: z.boolean().optional(),

@@ -14,6 +14,7 @@ import {
   parseTemplate,
   type TemplateSchedules,
 } from "../../team/templates/index.js";
+import { templateFileName } from "../../team/templates/template-file-name.js";
 import type { Team } from "../../team/types.js";
 import { type AppEnv, actorOf } from "../context.js";
 import { jsonBody, paramsOf } from "../http/validate.js";
@@ -27,16 +28,6 @@ export interface TemplateRoutesOptions {
   gallery?: () => Promise<GalleryEntry[]>;
 }
 
-/** A file name for the download: the name's letters and digits, dashed. */
-function fileNameOf(name: string): string {
-  const base = name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 60);
-  return `${base || "template"}.dimsum.json`;
-}
-
 /** The template routes, mounted at `/api`. */
 export function templateRoutes(options: TemplateRoutesOptions): Hono<AppEnv> {
   const { team, schedules } = options;
@@ -45,13 +36,13 @@ export function templateRoutes(options: TemplateRoutesOptions): Hono<AppEnv> {
 
   app.get("/agents/:id/export", paramsOf(idParam), async (c) => {
     const template = await exportAgent(team, actorOf(c), c.req.valid("param").id);
-    c.header("Content-Disposition", `attachment; filename="${fileNameOf(template.name)}"`);
+    c.header("Content-Disposition", `attachment; filename="${templateFileName(template.name)}"`);
     return c.json(template);
   });
 
   app.get("/channels/:id/export", paramsOf(idParam), async (c) => {
     const template = await exportTeam(team, actorOf(c), c.req.valid("param").id, schedules);
-    c.header("Content-Disposition", `attachment; filename="${fileNameOf(template.name)}"`);
+    c.header("Content-Disposition", `attachment; filename="${templateFileName(template.name)}"`);
     return c.json(template);
   });
 

@@ -5,6 +5,7 @@
  * are named by a slug local to the file, which the import maps to free agent ids.
  */
 import * as z from "zod";
+import { agentSettingsFields, MAX_SOUL_CHARS } from "../agent-schemas.js";
 
 export const TEMPLATE_FORMAT = "dimsum-template";
 export const TEMPLATE_VERSION = 1;
@@ -13,7 +14,6 @@ export const MAX_TEMPLATE_AGENTS = 12;
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 const RESERVED = new Set(["all", "chain", "system", "everyone", "here"]);
-const MAX_SOUL_CHARS = 256 * 1024;
 
 const slug = z
   .string()
@@ -22,8 +22,6 @@ const slug = z
     (id) => !RESERVED.has(id),
     "a mention keyword (all, chain, system, everyone, here) cannot be an id",
   );
-const nameList = (max: number) =>
-  z.array(z.string().min(1, "empty name").max(100, "at most 100 characters")).max(max, `at most ${max}`);
 const text = (max: number) => z.string().max(max, `at most ${max} characters`);
 
 /** One agent: its persona (SOUL.md) and settings. No model id is required: left out, the server's default. */
@@ -36,18 +34,8 @@ export const agentTemplateSchema = z
     persona: text(MAX_SOUL_CHARS).default(""),
     /** `provider:model` or a comma list (a fallback chain); left out, the importing server's default. */
     model: z.string().min(1).max(800).optional(),
-    reasoning: z.enum(["off", "low", "medium", "high"]).optional(),
-    toolsAllow: nameList(200).optional(),
-    toolsDeny: nameList(200).optional(),
-    memory: z.boolean().optional(),
-    /** Skill names: skills are shared folders on each server, not owned by an agent. */
-    skills: nameList(100).optional(),
-    knowledgeBases: nameList(100).optional(),
-    askFirst: nameList(200).optional(),
-    answerFormat: z
-      .record(z.string(), z.unknown())
-      .refine((s) => JSON.stringify(s).length <= 20_000, "at most 20,000 characters of JSON")
-      .optional(),
+    /** Skills are named: they are shared folders on each server, not owned by an agent. */
+    ...agentSettingsFields,
   })
   .strict();
 
