@@ -692,7 +692,10 @@ export function createTeam(deps: TeamDeps): Team {
       ) {
         throw conflict("A message that starts a flow cannot be edited.", "start the flow again with /flow");
       }
-      const message = await store.messages.edit(original.id, text, now());
+      // The new text replaces the old; the files attached (and a schedule's mark) stay with it.
+      const kept = original.parts.filter((p) => p.type !== "text");
+      const parts = kept.length > 0 ? [{ type: "text" as const, text }, ...kept] : undefined;
+      const message = await store.messages.edit(original.id, text, now(), parts);
       if (!message) throw notFound(`No message with id ${messageId}.`);
       emit({ type: "message", channelId: channel.id, message });
       const heads = new Map<string, number>();

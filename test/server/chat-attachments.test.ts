@@ -80,6 +80,27 @@ describe("chat attachments", () => {
       `data:image/png;base64,${png.toString("base64")}`,
     );
 
+    // Editing the text keeps the file: the answer to the edited message sees the image again.
+    await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBe(1);
+    scripts.add("assistant", { text: "A red rectangle, twice as wide as tall." });
+    const edited = await expectJson<{ message: { parts: unknown[] } }>(
+      await call(s.url, `/api/messages/${posted.message.id}`, {
+        method: "PATCH",
+        session: owner,
+        body: { text: "@assistant what shape is this?" },
+      }),
+      200,
+    );
+    expect(edited.message.parts).toEqual([
+      { type: "text", text: "@assistant what shape is this?" },
+      { type: "attachment", ...meta },
+    ]);
+    await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBe(2);
+    const resent = llm.requests[1]?.body as { messages: Array<{ role: string; content: unknown }> };
+    expect(JSON.stringify(resent.messages.filter((m) => m.role === "user").at(-1)?.content)).toContain(
+      png.toString("base64"),
+    );
+
     const file = await call(s.url, `/api/channels/${channel.id}/attachments/${meta.id}`, { session: owner });
     expect(file.status).toBe(200);
     expect(file.headers.get("content-type")).toBe("image/png");

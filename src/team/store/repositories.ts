@@ -79,7 +79,6 @@ export interface MessageRepository {
    */
   insert(message: NewMessage, options?: { readBy?: string }): Promise<ChannelMessage>;
   get(id: number): Promise<ChannelMessage | undefined>;
-  /** Replaces a message's text and parts (default: just that text) and its search terms. */
   /**
    * Replaces a message's text and parts (default: just that text) and its search terms; `at` is when
    * it was edited, or null for an update that is no edit (a run's answer going on).
