@@ -92,10 +92,16 @@ export async function mappedActor(
   return user ? { userId: user.id, role: user.role } : undefined;
 }
 
+/** Times a file is asked for again after passing platform failures before it is left out. */
+export const MAX_FILE_TRIES = 3;
+const MAX_TRACKED_FILES = 1000;
+
 /** Inbound messages into channels. */
 export class InboundPipeline {
   readonly #deps: InboundPipelineDeps;
   readonly #lock = new KeyedLock();
+  /** Passing download failures of one message's file so far (connector, message and file → tries). */
+  readonly #fileTries = new Map<string, number>();
 
   constructor(deps: InboundPipelineDeps) {
     this.#deps = deps;
@@ -117,7 +123,7 @@ export class InboundPipeline {
       }
       const actor = await this.#actorFor(connector, message);
       const channelId = await this.#channelFor(connector, message, actor);
-      const { ids, names, refused } = await this.#files(connector, channelId, message.files ?? []);
+      const { ids, names, refused } = await this.#files(connector, channelId, message);
       // A message needs text: a file sent without a caption is posted under its name.
       const posted = text !== "" ? text : names.map((name) => `📎 ${name}`).join("\n");
       if (posted !== "") await this.#deps.team.postMessage(actor, channelId, posted, { attachments: ids });
@@ -141,14 +147,17 @@ export class InboundPipeline {
   /**
    * Downloads, checks and stores the files of a message in its chat. A file over the limits, of a
    * kind Dimsum does not take, or that the platform refuses to hand out is left out with a line for
-   * the chat; a passing platform failure throws (the message is taken again later).
+   * the chat; a passing platform failure throws (the message is taken again later), up to
+   * MAX_FILE_TRIES times for one file, after which the file is left out too, so one file the platform
+   * keeps failing on does not hold up every later message of the connector.
    */
   async #files(
     connector: ConnectorRecord,
     channelId: string,
-    files: readonly InboundFile[],
+    message: InboundMessage,
   ): Promise<{ ids: string[]; names: string[]; refused: string[] }> {
     const { limits, team } = this.#deps;
+    const files: readonly InboundFile[] = message.files ?? [];
     const ids: string[] = [];
     const names: string[] = [];
     const refused: string[] = [];
@@ -162,13 +171,23 @@ export class InboundPipeline {
           );
         }
         if (file.size !== undefined && file.size > ceiling) throw tooLarge(file.name, limits);
+        const triesKey = `${connector.id}\n${message.dedupeKey ?? message.chat.id}\n${index}`;
         const data = await file.download(ceiling, AbortSignal.timeout(120_000)).catch((err: unknown) => {
           if (err instanceof FileTooLargeError) throw tooLarge(file.name, limits);
           if (err instanceof DeliveryError && !err.retryable) {
             throw new DimsumError("invalid", `${file.name} could not be downloaded: ${err.message}`);
           }
+          const tries = this.#triedAgain(triesKey);
+          if (tries >= MAX_FILE_TRIES) {
+            const reason = err instanceof Error ? err.message : String(err);
+            throw new DimsumError(
+              "invalid",
+              `${file.name} could not be downloaded after ${tries} tries (${reason}); send it again`,
+            );
+          }
           throw err;
         });
+        this.#fileTries.delete(triesKey);
         // Checked (kind by its bytes, the kind's limit) as it is stored.
         const stored = await team.uploadAttachment(serviceActor(connector.id), channelId, file.name, data);
         ids.push(stored.id);
@@ -180,6 +199,19 @@ export class InboundPipeline {
       }
     }
     return { ids, names, refused };
+  }
+
+  /** Counts one more passing failure of a file; the count is forgotten once it reaches the cap. */
+  #triedAgain(key: string): number {
+    const tries = (this.#fileTries.get(key) ?? 0) + 1;
+    this.#fileTries.delete(key);
+    if (tries < MAX_FILE_TRIES) this.#fileTries.set(key, tries);
+    // Bounded: the oldest counts go first (a message retried that long ago is not coming back).
+    for (const oldest of this.#fileTries.keys()) {
+      if (this.#fileTries.size <= MAX_TRACKED_FILES) break;
+      this.#fileTries.delete(oldest);
+    }
+    return tries;
   }
 
   async #actorFor(connector: ConnectorRecord, message: InboundMessage): Promise<Actor> {

@@ -66,6 +66,10 @@ export class FakeTelegram {
   #nextQueryId = 1;
   /** File paths downloaded through `/file/bot<token>/…`, in order. */
   readonly downloads: string[] = [];
+  /** File downloads answered 502 (the Bot API's file server failing while the rest works). */
+  failDownloads = false;
+  /** Downloads answered 502 so far. */
+  failedDownloads = 0;
   readonly #files = new Map<string, { path: string; data: Buffer; contentType: string }>();
   webhook: { url: string; secretToken: string | undefined } | undefined;
   #updates: Update[] = [];
@@ -345,6 +349,10 @@ export class FakeTelegram {
     if (token !== this.token) return reply(401, { ok: false, error_code: 401, description: "Unauthorized" });
     const file = [...this.#files.values()].find((f) => f.path === path);
     if (!file) return reply(404, { ok: false, error_code: 404, description: "Not Found" });
+    if (this.failDownloads) {
+      this.failedDownloads++;
+      return reply(502, { ok: false, error_code: 502, description: "Bad Gateway" });
+    }
     this.downloads.push(path);
     return fileReply(file.data, file.contentType);
   }

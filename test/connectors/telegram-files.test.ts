@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { MAX_FILE_TRIES } from "../../src/connectors/inbound-pipeline.js";
 import { FakeTelegram } from "../../src/testing/fake-telegram.js";
 import { pdfDocument, pngImage } from "../support/attachment-files.js";
 import { type ConnectorServer, onCleanup, startConnector, startConnectorServer } from "./harness.js";
@@ -109,6 +110,28 @@ describe("Telegram files", () => {
     const sent = JSON.stringify(lastUserParts(textOnly));
     expect(sent).toContain("Lease ends in March");
     expect(sent).not.toContain(pdf.toString("base64"));
+  });
+
+  it("leaves out a file the platform keeps failing to hand out, after a few tries, so later messages are not held up", async () => {
+    const server = await startConnectorServer({ model: "openai:gpt-4o" });
+    const { telegram, id } = await telegramBot(server);
+    telegram.failDownloads = true;
+    telegram.userFile({ chatId: 57, userId: 67, photo: pngImage(8, 8), caption: "Is this blurry?" });
+    telegram.userMessage({ chatId: 57, userId: 67, text: "And a question after it" });
+
+    await telegram.waitUntil(
+      () => telegram.sent.some((m) => m.text.includes("could not be downloaded")),
+      "the file left out",
+    );
+    // Each try was a real download attempt; after the last one the caption went through without it.
+    expect(telegram.failedDownloads).toBe(MAX_FILE_TRIES);
+    expect(telegram.sent.find((m) => m.text.startsWith("⚠️"))?.text).toMatch(
+      new RegExp(`did not take photo-[0-9a-f]+\\.jpg: .*after ${MAX_FILE_TRIES} tries`),
+    );
+    await expect
+      .poll(async () => (await server.channelMessages(id, "57")).map((m) => m.text), { timeout: 10_000 })
+      .toEqual(expect.arrayContaining(["Is this blurry?", "And a question after it"]));
+    expect(telegram.sent.map((m) => m.text).join("\n")).not.toContain(telegram.token);
   });
 
   it("refuses an oversized photo and a file of another kind in the chat, and still takes the caption", async () => {
