@@ -1,5 +1,5 @@
 /**
- * MCP Apps in chats: the `ui://` resource a tool call's answer links to, and the tool calls the app
+ * MCP Apps in chats: the `ui://` resource a tool call of an answer links to, and the tool calls the app
  * makes. Both go through the tools the answering agent has for the person using the app (its allow
  * and deny lists, their own MCP sign-ins), and only to the MCP server the app came from. An app's
  * call to a tool that asks first waits for that person's approval (or the agent's "always" grant in
@@ -16,15 +16,15 @@ import type { JsonSchemaTool, ToolAppLink, ToolContext, ToolResult } from "../to
 import { canSeeChannel } from "./access.js";
 import { agentCapabilities, type TurnRuntime } from "./agent-turn.js";
 import type { TeamStore } from "./team-store.js";
-import type { Actor, AgentRecord, ChannelRecord } from "./types.js";
+import type { Actor, AgentRecord, ChannelRecord, MessagePart } from "./types.js";
 
 /** How long an app's call waits for its approval before it is dropped: 10 minutes. */
 export const APP_APPROVAL_TTL_MS = 10 * 60 * 1000;
 
-/** Which app: the answer (message) and the tool call in it that rendered the app. */
+/** Which app: the run that answered and its tool call that rendered the app. */
 export interface McpAppRef {
   channelId: string;
-  messageId: number;
+  runId: string;
   callId: string;
 }
 
@@ -44,6 +44,8 @@ export interface McpAppsDeps {
   store: TeamStore;
   runtime: TurnRuntime;
   workspaceFor: (key: string) => string;
+  /** What a run still going has said so far (its answer is stored once it ends or waits). */
+  liveParts: (runId: string) => MessagePart[] | undefined;
   now: () => number;
 }
 
@@ -153,13 +155,14 @@ export class McpApps {
     const missing = () => notFound("No such app in this chat.");
     const channel = await store.channels.get(ref.channelId);
     if (!channel || !canSeeChannel(actor, channel)) throw missing();
-    const message = await store.messages.get(ref.messageId);
-    if (!message || message.channelId !== channel.id || message.author.type !== "agent") throw missing();
-    const part = message.parts.find((p) => p.type === "tool" && p.callId === ref.callId);
+    const run = (await store.runs.get(ref.runId))?.run;
+    if (!run || run.channelId !== channel.id) throw missing();
+    const parts = this.#deps.liveParts(run.id) ?? (await store.messages.byRun(run.id))?.parts ?? [];
+    const part = parts.find((p) => p.type === "tool" && p.callId === ref.callId);
     const link = part?.type === "tool" ? part.app : undefined;
     if (!link) throw missing();
-    const agent = await store.agents.get(message.author.id);
-    if (!agent) throw conflict(`The agent @${message.author.id} that answered no longer exists.`);
+    const agent = await store.agents.get(run.agentId);
+    if (!agent) throw conflict(`The agent @${run.agentId} that answered no longer exists.`);
     const { tools } = await agentCapabilities(runtime, agent, actor.userId);
     return { channel, agent, link, tools };
   }
@@ -232,7 +235,7 @@ export function toCallToolResult(result: ToolResult): McpAppCallResult {
 }
 
 function sameRef(a: McpAppRef, b: McpAppRef): boolean {
-  return a.channelId === b.channelId && a.messageId === b.messageId && a.callId === b.callId;
+  return a.channelId === b.channelId && a.runId === b.runId && a.callId === b.callId;
 }
 
 function unavailable(server: string) {

@@ -266,7 +266,13 @@ export function createTeam(deps: TeamDeps): Team {
       })
     : undefined;
   const workspaceFor = deps.workspaceFor ?? defaultWorkspaces(deps.home);
-  const apps = new McpApps({ store, runtime, workspaceFor, now });
+  const apps = new McpApps({
+    store,
+    runtime,
+    workspaceFor,
+    liveParts: (runId) => runner.liveParts(runId)?.parts,
+    now,
+  });
   const runner = new AgentRunner({
     store,
     sessions,

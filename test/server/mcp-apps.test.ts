@@ -90,7 +90,7 @@ it("serves an answer's MCP App to readers of the chat and runs its tool calls th
     structuredContent: { time: expect.any(String) },
   });
 
-  const base = `/api/channels/${channel.id}/mcp-apps/${answer!.id}/${encodeURIComponent(part.callId)}`;
+  const base = `/api/channels/${channel.id}/mcp-apps/${runId}/${encodeURIComponent(part.callId)}`;
   const view = await call(s.url, base, { session: owner });
   expect(view.status).toBe(200);
   expect(view.headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -107,7 +107,7 @@ it("serves an answer's MCP App to readers of the chat and runs its tool calls th
     call(s.url, `${base}/tools/call`, { session: who, body: { name, arguments: {} } });
   expect((await appCall(other, "get-time")).status).toBe(404);
   expect(
-    (await call(s.url, `/api/channels/${channel.id}/mcp-apps/999999/x`, { session: owner })).status,
+    (await call(s.url, `/api/channels/${channel.id}/mcp-apps/no-such-run/x`, { session: owner })).status,
   ).toBe(404);
 
   const ran = await expectJson<McpAppCallOutcome>(await appCall(owner, "get-time"), 200);

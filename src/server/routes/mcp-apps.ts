@@ -1,5 +1,5 @@
 /**
- * MCP Apps of chat answers (`/api/channels/:id/mcp-apps/:messageId/:callId`): the app's document,
+ * MCP Apps of chat answers (`/api/channels/:id/mcp-apps/:runId/:callId`): the app's document,
  * served to the chat's iframe with the app's own sandboxing Content-Security-Policy (an opaque origin:
  * no cookies, no reach into the page, the network only to the origins the resource declared), and
  * the app's `tools/call` requests with their approvals. Someone who may not read the chat gets 404.
@@ -14,7 +14,7 @@ import { messageRateLimit } from "../security/rate-limit.js";
 
 const appParams = z.object({
   id: z.string().min(1).max(200),
-  messageId: z.coerce.number().int().positive(),
+  runId: z.string().min(1).max(200),
   callId: z.string().min(1).max(200),
 });
 const approvalParams = appParams.extend({ approvalId: z.uuid() });
@@ -27,10 +27,10 @@ const decisionSchema = z.object({ decision: z.enum(["approve", "reject"]), alway
 /** The MCP App routes, mounted at `/api`. */
 export function mcpAppRoutes(team: Team): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const base = "/channels/:id/mcp-apps/:messageId/:callId";
+  const base = "/channels/:id/mcp-apps/:runId/:callId";
   const refOf = (p: z.infer<typeof appParams>) => ({
     channelId: p.id,
-    messageId: p.messageId,
+    runId: p.runId,
     callId: p.callId,
   });
 
