@@ -28,12 +28,12 @@ export interface McpAppRef {
   callId: string;
 }
 
-/** A `tools/call` result as the app reads it (MCP `CallToolResult`). */
-export interface McpAppCallResult {
+/** A `tools/call` result as the app reads it (MCP `CallToolResult`; a type, so it fits the SDK's open shape). */
+export type McpAppCallResult = {
   content: Array<{ type: "text"; text: string } | { type: "image"; data: string; mimeType: string }>;
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
-}
+};
 
 /** The app's call ran (or was declined), or waits for the person's approval. */
 export type McpAppCallOutcome =

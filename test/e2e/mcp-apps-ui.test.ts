@@ -78,14 +78,14 @@ async function resize(size: { width: number; height: number }): Promise<void> {
   );
 }
 
-/** Both sizes, the app scrolled into view; the phone layout must not scroll sideways. */
-async function shots(name: string): Promise<void> {
+/** Both sizes, `focus` (default: the app) scrolled into view; the phone layout must not scroll sideways. */
+async function shots(name: string, focus = "mcp-app"): Promise<void> {
   for (const [size, suffix] of [
     [WIDE, "1440"],
     [PHONE, "390"],
   ] as const) {
     await resize(size);
-    await byTest("mcp-app").scrollIntoViewIfNeeded();
+    await byTest(focus).scrollIntoViewIfNeeded();
     if (suffix === "390") {
       const [scroll, client] = await page.evaluate(() => [
         document.documentElement.scrollWidth,
@@ -203,7 +203,7 @@ describe("MCP Apps in the web chat", () => {
       expect(await byTest("mcp-app-approval").textContent()).toContain("clock_get-time");
       // The app's call waits: nothing reached it yet.
       expect(await serverTime(frame)).toBe(before);
-      await shots("04-ask-first");
+      await shots("04-ask-first", "mcp-app-approval");
       await byTest("mcp-app-decline").click();
       await until(() => serverTime(frame)).toBe("[ERROR]");
       expect(await byTest("mcp-app-approval").count()).toBe(0);

@@ -7,7 +7,7 @@
  * asks first shows Approve / Always allow / Decline under the app; nothing else the app sends reaches
  * the page.
  */
-import type { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
+import type { AppBridge, McpUiStyles } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useServices } from "../hooks.js";
@@ -34,6 +34,24 @@ function pageTheme(): "light" | "dark" {
   const chosen = document.documentElement.dataset.theme;
   if (chosen === "light" || chosen === "dark") return chosen;
   return window.matchMedia?.("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+/** The page's colours, fonts and radius as the MCP Apps style variables (a subset; apps fall back on theirs). */
+function hostStyles(): McpUiStyles {
+  const css = getComputedStyle(document.documentElement);
+  const value = (name: string) => css.getPropertyValue(name).trim() || undefined;
+  const styles: Partial<McpUiStyles> = {
+    "--color-background-primary": value("--panel"),
+    "--color-background-secondary": value("--panel-2"),
+    "--color-text-primary": value("--text"),
+    "--color-text-secondary": value("--muted"),
+    "--color-border-primary": value("--border"),
+    "--font-sans": value("--font"),
+    "--font-mono": value("--mono"),
+    "--border-radius-md": value("--radius"),
+  };
+  // Every key is optional on the wire; the type lists them all (it is generated for zod).
+  return styles as McpUiStyles;
 }
 
 function errorResult(text: string): McpAppCallResult {
@@ -84,6 +102,7 @@ export function McpAppFrame({
         {
           hostContext: {
             theme: pageTheme(),
+            styles: { variables: hostStyles() },
             displayMode: "inline",
             availableDisplayModes: ["inline"],
             platform: "web",
@@ -115,9 +134,9 @@ export function McpAppFrame({
             params.name,
             params.arguments ?? {},
           );
-          return (await outcomeOf(outcome)) as Awaited<ReturnType<NonNullable<AppBridge["oncalltool"]>>>;
+          return await outcomeOf(outcome);
         } catch (err) {
-          return errorResult(errorText(err)) as Awaited<ReturnType<NonNullable<AppBridge["oncalltool"]>>>;
+          return errorResult(errorText(err));
         }
       };
       b.onopenlink = async ({ url }) => {
