@@ -69,6 +69,7 @@ export function createMcpTool(
       server,
       tool: info.name,
       ...(resourceUri ? { uiResourceUri: resourceUri } : {}),
+      ...(info.ui?.visibility && !info.ui.visibility.includes("model") ? { appOnly: true } : {}),
       readResource: (uri, signal) => caller.readResource(uri, signal),
     },
     async execute(args, ctx) {

@@ -157,17 +157,27 @@ export async function agentCapabilities(
   });
 }
 
+function isAppOnly(tool: Tool): boolean {
+  return tool.kind === "json" && tool.mcp?.appOnly === true;
+}
+
 /** Runs the turn to its end; throws a DimsumError when the agent run fails or is aborted. */
 export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): Promise<TurnResult> {
   const { agent, runId, channelId } = request;
   const model = await runtime.resolveModel(agent);
   const person = personOf(request);
-  const { tools, layers } = await agentCapabilities(
+  const capabilities = await agentCapabilities(
     runtime,
     agent,
     request.requestedBy ?? "system",
     request.extraTools,
   );
+  const { layers } = capabilities;
+  // Tools only an MCP App may call stay out of the model's list (the app reaches them through McpApps).
+  const all = capabilities.tools.list();
+  const tools = all.some(isAppOnly)
+    ? capabilities.tools.subset(all.filter((t) => !isAppOnly(t)).map((t) => t.name))
+    : capabilities.tools;
   const broker = runtime.elicitations;
   const askable = broker && person !== undefined && request.present && channelId !== "" ? broker : undefined;
   const scope = {

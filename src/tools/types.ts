@@ -33,6 +33,8 @@ export interface McpToolLink {
   tool: string;
   /** The `ui://` resource of the tool's app, when it has one. */
   uiResourceUri?: string;
+  /** Only the app may call it (MCP Apps `visibility: ["app"]`): never offered to the model. */
+  appOnly?: boolean;
   /** Reads a resource of the tool's server over the tool's own connection. */
   readResource(uri: string, signal?: AbortSignal): Promise<McpResourceContents>;
 }

@@ -3,7 +3,8 @@
  * example app as a stdio MCP server: the answer's tool part links the app, its document is served
  * sandboxed to the person who may read the chat (404 for anyone else), and the app's tool calls go
  * through the agent's rules: a denied tool is refused, an ask-first one waits for the person's
- * approval (and a decline is the app's answer), and only tools of the app's own server run.
+ * approval (and a decline is the app's answer), and only tools of the app's own server run. A tool
+ * for the app only is never offered to the model, and the app's declared origins make its CSP.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import { McpServerPool } from "../../src/mcp/server-pool.js";
 import type { McpAppCallOutcome } from "../../src/team/mcp-apps.js";
 import type { ChannelMessage, MessagePart, TeamRun } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { BASIC_APP } from "../mcp/helpers.js";
+import { BASIC_APP, FIXTURES } from "../mcp/helpers.js";
 import { call, type Session, withUsers } from "./helpers.js";
 import { expectJson, startTeamServer } from "./team-helpers.js";
 
@@ -21,10 +22,12 @@ let llm: FakeLlmServer;
 
 beforeAll(async () => {
   llm = await startFakeLlmServer({
-    defaultTurn: (request) =>
-      JSON.stringify(request.body).includes('"role":"tool"')
-        ? { text: "Here is the time." }
-        : { toolCalls: [{ name: "clock_get-time", args: {} }] },
+    defaultTurn: (request) => {
+      const body = JSON.stringify(request.body);
+      if (body.includes('"role":"tool"')) return { text: "Here is the time." };
+      if (body.includes("counter please")) return { toolCalls: [{ name: "counter_show_counter", args: {} }] };
+      return { toolCalls: [{ name: "clock_get-time", args: {} }] };
+    },
   });
 });
 
@@ -154,4 +157,79 @@ it("serves an answer's MCP App to readers of the chat and runs its tool calls th
   );
   expect((await appCall(owner, "get-time")).status).toBe(403);
   expect((await call(s.url, base, { session: owner })).status).toBe(409);
+}, 60_000);
+
+it("keeps app-only tools from the model, lets the app call them, and builds the CSP from the declared origins", async () => {
+  const s = await startTeamServer({
+    llmUrl: llm.url,
+    mcp: (home) => {
+      writeFileSync(
+        join(home, "mcp.json"),
+        JSON.stringify({
+          mcpServers: {
+            counter: { command: process.execPath, args: [join(FIXTURES, "app-only-server.mjs")] },
+          },
+        }),
+      );
+      const pool = new McpServerPool(loadMcpConfig({ home, cwd: home, env: {} }), {});
+      void pool.startAll();
+      return pool;
+    },
+  });
+  const { owner } = await withUsers(s.url);
+  const channel = await expectJson<{ id: string }>(
+    await call(s.url, "/api/channels", {
+      session: owner,
+      body: {
+        kind: "direct",
+        name: "count",
+        leaderAgentId: "assistant",
+        agentIds: ["assistant"],
+        userIds: [],
+      },
+    }),
+    201,
+  );
+  const before = llm.requests.length;
+  const posted = await expectJson<{ runs: TeamRun[] }>(
+    await call(s.url, `/api/channels/${channel.id}/messages`, {
+      session: owner,
+      body: { text: "counter please" },
+    }),
+    201,
+  );
+  const runId = posted.runs[0]!.id;
+  let part: ToolPart | undefined;
+  await expect
+    .poll(
+      async () => {
+        const messages = await expectJson<ChannelMessage[]>(
+          await call(s.url, `/api/channels/${channel.id}/messages`, { session: owner }),
+          200,
+        );
+        part = messages
+          .find((m) => m.runId === runId)
+          ?.parts.find((p): p is ToolPart => p.type === "tool" && p.app !== undefined);
+        return part !== undefined;
+      },
+      { timeout: 20_000, interval: 50 },
+    )
+    .toBe(true);
+  const offered = JSON.stringify(llm.requests.slice(before).map((r) => r.body));
+  expect(offered).toContain("counter_show_counter");
+  expect(offered).not.toContain("counter_bump");
+
+  const base = `/api/channels/${channel.id}/mcp-apps/${runId}/${encodeURIComponent(part!.callId)}`;
+  const bumped = await expectJson<McpAppCallOutcome>(
+    await call(s.url, `${base}/tools/call`, { session: owner, body: { name: "bump" } }),
+    200,
+  );
+  expect(bumped).toMatchObject({ status: "done", result: { structuredContent: { count: 1 } } });
+
+  const view = await call(s.url, base, { session: owner });
+  expect(view.status).toBe(200);
+  const csp = view.headers.get("content-security-policy") ?? "";
+  expect(csp).toContain("connect-src https://api.example.com;");
+  expect(csp).toContain("script-src 'unsafe-inline' blob: https://cdn.example.com;");
+  expect(csp).not.toContain("evil");
 }, 60_000);
