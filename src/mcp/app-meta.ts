@@ -32,7 +32,6 @@ export interface McpAppResource {
   uri: string;
   html: string;
   csp: McpAppCsp;
-  prefersBorder?: boolean;
 }
 
 /** The app of a tool, from its `_meta`; undefined when it has none (or not a `ui://` one). */
@@ -72,7 +71,6 @@ export function appResourceOf(uri: string, read: McpResourceContents): McpAppRes
       baseUriDomains: origins(csp.baseUriDomains),
     },
   };
-  if (typeof ui.prefersBorder === "boolean") out.prefersBorder = ui.prefersBorder;
   return out;
 }
 

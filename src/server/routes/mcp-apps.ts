@@ -43,7 +43,6 @@ export function mcpAppRoutes(team: Team): Hono<AppEnv> {
       "x-frame-options": "SAMEORIGIN",
       "cache-control": "private, no-store",
       "x-content-type-options": "nosniff",
-      "x-mcp-app-prefers-border": String(resource.prefersBorder ?? true),
     });
   });
 
