@@ -4,6 +4,7 @@
  */
 import type { DimsumError, ErrorCode } from "../errors.js";
 import type { AssistantMessage, FinishReason, ToolResultMessage, Usage, UserMessage } from "../llm/types.js";
+import type { ToolAppLink } from "../tools/types.js";
 import type { PendingApproval } from "./approvals.js";
 import type { RunCheckpoint } from "./checkpoint.js";
 
@@ -37,6 +38,8 @@ export type AgentEvent =
       durationMs: number;
       /** Characters cut to keep the result inside the budget. */
       truncatedChars?: number;
+      /** The MCP App that shows this result. */
+      app?: ToolAppLink;
     }
   /**
    * Messages appended to the conversation as one unit: a final assistant message, or an assistant

@@ -292,6 +292,7 @@ async function runOne(
     durationMs: Math.round((performance.now() - started) * 100) / 100,
   };
   if (cutChars > 0) event.truncatedChars = cutChars;
+  if (result.app && event.type === "tool_result") event.app = result.app;
   return { message, event };
 }
 

@@ -16,6 +16,7 @@ import { SdkError, SdkErrorCode, UnauthorizedError } from "@modelcontextprotocol
 import { DimsumError } from "../errors.js";
 import type { JsonSchema } from "../llm/types.js";
 import type { ElicitPerson, SamplePerson } from "../tools/types.js";
+import { type McpToolUi, toolUiOf } from "./app-meta.js";
 import { clientCapabilities, installClientHandlers, type McpClientHandlers } from "./client-handlers.js";
 import type { McpServerConfig } from "./config.js";
 import {
@@ -39,6 +40,8 @@ export interface McpToolInfo {
   description?: string;
   inputSchema: JsonSchema;
   annotations?: Record<string, unknown>;
+  /** The tool's MCP App (`_meta.ui`), when it declares one. */
+  ui?: McpToolUi;
 }
 
 export interface McpServerStatus {
@@ -432,6 +435,8 @@ export class ServerConnection {
         if (tool.title) info.title = tool.title;
         if (tool.description) info.description = tool.description;
         if (tool.annotations) info.annotations = { ...tool.annotations };
+        const ui = toolUiOf(tool._meta);
+        if (ui) info.ui = ui;
         tools.push(info);
       }
       cursor = page.nextCursor;

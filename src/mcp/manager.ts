@@ -277,5 +277,5 @@ export class McpManager {
 }
 
 function signatureOf(info: McpToolInfo): string {
-  return JSON.stringify([info.description, info.title, info.inputSchema]);
+  return JSON.stringify([info.description, info.title, info.inputSchema, info.ui]);
 }

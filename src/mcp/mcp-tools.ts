@@ -4,7 +4,13 @@
  * manager remembers which server and MCP tool name sit behind every registered name.
  */
 import { toHashedWireName } from "../tools/tool-names.js";
-import type { ElicitPerson, JsonSchemaTool, SamplePerson } from "../tools/types.js";
+import type {
+  ElicitPerson,
+  JsonSchemaTool,
+  McpResourceContents,
+  SamplePerson,
+  ToolAppLink,
+} from "../tools/types.js";
 import type { McpToolInfo } from "./connection.js";
 import { type McpCallResult, toToolResult } from "./tool-result.js";
 
@@ -38,20 +44,34 @@ export function fallbackMcpToolName(server: string, tool: string): string {
   return toHashedWireName(`${server}/${tool}`);
 }
 
-/** Wraps one MCP tool; arguments are validated by the registry against `inputSchema` before `execute`. */
+/** Structured content larger than this is not copied onto the result's app link (the store keeps it). */
+const MAX_APP_STRUCTURED_CHARS = 64 * 1024;
+
+/**
+ * Wraps one MCP tool; arguments are validated by the registry against `inputSchema` before `execute`.
+ * A tool with an MCP App links its results to the app's `ui://` resource.
+ */
 export function createMcpTool(
   registeredName: string,
   server: string,
   info: McpToolInfo,
-  caller: McpToolCaller,
+  caller: McpToolCaller & Pick<McpResourceSource, "readResource">,
   timeoutMs: number | undefined,
 ): JsonSchemaTool {
+  const resourceUri = info.ui?.resourceUri;
   return {
     kind: "json",
     name: registeredName,
     description: info.description ?? info.title ?? `Tool \`${info.name}\` from MCP server "${server}".`,
     parameters: info.inputSchema,
     ...(timeoutMs ? { timeoutMs } : {}),
+    mcp: {
+      server,
+      tool: info.name,
+      ...(resourceUri ? { uiResourceUri: resourceUri } : {}),
+      ...(info.ui?.visibility && !info.ui.visibility.includes("model") ? { appOnly: true } : {}),
+      readResource: (uri, signal) => caller.readResource(uri, signal),
+    },
     async execute(args, ctx) {
       const { progress, elicit, sample } = ctx;
       const result = await caller.callTool(info.name, args, {
@@ -60,9 +80,19 @@ export function createMcpTool(
         ...(elicit ? { elicit } : {}),
         ...(sample ? { sample } : {}),
       });
-      return toToolResult(result);
+      const out = toToolResult(result);
+      if (resourceUri) out.app = appLink(server, resourceUri, result.structuredContent);
+      return out;
     },
   };
+}
+
+function appLink(server: string, resourceUri: string, structured: unknown): ToolAppLink {
+  const link: ToolAppLink = { server, resourceUri };
+  if (structured !== undefined && (JSON.stringify(structured)?.length ?? 0) <= MAX_APP_STRUCTURED_CHARS) {
+    link.structuredContent = structured;
+  }
+  return link;
 }
 
 /** What the resource tools need: the server's resources and a way to read one. */
@@ -73,10 +103,7 @@ export interface McpResourceSource {
   listResourceTemplates(): Promise<
     Array<{ uriTemplate: string; name: string; title?: string; mimeType?: string; description?: string }>
   >;
-  readResource(
-    uri: string,
-    signal?: AbortSignal,
-  ): Promise<{ contents: Array<{ uri: string; mimeType?: string; text?: string; blob?: string }> }>;
+  readResource(uri: string, signal?: AbortSignal): Promise<McpResourceContents>;
 }
 
 /**

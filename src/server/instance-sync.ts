@@ -19,7 +19,7 @@ export type ServerRelayMessage =
   | { type: "mcp_servers" }
   | { type: "mcp_signout"; person: string; server: string }
   | { type: "connector"; id: string }
-  | { type: "signin_callback"; id: string; state: string; code?: string; error?: string }
+  | { type: "signin_callback"; id: string; state: string; code?: string; error?: string; iss?: string }
   | { type: "signin_held"; id: string }
   | { type: "signin_done"; id: string; view?: McpServerView; error?: RelayError };
 
@@ -83,7 +83,7 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
       case "signin_callback": {
         if (!mcp?.signIns.holds(message.state)) return;
         relay.publish({ type: "signin_held", id: message.id });
-        mcp.signIns.complete(message.state, message.code, message.error).then(
+        mcp.signIns.complete(message.state, message.code, message.error, message.iss).then(
           (view) => relay.publish({ type: "signin_done", id: message.id, view }),
           (err: unknown) => relay.publish({ type: "signin_done", id: message.id, error: relayError(err) }),
         );
@@ -109,7 +109,12 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
     }
   });
 
-  const forward = (state: string, code: string | undefined, error: string | undefined) =>
+  const forward = (
+    state: string,
+    code: string | undefined,
+    error: string | undefined,
+    iss: string | undefined,
+  ) =>
     new Promise<McpServerView>((resolve, reject) => {
       const id = randomUUID();
       const finish = () => {
@@ -141,6 +146,7 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
         state,
         ...(code !== undefined ? { code } : {}),
         ...(error !== undefined ? { error } : {}),
+        ...(iss !== undefined ? { iss } : {}),
       });
     });
   if (mcp) mcp.signIns.forward = forward;

@@ -17,12 +17,16 @@ export type ForwardCallback = (
   state: string,
   code: string | undefined,
   error: string | undefined,
+  iss: string | undefined,
 ) => Promise<McpServerView>;
 
 export class McpSignIns {
   /** Set where several instances serve one team. */
   forward: ForwardCallback | undefined;
-  readonly #waiting = new Map<string, { resolve: (code: string) => void; reject: (err: Error) => void }>();
+  readonly #waiting = new Map<
+    string,
+    { resolve: (redirect: URLSearchParams) => void; reject: (err: Error) => void }
+  >();
   readonly #finished = new Map<string, Promise<McpServerView>>();
 
   /** Starts `person`'s sign-in; resolves once the authorization server's URL is known (or it needed none). */
@@ -34,7 +38,7 @@ export class McpSignIns {
     const done = pool.signIn(person, name, {
       redirectUrl: () => `${origin}${MCP_CALLBACK_PATH}`,
       authorize: (_server, url, state, signal) =>
-        new Promise<string>((resolve, reject) => {
+        new Promise<URLSearchParams>((resolve, reject) => {
           this.#waiting.set(state, { resolve, reject });
           signal?.addEventListener("abort", () => {
             this.#waiting.delete(state);
@@ -65,15 +69,23 @@ export class McpSignIns {
     return this.#waiting.has(state);
   }
 
-  /** The callback: hands over the code and waits for the sign-in to finish. */
-  async complete(state: string, code: string | undefined, error: string | undefined): Promise<McpServerView> {
-    if (!this.holds(state) && this.forward) return this.forward(state, code, error);
+  /**
+   * The callback: hands over the code, with the authorization server's `iss` (which the SDK checks
+   * against the server it asked, RFC 9207), and waits for the sign-in to finish.
+   */
+  async complete(
+    state: string,
+    code: string | undefined,
+    error: string | undefined,
+    iss?: string,
+  ): Promise<McpServerView> {
+    if (!this.holds(state) && this.forward) return this.forward(state, code, error, iss);
     const waiter = this.#waiting.get(state);
     const done = this.#finished.get(state);
     this.#waiting.delete(state);
     this.#finished.delete(state);
     if (!waiter || !done) throw new DimsumError("invalid", "unknown or expired sign-in", { status: 400 });
-    if (code) waiter.resolve(code);
+    if (code) waiter.resolve(new URLSearchParams({ code, state, ...(iss !== undefined ? { iss } : {}) }));
     else
       waiter.reject(
         new DimsumError("unauthenticated", `the authorization server refused: ${error ?? "no code"}`),

@@ -11,7 +11,7 @@ import { runSessionTurn } from "../agent/session-runner.js";
 import type { SteeringSource } from "../agent/steering.js";
 import type { OutputSpec } from "../agent/structured-output.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
-import type { CapabilityAssembly } from "../capabilities/index.js";
+import type { CapabilityAssembly, RunCapabilities } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
 import type { FallbackSettings } from "../llm/fallback-chain.js";
@@ -127,13 +127,20 @@ function personOf(request: TurnRequest): string | undefined {
   return who === undefined || who === "" || who === "system" ? undefined : who;
 }
 
-/** Runs the turn to its end; throws a DimsumError when the agent run fails or is aborted. */
-export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): Promise<TurnResult> {
-  const { agent, runId, channelId } = request;
-  const model = await runtime.resolveModel(agent);
-  const person = personOf(request);
-  const granted = (await runtime.grantedTools?.(agent, request.requestedBy ?? "system")) ?? [];
-  const { tools, layers } = await runtime.capabilities.forRun({
+/**
+ * The tools and context layers of `agent` acting for `requestedBy` (a user id, or "system"): the
+ * capability assembly under the agent's lists, plus the tools granted to it. Runs and the MCP Apps
+ * of their answers both take their tools from here.
+ */
+export async function agentCapabilities(
+  runtime: TurnRuntime,
+  agent: AgentRecord,
+  requestedBy: string,
+  extraTools: readonly Tool[] = [],
+): Promise<RunCapabilities> {
+  const person = requestedBy === "" || requestedBy === "system" ? undefined : requestedBy;
+  const granted = (await runtime.grantedTools?.(agent, requestedBy)) ?? [];
+  return runtime.capabilities.forRun({
     ...(person !== undefined ? { person } : {}),
     agentId: agent.id,
     memory: agent.memory,
@@ -141,13 +148,36 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
     ...(agent.knowledgeBases ? { knowledgeBases: agent.knowledgeBases } : {}),
     ...(agent.toolsAllow ? { allow: agent.toolsAllow } : {}),
     deny: agent.toolsDeny,
-    runTools: [...(request.extraTools ?? []), ...granted],
+    runTools: [...extraTools, ...granted],
     skills: agent.skills,
     persona: async () => (await runtime.personas.read(agent.id)).content,
     ...(person !== undefined && runtime.recallOwners
       ? { recallOwners: async () => runtime.recallOwners?.(person) ?? [person] }
       : {}),
   });
+}
+
+function isAppOnly(tool: Tool): boolean {
+  return tool.kind === "json" && tool.mcp?.appOnly === true;
+}
+
+/** Runs the turn to its end; throws a DimsumError when the agent run fails or is aborted. */
+export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): Promise<TurnResult> {
+  const { agent, runId, channelId } = request;
+  const model = await runtime.resolveModel(agent);
+  const person = personOf(request);
+  const capabilities = await agentCapabilities(
+    runtime,
+    agent,
+    request.requestedBy ?? "system",
+    request.extraTools,
+  );
+  const { layers } = capabilities;
+  // Tools only an MCP App may call stay out of the model's list (the app reaches them through McpApps).
+  const all = capabilities.tools.list();
+  const tools = all.some(isAppOnly)
+    ? capabilities.tools.subset(all.filter((t) => !isAppOnly(t)).map((t) => t.name))
+    : capabilities.tools;
   const broker = runtime.elicitations;
   const askable = broker && person !== undefined && request.present && channelId !== "" ? broker : undefined;
   const scope = {

@@ -83,6 +83,7 @@ export function applyAgentEvent(parts: readonly MessagePart[], event: AgentEvent
         output: event.output,
         durationMs: event.durationMs,
         ...(current?.approval ? { approval: current.approval } : {}),
+        ...(event.app ? { app: event.app } : {}),
       });
       const index = parts.findIndex((p) => p.type === "tool" && p.callId === event.id);
       if (index < 0) return [...parts, ended()];

@@ -31,6 +31,7 @@ import { chatTitle } from "./chat-title.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
+import { McpApps } from "./mcp-apps.js";
 import { MessageQueue, type QueuedFor } from "./message-queue.js";
 import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
@@ -264,6 +265,14 @@ export function createTeam(deps: TeamDeps): Team {
         onError,
       })
     : undefined;
+  const workspaceFor = deps.workspaceFor ?? defaultWorkspaces(deps.home);
+  const apps = new McpApps({
+    store,
+    runtime,
+    workspaceFor,
+    liveParts: (runId) => runner.liveParts(runId)?.parts,
+    now,
+  });
   const runner = new AgentRunner({
     store,
     sessions,
@@ -271,7 +280,7 @@ export function createTeam(deps: TeamDeps): Team {
     runtime,
     bus,
     now,
-    workspaceFor: deps.workspaceFor ?? defaultWorkspaces(deps.home),
+    workspaceFor,
     nameOf,
     ...(deps.remoteAgents ? { remoteAgents: deps.remoteAgents } : {}),
   });
@@ -649,6 +658,18 @@ export function createTeam(deps: TeamDeps): Team {
       const found = channel ? await store.attachments.read(channel.id, id) : undefined;
       if (!found) throw notFound("No such file in this chat.");
       return found;
+    },
+    async mcpAppResource(actor, ref) {
+      await ready;
+      return apps.resource(actor, ref);
+    },
+    async mcpAppCall(actor, ref, name, args) {
+      await ready;
+      return apps.call(actor, ref, name, args);
+    },
+    async mcpAppDecide(actor, ref, approvalId, decision) {
+      await ready;
+      return apps.decide(actor, ref, approvalId, decision);
     },
     async deleteMessage(actor, messageId) {
       await ready;

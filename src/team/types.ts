@@ -9,7 +9,10 @@ import type { AgentEvent } from "../agent/events.js";
 import type { AttachmentLimits } from "../attachments/file-rules.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
 import type { JsonSchema, ReasoningEffort, Usage, UserContentPart } from "../llm/types.js";
+import type { McpAppResource } from "../mcp/app-meta.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
+import type { ToolAppLink } from "../tools/types.js";
+import type { McpAppCallOutcome, McpAppRef } from "./mcp-apps.js";
 import type { SpendReport } from "./spend.js";
 
 export interface AgentRecord {
@@ -169,6 +172,8 @@ export type MessagePart =
       output?: string;
       durationMs?: number;
       approval?: ApprovalView;
+      /** The MCP App that shows the result (its `ui://` resource), in the web chat. */
+      app?: ToolAppLink;
     }
   | {
       /** A run of an agent this one called with call_agent; `parts` is filled once it ended. */
@@ -485,6 +490,22 @@ export interface Team {
     channelId: string,
     id: string,
   ): Promise<{ meta: AttachmentView; data: Buffer }>;
+  /** The MCP App a tool call of an answer renders: its HTML and declared CSP; not found for anyone who may not read the chat. */
+  mcpAppResource(actor: Actor, ref: McpAppRef): Promise<McpAppResource>;
+  /** An MCP App's `tools/call`, through the agent's tools, rules and approvals. */
+  mcpAppCall(
+    actor: Actor,
+    ref: McpAppRef,
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<McpAppCallOutcome>;
+  /** The person's answer to an MCP App's call that waits for approval. */
+  mcpAppDecide(
+    actor: Actor,
+    ref: McpAppRef,
+    approvalId: string,
+    decision: { decision: "approve" | "reject"; always?: boolean },
+  ): Promise<McpAppCallOutcome>;
   deleteMessage(actor: Actor, messageId: number): Promise<void>;
   /**
    * A new answer to the message an agent answer replied to; the old answer stays as an earlier

@@ -12,6 +12,42 @@ export interface ToolResult {
   isError?: boolean;
   /** Structured data kept for programs (UI, traces); not sent to the model. */
   data?: unknown;
+  /** The call renders in an MCP App: the web chat shows its `ui://` resource with this result. */
+  app?: ToolAppLink;
+}
+
+/** A tool result's link to the MCP App that shows it (MCP Apps, SEP-1865). */
+export interface ToolAppLink {
+  /** The MCP server (as configured) whose resource and tools the app uses. */
+  server: string;
+  /** The `ui://` resource the tool declared in `_meta.ui.resourceUri`. */
+  resourceUri: string;
+  /** The call's `structuredContent`, handed to the app with the result (left out when very large). */
+  structuredContent?: unknown;
+}
+
+/** Where an MCP tool comes from, so its app's UI resource and sibling tools can be found. */
+export interface McpToolLink {
+  server: string;
+  /** The tool's own name on its server (the registered name has the server in front). */
+  tool: string;
+  /** The `ui://` resource of the tool's app, when it has one. */
+  uiResourceUri?: string;
+  /** Only the app may call it (MCP Apps `visibility: ["app"]`): never offered to the model. */
+  appOnly?: boolean;
+  /** Reads a resource of the tool's server over the tool's own connection. */
+  readResource(uri: string, signal?: AbortSignal): Promise<McpResourceContents>;
+}
+
+/** A `resources/read` result as far as Dimsum reads it. */
+export interface McpResourceContents {
+  contents: Array<{
+    uri: string;
+    mimeType?: string;
+    text?: string;
+    blob?: string;
+    _meta?: Record<string, unknown>;
+  }>;
 }
 
 export interface ApprovalRequest {
@@ -169,6 +205,8 @@ export interface ZodTool<S extends z.ZodType = z.ZodType> extends ToolBase {
 export interface JsonSchemaTool extends ToolBase {
   kind: "json";
   parameters: JsonSchema;
+  /** Set on MCP tools: their server and app. */
+  mcp?: McpToolLink;
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult | string>;
   /** Whether this call needs a person's approval first (the loop asks before it runs). */
   needsApproval?(

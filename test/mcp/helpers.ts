@@ -20,6 +20,11 @@ export const FILESYSTEM = resolve(
   "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
 );
 export const FIXTURES = resolve(projectRoot, "test/mcp/fixtures");
+/** The MCP Apps example "basic-server-vanillajs" (a get-time tool with an app; run with `--stdio`). */
+export const BASIC_APP = resolve(
+  projectRoot,
+  "node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js",
+);
 
 /** A stdio server entry as loadMcpConfig would produce it. */
 export function stdioServer(

@@ -121,3 +121,54 @@ describe("per-person MCP sign-in on the team server", () => {
     }
   }, 120_000);
 });
+
+describe("the issuer of the web sign-in's authorization response (RFC 9207)", () => {
+  /** Signs the owner in to a server whose authorization server sends `iss`; the callback's answer. */
+  async function signInWith(
+    issuer: true | string,
+  ): Promise<{ status: number; text: string; tools: string[] }> {
+    const oauth = (await startOAuthMcpServer({ issuer })) as OAuthFixture;
+    let pool: McpServerPool | undefined;
+    const s = await startTeamServer({
+      mcp: (dir, db) => {
+        writeFileSync(
+          join(dir, "mcp.json"),
+          JSON.stringify({ mcpServers: { notes: { url: oauth.url, oauth: {} } } }),
+        );
+        pool = new McpServerPool(
+          loadMcpConfig({ home: dir, cwd: dir, env: {} }),
+          {},
+          { personalCredentials: mcpSignIns(new SqliteMcpCredentials(db), dir) },
+        );
+        return pool;
+      },
+    });
+    try {
+      const { owner } = await withUsers(s.url);
+      const started = await expectJson<{ authorizationUrl: string }>(
+        await call(s.url, "/api/mcp/notes/signin", { session: owner, method: "POST" }),
+        200,
+      );
+      const callback = await approve(started.authorizationUrl, owner.cookie);
+      const tools = ((await pool?.personalTools(owner.userId)) ?? []).map((t) => t.name);
+      return { status: callback.status, text: await callback.text(), tools };
+    } finally {
+      await pool?.close();
+      await oauth.stop();
+    }
+  }
+
+  it("forwards the authorization server's `iss` to the code exchange, which accepts its own issuer", async () => {
+    const signedIn = await signInWith(true);
+    expect(signedIn.text).toContain("Signed in to notes");
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.tools).toContain("notes_whoami");
+  });
+
+  it("refuses a sign-in whose `iss` names another authorization server (a mix-up)", async () => {
+    const mixedUp = await signInWith("https://attacker.example/");
+    expect(mixedUp.status).toBeGreaterThanOrEqual(400);
+    expect(mixedUp.text).not.toContain("Signed in");
+    expect(mixedUp.tools).toEqual([]);
+  });
+});

@@ -29,6 +29,7 @@ import type {
   FlowRecord,
   GalleryEntry,
   ImportResult,
+  McpAppCallOutcome,
   McpPromptInfo,
   McpServerInfo,
   McpServerInput,
@@ -418,6 +419,41 @@ export class ApiClient {
     return this.request("POST", `/api/runs/${enc(runId)}/elicitations/${enc(id)}`, answer);
   }
   /** Approves or rejects a tool call the run waits on; the run goes on once nothing is pending. */
+  /** Where the chat's iframe loads the MCP App a tool call of a run rendered (sandboxed by the server). */
+  mcpAppUrl(channelId: string, runId: string, callId: string): string {
+    return `${this.baseUrl}/api/channels/${enc(channelId)}/mcp-apps/${enc(runId)}/${enc(callId)}`;
+  }
+
+  /** An MCP App's `tools/call`, run through the agent's rules (or held for approval). */
+  callMcpAppTool(
+    channelId: string,
+    runId: string,
+    callId: string,
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<McpAppCallOutcome> {
+    return this.request(
+      "POST",
+      `/api/channels/${enc(channelId)}/mcp-apps/${enc(runId)}/${enc(callId)}/tools/call`,
+      { name, arguments: args },
+    );
+  }
+
+  /** Approves or declines an MCP App's call that waits; approved, the call runs and its result comes back. */
+  decideMcpAppCall(
+    channelId: string,
+    runId: string,
+    callId: string,
+    approvalId: string,
+    decision: { decision: "approve" | "reject"; always?: boolean },
+  ): Promise<McpAppCallOutcome> {
+    return this.request(
+      "POST",
+      `/api/channels/${enc(channelId)}/mcp-apps/${enc(runId)}/${enc(callId)}/approvals/${enc(approvalId)}`,
+      decision,
+    );
+  }
+
   decideApproval(runId: string, callId: string, decision: ApprovalDecisionInput): Promise<TeamRun> {
     return this.request("POST", `/api/runs/${enc(runId)}/approvals/${enc(callId)}`, decision);
   }

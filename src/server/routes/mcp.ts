@@ -58,6 +58,7 @@ export function mcpRoutes(mcp: McpControl | undefined, signIns = new McpSignIns(
         c.req.query("state") ?? "",
         c.req.query("code"),
         c.req.query("error"),
+        c.req.query("iss"),
       );
       return c.html(
         `<!doctype html><title>Dimsum</title><p>Signed in to ${escapeHtml(server.name)}. You can close this tab.</p>`,

@@ -16,6 +16,7 @@ import { agentRoutes } from "./agents.js";
 import { channelRoutes } from "./channels.js";
 import { flowRoutes } from "./flows.js";
 import { mcpRoutes } from "./mcp.js";
+import { mcpAppRoutes } from "./mcp-apps.js";
 import { memoryRoutes } from "./memory.js";
 import { messageRoutes } from "./messages.js";
 import { openAiRoutes } from "./openai-compat.js";
@@ -48,6 +49,7 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/tools", toolRoutes(team));
     api.route("/channels", channelRoutes(team));
     api.route("/", messageRoutes(team));
+    api.route("/", mcpAppRoutes(team));
     api.route("/runs", runRoutes(team));
     api.route("/spend", spendRoutes(team));
     api.route("/flows", flowRoutes(team));

@@ -20,6 +20,8 @@ export function securityHeaders() {
     strictTransportSecurity: "max-age=15552000",
     referrerPolicy: "no-referrer",
     xContentTypeOptions: true,
+    // A route that sets its own policy keeps it: an MCP App's sandboxed document, a file's download.
+    overwrite: false,
     permissionsPolicy: {
       camera: [],
       microphone: [],

@@ -1,10 +1,13 @@
 /**
  * One tool call of a run: name, status and duration at a glance; arguments and result when opened.
  * A call waiting for approval is an approval card instead; a decided one says how under its card.
+ * A call whose tool has an MCP App shows the app under its card.
  */
 import { formatDuration, formatJson, oneLine } from "../format.js";
+import { useSelector } from "../hooks.js";
 import type { ToolCallView } from "../state/chat.js";
 import { ApprovalCard, ApprovalOutcome } from "./approval-card.js";
+import { McpAppFrame } from "./mcp-app-frame.js";
 import { McpConnectAction, mcpSignInNeed } from "./mcp-connect-action.js";
 
 const STATUS_LABEL: Record<ToolCallView["status"], string> = {
@@ -17,6 +20,7 @@ const STATUS_LABEL: Record<ToolCallView["status"], string> = {
 /** A tool-call card; a failed MCP call that needs the person's sign-in offers to connect under it. */
 export function ToolCard({ call, runId }: { call: ToolCallView; runId?: string | undefined }) {
   const approval = call.approval;
+  const channelId = useSelector((s) => s.chat?.channelId);
   if (approval?.state === "pending" && call.status === "waiting") {
     return <ApprovalCard call={call} approval={approval} runId={runId} />;
   }
@@ -64,6 +68,9 @@ export function ToolCard({ call, runId }: { call: ToolCallView; runId?: string |
         </div>
       </details>
       {approval && <ApprovalOutcome approval={approval} ended={call.status !== "waiting"} />}
+      {call.app && call.status === "ok" && runId !== undefined && channelId !== undefined && (
+        <McpAppFrame call={call} app={call.app} channelId={channelId} runId={runId} />
+      )}
       {need && <McpConnectAction need={need} />}
     </>
   );
