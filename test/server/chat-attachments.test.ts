@@ -105,6 +105,20 @@ describe("chat attachments", () => {
     expect(file.status).toBe(200);
     expect(file.headers.get("content-type")).toBe("image/png");
     expect(Buffer.from(await file.arrayBuffer()).equals(png)).toBe(true);
+    // Opened in a tab of its own, a file runs nothing (a sandboxed document without scripts).
+    expect(file.headers.get("content-security-policy")).toMatch(/^sandbox; default-src 'none'/);
+    // A PDF too opens inline in a sandboxed document (Chromium's viewer renders it there when the
+    // file is opened in a tab of its own, as the chat's file chips do).
+    const pdf = await expectJson<AttachmentView>(
+      await upload(s.url, owner, channel.id, "contract.pdf", pdfDocument("Terms")),
+      201,
+    );
+    const pdfFile = await call(s.url, `/api/channels/${channel.id}/attachments/${pdf.id}`, {
+      session: owner,
+    });
+    expect(pdfFile.headers.get("content-type")).toBe("application/pdf");
+    expect(pdfFile.headers.get("content-disposition")).toMatch(/^inline;/);
+    expect(pdfFile.headers.get("content-security-policy")).toMatch(/^sandbox; default-src 'none'/);
 
     // Not a member of the chat: the file does not exist for them, nor does an unknown id for anyone.
     const outsider = await call(s.url, `/api/channels/${channel.id}/attachments/${meta.id}`, {
