@@ -305,6 +305,8 @@ describe("team templates", () => {
       await call(s.url, "/api/templates", { session: users.member as Session }),
       200,
     );
+    // The teams most people start with come first.
+    expect(gallery.map((g) => g.id).slice(0, 3)).toEqual(["writing-room", "research-desk", "code-review"]);
     const writingRoom = gallery.find((g) => g.id === "writing-room")?.template;
     expect(writingRoom).toBeDefined();
 

@@ -32,8 +32,27 @@ export function createGallery(dir: string = defaultGalleryDir()): () => Promise<
   };
 }
 
+/** The gallery's order, the teams most people start with first; other files follow by name. */
+const FIRST = [
+  "writing-room",
+  "research-desk",
+  "code-review",
+  "customer-support",
+  "daily-report",
+  "meeting-notes",
+  "product-spec",
+  "data-analysis",
+];
+
+function rank(file: string): number {
+  const at = FIRST.indexOf(file.replace(/\.json$/, ""));
+  return at === -1 ? FIRST.length : at;
+}
+
 async function load(dir: string): Promise<GalleryEntry[]> {
-  const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
+  const files = (await readdir(dir))
+    .filter((f) => f.endsWith(".json"))
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const entries: GalleryEntry[] = [];
   for (const file of files) {
     const text = await readFile(join(dir, file), "utf8");
