@@ -50,7 +50,7 @@ await build({
   target: "node20",
   // Server-only drivers, required where installed when a database or Redis is configured; the chat
   // platforms' SDKs (loaded only when such a connector runs, through importExternal), the
-  // OpenTelemetry SDK (only with an OTLP endpoint) and the A2A SDK (only with A2A agents) likewise
+  // OpenTelemetry SDK (only with an OTLP endpoint) and the A2A SDK and Kysely (only with A2A calls) likewise
   // stay out of the bundle every command reads.
   external: [
     "better-sqlite3",
@@ -63,6 +63,8 @@ await build({
     "@opentelemetry/*",
     "@a2a-js/sdk",
     "@a2a-js/sdk/*",
+    // The query builder of the A2A server's task store, loaded by the first A2A call.
+    "kysely",
   ],
   define: {
     // A string literal (parsed at run time): an object here would add an init call to every module.

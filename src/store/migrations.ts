@@ -698,6 +698,29 @@ CREATE TABLE attachment_links (
 CREATE INDEX attachment_links_attachment ON attachment_links (attachment_id);
 `),
   },
+  {
+    version: 18,
+    name: "a2a_tasks: the A2A server's tasks (the columns @a2a-js/sdk's DatabaseTaskStore reads and writes)",
+    up: (db) =>
+      db.exec(`
+CREATE TABLE a2a_tasks (
+  tenant TEXT NOT NULL COLLATE BINARY,
+  owner TEXT NOT NULL COLLATE BINARY,
+  id TEXT NOT NULL COLLATE BINARY,
+  context_id TEXT NOT NULL COLLATE BINARY,
+  status_last_updated INTEGER NOT NULL,
+  status_state TEXT COLLATE BINARY,
+  status TEXT,
+  artifacts TEXT,
+  history TEXT,
+  metadata TEXT,
+  protocol_version TEXT,
+  PRIMARY KEY (tenant, owner, id)
+);
+CREATE INDEX a2a_tasks_scope_updated ON a2a_tasks (tenant, owner, status_last_updated, id);
+CREATE INDEX a2a_tasks_scope_context_updated ON a2a_tasks (tenant, owner, context_id, status_last_updated, id);
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

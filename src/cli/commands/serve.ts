@@ -5,6 +5,7 @@
  * server/storage/open-storage.ts). Stops cleanly on SIGINT/SIGTERM.
  */
 
+import { DatabaseA2aTaskStore } from "../../a2a/task-store.js";
 import { resolveShellOffer } from "../../capabilities/index.js";
 import { loadConfig } from "../../config/load-config.js";
 import { ConnectorManager } from "../../connectors/connector-manager.js";
@@ -108,6 +109,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
   let scheduling: Scheduling | undefined;
   let connectors: ConnectorManager | undefined;
   let server: ReturnType<typeof createServer> | undefined;
+  let a2aTasks: DatabaseA2aTaskStore | undefined;
   let sync: InstanceSync | undefined;
   let telemetry: Telemetry | undefined;
   try {
@@ -186,7 +188,13 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         ]),
       },
     );
-    const routeOptions: TeamRoutesOptions = { team, memory, mcpSignIns };
+    // A2A tasks are kept in the server's database: readable after a restart and from any instance.
+    a2aTasks = new DatabaseA2aTaskStore(
+      storage.sqlite
+        ? { kind: "sqlite", db: storage.sqlite }
+        : { kind: "postgres", url: config.server.databaseUrl ?? "" },
+    );
+    const routeOptions: TeamRoutesOptions = { team, memory, mcpSignIns, a2aTasks };
     const mcpControl = sync?.mcp ?? mcp;
     if (mcpControl) routeOptions.mcp = mcpControl;
     scheduling = createScheduling({
@@ -252,6 +260,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     await telemetry?.shutdown();
     stopAuthRelay?.();
     await cluster?.close();
+    await a2aTasks?.close().catch((err) => log.error("closing the A2A task store failed", err));
     await storage?.close().catch((err) => log.error("closing the database failed", err));
   }
 }

@@ -14,25 +14,20 @@ import {
   InMemoryTaskStore,
   JsonRpcTransportHandler,
   ServerCallContext,
+  type TaskStore,
   validateVersion,
 } from "@a2a-js/sdk/server";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { agentCardJson, agentCardOf, type PublishedAgent, wantsLegacy } from "../../a2a/agent-card.js";
 import { A2A_CALL, type AgentCall, DimsumTaskExecutor } from "../../a2a/task-executor.js";
+import { TASK_SCOPE, taskOwnerOf } from "../../a2a/task-store.js";
 import { DimsumError, forbidden, notFound } from "../../errors.js";
 import type { Actor, AgentRecord, Team } from "../../team/types.js";
 import { apiTokenAuth } from "../auth/middleware.js";
 import { type AppEnv, actorOf, type DimsumApp } from "../context.js";
 
-/** The key of the task owner (person and agent) in `ServerCallContext.state`. */
-const SCOPE = "dimsum.a2a.scope";
 const encoder = new TextEncoder();
-
-/** Tasks and their live event buses, kept per person and agent (one person never sees another's). */
-function ownerOf(context: ServerCallContext): string {
-  return String(context.state.get(SCOPE) ?? "unknown");
-}
 
 function published(c: Context<AppEnv>, agent: AgentRecord): PublishedAgent {
   const origin = new URL(c.req.url).origin;
@@ -82,9 +77,14 @@ function sse(events: AsyncGenerator<unknown, void, undefined>, id: unknown): Rea
 }
 
 /** Mounts the A2A routes on the app (after its guards; before the SPA fallback). */
-export function mountA2aRoutes(team: Team): (app: DimsumApp) => void {
-  const store = new InMemoryTaskStore(ownerOf);
-  const buses = new DefaultExecutionEventBusManager(ownerOf);
+export function mountA2aRoutes(
+  team: Team,
+  /** Where tasks are kept (`dimsum serve`: the server's database); none: this process's memory. */
+  tasks?: TaskStore,
+): (app: DimsumApp) => void {
+  // Tasks and their live event buses are kept per person and agent (one person never sees another's).
+  const store = tasks ?? new InMemoryTaskStore(taskOwnerOf);
+  const buses = new DefaultExecutionEventBusManager(taskOwnerOf);
   const executor = new DimsumTaskExecutor();
 
   return (app) => {
@@ -140,7 +140,7 @@ export function mountA2aRoutes(team: Team): (app: DimsumApp) => void {
         requestedVersion: legacy ? "0.3" : header?.trim() || "1.0",
         state: new Map<string, unknown>([
           [A2A_CALL, call],
-          [SCOPE, `${actor.userId}/${agent.id}`],
+          [TASK_SCOPE, `${actor.userId}/${agent.id}`],
         ]),
       });
       const card = agentCardOf(published(c, agent));

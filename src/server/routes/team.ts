@@ -4,6 +4,7 @@
  * `createServer({ routes: [mountTeamRoutes({ team })] })`; the server's guards (authentication, CSRF,
  * body limits) run before these routes.
  */
+import type { TaskStore } from "@a2a-js/sdk/server";
 import { Hono } from "hono";
 import type { McpControl } from "../../mcp/server-pool.js";
 import type { MemoryStore } from "../../memory/types.js";
@@ -36,6 +37,8 @@ export interface TeamRoutesOptions {
   mcpSignIns?: McpSignIns;
   /** The schedules, for templates' schedules (exported and created with a group); absent: left out. */
   schedules?: TemplateSchedules;
+  /** Where the A2A server keeps its tasks (the server's database); absent: this process's memory. */
+  a2aTasks?: TaskStore;
 }
 
 /** Builds the mount function for `ServerDeps.routes`. */
@@ -58,6 +61,6 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/", templateRoutes(options.schedules ? { team, schedules: options.schedules } : { team }));
     app.route("/api", api);
     app.route("/v1", openAiRoutes(team));
-    mountA2aRoutes(team)(app);
+    mountA2aRoutes(team, options.a2aTasks)(app);
   };
 }

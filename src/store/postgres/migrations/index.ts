@@ -15,6 +15,7 @@ import { connectorTypes } from "./009-connector-types.js";
 import { channelPrefs } from "./010-channel-prefs.js";
 import { agentReasoning } from "./011-agent-reasoning.js";
 import { attachments } from "./012-attachments.js";
+import { a2aTasks } from "./013-a2a-tasks.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -29,4 +30,5 @@ export const pgMigrations: readonly PgMigration[] = [
   channelPrefs,
   agentReasoning,
   attachments,
+  a2aTasks,
 ];
