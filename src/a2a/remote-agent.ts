@@ -40,6 +40,33 @@ function clientFor(remote: RemoteAgentConfig): Promise<Client> {
   return factory.createFromUrl(cardUrlOf(remote.url), "");
 }
 
+/** What a remote agent's card says of it, for Settings' "Check". */
+export interface RemoteCardSummary {
+  name: string;
+  description: string;
+  skills: Array<{ name: string; description: string }>;
+  streaming: boolean;
+}
+
+/** Reads the remote agent's card (with its token); throws the reason it could not. */
+export async function readRemoteCard(remote: RemoteAgentConfig): Promise<RemoteCardSummary> {
+  try {
+    const card = await (await clientFor(remote)).getAgentCard();
+    return {
+      name: card.name,
+      description: card.description,
+      // A card read over the wire may leave out empty lists.
+      skills: (Array.isArray(card.skills) ? card.skills : []).map((s) => ({
+        name: s.name,
+        description: s.description,
+      })),
+      streaming: card.capabilities?.streaming !== false,
+    };
+  } catch (err) {
+    throw unreachable(remote, err);
+  }
+}
+
 function request(task: string): SendMessageRequest {
   const message: Message = {
     messageId: randomUUID(),

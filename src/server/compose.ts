@@ -5,7 +5,6 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { loadA2aConfig, type RemoteAgentConfig } from "../a2a/remote-config.js";
 import { loadExtensions, resolveShellOffer, type ShellOffer, toolsLeftOut } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
@@ -24,6 +23,7 @@ import type { Team } from "../team/types.js";
 import { type UserRepository, UserStore } from "./auth/user-store.js";
 import type { ServerLog } from "./context.js";
 import { personalMcpCredentials } from "./mcp-credentials.js";
+import { loadRemoteAgents, type RemoteAgents } from "./remote-agents.js";
 import type { McpCredentialRepository } from "./settings/mcp-credential-store.js";
 import { openSecretBox } from "./settings/secret-box.js";
 import type { SettingsRepository } from "./settings/settings-store.js";
@@ -52,6 +52,8 @@ export interface TeamContext {
   cwd?: string;
   /** Whether agents get `execute_command` (default: probe the sandbox and decide, see shell-offer.ts). */
   shell?: ShellOffer;
+  /** The remote A2A agents (shared with `/api/remote-agents`); default: a2a.json's and Settings'. */
+  remoteAgents?: RemoteAgents;
 }
 
 /**
@@ -102,7 +104,10 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       const effective = await settings.effectiveConfig(config);
       return withSettingsFix(() => resolveModel(effective, agent.model));
     },
-    remoteAgents: remoteAgentsOf(config, context.cwd ?? process.cwd(), log),
+    remoteAgents: remoteAgentsGetter(
+      context.remoteAgents ??
+        loadRemoteAgents(config, context.cwd ?? process.cwd(), log, settings.remoteAgents),
+    ),
     // One cooldown store for every run of this instance, or of all instances with Redis.
     fallback: {
       cooldowns: context.cluster?.cooldowns ?? createMemoryCooldownStore(),
@@ -115,16 +120,9 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
   });
 }
 
-/** The remote A2A agents of a2a.json (home and working directory); none, with a warning, if it is broken. */
-function remoteAgentsOf(config: DimsumConfig, cwd: string, log: ServerLog): RemoteAgentConfig[] {
-  try {
-    const remotes = loadA2aConfig({ home: config.home, cwd, env: config.env });
-    if (remotes.length > 0) log.info(`A2A agents: ${remotes.map((r) => r.name).join(", ")}`);
-    return remotes;
-  } catch (err) {
-    log.warn(`A2A agents are unavailable: ${toDimsumError(err).toLine()}`);
-    return [];
-  }
+/** Read at the start of each run, so an agent added in Settings is callable from the next one. */
+function remoteAgentsGetter(remotes: RemoteAgents) {
+  return () => remotes.forRuns();
 }
 
 /**

@@ -57,8 +57,11 @@ export interface AgentRunnerDeps {
   now: () => number;
   workspaceFor: (key: string) => string;
   nameOf: NamesFor;
-  /** Remote A2A agents (a2a.json): each a tool of every run, its call shown as a nested run. */
-  remoteAgents?: readonly RemoteAgentConfig[];
+  /**
+   * The remote A2A agents (a2a.json and Settings), read at the start of each run: each a tool of the
+   * run, its call shown as a nested run.
+   */
+  remoteAgents?: () => Promise<readonly RemoteAgentConfig[]>;
 }
 
 /** A message of an OpenAI-style conversation; a person's may carry images and files. */
@@ -188,7 +191,7 @@ export class AgentRunner {
           );
           const workspace = this.#deps.workspaceFor(channel.id);
           return runAgentTurn(runtime, {
-            ...this.#channelTurn(
+            ...(await this.#channelTurn(
               current,
               self,
               agents,
@@ -197,7 +200,7 @@ export class AgentRunner {
               signal,
               options,
               await unseen.names,
-            ),
+            )),
             input: userContent(job.note ? `${job.note}\n\n${shown}` : shown, files),
             onEvent,
           });
@@ -250,7 +253,7 @@ export class AgentRunner {
             const names = await this.#deps.nameOf(peopleIn(channel));
             const workspace = this.#deps.workspaceFor(channel.id);
             return runAgentTurn(runtime, {
-              ...this.#channelTurn(
+              ...(await this.#channelTurn(
                 channel,
                 self,
                 agents,
@@ -264,7 +267,7 @@ export class AgentRunner {
                 signal,
                 {},
                 names,
-              ),
+              )),
               input: "",
               resume: { reason, decisions },
               firstSeq,
@@ -284,7 +287,7 @@ export class AgentRunner {
   }
 
   /** What every channel turn of `agent` shares, first run or resumed. */
-  #channelTurn(
+  async #channelTurn(
     channel: ChannelRecord,
     agent: AgentRecord,
     agents: Map<string, AgentRecord>,
@@ -311,7 +314,7 @@ export class AgentRunner {
       system: channelSystemText(agent, channel, agents, names),
       workspace,
       signal,
-      extraTools: this.#callTools(runId, channel.id, triggerId, 0, [agent.id], requestedBy, workspace, {
+      extraTools: await this.#callTools(runId, channel.id, triggerId, 0, [agent.id], requestedBy, workspace, {
         present: options.present === true,
         rootRunId: runId,
       }),
@@ -457,7 +460,7 @@ export class AgentRunner {
             system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
             workspace,
             signal,
-            extraTools: this.#callTools(
+            extraTools: await this.#callTools(
               runId,
               channel.id,
               flow.triggerMessageId,
@@ -514,7 +517,7 @@ export class AgentRunner {
             system: callSystemText(target, caller, chain),
             workspace: scope.workspace,
             signal: runSignal,
-            extraTools: this.#callTools(
+            extraTools: await this.#callTools(
               runId,
               scope.channelId,
               scope.triggerMessageId,
@@ -593,7 +596,7 @@ export class AgentRunner {
           system: directSystemText(agent, systemExtra),
           workspace,
           signal,
-          extraTools: this.#callTools(runId, "", 0, 0, [agent.id], userId, workspace),
+          extraTools: await this.#callTools(runId, "", 0, 0, [agent.id], userId, workspace),
           ...(options.onDelta ? { onDelta: options.onDelta } : {}),
           ...(options.output ? { output: options.output } : {}),
         });
@@ -695,8 +698,8 @@ export class AgentRunner {
     return answer.trim() === "" ? `(the A2A agent "${remote.name}" gave an empty answer)` : answer;
   }
 
-  /** call_agent and the remote A2A agents' tools of a run. */
-  #callTools(
+  /** call_agent and the remote A2A agents' tools of a run (the remote agents as they are now). */
+  async #callTools(
     parentRunId: string,
     channelId: string,
     triggerMessageId: number,
@@ -716,7 +719,7 @@ export class AgentRunner {
       workspace,
       asking,
     );
-    const remotes = this.#deps.remoteAgents ?? [];
+    const remotes = (await this.#deps.remoteAgents?.()) ?? [];
     if (remotes.length === 0) return [callAgent];
     const scope: CallScope = {
       channelId,

@@ -118,8 +118,11 @@ export interface TeamDeps {
   approvalSweepMs?: number;
   /** Another reader of every run's events (OpenTelemetry export, see src/telemetry). */
   observe?: ObserveRun;
-  /** Remote A2A agents (a2a.json) every agent may call, one tool each (`a2a_<name>`). */
-  remoteAgents?: readonly RemoteAgentConfig[];
+  /**
+   * Remote A2A agents every agent may call, one tool each (`a2a_<name>`): a fixed list, or a getter
+   * read at the start of each run (the server's: a2a.json and those added in Settings).
+   */
+  remoteAgents?: readonly RemoteAgentConfig[] | (() => Promise<readonly RemoteAgentConfig[]>);
 }
 
 export interface GrantableTools {
@@ -160,6 +163,13 @@ function defaultWorkspaces(home: string): (key: string) => string {
     known.set(key, real);
     return real;
   };
+}
+
+/** The remote agents as a getter the runner reads at each run (a fixed list always answers itself). */
+function remoteAgentsGetter(
+  remotes: NonNullable<TeamDeps["remoteAgents"]>,
+): () => Promise<readonly RemoteAgentConfig[]> {
+  return typeof remotes === "function" ? remotes : async () => remotes;
 }
 
 function requireDb(deps: TeamDeps): Database {
@@ -282,7 +292,7 @@ export function createTeam(deps: TeamDeps): Team {
     now,
     workspaceFor,
     nameOf,
-    ...(deps.remoteAgents ? { remoteAgents: deps.remoteAgents } : {}),
+    ...(deps.remoteAgents ? { remoteAgents: remoteAgentsGetter(deps.remoteAgents) } : {}),
   });
   const approvals = new RunApprovals({
     store,

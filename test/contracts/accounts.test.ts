@@ -542,6 +542,64 @@ describeBackends("accounts: MCP server settings", (open) => {
   });
 });
 
+describeBackends("accounts: remote A2A agent settings", (open) => {
+  it("saves agents with a sealed token, refuses a second of one name, lists no token, removes", async () => {
+    const backend = await open();
+    const { settings, rows, box } = accountsOn(backend);
+    expect(await settings.remoteAgents.list()).toEqual([]);
+    expect(
+      await settings.remoteAgents.add({
+        name: "desk",
+        url: "https://a2a.example/desk",
+        token: "desk-secret-token",
+        description: "Orders",
+      }),
+    ).toBe(true);
+    expect(
+      await settings.remoteAgents.add({ name: "off", url: "https://a2a.example/off", enabled: false }),
+    ).toBe(true);
+    expect(await settings.remoteAgents.add({ name: "desk", url: "https://a2a.example/other" })).toBe(false);
+    const [row] = await rows("SELECT value_json FROM server_settings WHERE key = 'remoteAgents'");
+    expect(String(row?.value_json)).not.toContain("desk-secret-token");
+    const listed = await otherSettings(backend, box).remoteAgents.list();
+    expect(JSON.stringify(listed)).not.toContain("desk-secret-token");
+    expect(listed).toEqual([
+      { name: "desk", url: "https://a2a.example/desk", description: "Orders", hasToken: true, enabled: true },
+      { name: "off", url: "https://a2a.example/off", hasToken: false, enabled: false },
+    ]);
+    // Runs get the enabled ones, the token opened into the header.
+    expect(await settings.remoteAgents.configs()).toEqual([
+      {
+        name: "desk",
+        url: "https://a2a.example/desk",
+        headers: { authorization: "Bearer desk-secret-token" },
+        description: "Orders",
+        source: "Settings → Remote agents",
+      },
+    ]);
+    expect(await settings.remoteAgents.remove("desk")).toBe(true);
+    expect(await settings.remoteAgents.remove("desk")).toBe(false);
+    expect((await settings.remoteAgents.list()).map((a) => a.name)).toEqual(["off"]);
+  });
+
+  it("agents added at once through two stores are all kept", async () => {
+    const backend = await open();
+    const a = accountsOn(backend);
+    const other = otherSettings(backend, a.box);
+    await Promise.all(
+      ["one", "two", "three", "four"].map((name, i) =>
+        (i % 2 === 0 ? a.settings : other).remoteAgents.add({ name, url: `https://${name}.example/a2a` }),
+      ),
+    );
+    expect((await a.settings.remoteAgents.list()).map((r) => r.name).sort()).toEqual([
+      "four",
+      "one",
+      "three",
+      "two",
+    ]);
+  });
+});
+
 describeBackends("accounts: MCP sign-ins per person", (open) => {
   it("keeps one sealed record per person and server, replaced on save, gone on delete", async () => {
     const { credentials } = accountsOn(await open());

@@ -4,7 +4,7 @@
  * scripted fake LLM.
  */
 
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +18,7 @@ import { createServer, type ServerDeps } from "../../src/server/app.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
+import { loadRemoteAgents } from "../../src/server/remote-agents.js";
 import {
   connectorUsersFrom,
   mountConnectorInbound,
@@ -73,6 +74,10 @@ export interface E2eServerOptions {
   connectors?: boolean;
   /** Overrides of the team's deps (e.g. remote A2A agents). */
   team?: Partial<TeamDeps>;
+  /** The content of an a2a.json written into the home before the server starts (default: none). */
+  a2a?: unknown;
+  /** The content of a config.json written into the home before the server starts (default: none). */
+  configFile?: unknown;
   /** Serve `/api/schedules` with a running scheduler, as `dimsum serve` does (default: no schedules). */
   schedules?: boolean;
 }
@@ -101,6 +106,9 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     error: (m, err) =>
       logLines.push(`error: ${m} ${err instanceof Error ? (err.stack ?? err.message) : String(err ?? "")}`),
   };
+  if (options.a2a !== undefined) writeFileSync(join(home, "a2a.json"), JSON.stringify(options.a2a));
+  if (options.configFile !== undefined)
+    writeFileSync(join(home, "config.json"), JSON.stringify(options.configFile));
   const config = loadConfig({
     cwd: home,
     env: {
@@ -120,8 +128,10 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
   const mcp = options.mcp?.(home, db);
   // A pool (as `dimsum serve` builds it) also gives the team's agents its tools.
   const pool = mcp instanceof McpServerPool ? mcp : undefined;
+  // a2a.json of the home and those added in Settings, as `dimsum serve` has them.
+  const remoteAgents = loadRemoteAgents(config, home, log, settings.remoteAgents);
   const team = await buildTeam(
-    { db, config, settings, log, ...(pool ? { mcp: pool } : {}) },
+    { db, config, settings, log, remoteAgents, ...(pool ? { mcp: pool } : {}) },
     { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );
   const connectors = options.connectors
@@ -165,6 +175,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     routes: [
       mountTeamRoutes({
         team,
+        remoteAgents,
         memory: buildMemory(db, log),
         ...(mcp ? { mcp } : {}),
         ...(scheduling ? { schedules: scheduling.service } : {}),

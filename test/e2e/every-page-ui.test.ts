@@ -120,7 +120,17 @@ function pages(): Array<{ name: string; path: string; ready: string }> {
     { name: "templates", path: "/templates", ready: "templates-page" },
     { name: "memory", path: "/memory", ready: "memory-page" },
     { name: "memory-agent", path: "/memory/assistant", ready: "memory-page" },
-    ...["providers", "tokens", "mcp", "shell", "people", "account", "notifications", "spend"].map((s) => ({
+    ...[
+      "providers",
+      "tokens",
+      "mcp",
+      "remote-agents",
+      "shell",
+      "people",
+      "account",
+      "notifications",
+      "spend",
+    ].map((s) => ({
       name: `settings-${s}`,
       path: `/settings/${s}`,
       ready: "settings-page",

@@ -2,7 +2,7 @@
  * A real server with the real team mounted (as `dimsum serve` wires it) over a temp SQLite file, its
  * agents talking to the scripted fake LLM server; plus small helpers for the team tests.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
@@ -11,6 +11,7 @@ import { type McpControl, McpServerPool } from "../../src/mcp/server-pool.js";
 import type { MemoryStore } from "../../src/memory/types.js";
 import { createServer, type DimsumServer } from "../../src/server/app.js";
 import { buildMemory, buildTeam } from "../../src/server/compose.js";
+import { loadRemoteAgents } from "../../src/server/remote-agents.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../src/server/routes/team.js";
 import type { RateLimitConfig } from "../../src/server/security/rate-limit.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
@@ -50,6 +51,10 @@ export interface TeamServerOptions {
   /** The MCP servers, made over the server's home folder and database. */
   mcp?: (home: string, db: Database) => McpControl;
   rateLimits?: RateLimitConfig;
+  /** The content of an a2a.json written into the home before the server starts (default: none). */
+  a2a?: unknown;
+  /** The content of a config.json written into the home before the server starts (default: none). */
+  configFile?: unknown;
 }
 
 const generous = { capacity: 10_000, perMinute: 10_000 };
@@ -66,6 +71,9 @@ export async function startTeamServer(options: TeamServerOptions = {}): Promise<
         OPENAI_BASE_URL: `${options.llmUrl}/v1`,
       }
     : {};
+  if (options.a2a !== undefined) writeFileSync(join(home, "a2a.json"), JSON.stringify(options.a2a));
+  if (options.configFile !== undefined)
+    writeFileSync(join(home, "config.json"), JSON.stringify(options.configFile));
   const config = loadConfig({ cwd: home, env: { DIMSUM_HOME: home, ...llmEnv, ...options.env } });
   // Groups answer each message with a run of its own here (the default `collect` waits 1.5 s for a
   // burst); test/team/approvals-steering.test.ts covers the queue modes.
@@ -74,13 +82,15 @@ export async function startTeamServer(options: TeamServerOptions = {}): Promise<
   const mcp = options.mcp?.(home, db);
   // A pool (as `dimsum serve` builds it) also gives the team's agents its tools.
   const pool = mcp instanceof McpServerPool ? mcp : undefined;
+  // a2a.json of the home and those added in Settings, as `dimsum serve` has them.
+  const remoteAgents = loadRemoteAgents(config, home, log, settings.remoteAgents);
   const inner = await buildTeam(
-    { db, config, settings, log, ...(pool ? { mcp: pool } : {}) },
+    { db, config, settings, log, remoteAgents, ...(pool ? { mcp: pool } : {}) },
     { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );
   const team = options.wrap ? options.wrap(inner) : inner;
   const memory = options.memory === false ? undefined : buildMemory(db, log);
-  const routes: TeamRoutesOptions = { team };
+  const routes: TeamRoutesOptions = { team, remoteAgents };
   if (memory) routes.memory = memory;
   if (mcp) routes.mcp = mcp;
   const server = createServer({

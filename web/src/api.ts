@@ -40,6 +40,9 @@ import type {
   PostResult,
   ProviderUpdate,
   QueueMode,
+  RemoteAgentCheck,
+  RemoteAgentInfo,
+  RemoteAgentInput,
   SessionInfo,
   SessionUser,
   Settings,
@@ -540,6 +543,22 @@ export class ApiClient {
   /** Stops and forgets an MCP server added in Settings. */
   removeMcp(name: string): Promise<void> {
     return this.request("DELETE", `/api/mcp/${enc(name)}`);
+  }
+  /** Remote A2A agents: a2a.json's and those added in Settings (owners and admins). */
+  listRemoteAgents(): Promise<RemoteAgentInfo[]> {
+    return this.request("GET", "/api/remote-agents");
+  }
+  /** Adds a remote agent; agents can call it from their next run. */
+  addRemoteAgent(agent: RemoteAgentInput): Promise<RemoteAgentInfo> {
+    return this.request("POST", "/api/remote-agents", agent);
+  }
+  /** Forgets a remote agent added in Settings. */
+  removeRemoteAgent(name: string): Promise<void> {
+    return this.request("DELETE", `/api/remote-agents/${enc(name)}`);
+  }
+  /** Reads a remote agent's card: its name and skills, or why it cannot be reached. */
+  checkRemoteAgent(name: string): Promise<RemoteAgentCheck> {
+    return this.request("POST", `/api/remote-agents/${enc(name)}/check`);
   }
   // --- team templates ---
   /** The built-in gallery of ready teams. */

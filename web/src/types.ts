@@ -196,6 +196,34 @@ export type McpServerInput =
   | { name: string; transport: "stdio"; command: string; args: string[]; env?: Record<string, string> }
   | { name: string; url: string; oauth?: { clientId?: string; scope?: string } };
 
+/** A remote A2A agent agents may call (Settings → Remote agents); never its token. */
+export interface RemoteAgentInfo {
+  name: string;
+  url: string;
+  description: string | null;
+  hasToken: boolean;
+  enabled: boolean;
+  /** a2a.json's are read-only here; Settings' can be removed. */
+  source: "a2a.json" | "settings";
+  removable: boolean;
+}
+
+/** A remote agent to add in Settings → Remote agents. */
+export interface RemoteAgentInput {
+  name: string;
+  url: string;
+  token?: string;
+  description?: string;
+}
+
+/** What "Check" found: the agent's card, or why it could not be read. */
+export type RemoteAgentCheck =
+  | {
+      ok: true;
+      card: { name: string; description: string; skills: Array<{ name: string; description: string }> };
+    }
+  | { ok: false; error: { message: string; hint: string | null } };
+
 /** A channel in this person's list: unread count, and when they pinned or archived it. */
 export type ChannelSummary = ChannelRecord & { unread: number; pinnedAt?: number; archivedAt?: number };
 

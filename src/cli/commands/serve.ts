@@ -21,6 +21,7 @@ import { buildMcp, buildTeam, knowledgeOf } from "../../server/compose.js";
 import type { ServerLog } from "../../server/context.js";
 import { type InstanceSync, joinInstanceSync } from "../../server/instance-sync.js";
 import { McpSignIns } from "../../server/mcp-signin.js";
+import { loadRemoteAgents } from "../../server/remote-agents.js";
 import {
   connectorUsersFrom,
   mountConnectorInbound,
@@ -152,9 +153,11 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     if (telemetry) log.info(`OpenTelemetry: exporting GenAI spans to ${config.telemetry?.tracesUrl}`);
     const shell = await resolveShellOffer(config.tools.shell);
     if (!shell.sandboxed) log.warn(`shell: ${shell.reason}`);
+    const remoteAgents = loadRemoteAgents(config, io.cwd, log, settings.remoteAgents);
     team = await buildTeam(
       {
         storage,
+        remoteAgents,
         ...(cluster ? { cluster } : {}),
         users,
         config,
@@ -194,7 +197,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         ? { kind: "sqlite", db: storage.sqlite }
         : { kind: "postgres", url: config.server.databaseUrl ?? "" },
     );
-    const routeOptions: TeamRoutesOptions = { team, memory, mcpSignIns, a2aTasks };
+    const routeOptions: TeamRoutesOptions = { team, memory, mcpSignIns, a2aTasks, remoteAgents };
     const mcpControl = sync?.mcp ?? mcp;
     if (mcpControl) routeOptions.mcp = mcpControl;
     scheduling = createScheduling({

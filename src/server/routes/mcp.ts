@@ -9,13 +9,12 @@
  * loopback address unless `tools.fetch.allowPrivateNetwork` is set), saved in the settings store and
  * started at once; `DELETE /:name` stops and forgets one added there (mcp.json's are read-only).
  */
-import { isIP } from "node:net";
 import { Hono } from "hono";
 import { conflict, invalid, notFound, unavailable } from "../../errors.js";
 import type { McpControl } from "../../mcp/server-pool.js";
-import { isAddressAllowed, systemLookup } from "../../tools/builtin/network-guard.js";
 import { requireRole } from "../auth/middleware.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
+import { checkRemoteUrl } from "../http/remote-url.js";
 import { jsonBody, paramsOf } from "../http/validate.js";
 import { McpSignIns } from "../mcp-signin.js";
 import type { McpServerInput } from "../settings/mcp-server-settings.js";
@@ -89,7 +88,10 @@ export function mcpRoutes(mcp: McpControl | undefined, signIns = new McpSignIns(
     }
     let input: McpServerInput;
     if ("url" in body) {
-      await checkRemoteUrl(body.url, config.tools.fetch.allowPrivateNetwork);
+      await checkRemoteUrl(body.url, config.tools.fetch.allowPrivateNetwork, {
+        what: "MCP server",
+        example: "https://mcp.example.com/mcp",
+      });
       input = { name: body.name, url: body.url, ...(body.oauth ? { oauth: body.oauth } : {}) };
     } else {
       input = {
@@ -128,29 +130,6 @@ export function mcpRoutes(mcp: McpControl | undefined, signIns = new McpSignIns(
 }
 
 const SERVER_NAME = /^[a-z0-9_-]{1,64}$/;
-
-/** A remote server's URL must be http(s) and, unless the policy allows it, reach a public address. */
-async function checkRemoteUrl(url: string, allowPrivate: boolean): Promise<void> {
-  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-    throw invalid(`"${url}" is not an http(s) URL`, "use a full URL such as https://mcp.example.com/mcp");
-  }
-  if (allowPrivate) return;
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-  const fix =
-    "remote MCP servers must be on a public address; set tools.fetch.allowPrivateNetwork to true in the config to allow private networks";
-  let addresses: string[];
-  try {
-    addresses = isIP(host) ? [host] : (await systemLookup(host)).map((a) => a.address);
-  } catch {
-    throw invalid(`MCP server URL ${url} is refused: its host ${host} does not resolve`, "check the URL");
-  }
-  for (const address of addresses) {
-    const verdict = isAddressAllowed(address);
-    if (!verdict.allowed) {
-      throw invalid(`MCP server URL ${url} is refused: ${address} is a ${verdict.range} address`, fix);
-    }
-  }
-}
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);

@@ -1,6 +1,6 @@
 /**
  * Mounts the team facade onto the server: the `/api` routes of agents, channels, messages, runs,
- * flows, tools, memory, MCP and team templates, the OpenAI-compatible `/v1` endpoint and the A2A routes (`/a2a`). Pass the result to
+ * flows, tools, memory, MCP, remote A2A agents and team templates, the OpenAI-compatible `/v1` endpoint and the A2A routes (`/a2a`). Pass the result to
  * `createServer({ routes: [mountTeamRoutes({ team })] })`; the server's guards (authentication, CSRF,
  * body limits) run before these routes.
  */
@@ -12,6 +12,7 @@ import type { TemplateSchedules } from "../../team/templates/index.js";
 import type { Team } from "../../team/types.js";
 import type { AppEnv, DimsumApp } from "../context.js";
 import type { McpSignIns } from "../mcp-signin.js";
+import type { RemoteAgents } from "../remote-agents.js";
 import { mountA2aRoutes } from "./a2a.js";
 import { agentRoutes } from "./agents.js";
 import { channelRoutes } from "./channels.js";
@@ -21,6 +22,7 @@ import { mcpAppRoutes } from "./mcp-apps.js";
 import { memoryRoutes } from "./memory.js";
 import { messageRoutes } from "./messages.js";
 import { openAiRoutes } from "./openai-compat.js";
+import { remoteAgentRoutes } from "./remote-agents.js";
 import { runRoutes } from "./runs.js";
 import { spendRoutes } from "./spend.js";
 import { teamErrorHandler } from "./team-errors.js";
@@ -39,6 +41,8 @@ export interface TeamRoutesOptions {
   schedules?: TemplateSchedules;
   /** Where the A2A server keeps its tasks (the server's database); absent: this process's memory. */
   a2aTasks?: TaskStore;
+  /** The remote A2A agents the team calls (a2a.json's and Settings'); without it `/api/remote-agents` answers 501. */
+  remoteAgents?: RemoteAgents;
 }
 
 /** Builds the mount function for `ServerDeps.routes`. */
@@ -58,6 +62,7 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/flows", flowRoutes(team));
     api.route("/memory", memoryRoutes(options.memory));
     api.route("/mcp", mcpRoutes(options.mcp, options.mcpSignIns));
+    api.route("/remote-agents", remoteAgentRoutes(options.remoteAgents));
     api.route("/", templateRoutes(options.schedules ? { team, schedules: options.schedules } : { team }));
     app.route("/api", api);
     app.route("/v1", openAiRoutes(team));

@@ -1,9 +1,10 @@
 /**
- * Settings on PostgreSQL: the default model, providers with sealed keys, the MCP servers saved from
- * the UI and each person's sealed MCP sign-ins. Writes that read first (a provider keeps its key
+ * Settings on PostgreSQL: the default model, providers with sealed keys, the MCP servers and remote
+ * A2A agents saved from the UI and each person's sealed MCP sign-ins. Writes that read first (a provider keeps its key
  * unless given one; the MCP list is one JSON value) run in a transaction under one advisory lock, so
  * two instances saving at once apply one after the other instead of losing a write.
  */
+import type { RemoteAgentConfig } from "../../a2a/remote-config.js";
 import type { EnvMap } from "../../config/env.js";
 import type { DimsumConfig } from "../../config/load-config.js";
 import { canonicalProviderName } from "../../config/providers.js";
@@ -18,6 +19,16 @@ import {
   storedServerOf,
   toConfig,
 } from "./mcp-server-settings.js";
+import {
+  REMOTE_AGENTS_KEY,
+  type RemoteAgentInput,
+  type RemoteAgentSettingsRepository,
+  remoteAgentConfigOf,
+  type SavedRemoteAgentView,
+  type StoredRemoteAgent,
+  savedRemoteAgentView,
+  storedRemoteAgentOf,
+} from "./remote-agent-settings.js";
 import type { SecretBox } from "./secret-box.js";
 import {
   configWithSettings,
@@ -112,15 +123,69 @@ export class PgMcpServerSettings implements McpServerSettingsRepository {
   }
 }
 
+/** The remote A2A agents saved from the UI, on PostgreSQL. */
+export class PgRemoteAgentSettings implements RemoteAgentSettingsRepository {
+  constructor(
+    private readonly db: PgDatabase,
+    private readonly box: SecretBox,
+  ) {}
+
+  async #stored(q: PgQueryable): Promise<StoredRemoteAgent[]> {
+    const row = await q.one<{ value_json: string }>("SELECT value_json FROM server_settings WHERE key = $1", [
+      REMOTE_AGENTS_KEY,
+    ]);
+    return row ? (JSON.parse(row.value_json) as StoredRemoteAgent[]) : [];
+  }
+
+  async list(): Promise<SavedRemoteAgentView[]> {
+    return (await this.#stored(this.db)).map(savedRemoteAgentView);
+  }
+
+  async configs(): Promise<RemoteAgentConfig[]> {
+    return (await this.#stored(this.db))
+      .filter((a) => a.enabled)
+      .map((a) => remoteAgentConfigOf(a, this.box));
+  }
+
+  async add(input: RemoteAgentInput): Promise<boolean> {
+    const stored = storedRemoteAgentOf(input, this.box);
+    return this.db.transaction(async (tx) => {
+      await lockSettings(tx);
+      const agents = await this.#stored(tx);
+      if (agents.some((a) => a.name === input.name)) return false;
+      await tx.run(UPSERT_SETTING, [REMOTE_AGENTS_KEY, JSON.stringify([...agents, stored]), Date.now()]);
+      return true;
+    });
+  }
+
+  async remove(name: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await lockSettings(tx);
+      const agents = await this.#stored(tx);
+      const found = agents.some((a) => a.name === name);
+      if (found) {
+        await tx.run(UPSERT_SETTING, [
+          REMOTE_AGENTS_KEY,
+          JSON.stringify(agents.filter((a) => a.name !== name)),
+          Date.now(),
+        ]);
+      }
+      return found;
+    });
+  }
+}
+
 /** The settings repository on PostgreSQL. */
 export class PgSettingsStore implements SettingsRepository {
   readonly mcp: PgMcpServerSettings;
+  readonly remoteAgents: PgRemoteAgentSettings;
 
   constructor(
     private readonly db: PgDatabase,
     private readonly box: SecretBox,
   ) {
     this.mcp = new PgMcpServerSettings(db, box);
+    this.remoteAgents = new PgRemoteAgentSettings(db, box);
   }
 
   async getDefaultModel(): Promise<string | undefined> {

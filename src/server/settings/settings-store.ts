@@ -1,6 +1,6 @@
 /**
  * Server-side settings edited in the UI: model providers (base URL, protocol, API key) and the
- * default model. Keys are encrypted at rest and never leave the server in full; model resolution
+ * default model (MCP servers and remote A2A agents in their own modules). Keys are encrypted at rest and never leave the server in full; model resolution
  * sees them through `effectiveEnv` / `effectiveConfig`.
  */
 import type { CustomProviderEntry } from "../../config/config-file.js";
@@ -12,6 +12,7 @@ import type { WireProtocol } from "../../llm/types.js";
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
 import { McpServerSettings, type McpServerSettingsRepository } from "./mcp-server-settings.js";
+import { RemoteAgentSettings, type RemoteAgentSettingsRepository } from "./remote-agent-settings.js";
 import type { SecretBox } from "./secret-box.js";
 
 export interface ProviderSettingView {
@@ -77,6 +78,8 @@ export function keyEnvFor(name: string): string {
 export interface SettingsRepository {
   /** MCP servers added in the UI. */
   readonly mcp: McpServerSettingsRepository;
+  /** Remote A2A agents added in the UI. */
+  readonly remoteAgents: RemoteAgentSettingsRepository;
   /** The stored default model, if one was set in the UI. */
   getDefaultModel(): Promise<string | undefined>;
   /** What the settings page shows: never a key, only whether there is one and a preview. */
@@ -194,12 +197,14 @@ export function configWithSettings(
 /** The settings repository on SQLite. */
 export class SettingsStore implements SettingsRepository {
   readonly mcp: McpServerSettings;
+  readonly remoteAgents: RemoteAgentSettings;
 
   constructor(
     private readonly db: Database,
     private readonly box: SecretBox,
   ) {
     this.mcp = new McpServerSettings(db, box);
+    this.remoteAgents = new RemoteAgentSettings(db, box);
   }
 
   #rows(): ProviderRow[] {

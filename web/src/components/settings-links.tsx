@@ -11,6 +11,7 @@ const LABELS: Record<string, SettingsSection> = {
   People: "people",
   "API tokens": "tokens",
   "MCP servers": "mcp",
+  "Remote agents": "remote-agents",
 };
 const MENTION = new RegExp(`Settings → (${Object.keys(LABELS).join("|")})`, "g");
 

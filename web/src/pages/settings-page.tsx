@@ -1,12 +1,13 @@
 /**
  * Settings, one tab at a time (`/settings/<section>`): providers and the default model, API tokens,
- * MCP servers, people, your account and this browser's notifications. Admin-only tabs are hidden from other roles.
+ * MCP servers, remote A2A agents, people, your account and this browser's notifications. Admin-only tabs are hidden from other roles.
  */
 import { Link } from "../components/link.js";
 import { AccountSection } from "../components/settings/account-section.js";
 import { McpSection } from "../components/settings/mcp-section.js";
 import { NotificationsSection } from "../components/settings/notifications-section.js";
 import { ProvidersSection } from "../components/settings/providers-section.js";
+import { RemoteAgentsSection } from "../components/settings/remote-agents-section.js";
 import { ShellSection } from "../components/settings/shell-section.js";
 import { SpendSection } from "../components/settings/spend-section.js";
 import { TokensSection } from "../components/settings/tokens-section.js";
@@ -18,6 +19,7 @@ const TABS: ReadonlyArray<{ id: SettingsSection; label: string; adminOnly: boole
   { id: "providers", label: "Providers", adminOnly: true },
   { id: "tokens", label: "API tokens", adminOnly: false },
   { id: "mcp", label: "MCP servers", adminOnly: false },
+  { id: "remote-agents", label: "Remote agents", adminOnly: true },
   { id: "shell", label: "Shell", adminOnly: true },
   { id: "people", label: "People", adminOnly: true },
   { id: "account", label: "Account", adminOnly: false },
@@ -33,6 +35,8 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
       return <TokensSection />;
     case "mcp":
       return <McpSection isAdmin={me.role === "owner" || me.role === "admin"} />;
+    case "remote-agents":
+      return <RemoteAgentsSection />;
     case "shell":
       return <ShellSection />;
     case "people":

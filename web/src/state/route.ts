@@ -5,6 +5,7 @@ export const SETTINGS_SECTIONS = [
   "providers",
   "tokens",
   "mcp",
+  "remote-agents",
   "shell",
   "people",
   "account",

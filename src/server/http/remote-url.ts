@@ -1,0 +1,36 @@
+/**
+ * The check every URL an admin saves for the server to call (remote MCP servers, remote A2A agents)
+ * goes through: http(s) only and, unless `tools.fetch.allowPrivateNetwork` is set, every address its
+ * host resolves to must be public, so Settings cannot point the server at its own network.
+ */
+import { isIP } from "node:net";
+import { invalid } from "../../errors.js";
+import { isAddressAllowed, systemLookup } from "../../tools/builtin/network-guard.js";
+
+/** What the URL is for, in messages: e.g. "MCP server" with an example URL. */
+export interface RemoteUrlKind {
+  what: string;
+  example: string;
+}
+
+/** Refuses (400) a URL that is not http(s) or, unless `allowPrivate`, reaches a private address. */
+export async function checkRemoteUrl(url: string, allowPrivate: boolean, kind: RemoteUrlKind): Promise<void> {
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    throw invalid(`"${url}" is not an http(s) URL`, `use a full URL such as ${kind.example}`);
+  }
+  if (allowPrivate) return;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+  const fix = `remote ${kind.what}s must be on a public address; set tools.fetch.allowPrivateNetwork to true in the config to allow private networks`;
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await systemLookup(host)).map((a) => a.address);
+  } catch {
+    throw invalid(`${kind.what} URL ${url} is refused: its host ${host} does not resolve`, "check the URL");
+  }
+  for (const address of addresses) {
+    const verdict = isAddressAllowed(address);
+    if (!verdict.allowed) {
+      throw invalid(`${kind.what} URL ${url} is refused: ${address} is a ${verdict.range} address`, fix);
+    }
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Remote A2A agents added in Settings → Remote agents, kept in the `server_settings` table (key
+ * `remoteAgents`, one JSON list) like the MCP servers saved there. A bearer token is sealed with the
+ * secret box before it reaches the row and is opened only for the agent's requests.
+ */
+import type { RemoteAgentConfig } from "../../a2a/remote-config.js";
+import type { Database } from "../../store/database.js";
+import { cachedStatement } from "../../store/statement-cache.js";
+import type { SecretBox } from "./secret-box.js";
+
+/** Where agents saved in Settings say they come from (in views and error hints). */
+export const REMOTE_AGENT_SETTINGS_SOURCE = "Settings → Remote agents";
+
+/** The `server_settings` key the list is kept under. */
+export const REMOTE_AGENTS_KEY = "remoteAgents";
+
+/** A remote agent as the Settings form gives it. */
+export interface RemoteAgentInput {
+  name: string;
+  url: string;
+  /** Sent as `Authorization: Bearer …`; sealed at rest, never shown again. */
+  token?: string;
+  description?: string;
+  enabled?: boolean;
+}
+
+/** One saved agent as stored: the token sealed. */
+export interface StoredRemoteAgent {
+  name: string;
+  url: string;
+  tokenSealed?: string;
+  description?: string;
+  enabled: boolean;
+}
+
+/** What may be shown of a saved agent: whether it has a token, never the token. */
+export interface SavedRemoteAgentView {
+  name: string;
+  url: string;
+  description?: string;
+  hasToken: boolean;
+  enabled: boolean;
+}
+
+/**
+ * The remote agents saved from the UI, over SQLite (`RemoteAgentSettings`) and PostgreSQL
+ * (`PgRemoteAgentSettings`). Adding and removing are read-modify-write of one list, done atomically.
+ */
+export interface RemoteAgentSettingsRepository {
+  /** Every saved agent, without its token. */
+  list(): Promise<SavedRemoteAgentView[]>;
+  /** The enabled agents as runs call them (token opened into the Authorization header). */
+  configs(): Promise<RemoteAgentConfig[]>;
+  /** Saves a new agent; false (and nothing saved) when one of that name is saved already. */
+  add(input: RemoteAgentInput): Promise<boolean>;
+  /** Forgets a saved agent; false when there was none of that name. */
+  remove(name: string): Promise<boolean>;
+}
+
+/** What is stored for an input: the token sealed. */
+export function storedRemoteAgentOf(input: RemoteAgentInput, box: SecretBox): StoredRemoteAgent {
+  return {
+    name: input.name,
+    url: input.url,
+    ...(input.token ? { tokenSealed: box.seal(input.token) } : {}),
+    ...(input.description ? { description: input.description } : {}),
+    enabled: input.enabled ?? true,
+  };
+}
+
+/** The view of a stored agent (no token). */
+export function savedRemoteAgentView(stored: StoredRemoteAgent): SavedRemoteAgentView {
+  return {
+    name: stored.name,
+    url: stored.url,
+    ...(stored.description ? { description: stored.description } : {}),
+    hasToken: stored.tokenSealed !== undefined,
+    enabled: stored.enabled,
+  };
+}
+
+/**
+ * The client's config of a stored agent. A token that no longer opens (the secret key was replaced)
+ * is left out: the agent then refuses the call, and the error points at Settings.
+ */
+export function remoteAgentConfigOf(stored: StoredRemoteAgent, box: SecretBox): RemoteAgentConfig {
+  const token = stored.tokenSealed ? box.open(stored.tokenSealed) : undefined;
+  return {
+    name: stored.name,
+    url: stored.url,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    ...(stored.description ? { description: stored.description } : {}),
+    source: REMOTE_AGENT_SETTINGS_SOURCE,
+  };
+}
+
+/** The remote agents saved from the UI, on SQLite. */
+export class RemoteAgentSettings implements RemoteAgentSettingsRepository {
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {}
+
+  #stored(): StoredRemoteAgent[] {
+    const row = cachedStatement(this.db, "SELECT value_json FROM server_settings WHERE key = ?").get(
+      REMOTE_AGENTS_KEY,
+    ) as { value_json: string } | undefined;
+    return row ? (JSON.parse(row.value_json) as StoredRemoteAgent[]) : [];
+  }
+
+  #write(agents: StoredRemoteAgent[]): void {
+    cachedStatement(
+      this.db,
+      `INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
+    ).run(REMOTE_AGENTS_KEY, JSON.stringify(agents), Date.now());
+  }
+
+  async list(): Promise<SavedRemoteAgentView[]> {
+    return this.#stored().map(savedRemoteAgentView);
+  }
+
+  async configs(): Promise<RemoteAgentConfig[]> {
+    return this.#stored()
+      .filter((a) => a.enabled)
+      .map((a) => remoteAgentConfigOf(a, this.box));
+  }
+
+  async add(input: RemoteAgentInput): Promise<boolean> {
+    const stored = storedRemoteAgentOf(input, this.box);
+    return this.db.transaction(() => {
+      const agents = this.#stored();
+      if (agents.some((a) => a.name === input.name)) return false;
+      this.#write([...agents, stored]);
+      return true;
+    })();
+  }
+
+  async remove(name: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const agents = this.#stored();
+      const found = agents.some((a) => a.name === name);
+      if (found) this.#write(agents.filter((a) => a.name !== name));
+      return found;
+    })();
+  }
+}
