@@ -92,6 +92,10 @@ export async function mappedActor(
   return user ? { userId: user.id, role: user.role } : undefined;
 }
 
+/** What a chat is told of a kind of message Dimsum does not read. */
+export const UNSUPPORTED_TEXT =
+  "it reads text, photos and images, PDFs and text files (Markdown, code, CSV, JSON); send it as one of those.";
+
 /** Times a file is asked for again after passing platform failures before it is left out. */
 export const MAX_FILE_TRIES = 3;
 const MAX_TRACKED_FILES = 1000;
@@ -128,6 +132,13 @@ export class InboundPipeline {
       const posted = text !== "" ? text : names.map((name) => `📎 ${name}`).join("\n");
       if (posted !== "") await this.#deps.team.postMessage(actor, channelId, posted, { attachments: ids });
       for (const line of refused) await this.#deps.notify(connector, message.chat.id, line);
+      for (const what of message.unsupported ?? []) {
+        await this.#deps.notify(
+          connector,
+          message.chat.id,
+          `⚠️ Dimsum did not take ${what}: ${UNSUPPORTED_TEXT}`,
+        );
+      }
       return true;
     } catch (err) {
       // A refusal (deleted agent, message too long) is final: say so in the chat, keep the key.

@@ -120,6 +120,8 @@ export interface InboundMessage {
   text: string;
   /** Files sent with the message, in order. */
   files?: InboundFile[];
+  /** What the message carried that Dimsum does not read (e.g. "a voice message"): said in the chat. */
+  unsupported?: string[];
 }
 
 /** A button of an approval prompt: approve once, approve from now on in this chat, or reject. */

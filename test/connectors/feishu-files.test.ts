@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { UNSUPPORTED_TEXT } from "../../src/connectors/inbound-pipeline.js";
 import { buildFeishuEvent, FakeFeishu, feishuMessageEvent } from "../../src/testing/fake-feishu.js";
 import { pdfDocument, pngImage } from "../support/attachment-files.js";
 import { type ConnectorServer, onCleanup, startConnector, startConnectorServer } from "./harness.js";
@@ -150,6 +151,19 @@ describe("Feishu/Lark files", () => {
     const parts = lastUserParts(server);
     expect(parts.find((p) => p.type === "text")?.text).toContain("Can you read this?");
     expect(parts.some((p) => p.type === "image_url")).toBe(false);
+  });
+
+  it("answers a voice message with what Dimsum reads, and posts nothing for it", async () => {
+    const { server, feishu, send } = await webhookBot();
+    expect(
+      await send("om_voice", "oc_voice", {
+        type: "audio",
+        content: { file_key: "file_v3_a", duration: 2000 },
+      }),
+    ).toBe(200);
+    await feishu.waitUntil(() => feishu.messages.length === 1, "the note");
+    expect(feishu.messages[0]?.text).toBe(`⚠️ Dimsum did not take a voice message: ${UNSUPPORTED_TEXT}`);
+    expect(server.llm.requests).toHaveLength(0);
   });
 
   it("downloads an image message that arrives over the long connection", async () => {

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { MAX_FILE_TRIES } from "../../src/connectors/inbound-pipeline.js";
+import { MAX_FILE_TRIES, UNSUPPORTED_TEXT } from "../../src/connectors/inbound-pipeline.js";
 import { FakeTelegram } from "../../src/testing/fake-telegram.js";
 import { pdfDocument, pngImage } from "../support/attachment-files.js";
 import { type ConnectorServer, onCleanup, startConnector, startConnectorServer } from "./harness.js";
@@ -132,6 +132,34 @@ describe("Telegram files", () => {
       .poll(async () => (await server.channelMessages(id, "57")).map((m) => m.text), { timeout: 10_000 })
       .toEqual(expect.arrayContaining(["Is this blurry?", "And a question after it"]));
     expect(telegram.sent.map((m) => m.text).join("\n")).not.toContain(telegram.token);
+  });
+
+  it("answers a voice message or a sticker with what Dimsum reads, and posts nothing for it", async () => {
+    const server = await startConnectorServer({ model: "openai:gpt-4o" });
+    const { telegram, id } = await telegramBot(server);
+    const from = { id: 68, is_bot: false, first_name: "Tess" };
+    const chat = { id: 58, type: "private", first_name: "Tess" };
+    telegram.push({
+      update_id: 9001,
+      message: { message_id: 901, from, chat, voice: { file_id: "v1", duration: 3 } },
+    });
+    telegram.push({
+      update_id: 9002,
+      message: { message_id: 902, from, chat, sticker: { file_id: "s1" }, caption: "this one" },
+    });
+    await telegram.waitUntil(
+      () => telegram.sent.filter((m) => m.text.startsWith("⚠️")).length === 2,
+      "two notes",
+    );
+    const notes = telegram.sent.filter((m) => m.text.startsWith("⚠️")).map((m) => m.text);
+    expect(notes[0]).toBe(`⚠️ Dimsum did not take a voice message: ${UNSUPPORTED_TEXT}`);
+    expect(notes[1]).toContain("did not take a sticker");
+    // The voice message posted nothing; the sticker's caption went through as a message.
+    await telegram.waitUntil(() => telegram.sent.length === 3, "the answer to the caption");
+    expect((await server.channelMessages(id, "58")).map((m) => m.text)).toEqual([
+      "this one",
+      expect.any(String),
+    ]);
   });
 
   it("refuses an oversized photo and a file of another kind in the chat, and still takes the caption", async () => {

@@ -187,7 +187,9 @@ export function inboundOfEvent(event: FeishuEvent, download?: FeishuDownload): I
   if (sender?.sender_type !== "user" || !message?.chat_id) return undefined;
   const userId = userIdOf(sender.sender_id);
   const { text, resources } = partsOfMessage(message.message_type, message.content);
-  if (!userId || (text === "" && resources.length === 0)) return undefined;
+  const type = message.message_type ?? "";
+  const unsupported = Object.hasOwn(FEISHU_UNSUPPORTED, type) ? FEISHU_UNSUPPORTED[type] : undefined;
+  if (!userId || (text === "" && resources.length === 0 && !unsupported)) return undefined;
   const messageId = message.message_id ?? "";
   const files: InboundFile[] = resources.map((resource) => ({
     name: resource.name,
@@ -205,8 +207,19 @@ export function inboundOfEvent(event: FeishuEvent, download?: FeishuDownload): I
     user: { id: userId },
     text,
     ...(files.length > 0 ? { files } : {}),
+    ...(unsupported ? { unsupported: [unsupported] } : {}),
   };
 }
+
+/** Message types Dimsum does not read, as the chat is told of them. */
+const FEISHU_UNSUPPORTED: Readonly<Record<string, string>> = {
+  audio: "a voice message",
+  media: "a video",
+  sticker: "a sticker",
+  location: "a location",
+  share_chat: "a shared chat",
+  share_user: "a shared contact",
+};
 
 /** The id a Feishu user is known by (the same for their messages and their presses). */
 function userIdOf(id: FeishuUserId | undefined): string | undefined {

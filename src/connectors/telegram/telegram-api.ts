@@ -77,6 +77,16 @@ export interface TelegramMessage {
   caption?: string;
   photo?: TelegramPhotoSize[];
   document?: TelegramDocument;
+  /** Kinds Dimsum does not read; only their presence matters. */
+  voice?: unknown;
+  audio?: unknown;
+  video?: unknown;
+  video_note?: unknown;
+  sticker?: unknown;
+  animation?: unknown;
+  location?: unknown;
+  contact?: unknown;
+  poll?: unknown;
 }
 
 /** A press of an inline keyboard button. */

@@ -2,7 +2,8 @@
  * The Telegram connector (Bot API). `mode: "polling"` long-polls `getUpdates` (offset kept across
  * restarts); `mode: "webhook"` registers `<publicUrl>/api/connectors/<id>/inbound` with `setWebhook`
  * and a secret token that every inbound POST must carry in `X-Telegram-Bot-Api-Secret-Token`.
- * Text, photos (the largest size) and documents are taken, a caption as the text; files are
+ * Text, photos (the largest size) and documents are taken, a caption as the text (voice, video,
+ * stickers and the like are answered with what Dimsum reads); files are
  * downloaded by the inbound pipeline through `getFile`. Answers are sent as plain text (at most 4096 characters each) and streamed by editing a preview.
  * A tool call waiting for approval is asked with an inline keyboard (Approve / Always / Reject) whose
  * `callback_data` holds only a ticket token; presses arrive as `callback_query` updates (polled or
@@ -122,13 +123,27 @@ export function filesOfMessage(message: TelegramMessage, api?: TelegramApi): Inb
   return files;
 }
 
+/** What a message may carry that Dimsum does not read, as the chat is told of it. */
+const UNSUPPORTED: ReadonlyArray<[keyof TelegramMessage, string]> = [
+  ["voice", "a voice message"],
+  ["audio", "an audio file"],
+  ["video", "a video"],
+  ["video_note", "a video message"],
+  ["animation", "an animation"],
+  ["sticker", "a sticker"],
+  ["location", "a location"],
+  ["contact", "a contact"],
+  ["poll", "a poll"],
+];
+
 /** The platform-neutral message of an update; undefined for updates the connector ignores. */
 export function inboundOfUpdate(update: TelegramUpdate, api?: TelegramApi): InboundMessage | undefined {
   const message = update.message;
   if (!message?.from || message.from.is_bot) return undefined;
   const text = message.text ?? message.caption ?? "";
   const files = filesOfMessage(message, api);
-  if (text === "" && files.length === 0) return undefined;
+  const unsupported = UNSUPPORTED.filter(([key]) => message[key] !== undefined).map(([, what]) => what);
+  if (text === "" && files.length === 0 && unsupported.length === 0) return undefined;
   const from = message.from;
   const person = [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username;
   const chatName =
@@ -140,6 +155,7 @@ export function inboundOfUpdate(update: TelegramUpdate, api?: TelegramApi): Inbo
     user: { id: String(from.id), ...((from.username ?? person) ? { name: from.username ?? person } : {}) },
     text,
     ...(files.length > 0 ? { files } : {}),
+    ...(unsupported.length > 0 ? { unsupported } : {}),
   };
 }
 
