@@ -257,4 +257,42 @@ describe("files in the web composer", () => {
     },
     TIMEOUT_MS,
   );
+
+  it(
+    "the home page's composer holds files until the new chat exists, then sends them with the first message",
+    async () => {
+      await step("attachments/03-home", async () => {
+        await page.goto(server.url);
+        await byTest("home-page").waitFor();
+        await byTest("home-composer-file-input").setInputFiles([
+          { name: "whiteboard.png", mimeType: "image/png", buffer: photo },
+          { name: "notes.bin", mimeType: "application/octet-stream", buffer: Buffer.from([0, 1, 2, 0, 255]) },
+        ]);
+        await until(() => item("whiteboard.png").getAttribute("data-status")).toBe("ready");
+        await until(() => item("notes.bin").getAttribute("data-status")).toBe("error");
+        await byTest("home-composer-input").fill("What does the whiteboard say?");
+        // A refused file stops the chat from starting until it is removed.
+        expect(await byTest("home-composer-send").isDisabled()).toBe(true);
+        await screenshot(page, "attachments/03a-home-1440");
+        await resize(PHONE);
+        await screenshot(page, "attachments/03b-home-390");
+        expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
+        await resize(WIDE);
+        await item("notes.bin").getByTestId("attachment-remove").click();
+        llm.reset();
+        scripts.add("assistant", { text: "It says: ship on Friday." });
+        await byTest("home-composer-send").click();
+        await page.getByText("It says: ship on Friday.").waitFor();
+        // The answer's request carried the image (the chat's title request after it does not).
+        const answered = llm.requests.find((r) =>
+          JSON.stringify(r.body).includes("What does the whiteboard say?"),
+        );
+        expect(JSON.stringify(answered?.body)).toContain(`data:image/png;base64,${photo.toString("base64")}`);
+        const mine = page.locator('[data-testid="message"]').filter({ has: byTest("message-attachments") });
+        expect(await mine.getByTestId("message-image").count()).toBe(1);
+        expect(log.uncaught()).toEqual([]);
+      });
+    },
+    TIMEOUT_MS,
+  );
 });

@@ -20,7 +20,7 @@ import {
 import { composerHint } from "../state/queue-mode.js";
 import type { AgentRecord, ChannelRecord, McpPromptInfo } from "../types.js";
 import { EDIT_LAST_EVENT } from "../use-chat-keys.js";
-import { AttachmentTray } from "./attachment-tray.js";
+import { AttachArea, AttachButton, pastedFiles } from "./attach-controls.js";
 import { Link } from "./link.js";
 import { ModelNotice } from "./model-notice.js";
 import { matchingPrompts, PromptArguments, PromptMenu, slashQuery, usePrompts } from "./prompt-picker.js";
@@ -115,38 +115,6 @@ function ImageWarning({ blind }: { blind: AgentRecord[] }) {
   );
 }
 
-function PaperclipIcon() {
-  return (
-    <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" focusable="false">
-      <path
-        d="M21.4 11.1l-8.5 8.5a5.5 5.5 0 01-7.8-7.8l8.5-8.5a3.7 3.7 0 015.2 5.2l-8.5 8.5a1.8 1.8 0 01-2.6-2.6l7.8-7.8"
-        fill="none"
-        stroke="currentColor"
-        stroke-width="1.8"
-        stroke-linecap="round"
-        stroke-linejoin="round"
-      />
-    </svg>
-  );
-}
-
-/** Under the tray: what still stops the files from going (the server needs some text with them). */
-function AttachNote({ busy, failed, hasText }: { busy: boolean; failed: boolean; hasText: boolean }) {
-  const note = failed
-    ? "Remove the files that cannot be attached to send."
-    : busy
-      ? "Uploading… Send once the files are ready."
-      : hasText
-        ? undefined
-        : "Add a message to send with the files.";
-  if (!note) return null;
-  return (
-    <p class="composer-hint muted" data-testid="attach-note">
-      {note}
-    </p>
-  );
-}
-
 /** The composer of a channel. */
 export function Composer({ channel, agents, disabled }: ComposerProps) {
   const { api, store } = useServices();
@@ -158,7 +126,6 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
   // Guests cannot attach files (the server refuses their uploads).
   const canAttach = useSelector((s) => s.auth.phase === "ready" && s.auth.user.role !== "guest");
   const attachments = useAttachments(channel.id);
-  const picker = useRef<HTMLInputElement>(null);
   const dragging = useFileDrop(canAttach && !disabled, attachments.add);
   const imageAttached = attachments.files.some((f) => f.kind === "image" && f.status !== "error");
   const blind = imageAttached ? agentsBlindToImages(text, channel, agents) : [];
@@ -300,15 +267,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
       <WorkingHint channel={channel} />
       {needed && <MentionNeeded channel={channel} agentIds={needed} />}
       <ImageWarning blind={blind} />
-      {dragging && (
-        <div class="composer-drop" data-testid="composer-drop">
-          Drop files to attach them (images, PDFs, text)
-        </div>
-      )}
-      <AttachmentTray files={attachments.files} onRemove={attachments.remove} />
-      {attachments.files.length > 0 && (
-        <AttachNote busy={attachments.busy} failed={attachments.failed} hasText={text.trim() !== ""} />
-      )}
+      <AttachArea dragging={dragging} attachments={attachments} hasText={text.trim() !== ""} />
       {promptMenu && (
         <PromptMenu
           items={promptItems}
@@ -351,33 +310,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
           ))}
         </div>
       )}
-      {canAttach && (
-        <>
-          <button
-            type="button"
-            class="icon-btn composer-attach"
-            aria-label="Attach files"
-            title="Attach images, PDFs or text files"
-            disabled={disabled}
-            onClick={() => picker.current?.click()}
-            data-testid="composer-attach"
-          >
-            <PaperclipIcon />
-          </button>
-          <input
-            ref={picker}
-            type="file"
-            multiple
-            hidden
-            data-testid="composer-file-input"
-            onChange={(e) => {
-              const el = e.currentTarget;
-              attachments.add([...(el.files ?? [])]);
-              el.value = "";
-            }}
-          />
-        </>
-      )}
+      {canAttach && <AttachButton disabled={disabled} onFiles={attachments.add} />}
       <textarea
         ref={input}
         class="composer-input"
@@ -397,13 +330,8 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
         }}
         onKeyDown={onKeyDown}
         onPaste={(e) => {
-          const data = e.clipboardData;
-          const files = [...(data?.files ?? [])];
-          // A copied image or file attaches; copied text (even with a picture of it, as spreadsheets
-          // copy) pastes as text. Some systems put a copied file's name in the text: that is no text.
-          const pasted = data?.getData("text/plain").trim() ?? "";
-          if (!canAttach || files.length === 0) return;
-          if (pasted !== "" && !files.some((f) => f.name === pasted)) return;
+          const files = canAttach ? pastedFiles(e.clipboardData) : [];
+          if (files.length === 0) return;
           e.preventDefault();
           attachments.add(files);
         }}

@@ -44,6 +44,11 @@ export interface Attachments {
   clear(): void;
   /** Ids to send: every file uploaded. */
   ids: string[];
+  /**
+   * Without a chat yet (the home page), files are checked and held: this uploads them to the chat
+   * just made and gives the ids to send, in order; it throws when one is refused.
+   */
+  uploadTo(channelId: string): Promise<string[]>;
   /** Some file is still being checked or uploaded. */
   busy: boolean;
   /** Some file was refused (it must be removed before sending). */
@@ -66,12 +71,14 @@ function readDataUrl(file: Blob): Promise<string> {
 
 let counter = 0;
 
-/** The tray of one chat's composer; it empties when the chat changes. */
-export function useAttachments(channelId: string): Attachments {
+/** The tray of one chat's composer (none yet: files are held until `uploadTo`); it empties when the chat changes. */
+export function useAttachments(channelId: string | undefined): Attachments {
   const { api } = useServices();
   const [files, setFiles] = useState<PendingFile[]>([]);
   const limits = useRef<AttachmentLimits>(DEFAULT_ATTACHMENT_LIMITS);
   const uploads = useRef(new Map<string, Upload>());
+  // Files checked and held while there is no chat to upload them to.
+  const held = useRef(new Map<string, File>());
   // The tray as last set, for counting while several adds run before a render.
   const current = useRef<PendingFile[]>([]);
 
@@ -97,6 +104,7 @@ export function useAttachments(channelId: string): Attachments {
   const cancelAll = () => {
     for (const upload of uploads.current.values()) upload.abort();
     uploads.current.clear();
+    held.current.clear();
     current.current = [];
     setFiles([]);
   };
@@ -112,17 +120,38 @@ export function useAttachments(channelId: string): Attachments {
     if (over) return update(key, { kind: sniffed.kind, status: "error", error: problemLine(over) });
     const preview = sniffed.kind === "image" ? await readDataUrl(file).catch(() => undefined) : undefined;
     if (!current.current.some((f) => f.key === key)) return; // removed meanwhile
+    if (channelId === undefined) {
+      held.current.set(key, file);
+      return update(key, { kind: sniffed.kind, status: "ready", ...(preview ? { preview } : {}) });
+    }
     update(key, { kind: sniffed.kind, status: "uploading", ...(preview ? { preview } : {}) });
-    const upload = uploadAttachment(api, channelId, file, file.name, (progress) => update(key, { progress }));
+    await send(key, file, channelId);
+  };
+
+  /** Uploads one file; false when it was refused (its refusal is shown beside it). */
+  const send = async (key: string, file: File, to: string): Promise<boolean> => {
+    const upload = uploadAttachment(api, to, file, file.name, (progress) => update(key, { progress }));
     uploads.current.set(key, upload);
     try {
       const meta = await upload.done;
       update(key, { status: "ready", progress: 1, meta, kind: meta.kind });
+      return true;
     } catch (err) {
       if (uploads.current.get(key) === upload) update(key, { status: "error", error: errorText(err) });
+      return false;
     } finally {
       if (uploads.current.get(key) === upload) uploads.current.delete(key);
     }
+  };
+
+  const uploadTo = async (to: string): Promise<string[]> => {
+    for (const [key, file] of [...held.current]) {
+      update(key, { status: "uploading", progress: 0 });
+      if (!(await send(key, file, to)))
+        throw new Error(`${file.name} could not be attached; see the file's note.`);
+      held.current.delete(key);
+    }
+    return current.current.flatMap((f) => (f.meta ? [f.meta.id] : []));
   };
 
   const add = (list: readonly File[]) => {
@@ -145,6 +174,7 @@ export function useAttachments(channelId: string): Attachments {
   const remove = (key: string) => {
     uploads.current.get(key)?.abort();
     uploads.current.delete(key);
+    held.current.delete(key);
     current.current = current.current.filter((f) => f.key !== key);
     setFiles(current.current);
   };
@@ -155,6 +185,7 @@ export function useAttachments(channelId: string): Attachments {
     remove,
     clear: cancelAll,
     ids: files.flatMap((f) => (f.status === "ready" && f.meta ? [f.meta.id] : [])),
+    uploadTo,
     busy: files.some((f) => f.status === "checking" || f.status === "uploading"),
     failed: files.some((f) => f.status === "error"),
   };
