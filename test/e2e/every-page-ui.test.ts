@@ -9,6 +9,7 @@ import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { McpServerPool } from "../../src/mcp/server-pool.js";
 import type { ChannelRecord } from "../../src/team/types.js";
+import { SETTINGS_SECTIONS } from "../../web/src/state/route.js";
 import { call, type Session, withUsers } from "../server/helpers.js";
 import { AgentScripts } from "../team/harness.js";
 import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
@@ -120,17 +121,8 @@ function pages(): Array<{ name: string; path: string; ready: string }> {
     { name: "templates", path: "/templates", ready: "templates-page" },
     { name: "memory", path: "/memory", ready: "memory-page" },
     { name: "memory-agent", path: "/memory/assistant", ready: "memory-page" },
-    ...[
-      "providers",
-      "tokens",
-      "mcp",
-      "remote-agents",
-      "shell",
-      "people",
-      "account",
-      "notifications",
-      "spend",
-    ].map((s) => ({
+    // Every tab there is, so a new one is covered too.
+    ...SETTINGS_SECTIONS.map((s) => ({
       name: `settings-${s}`,
       path: `/settings/${s}`,
       ready: "settings-page",
