@@ -31,8 +31,14 @@ function SpendTable({ rows, keyLabel, testId }: { rows: SpendRow[]; keyLabel: st
               <td class="num wide-only">{row.runs}</td>
               <td class="num wide-only">{formatTokens(row.inputTokens)}</td>
               <td class="num wide-only">{formatTokens(row.cachedInputTokens)}</td>
-              <td class="num">{formatTokens(row.outputTokens)}</td>
-              <td class="num" title={row.unpriced > 0 ? `${row.unpriced} without a known price` : undefined}>
+              <td class="num" data-label="Output tokens">
+                {formatTokens(row.outputTokens)}
+              </td>
+              <td
+                class="num"
+                data-label="Cost"
+                title={row.unpriced > 0 ? `${row.unpriced} without a known price` : undefined}
+              >
                 {formatUsd(row.costUsd)}
                 {row.unpriced > 0 ? "*" : ""}
               </td>
