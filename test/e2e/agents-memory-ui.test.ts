@@ -173,6 +173,8 @@ describe("agents and memory pages in headless Chromium", () => {
           await byTest(`agent-tools-allow-${name}`).check();
         await byTest("agent-tools-deny-toggle").click();
         await byTest("agent-tools-deny-fetch_url").check();
+        // How hard its model thinks, beside the model.
+        await byTest("agent-reasoning").selectOption("high");
         await byTest("agent-save").click();
         await page.getByTestId("notice").filter({ hasText: "Agent saved." }).waitFor();
         expect(await errorNotices().count()).toBe(0);
@@ -180,9 +182,11 @@ describe("agents and memory pages in headless Chromium", () => {
         const saved = await apiGet<AgentRecord>("/api/agents/scribe");
         expect(saved.toolsAllow).toEqual(["rag_query", "memory_write", "core_memory_append", "calculator"]);
         expect(saved.toolsDeny).toEqual(["fetch_url"]);
+        expect(saved.reasoning).toBe("high");
 
         await page.reload();
         await byTest("agent-tools-allow").waitFor();
+        expect(await byTest("agent-reasoning").inputValue()).toBe("high");
         for (const name of ["rag_query", "memory_write", "core_memory_append", "calculator"])
           expect(await byTest(`agent-tools-allow-${name}`).isChecked(), name).toBe(true);
         expect(await byTest("agent-tools-allow-read_file").isChecked()).toBe(false);

@@ -146,6 +146,18 @@ describe("agent form", () => {
     expect(formToPatch(agentToForm(agent), agent)).not.toHaveProperty("answerFormat");
   });
 
+  it("sends the thinking effort when set, and null to go back to the model's default", () => {
+    const thinking = { ...agent, reasoning: "high" as const };
+    expect(agentToForm(thinking).reasoning).toBe("high");
+    expect(formToPatch(agentToForm(thinking), thinking)).toMatchObject({ reasoning: "high" });
+    expect(formToPatch({ ...agentToForm(thinking), reasoning: "" }, thinking)).toMatchObject({
+      reasoning: null,
+    });
+    expect(formToPatch(agentToForm(agent), agent)).not.toHaveProperty("reasoning");
+    const created = formToInput({ ...emptyAgentForm(), id: "deep", name: "Deep", reasoning: "low" }, "");
+    expect(created.reasoning).toBe("low");
+  });
+
   it("ticks and unticks names, keeping the picking order", () => {
     expect(toggleName(["a", "b"], "c", true)).toEqual(["a", "b", "c"]);
     expect(toggleName(["a", "b"], "a", true)).toEqual(["a", "b"]);

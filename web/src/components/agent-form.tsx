@@ -244,6 +244,20 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
             />
           </Field>
 
+          <Field label="Thinking" error={undefined} errorKey="reasoning">
+            <select
+              value={values.reasoning}
+              onChange={(e) => set("reasoning", e.currentTarget.value as AgentFormValues["reasoning"])}
+              data-testid="agent-reasoning"
+            >
+              <option value="">The model's default</option>
+              <option value="off">Off (answer at once)</option>
+              <option value="low">Low</option>
+              <option value="medium">Medium</option>
+              <option value="high">High (slower, more thorough)</option>
+            </select>
+          </Field>
+
           <fieldset class={`field field-wide tools-field${shown("toolsAllow") ? " invalid" : ""}`}>
             <legend>Tools</legend>
             <div class="choice-row" role="radiogroup" aria-label="Which tools">

@@ -6,6 +6,8 @@ export interface AgentFormValues {
   name: string;
   emoji: string;
   model: string;
+  /** How hard the model thinks: "" = the model's default. */
+  reasoning: "" | "off" | "low" | "medium" | "high";
   /** "all" = every tool of the catalogue that is not grant-only (minus the deny list); "list" = only `toolsAllow`. */
   toolsMode: "all" | "list";
   toolsAllow: string[];
@@ -37,6 +39,7 @@ export function emptyAgentForm(): AgentFormValues {
     name: "",
     emoji: "🤖",
     model: "",
+    reasoning: "",
     toolsMode: "all",
     toolsAllow: [],
     toolsDeny: [],
@@ -56,6 +59,7 @@ export function agentToForm(agent: AgentRecord): AgentFormValues {
     name: agent.name,
     emoji: agent.emoji,
     model: agent.model ?? "",
+    reasoning: agent.reasoning ?? "",
     toolsMode: agent.toolsAllow === undefined ? "all" : "list",
     toolsAllow: [...(agent.toolsAllow ?? [])],
     toolsDeny: [...agent.toolsDeny],
@@ -103,12 +107,13 @@ export function validateAgentForm(values: AgentFormValues, creating: boolean): A
 }
 
 /**
- * The PATCH body for an edited agent (see AgentPatchBody). The ask-first list is sent when it holds
- * something, or when the agent had one (`before`), so clearing it is saved too.
+ * The PATCH body for an edited agent (see AgentPatchBody). The ask-first list, the answer format and
+ * the thinking effort are sent when set, or when the agent had one (`before`), so clearing them is
+ * saved too.
  */
 export function formToPatch(
   values: AgentFormValues,
-  before?: Pick<AgentRecord, "askFirst" | "answerFormat">,
+  before?: Pick<AgentRecord, "askFirst" | "answerFormat" | "reasoning">,
 ): AgentPatchBody {
   const askFirst = splitList(values.askFirst);
   const patch: AgentPatchBody = {
@@ -122,6 +127,9 @@ export function formToPatch(
     knowledgeBases: values.knowledgeMode === "list" ? [...new Set(values.knowledgeBases)] : null,
   };
   if (askFirst.length > 0 || (before?.askFirst ?? []).length > 0) patch.askFirst = askFirst;
+  // Sent when set, or as null (the model's default) when the agent had one.
+  if (values.reasoning !== "") patch.reasoning = values.reasoning;
+  else if (before?.reasoning) patch.reasoning = null;
   const answerFormat = parseAnswerFormat(values.answerFormat);
   if (answerFormat) patch.answerFormat = answerFormat;
   else if (before?.answerFormat) patch.answerFormat = null;
@@ -134,6 +142,7 @@ export function formToInput(values: AgentFormValues, soul: string): AgentInput {
   const input: AgentInput = { id: values.id.trim(), name: patch.name || values.id.trim(), soul };
   if (patch.emoji) input.emoji = patch.emoji;
   if (patch.model) input.model = patch.model;
+  if (patch.reasoning) input.reasoning = patch.reasoning;
   if (patch.toolsAllow) input.toolsAllow = patch.toolsAllow;
   if (patch.toolsDeny && patch.toolsDeny.length > 0) input.toolsDeny = patch.toolsDeny;
   if (patch.memory !== undefined) input.memory = patch.memory;
