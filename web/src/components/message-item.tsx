@@ -2,7 +2,7 @@
  * A stored message (with its regenerated versions and its actions: copy, regenerate, edit), or the
  * live bubble of a run still streaming (or ended without a message). Both render the same parts.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { answeringModelOf } from "../../../src/team/message-parts.js";
 import { copyText } from "../clipboard.js";
 import { formatTime } from "../format.js";
@@ -93,7 +93,9 @@ export function MessageItem({ versions, runs, agents, me, editable, queued, answ
   const [editing, setEditing] = useState<string | undefined>(undefined);
   const editInput = useRef<HTMLTextAreaElement>(null);
   const isEditing = editing !== undefined;
-  useEffect(() => {
+  // A layout effect: the editor has the caret in the same frame it appears (a key typed right after
+  // ↑ lands in it, not in the composer).
+  useLayoutEffect(() => {
     if (!isEditing) return;
     const el = editInput.current;
     el?.focus();
