@@ -721,6 +721,25 @@ CREATE INDEX a2a_tasks_scope_updated ON a2a_tasks (tenant, owner, status_last_up
 CREATE INDEX a2a_tasks_scope_context_updated ON a2a_tasks (tenant, owner, context_id, status_last_updated, id);
 `),
   },
+  {
+    version: 19,
+    name: "team_app_calls: MCP App tool calls waiting for the person's approval",
+    up: (db) =>
+      db.exec(`
+CREATE TABLE team_app_calls (
+  id TEXT PRIMARY KEY,
+  actor TEXT NOT NULL,
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  run_id TEXT NOT NULL,
+  call_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  name TEXT NOT NULL,
+  args TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX team_app_calls_expiry ON team_app_calls (expires_at);
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

@@ -56,19 +56,8 @@ interface Located {
   tools: ToolRegistry;
 }
 
-interface PendingCall {
-  actor: string;
-  ref: McpAppRef;
-  tool: string;
-  name: string;
-  args: Record<string, unknown>;
-  expiresAt: number;
-}
-
 export class McpApps {
   readonly #deps: McpAppsDeps;
-  /** Calls waiting for approval, by id; kept in this process (an app asks again after a restart). */
-  readonly #pending = new Map<string, PendingCall>();
 
   constructor(deps: McpAppsDeps) {
     this.#deps = deps;
@@ -97,16 +86,23 @@ export class McpApps {
     const need = await approvalNeed(tool, checked, ctx, located.agent.askFirst);
     const granted = await this.#deps.store.grants.has(located.channel.id, located.agent.id, tool.name);
     if (need && !granted) {
-      this.#sweep();
       const approvalId = randomUUID();
-      this.#pending.set(approvalId, {
-        actor: actor.userId,
-        ref,
-        tool: tool.name,
-        name,
-        args: checked,
-        expiresAt: this.#deps.now() + APP_APPROVAL_TTL_MS,
-      });
+      // In the database: the answer may reach any instance, and is taken once.
+      const now = this.#deps.now();
+      await this.#deps.store.appCalls.put(
+        approvalId,
+        {
+          actor: actor.userId,
+          channelId: ref.channelId,
+          runId: ref.runId,
+          callId: ref.callId,
+          tool: tool.name,
+          name,
+          args: checked,
+          expiresAt: now + APP_APPROVAL_TTL_MS,
+        },
+        now,
+      );
       return { status: "approval_required", approvalId, tool: tool.name, ...need };
     }
     return { status: "done", result: await this.#run(located, tool, checked, ctx) };
@@ -119,14 +115,13 @@ export class McpApps {
     approvalId: string,
     decision: { decision: "approve" | "reject"; always?: boolean },
   ): Promise<McpAppCallOutcome> {
-    this.#sweep();
-    const pending = this.#pending.get(approvalId);
-    // Only the person whose app asked may answer; anyone else learns nothing about the call.
-    if (!pending || pending.actor !== actor.userId || !sameRef(pending.ref, ref)) {
+    const located = await this.#locate(actor, ref);
+    // Only the person whose app asked may answer (taken once); anyone else learns nothing about the call.
+    const owner = { actor: actor.userId, ...ref };
+    const pending = await this.#deps.store.appCalls.take(approvalId, owner, this.#deps.now());
+    if (!pending) {
       throw notFound("No app tool call waits for this approval.", "use the app again to ask once more");
     }
-    this.#pending.delete(approvalId);
-    const located = await this.#locate(actor, ref);
     if (decision.decision === "reject") {
       return {
         status: "done",
@@ -208,11 +203,6 @@ export class McpApps {
   ): Promise<McpAppCallResult> {
     return toCallToolResult(await tools.execute({ tool, args }, ctx));
   }
-
-  #sweep(): void {
-    const now = this.#deps.now();
-    for (const [id, call] of this.#pending) if (call.expiresAt <= now) this.#pending.delete(id);
-  }
 }
 
 /** A Dimsum tool result back in MCP's shape, for the app. */
@@ -232,10 +222,6 @@ export function toCallToolResult(result: ToolResult): McpAppCallResult {
   }
   if (result.isError) out.isError = true;
   return out;
-}
-
-function sameRef(a: McpAppRef, b: McpAppRef): boolean {
-  return a.channelId === b.channelId && a.runId === b.runId && a.callId === b.callId;
 }
 
 function unavailable(server: string) {

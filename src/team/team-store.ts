@@ -2,11 +2,13 @@
  * The team's repositories (see store/repositories.ts) and their two implementations: SQLite in the
  * Dimsum database file, and PostgreSQL for several instances sharing one database.
  */
+
 import type { Database } from "better-sqlite3";
 import type { PgDatabase } from "../store/postgres/pg-database.js";
 import { createPostgresTeamStore as createPostgres } from "./store/postgres/team-store.js";
 import type { TeamStore } from "./store/repositories.js";
 import { SqliteAgentRepo } from "./store/sqlite/agent-repo.js";
+import { SqliteAppCallRepo } from "./store/sqlite/app-call-repo.js";
 import { SqliteAttachmentRepo } from "./store/sqlite/attachment-repo.js";
 import { SqliteChannelRepo } from "./store/sqlite/channel-repo.js";
 import { SqliteFlowRepo } from "./store/sqlite/flow-repo.js";
@@ -48,6 +50,7 @@ export function createSqliteTeamStore(db: Database): TeamStore {
     flows: new SqliteFlowRepo(db),
     meta: new SqliteMetaRepo(db),
     grants: new SqliteGrantRepo(db),
+    appCalls: new SqliteAppCallRepo(db),
   };
 }
 

@@ -195,6 +195,37 @@ describeBackends("team store", (open, kind) => {
     expect(await store.channels.get("ops")).not.toHaveProperty("queueMode");
   });
 
+  it("keeps an MCP App's call waiting for approval until its person takes it, once, before it expires", async () => {
+    const store = storeOf(await open());
+    await store.channels.insert(channel("apps", 1));
+    const call = {
+      actor: "alice",
+      channelId: "apps",
+      runId: "r1",
+      callId: "c1",
+      tool: "clock_get-time",
+      name: "get-time",
+      args: { zone: "UTC" },
+      expiresAt: 5000,
+    };
+    const owner = { actor: "alice", channelId: "apps", runId: "r1", callId: "c1" };
+    await store.appCalls.put("a1", call, 1000);
+    // Someone else, or another app of the same person, takes nothing (and uses nothing up).
+    expect(await store.appCalls.take("a1", { ...owner, actor: "bob" }, 2000)).toBeUndefined();
+    expect(await store.appCalls.take("a1", { ...owner, callId: "c2" }, 2000)).toBeUndefined();
+    expect(await store.appCalls.take("a1", owner, 2000)).toEqual(call);
+    expect(await store.appCalls.take("a1", owner, 2000)).toBeUndefined();
+    // Expired: not given out; the next put drops it.
+    await store.appCalls.put("a2", { ...call, expiresAt: 3000 }, 1000);
+    expect(await store.appCalls.take("a2", owner, 3000)).toBeUndefined();
+    await store.appCalls.put("a3", { ...call, expiresAt: 3000 }, 1000);
+    await store.appCalls.put("a4", call, 4000);
+    expect(await store.appCalls.take("a3", owner, 1000)).toBeUndefined();
+    // A chat's waiting calls go with it.
+    await store.channels.delete("apps");
+    expect(await store.appCalls.take("a4", owner, 4000)).toBeUndefined();
+  });
+
   it("keeps approve-always grants per chat, agent and tool; they go with their chat", async () => {
     const store = storeOf(await open());
     await store.channels.insert(channel("ops", 1));

@@ -216,6 +216,34 @@ export interface ApprovalGrantRepository {
   delete(channelId: string, agentId: string, tool: string): Promise<boolean>;
 }
 
+/** An MCP App's tool call waiting for the person's approval (the app asks; any instance may be told). */
+export interface PendingAppCall {
+  /** The person whose app asked: only they may answer. */
+  actor: string;
+  channelId: string;
+  runId: string;
+  callId: string;
+  /** The agent's name for the tool, and the MCP server's. */
+  tool: string;
+  name: string;
+  args: Record<string, unknown>;
+  expiresAt: number;
+}
+
+/** Whose call it is: the person and the app (the answer's tool call in its run and chat). */
+export type AppCallOwner = Pick<PendingAppCall, "actor" | "channelId" | "runId" | "callId">;
+
+/** App tool calls waiting for approval, shared by every instance. */
+export interface PendingAppCallRepository {
+  /** Keeps the call under `id`; calls expired by `now` are dropped on the way. */
+  put(id: string, call: PendingAppCall, now: number): Promise<void>;
+  /**
+   * Takes the call out when it is this person's, from this app (once: a second take finds nothing);
+   * undefined when missing, someone else's, or expired by `now`.
+   */
+  take(id: string, owner: AppCallOwner, now: number): Promise<PendingAppCall | undefined>;
+}
+
 /** Small key-value facts about the team (e.g. whether the starter agents were created). */
 export interface MetaRepository {
   get(key: string): Promise<string | undefined>;
@@ -259,6 +287,8 @@ export interface TeamStore {
   flows: FlowRepository;
   meta: MetaRepository;
   grants: ApprovalGrantRepository;
+  /** MCP App tool calls waiting for approval. */
+  appCalls: PendingAppCallRepository;
   /** Run leases, where several instances share the database (PostgreSQL). */
   leases?: RunLeaseRepository;
   /** Runs as jobs any instance claims (PostgreSQL). */

@@ -17,7 +17,7 @@ import type {
   RunStatus,
   TeamRun,
 } from "../types.js";
-import type { ApprovalGrant, ChannelPrefs, StoredRun } from "./repositories.js";
+import type { ApprovalGrant, ChannelPrefs, PendingAppCall, StoredRun } from "./repositories.js";
 
 /** Parses a JSON column written by these repositories; a damaged value falls back. */
 export function parseJson<T>(text: string | null | undefined, fallback: T): T {
@@ -351,4 +351,29 @@ export function prefsByChannel(rows: PrefsRow[]): Map<string, ChannelPrefs> {
     out.set(row.channel_id, prefs);
   }
   return out;
+}
+
+export interface AppCallRow {
+  id: string;
+  actor: string;
+  channel_id: string;
+  run_id: string;
+  call_id: string;
+  tool: string;
+  name: string;
+  args: string;
+  expires_at: number | string;
+}
+
+export function toAppCall(row: AppCallRow): PendingAppCall {
+  return {
+    actor: row.actor,
+    channelId: row.channel_id,
+    runId: row.run_id,
+    callId: row.call_id,
+    tool: row.tool,
+    name: row.name,
+    args: JSON.parse(row.args) as Record<string, unknown>,
+    expiresAt: Number(row.expires_at),
+  };
 }

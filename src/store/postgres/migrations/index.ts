@@ -16,6 +16,7 @@ import { channelPrefs } from "./010-channel-prefs.js";
 import { agentReasoning } from "./011-agent-reasoning.js";
 import { attachments } from "./012-attachments.js";
 import { a2aTasks } from "./013-a2a-tasks.js";
+import { appCalls } from "./014-app-calls.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -31,4 +32,5 @@ export const pgMigrations: readonly PgMigration[] = [
   agentReasoning,
   attachments,
   a2aTasks,
+  appCalls,
 ];

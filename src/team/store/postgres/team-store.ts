@@ -3,6 +3,7 @@
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
 import type { MetaRepository, TeamStore } from "../repositories.js";
 import { PgAgentRepo } from "./agent-repo.js";
+import { PgAppCallRepo } from "./app-call-repo.js";
 import { PgAttachmentRepo } from "./attachment-repo.js";
 import { PgChannelRepo } from "./channel-repo.js";
 import { PgFlowRepo } from "./flow-repo.js";
@@ -44,6 +45,7 @@ export function createPostgresTeamStore(db: PgDatabase): TeamStore {
     meta: new PgMetaRepo(db),
     attachments: new PgAttachmentRepo(db),
     grants: new PgGrantRepo(db),
+    appCalls: new PgAppCallRepo(db),
     leases: new PgRunLeaseRepo(db),
     jobs: new PgRunJobRepo(db),
   };
