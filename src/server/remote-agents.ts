@@ -9,7 +9,11 @@ import { remoteToolName } from "../a2a/remote-tools.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { conflict, notFound, toDimsumError } from "../errors.js";
 import type { ServerLog } from "./context.js";
-import type { RemoteAgentInput, RemoteAgentSettingsRepository } from "./settings/remote-agent-settings.js";
+import type {
+  RemoteAgentInput,
+  RemoteAgentPatch,
+  RemoteAgentSettingsRepository,
+} from "./settings/remote-agent-settings.js";
 
 /** A remote agent as Settings lists it: never its token or headers. */
 export interface RemoteAgentView {
@@ -103,13 +107,26 @@ export class RemoteAgents {
 
   /** Forgets an agent added in Settings; a2a.json's cannot be removed here (409). */
   async remove(name: string): Promise<void> {
+    this.#assertSaved(name, "remove");
+    if (!(await this.saved.remove(name))) throw notFound(`No remote agent "${name}"`);
+  }
+
+  /** Changes an agent added in Settings (URL, token, description, on or off); a2a.json's: 409. */
+  async update(name: string, patch: RemoteAgentPatch): Promise<RemoteAgentView> {
+    this.#assertSaved(name, "change");
+    if (!(await this.saved.update(name, patch))) throw notFound(`No remote agent "${name}"`);
+    const view = (await this.list()).find((r) => r.name === name);
+    if (!view) throw notFound(`remote agent "${name}" was removed meanwhile`);
+    return view;
+  }
+
+  #assertSaved(name: string, verb: string): void {
     if (this.fromFile.some((r) => r.name === name)) {
       throw conflict(
         `The remote agent "${name}" comes from ${A2A_CONFIG_FILE}`,
-        `remove it from ${A2A_CONFIG_FILE} and restart`,
+        `${verb} it in ${A2A_CONFIG_FILE} and restart`,
       );
     }
-    if (!(await this.saved.remove(name))) throw notFound(`No remote agent "${name}"`);
   }
 }
 

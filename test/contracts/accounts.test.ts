@@ -577,6 +577,32 @@ describeBackends("accounts: remote A2A agent settings", (open) => {
         source: "Settings → Remote agents",
       },
     ]);
+    // Changed in place: a new token sealed, the description removed, turned off and on.
+    expect(await settings.remoteAgents.update("desk", { token: "new-desk-token", description: null })).toBe(
+      true,
+    );
+    expect(await settings.remoteAgents.update("nobody", { enabled: false })).toBe(false);
+    expect(await settings.remoteAgents.update("off", { enabled: true, url: "https://a2a.example/on" })).toBe(
+      true,
+    );
+    const [changedRow] = await rows("SELECT value_json FROM server_settings WHERE key = 'remoteAgents'");
+    expect(String(changedRow?.value_json)).not.toContain("new-desk-token");
+    expect(await settings.remoteAgents.configs()).toEqual([
+      {
+        name: "desk",
+        url: "https://a2a.example/desk",
+        headers: { authorization: "Bearer new-desk-token" },
+        source: "Settings → Remote agents",
+      },
+      { name: "off", url: "https://a2a.example/on", headers: {}, source: "Settings → Remote agents" },
+    ]);
+    expect(await settings.remoteAgents.update("desk", { token: null, enabled: false })).toBe(true);
+    expect((await settings.remoteAgents.list())[0]).toEqual({
+      name: "desk",
+      url: "https://a2a.example/desk",
+      hasToken: false,
+      enabled: false,
+    });
     expect(await settings.remoteAgents.remove("desk")).toBe(true);
     expect(await settings.remoteAgents.remove("desk")).toBe(false);
     expect((await settings.remoteAgents.list()).map((a) => a.name)).toEqual(["off"]);

@@ -85,6 +85,21 @@ describe("Settings → Remote agents", () => {
       await until(() => text(added.getByTestId("remote-agent-check-result"))).toContain(
         "Reachable: “Remote Helper”",
       );
+      // Edited in place: the description; the saved token stays (the field is empty, never shown).
+      await added.getByTestId("remote-agent-edit").click();
+      expect(await added.getByTestId("remote-agent-edit-token").inputValue()).toBe("");
+      await added.getByTestId("remote-agent-edit-description").fill("Knows every order, and returns too.");
+      await screenshot(page, "a2a-settings/01b-edit-1440");
+      await added.getByTestId("remote-agent-edit-save").click();
+      await page.getByTestId("notice").filter({ hasText: 'Saved "order-desk"' }).waitFor();
+      await until(() => text(added)).toContain("Knows every order, and returns too.");
+      await added.getByTestId("remote-agent-token").waitFor();
+      // Turned off and on again.
+      await added.getByTestId("remote-agent-toggle").click();
+      await until(() => text(added)).toContain("disabled");
+      await added.getByTestId("remote-agent-toggle").click();
+      await until(() => text(added.getByTestId("remote-agent-toggle"))).toBe("Turn off");
+      expect(await text(added)).not.toContain("disabled");
     });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.reload();

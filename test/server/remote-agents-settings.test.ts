@@ -132,6 +132,35 @@ describe("/api/remote-agents", () => {
     expect(lastToolResult(llm.requests.at(-1))).toBe("Remote says: where is order 42?");
     expect(JSON.stringify(llm.requests)).not.toContain(TOKEN);
 
+    // Changed in place: a wrong token is refused by the remote agent; turned off, runs are not offered it.
+    const patch = (body: unknown, session = owner, name = "order-desk") =>
+      call(s.url, `/api/remote-agents/${name}`, { session, method: "PATCH", body });
+    expect((await patch({ enabled: false }, users.member as Session)).status).toBe(403);
+    expect((await patch({})).status).toBe(400);
+    expect((await patch({ enabled: false }, owner, "from-file")).status).toBe(409);
+    expect((await patch({ enabled: false }, owner, "nobody")).status).toBe(404);
+    expect((await patch({ url: "ftp://x.example.com/a" })).status).toBe(400);
+    const changed = await patch({ token: "another-token-555", description: null });
+    const changedText = await changed.text();
+    expect(changed.status).toBe(200);
+    expect(changedText).not.toContain("another-token-555");
+    expect(JSON.parse(changedText)).toMatchObject({ name: "order-desk", hasToken: true, enabled: true });
+    expect(JSON.parse(changedText).description).toBeNull();
+    const checked = await expectJson<{ ok: boolean }>(
+      await call(s.url, "/api/remote-agents/order-desk/check", { session: owner, method: "POST" }),
+      200,
+    );
+    expect(checked.ok).toBe(false);
+    expect(remote.authorizations.at(-1)).toBe("Bearer another-token-555");
+    expect((await patch({ token: TOKEN, enabled: false })).status).toBe(200);
+    llm.reset();
+    await ask(s, owner, "anyone there?");
+    expect(toolNamesOf(llm.requests[0])).not.toContain("a2a_order_desk");
+    expect((await patch({ enabled: true })).status).toBe(200);
+    llm.reset();
+    await ask(s, owner, "and now?");
+    expect(toolNamesOf(llm.requests[0])).toContain("a2a_order_desk");
+
     expect(
       (await call(s.url, "/api/remote-agents/order-desk", { session: users.member, method: "DELETE" }))
         .status,

@@ -43,6 +43,7 @@ import type {
   RemoteAgentCheck,
   RemoteAgentInfo,
   RemoteAgentInput,
+  RemoteAgentPatch,
   SessionInfo,
   SessionUser,
   Settings,
@@ -551,6 +552,10 @@ export class ApiClient {
   /** Adds a remote agent; agents can call it from their next run. */
   addRemoteAgent(agent: RemoteAgentInput): Promise<RemoteAgentInfo> {
     return this.request("POST", "/api/remote-agents", agent);
+  }
+  /** Changes a remote agent added in Settings (URL, token, description, on or off). */
+  updateRemoteAgent(name: string, patch: RemoteAgentPatch): Promise<RemoteAgentInfo> {
+    return this.request("PATCH", `/api/remote-agents/${enc(name)}`, patch);
   }
   /** Forgets a remote agent added in Settings. */
   removeRemoteAgent(name: string): Promise<void> {

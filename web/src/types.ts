@@ -216,6 +216,14 @@ export interface RemoteAgentInput {
   description?: string;
 }
 
+/** A change to a remote agent added in Settings: `null` removes the token or the description. */
+export interface RemoteAgentPatch {
+  url?: string;
+  token?: string | null;
+  description?: string | null;
+  enabled?: boolean;
+}
+
 /** What "Check" found: the agent's card, or why it could not be read. */
 export type RemoteAgentCheck =
   | {

@@ -20,8 +20,10 @@ import {
   toConfig,
 } from "./mcp-server-settings.js";
 import {
+  patchedRemoteAgents,
   REMOTE_AGENTS_KEY,
   type RemoteAgentInput,
+  type RemoteAgentPatch,
   type RemoteAgentSettingsRepository,
   remoteAgentConfigOf,
   type SavedRemoteAgentView,
@@ -171,6 +173,15 @@ export class PgRemoteAgentSettings implements RemoteAgentSettingsRepository {
         ]);
       }
       return found;
+    });
+  }
+
+  async update(name: string, patch: RemoteAgentPatch): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await lockSettings(tx);
+      const next = patchedRemoteAgents(await this.#stored(tx), name, patch, this.box);
+      if (next) await tx.run(UPSERT_SETTING, [REMOTE_AGENTS_KEY, JSON.stringify(next), Date.now()]);
+      return next !== undefined;
     });
   }
 }

@@ -55,6 +55,36 @@ export interface RemoteAgentSettingsRepository {
   add(input: RemoteAgentInput): Promise<boolean>;
   /** Forgets a saved agent; false when there was none of that name. */
   remove(name: string): Promise<boolean>;
+  /** Changes a saved agent; false when there is none of that name. */
+  update(name: string, patch: RemoteAgentPatch): Promise<boolean>;
+}
+
+/** A change to a saved agent: `null` removes the token or the description; omitted keeps it. */
+export interface RemoteAgentPatch {
+  url?: string;
+  token?: string | null;
+  description?: string | null;
+  enabled?: boolean;
+}
+
+/** The list with `name` changed by `patch` (a new token sealed); undefined when it has no such agent. */
+export function patchedRemoteAgents(
+  agents: readonly StoredRemoteAgent[],
+  name: string,
+  patch: RemoteAgentPatch,
+  box: SecretBox,
+): StoredRemoteAgent[] | undefined {
+  if (!agents.some((a) => a.name === name)) return undefined;
+  return agents.map((agent) => {
+    if (agent.name !== name) return agent;
+    const next: StoredRemoteAgent = { ...agent, ...(patch.url !== undefined ? { url: patch.url } : {}) };
+    if (patch.enabled !== undefined) next.enabled = patch.enabled;
+    if (patch.token === null) delete next.tokenSealed;
+    else if (patch.token) next.tokenSealed = box.seal(patch.token);
+    if (patch.description === null) delete next.description;
+    else if (patch.description) next.description = patch.description;
+    return next;
+  });
 }
 
 /** What is stored for an input: the token sealed. */
@@ -142,6 +172,14 @@ export class RemoteAgentSettings implements RemoteAgentSettingsRepository {
       const found = agents.some((a) => a.name === name);
       if (found) this.#write(agents.filter((a) => a.name !== name));
       return found;
+    })();
+  }
+
+  async update(name: string, patch: RemoteAgentPatch): Promise<boolean> {
+    return this.db.transaction(() => {
+      const next = patchedRemoteAgents(this.#stored(), name, patch, this.box);
+      if (next) this.#write(next);
+      return next !== undefined;
     })();
   }
 }

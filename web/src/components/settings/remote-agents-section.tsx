@@ -1,7 +1,8 @@
 /**
  * Settings → Remote agents (owners and admins): the remote A2A agents every agent may call, one tool
  * each (`a2a_<name>`). a2a.json's are listed read-only; those added here can be checked (their agent
- * card read with the saved token) and removed. Tokens are never shown, only that one is saved.
+ * card read with the saved token), edited, turned off and on, and removed. Tokens are never shown,
+ * only that one is saved.
  */
 import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../../api.js";
@@ -9,12 +10,14 @@ import { useAction, useReportError, useServices } from "../../hooks.js";
 import type { RemoteAgentCheck, RemoteAgentInfo } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
 import { RemoteAgentAddForm, toolNameOf } from "./remote-agent-add-form.js";
+import { RemoteAgentEditForm } from "./remote-agent-edit-form.js";
 
 export function RemoteAgentsSection() {
-  const { api } = useServices();
+  const { api, store } = useServices();
   const report = useReportError();
   const [agents, setAgents] = useState<RemoteAgentInfo[] | undefined>(undefined);
   const [checks, setChecks] = useState<Record<string, RemoteAgentCheck | "checking">>({});
+  const [editing, setEditing] = useState<string | undefined>(undefined);
   const reload = () => api.listRemoteAgents().then(setAgents).catch(report);
   useEffect(() => {
     void reload();
@@ -33,6 +36,18 @@ export function RemoteAgentsSection() {
       return agent.name;
     },
     (name) => (name ? `Removed the remote agent "${name}".` : undefined),
+  );
+
+  const [toggle, toggling] = useAction(
+    async (agent: RemoteAgentInfo) => {
+      await api.updateRemoteAgent(agent.name, { enabled: !agent.enabled });
+      await reload();
+      return agent;
+    },
+    (agent) =>
+      agent.enabled
+        ? `Turned off "${agent.name}": runs no longer offer ${toolNameOf(agent.name)}.`
+        : `Turned on "${agent.name}": agents can call it from their next run.`,
   );
 
   const check = async (name: string) => {
@@ -89,6 +104,23 @@ export function RemoteAgentsSection() {
                     </button>
                     <button
                       type="button"
+                      class="btn btn-small"
+                      onClick={() => setEditing(editing === agent.name ? undefined : agent.name)}
+                      data-testid="remote-agent-edit"
+                    >
+                      Edit
+                    </button>
+                    <button
+                      type="button"
+                      class="btn btn-small"
+                      disabled={toggling}
+                      onClick={() => void toggle(agent)}
+                      data-testid="remote-agent-toggle"
+                    >
+                      {agent.enabled ? "Turn off" : "Turn on"}
+                    </button>
+                    <button
+                      type="button"
                       class="btn btn-small btn-danger"
                       disabled={removing}
                       onClick={() => void remove(agent)}
@@ -108,6 +140,21 @@ export function RemoteAgentsSection() {
               </span>
               {agent.description && <span class="remote-agent-description">{agent.description}</span>}
               <CheckResult result={checks[agent.name]} />
+              {editing === agent.name && (
+                <RemoteAgentEditForm
+                  agent={agent}
+                  onDone={async (saved) => {
+                    setEditing(undefined);
+                    if (!saved) return;
+                    setChecks((all) => {
+                      const { [agent.name]: _, ...rest } = all;
+                      return rest;
+                    });
+                    await reload();
+                    store.dispatch({ type: "notice", kind: "info", text: saved });
+                  }}
+                />
+              )}
             </li>
           ))}
         </ul>

@@ -1,0 +1,115 @@
+/**
+ * Settings → Remote agents → Edit: a saved agent's URL, its token (a new one replaces the saved one,
+ * which is never shown; or it is removed) and its description. The name (its tool) stays.
+ */
+import { useState } from "preact/hooks";
+import { errorText } from "../../api.js";
+import { useServices } from "../../hooks.js";
+import type { RemoteAgentInfo, RemoteAgentPatch } from "../../types.js";
+
+export function RemoteAgentEditForm({
+  agent,
+  onDone,
+}: {
+  agent: RemoteAgentInfo;
+  /** Called with what was saved (a line for the person), or undefined when cancelled. */
+  onDone: (saved: string | undefined) => Promise<unknown>;
+}) {
+  const { api } = useServices();
+  const [url, setUrl] = useState(agent.url);
+  const [token, setToken] = useState("");
+  const [dropToken, setDropToken] = useState(false);
+  const [description, setDescription] = useState(agent.description ?? "");
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+
+  const save = async () => {
+    const patch: RemoteAgentPatch = {};
+    if (url.trim() !== agent.url) patch.url = url.trim();
+    if (dropToken) patch.token = null;
+    else if (token.trim() !== "") patch.token = token.trim();
+    if (description.trim() !== (agent.description ?? "")) patch.description = description.trim() || null;
+    if (Object.keys(patch).length === 0) return void onDone(undefined);
+    setError(undefined);
+    setBusy(true);
+    try {
+      await api.updateRemoteAgent(agent.name, patch);
+      await onDone(`Saved "${agent.name}": its next calls use the changes.`);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      class="form remote-agent-edit"
+      data-testid="remote-agent-edit-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save();
+      }}
+    >
+      <label class="field">
+        <span>URL</span>
+        <input
+          value={url}
+          required
+          onInput={(e) => setUrl(e.currentTarget.value)}
+          data-testid="remote-agent-edit-url"
+        />
+      </label>
+      <label class="field">
+        <span>
+          {agent.hasToken ? "New bearer token (empty: keep the saved one)" : "Bearer token (optional)"}
+        </span>
+        <input
+          type="password"
+          autocomplete="off"
+          value={token}
+          disabled={dropToken}
+          onInput={(e) => setToken(e.currentTarget.value)}
+          data-testid="remote-agent-edit-token"
+        />
+      </label>
+      {agent.hasToken && (
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={dropToken}
+            onChange={(e) => setDropToken(e.currentTarget.checked)}
+            data-testid="remote-agent-edit-drop-token"
+          />
+          Remove the saved token
+        </label>
+      )}
+      <label class="field">
+        <span>Description (what calling agents read)</span>
+        <input
+          value={description}
+          onInput={(e) => setDescription(e.currentTarget.value)}
+          data-testid="remote-agent-edit-description"
+        />
+      </label>
+      {error && (
+        <p class="form-error" role="alert" data-testid="remote-agent-edit-error">
+          {error}
+        </p>
+      )}
+      <div class="form-actions">
+        <button type="button" class="btn btn-small" onClick={() => void onDone(undefined)}>
+          Cancel
+        </button>
+        <button
+          type="submit"
+          class="btn btn-primary btn-small"
+          disabled={busy}
+          data-testid="remote-agent-edit-save"
+        >
+          Save
+        </button>
+      </div>
+    </form>
+  );
+}
