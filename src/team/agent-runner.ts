@@ -489,73 +489,44 @@ export class AgentRunner {
   async runNested(target: AgentRecord, scope: CallScope, task: string, signal: AbortSignal): Promise<string> {
     const ref = { userId: `call:${scope.parentRunId}`, sessionId: `agent:${target.id}` };
     const chain = [...scope.chain, target.id];
-    let answer = "";
-    let failure: DimsumError | undefined;
-    const handle = await this.#start(
+    return this.#runChild(
+      scope,
+      target.id,
+      ref,
+      signal,
       {
-        channelId: scope.channelId,
-        agentId: target.id,
-        triggerMessageId: scope.triggerMessageId,
-        depth: scope.depth + 1,
-        parentRunId: scope.parentRunId,
-        ref,
-        requestedBy: scope.requestedBy,
-        signal,
+        failed: (reason) => new DimsumError("tool_failed", `@${target.id} did not answer: ${reason}`),
+        empty: `(@${target.id} gave an empty answer)`,
       },
       async (runId, runSignal) => {
         const caller = await this.#deps.store.agents.get(scope.chain.at(-1) ?? "");
-        this.#parts.set(runId, []);
-        this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, target.id));
-        let status: "done" | "error" | "cancelled" = "done";
-        try {
-          const result = await runAgentTurn(this.#deps.runtime, {
-            agent: target,
+        const result = await runAgentTurn(this.#deps.runtime, {
+          agent: target,
+          runId,
+          channelId: scope.channelId,
+          ref,
+          input: task,
+          system: callSystemText(target, caller, chain),
+          workspace: scope.workspace,
+          signal: runSignal,
+          extraTools: await this.#callTools(
             runId,
-            channelId: scope.channelId,
-            ref,
-            input: task,
-            system: callSystemText(target, caller, chain),
-            workspace: scope.workspace,
-            signal: runSignal,
-            extraTools: await this.#callTools(
-              runId,
-              scope.channelId,
-              scope.triggerMessageId,
-              scope.depth + 1,
-              chain,
-              scope.requestedBy,
-              scope.workspace,
-              { present: scope.present === true, rootRunId: scope.rootRunId ?? scope.parentRunId },
-            ),
-            requestedBy: scope.requestedBy,
-            // The person of the outermost run answers the called agent's MCP requests there.
-            ...(scope.present ? { present: true, askIn: scope.rootRunId ?? scope.parentRunId } : {}),
-            onEvent: (event, seq) => this.#record(runId, event, seq),
-          });
-          answer = result.answer;
-          this.#updateParts(runId, (parts) => withAnswer(parts, result.text));
-          return result;
-        } catch (err) {
-          failure = toDimsumError(err);
-          status = runSignal.aborted ? "cancelled" : "error";
-          this.#updateParts(runId, (parts) => endParts(parts, this.#failure(err, runSignal)));
-          throw err;
-        } finally {
-          const childParts = this.#parts.get(runId) ?? [];
-          this.#parts.delete(runId);
-          this.#seqs.delete(runId);
-          this.#updateParts(scope.parentRunId, (parts) => updateChildRun(parts, runId, status, childParts));
-        }
+            scope.channelId,
+            scope.triggerMessageId,
+            scope.depth + 1,
+            chain,
+            scope.requestedBy,
+            scope.workspace,
+            { present: scope.present === true, rootRunId: scope.rootRunId ?? scope.parentRunId },
+          ),
+          requestedBy: scope.requestedBy,
+          // The person of the outermost run answers the called agent's MCP requests there.
+          ...(scope.present ? { present: true, askIn: scope.rootRunId ?? scope.parentRunId } : {}),
+          onEvent: (event, seq) => this.#record(runId, event, seq),
+        });
+        return { answer: result.answer, shown: result.text, outcome: result };
       },
     );
-    const run = await handle.finished;
-    if (run.status !== "done") {
-      throw new DimsumError(
-        "tool_failed",
-        `@${target.id} did not answer: ${failure?.message ?? run.error ?? run.status}`,
-      );
-    }
-    return answer.trim() === "" ? `(@${target.id} gave an empty answer)` : answer;
   }
 
   /** A direct run of an agent over an OpenAI-style conversation, in a session of its own. */
@@ -626,6 +597,72 @@ export class AgentRunner {
   ): Promise<string> {
     const agentId = `a2a:${remote.name}`;
     const ref = { userId: `call:${scope.parentRunId}`, sessionId: `a2a:${remote.name}` };
+    const who = `the A2A agent "${remote.name}"`;
+    return this.#runChild(
+      scope,
+      agentId,
+      ref,
+      signal,
+      {
+        failed: (reason, failure) =>
+          new DimsumError(
+            "tool_failed",
+            `The A2A agent "${remote.name}" did not answer: ${reason}`,
+            failure?.hint ? { hint: failure.hint } : {},
+          ),
+        empty: `(${who} gave an empty answer)`,
+      },
+      async (runId, runSignal) => {
+        let seq = 0;
+        const emit = (event: AgentEvent) => {
+          seq++;
+          this.#deps.runtime.emit({ type: "agent", channelId: scope.channelId, runId, seq, event });
+          this.#record(runId, event, seq);
+        };
+        let answer = "";
+        emit({ type: "run_start", runId, model: remote.url, tools: [] });
+        // Loaded on the first call: the A2A client is not needed before.
+        const { askRemoteAgent } = await import("../a2a/remote-agent.js");
+        const stream = askRemoteAgent(remote, task, runSignal);
+        for (;;) {
+          const next = await stream.next();
+          if (next.done) {
+            answer = next.value;
+            break;
+          }
+          if (next.value.type === "text") emit({ type: "text_delta", runId, text: next.value.text });
+        }
+        const usage = emptyUsage();
+        emit({
+          type: "done",
+          runId,
+          answer,
+          iterations: 1,
+          capReached: false,
+          finishReason: "stop",
+          usage,
+        });
+        return { answer, shown: answer, outcome: { usage } };
+      },
+    );
+  }
+
+  /**
+   * Runs `work` as a run nested under the calling run (a called agent, a remote A2A agent): its
+   * answer shows in the caller's as it comes and settles with its end. Returns the answer (`says.empty`
+   * for a blank one); a run that did not end `done` throws `says.failed` with the reason.
+   */
+  async #runChild(
+    scope: CallScope,
+    agentId: string,
+    ref: SessionRef,
+    signal: AbortSignal,
+    says: { failed: (reason: string, failure: DimsumError | undefined) => DimsumError; empty: string },
+    work: (
+      runId: string,
+      runSignal: AbortSignal,
+    ) => Promise<{ answer: string; shown: string; outcome: { usage?: Usage; waiting?: unknown } }>,
+  ): Promise<string> {
     let answer = "";
     let failure: DimsumError | undefined;
     const handle = await this.#start(
@@ -642,38 +679,12 @@ export class AgentRunner {
       async (runId, runSignal) => {
         this.#parts.set(runId, []);
         this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, agentId));
-        let seq = 0;
-        const emit = (event: AgentEvent) => {
-          seq++;
-          this.#deps.runtime.emit({ type: "agent", channelId: scope.channelId, runId, seq, event });
-          this.#record(runId, event, seq);
-        };
         let status: "done" | "error" | "cancelled" = "done";
         try {
-          emit({ type: "run_start", runId, model: remote.url, tools: [] });
-          // Loaded on the first call: the A2A client is not needed before.
-          const { askRemoteAgent } = await import("../a2a/remote-agent.js");
-          const stream = askRemoteAgent(remote, task, runSignal);
-          for (;;) {
-            const next = await stream.next();
-            if (next.done) {
-              answer = next.value;
-              break;
-            }
-            if (next.value.type === "text") emit({ type: "text_delta", runId, text: next.value.text });
-          }
-          const usage = emptyUsage();
-          emit({
-            type: "done",
-            runId,
-            answer,
-            iterations: 1,
-            capReached: false,
-            finishReason: "stop",
-            usage,
-          });
-          this.#updateParts(runId, (parts) => withAnswer(parts, answer));
-          return { usage };
+          const done = await work(runId, runSignal);
+          answer = done.answer;
+          this.#updateParts(runId, (parts) => withAnswer(parts, done.shown));
+          return done.outcome;
         } catch (err) {
           failure = toDimsumError(err);
           status = runSignal.aborted ? "cancelled" : "error";
@@ -688,14 +699,8 @@ export class AgentRunner {
       },
     );
     const run = await handle.finished;
-    if (run.status !== "done") {
-      throw new DimsumError(
-        "tool_failed",
-        `The A2A agent "${remote.name}" did not answer: ${failure?.message ?? run.error ?? run.status}`,
-        failure?.hint ? { hint: failure.hint } : {},
-      );
-    }
-    return answer.trim() === "" ? `(the A2A agent "${remote.name}" gave an empty answer)` : answer;
+    if (run.status !== "done") throw says.failed(failure?.message ?? run.error ?? run.status, failure);
+    return answer.trim() === "" ? says.empty : answer;
   }
 
   /** call_agent and the remote A2A agents' tools of a run (the remote agents as they are now). */
