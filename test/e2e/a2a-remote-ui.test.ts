@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseA2aConfig } from "../../src/a2a/remote-config.js";
 import { type RemoteA2aAgent, startRemoteA2aAgent } from "../support/a2a-remote-agent.js";
 import { AgentScripts, lastToolResult } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -60,20 +60,13 @@ describe("remote A2A agents in the web chat", () => {
       await page.setViewportSize({ width: 1440, height: 900 });
       await setUpOwner(page, server.url, PASSWORD);
       await byTest("home-page").waitFor();
-      const me = await page.request.get(`${server.url}/api/auth/me`);
-      const csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
-      const res = await page.request.fetch(`${server.url}/api/channels`, {
-        method: "POST",
-        headers: { "x-csrf-token": csrf },
-        data: {
-          kind: "group",
-          name: "Orders",
-          leaderAgentId: "assistant",
-          agentIds: ["assistant"],
-          userIds: [],
-        },
+      const channel = await pageApi<{ id: string }>(page, server.url, "POST", "/api/channels", {
+        kind: "group",
+        name: "Orders",
+        leaderAgentId: "assistant",
+        agentIds: ["assistant"],
+        userIds: [],
       });
-      const channel = (await res.json()) as { id: string };
       await page.goto(`${server.url}/c/${channel.id}`);
       await byTest("composer-input").waitFor();
 

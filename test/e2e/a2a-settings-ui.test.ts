@@ -10,7 +10,7 @@ import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RemoteA2aAgent, startRemoteA2aAgent } from "../support/a2a-remote-agent.js";
 import { AgentScripts, lastToolResult } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -109,20 +109,13 @@ describe("Settings → Remote agents", () => {
 
     await flow(page, log, server.logLines, "a2a-settings/03-nested-run-1440", async () => {
       await page.setViewportSize({ width: 1440, height: 900 });
-      const me = await page.request.get(`${server.url}/api/auth/me`);
-      const csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
-      const res = await page.request.fetch(`${server.url}/api/channels`, {
-        method: "POST",
-        headers: { "x-csrf-token": csrf },
-        data: {
-          kind: "group",
-          name: "Orders",
-          leaderAgentId: "assistant",
-          agentIds: ["assistant"],
-          userIds: [],
-        },
+      const channel = await pageApi<{ id: string }>(page, server.url, "POST", "/api/channels", {
+        kind: "group",
+        name: "Orders",
+        leaderAgentId: "assistant",
+        agentIds: ["assistant"],
+        userIds: [],
       });
-      const channel = (await res.json()) as { id: string };
       await page.goto(`${server.url}/c/${channel.id}`);
       await byTest("composer-input").waitFor();
       scripts.add(

@@ -13,7 +13,7 @@ import type { CatalogueEntry } from "../../src/capabilities/assembly.js";
 import type { CoreBlock, MemoryRecord } from "../../src/memory/types.js";
 import type { AgentRecord, ChannelRecord, PostResult, TeamRun } from "../../src/team/types.js";
 import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -30,7 +30,6 @@ let llm: FakeLlmServer;
 let server: E2eServer;
 let page: Page;
 let log: PageLog;
-let csrf = "";
 let ownerId = "";
 
 const byTest = (id: string) => page.getByTestId(id);
@@ -47,13 +46,7 @@ async function apiGet<T>(path: string): Promise<T> {
 }
 
 async function apiPost<T>(path: string, data: unknown): Promise<T> {
-  const res = await page.request.fetch(server.url + path, {
-    method: "POST",
-    headers: { "x-csrf-token": csrf },
-    data,
-  });
-  if (!res.ok()) throw new Error(`POST ${path}: ${res.status()} ${await res.text()}`);
-  return (await res.json()) as T;
+  return pageApi<T>(page, server.url, "POST", path, data);
 }
 
 async function box(locator: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
@@ -92,9 +85,7 @@ describe("agents and memory pages in headless Chromium", () => {
         await setUpOwner(page, server.url, PASSWORD);
         await byTest("app-shell").waitFor();
         const me = await page.request.get(`${server.url}/api/auth/me`);
-        const session = (await me.json()) as { csrfToken: string; user: { id: string } };
-        csrf = session.csrfToken;
-        ownerId = session.user.id;
+        ownerId = ((await me.json()) as { user: { id: string } }).user.id;
 
         await byTest("nav-agents").click();
         await byTest("agent-new").click();

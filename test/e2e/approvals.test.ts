@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentRecord, ApprovalGrant, ChannelRecord } from "../../src/team/types.js";
 import type { RecordedRequest } from "../../src/testing/fake-llm-server.js";
 import { AgentScripts, agentOf, messagesOf } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -30,7 +30,6 @@ let browser: Browser;
 let page: Page;
 let log: PageLog;
 let requests: RecordedRequest[];
-let csrf = "";
 let channelId = "";
 /** A member of the group who neither asked nor manages it, in a browser context of their own. */
 let memberContext: BrowserContext | undefined;
@@ -58,13 +57,7 @@ async function api(
   path: string,
   data?: unknown,
 ): Promise<unknown> {
-  const res = await page.request.fetch(server.url + path, {
-    method,
-    headers: { "x-csrf-token": csrf },
-    ...(data === undefined ? {} : { data }),
-  });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return res.status() === 204 ? undefined : res.json();
+  return pageApi(page, server.url, method, path, data);
 }
 
 /** The first request of the assistant that carried a call's result, from the fake LLM's log. */
@@ -162,8 +155,6 @@ describe("approvals in headless Chromium", () => {
         await page.setViewportSize(WIDE);
         await setUpOwner(page, server.url, PASSWORD);
         await byTest("home-page").waitFor();
-        const me = await page.request.get(`${server.url}/api/auth/me`);
-        csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
         const mia = (await api("POST", "/api/users", {
           username: "mia",
           password: MEMBER_PASSWORD,

@@ -124,6 +124,28 @@ export function resetArtifacts(subfolder?: string): void {
 }
 
 /**
+ * Calls the API as the page's signed-in person: its session cookie and CSRF token, as the app's own
+ * requests go. Throws with the status and body unless it succeeds; JSON back (undefined for 204).
+ */
+export async function pageApi<T = unknown>(
+  page: Page,
+  base: string,
+  method: string,
+  path: string,
+  data?: unknown,
+): Promise<T> {
+  const me = await page.request.get(`${base}/api/auth/me`);
+  const { csrfToken } = (await me.json()) as { csrfToken: string };
+  const res = await page.request.fetch(base + path, {
+    method,
+    headers: { "x-csrf-token": csrfToken },
+    ...(data === undefined ? {} : { data }),
+  });
+  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
+  return (res.status() === 204 ? undefined : await res.json()) as T;
+}
+
+/**
  * How far the page, its content column, the message list or the composer run past their right edge
  * at the current width, in px: 0 or less when nothing scrolls sideways.
  */

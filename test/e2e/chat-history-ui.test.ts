@@ -10,7 +10,7 @@ import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import type { ChannelMessage, FlowRecord } from "../../src/team/types.js";
 import { AgentScripts } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -23,7 +23,6 @@ const scripts = new AgentScripts();
 let server: E2eServer;
 let page: Page;
 let log: PageLog;
-let csrf = "";
 let channelId = "";
 
 const byTest = (id: string) => page.getByTestId(id);
@@ -34,13 +33,7 @@ const messages = () => page.locator('[data-testid="message"]');
 const stepRow = (i: number) => page.locator(`[data-testid="flow-step"][data-step-index="${i}"]`);
 
 async function api(method: "GET" | "POST" | "PUT", path: string, data?: unknown): Promise<unknown> {
-  const res = await page.request.fetch(server.url + path, {
-    method,
-    headers: { "x-csrf-token": csrf },
-    ...(data === undefined ? {} : { data }),
-  });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return res.status() === 204 ? undefined : res.json();
+  return pageApi(page, server.url, method, path, data);
 }
 
 /** Sends with the composer and waits until the run it started has a stored answer. */
@@ -112,8 +105,6 @@ describe("chat history in headless Chromium", () => {
         await page.setViewportSize(WIDE);
         await setUpOwner(page, server.url, PASSWORD);
         await byTest("home-page").waitFor();
-        const me = await page.request.get(`${server.url}/api/auth/me`);
-        csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
         const channel = (await api("POST", "/api/channels", {
           kind: "group",
           name: "History",

@@ -16,7 +16,7 @@ import { loadMcpConfig } from "../../src/mcp/config.js";
 import { McpServerPool } from "../../src/mcp/server-pool.js";
 import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-types.js";
 import { BASIC_APP } from "../mcp/helpers.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -35,20 +35,13 @@ const turn = (request: RecordedRequest): FakeTurn =>
 let server: E2eServer;
 let page: Page;
 let log: PageLog;
-let csrf = "";
 
 const byTest = (id: string) => page.getByTestId(id);
 const step = (name: string, body: () => Promise<void>) => flow(page, log, server.logLines, name, body);
 const until = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 15_000, interval: 50 });
 
 async function api(method: "GET" | "POST" | "PATCH", path: string, data?: unknown): Promise<unknown> {
-  const res = await page.request.fetch(server.url + path, {
-    method,
-    headers: { "x-csrf-token": csrf },
-    ...(data === undefined ? {} : { data }),
-  });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return res.json();
+  return pageApi(page, server.url, method, path, data);
 }
 
 /** The app's document inside the chat's iframe. */
@@ -128,8 +121,6 @@ describe("MCP Apps in the web chat", () => {
       await resize(WIDE);
       await setUpOwner(page, server.url, PASSWORD);
       await byTest("home-page").waitFor();
-      const me = await page.request.get(`${server.url}/api/auth/me`);
-      csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
       const channel = (await api("POST", "/api/channels", {
         kind: "direct",
         name: "Clock",

@@ -20,7 +20,7 @@ import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-types
 // @ts-expect-error: a plain .mjs fixture without type declarations
 import { startOAuthMcpServer } from "../mcp/fixtures/oauth-mcp-server.mjs";
 import { AgentScripts, lastToolResult } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -47,7 +47,6 @@ let server: E2eServer;
 let page: Page;
 let log: PageLog;
 let database: Database;
-let csrf = "";
 let channelPath = "";
 
 const byTest = (id: string) => page.getByTestId(id);
@@ -74,13 +73,7 @@ function recordTools(request: RecordedRequest): FakeTurn {
 }
 
 async function api(method: "GET" | "POST", path: string, data?: unknown): Promise<unknown> {
-  const res = await page.request.fetch(server.url + path, {
-    method,
-    headers: { "x-csrf-token": csrf },
-    ...(data === undefined ? {} : { data }),
-  });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return res.json();
+  return pageApi(page, server.url, method, path, data);
 }
 
 async function resize(size: { width: number; height: number }): Promise<void> {
@@ -192,8 +185,6 @@ describe("An OAuth-protected MCP server from the web UI", () => {
       await resize(WIDE);
       await setUpOwner(page, server.url, PASSWORD);
       await byTest("home-page").waitFor();
-      const me = await page.request.get(`${server.url}/api/auth/me`);
-      csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
       const channel = (await api("POST", "/api/channels", {
         kind: "group",
         name: "Notes",

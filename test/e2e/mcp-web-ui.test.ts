@@ -17,7 +17,7 @@ import { McpServerPool } from "../../src/mcp/server-pool.js";
 import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-types.js";
 import { FIXTURES } from "../mcp/helpers.js";
 import { AgentScripts, lastUserText } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -34,7 +34,6 @@ const turn = (request: RecordedRequest): FakeTurn =>
 let server: E2eServer;
 let page: Page;
 let log: PageLog;
-let csrf = "";
 
 const byTest = (id: string) => page.getByTestId(id);
 const step = (name: string, body: () => Promise<void>) => flow(page, log, server.logLines, name, body);
@@ -52,13 +51,7 @@ function sayToolResult(request: RecordedRequest): FakeTurn {
 }
 
 async function api(method: "GET" | "POST", path: string, data?: unknown): Promise<unknown> {
-  const res = await page.request.fetch(server.url + path, {
-    method,
-    headers: { "x-csrf-token": csrf },
-    ...(data === undefined ? {} : { data }),
-  });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return res.json();
+  return pageApi(page, server.url, method, path, data);
 }
 
 async function resize(size: { width: number; height: number }): Promise<void> {
@@ -125,8 +118,6 @@ describe("MCP in the web chat", () => {
       await resize(WIDE);
       await setUpOwner(page, server.url, PASSWORD);
       await byTest("home-page").waitFor();
-      const me = await page.request.get(`${server.url}/api/auth/me`);
-      csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
       const channel = (await api("POST", "/api/channels", {
         kind: "group",
         name: "Greetings",

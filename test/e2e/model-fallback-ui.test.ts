@@ -8,7 +8,7 @@ import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import type { AgentRecord, ChannelRecord } from "../../src/team/types.js";
 import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-server.js";
-import { flow, type PageLog, resetArtifacts } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -20,7 +20,6 @@ let server: E2eServer;
 let page: Page;
 let log: PageLog;
 let requests: RecordedRequest[];
-let csrf = "";
 
 const byTest = (id: string) => page.getByTestId(id);
 const step = (name: string, body: () => Promise<void>) => flow(page, log, server.logLines, name, body);
@@ -33,13 +32,7 @@ const turn = (request: RecordedRequest): FakeTurn =>
     : { text: "Paris is sunny today, answered by the backup model." };
 
 async function api(method: "GET" | "POST" | "PATCH", path: string, data?: unknown): Promise<unknown> {
-  const res = await page.request.fetch(server.url + path, {
-    method,
-    headers: { "x-csrf-token": csrf },
-    ...(data === undefined ? {} : { data }),
-  });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return res.json();
+  return pageApi(page, server.url, method, path, data);
 }
 
 e2eStack(
@@ -69,8 +62,6 @@ describe("model chains in the web UI", () => {
       await page.setViewportSize(WIDE);
       await setUpOwner(page, server.url, PASSWORD);
       await byTest("home-page").waitFor();
-      const me = await page.request.get(`${server.url}/api/auth/me`);
-      csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
       const agent = (await api("POST", "/api/agents", {
         id: "steady",
         name: "Steady",

@@ -8,7 +8,7 @@
 import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { AgentScripts } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -22,7 +22,6 @@ const scripts = new AgentScripts();
 let server: E2eServer;
 let page: Page;
 let log: PageLog;
-let csrf = "";
 const channels = { harbor: "", orchard: "" };
 const ids = { firstPelican: 0, orchardBudget: 0 };
 
@@ -40,13 +39,7 @@ const resultTexts = (selector: string) =>
 
 /** A state-changing API call with the browser's own session (cookie plus CSRF token). */
 async function apiCall(method: "POST" | "DELETE", path: string, data?: unknown): Promise<unknown> {
-  const res = await page.request.fetch(server.url + path, {
-    method,
-    headers: { "x-csrf-token": csrf },
-    ...(data === undefined ? {} : { data }),
-  });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return res.status() === 204 ? undefined : res.json();
+  return pageApi(page, server.url, method, path, data);
 }
 
 /** Types `query` into the open search panel, presses Enter and waits for its answer. */
@@ -112,8 +105,6 @@ describe("message search in headless Chromium", () => {
       await step("search/01-channels", async () => {
         await setUpOwner(page, server.url, PASSWORD);
         await byTest("home-page").waitFor();
-        const me = await page.request.get(`${server.url}/api/auth/me`);
-        csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
 
         channels.harbor = await createGroup("Harbor");
         // Markup in a message must show as text in the results, never as HTML.

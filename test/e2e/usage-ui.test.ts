@@ -6,7 +6,7 @@
  */
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { flow, type PageLog, resetArtifacts, screenshot } from "./browser.js";
+import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -54,14 +54,12 @@ describe("answer usage and spend in headless Chromium", () => {
       await page.setViewportSize(WIDE);
       await setUpOwner(page, server.url, PASSWORD);
       await byTest("home-page").waitFor();
-      const me = await page.request.get(`${server.url}/api/auth/me`);
-      const csrf = ((await me.json()) as { csrfToken: string }).csrfToken;
-      const res = await page.request.fetch(`${server.url}/api/channels`, {
-        method: "POST",
-        headers: { "x-csrf-token": csrf },
-        data: { kind: "group", name: "Dim sum", agentIds: ["assistant"], userIds: [] },
+      const channel = await pageApi<{ id: string }>(page, server.url, "POST", "/api/channels", {
+        kind: "group",
+        name: "Dim sum",
+        agentIds: ["assistant"],
+        userIds: [],
       });
-      const channel = (await res.json()) as { id: string };
       await page.goto(`${server.url}/c/${channel.id}`);
       await byTest("composer-input").fill("@assistant how should I cook dumplings?");
       await byTest("composer-send").click();
