@@ -6,9 +6,9 @@
  * older ones and for images tools returned. The stored conversation is left as it was.
  */
 import { createHash } from "node:crypto";
+import { parsePdf } from "../attachments/pdf-text.js";
 import { imageModelFor } from "../config/model-catalog.js";
 import { DimsumError } from "../errors.js";
-import { parsePdf } from "../knowledge/formats/pdf.js";
 import { fencedFile, isPdf } from "../llm/file-parts.js";
 import type { FilePart, ImagePart, Message, ModelSpec, TextPart, UserContentPart } from "../llm/types.js";
 

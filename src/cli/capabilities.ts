@@ -123,7 +123,7 @@ async function startMcp(
   if (servers.length === 0) return undefined;
   const [{ McpManager }, { describeMcpStatus }, { cliCredentialStore }] = await Promise.all([
     import("../mcp/manager.js"),
-    import("./commands/mcp.js"),
+    import("./render/mcp-status.js"),
     import("./mcp-credentials.js"),
   ]);
   const manager = new McpManager({

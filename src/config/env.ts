@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { DimsumError } from "../errors.js";
 
-export type EnvMap = Readonly<Record<string, string | undefined>>;
+import type { EnvMap } from "../shared/env-map.js";
+
+export type { EnvMap };
 
 /** Merges `<cwd>/.env` (if present) under the given process env; real env vars win. */
 export function loadEnv(cwd: string, processEnv: EnvMap): EnvMap {

@@ -8,7 +8,6 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type AttachmentLimits, DEFAULT_ATTACHMENT_LIMITS } from "../attachments/kinds.js";
 import { type ModelCallLimits, resolveCallLimits } from "../llm/call-limits.js";
-import type { QueueMode } from "../team/types.js";
 import { defaultToolsConfig } from "../tools/builtin/defaults.js";
 import { allowedEnv, DEFAULT_ENV_ALLOW, type ShellSandboxConfig } from "../tools/builtin/sandbox/index.js";
 import type { ToolsConfig } from "../tools/types.js";
@@ -16,6 +15,7 @@ import { webSearchConfigFromEnv } from "../tools/web-search/config.js";
 import type { WebSearchConfig } from "../tools/web-search/types.js";
 import { type ConfigFile, emptyConfigFile, readConfigFile } from "./config-file.js";
 import { type EnvMap, loadEnv } from "./env.js";
+import type { QueueMode } from "./queue-mode.js";
 import { type TelemetryConfig, telemetryConfigFromEnv } from "./telemetry.js";
 
 export interface DimsumConfig {

@@ -5,7 +5,7 @@
  * several instances sharing the database, one holds the connection and the others stand by, so a
  * platform that hands each event to any one connection never splits a chat across instances.
  */
-import { abortableSleep } from "../llm/retry.js";
+import { abortableSleep } from "../shared/abortable-sleep.js";
 import { messageOf } from "./kind-helpers.js";
 import type { DriverContext } from "./types.js";
 

@@ -1,7 +1,7 @@
 /** Small helpers the connector kinds share: settings validation and background retry loops. */
 import * as z from "zod";
 import { invalid } from "../errors.js";
-import { abortableSleep } from "../llm/retry.js";
+import { abortableSleep } from "../shared/abortable-sleep.js";
 import type { ConnectorSettings, DriverContext } from "./types.js";
 
 /** An http(s) URL without a trailing slash. */

@@ -5,7 +5,7 @@
  * again, so a standby instance takes over within `retryMs` of a release and within the lease time
  * of a crash.
  */
-import { abortableSleep } from "../llm/retry.js";
+import { abortableSleep } from "../shared/abortable-sleep.js";
 import type { Lease, LeaseRepo } from "./store/lease-repo.js";
 import type { DriverLease } from "./types.js";
 

@@ -1,4 +1,6 @@
 /** Knowledge base (RAG): ingestion, two-level chunks, hybrid retrieval with RRF and reranking, citations. */
+
+export type { Block, ExtractedDocument } from "../attachments/extracted-document.js";
 export {
   type ChildChunk,
   chunkBlocks,
@@ -8,7 +10,6 @@ export {
 } from "./chunking/chunker.js";
 export { type DetectedFormat, type FormatKind, formatOf, isPersonaFile } from "./formats/detect.js";
 export { extractDocument } from "./formats/extract.js";
-export type { Block, ExtractedDocument } from "./formats/types.js";
 export { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES } from "./ingest/collect.js";
 export { IngestJob } from "./ingest/ingest-job.js";
 export { KnowledgeService, type KnowledgeServiceOptions } from "./knowledge-service.js";

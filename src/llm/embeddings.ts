@@ -6,12 +6,13 @@
  */
 import type { IncomingMessage } from "node:http";
 import { DimsumError } from "../errors.js";
+import { abortableSleep } from "../shared/abortable-sleep.js";
 import type { ProtocolAdapter } from "./adapter.js";
 import { buildEmbeddingRequest, type EmbeddingRequest, parseEmbeddingResponse } from "./embeddings/wire.js";
 import { geminiAdapter } from "./gemini/index.js";
 import { readBodyText, sendPost } from "./http-post.js";
 import { openaiAdapter } from "./openai/adapter.js";
-import { abortableSleep, resolveRetryPolicy, retryDelayMs } from "./retry.js";
+import { resolveRetryPolicy, retryDelayMs } from "./retry.js";
 import {
   type AttemptFailure,
   abortedError,

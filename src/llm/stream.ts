@@ -4,10 +4,11 @@
  */
 import type { IncomingMessage } from "node:http";
 import { DimsumError, toDimsumError } from "../errors.js";
+import { abortableSleep } from "../shared/abortable-sleep.js";
 import type { ProtocolAdapter, SseEvent } from "./adapter.js";
 import { type CallDeadlines, resolveCallLimits, startCallDeadlines } from "./call-limits.js";
 import { readBodyText, sendPost } from "./http-post.js";
-import { abortableSleep, resolveRetryPolicy, retryDelayMs } from "./retry.js";
+import { resolveRetryPolicy, retryDelayMs } from "./retry.js";
 import { createSseDecoder } from "./sse.js";
 import {
   type AttemptFailure,

@@ -8,8 +8,9 @@
  * get that server's tools (`personalTools`), and `signOut` revokes and deletes it. Server-side runs
  * have no one to ask: elicitation is declined and sampling refused, with the reason in the result.
  */
-import type { EnvMap } from "../config/env.js";
+
 import { conflict, notFound } from "../errors.js";
+import type { EnvMap } from "../shared/env-map.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { MCP_SETTINGS_SOURCE, type McpServerConfig } from "./config.js";

@@ -4,6 +4,8 @@
  * folds into a near-duplicate, how near is near enough, and which memories are evicted. The SQLite
  * and PostgreSQL stores do the I/O around these pure functions, so both rank and merge alike.
  */
+
+import { jaccard, MatchEvidence } from "../store/text/terms.js";
 import { type CleanInput, mergedText } from "./input.js";
 import {
   DEFAULT_SEARCH_WEIGHTS,
@@ -13,7 +15,6 @@ import {
   weightFactor,
 } from "./ranking.js";
 import { type MemoryRow, toMemoryRecord } from "./rows.js";
-import { jaccard, MatchEvidence } from "./text/terms.js";
 import type { MemorySearchHit, MemoryType } from "./types.js";
 import { cosine } from "./vectors/quantized-index.js";
 

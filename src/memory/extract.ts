@@ -5,8 +5,8 @@
  */
 import { isTurnContext } from "../agent/turn-context.js";
 import type { Message, ModelSpec, StreamFunction, Usage } from "../llm/types.js";
+import { normalizeText } from "../store/text/terms.js";
 import { cleanTags, MAX_MEMORY_CHARS } from "./input.js";
-import { normalizeText } from "./text/terms.js";
 import {
   MEMORY_TYPES,
   type MemoryScope,

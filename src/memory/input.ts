@@ -1,6 +1,6 @@
 /** Checks and normalises what callers (tools, CLI, extraction) ask memory to store. */
 import { DimsumError } from "../errors.js";
-import { normalizeText, queryTerms } from "./text/terms.js";
+import { normalizeText, queryTerms } from "../store/text/terms.js";
 import { MEMORY_TYPES, type MemoryType, type RememberInput } from "./types.js";
 
 export const MAX_MEMORY_CHARS = 2000;

@@ -4,10 +4,11 @@
  * bigram such as 咖啡, a lone character, or short words when nothing else is left) matched over the
  * user's messages; the two ranked lists are fused with RRF, and long messages are cut to an excerpt.
  */
+
+import { cjkBigrams, segments } from "../store/text/cjk.js";
+import { STOPWORDS } from "../store/text/stopwords.js";
+import { normalizeText } from "../store/text/terms.js";
 import { reciprocalRankFusion } from "./ranking.js";
-import { cjkBigrams, segments } from "./text/cjk.js";
-import { STOPWORDS } from "./text/stopwords.js";
-import { normalizeText } from "./text/terms.js";
 import type { RecallHit, RecallQuery } from "./types.js";
 
 /** Depth of each ranked list before fusion. */

@@ -5,12 +5,12 @@
  */
 
 import { DimsumError } from "../errors.js";
+import { queryTerms } from "../store/text/terms.js";
 import type { ArchivalOptions, ArchivalSearch } from "./archival-rules.js";
 import type { CoreEdit } from "./core-rules.js";
 import { type CleanInput, cleanInput, requireUser } from "./input.js";
 import type { SearchWeights } from "./ranking.js";
 import { parseMemoryId } from "./rows.js";
-import { queryTerms } from "./text/terms.js";
 import type {
   CoreBlock,
   CoreEditResult,

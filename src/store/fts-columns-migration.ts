@@ -2,11 +2,11 @@
  * Migration 9: the memory and knowledge FTS indexes get a second column, `chars`, for single CJK
  * characters (and hiragana pairs), which search weighs below words and bigrams; existing memories
  * and chunks are re-indexed from their stored text. FTS5 cannot add a column, so both tables are
- * rebuilt. The terms come from the memory layer's text analysis (pure functions, no I/O), so the
- * index written here is exactly the one new writes produce.
+ * rebuilt. The terms come from store/text (pure functions, no I/O, shared with memory and knowledge),
+ * so the index written here is exactly the one new writes produce.
  */
 import type { Database } from "better-sqlite3";
-import { ftsColumns } from "../memory/text/terms.js";
+import { ftsColumns } from "./text/terms.js";
 
 const TOKENIZE = `tokenize = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"`;
 

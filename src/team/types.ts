@@ -8,6 +8,7 @@ import type { PendingApproval } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { AttachmentLimits } from "../attachments/file-rules.js";
 import type { CatalogueEntry } from "../capabilities/index.js";
+import type { QueueMode } from "../config/queue-mode.js";
 import type { JsonSchema, ReasoningEffort, Usage, UserContentPart } from "../llm/types.js";
 import type { McpAppResource } from "../mcp/app-meta.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
@@ -102,13 +103,7 @@ export interface ChainStep {
   instruction?: string;
 }
 
-/**
- * What happens to a message sent while an agent of the chat is answering: `steer` reaches the running
- * answer before its next model call; `followup` is answered after it; `collect` gathers the messages
- * of a burst (and those sent while the agent works) into one answer; `interrupt` stops the answer and
- * answers everything.
- */
-export type QueueMode = "steer" | "followup" | "collect" | "interrupt";
+export type { QueueMode };
 
 export interface ChannelRecord {
   id: string;

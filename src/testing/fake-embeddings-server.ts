@@ -6,7 +6,7 @@
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { STOPWORDS } from "../memory/text/stopwords.js";
+import { STOPWORDS } from "../store/text/stopwords.js";
 
 const CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u;
 const TOKEN = /[\p{L}\p{N}]+/gu;

@@ -17,9 +17,9 @@ import type {
 import { knowledgeTermsStep } from "../../src/knowledge/store/pg-knowledge-derived.js";
 import { globToRegex, PgKnowledgeRepository } from "../../src/knowledge/store/pg-knowledge-repository.js";
 import { SqliteKnowledgeRepository } from "../../src/knowledge/store/sqlite-knowledge-repository.js";
-import { queryTerms } from "../../src/memory/text/terms.js";
 import type { Embedder } from "../../src/memory/types.js";
 import { openDatabase } from "../../src/store/database.js";
+import { queryTerms } from "../../src/store/text/terms.js";
 import { hashEmbedding } from "../../src/testing/fake-embeddings-server.js";
 import { type Backend, describeBackends } from "./backends.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { Block } from "../../src/attachments/extracted-document.js";
 import { chunkBlocks, resolveChunking } from "../../src/knowledge/chunking/chunker.js";
 import { parseMarkdown } from "../../src/knowledge/formats/markdown.js";
-import type { Block } from "../../src/knowledge/formats/types.js";
 import { sentences, splitText, tail } from "../../src/knowledge/text/split.js";
 import { estimateTokens } from "../../src/knowledge/text/tokens.js";
 import { filler } from "./helpers.js";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { parsePdf } from "../../src/attachments/pdf-text.js";
 import { parseCode } from "../../src/knowledge/formats/code.js";
 import { formatOf, formatOfMime, isPersonaFile, looksLikeText } from "../../src/knowledge/formats/detect.js";
 import { extractDocument } from "../../src/knowledge/formats/extract.js";
 import { parseHtml } from "../../src/knowledge/formats/html.js";
 import { parseMarkdown } from "../../src/knowledge/formats/markdown.js";
-import { parsePdf } from "../../src/knowledge/formats/pdf.js";
 import { parsePlainText } from "../../src/knowledge/formats/plain-text.js";
 import { minimalPdf } from "./helpers.js";
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { SseEvent } from "../../src/llm/adapter.js";
 import {
-  abortableSleep,
   DEFAULT_RETRY_POLICY,
   parseRetryAfter,
   resolveRetryPolicy,
   retryDelayMs,
 } from "../../src/llm/retry.js";
 import { createSseDecoder } from "../../src/llm/sse.js";
+import { abortableSleep } from "../../src/shared/abortable-sleep.js";
 
 describe("retry policy", () => {
   it("defaults to 4 retries, 500 ms base, 30 s cap, and overrides field by field", () => {

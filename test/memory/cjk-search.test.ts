@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { ChunkBm25 } from "../../src/knowledge/store/chunk-bm25.js";
 import { memoryLayers } from "../../src/memory/injection.js";
 import { SqliteMemoryStore } from "../../src/memory/sqlite-memory-store.js";
-import { indexTerms, queryTerms } from "../../src/memory/text/terms.js";
 import { migrations, runMigrations } from "../../src/store/migrations.js";
+import { indexTerms, queryTerms } from "../../src/store/text/terms.js";
 import { newMemoryStore, openDb, tempDir } from "./helpers.js";
 
 const OOLONG = "用户喜欢喝乌龙茶，不喝咖啡";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TermCutoff } from "../../src/memory/text/term-cutoff.js";
+import { TermCutoff } from "../../src/store/text/term-cutoff.js";
 
 function counts(table: Record<string, number>) {
   const lookups: string[] = [];

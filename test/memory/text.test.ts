@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { cjkBigrams, hasCjk, segments } from "../../src/memory/text/cjk.js";
-import { porterStem } from "../../src/memory/text/porter-stemmer.js";
+import { cjkBigrams, hasCjk, segments } from "../../src/store/text/cjk.js";
+import { porterStem } from "../../src/store/text/porter-stemmer.js";
 import {
   ftsColumns,
   ftsMatchExpression,
@@ -11,7 +11,7 @@ import {
   normalizeText,
   queryTerms,
   termSet,
-} from "../../src/memory/text/terms.js";
+} from "../../src/store/text/terms.js";
 
 describe("porterStem", () => {
   it("stems the examples of Porter's paper", () => {

@@ -93,11 +93,11 @@ export async function compileStoreForChild(): Promise<string> {
     compile(join(storeSrc, file), join(out, "store", file.replace(/\.ts$/, ".js")));
   }
   compile(join(projectRoot, "src/errors.ts"), join(out, "errors.js"));
-  // Migration 8 re-indexes memory and knowledge text with the memory layer's (pure) text analysis.
-  mkdirSync(join(out, "memory", "text"), { recursive: true });
-  const textSrc = join(projectRoot, "src/memory/text");
+  // Migration 9 re-indexes memory and knowledge text with the store's (pure) text analysis.
+  mkdirSync(join(out, "store", "text"));
+  const textSrc = join(storeSrc, "text");
   for (const file of readdirSync(textSrc).filter((f) => f.endsWith(".ts"))) {
-    compile(join(textSrc, file), join(out, "memory", "text", file.replace(/\.ts$/, ".js")));
+    compile(join(textSrc, file), join(out, "store", "text", file.replace(/\.ts$/, ".js")));
   }
   writeFileSync(join(out, "package.json"), JSON.stringify({ type: "module" }));
   // Bare imports (better-sqlite3) resolve through this link to the project's dependencies.

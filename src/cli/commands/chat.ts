@@ -21,7 +21,8 @@ import { painterFor } from "../render/style.js";
 import { type CliIo, setUpSession } from "../session-setup.js";
 import { noticeUnsandboxedShell } from "../shell-notice.js";
 import { exitCodeForStop, guardOutput, type StopReason } from "../stop-signals.js";
-import { DEFAULT_SYSTEM, resolveWorkspace } from "./run.js";
+import { resolveWorkspace } from "../workspace.js";
+import { DEFAULT_SYSTEM } from "./run.js";
 
 export interface ChatCommandOptions {
   user?: string;

@@ -12,10 +12,10 @@ import { createBuiltinRegistry } from "../../tools/builtin/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ToolResult } from "../../tools/types.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
-import { plural } from "../render/plural.js";
+import { formatStatusTable } from "../render/mcp-status.js";
 import { oneLine } from "../render/style.js";
 import { exitCodeForStop, watchStop } from "../stop-signals.js";
-import { resolveWorkspace } from "./run.js";
+import { resolveWorkspace } from "../workspace.js";
 
 /** What the commands read and write; the same shape `main.ts` builds for every command. */
 export interface CliIo {
@@ -179,33 +179,6 @@ export async function mcpServeCommand(options: McpServeOptions, io: CliIo): Prom
     }
     return EXIT_OK;
   });
-}
-
-/** One line per server for the chat banner: "everything: connected, 13 tools". */
-export function describeMcpStatus(status: McpServerStatus): string {
-  const tools = plural(status.toolCount, "tool");
-  if (status.state === "connected") return `${status.name}: connected, ${tools}`;
-  if (status.state === "failed") return `${status.name}: failed: ${status.lastError ?? "unknown error"}`;
-  return `${status.name}: ${status.state}`;
-}
-
-/** The status table `dimsum mcp list` prints. */
-export function formatStatusTable(statuses: McpServerStatus[]): string {
-  const rows = statuses.map((s) => [
-    s.name,
-    s.transport,
-    s.state,
-    s.state === "connected" ? String(s.toolCount) : "-",
-    s.lastError ? oneLine(s.lastError, 160) : "",
-  ]);
-  const header = ["SERVER", "TRANSPORT", "STATUS", "TOOLS", "LAST ERROR"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-      .join("  ")
-      .trimEnd();
-  return `${[line(header), ...rows.map(line)].join("\n")}\n`;
 }
 
 /** A call result as text: text parts as they are, images as a short placeholder. */

@@ -1,5 +1,4 @@
 /** `dimsum run "<prompt>"`: one-shot agent run, streamed to the terminal or as JSON Lines. */
-import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { AgentEvent } from "../../agent/events.js";
 import {
@@ -14,7 +13,7 @@ import { contextEvent, runSessionTurn } from "../../agent/session-runner.js";
 import { turnContextMessage } from "../../agent/turn-context.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
-import { DimsumError, toDimsumError } from "../../errors.js";
+import { toDimsumError } from "../../errors.js";
 import { createMemoryCooldownStore } from "../../llm/cooldowns.js";
 import type { FallbackSettings } from "../../llm/fallback-chain.js";
 import type { ReasoningEffort, StreamOptions, UserMessage } from "../../llm/types.js";
@@ -32,6 +31,7 @@ import { painterFor } from "../render/style.js";
 import type { CliIo } from "../session-setup.js";
 import { noticeUnsandboxedShell } from "../shell-notice.js";
 import { exitCodeForStop, guardOutput, watchStop } from "../stop-signals.js";
+import { resolveWorkspace } from "../workspace.js";
 
 export interface RunCommandOptions {
   model?: string;
@@ -249,21 +249,4 @@ function approvalFor(
 ): ((request: ApprovalRequest) => Promise<boolean>) | undefined {
   if (options.yes) return approveAll;
   return io.stdin.isTTY ? terminalApproval(io.stdin, io.stderr) : undefined;
-}
-
-/** The workspace as an absolute real path; it must exist and be a directory. */
-export function resolveWorkspace(cwd: string, dir: string | undefined): string {
-  const path = resolve(cwd, dir ?? ".");
-  try {
-    if (!statSync(path).isDirectory()) throw new Error("not a directory");
-    return realpathSync(path);
-  } catch (err) {
-    throw new DimsumError(
-      "config",
-      `workspace ${path} is not a usable directory: ${(err as Error).message}`,
-      {
-        hint: "pass --workspace with an existing folder",
-      },
-    );
-  }
 }

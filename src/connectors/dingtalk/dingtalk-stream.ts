@@ -11,7 +11,7 @@
  * attempts instead of the SDK's fixed second.
  */
 import { importExternal } from "../../import-external.js";
-import { abortableSleep } from "../../llm/retry.js";
+import { abortableSleep } from "../../shared/abortable-sleep.js";
 import { bodyExcerpt, requestJson } from "../http-json.js";
 import { messageOf } from "../kind-helpers.js";
 import type { DingTalkRobotMessage } from "./dingtalk-message.js";

@@ -8,7 +8,7 @@
  * - Children repeat the last `overlapTokens` of the previous child (prose only), so a sentence cut at
  *   a boundary is matched whole on one side. Parents overlap only when a long section spills over.
  */
-import type { Block } from "../formats/types.js";
+import type { Block } from "../../attachments/extracted-document.js";
 import { splitCode, splitText, tail } from "../text/split.js";
 import { estimateTokens } from "../text/tokens.js";
 import type { ChunkingOptions } from "../types.js";

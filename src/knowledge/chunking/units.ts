@@ -3,7 +3,7 @@
  * heading path (section) it sits under and its page. Headings stay units of their own, so the packer
  * can start chunks at them.
  */
-import type { Block } from "../formats/types.js";
+import type { Block } from "../../attachments/extracted-document.js";
 import { splitCode, splitText } from "../text/split.js";
 import { estimateTokens } from "../text/tokens.js";
 

@@ -3,7 +3,7 @@
  * indented, so a function or class (whose body is indented) stays in one block even across blank
  * lines inside it. A block that opens with a declaration is labelled with it, for citations.
  */
-import type { Block, ExtractedDocument } from "./types.js";
+import type { Block, ExtractedDocument } from "../../attachments/extracted-document.js";
 
 const DECLARATION =
   /^(?:export\s+|pub(?:\([^)]*\))?\s+|public\s+|private\s+|protected\s+|static\s+|async\s+|default\s+|abstract\s+|final\s+)*(?:function\*?|class|interface|type|enum|struct|trait|impl|def|fn|func|fun|module|namespace|const|let|var|object|record)\b[^\n]*/;

@@ -1,11 +1,12 @@
 /** Reads a document's bytes with the parser for its format. */
+
+import type { ExtractedDocument } from "../../attachments/extracted-document.js";
+import { parsePdf } from "../../attachments/pdf-text.js";
 import { DimsumError } from "../../errors.js";
 import { parseCode } from "./code.js";
 import type { FormatKind } from "./detect.js";
 import { parseMarkdown } from "./markdown.js";
-import { parsePdf } from "./pdf.js";
 import { parsePlainText } from "./plain-text.js";
-import type { ExtractedDocument } from "./types.js";
 
 const utf8 = new TextDecoder("utf-8");
 

@@ -4,8 +4,8 @@
  * parser recovers the structure.
  */
 import { type FormatCallback, htmlToText, type SelectorDefinition } from "html-to-text";
+import type { ExtractedDocument } from "../../attachments/extracted-document.js";
 import { parseMarkdown } from "./markdown.js";
-import type { ExtractedDocument } from "./types.js";
 
 const SKIPPED = [
   "script",

@@ -3,7 +3,7 @@
  * headings, fenced code blocks (kept verbatim with their fences), and paragraphs (lists, tables and
  * quotes stay together as the paragraph they form). Inline markup is left as written.
  */
-import type { Block, ExtractedDocument } from "./types.js";
+import type { Block, ExtractedDocument } from "../../attachments/extracted-document.js";
 
 const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;

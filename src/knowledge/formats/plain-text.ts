@@ -1,5 +1,5 @@
 /** Plain text into paragraphs: blank lines separate them; nothing else is structure. */
-import type { ExtractedDocument } from "./types.js";
+import type { ExtractedDocument } from "../../attachments/extracted-document.js";
 
 /** Splits text at blank lines into text blocks. */
 export function parsePlainText(source: string): ExtractedDocument {

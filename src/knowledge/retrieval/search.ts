@@ -7,8 +7,8 @@
  *      fused order stands and the trace says why.
  */
 import { DimsumError, toDimsumError } from "../../errors.js";
-import { queryTerms } from "../../memory/text/terms.js";
 import type { Embedder } from "../../memory/types.js";
+import { queryTerms } from "../../store/text/terms.js";
 import type { ChunkVectors } from "../store/chunk-vectors.js";
 import type { KnowledgeRepository } from "../store/knowledge-repository.js";
 import type { BaseRow, PassageRow } from "../store/rows.js";

@@ -9,8 +9,8 @@
  * are scored, so one query of stop-word-like terms cannot cost a scan of the whole corpus.
  */
 import type { Database, Statement } from "better-sqlite3";
-import { TermCutoff } from "../../memory/text/term-cutoff.js";
-import { ftsColumns, ftsMatchExpression, WEAK_TERM_WEIGHT } from "../../memory/text/terms.js";
+import { TermCutoff } from "../../store/text/term-cutoff.js";
+import { ftsColumns, ftsMatchExpression, WEAK_TERM_WEIGHT } from "../../store/text/terms.js";
 import type { Bm25Hit } from "./knowledge-repository.js";
 
 export const DEFAULT_MAX_POSTINGS = 10_000;

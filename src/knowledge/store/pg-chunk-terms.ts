@@ -11,9 +11,10 @@
  * queries); the postings, per-base term counts and per-base totals live in the tables of migration 4.
  * The common-terms cutoff (term-cutoff.ts) drops the most frequent query terms as on SQLite.
  */
-import { TermCutoff } from "../../memory/text/term-cutoff.js";
-import { ftsColumns, isWeakTerm, WEAK_TERM_WEIGHT } from "../../memory/text/terms.js";
+
 import type { PgQueryable } from "../../store/postgres/pg-database.js";
+import { TermCutoff } from "../../store/text/term-cutoff.js";
+import { ftsColumns, isWeakTerm, WEAK_TERM_WEIGHT } from "../../store/text/terms.js";
 import type { Bm25Hit } from "./knowledge-repository.js";
 
 const K1 = 1.2;

@@ -8,6 +8,7 @@
  * patched by its own writes and reloaded when the version moved under it.
  */
 import type { PgDatabase, PgQueryable } from "../../store/postgres/pg-database.js";
+import { normalizeText, queryTerms, termSet } from "../../store/text/terms.js";
 import {
   type ArchivalOptions,
   type ArchivalSearch,
@@ -28,7 +29,6 @@ import {
 import type { CleanInput } from "../input.js";
 import { agentKey, MEMORY_COLUMNS, type MemoryRow, toMemoryRecord } from "../rows.js";
 import type { EditedFields, PendingWrite } from "../store-front.js";
-import { normalizeText, queryTerms, termSet } from "../text/terms.js";
 import type { MemoryRecord, MemorySearchHit, MemoryType, RememberResult } from "../types.js";
 import { blobToVector, vectorToBlob } from "../vectors/blob.js";
 import { VersionedIndexCache } from "../vectors/index-cache.js";

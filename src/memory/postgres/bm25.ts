@@ -14,9 +14,9 @@
  * cutoff of term-cutoff.ts applies as on SQLite.
  */
 import type { PgQueryable } from "../../store/postgres/pg-database.js";
+import { TermCutoff } from "../../store/text/term-cutoff.js";
+import { indexTerms, isWeakTerm, WEAK_TERM_WEIGHT } from "../../store/text/terms.js";
 import { type Bm25Filter, type Bm25Hit, DEFAULT_MAX_POSTINGS } from "../archival-rules.js";
-import { TermCutoff } from "../text/term-cutoff.js";
-import { indexTerms, isWeakTerm, WEAK_TERM_WEIGHT } from "../text/terms.js";
 
 /** A text's postings: each distinct term with its frequency, and the text's length in terms. */
 export interface Postings {

@@ -4,6 +4,7 @@
  * transaction, so a slow embedding API never holds the database lock.
  */
 import type { Database } from "better-sqlite3";
+import { normalizeText, queryTerms, termSet } from "../../store/text/terms.js";
 import {
   type ArchivalOptions,
   type ArchivalSearch,
@@ -21,7 +22,6 @@ import {
 } from "../archival-rules.js";
 import type { CleanInput } from "../input.js";
 import { agentKey, type MemoryRow, toMemoryRecord } from "../rows.js";
-import { normalizeText, queryTerms, termSet } from "../text/terms.js";
 import type { MemoryRecord, MemorySearchHit, MemoryType, RememberResult } from "../types.js";
 import { blobToVector, vectorToBlob } from "../vectors/blob.js";
 import { type ArchivalStatements, prepareArchival } from "./archival-statements.js";

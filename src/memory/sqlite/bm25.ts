@@ -3,9 +3,9 @@
  * (the vector side still sees the whole query).
  */
 import type { Database, Statement } from "better-sqlite3";
+import { TermCutoff } from "../../store/text/term-cutoff.js";
+import { ftsColumns, ftsMatchExpression, WEAK_TERM_WEIGHT } from "../../store/text/terms.js";
 import { type Bm25Filter, type Bm25Hit, DEFAULT_MAX_POSTINGS } from "../archival-rules.js";
-import { TermCutoff } from "../text/term-cutoff.js";
-import { ftsColumns, ftsMatchExpression, WEAK_TERM_WEIGHT } from "../text/terms.js";
 
 /** FTS5 index maintenance and ranked lookup for one database connection. */
 export class Bm25Index {

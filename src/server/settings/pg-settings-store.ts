@@ -5,10 +5,10 @@
  * two instances saving at once apply one after the other instead of losing a write.
  */
 import type { RemoteAgentConfig } from "../../a2a/remote-config.js";
-import type { EnvMap } from "../../config/env.js";
 import type { DimsumConfig } from "../../config/load-config.js";
 import { canonicalProviderName } from "../../config/providers.js";
 import type { McpServerConfig } from "../../mcp/config.js";
+import type { EnvMap } from "../../shared/env-map.js";
 import type { PgDatabase, PgQueryable } from "../../store/postgres/pg-database.js";
 import { credentialKey, type McpCredentialRepository } from "./mcp-credential-store.js";
 import {

@@ -4,11 +4,11 @@
  * sees them through `effectiveEnv` / `effectiveConfig`.
  */
 import type { CustomProviderEntry } from "../../config/config-file.js";
-import type { EnvMap } from "../../config/env.js";
 import type { DimsumConfig } from "../../config/load-config.js";
 import { builtinProviders, canonicalProviderName } from "../../config/providers.js";
 import { DimsumError } from "../../errors.js";
 import type { WireProtocol } from "../../llm/types.js";
+import type { EnvMap } from "../../shared/env-map.js";
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
 import { McpServerSettings, type McpServerSettingsRepository } from "./mcp-server-settings.js";

@@ -3,7 +3,7 @@
  * group to export them, create them on import, and remove them again when an import fails.
  * `ScheduleService` fits it as it is.
  */
-import type { ScheduleInput, ScheduleRecord } from "../../schedules/types.js";
+import type { ScheduleInput, ScheduleRecord } from "../../store/schedule-types.js";
 import type { Actor } from "../types.js";
 
 export interface TemplateSchedules {

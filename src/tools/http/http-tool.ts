@@ -4,8 +4,9 @@
  * the extracted or raw response. Every text that leaves here passes through the redactor, so env
  * secrets never reach the model, even when a server echoes them back.
  */
-import type { EnvMap } from "../../config/env.js";
+
 import { DimsumError, toDimsumError } from "../../errors.js";
+import type { EnvMap } from "../../shared/env-map.js";
 import { defaultGuardDeps, type GuardDeps } from "../builtin/network-guard.js";
 import type { JsonSchemaTool, ToolContext, ToolResult } from "../types.js";
 import {

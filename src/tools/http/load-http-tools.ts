@@ -6,7 +6,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { EnvMap } from "../../config/env.js";
+import type { EnvMap } from "../../shared/env-map.js";
 import type { JsonSchemaTool } from "../types.js";
 import { checkHttpToolDefinition } from "./definition.js";
 import { createHttpTool, type HttpToolOptions } from "./http-tool.js";

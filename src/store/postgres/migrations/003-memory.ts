@@ -75,7 +75,7 @@ export const memory = sqlMigration(
     PRIMARY KEY (user_id, agent_id, label)
   )`,
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    // What normalizeText (src/memory/text/terms.ts) does to a query, so that substrings match.
+    // What normalizeText (src/store/text/terms.ts) does to a query, so that substrings match.
     `CREATE FUNCTION dimsum_fold(t TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT normalize(regexp_replace(normalize(lower(normalize(t, NFKC)), NFD), '[\\u0300-\\u036f]+', '', 'g'), NFC)
   $$`,

@@ -3,9 +3,9 @@
  * it is imported on first use; a CLI that ingests no PDF never loads it. Lines are rebuilt from the
  * positioned text items, paragraphs from vertical gaps, and every block keeps its page number.
  */
-import { DimsumError } from "../../errors.js";
-import { importExternal } from "../../import-external.js";
-import type { Block, ExtractedDocument } from "./types.js";
+import { DimsumError } from "../errors.js";
+import { importExternal } from "../import-external.js";
+import type { Block, ExtractedDocument } from "./extracted-document.js";
 
 interface TextItem {
   str: string;
