@@ -1,7 +1,6 @@
 /** Schedules: cron (with time zones), one-shot and interval runs of agents and collaboration chains. */
 export { systemClock } from "./clock.js";
 export { createManageScheduleTool, MANAGE_SCHEDULE_TOOL } from "./manage-schedule-tool.js";
-export { createPostgresScheduleStore, PostgresScheduleStore } from "./pg-schedule-store.js";
 export {
   agentMessageText,
   chainMessageText,
@@ -28,8 +27,11 @@ export {
   type TargetDirectory,
 } from "./schedule-service.js";
 export {
+  createPostgresScheduleStore,
   createSqliteScheduleStore,
+  PostgresScheduleStore,
   RUNS_KEPT_PER_SCHEDULE,
+  ScheduleRepository,
   type ScheduleStore,
   SqliteScheduleStore,
 } from "./schedule-store.js";

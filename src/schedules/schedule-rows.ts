@@ -119,8 +119,3 @@ export function runValues(r: ScheduleRunRecord): unknown[] {
 
 export const RUN_COLUMNS =
   "id, schedule_id, run_trigger, scheduled_for, started_at, ended_at, status, output, error, team_run_id, flow_id, message_id";
-
-/** `?, ?, …` (SQLite) or `$1, $2, …` (PostgreSQL) for `n` values. */
-export function placeholders(n: number, style: "sqlite" | "postgres"): string {
-  return Array.from({ length: n }, (_, i) => (style === "sqlite" ? "?" : `$${i + 1}`)).join(", ");
-}

@@ -1,15 +1,21 @@
 /**
- * Schedules and their runs (tables `schedules` and `schedule_runs`): the repository interface and its
- * SQLite implementation (the PostgreSQL one is `pg-schedule-store.ts`). The server's schedulers and
- * the `dimsum schedule` CLI share the database, so the database, not memory, is the truth about what
- * exists and when it is due; several server instances may poll the same database, so a firing is
- * taken with a compare-and-set (`claimDue`, `takeRunRequest`) that exactly one of them wins.
+ * Schedules and their runs (tables `schedules` and `schedule_runs`): the repository, written once over
+ * SQLite and PostgreSQL (store/sql-database.ts). The server's schedulers and the `dimsum schedule` CLI
+ * share the database, so the database, not memory, is the truth about what exists and when it is
+ * due; several server instances may poll the same database, so a firing is taken with a
+ * compare-and-set (`claimDue`, `takeRunRequest`) that exactly one of them wins.
  */
 import type { Database } from "better-sqlite3";
-import { storeError } from "../store/sqlite-errors.js";
-import { cachedStatement } from "../store/statement-cache.js";
+import type { PgDatabase } from "../store/postgres/pg-database.js";
 import {
-  placeholders,
+  marks,
+  postgresDatabase,
+  run,
+  type SqlDatabase,
+  sql,
+  sqliteDatabase,
+} from "../store/sql-database.js";
+import {
   RUN_COLUMNS,
   type RunRow,
   runValues,
@@ -84,44 +90,71 @@ export interface ScheduleStore {
 }
 
 const SQL = {
-  insert: `INSERT INTO schedules (${SCHEDULE_COLUMNS}) VALUES (${placeholders(12, "sqlite")})`,
-  updateKeepNext: `UPDATE schedules SET name = ?, owner_id = ?, enabled = ?, timing_json = ?, target_json = ?,
-      missed_policy = ?, created_at = ?, updated_at = ? WHERE id = ?`,
-  updateRetimed: `UPDATE schedules SET name = ?, owner_id = ?, enabled = ?, timing_json = ?, target_json = ?,
-      missed_policy = ?, created_at = ?, updated_at = ?, next_run_at = ? WHERE id = ?`,
-  get: "SELECT * FROM schedules WHERE id = ?",
-  listAll: "SELECT * FROM schedules ORDER BY created_at, id",
-  listOwner: "SELECT * FROM schedules WHERE owner_id = ? ORDER BY created_at, id",
-  count: "SELECT count(*) AS n FROM schedules WHERE owner_id = ?",
-  delete: "DELETE FROM schedules WHERE id = ?",
-  listDue: `SELECT * FROM schedules
+  insert: sql(`INSERT INTO schedules (${SCHEDULE_COLUMNS}) VALUES (${marks(12)})`),
+  updateKeepNext:
+    sql(`UPDATE schedules SET name = ?, owner_id = ?, enabled = ?, timing_json = ?, target_json = ?,
+      missed_policy = ?, created_at = ?, updated_at = ? WHERE id = ?`),
+  updateRetimed:
+    sql(`UPDATE schedules SET name = ?, owner_id = ?, enabled = ?, timing_json = ?, target_json = ?,
+      missed_policy = ?, created_at = ?, updated_at = ?, next_run_at = ? WHERE id = ?`),
+  get: sql("SELECT * FROM schedules WHERE id = ?"),
+  listAll: sql("SELECT * FROM schedules ORDER BY created_at, id"),
+  listOwner: sql("SELECT * FROM schedules WHERE owner_id = ? ORDER BY created_at, id"),
+  count: sql({
+    sqlite: "SELECT count(*) AS n FROM schedules WHERE owner_id = ?",
+    postgres: "SELECT count(*)::int AS n FROM schedules WHERE owner_id = ?",
+  }),
+  delete: sql("DELETE FROM schedules WHERE id = ?"),
+  listDue: sql(`SELECT * FROM schedules
       WHERE (enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ?) OR run_requested_at IS NOT NULL
-      ORDER BY coalesce(next_run_at, run_requested_at), id`,
-  nextWake: `SELECT min(t) AS t FROM (
+      ORDER BY coalesce(next_run_at, run_requested_at), id`),
+  nextWake: sql({
+    sqlite: `SELECT min(t) AS t FROM (
       SELECT min(next_run_at) AS t FROM schedules WHERE enabled = 1 AND next_run_at IS NOT NULL
       UNION ALL SELECT min(run_requested_at) FROM schedules WHERE run_requested_at IS NOT NULL)`,
-  claimDue: "UPDATE schedules SET next_run_at = ? WHERE id = ? AND enabled = 1 AND next_run_at = ?",
-  setNext: "UPDATE schedules SET next_run_at = ? WHERE id = ?",
-  setLast: "UPDATE schedules SET last_run_at = ? WHERE id = ?",
-  request: "UPDATE schedules SET run_requested_at = ? WHERE id = ?",
-  takeRequest: "UPDATE schedules SET run_requested_at = NULL WHERE id = ? AND run_requested_at = ?",
-  insertRun: `INSERT INTO schedule_runs (${RUN_COLUMNS}, heartbeat_at) VALUES (${placeholders(13, "sqlite")})`,
-  pruneRuns: `DELETE FROM schedule_runs WHERE schedule_id = ? AND status <> 'running' AND rowid NOT IN (
+    postgres: `SELECT least(
+      (SELECT min(next_run_at) FROM schedules WHERE enabled = 1 AND next_run_at IS NOT NULL),
+      (SELECT min(run_requested_at) FROM schedules WHERE run_requested_at IS NOT NULL)) AS t`,
+  }),
+  claimDue: sql("UPDATE schedules SET next_run_at = ? WHERE id = ? AND enabled = 1 AND next_run_at = ?"),
+  setNext: sql("UPDATE schedules SET next_run_at = ? WHERE id = ?"),
+  setLast: sql("UPDATE schedules SET last_run_at = ? WHERE id = ?"),
+  request: sql("UPDATE schedules SET run_requested_at = ? WHERE id = ?"),
+  takeRequest: sql("UPDATE schedules SET run_requested_at = NULL WHERE id = ? AND run_requested_at = ?"),
+  insertRun: sql(`INSERT INTO schedule_runs (${RUN_COLUMNS}, heartbeat_at) VALUES (${marks(13)})`),
+  // The order of insertion: SQLite's rowid, PostgreSQL's seq column.
+  pruneRuns: sql({
+    sqlite: `DELETE FROM schedule_runs WHERE schedule_id = ? AND status <> 'running' AND rowid NOT IN (
       SELECT rowid FROM schedule_runs WHERE schedule_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?)`,
-  updateRun: `UPDATE schedule_runs SET status = ?, ended_at = ?, output = ?, error = ?, team_run_id = ?,
-      flow_id = ?, message_id = ? WHERE id = ?`,
-  getRun: "SELECT * FROM schedule_runs WHERE id = ?",
-  listRuns: "SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
-  interrupt: "UPDATE schedule_runs SET status = 'error', ended_at = ?, error = ? WHERE status = 'running'",
-  interruptStale: `UPDATE schedule_runs SET status = 'error', ended_at = ?, error = ?
-      WHERE status = 'running' AND coalesce(heartbeat_at, started_at) < ?`,
-  heartbeat: "UPDATE schedule_runs SET heartbeat_at = ? WHERE id = ? AND status = 'running'",
-  runningRun: `SELECT * FROM schedule_runs WHERE schedule_id = ? AND status = 'running'
+    postgres: `DELETE FROM schedule_runs WHERE schedule_id = ? AND status <> 'running' AND seq NOT IN (
+      SELECT seq FROM schedule_runs WHERE schedule_id = ? ORDER BY started_at DESC, seq DESC LIMIT ?)`,
+  }),
+  updateRun: sql(`UPDATE schedule_runs SET status = ?, ended_at = ?, output = ?, error = ?, team_run_id = ?,
+      flow_id = ?, message_id = ? WHERE id = ?`),
+  getRun: sql("SELECT * FROM schedule_runs WHERE id = ?"),
+  listRuns: sql({
+    sqlite: "SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
+    postgres: "SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY started_at DESC, seq DESC LIMIT ?",
+  }),
+  interrupt: sql(
+    "UPDATE schedule_runs SET status = 'error', ended_at = ?, error = ? WHERE status = 'running'",
+  ),
+  interruptStale: sql(`UPDATE schedule_runs SET status = 'error', ended_at = ?, error = ?
+      WHERE status = 'running' AND coalesce(heartbeat_at, started_at) < ?`),
+  heartbeat: sql("UPDATE schedule_runs SET heartbeat_at = ? WHERE id = ? AND status = 'running'"),
+  heartbeatMany: sql(
+    "UPDATE schedule_runs SET heartbeat_at = ? WHERE id = ANY(?::text[]) AND status = 'running'",
+  ),
+  runningRun: sql({
+    sqlite: `SELECT * FROM schedule_runs WHERE schedule_id = ? AND status = 'running'
       AND coalesce(heartbeat_at, started_at) >= ? ORDER BY started_at DESC, rowid DESC LIMIT 1`,
+    postgres: `SELECT * FROM schedule_runs WHERE schedule_id = ? AND status = 'running'
+      AND coalesce(heartbeat_at, started_at) >= ? ORDER BY started_at DESC, seq DESC LIMIT 1`,
+  }),
 } as const;
 
 /** The values of the editable columns, in the order of the update statements. */
-export function editableValues(s: ScheduleRecord): unknown[] {
+function editableValues(s: ScheduleRecord): unknown[] {
   return [
     s.name,
     s.ownerId,
@@ -134,8 +167,8 @@ export function editableValues(s: ScheduleRecord): unknown[] {
   ];
 }
 
-/** The values of `updateRun`'s statement (both backends), id last. */
-export function runUpdateValues(r: ScheduleRunRecord): unknown[] {
+/** The values of `updateRun`'s statement, id last. */
+function runUpdateValues(r: ScheduleRunRecord): unknown[] {
   return [
     r.status,
     r.endedAt ?? null,
@@ -148,160 +181,148 @@ export function runUpdateValues(r: ScheduleRunRecord): unknown[] {
   ];
 }
 
-/** The schedules repository on SQLite; every method settles in the same turn (better-sqlite3 is synchronous). */
-export class SqliteScheduleStore implements ScheduleStore {
-  readonly #db: Database;
+const SAVE = "save a schedule in";
+const READ = "read schedules from";
+const RECORD_RUN = "record a schedule run in";
+const READ_RUNS = "read schedule runs from";
 
-  constructor(db: Database) {
+/** The schedules repository, one logic over either database. */
+export class ScheduleRepository implements ScheduleStore {
+  readonly #db: SqlDatabase;
+
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
-  #do<T>(action: string, body: () => T): Promise<T> {
-    try {
-      return Promise.resolve(body());
-    } catch (err) {
-      return Promise.reject(storeError(err, this.#db.name, action));
-    }
+  async insert(schedule: ScheduleRecord): Promise<void> {
+    await this.#db.run(SAVE, SQL.insert, scheduleValues(schedule));
   }
 
-  #run(sql: string, ...params: unknown[]): number {
-    return cachedStatement(this.#db, sql).run(...params).changes;
+  async update(schedule: ScheduleRecord, retimed: boolean): Promise<boolean> {
+    const changed = retimed
+      ? await this.#db.run(SAVE, SQL.updateRetimed, [
+          ...editableValues(schedule),
+          schedule.nextRunAt ?? null,
+          schedule.id,
+        ])
+      : await this.#db.run(SAVE, SQL.updateKeepNext, [...editableValues(schedule), schedule.id]);
+    return changed > 0;
   }
 
-  #get<T>(sql: string, ...params: unknown[]): T | undefined {
-    return cachedStatement(this.#db, sql).get(...params) as T | undefined;
+  async get(id: string): Promise<ScheduleRecord | undefined> {
+    const row = await this.#db.one<ScheduleRow>(READ, SQL.get, [id]);
+    return row ? toSchedule(row) : undefined;
   }
 
-  #all<T>(sql: string, ...params: unknown[]): T[] {
-    return cachedStatement(this.#db, sql).all(...params) as T[];
+  async list(ownerId?: string): Promise<ScheduleRecord[]> {
+    const rows =
+      ownerId === undefined
+        ? await this.#db.many<ScheduleRow>(READ, SQL.listAll)
+        : await this.#db.many<ScheduleRow>(READ, SQL.listOwner, [ownerId]);
+    return rows.map(toSchedule);
   }
 
-  insert(schedule: ScheduleRecord): Promise<void> {
-    return this.#do("save a schedule in", () => {
-      this.#run(SQL.insert, ...scheduleValues(schedule));
+  async countByOwner(ownerId: string): Promise<number> {
+    return (await this.#db.one<{ n: number }>(READ, SQL.count, [ownerId]))?.n ?? 0;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.#db.run("delete a schedule from", SQL.delete, [id])) > 0;
+  }
+
+  async listDue(now: number): Promise<ScheduleRecord[]> {
+    return (await this.#db.many<ScheduleRow>(READ, SQL.listDue, [now])).map(toSchedule);
+  }
+
+  async nextWake(): Promise<number | undefined> {
+    return (await this.#db.one<{ t: number | null }>(READ, SQL.nextWake))?.t ?? undefined;
+  }
+
+  async claimDue(id: string, due: number, next: number | undefined): Promise<boolean> {
+    return (await this.#db.run(SAVE, SQL.claimDue, [next ?? null, id, due])) > 0;
+  }
+
+  async setNextRun(id: string, nextRunAt: number | undefined): Promise<void> {
+    await this.#db.run(SAVE, SQL.setNext, [nextRunAt ?? null, id]);
+  }
+
+  async setLastRun(id: string, at: number): Promise<void> {
+    await this.#db.run(SAVE, SQL.setLast, [at, id]);
+  }
+
+  async requestRun(id: string, at: number): Promise<boolean> {
+    return (await this.#db.run(SAVE, SQL.request, [at, id])) > 0;
+  }
+
+  async takeRunRequest(id: string, requestedAt: number): Promise<boolean> {
+    return (await this.#db.run(SAVE, SQL.takeRequest, [id, requestedAt])) > 0;
+  }
+
+  insertRun(scheduleRun: ScheduleRunRecord): Promise<void> {
+    return this.#db.transaction(RECORD_RUN, function* () {
+      yield* run(SQL.insertRun, [...runValues(scheduleRun), scheduleRun.startedAt]);
+      const id = scheduleRun.scheduleId;
+      yield* run(SQL.pruneRuns, [id, id, RUNS_KEPT_PER_SCHEDULE]);
     });
   }
 
-  update(schedule: ScheduleRecord, retimed: boolean): Promise<boolean> {
-    return this.#do("save a schedule in", () =>
-      retimed
-        ? this.#run(SQL.updateRetimed, ...editableValues(schedule), schedule.nextRunAt ?? null, schedule.id) >
-          0
-        : this.#run(SQL.updateKeepNext, ...editableValues(schedule), schedule.id) > 0,
-    );
+  async updateRun(scheduleRun: ScheduleRunRecord): Promise<boolean> {
+    return (await this.#db.run(RECORD_RUN, SQL.updateRun, runUpdateValues(scheduleRun))) > 0;
   }
 
-  get(id: string): Promise<ScheduleRecord | undefined> {
-    return this.#do("read schedules from", () => {
-      const row = this.#get<ScheduleRow>(SQL.get, id);
-      return row ? toSchedule(row) : undefined;
-    });
+  async getRun(id: string): Promise<ScheduleRunRecord | undefined> {
+    const row = await this.#db.one<RunRow>(READ_RUNS, SQL.getRun, [id]);
+    return row ? toRun(row) : undefined;
   }
 
-  list(ownerId?: string): Promise<ScheduleRecord[]> {
-    return this.#do("read schedules from", () =>
-      (ownerId === undefined
-        ? this.#all<ScheduleRow>(SQL.listAll)
-        : this.#all<ScheduleRow>(SQL.listOwner, ownerId)
-      ).map(toSchedule),
-    );
-  }
-
-  countByOwner(ownerId: string): Promise<number> {
-    return this.#do("read schedules from", () => this.#get<{ n: number }>(SQL.count, ownerId)?.n ?? 0);
-  }
-
-  delete(id: string): Promise<boolean> {
-    return this.#do("delete a schedule from", () => this.#run(SQL.delete, id) > 0);
-  }
-
-  listDue(now: number): Promise<ScheduleRecord[]> {
-    return this.#do("read schedules from", () => this.#all<ScheduleRow>(SQL.listDue, now).map(toSchedule));
-  }
-
-  nextWake(): Promise<number | undefined> {
-    return this.#do(
-      "read schedules from",
-      () => this.#get<{ t: number | null }>(SQL.nextWake)?.t ?? undefined,
-    );
-  }
-
-  claimDue(id: string, due: number, next: number | undefined): Promise<boolean> {
-    return this.#do("save a schedule in", () => this.#run(SQL.claimDue, next ?? null, id, due) > 0);
-  }
-
-  setNextRun(id: string, nextRunAt: number | undefined): Promise<void> {
-    return this.#do("save a schedule in", () => {
-      this.#run(SQL.setNext, nextRunAt ?? null, id);
-    });
-  }
-
-  setLastRun(id: string, at: number): Promise<void> {
-    return this.#do("save a schedule in", () => {
-      this.#run(SQL.setLast, at, id);
-    });
-  }
-
-  requestRun(id: string, at: number): Promise<boolean> {
-    return this.#do("save a schedule in", () => this.#run(SQL.request, at, id) > 0);
-  }
-
-  takeRunRequest(id: string, requestedAt: number): Promise<boolean> {
-    return this.#do("save a schedule in", () => this.#run(SQL.takeRequest, id, requestedAt) > 0);
-  }
-
-  insertRun(run: ScheduleRunRecord): Promise<void> {
-    return this.#do("record a schedule run in", () => {
-      this.#db.transaction(() => {
-        this.#run(SQL.insertRun, ...runValues(run), run.startedAt);
-        this.#run(SQL.pruneRuns, run.scheduleId, run.scheduleId, RUNS_KEPT_PER_SCHEDULE);
-      })();
-    });
-  }
-
-  updateRun(run: ScheduleRunRecord): Promise<boolean> {
-    return this.#do("record a schedule run in", () => this.#run(SQL.updateRun, ...runUpdateValues(run)) > 0);
-  }
-
-  getRun(id: string): Promise<ScheduleRunRecord | undefined> {
-    return this.#do("read schedule runs from", () => {
-      const row = this.#get<RunRow>(SQL.getRun, id);
-      return row ? toRun(row) : undefined;
-    });
-  }
-
-  listRuns(scheduleId: string, limit = 50): Promise<ScheduleRunRecord[]> {
-    return this.#do("read schedule runs from", () =>
-      this.#all<RunRow>(SQL.listRuns, scheduleId, limit).map(toRun),
-    );
+  async listRuns(scheduleId: string, limit = 50): Promise<ScheduleRunRecord[]> {
+    return (await this.#db.many<RunRow>(READ_RUNS, SQL.listRuns, [scheduleId, limit])).map(toRun);
   }
 
   interruptRunning(now: number, message: string, staleBefore?: number): Promise<number> {
-    return this.#do("record a schedule run in", () =>
-      staleBefore === undefined
-        ? this.#run(SQL.interrupt, now, message)
-        : this.#run(SQL.interruptStale, now, message, staleBefore),
-    );
+    return staleBefore === undefined
+      ? this.#db.run(RECORD_RUN, SQL.interrupt, [now, message])
+      : this.#db.run(RECORD_RUN, SQL.interruptStale, [now, message, staleBefore]);
   }
 
-  heartbeat(runIds: readonly string[], now: number): Promise<void> {
-    return this.#do("record a schedule run in", () => {
-      if (runIds.length === 0) return;
-      this.#db.transaction(() => {
-        for (const id of runIds) this.#run(SQL.heartbeat, now, id);
-      })();
+  async heartbeat(runIds: readonly string[], now: number): Promise<void> {
+    if (runIds.length === 0) return;
+    // PostgreSQL takes the ids as one array in one round trip; SQLite loops in one transaction.
+    if (this.#db.dialect === "postgres") {
+      await this.#db.run(RECORD_RUN, SQL.heartbeatMany, [now, [...runIds]]);
+      return;
+    }
+    await this.#db.transaction(RECORD_RUN, function* () {
+      for (const id of runIds) yield* run(SQL.heartbeat, [now, id]);
     });
   }
 
-  runningRun(scheduleId: string, freshSince: number): Promise<ScheduleRunRecord | undefined> {
-    return this.#do("read schedule runs from", () => {
-      const row = this.#get<RunRow>(SQL.runningRun, scheduleId, freshSince);
-      return row ? toRun(row) : undefined;
-    });
+  async runningRun(scheduleId: string, freshSince: number): Promise<ScheduleRunRecord | undefined> {
+    const row = await this.#db.one<RunRow>(READ_RUNS, SQL.runningRun, [scheduleId, freshSince]);
+    return row ? toRun(row) : undefined;
+  }
+}
+
+/** The schedules repository on a SQLite connection (the CLI and tests construct it by name). */
+export class SqliteScheduleStore extends ScheduleRepository {
+  constructor(db: Database) {
+    super(sqliteDatabase(db));
+  }
+}
+
+/** The schedules repository on a PostgreSQL pool. */
+export class PostgresScheduleStore extends ScheduleRepository {
+  constructor(db: PgDatabase) {
+    super(postgresDatabase(db));
   }
 }
 
 /** The schedules repository over a migrated Dimsum SQLite database. */
 export function createSqliteScheduleStore(db: Database): ScheduleStore {
   return new SqliteScheduleStore(db);
+}
+
+/** The schedules repository over a migrated PostgreSQL database (see `openPostgres`). */
+export function createPostgresScheduleStore(db: PgDatabase): ScheduleStore {
+  return new PostgresScheduleStore(db);
 }

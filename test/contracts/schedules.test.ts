@@ -3,9 +3,10 @@
  * exists for: two schedulers polling one database fire each due time exactly once.
  */
 import { expect, it } from "vitest";
-import { PostgresScheduleStore } from "../../src/schedules/pg-schedule-store.js";
+
 import type { RunOutcome, TargetExecutor } from "../../src/schedules/run-target.js";
 import {
+  PostgresScheduleStore,
   RUNS_KEPT_PER_SCHEDULE,
   type ScheduleStore,
   SqliteScheduleStore,

@@ -19,8 +19,12 @@ import { createPostgresMemoryStore } from "../../memory/postgres-memory-store.js
 import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
 import type { MemoryStoreOptions } from "../../memory/store-front.js";
 import type { MemoryStore } from "../../memory/types.js";
-import { createPostgresScheduleStore } from "../../schedules/pg-schedule-store.js";
-import { createSqliteScheduleStore, type ScheduleStore } from "../../schedules/schedule-store.js";
+
+import {
+  createPostgresScheduleStore,
+  createSqliteScheduleStore,
+  type ScheduleStore,
+} from "../../schedules/schedule-store.js";
 import { type Database, openDatabase } from "../../store/database.js";
 import { openPostgres, type PgDatabase, redactUrl } from "../../store/postgres/pg-database.js";
 import { PgSessionStore } from "../../store/postgres/pg-session-store.js";

@@ -1,0 +1,158 @@
+/**
+ * One database interface for the repositories, over SQLite (better-sqlite3, synchronous) and
+ * PostgreSQL (pg, asynchronous), so each aggregate's logic is written once and only SQL the dialects
+ * really differ on stands apart (`sql({ sqlite, postgres })`, side by side).
+ *
+ * Single statements are promises on both. A transaction is a *plan*: a generator that yields its
+ * statements (`yield* run(...)`, `const row = yield* one(...)`). On SQLite the plan is driven to its
+ * end synchronously inside better-sqlite3's transaction, so nothing else can slip into it and no
+ * statement pays a microtask; on PostgreSQL it is driven with `await` inside one client's
+ * transaction. Statements are written with `?` placeholders; the PostgreSQL text (`$1, $2, …`) is
+ * made once, when the module defines its statements, and SQLite statements are prepared once per
+ * connection (statement-cache.ts), as the hand-written repositories did.
+ */
+import type { Database } from "better-sqlite3";
+import type { PgDatabase, PgQueryable } from "./postgres/pg-database.js";
+import { storeError } from "./sqlite-errors.js";
+import { cachedStatement } from "./statement-cache.js";
+
+export type Dialect = "sqlite" | "postgres";
+
+/** A statement's text in each dialect. */
+export interface Sql {
+  readonly sqlite: string;
+  readonly postgres: string;
+}
+
+/**
+ * A statement written once with `?` placeholders, or twice where the dialects differ (each still
+ * with `?`). PostgreSQL's `$n` are numbered here, once.
+ */
+export function sql(text: string | { sqlite: string; postgres: string }): Sql {
+  if (typeof text === "string") return { sqlite: text, postgres: numberPlaceholders(text) };
+  return { sqlite: text.sqlite, postgres: numberPlaceholders(text.postgres) };
+}
+
+/** `?` → `$1, $2, …` outside quoted strings and identifiers. */
+export function numberPlaceholders(text: string): string {
+  let n = 0;
+  let out = "";
+  let quote: string | undefined;
+  for (const ch of text) {
+    if (quote !== undefined) {
+      if (ch === quote) quote = undefined;
+      out += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += ch;
+    } else if (ch === "?") {
+      n += 1;
+      out += `$${n}`;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+/** `?, ?, …` for `count` values. */
+export function marks(count: number): string {
+  return Array.from({ length: count }, () => "?").join(", ");
+}
+
+/** One statement of a plan. */
+export interface Step {
+  readonly op: "run" | "one" | "many";
+  readonly sql: Sql;
+  readonly params: readonly unknown[];
+}
+
+/** A transaction's statements, yielded in order; what it returns is the transaction's result. */
+export type Plan<T> = Generator<Step, T, unknown>;
+
+/** In a plan: runs a statement; the number of rows it touched. */
+export function* run(statement: Sql, params: readonly unknown[] = []): Generator<Step, number, unknown> {
+  return (yield { op: "run", sql: statement, params }) as number;
+}
+
+/** In a plan: the first row of a statement, or undefined. */
+export function* one<T>(
+  statement: Sql,
+  params: readonly unknown[] = [],
+): Generator<Step, T | undefined, unknown> {
+  return (yield { op: "one", sql: statement, params }) as T | undefined;
+}
+
+/** In a plan: every row of a statement. */
+export function* many<T>(statement: Sql, params: readonly unknown[] = []): Generator<Step, T[], unknown> {
+  return (yield { op: "many", sql: statement, params }) as T[];
+}
+
+/** What a repository runs on. `action` ("save a schedule in") words the error when SQLite fails. */
+export interface SqlDatabase {
+  readonly dialect: Dialect;
+  run(action: string, statement: Sql, params?: readonly unknown[]): Promise<number>;
+  one<T>(action: string, statement: Sql, params?: readonly unknown[]): Promise<T | undefined>;
+  many<T>(action: string, statement: Sql, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs the plan in one transaction: committed when it returns, rolled back when it throws. */
+  transaction<T>(action: string, plan: () => Plan<T>): Promise<T>;
+}
+
+/** The interface over a better-sqlite3 connection: every call settles in the same turn. */
+export function sqliteDatabase(db: Database): SqlDatabase {
+  const step = (s: Step): unknown => {
+    const statement = cachedStatement(db, s.sql.sqlite);
+    if (s.op === "run") return statement.run(...s.params).changes;
+    if (s.op === "one") return statement.get(...s.params);
+    return statement.all(...s.params);
+  };
+  const attempt = <T>(action: string, body: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(body());
+    } catch (err) {
+      return Promise.reject(storeError(err, db.name, action));
+    }
+  };
+  return {
+    dialect: "sqlite",
+    run: (action, statement, params = []) =>
+      attempt(action, () => cachedStatement(db, statement.sqlite).run(...params).changes),
+    one: <T>(action: string, statement: Sql, params: readonly unknown[] = []) =>
+      attempt(action, () => cachedStatement(db, statement.sqlite).get(...params) as T | undefined),
+    many: <T>(action: string, statement: Sql, params: readonly unknown[] = []) =>
+      attempt(action, () => cachedStatement(db, statement.sqlite).all(...params) as T[]),
+    transaction: <T>(action: string, plan: () => Plan<T>) =>
+      attempt(action, () =>
+        db.transaction(() => {
+          const steps = plan();
+          let next = steps.next();
+          while (!next.done) next = steps.next(step(next.value));
+          return next.value;
+        })(),
+      ),
+  };
+}
+
+/** The interface over a PostgreSQL pool (errors are worded by pg-database.ts, as before). */
+export function postgresDatabase(db: PgDatabase): SqlDatabase {
+  const step = (q: PgQueryable, s: Step): Promise<unknown> => {
+    if (s.op === "run") return q.run(s.sql.postgres, s.params);
+    if (s.op === "one") return q.one(s.sql.postgres, s.params);
+    return q.many(s.sql.postgres, s.params);
+  };
+  return {
+    dialect: "postgres",
+    run: (_action, statement, params = []) => db.run(statement.postgres, params),
+    one: <T>(_action: string, statement: Sql, params: readonly unknown[] = []) =>
+      db.one(statement.postgres, params) as Promise<T | undefined>,
+    many: <T>(_action: string, statement: Sql, params: readonly unknown[] = []) =>
+      db.many(statement.postgres, params) as Promise<T[]>,
+    transaction: <T>(_action: string, plan: () => Plan<T>) =>
+      db.transaction(async (tx) => {
+        const steps = plan();
+        let next = steps.next();
+        while (!next.done) next = steps.next(await step(tx, next.value));
+        return next.value;
+      }),
+  };
+}
