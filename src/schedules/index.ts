@@ -52,15 +52,4 @@ export {
   nextRunAfter,
   validateTiming,
 } from "./timing.js";
-export type {
-  Clock,
-  MissedPolicy,
-  ScheduleInput,
-  SchedulePatch,
-  ScheduleRecord,
-  ScheduleRunRecord,
-  ScheduleRunStatus,
-  ScheduleRunTrigger,
-  ScheduleTarget,
-  ScheduleTiming,
-} from "./types.js";
+export type * from "./types.js";

@@ -129,7 +129,7 @@ const SQL = {
     postgres: `DELETE FROM schedule_runs WHERE schedule_id = ? AND status <> 'running' AND seq NOT IN (
       SELECT seq FROM schedule_runs WHERE schedule_id = ? ORDER BY started_at DESC, seq DESC LIMIT ?)`,
   }),
-  updateRun: sql(`UPDATE schedule_runs SET status = ?, ended_at = ?, output = ?, error = ?, team_run_id = ?,
+  updateRun: sql(`UPDATE schedule_runs SET ended_at = ?, status = ?, output = ?, error = ?, team_run_id = ?,
       flow_id = ?, message_id = ? WHERE id = ?`),
   getRun: sql("SELECT * FROM schedule_runs WHERE id = ?"),
   listRuns: sql({
@@ -153,32 +153,14 @@ const SQL = {
   }),
 } as const;
 
-/** The values of the editable columns, in the order of the update statements. */
+/** The values of the editable columns (name … updated_at), in the order of the update statements. */
 function editableValues(s: ScheduleRecord): unknown[] {
-  return [
-    s.name,
-    s.ownerId,
-    s.enabled ? 1 : 0,
-    JSON.stringify(s.timing),
-    JSON.stringify(s.target),
-    s.missedPolicy,
-    s.createdAt,
-    s.updatedAt,
-  ];
+  return scheduleValues(s).slice(1, 9);
 }
 
-/** The values of `updateRun`'s statement, id last. */
+/** The values of `updateRun`'s statement: the run's columns from ended_at on, id last. */
 function runUpdateValues(r: ScheduleRunRecord): unknown[] {
-  return [
-    r.status,
-    r.endedAt ?? null,
-    r.output ?? null,
-    r.error ?? null,
-    r.teamRunId ?? null,
-    r.flowId ?? null,
-    r.messageId ?? null,
-    r.id,
-  ];
+  return [...runValues(r).slice(5), r.id];
 }
 
 const SAVE = "save a schedule in";

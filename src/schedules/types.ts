@@ -1,15 +1,5 @@
 /** The scheduler's types; the stored shape of schedules lives in store/schedule-types.ts. */
-export type {
-  MissedPolicy,
-  ScheduleInput,
-  SchedulePatch,
-  ScheduleRecord,
-  ScheduleRunRecord,
-  ScheduleRunStatus,
-  ScheduleRunTrigger,
-  ScheduleTarget,
-  ScheduleTiming,
-} from "../store/schedule-types.js";
+export type * from "../store/schedule-types.js";
 
 /** The time source the scheduler runs on; tests pass a fake one. */
 export interface Clock {
