@@ -7,8 +7,8 @@
  * statements (`yield* run(...)`, `const row = yield* one(...)`). On SQLite the plan is driven to its
  * end synchronously inside better-sqlite3's transaction, so nothing else can slip into it and no
  * statement pays a microtask; on PostgreSQL it is driven with `await` inside one client's
- * transaction. Statements are written with `?` placeholders; the PostgreSQL text (`$1, $2, …`) is
- * made once, when the module defines its statements, and SQLite statements are prepared once per
+ * transaction. Statements are written with `?` or `$n` placeholders; each dialect's text is made
+ * once, when the module defines its statements, and SQLite statements are prepared once per
  * connection (statement-cache.ts), as the hand-written repositories did.
  */
 import type { Database } from "better-sqlite3";
@@ -22,37 +22,74 @@ export type Dialect = "sqlite" | "postgres";
 export interface Sql {
   readonly sqlite: string;
   readonly postgres: string;
+  /** For a statement written with `$n`: which value each SQLite `?` takes (0-based), in order. */
+  readonly sqliteOrder?: readonly number[];
 }
 
 /**
- * A statement written once with `?` placeholders, or twice where the dialects differ (each still
- * with `?`). PostgreSQL's `$n` are numbered here, once.
+ * A statement written once, or twice where the dialects differ. Placeholders are either `?` (values
+ * in order) or `$1, $2, …` (a value may be used twice; both texts of a pair then number alike).
+ * PostgreSQL gets `$n`, SQLite `?` (with the values reordered for `$n` statements), made here, once.
  */
 export function sql(text: string | { sqlite: string; postgres: string }): Sql {
-  if (typeof text === "string") return { sqlite: text, postgres: numberPlaceholders(text) };
-  return { sqlite: text.sqlite, postgres: numberPlaceholders(text.postgres) };
+  const pair = typeof text === "string" ? { sqlite: text, postgres: text } : text;
+  const lite = toQuestionMarks(pair.sqlite);
+  return {
+    sqlite: lite.text,
+    postgres: numberPlaceholders(pair.postgres),
+    ...(lite.order ? { sqliteOrder: lite.order } : {}),
+  };
 }
 
-/** `?` → `$1, $2, …` outside quoted strings and identifiers. */
-export function numberPlaceholders(text: string): string {
-  let n = 0;
+/** Calls `visit` for each character outside quoted strings and identifiers; its result replaces it. */
+function outsideQuotes(
+  text: string,
+  visit: (rest: string) => { out: string; skip: number } | undefined,
+): string {
   let out = "";
   let quote: string | undefined;
-  for (const ch of text) {
+  for (let i = 0; i < text.length; i += 1) {
+    const ch = text[i] ?? "";
     if (quote !== undefined) {
       if (ch === quote) quote = undefined;
       out += ch;
-    } else if (ch === "'" || ch === '"') {
+      continue;
+    }
+    if (ch === "'" || ch === '"') {
       quote = ch;
       out += ch;
-    } else if (ch === "?") {
-      n += 1;
-      out += `$${n}`;
-    } else {
-      out += ch;
+      continue;
+    }
+    const replaced = visit(text.slice(i, i + 8));
+    if (replaced === undefined) out += ch;
+    else {
+      out += replaced.out;
+      i += replaced.skip - 1;
     }
   }
   return out;
+}
+
+/** `?` → `$1, $2, …` (a text already numbered is kept). */
+export function numberPlaceholders(text: string): string {
+  let n = 0;
+  return outsideQuotes(text, (rest) => {
+    if (!rest.startsWith("?")) return undefined;
+    n += 1;
+    return { out: `$${n}`, skip: 1 };
+  });
+}
+
+/** `$n` → `?`, with the 0-based value index of each `?` (undefined for a text written with `?`). */
+function toQuestionMarks(text: string): { text: string; order?: number[] } {
+  const order: number[] = [];
+  const out = outsideQuotes(text, (rest) => {
+    const match = /^\$(\d+)/.exec(rest);
+    if (!match?.[1]) return undefined;
+    order.push(Number(match[1]) - 1);
+    return { out: "?", skip: match[0].length };
+  });
+  return order.length === 0 ? { text } : { text: out, order };
 }
 
 /** `?, ?, …` for `count` values. */
@@ -100,11 +137,14 @@ export interface SqlDatabase {
 
 /** The interface over a better-sqlite3 connection: every call settles in the same turn. */
 export function sqliteDatabase(db: Database): SqlDatabase {
+  const values = (statement: Sql, params: readonly unknown[]): readonly unknown[] =>
+    statement.sqliteOrder ? statement.sqliteOrder.map((i) => params[i]) : params;
   const step = (s: Step): unknown => {
     const statement = cachedStatement(db, s.sql.sqlite);
-    if (s.op === "run") return statement.run(...s.params).changes;
-    if (s.op === "one") return statement.get(...s.params);
-    return statement.all(...s.params);
+    const params = values(s.sql, s.params);
+    if (s.op === "run") return statement.run(...params).changes;
+    if (s.op === "one") return statement.get(...params);
+    return statement.all(...params);
   };
   const attempt = <T>(action: string, body: () => T): Promise<T> => {
     try {
@@ -116,11 +156,14 @@ export function sqliteDatabase(db: Database): SqlDatabase {
   return {
     dialect: "sqlite",
     run: (action, statement, params = []) =>
-      attempt(action, () => cachedStatement(db, statement.sqlite).run(...params).changes),
+      attempt(action, () => cachedStatement(db, statement.sqlite).run(...values(statement, params)).changes),
     one: <T>(action: string, statement: Sql, params: readonly unknown[] = []) =>
-      attempt(action, () => cachedStatement(db, statement.sqlite).get(...params) as T | undefined),
+      attempt(
+        action,
+        () => cachedStatement(db, statement.sqlite).get(...values(statement, params)) as T | undefined,
+      ),
     many: <T>(action: string, statement: Sql, params: readonly unknown[] = []) =>
-      attempt(action, () => cachedStatement(db, statement.sqlite).all(...params) as T[]),
+      attempt(action, () => cachedStatement(db, statement.sqlite).all(...values(statement, params)) as T[]),
     transaction: <T>(action: string, plan: () => Plan<T>) =>
       attempt(action, () =>
         db.transaction(() => {

@@ -23,6 +23,11 @@ it("numbers PostgreSQL placeholders outside quoted text", () => {
     sqlite: "SELECT ? AS x",
     postgres: "SELECT $1::int AS x",
   });
+  expect(sql("SELECT $2 AS a, '$1' AS b, $1 AS c, $2 AS d")).toEqual({
+    sqlite: "SELECT ? AS a, '$1' AS b, ? AS c, ? AS d",
+    postgres: "SELECT $2 AS a, '$1' AS b, $1 AS c, $2 AS d",
+    sqliteOrder: [1, 0, 1],
+  });
 });
 
 const CREATE = sql("CREATE TABLE IF NOT EXISTS sql_contract (id TEXT PRIMARY KEY, n INTEGER NOT NULL)");
@@ -51,6 +56,14 @@ describeBackends("the repositories' database interface", (open) => {
       { id: "a", n: 1 },
       { id: "b", n: 2 },
     ]);
+  });
+
+  it("binds numbered placeholders used twice and out of order", async () => {
+    const db = await database();
+    await db.run("write", INSERT, ["a", 1]);
+    const twice = sql("UPDATE sql_contract SET n = n + $2 + $2 WHERE id = $1");
+    expect(await db.run("write", twice, ["a", 3])).toBe(1);
+    expect(await db.one("read", GET, ["a"])).toEqual({ id: "a", n: 7 });
   });
 
   it("commits a plan whole, handing each statement's result to the next", async () => {

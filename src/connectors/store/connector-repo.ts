@@ -1,11 +1,9 @@
 /**
  * The `connectors` table: configs with their secrets sealed (AES-GCM through the server's secret box)
- * and a short preview of each, so a secret is never returned in full. The repository interface, the
- * row mapping both backends share, and the SQLite implementation (PostgreSQL: `pg-connector-store.ts`).
+ * and a short preview of each, so a secret is never returned in full. The repository interface, its
+ * row mapping and its one implementation over SQLite and PostgreSQL (store/sql-database.ts).
  */
-import type { Database } from "better-sqlite3";
-import { storeError } from "../../store/sqlite-errors.js";
-import { cachedStatement } from "../../store/statement-cache.js";
+import { marks, type SqlDatabase, sql } from "../../store/sql-database.js";
 import type { ConnectorRecord, ConnectorSecrets, ConnectorSettings, ConnectorType } from "../types.js";
 
 /** Seals and opens secrets (the server's SecretBox fits). */
@@ -92,7 +90,7 @@ export function toStored(row: ConnectorRow, box: Sealer): StoredConnector {
   return { record, secrets, previews: parseObject(row.secret_previews_json, {}) };
 }
 
-/** The values of `save`, in column order (both backends). */
+/** The values of `save`, in column order. */
 export function connectorValues(record: ConnectorRecord, secrets: ConnectorSecrets, box: Sealer): unknown[] {
   const previews = Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, secretPreview(v)]));
   const sealed = Object.keys(secrets).length > 0 ? box.seal(JSON.stringify(secrets)) : null;
@@ -113,81 +111,56 @@ export function connectorValues(record: ConnectorRecord, secrets: ConnectorSecre
   ];
 }
 
-/** The upsert of `save`, with `?` (SQLite) or `$n` (PostgreSQL) placeholders. */
-export function saveConnectorSql(placeholders: string): string {
-  return `INSERT INTO connectors (id, type, name, agent_id, settings_json, secrets_enc, secret_previews_json,
+const SQL = {
+  list: sql("SELECT * FROM connectors ORDER BY created_at, id"),
+  get: sql("SELECT * FROM connectors WHERE id = ?"),
+  save: sql(`INSERT INTO connectors (id, type, name, agent_id, settings_json, secrets_enc, secret_previews_json,
       user_mode, user_id, enabled, created_by, created_at, updated_at)
-    VALUES (${placeholders})
+    VALUES (${marks(13)})
     ON CONFLICT (id) DO UPDATE SET name = excluded.name, agent_id = excluded.agent_id,
       settings_json = excluded.settings_json, secrets_enc = excluded.secrets_enc,
       secret_previews_json = excluded.secret_previews_json, user_mode = excluded.user_mode,
-      user_id = excluded.user_id, enabled = excluded.enabled, updated_at = excluded.updated_at`;
-}
-
-/** Runs a synchronous better-sqlite3 body as a settled promise, its failure named after the file. */
-export function sqliteCall<T>(db: Database, action: string, body: () => T): Promise<T> {
-  try {
-    return Promise.resolve(body());
-  } catch (err) {
-    return Promise.reject(storeError(err, db.name, action));
-  }
-}
-
-const SQL = {
-  list: "SELECT * FROM connectors ORDER BY created_at, id",
-  get: "SELECT * FROM connectors WHERE id = ?",
-  save: saveConnectorSql(Array(13).fill("?").join(", ")),
-  setEnabled: "UPDATE connectors SET enabled = ?, updated_at = ? WHERE id = ?",
-  delete: "DELETE FROM connectors WHERE id = ?",
+      user_id = excluded.user_id, enabled = excluded.enabled, updated_at = excluded.updated_at`),
+  setEnabled: sql("UPDATE connectors SET enabled = ?, updated_at = ? WHERE id = ?"),
+  delete: sql("DELETE FROM connectors WHERE id = ?"),
 } as const;
 
-/** The connectors repository on SQLite. */
-export class SqliteConnectorRepo implements ConnectorRepo {
-  readonly #db: Database;
+const READ = "read connectors from";
+const SAVE = "save a connector in";
+
+/** The connectors repository, one logic over either database. */
+export class ConnectorRepository implements ConnectorRepo {
+  readonly #db: SqlDatabase;
   readonly #box: Sealer;
 
-  constructor(db: Database, box: Sealer) {
+  constructor(db: SqlDatabase, box: Sealer) {
     this.#db = db;
     this.#box = box;
   }
 
-  list(): Promise<StoredConnector[]> {
-    return sqliteCall(this.#db, "read connectors from", () =>
-      (cachedStatement(this.#db, SQL.list).all() as ConnectorRow[]).map((row) => toStored(row, this.#box)),
-    );
+  async list(): Promise<StoredConnector[]> {
+    return (await this.#db.many<ConnectorRow>(READ, SQL.list)).map((row) => toStored(row, this.#box));
   }
 
-  record(id: string): Promise<ConnectorRecord | undefined> {
-    return sqliteCall(this.#db, "read connectors from", () => {
-      const row = cachedStatement(this.#db, SQL.get).get(id) as ConnectorRow | undefined;
-      return row ? toStored({ ...row, secrets_enc: null }, this.#box).record : undefined;
-    });
+  async record(id: string): Promise<ConnectorRecord | undefined> {
+    const row = await this.#db.one<ConnectorRow>(READ, SQL.get, [id]);
+    return row ? toStored({ ...row, secrets_enc: null }, this.#box).record : undefined;
   }
 
-  get(id: string): Promise<StoredConnector | undefined> {
-    return sqliteCall(this.#db, "read connectors from", () => {
-      const row = cachedStatement(this.#db, SQL.get).get(id) as ConnectorRow | undefined;
-      return row ? toStored(row, this.#box) : undefined;
-    });
+  async get(id: string): Promise<StoredConnector | undefined> {
+    const row = await this.#db.one<ConnectorRow>(READ, SQL.get, [id]);
+    return row ? toStored(row, this.#box) : undefined;
   }
 
-  save(record: ConnectorRecord, secrets: ConnectorSecrets): Promise<void> {
-    return sqliteCall(this.#db, "save a connector in", () => {
-      cachedStatement(this.#db, SQL.save).run(...connectorValues(record, secrets, this.#box));
-    });
+  async save(record: ConnectorRecord, secrets: ConnectorSecrets): Promise<void> {
+    await this.#db.run(SAVE, SQL.save, connectorValues(record, secrets, this.#box));
   }
 
-  setEnabled(id: string, enabled: boolean, now: number): Promise<void> {
-    return sqliteCall(this.#db, "save a connector in", () => {
-      cachedStatement(this.#db, SQL.setEnabled).run(enabled ? 1 : 0, now, id);
-    });
+  async setEnabled(id: string, enabled: boolean, now: number): Promise<void> {
+    await this.#db.run(SAVE, SQL.setEnabled, [enabled ? 1 : 0, now, id]);
   }
 
-  delete(id: string): Promise<boolean> {
-    return sqliteCall(
-      this.#db,
-      "delete a connector from",
-      () => cachedStatement(this.#db, SQL.delete).run(id).changes > 0,
-    );
+  async delete(id: string): Promise<boolean> {
+    return (await this.#db.run("delete a connector from", SQL.delete, [id])) > 0;
   }
 }

@@ -4,16 +4,11 @@
  */
 import type { Database } from "better-sqlite3";
 import type { PgDatabase } from "../../store/postgres/pg-database.js";
-import { type ConnectorRepo, type Sealer, SqliteConnectorRepo } from "./connector-repo.js";
-import { type LeaseRepo, SqliteLeaseRepo } from "./lease-repo.js";
-import { type MappingRepo, SqliteMappingRepo } from "./mapping-repo.js";
-import { type OutboxRepo, SqliteOutboxRepo } from "./outbox-repo.js";
-import {
-  PostgresConnectorRepo,
-  PostgresLeaseRepo,
-  PostgresMappingRepo,
-  PostgresOutboxRepo,
-} from "./pg-connector-store.js";
+import { postgresDatabase, type SqlDatabase, sqliteDatabase } from "../../store/sql-database.js";
+import { type ConnectorRepo, ConnectorRepository, type Sealer } from "./connector-repo.js";
+import { type LeaseRepo, LeaseRepository } from "./lease-repo.js";
+import { type MappingRepo, MappingRepository } from "./mapping-repo.js";
+import { type OutboxRepo, OutboxRepository } from "./outbox-repo.js";
 
 export interface ConnectorStore {
   connectors: ConnectorRepo;
@@ -22,22 +17,22 @@ export interface ConnectorStore {
   leases: LeaseRepo;
 }
 
+/** The connectors' repositories over either database; secrets sealed with `box`. */
+export function createConnectorStore(db: SqlDatabase, box: Sealer): ConnectorStore {
+  return {
+    connectors: new ConnectorRepository(db, box),
+    mappings: new MappingRepository(db),
+    outbox: new OutboxRepository(db),
+    leases: new LeaseRepository(db),
+  };
+}
+
 /** The connectors' repositories over a migrated Dimsum SQLite database; secrets sealed with `box`. */
 export function createSqliteConnectorStore(db: Database, box: Sealer): ConnectorStore {
-  return {
-    connectors: new SqliteConnectorRepo(db, box),
-    mappings: new SqliteMappingRepo(db),
-    outbox: new SqliteOutboxRepo(db),
-    leases: new SqliteLeaseRepo(db),
-  };
+  return createConnectorStore(sqliteDatabase(db), box);
 }
 
 /** The connectors' repositories over a migrated PostgreSQL database; secrets sealed with `box`. */
 export function createPostgresConnectorStore(db: PgDatabase, box: Sealer): ConnectorStore {
-  return {
-    connectors: new PostgresConnectorRepo(db, box),
-    mappings: new PostgresMappingRepo(db),
-    outbox: new PostgresOutboxRepo(db),
-    leases: new PostgresLeaseRepo(db),
-  };
+  return createConnectorStore(postgresDatabase(db), box);
 }

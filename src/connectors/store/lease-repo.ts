@@ -4,11 +4,9 @@
  * lease has a holder, an expiry and a fencing token that grows with every new holder (and every new
  * tenure after a lapse), so a holder that paused past its expiry can tell, and writes stamped with
  * an old token can be refused. The row stays after a release so the token never goes back.
- * The repository interface and its SQLite implementation (PostgreSQL: `pg-connector-store.ts`).
+ * The repository interface and its one implementation over SQLite and PostgreSQL.
  */
-import type { Database } from "better-sqlite3";
-import { cachedStatement } from "../../store/statement-cache.js";
-import { sqliteCall } from "./connector-repo.js";
+import { type SqlDatabase, sql } from "../../store/sql-database.js";
 
 export interface Lease {
   connectorId: string;
@@ -67,50 +65,38 @@ export function toLeaseState(row: LeaseRow): { holder?: string; token: number; e
   };
 }
 
-/**
- * The statements of both backends, written with named slots: `:id`, `:holder`, `:until` (new
- * expiry), `:now`, `:token`.
- */
-export const LEASE_SQL = {
-  acquire: `INSERT INTO connector_leases (connector_id, holder, token, expires_at) VALUES (:id, :holder, 1, :until)
+/** The statements, the same on both databases. */
+const SQL = {
+  // $1 connector, $2 holder, $3 new expiry, $4 now
+  acquire: sql(`INSERT INTO connector_leases (connector_id, holder, token, expires_at) VALUES ($1, $2, 1, $3)
       ON CONFLICT (connector_id) DO UPDATE SET
-        token = CASE WHEN connector_leases.holder = excluded.holder AND connector_leases.expires_at > :now
+        token = CASE WHEN connector_leases.holder = excluded.holder AND connector_leases.expires_at > $4
                      THEN connector_leases.token ELSE connector_leases.token + 1 END,
         holder = excluded.holder, expires_at = excluded.expires_at
-      WHERE connector_leases.holder IS NULL OR connector_leases.expires_at <= :now
+      WHERE connector_leases.holder IS NULL OR connector_leases.expires_at <= $4
          OR connector_leases.holder = excluded.holder
-      RETURNING *`,
+      RETURNING *`),
   // A lapsed lease nobody took since is still the holder's to renew: the token proves it.
-  renew: `UPDATE connector_leases SET expires_at = :until
-      WHERE connector_id = :id AND holder = :holder AND token = :token RETURNING *`,
-  release: `UPDATE connector_leases SET holder = NULL, expires_at = 0
-      WHERE connector_id = :id AND holder = :holder AND token = :token`,
-  current: "SELECT * FROM connector_leases WHERE connector_id = :id",
+  // $1 connector, $2 holder, $3 token, $4 new expiry
+  renew: sql(`UPDATE connector_leases SET expires_at = $4
+      WHERE connector_id = $1 AND holder = $2 AND token = $3 RETURNING *`),
+  release: sql(`UPDATE connector_leases SET holder = NULL, expires_at = 0
+      WHERE connector_id = ? AND holder = ? AND token = ?`),
+  current: sql("SELECT * FROM connector_leases WHERE connector_id = ?"),
 } as const;
 
-/** `LEASE_SQL` with its slots as SQLite `@name` parameters. */
-function sqlite(sql: string): string {
-  return sql.replace(/:(id|holder|until|now|token)\b/g, "@$1");
-}
+const SAVE = "save a connector lease in";
 
-/** The poll leases on SQLite. */
-export class SqliteLeaseRepo implements LeaseRepo {
-  readonly #db: Database;
+/** The poll leases, one logic over either database. */
+export class LeaseRepository implements LeaseRepo {
+  readonly #db: SqlDatabase;
 
-  constructor(db: Database) {
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
-  #row(sql: string, params: Record<string, unknown>): Promise<LeaseRow | undefined> {
-    return sqliteCall(
-      this.#db,
-      "save a connector lease in",
-      () => cachedStatement(this.#db, sqlite(sql)).get(params) as LeaseRow | undefined,
-    );
-  }
-
   async acquire(connectorId: string, holder: string, ttlMs: number, now: number): Promise<Lease | undefined> {
-    const row = await this.#row(LEASE_SQL.acquire, { id: connectorId, holder, until: now + ttlMs, now });
+    const row = await this.#db.one<LeaseRow>(SAVE, SQL.acquire, [connectorId, holder, now + ttlMs, now]);
     return row ? toLease(row) : undefined;
   }
 
@@ -121,24 +107,18 @@ export class SqliteLeaseRepo implements LeaseRepo {
     ttlMs: number,
     now: number,
   ): Promise<Lease | undefined> {
-    const row = await this.#row(LEASE_SQL.renew, { id: connectorId, holder, token, until: now + ttlMs });
+    const row = await this.#db.one<LeaseRow>(SAVE, SQL.renew, [connectorId, holder, token, now + ttlMs]);
     return row ? toLease(row) : undefined;
   }
 
-  release(connectorId: string, holder: string, token: number): Promise<boolean> {
-    return sqliteCall(
-      this.#db,
-      "save a connector lease in",
-      () =>
-        cachedStatement(this.#db, sqlite(LEASE_SQL.release)).run({ id: connectorId, holder, token }).changes >
-        0,
-    );
+  async release(connectorId: string, holder: string, token: number): Promise<boolean> {
+    return (await this.#db.run(SAVE, SQL.release, [connectorId, holder, token])) > 0;
   }
 
   async current(
     connectorId: string,
   ): Promise<{ holder?: string; token: number; expiresAt: number } | undefined> {
-    const row = await this.#row(LEASE_SQL.current, { id: connectorId });
+    const row = await this.#db.one<LeaseRow>(SAVE, SQL.current, [connectorId]);
     return row ? toLeaseState(row) : undefined;
   }
 }

@@ -1,13 +1,11 @@
 /**
  * What connectors remember about the outside world: which Dimsum user an external user is, which
  * channel an external chat is, which inbound events were already taken (de-duplication), and small
- * per-connector state such as Telegram's update offset. The repository interface and its SQLite
- * implementation (PostgreSQL: `pg-connector-store.ts`).
+ * per-connector state such as Telegram's update offset. The repository interface and its one
+ * implementation over SQLite and PostgreSQL.
  */
-import type { Database } from "better-sqlite3";
-import { cachedStatement } from "../../store/statement-cache.js";
+import { type SqlDatabase, sql } from "../../store/sql-database.js";
 import type { DriverState } from "../types.js";
-import { sqliteCall } from "./connector-repo.js";
 
 /** How long an inbound de-dup key is remembered (platforms retry for hours, not weeks). */
 export const DEDUPE_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -36,109 +34,105 @@ export interface MappingRepo {
 }
 
 const SQL = {
-  userFor: "SELECT user_id FROM connector_users WHERE connector_id = ? AND external_user_id = ?",
-  setUser: `INSERT INTO connector_users (connector_id, external_user_id, user_id) VALUES (?, ?, ?)
-      ON CONFLICT (connector_id, external_user_id) DO UPDATE SET user_id = excluded.user_id`,
-  channelFor: "SELECT channel_id FROM connector_chats WHERE connector_id = ? AND external_chat_id = ?",
-  setChannel: `INSERT INTO connector_chats (connector_id, external_chat_id, channel_id) VALUES (?, ?, ?)
-      ON CONFLICT (connector_id, external_chat_id) DO UPDATE SET channel_id = excluded.channel_id`,
-  chatOf: "SELECT connector_id, external_chat_id FROM connector_chats WHERE channel_id = ? LIMIT 1",
-  claim:
+  userFor: sql("SELECT user_id FROM connector_users WHERE connector_id = ? AND external_user_id = ?"),
+  setUser: sql(`INSERT INTO connector_users (connector_id, external_user_id, user_id) VALUES (?, ?, ?)
+      ON CONFLICT (connector_id, external_user_id) DO UPDATE SET user_id = excluded.user_id`),
+  channelFor: sql("SELECT channel_id FROM connector_chats WHERE connector_id = ? AND external_chat_id = ?"),
+  setChannel: sql(`INSERT INTO connector_chats (connector_id, external_chat_id, channel_id) VALUES (?, ?, ?)
+      ON CONFLICT (connector_id, external_chat_id) DO UPDATE SET channel_id = excluded.channel_id`),
+  chatOf: sql("SELECT connector_id, external_chat_id FROM connector_chats WHERE channel_id = ? LIMIT 1"),
+  claim: sql(
     "INSERT INTO connector_inbound (connector_id, dedupe_key, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-  prune: "DELETE FROM connector_inbound WHERE received_at < ?",
-  release: "DELETE FROM connector_inbound WHERE connector_id = ? AND dedupe_key = ?",
-  getState: "SELECT value FROM connector_state WHERE connector_id = ? AND key = ?",
-  deleteState: "DELETE FROM connector_state WHERE connector_id = ? AND key = ?",
-  // substr rather than LIKE: keys may hold % and _.
-  listState:
-    "SELECT key, value FROM connector_state WHERE connector_id = ? AND substr(key, 1, length(?)) = ? ORDER BY key",
-  setState: `INSERT INTO connector_state (connector_id, key, value) VALUES (?, ?, ?)
+  ),
+  prune: sql("DELETE FROM connector_inbound WHERE received_at < ?"),
+  release: sql("DELETE FROM connector_inbound WHERE connector_id = ? AND dedupe_key = ?"),
+  getState: sql("SELECT value FROM connector_state WHERE connector_id = ? AND key = ?"),
+  deleteState: sql("DELETE FROM connector_state WHERE connector_id = ? AND key = ?"),
+  // A prefix test rather than LIKE: keys may hold % and _.
+  listState: sql({
+    sqlite:
+      "SELECT key, value FROM connector_state WHERE connector_id = $1 AND substr(key, 1, length($2)) = $2 ORDER BY key",
+    postgres:
+      "SELECT key, value FROM connector_state WHERE connector_id = $1 AND starts_with(key, $2) ORDER BY key",
+  }),
+  setState: sql(`INSERT INTO connector_state (connector_id, key, value) VALUES (?, ?, ?)
+      ON CONFLICT (connector_id, key) DO UPDATE SET value = excluded.value`),
+  // One statement: the lease check and the write are atomic. On PostgreSQL, FOR SHARE holds the lease
+  // row until this write commits, so a takeover waits for it, and a takeover committed first fails
+  // the token check on the row's newest version.
+  setFenced: sql({
+    sqlite: `INSERT INTO connector_state (connector_id, key, value)
+      SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM connector_leases
+        WHERE connector_id = $1 AND token = $4 AND holder IS NOT NULL)
       ON CONFLICT (connector_id, key) DO UPDATE SET value = excluded.value`,
-  // One statement: the lease check and the write are atomic.
-  setFenced: `INSERT INTO connector_state (connector_id, key, value)
-      SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM connector_leases
-        WHERE connector_id = ? AND token = ? AND holder IS NOT NULL)
+    postgres: `INSERT INTO connector_state (connector_id, key, value)
+      SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM connector_leases
+        WHERE connector_id = $1 AND token = $4 AND holder IS NOT NULL FOR SHARE)
       ON CONFLICT (connector_id, key) DO UPDATE SET value = excluded.value`,
+  }),
 } as const;
 
-/** The mapping tables on SQLite. */
-export class SqliteMappingRepo implements MappingRepo {
-  readonly #db: Database;
+const READ = "read connector mappings from";
+const SAVE = "save connector mappings in";
 
-  constructor(db: Database) {
+/** The mapping tables, one logic over either database. */
+export class MappingRepository implements MappingRepo {
+  readonly #db: SqlDatabase;
+
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
-  #read<T>(sql: string, ...params: unknown[]): Promise<T | undefined> {
-    return sqliteCall(
-      this.#db,
-      "read connector mappings from",
-      () => cachedStatement(this.#db, sql).get(...params) as T | undefined,
-    );
-  }
-
-  #write(sql: string, ...params: unknown[]): Promise<number> {
-    return sqliteCall(
-      this.#db,
-      "save connector mappings in",
-      () => cachedStatement(this.#db, sql).run(...params).changes,
-    );
-  }
-
   async userFor(connectorId: string, externalUserId: string): Promise<string | undefined> {
-    return (await this.#read<{ user_id: string }>(SQL.userFor, connectorId, externalUserId))?.user_id;
+    return (await this.#db.one<{ user_id: string }>(READ, SQL.userFor, [connectorId, externalUserId]))
+      ?.user_id;
   }
 
   async setUser(connectorId: string, externalUserId: string, userId: string): Promise<void> {
-    await this.#write(SQL.setUser, connectorId, externalUserId, userId);
+    await this.#db.run(SAVE, SQL.setUser, [connectorId, externalUserId, userId]);
   }
 
   async channelFor(connectorId: string, externalChatId: string): Promise<string | undefined> {
-    return (await this.#read<{ channel_id: string }>(SQL.channelFor, connectorId, externalChatId))
-      ?.channel_id;
+    const row = await this.#db.one<{ channel_id: string }>(READ, SQL.channelFor, [
+      connectorId,
+      externalChatId,
+    ]);
+    return row?.channel_id;
   }
 
   async setChannel(connectorId: string, externalChatId: string, channelId: string): Promise<void> {
-    await this.#write(SQL.setChannel, connectorId, externalChatId, channelId);
+    await this.#db.run(SAVE, SQL.setChannel, [connectorId, externalChatId, channelId]);
   }
 
   async chatOf(channelId: string): Promise<{ connectorId: string; chatId: string } | undefined> {
-    const row = await this.#read<{ connector_id: string; external_chat_id: string }>(SQL.chatOf, channelId);
+    const row = await this.#db.one<{ connector_id: string; external_chat_id: string }>(READ, SQL.chatOf, [
+      channelId,
+    ]);
     return row ? { connectorId: row.connector_id, chatId: row.external_chat_id } : undefined;
   }
 
-  claim(connectorId: string, key: string, now: number): Promise<boolean> {
-    return sqliteCall(this.#db, "save connector mappings in", () => {
-      if (cachedStatement(this.#db, SQL.claim).run(connectorId, key, now).changes === 0) return false;
-      cachedStatement(this.#db, SQL.prune).run(now - DEDUPE_RETENTION_MS);
-      return true;
-    });
+  async claim(connectorId: string, key: string, now: number): Promise<boolean> {
+    if ((await this.#db.run(SAVE, SQL.claim, [connectorId, key, now])) === 0) return false;
+    await this.#db.run(SAVE, SQL.prune, [now - DEDUPE_RETENTION_MS]);
+    return true;
   }
 
   async release(connectorId: string, key: string): Promise<void> {
-    await this.#write(SQL.release, connectorId, key);
+    await this.#db.run(SAVE, SQL.release, [connectorId, key]);
   }
 
   stateOf(connectorId: string): DriverState {
+    const db = this.#db;
     return {
-      get: async (key) => (await this.#read<{ value: string }>(SQL.getState, connectorId, key))?.value,
+      get: async (key) => (await db.one<{ value: string }>(READ, SQL.getState, [connectorId, key]))?.value,
       set: async (key, value, fence) =>
         fence === undefined
-          ? (await this.#write(SQL.setState, connectorId, key, value)) > 0
-          : (await this.#write(SQL.setFenced, connectorId, key, value, connectorId, fence)) > 0,
+          ? (await db.run(SAVE, SQL.setState, [connectorId, key, value])) > 0
+          : (await db.run(SAVE, SQL.setFenced, [connectorId, key, value, fence])) > 0,
       delete: async (key) => {
-        await this.#write(SQL.deleteState, connectorId, key);
+        await db.run(SAVE, SQL.deleteState, [connectorId, key]);
       },
-      list: (prefix) =>
-        sqliteCall(
-          this.#db,
-          "read connector mappings from",
-          () =>
-            cachedStatement(this.#db, SQL.listState).all(connectorId, prefix, prefix) as Array<{
-              key: string;
-              value: string;
-            }>,
-        ),
+      list: (prefix) => db.many<{ key: string; value: string }>(READ, SQL.listState, [connectorId, prefix]),
     };
   }
 }

@@ -6,13 +6,11 @@
  * Several instances (or workers) may drain one connector's outbox: a drainer `claim`s the due heads
  * under a lease (`claimed_by`, `claimed_until`) in one atomic statement, so each item is handed to one
  * drainer at a time; settling it (`done`, `retryLater`, `fail`, `rewrite`) ends the claim. A claim
- * whose drainer died runs out and the item is due again. The repository interface, the row mapping
- * both backends share and the SQLite implementation (PostgreSQL: `pg-connector-store.ts`).
+ * whose drainer died runs out and the item is due again. The repository interface, its row mapping
+ * and its one implementation over SQLite and PostgreSQL.
  */
-import type { Database } from "better-sqlite3";
-import { cachedStatement } from "../../store/statement-cache.js";
+import { run, type SqlDatabase, sql } from "../../store/sql-database.js";
 import type { OutboundMessage } from "../types.js";
-import { sqliteCall } from "./connector-repo.js";
 
 export interface OutboxItem {
   id: number;
@@ -101,115 +99,123 @@ export interface OutboxRepo {
   list(connectorId: string): Promise<Array<OutboxItem & { status: "pending" | "failed" }>>;
 }
 
-const HEAD = `o.connector_id = ? AND o.status = 'pending'
+// A chat's head is its oldest pending item. SQLite finds it per row; PostgreSQL groups, and claims
+// with FOR UPDATE SKIP LOCKED: rows another drainer is claiming right now are skipped, not waited
+// for, and the outer conditions are re-checked on the locked row, so a claim that committed
+// meanwhile is never taken twice. Values: $1 connector, $2 holder, $3 now, $4 claim's end.
+const HEAD = `o.connector_id = $1 AND o.status = 'pending'
       AND o.id = (SELECT min(id) FROM connector_outbox
                   WHERE connector_id = o.connector_id AND chat_id = o.chat_id AND status = 'pending')`;
+const HEADS = `SELECT min(id) FROM connector_outbox WHERE connector_id = $1 AND status = 'pending' GROUP BY chat_id`;
+const CLAIMABLE = "next_attempt_at <= $3 AND (claimed_until IS NULL OR claimed_until <= $3)";
 
 const SQL = {
-  add: `INSERT INTO connector_outbox (connector_id, chat_id, payload_json, next_attempt_at, created_at)
-      VALUES (?, ?, ?, ?, ?)`,
-  heads: `SELECT o.* FROM connector_outbox o WHERE ${HEAD} ORDER BY o.id`,
+  add: sql(`INSERT INTO connector_outbox (connector_id, chat_id, payload_json, next_attempt_at, created_at)
+      VALUES ($1, $2, $3, $4, $4)`),
+  heads: sql({
+    sqlite: `SELECT o.* FROM connector_outbox o WHERE ${HEAD} ORDER BY o.id`,
+    postgres: `SELECT * FROM connector_outbox WHERE id IN (${HEADS}) ORDER BY id`,
+  }),
   // One statement, so it is atomic against every other connection's claim.
-  claim: `UPDATE connector_outbox SET claimed_by = ?, claimed_until = ?
-      WHERE id IN (SELECT o.id FROM connector_outbox o WHERE ${HEAD})
-        AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
+  claim: sql({
+    sqlite: `UPDATE connector_outbox SET claimed_by = $2, claimed_until = $4
+      WHERE id IN (SELECT o.id FROM connector_outbox o WHERE ${HEAD}) AND ${CLAIMABLE}
       RETURNING *`,
-  nextDue: `SELECT min(max(o.next_attempt_at, coalesce(o.claimed_until, 0))) AS t
+    postgres: `UPDATE connector_outbox SET claimed_by = $2, claimed_until = $4
+      WHERE id IN (SELECT id FROM connector_outbox WHERE id IN (${HEADS}) AND ${CLAIMABLE}
+                   FOR UPDATE SKIP LOCKED)
+        AND status = 'pending' AND ${CLAIMABLE}
+      RETURNING *`,
+  }),
+  nextDue: sql({
+    sqlite: `SELECT min(max(o.next_attempt_at, coalesce(o.claimed_until, 0))) AS t
       FROM connector_outbox o WHERE ${HEAD}`,
-  done: "DELETE FROM connector_outbox WHERE id = ?",
-  retryLater: `UPDATE connector_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?,
-      claimed_by = NULL, claimed_until = NULL WHERE id = ? AND claimed_by = ?`,
-  fail: `UPDATE connector_outbox SET attempts = attempts + 1, last_error = ?, status = 'failed',
-      claimed_by = NULL, claimed_until = NULL WHERE id = ? AND claimed_by = ?`,
-  rewrite: `UPDATE connector_outbox SET payload_json = ?, claimed_by = NULL, claimed_until = NULL
-      WHERE id = ? AND claimed_by = ?`,
-  unclaim:
+    postgres: `SELECT min(greatest(next_attempt_at, coalesce(claimed_until, 0))) AS t
+      FROM connector_outbox WHERE id IN (${HEADS})`,
+  }),
+  done: sql("DELETE FROM connector_outbox WHERE id = ?"),
+  retryLater: sql(`UPDATE connector_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?,
+      claimed_by = NULL, claimed_until = NULL WHERE id = ? AND claimed_by = ?`),
+  fail: sql(`UPDATE connector_outbox SET attempts = attempts + 1, last_error = ?, status = 'failed',
+      claimed_by = NULL, claimed_until = NULL WHERE id = ? AND claimed_by = ?`),
+  rewrite: sql(`UPDATE connector_outbox SET payload_json = ?, claimed_by = NULL, claimed_until = NULL
+      WHERE id = ? AND claimed_by = ?`),
+  unclaim: sql(
     "UPDATE connector_outbox SET claimed_by = NULL, claimed_until = NULL WHERE id = ? AND claimed_by = ?",
-  unclaimAll:
+  ),
+  unclaimAll: sql(
     "UPDATE connector_outbox SET claimed_by = NULL, claimed_until = NULL WHERE connector_id = ? AND claimed_by = ?",
-  counts: "SELECT status, count(*) AS n FROM connector_outbox WHERE connector_id = ? GROUP BY status",
-  list: "SELECT * FROM connector_outbox WHERE connector_id = ? ORDER BY id",
+  ),
+  counts: sql({
+    sqlite: "SELECT status, count(*) AS n FROM connector_outbox WHERE connector_id = ? GROUP BY status",
+    postgres:
+      "SELECT status, count(*)::int AS n FROM connector_outbox WHERE connector_id = ? GROUP BY status",
+  }),
+  list: sql("SELECT * FROM connector_outbox WHERE connector_id = ? ORDER BY id"),
 } as const;
 
-/** The outbox on SQLite. */
-export class SqliteOutboxRepo implements OutboxRepo {
-  readonly #db: Database;
+const SAVE = "save the connector outbox in";
+const READ = "read the connector outbox from";
 
-  constructor(db: Database) {
+/** The outbox, one logic over either database. */
+export class OutboxRepository implements OutboxRepo {
+  readonly #db: SqlDatabase;
+
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
-  #write(sql: string, ...params: unknown[]): Promise<number> {
-    return sqliteCall(
-      this.#db,
-      "save the connector outbox in",
-      () => cachedStatement(this.#db, sql).run(...params).changes,
-    );
-  }
-
-  #all<T>(sql: string, ...params: unknown[]): Promise<T[]> {
-    return sqliteCall(
-      this.#db,
-      "read the connector outbox from",
-      () => cachedStatement(this.#db, sql).all(...params) as T[],
-    );
-  }
-
-  add(connectorId: string, messages: readonly OutboundMessage[], now: number): Promise<void> {
-    return sqliteCall(this.#db, "save the connector outbox in", () => {
-      const insert = cachedStatement(this.#db, SQL.add);
-      this.#db.transaction(() => {
-        for (const message of messages) insert.run(connectorId, message.chatId, payloadOf(message), now, now);
-      })();
+  async add(connectorId: string, messages: readonly OutboundMessage[], now: number): Promise<void> {
+    if (messages.length === 0) return;
+    await this.#db.transaction(SAVE, function* () {
+      for (const message of messages)
+        yield* run(SQL.add, [connectorId, message.chatId, payloadOf(message), now]);
     });
   }
 
   async heads(connectorId: string): Promise<OutboxItem[]> {
-    return (await this.#all<OutboxRow>(SQL.heads, connectorId)).map(toItem);
+    return (await this.#db.many<OutboxRow>(READ, SQL.heads, [connectorId])).map(toItem);
   }
 
-  claim(connectorId: string, holder: string, now: number, leaseMs: number): Promise<OutboxItem[]> {
-    return sqliteCall(this.#db, "save the connector outbox in", () =>
-      (cachedStatement(this.#db, SQL.claim).all(holder, now + leaseMs, connectorId, now, now) as OutboxRow[])
-        .sort((a, b) => a.id - b.id)
-        .map(toItem),
-    );
+  async claim(connectorId: string, holder: string, now: number, leaseMs: number): Promise<OutboxItem[]> {
+    const rows = await this.#db.many<OutboxRow>(SAVE, SQL.claim, [connectorId, holder, now, now + leaseMs]);
+    return rows.sort((a, b) => a.id - b.id).map(toItem);
   }
 
   async nextDue(connectorId: string): Promise<number | undefined> {
-    return (await this.#all<{ t: number | null }>(SQL.nextDue, connectorId))[0]?.t ?? undefined;
+    return (await this.#db.one<{ t: number | null }>(READ, SQL.nextDue, [connectorId]))?.t ?? undefined;
   }
 
   async done(id: number): Promise<void> {
-    await this.#write(SQL.done, id);
+    await this.#db.run(SAVE, SQL.done, [id]);
   }
 
   async retryLater(id: number, holder: string, error: string, nextAttemptAt: number): Promise<boolean> {
-    return (await this.#write(SQL.retryLater, error, nextAttemptAt, id, holder)) > 0;
+    return (await this.#db.run(SAVE, SQL.retryLater, [error, nextAttemptAt, id, holder])) > 0;
   }
 
   async fail(id: number, holder: string, error: string): Promise<boolean> {
-    return (await this.#write(SQL.fail, error, id, holder)) > 0;
+    return (await this.#db.run(SAVE, SQL.fail, [error, id, holder])) > 0;
   }
 
   async rewrite(id: number, holder: string, message: OutboundMessage): Promise<boolean> {
-    return (await this.#write(SQL.rewrite, payloadOf(message), id, holder)) > 0;
+    return (await this.#db.run(SAVE, SQL.rewrite, [payloadOf(message), id, holder])) > 0;
   }
 
   async unclaim(id: number, holder: string): Promise<boolean> {
-    return (await this.#write(SQL.unclaim, id, holder)) > 0;
+    return (await this.#db.run(SAVE, SQL.unclaim, [id, holder])) > 0;
   }
 
   unclaimAll(connectorId: string, holder: string): Promise<number> {
-    return this.#write(SQL.unclaimAll, connectorId, holder);
+    return this.#db.run(SAVE, SQL.unclaimAll, [connectorId, holder]);
   }
 
   async counts(connectorId: string): Promise<{ pending: number; failed: number }> {
-    return countsOf(await this.#all<{ status: string; n: number }>(SQL.counts, connectorId));
+    return countsOf(await this.#db.many<{ status: string; n: number }>(READ, SQL.counts, [connectorId]));
   }
 
   async list(connectorId: string): Promise<Array<OutboxItem & { status: "pending" | "failed" }>> {
-    return (await this.#all<OutboxRow>(SQL.list, connectorId)).map((row) => ({
+    return (await this.#db.many<OutboxRow>(READ, SQL.list, [connectorId])).map((row) => ({
       ...toItem(row),
       status: row.status,
     }));
