@@ -170,78 +170,74 @@ const READ_RUNS = "read schedule runs from";
 
 /** The schedules repository, one logic over either database. */
 export class ScheduleRepository implements ScheduleStore {
-  readonly #db: SqlDatabase;
-
-  constructor(db: SqlDatabase) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlDatabase) {}
 
   async insert(schedule: ScheduleRecord): Promise<void> {
-    await this.#db.run(SAVE, SQL.insert, scheduleValues(schedule));
+    await this.db.run(SAVE, SQL.insert, scheduleValues(schedule));
   }
 
   async update(schedule: ScheduleRecord, retimed: boolean): Promise<boolean> {
     const changed = retimed
-      ? await this.#db.run(SAVE, SQL.updateRetimed, [
+      ? await this.db.run(SAVE, SQL.updateRetimed, [
           ...editableValues(schedule),
           schedule.nextRunAt ?? null,
           schedule.id,
         ])
-      : await this.#db.run(SAVE, SQL.updateKeepNext, [...editableValues(schedule), schedule.id]);
+      : await this.db.run(SAVE, SQL.updateKeepNext, [...editableValues(schedule), schedule.id]);
     return changed > 0;
   }
 
   async get(id: string): Promise<ScheduleRecord | undefined> {
-    const row = await this.#db.one<ScheduleRow>(READ, SQL.get, [id]);
+    const row = await this.db.one<ScheduleRow>(READ, SQL.get, [id]);
     return row ? toSchedule(row) : undefined;
   }
 
   async list(ownerId?: string): Promise<ScheduleRecord[]> {
     const rows =
       ownerId === undefined
-        ? await this.#db.many<ScheduleRow>(READ, SQL.listAll)
-        : await this.#db.many<ScheduleRow>(READ, SQL.listOwner, [ownerId]);
+        ? await this.db.many<ScheduleRow>(READ, SQL.listAll)
+        : await this.db.many<ScheduleRow>(READ, SQL.listOwner, [ownerId]);
     return rows.map(toSchedule);
   }
 
   async countByOwner(ownerId: string): Promise<number> {
-    return (await this.#db.one<{ n: number }>(READ, SQL.count, [ownerId]))?.n ?? 0;
+    return (await this.db.one<{ n: number }>(READ, SQL.count, [ownerId]))?.n ?? 0;
   }
 
   async delete(id: string): Promise<boolean> {
-    return (await this.#db.run("delete a schedule from", SQL.delete, [id])) > 0;
+    return (await this.db.run("delete a schedule from", SQL.delete, [id])) > 0;
   }
 
   async listDue(now: number): Promise<ScheduleRecord[]> {
-    return (await this.#db.many<ScheduleRow>(READ, SQL.listDue, [now])).map(toSchedule);
+    return (await this.db.many<ScheduleRow>(READ, SQL.listDue, [now])).map(toSchedule);
   }
 
   async nextWake(): Promise<number | undefined> {
-    return (await this.#db.one<{ t: number | null }>(READ, SQL.nextWake))?.t ?? undefined;
+    return (await this.db.one<{ t: number | null }>(READ, SQL.nextWake))?.t ?? undefined;
   }
 
   async claimDue(id: string, due: number, next: number | undefined): Promise<boolean> {
-    return (await this.#db.run(SAVE, SQL.claimDue, [next ?? null, id, due])) > 0;
+    return (await this.db.run(SAVE, SQL.claimDue, [next ?? null, id, due])) > 0;
   }
 
   async setNextRun(id: string, nextRunAt: number | undefined): Promise<void> {
-    await this.#db.run(SAVE, SQL.setNext, [nextRunAt ?? null, id]);
+    await this.db.run(SAVE, SQL.setNext, [nextRunAt ?? null, id]);
   }
 
   async setLastRun(id: string, at: number): Promise<void> {
-    await this.#db.run(SAVE, SQL.setLast, [at, id]);
+    await this.db.run(SAVE, SQL.setLast, [at, id]);
   }
 
   async requestRun(id: string, at: number): Promise<boolean> {
-    return (await this.#db.run(SAVE, SQL.request, [at, id])) > 0;
+    return (await this.db.run(SAVE, SQL.request, [at, id])) > 0;
   }
 
   async takeRunRequest(id: string, requestedAt: number): Promise<boolean> {
-    return (await this.#db.run(SAVE, SQL.takeRequest, [id, requestedAt])) > 0;
+    return (await this.db.run(SAVE, SQL.takeRequest, [id, requestedAt])) > 0;
   }
 
   insertRun(scheduleRun: ScheduleRunRecord): Promise<void> {
-    return this.#db.transaction(RECORD_RUN, function* () {
+    return this.db.transaction(RECORD_RUN, function* () {
       yield* run(SQL.insertRun, [...runValues(scheduleRun), scheduleRun.startedAt]);
       const id = scheduleRun.scheduleId;
       yield* run(SQL.pruneRuns, [id, id, RUNS_KEPT_PER_SCHEDULE]);
@@ -249,38 +245,38 @@ export class ScheduleRepository implements ScheduleStore {
   }
 
   async updateRun(scheduleRun: ScheduleRunRecord): Promise<boolean> {
-    return (await this.#db.run(RECORD_RUN, SQL.updateRun, runUpdateValues(scheduleRun))) > 0;
+    return (await this.db.run(RECORD_RUN, SQL.updateRun, runUpdateValues(scheduleRun))) > 0;
   }
 
   async getRun(id: string): Promise<ScheduleRunRecord | undefined> {
-    const row = await this.#db.one<RunRow>(READ_RUNS, SQL.getRun, [id]);
+    const row = await this.db.one<RunRow>(READ_RUNS, SQL.getRun, [id]);
     return row ? toRun(row) : undefined;
   }
 
   async listRuns(scheduleId: string, limit = 50): Promise<ScheduleRunRecord[]> {
-    return (await this.#db.many<RunRow>(READ_RUNS, SQL.listRuns, [scheduleId, limit])).map(toRun);
+    return (await this.db.many<RunRow>(READ_RUNS, SQL.listRuns, [scheduleId, limit])).map(toRun);
   }
 
   interruptRunning(now: number, message: string, staleBefore?: number): Promise<number> {
     return staleBefore === undefined
-      ? this.#db.run(RECORD_RUN, SQL.interrupt, [now, message])
-      : this.#db.run(RECORD_RUN, SQL.interruptStale, [now, message, staleBefore]);
+      ? this.db.run(RECORD_RUN, SQL.interrupt, [now, message])
+      : this.db.run(RECORD_RUN, SQL.interruptStale, [now, message, staleBefore]);
   }
 
   async heartbeat(runIds: readonly string[], now: number): Promise<void> {
     if (runIds.length === 0) return;
     // PostgreSQL takes the ids as one array in one round trip; SQLite loops in one transaction.
-    if (this.#db.dialect === "postgres") {
-      await this.#db.run(RECORD_RUN, SQL.heartbeatMany, [now, [...runIds]]);
+    if (this.db.dialect === "postgres") {
+      await this.db.run(RECORD_RUN, SQL.heartbeatMany, [now, [...runIds]]);
       return;
     }
-    await this.#db.transaction(RECORD_RUN, function* () {
+    await this.db.transaction(RECORD_RUN, function* () {
       for (const id of runIds) yield* run(SQL.heartbeat, [now, id]);
     });
   }
 
   async runningRun(scheduleId: string, freshSince: number): Promise<ScheduleRunRecord | undefined> {
-    const row = await this.#db.one<RunRow>(READ_RUNS, SQL.runningRun, [scheduleId, freshSince]);
+    const row = await this.db.one<RunRow>(READ_RUNS, SQL.runningRun, [scheduleId, freshSince]);
     return row ? toRun(row) : undefined;
   }
 }

@@ -130,37 +130,34 @@ const SAVE = "save a connector in";
 
 /** The connectors repository, one logic over either database. */
 export class ConnectorRepository implements ConnectorRepo {
-  readonly #db: SqlDatabase;
-  readonly #box: Sealer;
-
-  constructor(db: SqlDatabase, box: Sealer) {
-    this.#db = db;
-    this.#box = box;
-  }
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly box: Sealer,
+  ) {}
 
   async list(): Promise<StoredConnector[]> {
-    return (await this.#db.many<ConnectorRow>(READ, SQL.list)).map((row) => toStored(row, this.#box));
+    return (await this.db.many<ConnectorRow>(READ, SQL.list)).map((row) => toStored(row, this.box));
   }
 
   async record(id: string): Promise<ConnectorRecord | undefined> {
-    const row = await this.#db.one<ConnectorRow>(READ, SQL.get, [id]);
-    return row ? toStored({ ...row, secrets_enc: null }, this.#box).record : undefined;
+    const row = await this.db.one<ConnectorRow>(READ, SQL.get, [id]);
+    return row ? toStored({ ...row, secrets_enc: null }, this.box).record : undefined;
   }
 
   async get(id: string): Promise<StoredConnector | undefined> {
-    const row = await this.#db.one<ConnectorRow>(READ, SQL.get, [id]);
-    return row ? toStored(row, this.#box) : undefined;
+    const row = await this.db.one<ConnectorRow>(READ, SQL.get, [id]);
+    return row ? toStored(row, this.box) : undefined;
   }
 
   async save(record: ConnectorRecord, secrets: ConnectorSecrets): Promise<void> {
-    await this.#db.run(SAVE, SQL.save, connectorValues(record, secrets, this.#box));
+    await this.db.run(SAVE, SQL.save, connectorValues(record, secrets, this.box));
   }
 
   async setEnabled(id: string, enabled: boolean, now: number): Promise<void> {
-    await this.#db.run(SAVE, SQL.setEnabled, [enabled ? 1 : 0, now, id]);
+    await this.db.run(SAVE, SQL.setEnabled, [enabled ? 1 : 0, now, id]);
   }
 
   async delete(id: string): Promise<boolean> {
-    return (await this.#db.run("delete a connector from", SQL.delete, [id])) > 0;
+    return (await this.db.run("delete a connector from", SQL.delete, [id])) > 0;
   }
 }

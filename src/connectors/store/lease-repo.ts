@@ -89,14 +89,10 @@ const SAVE = "save a connector lease in";
 
 /** The poll leases, one logic over either database. */
 export class LeaseRepository implements LeaseRepo {
-  readonly #db: SqlDatabase;
-
-  constructor(db: SqlDatabase) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlDatabase) {}
 
   async acquire(connectorId: string, holder: string, ttlMs: number, now: number): Promise<Lease | undefined> {
-    const row = await this.#db.one<LeaseRow>(SAVE, SQL.acquire, [connectorId, holder, now + ttlMs, now]);
+    const row = await this.db.one<LeaseRow>(SAVE, SQL.acquire, [connectorId, holder, now + ttlMs, now]);
     return row ? toLease(row) : undefined;
   }
 
@@ -107,18 +103,18 @@ export class LeaseRepository implements LeaseRepo {
     ttlMs: number,
     now: number,
   ): Promise<Lease | undefined> {
-    const row = await this.#db.one<LeaseRow>(SAVE, SQL.renew, [connectorId, holder, token, now + ttlMs]);
+    const row = await this.db.one<LeaseRow>(SAVE, SQL.renew, [connectorId, holder, token, now + ttlMs]);
     return row ? toLease(row) : undefined;
   }
 
   async release(connectorId: string, holder: string, token: number): Promise<boolean> {
-    return (await this.#db.run(SAVE, SQL.release, [connectorId, holder, token])) > 0;
+    return (await this.db.run(SAVE, SQL.release, [connectorId, holder, token])) > 0;
   }
 
   async current(
     connectorId: string,
   ): Promise<{ holder?: string; token: number; expiresAt: number } | undefined> {
-    const row = await this.#db.one<LeaseRow>(SAVE, SQL.current, [connectorId]);
+    const row = await this.db.one<LeaseRow>(SAVE, SQL.current, [connectorId]);
     return row ? toLeaseState(row) : undefined;
   }
 }

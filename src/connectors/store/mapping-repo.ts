@@ -77,23 +77,19 @@ const SAVE = "save connector mappings in";
 
 /** The mapping tables, one logic over either database. */
 export class MappingRepository implements MappingRepo {
-  readonly #db: SqlDatabase;
-
-  constructor(db: SqlDatabase) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlDatabase) {}
 
   async userFor(connectorId: string, externalUserId: string): Promise<string | undefined> {
-    return (await this.#db.one<{ user_id: string }>(READ, SQL.userFor, [connectorId, externalUserId]))
+    return (await this.db.one<{ user_id: string }>(READ, SQL.userFor, [connectorId, externalUserId]))
       ?.user_id;
   }
 
   async setUser(connectorId: string, externalUserId: string, userId: string): Promise<void> {
-    await this.#db.run(SAVE, SQL.setUser, [connectorId, externalUserId, userId]);
+    await this.db.run(SAVE, SQL.setUser, [connectorId, externalUserId, userId]);
   }
 
   async channelFor(connectorId: string, externalChatId: string): Promise<string | undefined> {
-    const row = await this.#db.one<{ channel_id: string }>(READ, SQL.channelFor, [
+    const row = await this.db.one<{ channel_id: string }>(READ, SQL.channelFor, [
       connectorId,
       externalChatId,
     ]);
@@ -101,28 +97,28 @@ export class MappingRepository implements MappingRepo {
   }
 
   async setChannel(connectorId: string, externalChatId: string, channelId: string): Promise<void> {
-    await this.#db.run(SAVE, SQL.setChannel, [connectorId, externalChatId, channelId]);
+    await this.db.run(SAVE, SQL.setChannel, [connectorId, externalChatId, channelId]);
   }
 
   async chatOf(channelId: string): Promise<{ connectorId: string; chatId: string } | undefined> {
-    const row = await this.#db.one<{ connector_id: string; external_chat_id: string }>(READ, SQL.chatOf, [
+    const row = await this.db.one<{ connector_id: string; external_chat_id: string }>(READ, SQL.chatOf, [
       channelId,
     ]);
     return row ? { connectorId: row.connector_id, chatId: row.external_chat_id } : undefined;
   }
 
   async claim(connectorId: string, key: string, now: number): Promise<boolean> {
-    if ((await this.#db.run(SAVE, SQL.claim, [connectorId, key, now])) === 0) return false;
-    await this.#db.run(SAVE, SQL.prune, [now - DEDUPE_RETENTION_MS]);
+    if ((await this.db.run(SAVE, SQL.claim, [connectorId, key, now])) === 0) return false;
+    await this.db.run(SAVE, SQL.prune, [now - DEDUPE_RETENTION_MS]);
     return true;
   }
 
   async release(connectorId: string, key: string): Promise<void> {
-    await this.#db.run(SAVE, SQL.release, [connectorId, key]);
+    await this.db.run(SAVE, SQL.release, [connectorId, key]);
   }
 
   stateOf(connectorId: string): DriverState {
-    const db = this.#db;
+    const db = this.db;
     return {
       get: async (key) => (await db.one<{ value: string }>(READ, SQL.getState, [connectorId, key]))?.value,
       set: async (key, value, fence) =>

@@ -159,63 +159,59 @@ const READ = "read the connector outbox from";
 
 /** The outbox, one logic over either database. */
 export class OutboxRepository implements OutboxRepo {
-  readonly #db: SqlDatabase;
-
-  constructor(db: SqlDatabase) {
-    this.#db = db;
-  }
+  constructor(private readonly db: SqlDatabase) {}
 
   async add(connectorId: string, messages: readonly OutboundMessage[], now: number): Promise<void> {
     if (messages.length === 0) return;
-    await this.#db.transaction(SAVE, function* () {
+    await this.db.transaction(SAVE, function* () {
       for (const message of messages)
         yield* run(SQL.add, [connectorId, message.chatId, payloadOf(message), now]);
     });
   }
 
   async heads(connectorId: string): Promise<OutboxItem[]> {
-    return (await this.#db.many<OutboxRow>(READ, SQL.heads, [connectorId])).map(toItem);
+    return (await this.db.many<OutboxRow>(READ, SQL.heads, [connectorId])).map(toItem);
   }
 
   async claim(connectorId: string, holder: string, now: number, leaseMs: number): Promise<OutboxItem[]> {
-    const rows = await this.#db.many<OutboxRow>(SAVE, SQL.claim, [connectorId, holder, now, now + leaseMs]);
+    const rows = await this.db.many<OutboxRow>(SAVE, SQL.claim, [connectorId, holder, now, now + leaseMs]);
     return rows.sort((a, b) => a.id - b.id).map(toItem);
   }
 
   async nextDue(connectorId: string): Promise<number | undefined> {
-    return (await this.#db.one<{ t: number | null }>(READ, SQL.nextDue, [connectorId]))?.t ?? undefined;
+    return (await this.db.one<{ t: number | null }>(READ, SQL.nextDue, [connectorId]))?.t ?? undefined;
   }
 
   async done(id: number): Promise<void> {
-    await this.#db.run(SAVE, SQL.done, [id]);
+    await this.db.run(SAVE, SQL.done, [id]);
   }
 
   async retryLater(id: number, holder: string, error: string, nextAttemptAt: number): Promise<boolean> {
-    return (await this.#db.run(SAVE, SQL.retryLater, [error, nextAttemptAt, id, holder])) > 0;
+    return (await this.db.run(SAVE, SQL.retryLater, [error, nextAttemptAt, id, holder])) > 0;
   }
 
   async fail(id: number, holder: string, error: string): Promise<boolean> {
-    return (await this.#db.run(SAVE, SQL.fail, [error, id, holder])) > 0;
+    return (await this.db.run(SAVE, SQL.fail, [error, id, holder])) > 0;
   }
 
   async rewrite(id: number, holder: string, message: OutboundMessage): Promise<boolean> {
-    return (await this.#db.run(SAVE, SQL.rewrite, [payloadOf(message), id, holder])) > 0;
+    return (await this.db.run(SAVE, SQL.rewrite, [payloadOf(message), id, holder])) > 0;
   }
 
   async unclaim(id: number, holder: string): Promise<boolean> {
-    return (await this.#db.run(SAVE, SQL.unclaim, [id, holder])) > 0;
+    return (await this.db.run(SAVE, SQL.unclaim, [id, holder])) > 0;
   }
 
   unclaimAll(connectorId: string, holder: string): Promise<number> {
-    return this.#db.run(SAVE, SQL.unclaimAll, [connectorId, holder]);
+    return this.db.run(SAVE, SQL.unclaimAll, [connectorId, holder]);
   }
 
   async counts(connectorId: string): Promise<{ pending: number; failed: number }> {
-    return countsOf(await this.#db.many<{ status: string; n: number }>(READ, SQL.counts, [connectorId]));
+    return countsOf(await this.db.many<{ status: string; n: number }>(READ, SQL.counts, [connectorId]));
   }
 
   async list(connectorId: string): Promise<Array<OutboxItem & { status: "pending" | "failed" }>> {
-    return (await this.#db.many<OutboxRow>(READ, SQL.list, [connectorId])).map((row) => ({
+    return (await this.db.many<OutboxRow>(READ, SQL.list, [connectorId])).map((row) => ({
       ...toItem(row),
       status: row.status,
     }));
