@@ -5,13 +5,11 @@
  */
 import type { Database } from "../store/database.js";
 import type { PgDatabase } from "../store/postgres/pg-database.js";
-import { type ApiTokenRepository, ApiTokenStore } from "./auth/api-token-store.js";
+import { type ApiTokenRepository, ApiTokenStore, PgApiTokenStore } from "./auth/api-token-store.js";
 import type { AuthEvents } from "./auth/auth-events.js";
 import type { ScryptParams } from "./auth/passwords.js";
-import { PgApiTokenStore } from "./auth/pg-api-token-store.js";
-import { PgSessionStore } from "./auth/pg-session-store.js";
 import { PgUserStore } from "./auth/pg-user-store.js";
-import { type LoginSessionRepository, SessionStore } from "./auth/session-store.js";
+import { type LoginSessionRepository, PgSessionStore, SessionStore } from "./auth/session-store.js";
 import { type UserRepository, UserStore } from "./auth/user-store.js";
 
 export interface AccountStores {

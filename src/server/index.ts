@@ -22,6 +22,8 @@ export {
   type ApiTokenRepository,
   ApiTokenStore,
   bearerValue,
+  createPostgresApiTokenStore,
+  PgApiTokenStore,
 } from "./auth/api-token-store.js";
 export {
   type AuthEvent,
@@ -34,12 +36,12 @@ export { SESSION_COOKIE } from "./auth/cookies.js";
 export { ensureOwner, OWNER_USERNAME, type OwnerCreated } from "./auth/ensure-owner.js";
 export { apiTokenAuth, authenticate, PUBLIC_API_PATHS, requireAuth, requireRole } from "./auth/middleware.js";
 export { hashPassword, verifyPassword } from "./auth/passwords.js";
-export { createPostgresApiTokenStore, PgApiTokenStore } from "./auth/pg-api-token-store.js";
-export { createPostgresSessionStore, PgSessionStore } from "./auth/pg-session-store.js";
 export { createPostgresUserStore, PgUserStore } from "./auth/pg-user-store.js";
 export {
+  createPostgresSessionStore,
   DEFAULT_SESSION_TTL_MS,
   type LoginSessionRepository,
+  PgSessionStore,
   type SessionRecord,
   SessionStore,
 } from "./auth/session-store.js";

@@ -13,9 +13,11 @@ import { createPostgresKnowledgeService } from "../../src/knowledge/postgres.js"
 import { fileCredentialStore, hashedName } from "../../src/mcp/oauth/file-store.js";
 import { createPostgresMemoryStore } from "../../src/memory/postgres-memory-store.js";
 import { SqliteMemoryStore } from "../../src/memory/sqlite-memory-store.js";
-import { PgSessionStore as PgLoginSessions } from "../../src/server/auth/pg-session-store.js";
 import { PgUserStore } from "../../src/server/auth/pg-user-store.js";
-import { SessionStore as LoginSessions } from "../../src/server/auth/session-store.js";
+import {
+  SessionStore as LoginSessions,
+  PgSessionStore as PgLoginSessions,
+} from "../../src/server/auth/session-store.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
 import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
 import { legacySignInFolder } from "../../src/server/settings/mcp-credential-store.js";

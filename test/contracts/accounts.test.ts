@@ -8,12 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
-import { ApiTokenStore, MAX_TOKENS_PER_USER } from "../../src/server/auth/api-token-store.js";
+import {
+  ApiTokenStore,
+  createPostgresApiTokenStore,
+  MAX_TOKENS_PER_USER,
+} from "../../src/server/auth/api-token-store.js";
 import { type AuthEvent, AuthEvents } from "../../src/server/auth/auth-events.js";
-import { createPostgresApiTokenStore } from "../../src/server/auth/pg-api-token-store.js";
-import { createPostgresSessionStore } from "../../src/server/auth/pg-session-store.js";
 import { createPostgresUserStore } from "../../src/server/auth/pg-user-store.js";
-import { SessionStore } from "../../src/server/auth/session-store.js";
+import { createPostgresSessionStore, SessionStore } from "../../src/server/auth/session-store.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
 import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
 import { SqliteMcpCredentials } from "../../src/server/settings/mcp-credential-store.js";

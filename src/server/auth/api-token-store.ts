@@ -4,7 +4,15 @@
  */
 import { conflict } from "../../errors.js";
 import type { Database } from "../../store/database.js";
-import { cachedStatement } from "../../store/statement-cache.js";
+import type { PgDatabase } from "../../store/postgres/pg-database.js";
+import {
+  one,
+  postgresDatabase,
+  run,
+  type SqlDatabase,
+  sql,
+  sqliteDatabase,
+} from "../../store/sql-database.js";
 import type { Actor } from "../../team/types.js";
 import { hashToken, randomId, randomToken } from "./secrets.js";
 import type { Role, UserRecord } from "./user-store.js";
@@ -48,7 +56,7 @@ export function bearerValue(header: string | undefined): string | undefined {
   return match ? match[1] : header.includes(" ") ? undefined : header;
 }
 
-/** The API tokens repository, implemented over SQLite (`ApiTokenStore`) and PostgreSQL (`PgApiTokenStore`). */
+/** The API tokens repository (`ApiTokens`, over SQLite or PostgreSQL). */
 export interface ApiTokenRepository {
   /** A user's tokens (without secrets), newest first. */
   list(userId: string): Promise<ApiTokenRecord[]>;
@@ -112,55 +120,82 @@ export function tokenAuthOf(row: TokenUserRow): { actor: Actor; user: UserRecord
   return { actor: { userId: user.id, role: user.role }, user };
 }
 
-/** The `api_tokens` repository on SQLite. */
-export class ApiTokenStore implements ApiTokenRepository {
-  constructor(private readonly db: Database) {}
+const SQL = {
+  list: sql("SELECT * FROM api_tokens WHERE user_id = ? ORDER BY created_at DESC, id"),
+  // PostgreSQL: the account's row lock serialises token creation per person across instances, so the
+  // count cannot be raced past the limit (SQLite's transaction already holds the only write lock).
+  lockUser: sql({
+    sqlite: "SELECT 1 FROM users WHERE id = ?",
+    postgres: "SELECT 1 FROM users WHERE id = ? FOR UPDATE",
+  }),
+  count: sql({
+    sqlite: "SELECT count(*) AS n FROM api_tokens WHERE user_id = ?",
+    postgres: "SELECT count(*)::int AS n FROM api_tokens WHERE user_id = ?",
+  }),
+  insert: sql(
+    "INSERT INTO api_tokens (id, user_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+  ),
+  delete: sql("DELETE FROM api_tokens WHERE id = ? AND user_id = ?"),
+  byHash: sql(`SELECT t.id, t.last_used_at, u.id AS user_id, u.username, u.role, u.created_at, u.updated_at
+      FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?`),
+  used: sql("UPDATE api_tokens SET last_used_at = ? WHERE id = ?"),
+} as const;
+
+const SAVE = "save an API token in";
+const READ = "read API tokens from";
+
+/**
+ * The `api_tokens` repository, one logic over either database; like login sessions, looked up on
+ * every use (no cache), so a deleted token stops at once.
+ */
+export class ApiTokens implements ApiTokenRepository {
+  constructor(private readonly db: SqlDatabase) {}
 
   async list(userId: string): Promise<ApiTokenRecord[]> {
-    const rows = cachedStatement(
-      this.db,
-      "SELECT * FROM api_tokens WHERE user_id = ? ORDER BY created_at DESC, id",
-    ).all(userId) as TokenRow[];
-    return rows.map(toTokenRecord);
+    return (await this.db.many<TokenRow>(READ, SQL.list, [userId])).map(toTokenRecord);
   }
 
   async create(userId: string, name: string): Promise<ApiTokenRecord & { token: string }> {
     const { token, row } = newApiToken(userId, name, Date.now());
-    this.db.transaction(() => {
-      const count = (
-        cachedStatement(this.db, "SELECT count(*) AS n FROM api_tokens WHERE user_id = ?").get(userId) as {
-          n: number;
-        }
-      ).n;
+    await this.db.transaction(SAVE, function* () {
+      yield* run(SQL.lockUser, [userId]);
+      const count = (yield* one<{ n: number }>(SQL.count, [userId]))?.n ?? 0;
       if (count >= MAX_TOKENS_PER_USER) throw tooManyTokens();
-      cachedStatement(
-        this.db,
-        "INSERT INTO api_tokens (id, user_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-      ).run(row.id, userId, name, hashToken(token), row.preview, row.created_at);
-    })();
+      yield* run(SQL.insert, [row.id, userId, name, hashToken(token), row.preview, row.created_at]);
+    });
     return { ...toTokenRecord(row), token };
   }
 
   async delete(userId: string, id: string): Promise<boolean> {
-    return (
-      cachedStatement(this.db, "DELETE FROM api_tokens WHERE id = ? AND user_id = ?").run(id, userId)
-        .changes > 0
-    );
+    return (await this.db.run(SAVE, SQL.delete, [id, userId])) > 0;
   }
 
   async authenticate(bearer: string | undefined): Promise<{ actor: Actor; user: UserRecord } | undefined> {
     const token = apiTokenOf(bearer);
     if (token === undefined) return undefined;
-    const row = cachedStatement(
-      this.db,
-      `SELECT t.id, t.last_used_at, u.id AS user_id, u.username, u.role, u.created_at, u.updated_at
-         FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?`,
-    ).get(hashToken(token)) as TokenUserRow | undefined;
+    const row = await this.db.one<TokenUserRow>(READ, SQL.byHash, [hashToken(token)]);
     if (!row) return undefined;
     const now = Date.now();
-    if (dueForLastUsed(row, now)) {
-      cachedStatement(this.db, "UPDATE api_tokens SET last_used_at = ? WHERE id = ?").run(now, row.id);
-    }
+    if (dueForLastUsed(row, now)) await this.db.run(SAVE, SQL.used, [now, row.id]);
     return tokenAuthOf(row);
   }
+}
+
+/** The API tokens in the SQLite file. */
+export class ApiTokenStore extends ApiTokens {
+  constructor(db: Database) {
+    super(sqliteDatabase(db));
+  }
+}
+
+/** The API tokens in PostgreSQL. */
+export class PgApiTokenStore extends ApiTokens {
+  constructor(db: PgDatabase) {
+    super(postgresDatabase(db));
+  }
+}
+
+/** The API tokens repository over a PostgreSQL database. */
+export function createPostgresApiTokenStore(db: PgDatabase): PgApiTokenStore {
+  return new PgApiTokenStore(db);
 }

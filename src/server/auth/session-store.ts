@@ -3,12 +3,11 @@
  * sliding idle window (default 14 days since last use) and can be revoked one by one or all at once.
  */
 import type { Database } from "../../store/database.js";
-import { cachedStatement } from "../../store/statement-cache.js";
+import type { PgDatabase } from "../../store/postgres/pg-database.js";
+import { postgresDatabase, type SqlDatabase, sql, sqliteDatabase } from "../../store/sql-database.js";
 import type { AuthEvents, SessionEndReason } from "./auth-events.js";
 import { hashToken, randomId, randomToken } from "./secrets.js";
 import type { Role, UserRecord } from "./user-store.js";
-
-type Statement = ReturnType<Database["prepare"]>;
 
 export const DEFAULT_SESSION_TTL_MS = 14 * 24 * 60 * 60 * 1000;
 /** Sliding expiry is written at most this often per session, not on every request. */
@@ -139,14 +138,38 @@ export function plausibleToken(token: string): boolean {
   return token.length > 0 && token.length <= 200;
 }
 
-/** The `auth_sessions` repository on SQLite. */
-export class SessionStore implements LoginSessionRepository {
+const SQL = {
+  sweep: sql("DELETE FROM auth_sessions WHERE expires_at <= ?"),
+  insert:
+    sql(`INSERT INTO auth_sessions (id, user_id, token_hash, csrf_token, user_agent, ip, created_at, last_seen_at, expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)`),
+  byToken:
+    sql(`SELECT s.*, u.username, u.role, u.created_at AS user_created_at, u.updated_at AS user_updated_at
+      FROM auth_sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`),
+  // Only forward: a concurrent request on another instance may have slid it further already.
+  slide: sql("UPDATE auth_sessions SET last_seen_at = $1, expires_at = $2 WHERE id = $3 AND expires_at < $2"),
+  expiry: sql("SELECT expires_at FROM auth_sessions WHERE id = ?"),
+  listForUser: sql(
+    "SELECT * FROM auth_sessions WHERE user_id = ? AND expires_at > ? ORDER BY last_seen_at DESC, id",
+  ),
+  revoke: sql("DELETE FROM auth_sessions WHERE id = ? AND user_id = ?"),
+  revokeAll: sql("DELETE FROM auth_sessions WHERE user_id = ? AND id <> ? RETURNING id"),
+} as const;
+
+const SAVE = "save a login session in";
+const READ = "read login sessions from";
+
+/**
+ * The `auth_sessions` repository, one logic over either database. Nothing is cached in the process:
+ * `authenticate` and `isActive` read the row each time (one indexed lookup), so a session revoked
+ * on one instance is refused by every other instance on its next request or heartbeat.
+ */
+export class LoginSessions implements LoginSessionRepository {
   readonly ttlMs: number;
-  #byToken: Statement | undefined;
   readonly #events: AuthEvents | undefined;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: SqlDatabase,
     options: SessionStoreOptions = {},
   ) {
     this.ttlMs = options.ttlMs ?? DEFAULT_SESSION_TTL_MS;
@@ -158,14 +181,10 @@ export class SessionStore implements LoginSessionRepository {
     meta: { userAgent?: string; ip?: string } = {},
   ): Promise<{ token: string; session: SessionRecord }> {
     const now = Date.now();
-    cachedStatement(this.db, "DELETE FROM auth_sessions WHERE expires_at <= ?").run(now);
+    await this.db.run(SAVE, SQL.sweep, [now]);
     const created = newSession(userId, meta, this.ttlMs, now);
     const { session } = created;
-    cachedStatement(
-      this.db,
-      `INSERT INTO auth_sessions (id, user_id, token_hash, csrf_token, user_agent, ip, created_at, last_seen_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
+    await this.db.run(SAVE, SQL.insert, [
       session.id,
       userId,
       hashToken(created.token),
@@ -173,65 +192,63 @@ export class SessionStore implements LoginSessionRepository {
       session.userAgent ?? null,
       session.ip ?? null,
       now,
-      now,
       session.expiresAt,
-    );
+    ]);
     return created;
   }
 
   async authenticate(token: string): Promise<SessionAuth | undefined> {
     if (!plausibleToken(token)) return undefined;
-    // Every authenticated request runs this: prepare the statement once per store.
-    this.#byToken ??= cachedStatement(
-      this.db,
-      `SELECT s.*, u.username, u.role, u.created_at AS user_created_at, u.updated_at AS user_updated_at
-       FROM auth_sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
-    );
-    const row = this.#byToken.get(hashToken(token)) as JoinedSessionRow | undefined;
+    const row = await this.db.one<JoinedSessionRow>(READ, SQL.byToken, [hashToken(token)]);
     const now = Date.now();
     if (!row || row.expires_at <= now) return undefined;
     const auth = slideSession(row, this.ttlMs, now);
-    if (auth.refreshed) {
-      cachedStatement(this.db, "UPDATE auth_sessions SET last_seen_at = ?, expires_at = ? WHERE id = ?").run(
-        now,
-        row.expires_at,
-        row.id,
-      );
-    }
+    if (auth.refreshed) await this.db.run(SAVE, SQL.slide, [now, row.expires_at, row.id]);
     return auth;
   }
 
   async isActive(id: string): Promise<boolean> {
-    const row = cachedStatement(this.db, "SELECT expires_at FROM auth_sessions WHERE id = ?").get(id) as
-      | { expires_at: number }
-      | undefined;
+    const row = await this.db.one<{ expires_at: number }>(READ, SQL.expiry, [id]);
     return row !== undefined && row.expires_at > Date.now();
   }
 
   async listForUser(userId: string): Promise<SessionRecord[]> {
-    const rows = cachedStatement(
-      this.db,
-      "SELECT * FROM auth_sessions WHERE user_id = ? AND expires_at > ? ORDER BY last_seen_at DESC",
-    ).all(userId, Date.now()) as SessionRow[];
-    return rows.map(toSessionRecord);
+    return (await this.db.many<SessionRow>(READ, SQL.listForUser, [userId, Date.now()])).map(toSessionRecord);
   }
 
   async revoke(userId: string, id: string, reason: SessionEndReason = "revoked"): Promise<boolean> {
-    const removed =
-      cachedStatement(this.db, "DELETE FROM auth_sessions WHERE id = ? AND user_id = ?").run(id, userId)
-        .changes > 0;
+    const removed = (await this.db.run(SAVE, SQL.revoke, [id, userId])) > 0;
     if (removed) this.#events?.emit({ type: "sessions_ended", userId, sessionIds: [id], reason });
     return removed;
   }
 
   async revokeAll(userId: string, exceptId?: string, reason: SessionEndReason = "revoked"): Promise<number> {
-    const rows = cachedStatement(
-      this.db,
-      "DELETE FROM auth_sessions WHERE user_id = ? AND id <> ? RETURNING id",
-    ).all(userId, exceptId ?? "") as Array<{ id: string }>;
+    const rows = await this.db.many<{ id: string }>(SAVE, SQL.revokeAll, [userId, exceptId ?? ""]);
     if (rows.length > 0) {
       this.#events?.emit({ type: "sessions_ended", userId, sessionIds: rows.map((r) => r.id), reason });
     }
     return rows.length;
   }
+}
+
+/** The login sessions in the SQLite file. */
+export class SessionStore extends LoginSessions {
+  constructor(db: Database, options: SessionStoreOptions = {}) {
+    super(sqliteDatabase(db), options);
+  }
+}
+
+/** The login sessions in PostgreSQL, shared by every instance on that database. */
+export class PgSessionStore extends LoginSessions {
+  constructor(db: PgDatabase, options: SessionStoreOptions = {}) {
+    super(postgresDatabase(db), options);
+  }
+}
+
+/** The login sessions repository over a PostgreSQL database. */
+export function createPostgresSessionStore(
+  db: PgDatabase,
+  options: SessionStoreOptions = {},
+): PgSessionStore {
+  return new PgSessionStore(db, options);
 }
