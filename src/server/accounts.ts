@@ -8,9 +8,8 @@ import type { PgDatabase } from "../store/postgres/pg-database.js";
 import { type ApiTokenRepository, ApiTokenStore, PgApiTokenStore } from "./auth/api-token-store.js";
 import type { AuthEvents } from "./auth/auth-events.js";
 import type { ScryptParams } from "./auth/passwords.js";
-import { PgUserStore } from "./auth/pg-user-store.js";
 import { type LoginSessionRepository, PgSessionStore, SessionStore } from "./auth/session-store.js";
-import { type UserRepository, UserStore } from "./auth/user-store.js";
+import { PgUserStore, type UserRepository, UserStore } from "./auth/user-store.js";
 
 export interface AccountStores {
   users: UserRepository;

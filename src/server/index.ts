@@ -36,7 +36,6 @@ export { SESSION_COOKIE } from "./auth/cookies.js";
 export { ensureOwner, OWNER_USERNAME, type OwnerCreated } from "./auth/ensure-owner.js";
 export { apiTokenAuth, authenticate, PUBLIC_API_PATHS, requireAuth, requireRole } from "./auth/middleware.js";
 export { hashPassword, verifyPassword } from "./auth/passwords.js";
-export { createPostgresUserStore, PgUserStore } from "./auth/pg-user-store.js";
 export {
   createPostgresSessionStore,
   DEFAULT_SESSION_TTL_MS,
@@ -45,7 +44,15 @@ export {
   type SessionRecord,
   SessionStore,
 } from "./auth/session-store.js";
-export { ROLES, type Role, type UserRecord, type UserRepository, UserStore } from "./auth/user-store.js";
+export {
+  createPostgresUserStore,
+  PgUserStore,
+  ROLES,
+  type Role,
+  type UserRecord,
+  type UserRepository,
+  UserStore,
+} from "./auth/user-store.js";
 export {
   type AppContext,
   type AppEnv,

@@ -199,3 +199,11 @@ export function postgresDatabase(db: PgDatabase): SqlDatabase {
       }),
   };
 }
+
+/** Whether a (wrapped) driver error is a unique-key violation, on either database. */
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if ("code" in e && (e.code === "23505" || e.code === "SQLITE_CONSTRAINT_UNIQUE")) return true;
+  }
+  return false;
+}

@@ -13,12 +13,11 @@ import { createPostgresKnowledgeService } from "../../src/knowledge/postgres.js"
 import { fileCredentialStore, hashedName } from "../../src/mcp/oauth/file-store.js";
 import { createPostgresMemoryStore } from "../../src/memory/postgres-memory-store.js";
 import { SqliteMemoryStore } from "../../src/memory/sqlite-memory-store.js";
-import { PgUserStore } from "../../src/server/auth/pg-user-store.js";
 import {
   SessionStore as LoginSessions,
   PgSessionStore as PgLoginSessions,
 } from "../../src/server/auth/session-store.js";
-import { UserStore } from "../../src/server/auth/user-store.js";
+import { PgUserStore, UserStore } from "../../src/server/auth/user-store.js";
 import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
 import { legacySignInFolder } from "../../src/server/settings/mcp-credential-store.js";
 import { PgMcpCredentials, PgSettingsStore } from "../../src/server/settings/pg-settings-store.js";

@@ -14,9 +14,8 @@ import {
   MAX_TOKENS_PER_USER,
 } from "../../src/server/auth/api-token-store.js";
 import { type AuthEvent, AuthEvents } from "../../src/server/auth/auth-events.js";
-import { createPostgresUserStore } from "../../src/server/auth/pg-user-store.js";
 import { createPostgresSessionStore, SessionStore } from "../../src/server/auth/session-store.js";
-import { UserStore } from "../../src/server/auth/user-store.js";
+import { createPostgresUserStore, UserStore } from "../../src/server/auth/user-store.js";
 import { personalMcpCredentials } from "../../src/server/mcp-credentials.js";
 import { SqliteMcpCredentials } from "../../src/server/settings/mcp-credential-store.js";
 import {

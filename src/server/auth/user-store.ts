@@ -2,8 +2,16 @@
 import { randomUUID } from "node:crypto";
 import { conflict } from "../../errors.js";
 import type { Database } from "../../store/database.js";
-import { sqliteCode } from "../../store/sqlite-errors.js";
-import { cachedStatement } from "../../store/statement-cache.js";
+import type { PgDatabase } from "../../store/postgres/pg-database.js";
+import {
+  isUniqueViolation,
+  one,
+  postgresDatabase,
+  run,
+  type SqlDatabase,
+  sql,
+  sqliteDatabase,
+} from "../../store/sql-database.js";
 import type { Actor } from "../../team/types.js";
 import { personCredentialPrefix } from "../settings/mcp-credential-store.js";
 import type { AuthEvents } from "./auth-events.js";
@@ -26,7 +34,7 @@ export interface UserRecord {
   updatedAt: number;
 }
 
-/** The accounts repository, implemented over SQLite (`UserStore`) and PostgreSQL (`PgUserStore`). */
+/** The accounts repository (`Users`, over SQLite or PostgreSQL). */
 export interface UserRepository {
   /** How many accounts exist (0 means the server still needs its owner). */
   count(): Promise<number>;
@@ -125,13 +133,60 @@ export async function checkLogin(
   return (await verifyPassword(password, row.password_hash)) ? toUserRecord(row) : undefined;
 }
 
-/** The `users` repository on SQLite. Usernames are unique without regard to case. */
-export class UserStore implements UserRepository {
+// Any fixed 64-bit number: held while the first account is created, so only one instance creates it.
+const FIRST_ACCOUNT_LOCK = 7_412_226_002;
+
+const SQL = {
+  count: sql("SELECT count(*) AS n FROM users"),
+  countRole: sql("SELECT count(*) AS n FROM users WHERE role = ?"),
+  list: sql({
+    sqlite: "SELECT * FROM users ORDER BY username COLLATE NOCASE",
+    postgres: "SELECT * FROM users ORDER BY lower(username), username",
+  }),
+  get: sql("SELECT * FROM users WHERE id = ?"),
+  insert: sql(
+    "INSERT INTO users (id, username, password_hash, role, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)",
+  ),
+  // NOT EXISTS alone is no guard under PostgreSQL's READ COMMITTED: two instances would both see no
+  // account, so the first account is created under an advisory lock (SQLite's write lock suffices).
+  lockFirst: sql({ sqlite: "SELECT ?", postgres: "SELECT pg_advisory_xact_lock(?)" }),
+  insertFirst: sql(`INSERT INTO users (id, username, password_hash, role, created_at, updated_at)
+      SELECT $1, $2, $3, 'owner', $4, $4 WHERE NOT EXISTS (SELECT 1 FROM users)`),
+  markOneTime: sql(`INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, 'true', ?)
+      ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`),
+  oneTime: sql("SELECT 1 AS one FROM server_settings WHERE key = ?"),
+  // Locked, so the role reported as the previous one is the one this update replaced.
+  getForUpdate: sql({
+    sqlite: "SELECT * FROM users WHERE id = ?",
+    postgres: "SELECT * FROM users WHERE id = ? FOR UPDATE",
+  }),
+  update:
+    sql(`UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
+      WHERE id = ? RETURNING *`),
+  clearOneTime: sql("DELETE FROM server_settings WHERE key = ?"),
+  clearPerson: sql({
+    sqlite: "DELETE FROM server_settings WHERE key = $1 OR key LIKE $2 || '%'",
+    postgres: "DELETE FROM server_settings WHERE key = $1 OR starts_with(key, $2)",
+  }),
+  delete: sql("DELETE FROM users WHERE id = ?"),
+  // SQLite's username column compares without regard to case; PostgreSQL's does not.
+  byName: sql({
+    sqlite: "SELECT * FROM users WHERE username = ?",
+    postgres: "SELECT * FROM users WHERE lower(username) = lower(?)",
+  }),
+  hash: sql("SELECT password_hash FROM users WHERE id = ?"),
+} as const;
+
+const SAVE = "save an account in";
+const READ = "read accounts from";
+
+/** The `users` repository, one logic over either database. Usernames are unique without regard to case. */
+export class Users implements UserRepository {
   private readonly hashParams: ScryptParams;
   readonly #events: AuthEvents | undefined;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: SqlDatabase,
     options: UserStoreOptions = {},
   ) {
     this.hashParams = options.hashParams ?? DEFAULT_SCRYPT_PARAMS;
@@ -139,29 +194,19 @@ export class UserStore implements UserRepository {
   }
 
   async count(): Promise<number> {
-    return (cachedStatement(this.db, "SELECT count(*) AS n FROM users").get() as { n: number }).n;
+    return (await this.db.one<{ n: number }>(READ, SQL.count))?.n ?? 0;
   }
 
   async countRole(role: Role): Promise<number> {
-    return (
-      cachedStatement(this.db, "SELECT count(*) AS n FROM users WHERE role = ?").get(role) as { n: number }
-    ).n;
+    return (await this.db.one<{ n: number }>(READ, SQL.countRole, [role]))?.n ?? 0;
   }
 
   async list(): Promise<UserRecord[]> {
-    const rows = cachedStatement(
-      this.db,
-      "SELECT * FROM users ORDER BY username COLLATE NOCASE",
-    ).all() as UserRow[];
-    return rows.map(toUserRecord);
+    return (await this.db.many<UserRow>(READ, SQL.list)).map(toUserRecord);
   }
 
   async get(id: string): Promise<UserRecord | undefined> {
-    return this.#get(id);
-  }
-
-  #get(id: string): UserRecord | undefined {
-    const row = cachedStatement(this.db, "SELECT * FROM users WHERE id = ?").get(id) as UserRow | undefined;
+    const row = await this.db.one<UserRow>(READ, SQL.get, [id]);
     return row ? toUserRecord(row) : undefined;
   }
 
@@ -170,12 +215,9 @@ export class UserStore implements UserRepository {
     const now = Date.now();
     const id = randomUUID();
     try {
-      cachedStatement(
-        this.db,
-        "INSERT INTO users (id, username, password_hash, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-      ).run(id, input.username, hash, input.role, now, now);
+      await this.db.run(SAVE, SQL.insert, [id, input.username, hash, input.role, now]);
     } catch (err) {
-      if (sqliteCode(err) === "SQLITE_CONSTRAINT_UNIQUE") throw usernameTaken(input.username);
+      if (isUniqueViolation(err)) throw usernameTaken(input.username);
       throw err;
     }
     return { id, username: input.username, role: input.role, createdAt: now, updatedAt: now };
@@ -188,75 +230,70 @@ export class UserStore implements UserRepository {
     const hash = await hashPassword(input.password, this.hashParams);
     const now = Date.now();
     const id = randomUUID();
-    const created = this.db.transaction(() => {
-      const result = cachedStatement(
-        this.db,
-        `INSERT INTO users (id, username, password_hash, role, created_at, updated_at)
-           SELECT ?, ?, ?, 'owner', ?, ? WHERE NOT EXISTS (SELECT 1 FROM users)`,
-      ).run(id, input.username, hash, now, now);
-      if (result.changes === 0) return false;
-      if (options.oneTimePassword) {
-        cachedStatement(
-          this.db,
-          "INSERT OR REPLACE INTO server_settings (key, value_json, updated_at) VALUES (?, 'true', ?)",
-        ).run(oneTimeKey(id), now);
-      }
+    const created = await this.db.transaction(SAVE, function* () {
+      yield* run(SQL.lockFirst, [FIRST_ACCOUNT_LOCK]);
+      if ((yield* run(SQL.insertFirst, [id, input.username, hash, now])) === 0) return false;
+      if (options.oneTimePassword) yield* run(SQL.markOneTime, [oneTimeKey(id), now]);
       return true;
-    })();
+    });
     if (!created) return undefined;
     return { id, username: input.username, role: "owner", createdAt: now, updatedAt: now };
   }
 
   async hasOneTimePassword(id: string): Promise<boolean> {
-    return (
-      cachedStatement(this.db, "SELECT 1 FROM server_settings WHERE key = ?").get(oneTimeKey(id)) !==
-      undefined
-    );
+    return (await this.db.one(READ, SQL.oneTime, [oneTimeKey(id)])) !== undefined;
   }
 
   async update(id: string, patch: { role?: Role; password?: string }): Promise<UserRecord | undefined> {
     const hash =
       patch.password === undefined ? undefined : await hashPassword(patch.password, this.hashParams);
     const now = Date.now();
-    const [before, after] = this.db.transaction(() => {
-      const previous = this.#get(id);
-      cachedStatement(
-        this.db,
-        `UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
-           WHERE id = ?`,
-      ).run(patch.role ?? null, hash ?? null, now, id);
-      if (hash !== undefined)
-        cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(oneTimeKey(id));
-      return [previous, this.#get(id)] as const;
-    })();
+    const [before, after] = await this.db.transaction(SAVE, function* () {
+      const previous = yield* one<UserRow>(SQL.getForUpdate, [id]);
+      if (!previous) return [undefined, undefined] as const;
+      const updated = yield* one<UserRow>(SQL.update, [patch.role ?? null, hash ?? null, now, id]);
+      if (hash !== undefined) yield* run(SQL.clearOneTime, [oneTimeKey(id)]);
+      return [toUserRecord(previous), updated ? toUserRecord(updated) : undefined] as const;
+    });
     emitUserUpdate(this.#events, before, after, hash !== undefined);
     return after;
   }
 
   async delete(id: string): Promise<boolean> {
-    const removed = this.db.transaction(() => {
-      cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(oneTimeKey(id));
-      cachedStatement(this.db, "DELETE FROM server_settings WHERE key LIKE ?").run(
-        `${personCredentialPrefix(id)}%`,
-      );
-      return cachedStatement(this.db, "DELETE FROM users WHERE id = ?").run(id).changes > 0;
-    })();
+    const removed = await this.db.transaction(SAVE, function* () {
+      yield* run(SQL.clearPerson, [oneTimeKey(id), personCredentialPrefix(id)]);
+      return (yield* run(SQL.delete, [id])) > 0;
+    });
     if (removed) this.#events?.emit({ type: "user_deleted", userId: id });
     return removed;
   }
 
   async verifyLogin(username: string, password: string): Promise<UserRecord | undefined> {
-    const row = cachedStatement(this.db, "SELECT * FROM users WHERE username = ?").get(username) as
-      | UserRow
-      | undefined;
-    return checkLogin(row, password, this.hashParams);
+    return checkLogin(await this.db.one<UserRow>(READ, SQL.byName, [username]), password, this.hashParams);
   }
 
   async checkPassword(id: string, password: string): Promise<boolean> {
-    const row = cachedStatement(this.db, "SELECT password_hash FROM users WHERE id = ?").get(id) as
-      | Pick<UserRow, "password_hash">
-      | undefined;
+    const row = await this.db.one<Pick<UserRow, "password_hash">>(READ, SQL.hash, [id]);
     if (!row) return verifyAgainstDummy(password, this.hashParams);
     return verifyPassword(password, row.password_hash);
   }
+}
+
+/** The accounts in the SQLite file. */
+export class UserStore extends Users {
+  constructor(db: Database, options: UserStoreOptions = {}) {
+    super(sqliteDatabase(db), options);
+  }
+}
+
+/** The accounts in PostgreSQL, shared by every instance on that database. */
+export class PgUserStore extends Users {
+  constructor(db: PgDatabase, options: UserStoreOptions = {}) {
+    super(postgresDatabase(db), options);
+  }
+}
+
+/** The accounts repository over a PostgreSQL database. */
+export function createPostgresUserStore(db: PgDatabase, options: UserStoreOptions = {}): PgUserStore {
+  return new PgUserStore(db, options);
 }
