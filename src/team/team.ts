@@ -15,8 +15,7 @@ import { CapabilityAssembly, type CapabilityServices } from "../capabilities/ind
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
-import { createMemoryCooldownStore } from "../llm/cooldowns.js";
-import type { FallbackSettings } from "../llm/fallback-chain.js";
+import { type FallbackSettings, fallbackSettings } from "../llm/fallback-chain.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
@@ -222,7 +221,7 @@ export function createTeam(deps: TeamDeps): Team {
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
-    fallback: deps.fallback ?? { cooldowns: createMemoryCooldownStore(), ...deps.config.modelFallback },
+    fallback: deps.fallback ?? fallbackSettings(deps.config.modelFallback),
     ...(grantable ? { grantedTools: grantable.create } : {}),
     ...(deps.observe ? { observe: deps.observe } : {}),
   };
