@@ -45,7 +45,9 @@ it("honours modelFallback's cooldown length from the config file", async () => {
   primary.reset();
   backup.reset();
   // No cooldown at all: the second question tries the primary again (and finds it answering).
-  primary.enqueue(rateLimited, rateLimited, rateLimited, rateLimited, rateLimited, { text: "primary is back" });
+  primary.enqueue(rateLimited, rateLimited, rateLimited, rateLimited, rateLimited, {
+    text: "primary is back",
+  });
   backup.enqueue({ text: "first from backup" });
   const { mkdtempSync, writeFileSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");
