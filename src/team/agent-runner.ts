@@ -166,7 +166,7 @@ export class AgentRunner {
     const place: AnswerPlace = { replyTo: trigger.id };
     if (job.versionOf !== undefined) place.versionOf = job.versionOf;
     const options: AnswerOptions = job.present ? { present: true } : {};
-    return async ({ run, signal }) => {
+    return async ({ run, signal, setModel }) => {
       const runId = run.id;
       const result = await this.#answering(
         channel.id,
@@ -203,15 +203,11 @@ export class AgentRunner {
             )),
             input: userContent(job.note ? `${job.note}\n\n${shown}` : shown, files),
             onEvent,
+            onModel: setModel,
           });
         },
       );
-      return {
-        ...(result.usage ? { usage: result.usage } : {}),
-        ...(result.model ? { model: result.model } : {}),
-        ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
-        ...(result.waiting ? { waiting: true } : {}),
-      };
+      return outcomeOf(result);
     };
   }
 
@@ -235,7 +231,7 @@ export class AgentRunner {
     return this.#deps.runs.resume(
       stored,
       laneOf(stored.ref),
-      async ({ signal }) => {
+      async ({ signal, setModel }) => {
         const result = await this.#answering(
           run.channelId,
           run.agentId,
@@ -272,15 +268,11 @@ export class AgentRunner {
               resume: { reason, decisions },
               firstSeq,
               onEvent,
+              onModel: setModel,
             });
           },
         );
-        return {
-          usage: result.usage,
-          ...(result.model ? { model: result.model } : {}),
-          ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
-          ...(result.waiting ? { waiting: true } : {}),
-        };
+        return outcomeOf(result);
       },
       fence,
     );
@@ -443,7 +435,7 @@ export class AgentRunner {
         ref,
         requestedBy,
       },
-      (runId, signal) =>
+      (runId, signal, setModel) =>
         this.#answering(flow.channelId, step.agentId, runId, signal, {}, undefined, async (onEvent) => {
           const channel = await store.channels.get(flow.channelId);
           if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
@@ -471,6 +463,7 @@ export class AgentRunner {
             ),
             requestedBy,
             onEvent,
+            onModel: setModel,
           });
           output = result.answer;
           return result;
@@ -498,7 +491,7 @@ export class AgentRunner {
         failed: (reason) => new DimsumError("tool_failed", `@${target.id} did not answer: ${reason}`),
         empty: `(@${target.id} gave an empty answer)`,
       },
-      async (runId, runSignal) => {
+      async (runId, runSignal, setModel) => {
         const caller = await this.#deps.store.agents.get(scope.chain.at(-1) ?? "");
         const result = await runAgentTurn(this.#deps.runtime, {
           agent: target,
@@ -523,6 +516,7 @@ export class AgentRunner {
           // The person of the outermost run answers the called agent's MCP requests there.
           ...(scope.present ? { present: true, askIn: scope.rootRunId ?? scope.parentRunId } : {}),
           onEvent: (event, seq) => this.#record(runId, event, seq),
+          onModel: setModel,
         });
         return { answer: result.answer, shown: result.text, outcome: result };
       },
@@ -555,7 +549,7 @@ export class AgentRunner {
       requestedBy: userId,
     };
     if (options.signal) request.signal = options.signal;
-    const handle = await this.#start(request, async (runId, signal) => {
+    const handle = await this.#start(request, async (runId, signal, setModel) => {
       const workspace = this.#deps.workspaceFor(`api-${userId.replace(/[^A-Za-z0-9_-]/g, "_")}`);
       try {
         const result = await runAgentTurn(this.#deps.runtime, {
@@ -570,6 +564,7 @@ export class AgentRunner {
           extraTools: await this.#callTools(runId, "", 0, 0, [agent.id], userId, workspace),
           ...(options.onDelta ? { onDelta: options.onDelta } : {}),
           ...(options.output ? { output: options.output } : {}),
+          onModel: setModel,
         });
         text = result.answer;
         usage = result.usage;
@@ -661,7 +656,8 @@ export class AgentRunner {
     work: (
       runId: string,
       runSignal: AbortSignal,
-    ) => Promise<{ answer: string; shown: string; outcome: { usage?: Usage; waiting?: unknown } }>,
+      setModel: (model: string) => void,
+    ) => Promise<{ answer: string; shown: string; outcome: TurnOutcome }>,
   ): Promise<string> {
     let answer = "";
     let failure: DimsumError | undefined;
@@ -676,12 +672,12 @@ export class AgentRunner {
         requestedBy: scope.requestedBy,
         signal,
       },
-      async (runId, runSignal) => {
+      async (runId, runSignal, setModel) => {
         this.#parts.set(runId, []);
         this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, agentId));
         let status: "done" | "error" | "cancelled" = "done";
         try {
-          const done = await work(runId, runSignal);
+          const done = await work(runId, runSignal, setModel);
           answer = done.answer;
           this.#updateParts(runId, (parts) => withAnswer(parts, done.shown));
           return done.outcome;
@@ -744,15 +740,12 @@ export class AgentRunner {
 
   #start(
     request: Omit<RunRequest, "lane">,
-    turn: (runId: string, signal: AbortSignal) => Promise<{ usage?: Usage; waiting?: unknown }>,
+    turn: (runId: string, signal: AbortSignal, setModel: (model: string) => void) => Promise<TurnOutcome>,
   ): Promise<RunHandle> {
-    return this.#deps.runs.start({ ...request, lane: laneOf(request.ref) }, async ({ run, signal }) => {
-      const result = await turn(run.id, signal);
-      return {
-        ...(result.usage ? { usage: result.usage } : {}),
-        ...(result.waiting ? { waiting: true } : {}),
-      };
-    });
+    return this.#deps.runs.start(
+      { ...request, lane: laneOf(request.ref) },
+      async ({ run, signal, setModel }) => outcomeOf(await turn(run.id, signal, setModel)),
+    );
   }
 
   #callTool(
@@ -893,6 +886,24 @@ export class AgentRunner {
     });
     if (message) this.#deps.bus.emit({ type: "message", channelId, message });
   }
+}
+
+/** What a turn reports to its run: usage, model and cost (kept on the run), whether it waits. */
+interface TurnOutcome {
+  usage?: Usage;
+  waiting?: unknown;
+  model?: string;
+  costUsd?: number;
+}
+
+/** The run's record of a turn's outcome. */
+function outcomeOf(result: TurnOutcome): Awaited<ReturnType<RunBody>> {
+  return {
+    ...(result.usage ? { usage: result.usage } : {}),
+    ...(result.model ? { model: result.model } : {}),
+    ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
+    ...(result.waiting ? { waiting: true } : {}),
+  };
 }
 
 /** The parts with the final answer as text when no text was streamed (a model that did not stream). */
