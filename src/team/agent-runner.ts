@@ -31,6 +31,7 @@ import {
 } from "./message-parts.js";
 import { laneOf, type RunBody, type RunHandle, type RunManager, type RunRequest } from "./run-manager.js";
 import { SteeringInbox } from "./steering-inbox.js";
+import { mergeStoredParts, readStoredRunParts } from "./stored-run-parts.js";
 import {
   callSystemText,
   channelSystemText,
@@ -228,6 +229,14 @@ export class AgentRunner {
     if (existing?.replyTo !== undefined) place.replyTo = existing.replyTo;
     if (existing?.versionOf !== undefined) place.versionOf = existing.versionOf;
     const firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
+    // After a crash the answer goes on from everything the run did, stored or not in its message.
+    const start =
+      reason === "restart"
+        ? mergeStoredParts(
+            existing?.parts ?? [],
+            await readStoredRunParts(this.#deps.sessions, stored.ref, run.id),
+          )
+        : undefined;
     return this.#deps.runs.resume(
       stored,
       laneOf(stored.ref),
@@ -271,11 +280,47 @@ export class AgentRunner {
               onModel: setModel,
             });
           },
+          start,
         );
         return outcomeOf(result);
       },
       fence,
     );
+  }
+
+  /**
+   * Posts (or ends) the answer of a run that will not go on after its process died: what it said and
+   * the tool calls that ran, as the session and checkpoint kept them, ended by `failure`. Nested runs
+   * show in their caller's answer, and runs outside channels have no chat: nothing is posted for them.
+   */
+  async postInterrupted(stored: StoredRun, failure: { message: string; hint?: string }): Promise<void> {
+    const { run } = stored;
+    if (run.channelId === "" || run.depth > 0) return;
+    const { store, bus, sessions, now } = this.#deps;
+    const existing = await store.messages.byRun(run.id);
+    const rebuilt = await readStoredRunParts(sessions, stored.ref, run.id);
+    const parts = endParts(
+      mergeStoredParts(existing?.parts ?? [], rebuilt),
+      failurePart("interrupted", failure.message, failure.hint),
+    );
+    const text = textOfParts(parts);
+    if (existing) {
+      const edited = await store.messages.edit(existing.id, text, null, parts);
+      if (edited) bus.emit({ type: "message", channelId: run.channelId, message: edited });
+      return;
+    }
+    const message = await store.messages.insert({
+      channelId: run.channelId,
+      author: { type: "agent", id: run.agentId },
+      text,
+      parts,
+      runId: run.id,
+      // A chat answer shows below the message it answers; a flow step's output stands alone.
+      ...(run.flowId === undefined ? { replyTo: run.triggerMessageId } : {}),
+      mentions: [],
+      createdAt: now(),
+    });
+    bus.emit({ type: "message", channelId: run.channelId, message });
   }
 
   /** What every channel turn of `agent` shares, first run or resumed. */
@@ -797,9 +842,11 @@ export class AgentRunner {
     place: AnswerPlace,
     existing: ChannelMessage | undefined,
     turn: (onEvent: (event: AgentEvent, seq: number) => void) => Promise<T>,
+    /** The parts the answer starts from (a run resumed after a crash: what it did before). */
+    start?: MessagePart[],
   ): Promise<T> {
     // A resumed run's answer goes on in the message it posted when it began to wait.
-    this.#parts.set(runId, existing ? [...existing.parts] : []);
+    this.#parts.set(runId, start ? [...start] : existing ? [...existing.parts] : []);
     const post = (text: string, parts: MessagePart[]) =>
       this.#postAnswer(channelId, agentId, runId, text, parts, place, existing);
     try {
@@ -814,7 +861,7 @@ export class AgentRunner {
       }
       const parts = withAnswer(this.#parts.get(runId) ?? [], result.text);
       if (result.text.trim() !== "" || parts.length > 0) {
-        await post(existing ? textOfParts(parts) || result.text : result.text, parts);
+        await post(existing || start ? textOfParts(parts) || result.text : result.text, parts);
       }
       return result;
     } catch (err) {
