@@ -10,6 +10,7 @@ import type { ObserveRun } from "../agent/run-observer.js";
 import { secretsFrom } from "../agent/trace-recorder.js";
 import { type DimsumConfig, loadConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
+import { type FallbackSettings, fallbackSettings } from "../llm/fallback-chain.js";
 import type { ModelSpec } from "../llm/types.js";
 import type { McpClientHandlers } from "../mcp/client-handlers.js";
 import type { McpManager } from "../mcp/manager.js";
@@ -79,6 +80,8 @@ export interface SessionSetup extends StoreHandle {
   secrets: string[];
   /** The OpenTelemetry reader of runs, when an OTLP endpoint is set (flushed by `shutdown`). */
   observe?: ObserveRun;
+  /** The model chain's cooldowns (`modelFallback`), shared by every turn of this process. */
+  fallback: FallbackSettings;
 }
 
 /** Everything a session command needs; the model is resolved (and checked) up front. */
@@ -127,6 +130,7 @@ export async function setUpSession(
         handle.close();
       },
       calibrator: new UsageCalibrator(),
+      fallback: fallbackSettings(handle.config.modelFallback),
       secrets: secretsFrom(handle.config.env, [model.apiKey]),
     };
   } catch (err) {

@@ -5,7 +5,7 @@
  * and the provider cools down. A call that already streamed output is never moved.
  */
 import type { DimsumError } from "../errors.js";
-import type { CooldownStore } from "./cooldowns.js";
+import { type CooldownStore, createMemoryCooldownStore } from "./cooldowns.js";
 import { type FallbackClass, fallbackClassOf } from "./transport-errors.js";
 import type { ModelEvent, ModelSpec, StreamFunction } from "./types.js";
 
@@ -21,6 +21,18 @@ export interface FallbackSettings {
 
 export const DEFAULT_COOLDOWN_MS = 60_000;
 export const DEFAULT_AUTH_COOLDOWN_MS = 30 * 60_000;
+
+/**
+ * The fallback settings of a process (CLI or server), built once and shared by all its runs so a
+ * provider cooling down is skipped by the next run too: `modelFallback`'s lengths over `cooldowns`
+ * (this process's memory unless given, e.g. the server's Redis store).
+ */
+export function fallbackSettings(
+  lengths: { cooldownMs?: number; authCooldownMs?: number },
+  cooldowns: CooldownStore = createMemoryCooldownStore(),
+): FallbackSettings {
+  return { cooldowns, ...lengths };
+}
 
 /** `provider:id`, how events and traces name a model. */
 export function modelLabel(model: Pick<ModelSpec, "provider" | "id">): string {

@@ -10,7 +10,7 @@ import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { DimsumError, toDimsumError } from "../errors.js";
 import { KnowledgeService } from "../knowledge/index.js";
-import { createMemoryCooldownStore } from "../llm/cooldowns.js";
+import { fallbackSettings } from "../llm/fallback-chain.js";
 import { loadMcpConfig } from "../mcp/config.js";
 import { McpServerPool } from "../mcp/server-pool.js";
 import { createEmbedder } from "../memory/embedder.js";
@@ -109,10 +109,7 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
         loadRemoteAgents(config, context.cwd ?? process.cwd(), log, settings.remoteAgents),
     ),
     // One cooldown store for every run of this instance, or of all instances with Redis.
-    fallback: {
-      cooldowns: context.cluster?.cooldowns ?? createMemoryCooldownStore(),
-      ...config.modelFallback,
-    },
+    fallback: fallbackSettings(config.modelFallback, context.cluster?.cooldowns),
     userName: async (id) => (await users.get(id))?.username ?? id,
     roleOf: async (id) => (await users.get(id))?.role,
     onError: (err) => log.error("team", err),

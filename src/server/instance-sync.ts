@@ -2,8 +2,9 @@
  * What each server instance keeps in memory that another instance can change, told through the relay
  * (`dimsum:server`, Redis): MCP servers added or removed in Settings (each instance runs its own
  * processes and connections), a member's MCP sign-out (their connection closes everywhere), connectors
- * changed, started, stopped or deleted, and the browser's OAuth callback of an MCP sign-in, which a
- * load balancer may send to another instance than the one waiting for it.
+ * changed, started, stopped or deleted, remote A2A agents changed in Settings (each instance keeps
+ * the list its runs read), and the browser's OAuth callback of an MCP sign-in, which a load balancer
+ * may send to another instance than the one waiting for it.
  */
 import { randomUUID } from "node:crypto";
 import type { ConnectorManager } from "../connectors/connector-manager.js";
@@ -11,6 +12,7 @@ import { DimsumError, type ErrorCode, toDimsumError } from "../errors.js";
 import type { McpControl, McpServerPool, McpServerView } from "../mcp/server-pool.js";
 import type { MessageRelay } from "../store/redis/redis-relay.js";
 import type { McpSignIns } from "./mcp-signin.js";
+import type { RemoteAgents } from "./remote-agents.js";
 import type { McpServerSettingsRepository } from "./settings/mcp-server-settings.js";
 
 type RelayError = { code: ErrorCode; message: string; hint?: string };
@@ -19,6 +21,7 @@ export type ServerRelayMessage =
   | { type: "mcp_servers" }
   | { type: "mcp_signout"; person: string; server: string }
   | { type: "connector"; id: string }
+  | { type: "remote_agents" }
   | { type: "signin_callback"; id: string; state: string; code?: string; error?: string; iss?: string }
   | { type: "signin_held"; id: string }
   | { type: "signin_done"; id: string; view?: McpServerView; error?: RelayError };
@@ -31,6 +34,8 @@ export interface InstanceSyncDeps {
   mcp?: { pool: McpServerPool; saved: McpServerSettingsRepository; signIns: McpSignIns };
   /** Created after the sync joins (the connector manager needs the team first). */
   connectors?: () => ConnectorManager | undefined;
+  /** The remote A2A agents' list this instance's runs read. */
+  remoteAgents?: RemoteAgents;
   onError: (err: unknown) => void;
 }
 
@@ -74,6 +79,9 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
         if (mcp?.pool.isPerPerson(message.server)) {
           later(() => mcp.pool.personalView(message.person, message.server));
         }
+        return;
+      case "remote_agents":
+        deps.remoteAgents?.invalidate();
         return;
       case "connector": {
         const connectors = deps.connectors?.();
@@ -150,6 +158,8 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
       });
     });
   if (mcp) mcp.signIns.forward = forward;
+  const remoteAgents = deps.remoteAgents;
+  if (remoteAgents) remoteAgents.onChanged = () => relay.publish({ type: "remote_agents" });
 
   return {
     mcp: mcp ? toldMcp(mcp.pool, relay) : undefined,
@@ -157,6 +167,7 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
     leave() {
       unsubscribe();
       if (mcp) mcp.signIns.forward = undefined;
+      if (remoteAgents) remoteAgents.onChanged = undefined;
       for (const waiter of callbacks.values())
         waiter.fail(new DimsumError("aborted", "The server is stopping."));
       callbacks.clear();

@@ -1,8 +1,9 @@
 /**
  * The remote A2A agents Dimsum's agents may call: those of a2a.json (read once at start, read-only
  * here) and those added in Settings → Remote agents (in the settings store). Runs read `forRuns()` at
- * their start, so an agent added or removed in Settings is there (or gone) from the next run on, on
- * every instance: the list lives in the shared database, nothing of it is held in memory.
+ * their start: the list is read from the database once and kept until it changes, here (add, remove,
+ * update) or on another instance (`onChanged` tells them, `invalidate` hears it; see instance-sync.ts),
+ * so an agent added or removed in Settings is there (or gone) from the next run on, everywhere.
  */
 import { A2A_CONFIG_FILE, loadA2aConfig, type RemoteAgentConfig } from "../a2a/remote-config.js";
 import { remoteToolName } from "../a2a/remote-tools.js";
@@ -30,16 +31,43 @@ export interface RemoteAgentView {
 
 /** The remote agents of a2a.json and of Settings, as runs and the Settings routes use them. */
 export class RemoteAgents {
+  /** The list runs read, until it changes; a read that fails is not kept. */
+  #forRuns: Promise<RemoteAgentConfig[]> | undefined;
+  /** Told after each change made here (the other instances then `invalidate` theirs). */
+  onChanged: (() => void) | undefined;
+
   constructor(
     private readonly fromFile: readonly RemoteAgentConfig[],
     private readonly saved: RemoteAgentSettingsRepository,
   ) {}
 
   /** What a run may call now: a2a.json's, then the enabled Settings ones (a2a.json wins a name). */
-  async forRuns(): Promise<RemoteAgentConfig[]> {
+  forRuns(): Promise<RemoteAgentConfig[]> {
+    if (!this.#forRuns) {
+      const read = this.#readForRuns();
+      this.#forRuns = read;
+      read.catch(() => {
+        if (this.#forRuns === read) this.#forRuns = undefined;
+      });
+    }
+    return this.#forRuns;
+  }
+
+  /** Forgets the list runs read (changed on another instance): the next run reads it again. */
+  invalidate(): void {
+    this.#forRuns = undefined;
+  }
+
+  async #readForRuns(): Promise<RemoteAgentConfig[]> {
     const names = new Set(this.fromFile.map((r) => r.name));
     const saved = (await this.saved.configs()).filter((r) => !names.has(r.name));
     return [...this.fromFile, ...saved];
+  }
+
+  /** After a change of the saved agents (even a failed one: it may have half happened). */
+  #changed(): void {
+    this.invalidate();
+    this.onChanged?.();
   }
 
   /** Every remote agent, a2a.json's first. */
@@ -94,7 +122,8 @@ export class RemoteAgents {
   async add(input: RemoteAgentInput): Promise<RemoteAgentView> {
     await this.assertNameFree(input.name);
     // Checked again in the store's transaction: two admins adding one name at once.
-    if (!(await this.saved.add(input))) {
+    const added = await this.saved.add(input).finally(() => this.#changed());
+    if (!added) {
       throw conflict(
         `A remote agent "${input.name}" already exists`,
         "choose another name, or remove it first",
@@ -108,13 +137,15 @@ export class RemoteAgents {
   /** Forgets an agent added in Settings; a2a.json's cannot be removed here (409). */
   async remove(name: string): Promise<void> {
     this.#assertSaved(name, "remove");
-    if (!(await this.saved.remove(name))) throw notFound(`No remote agent "${name}"`);
+    const removed = await this.saved.remove(name).finally(() => this.#changed());
+    if (!removed) throw notFound(`No remote agent "${name}"`);
   }
 
   /** Changes an agent added in Settings (URL, token, description, on or off); a2a.json's: 409. */
   async update(name: string, patch: RemoteAgentPatch): Promise<RemoteAgentView> {
     this.#assertSaved(name, "change");
-    if (!(await this.saved.update(name, patch))) throw notFound(`No remote agent "${name}"`);
+    const updated = await this.saved.update(name, patch).finally(() => this.#changed());
+    if (!updated) throw notFound(`No remote agent "${name}"`);
     const view = (await this.list()).find((r) => r.name === name);
     if (!view) throw notFound(`remote agent "${name}" was removed meanwhile`);
     return view;

@@ -31,6 +31,7 @@ import {
 } from "./message-parts.js";
 import { laneOf, type RunBody, type RunHandle, type RunManager, type RunRequest } from "./run-manager.js";
 import { SteeringInbox } from "./steering-inbox.js";
+import { mergeStoredParts, readStoredRunParts } from "./stored-run-parts.js";
 import {
   callSystemText,
   channelSystemText,
@@ -166,7 +167,7 @@ export class AgentRunner {
     const place: AnswerPlace = { replyTo: trigger.id };
     if (job.versionOf !== undefined) place.versionOf = job.versionOf;
     const options: AnswerOptions = job.present ? { present: true } : {};
-    return async ({ run, signal }) => {
+    return async ({ run, signal, setModel }) => {
       const runId = run.id;
       const result = await this.#answering(
         channel.id,
@@ -203,15 +204,11 @@ export class AgentRunner {
             )),
             input: userContent(job.note ? `${job.note}\n\n${shown}` : shown, files),
             onEvent,
+            onModel: setModel,
           });
         },
       );
-      return {
-        ...(result.usage ? { usage: result.usage } : {}),
-        ...(result.model ? { model: result.model } : {}),
-        ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
-        ...(result.waiting ? { waiting: true } : {}),
-      };
+      return outcomeOf(result);
     };
   }
 
@@ -232,10 +229,18 @@ export class AgentRunner {
     if (existing?.replyTo !== undefined) place.replyTo = existing.replyTo;
     if (existing?.versionOf !== undefined) place.versionOf = existing.versionOf;
     const firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
+    // After a crash the answer goes on from everything the run did, stored or not in its message.
+    const start =
+      reason === "restart"
+        ? mergeStoredParts(
+            existing?.parts ?? [],
+            await readStoredRunParts(this.#deps.sessions, stored.ref, run.id),
+          )
+        : undefined;
     return this.#deps.runs.resume(
       stored,
       laneOf(stored.ref),
-      async ({ signal }) => {
+      async ({ signal, setModel }) => {
         const result = await this.#answering(
           run.channelId,
           run.agentId,
@@ -272,18 +277,50 @@ export class AgentRunner {
               resume: { reason, decisions },
               firstSeq,
               onEvent,
+              onModel: setModel,
             });
           },
+          start,
         );
-        return {
-          usage: result.usage,
-          ...(result.model ? { model: result.model } : {}),
-          ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
-          ...(result.waiting ? { waiting: true } : {}),
-        };
+        return outcomeOf(result);
       },
       fence,
     );
+  }
+
+  /**
+   * Posts (or ends) the answer of a run that will not go on after its process died: what it said and
+   * the tool calls that ran, as the session and checkpoint kept them, ended by `failure`. Nested runs
+   * show in their caller's answer, and runs outside channels have no chat: nothing is posted for them.
+   */
+  async postInterrupted(stored: StoredRun, failure: { message: string; hint?: string }): Promise<void> {
+    const { run } = stored;
+    if (run.channelId === "" || run.depth > 0) return;
+    const { store, bus, sessions, now } = this.#deps;
+    const existing = await store.messages.byRun(run.id);
+    const rebuilt = await readStoredRunParts(sessions, stored.ref, run.id);
+    const parts = endParts(
+      mergeStoredParts(existing?.parts ?? [], rebuilt),
+      failurePart("interrupted", failure.message, failure.hint),
+    );
+    const text = textOfParts(parts);
+    if (existing) {
+      const edited = await store.messages.edit(existing.id, text, null, parts);
+      if (edited) bus.emit({ type: "message", channelId: run.channelId, message: edited });
+      return;
+    }
+    const message = await store.messages.insert({
+      channelId: run.channelId,
+      author: { type: "agent", id: run.agentId },
+      text,
+      parts,
+      runId: run.id,
+      // A chat answer shows below the message it answers; a flow step's output stands alone.
+      ...(run.flowId === undefined ? { replyTo: run.triggerMessageId } : {}),
+      mentions: [],
+      createdAt: now(),
+    });
+    bus.emit({ type: "message", channelId: run.channelId, message });
   }
 
   /** What every channel turn of `agent` shares, first run or resumed. */
@@ -443,7 +480,7 @@ export class AgentRunner {
         ref,
         requestedBy,
       },
-      (runId, signal) =>
+      (runId, signal, setModel) =>
         this.#answering(flow.channelId, step.agentId, runId, signal, {}, undefined, async (onEvent) => {
           const channel = await store.channels.get(flow.channelId);
           if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
@@ -471,6 +508,7 @@ export class AgentRunner {
             ),
             requestedBy,
             onEvent,
+            onModel: setModel,
           });
           output = result.answer;
           return result;
@@ -498,7 +536,7 @@ export class AgentRunner {
         failed: (reason) => new DimsumError("tool_failed", `@${target.id} did not answer: ${reason}`),
         empty: `(@${target.id} gave an empty answer)`,
       },
-      async (runId, runSignal) => {
+      async (runId, runSignal, setModel) => {
         const caller = await this.#deps.store.agents.get(scope.chain.at(-1) ?? "");
         const result = await runAgentTurn(this.#deps.runtime, {
           agent: target,
@@ -523,6 +561,7 @@ export class AgentRunner {
           // The person of the outermost run answers the called agent's MCP requests there.
           ...(scope.present ? { present: true, askIn: scope.rootRunId ?? scope.parentRunId } : {}),
           onEvent: (event, seq) => this.#record(runId, event, seq),
+          onModel: setModel,
         });
         return { answer: result.answer, shown: result.text, outcome: result };
       },
@@ -555,7 +594,7 @@ export class AgentRunner {
       requestedBy: userId,
     };
     if (options.signal) request.signal = options.signal;
-    const handle = await this.#start(request, async (runId, signal) => {
+    const handle = await this.#start(request, async (runId, signal, setModel) => {
       const workspace = this.#deps.workspaceFor(`api-${userId.replace(/[^A-Za-z0-9_-]/g, "_")}`);
       try {
         const result = await runAgentTurn(this.#deps.runtime, {
@@ -570,6 +609,7 @@ export class AgentRunner {
           extraTools: await this.#callTools(runId, "", 0, 0, [agent.id], userId, workspace),
           ...(options.onDelta ? { onDelta: options.onDelta } : {}),
           ...(options.output ? { output: options.output } : {}),
+          onModel: setModel,
         });
         text = result.answer;
         usage = result.usage;
@@ -661,7 +701,8 @@ export class AgentRunner {
     work: (
       runId: string,
       runSignal: AbortSignal,
-    ) => Promise<{ answer: string; shown: string; outcome: { usage?: Usage; waiting?: unknown } }>,
+      setModel: (model: string) => void,
+    ) => Promise<{ answer: string; shown: string; outcome: TurnOutcome }>,
   ): Promise<string> {
     let answer = "";
     let failure: DimsumError | undefined;
@@ -676,12 +717,12 @@ export class AgentRunner {
         requestedBy: scope.requestedBy,
         signal,
       },
-      async (runId, runSignal) => {
+      async (runId, runSignal, setModel) => {
         this.#parts.set(runId, []);
         this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, agentId));
         let status: "done" | "error" | "cancelled" = "done";
         try {
-          const done = await work(runId, runSignal);
+          const done = await work(runId, runSignal, setModel);
           answer = done.answer;
           this.#updateParts(runId, (parts) => withAnswer(parts, done.shown));
           return done.outcome;
@@ -744,15 +785,12 @@ export class AgentRunner {
 
   #start(
     request: Omit<RunRequest, "lane">,
-    turn: (runId: string, signal: AbortSignal) => Promise<{ usage?: Usage; waiting?: unknown }>,
+    turn: (runId: string, signal: AbortSignal, setModel: (model: string) => void) => Promise<TurnOutcome>,
   ): Promise<RunHandle> {
-    return this.#deps.runs.start({ ...request, lane: laneOf(request.ref) }, async ({ run, signal }) => {
-      const result = await turn(run.id, signal);
-      return {
-        ...(result.usage ? { usage: result.usage } : {}),
-        ...(result.waiting ? { waiting: true } : {}),
-      };
-    });
+    return this.#deps.runs.start(
+      { ...request, lane: laneOf(request.ref) },
+      async ({ run, signal, setModel }) => outcomeOf(await turn(run.id, signal, setModel)),
+    );
   }
 
   #callTool(
@@ -804,9 +842,11 @@ export class AgentRunner {
     place: AnswerPlace,
     existing: ChannelMessage | undefined,
     turn: (onEvent: (event: AgentEvent, seq: number) => void) => Promise<T>,
+    /** The parts the answer starts from (a run resumed after a crash: what it did before). */
+    start?: MessagePart[],
   ): Promise<T> {
     // A resumed run's answer goes on in the message it posted when it began to wait.
-    this.#parts.set(runId, existing ? [...existing.parts] : []);
+    this.#parts.set(runId, start ? [...start] : existing ? [...existing.parts] : []);
     const post = (text: string, parts: MessagePart[]) =>
       this.#postAnswer(channelId, agentId, runId, text, parts, place, existing);
     try {
@@ -821,7 +861,7 @@ export class AgentRunner {
       }
       const parts = withAnswer(this.#parts.get(runId) ?? [], result.text);
       if (result.text.trim() !== "" || parts.length > 0) {
-        await post(existing ? textOfParts(parts) || result.text : result.text, parts);
+        await post(existing || start ? textOfParts(parts) || result.text : result.text, parts);
       }
       return result;
     } catch (err) {
@@ -893,6 +933,24 @@ export class AgentRunner {
     });
     if (message) this.#deps.bus.emit({ type: "message", channelId, message });
   }
+}
+
+/** What a turn reports to its run: usage, model and cost (kept on the run), whether it waits. */
+interface TurnOutcome {
+  usage?: Usage;
+  waiting?: unknown;
+  model?: string;
+  costUsd?: number;
+}
+
+/** The run's record of a turn's outcome. */
+function outcomeOf(result: TurnOutcome): Awaited<ReturnType<RunBody>> {
+  return {
+    ...(result.usage ? { usage: result.usage } : {}),
+    ...(result.model ? { model: result.model } : {}),
+    ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
+    ...(result.waiting ? { waiting: true } : {}),
+  };
 }
 
 /** The parts with the final answer as text when no text was streamed (a model that did not stream). */

@@ -105,6 +105,8 @@ export interface TurnRequest {
   resume?: { reason: "approval" | "restart"; decisions?: Record<string, ApprovalDecision> };
   /** The agent event number to continue from (a resumed run's events follow the earlier ones). */
   firstSeq?: number;
+  /** Told the model (`provider:model`) once it is resolved, before the turn runs. */
+  onModel?: (model: string) => void;
 }
 
 export interface TurnResult {
@@ -165,6 +167,7 @@ function isAppOnly(tool: Tool): boolean {
 export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): Promise<TurnResult> {
   const { agent, runId, channelId } = request;
   const model = await runtime.resolveModel(agent);
+  request.onModel?.(`${model.provider}:${model.id}`);
   const person = personOf(request);
   const capabilities = await agentCapabilities(
     runtime,

@@ -39,6 +39,8 @@ export interface RunRequest {
 export interface RunContext {
   run: TeamRun;
   signal: AbortSignal;
+  /** The model the run uses, known before it ends: kept even when the run fails or is stopped. */
+  setModel: (model: string) => void;
 }
 
 /**
@@ -398,7 +400,10 @@ export class RunManager {
         run.startedAt = this.#options.now();
         await save();
         try {
-          const result = await body({ run: { ...run }, signal });
+          const setModel = (model: string) => {
+            run.model = model;
+          };
+          const result = await body({ run: { ...run }, signal, setModel });
           run.status = result.waiting ? "waiting" : "done";
           if (result.usage) run.usage = result.usage;
           if (result.model) run.model = result.model;

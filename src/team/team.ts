@@ -15,8 +15,7 @@ import { CapabilityAssembly, type CapabilityServices } from "../capabilities/ind
 import type { DimsumConfig } from "../config/load-config.js";
 import { resolveModel } from "../config/resolve-model.js";
 import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
-import { createMemoryCooldownStore } from "../llm/cooldowns.js";
-import type { FallbackSettings } from "../llm/fallback-chain.js";
+import { type FallbackSettings, fallbackSettings } from "../llm/fallback-chain.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
@@ -36,7 +35,7 @@ import { MessageQueue, type QueuedFor } from "./message-queue.js";
 import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunApprovals } from "./run-approvals.js";
-import { type RunBody, RunManager } from "./run-manager.js";
+import { INSTANCE_LOST, type RunBody, RunManager } from "./run-manager.js";
 import { sinceDays, spendReport } from "./spend.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { namesFrom, peopleIn } from "./team-prompt.js";
@@ -172,6 +171,11 @@ function remoteAgentsGetter(
   return typeof remotes === "function" ? remotes : async () => remotes;
 }
 
+/** The runs that go on after their process died: chat answers. */
+function resumable(run: TeamRun): boolean {
+  return run.channelId !== "" && run.depth === 0 && run.flowId === undefined;
+}
+
 function requireDb(deps: TeamDeps): Database {
   if (!deps.db) throw new DimsumError("internal", "createTeam needs either `db` or `teamStore` and `store`.");
   return deps.db;
@@ -222,7 +226,7 @@ export function createTeam(deps: TeamDeps): Team {
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
-    fallback: deps.fallback ?? { cooldowns: createMemoryCooldownStore(), ...deps.config.modelFallback },
+    fallback: deps.fallback ?? fallbackSettings(deps.config.modelFallback),
     ...(grantable ? { grantedTools: grantable.create } : {}),
     ...(deps.observe ? { observe: deps.observe } : {}),
   };
@@ -256,7 +260,12 @@ export function createTeam(deps: TeamDeps): Team {
             owner: cluster.instanceId,
             ...(cluster.leaseTtlMs !== undefined ? { ttlMs: cluster.leaseTtlMs } : {}),
             ...(cluster.leaseCheckMs !== undefined ? { checkEveryMs: cluster.leaseCheckMs } : {}),
-            onExpired: (stored: StoredRun) => void sessions.recoverInterruptedRuns(stored.ref).catch(onError),
+            // Its answer is kept in the chat with what it did and why it ended.
+            onExpired: (stored: StoredRun) =>
+              void interruptedFailure(stored, INSTANCE_LOST)
+                .then((failure) => runner.postInterrupted(stored, failure))
+                .then(() => sessions.recoverInterruptedRuns(stored.ref))
+                .catch(onError),
             // A chat answer whose instance died goes on here from its last checkpoint.
             adopt: (stored: StoredRun, fence: number) => resumeAfterRestart(stored, fence),
           },
@@ -351,7 +360,10 @@ export function createTeam(deps: TeamDeps): Team {
       // chat goes on from its last checkpoint; other runs (flow steps, nested, /v1) end interrupted.
       for (const stored of await store.runs.listOpen()) {
         if (await resumeAfterRestart(stored)) continue;
-        await store.runs.update({ ...stored.run, status: "error", error: INTERRUPTED, endedAt: now() });
+        const failure = await interruptedFailure(stored, INTERRUPTED);
+        const run: TeamRun = { ...stored.run, status: "error", error: failure.message, endedAt: now() };
+        await store.runs.update(run);
+        await runner.postInterrupted({ ...stored, run }, failure).catch(onError);
         await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
       }
     }
@@ -372,8 +384,7 @@ export function createTeam(deps: TeamDeps): Team {
    */
   async function resumeAfterRestart(stored: StoredRun, fence?: number): Promise<boolean> {
     const { run } = stored;
-    if (run.channelId === "" || run.depth > 0 || run.flowId !== undefined || run.status !== "running")
-      return false;
+    if (!resumable(run) || run.status !== "running") return false;
     const key = `run_resumes:${run.id}`;
     const resumes = Number((await store.meta.get(key)) ?? "0");
     if (resumes >= deps.config.runs.maxResumes) return false;
@@ -385,6 +396,23 @@ export function createTeam(deps: TeamDeps): Team {
       onError(err);
       return false;
     }
+  }
+
+  /**
+   * Why a run whose process died ends here: given up after `runs.maxResumes` resumes, or `otherwise`
+   * (a kind of run that does not resume).
+   */
+  async function interruptedFailure(
+    stored: StoredRun,
+    otherwise: string,
+  ): Promise<{ message: string; hint?: string }> {
+    const resumes = Number((await store.meta.get(`run_resumes:${stored.run.id}`)) ?? "0");
+    const max = deps.config.runs.maxResumes;
+    if (!resumable(stored.run) || resumes < max) return { message: otherwise };
+    return {
+      message: `interrupted: the server stopped ${resumes + 1} times during this answer, so it was given up after ${resumes} resumes (runs.maxResumes is ${max}).`,
+      hint: "ask again; raise runs.maxResumes in config.json to resume answers more often",
+    };
   }
 
   async function visibleRun(actor: Actor, runId: string): Promise<StoredRun> {

@@ -254,6 +254,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
         secrets: setup.secrets,
         layers: setup.layers,
         steering,
+        fallback: setup.fallback,
         ...(setup.observe ? { observe: setup.observe } : {}),
       })) {
         if (event.type !== "turn_start" && event.type !== "run_start" && event.type !== "usage")

@@ -14,8 +14,7 @@ import { turnContextMessage } from "../../agent/turn-context.js";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
 import { toDimsumError } from "../../errors.js";
-import { createMemoryCooldownStore } from "../../llm/cooldowns.js";
-import type { FallbackSettings } from "../../llm/fallback-chain.js";
+import { fallbackSettings } from "../../llm/fallback-chain.js";
 import type { ReasoningEffort, StreamOptions, UserMessage } from "../../llm/types.js";
 import { startTelemetry } from "../../telemetry/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
@@ -129,7 +128,7 @@ async function* startRun(
         secrets: setup.secrets,
         layers: setup.layers,
         ...(setup.observe ? { observe: setup.observe } : {}),
-        fallback: fallbackFor(setup.config),
+        fallback: setup.fallback,
         ...streamOptionsFor(options),
         ...(output ? { output } : {}),
       });
@@ -158,7 +157,7 @@ async function* startRun(
       maxIterations: options.maxIterations ?? config.maxIterations,
       keepImagesTurns: config.keepImagesTurns,
       signal,
-      fallback: fallbackFor(config),
+      fallback: fallbackSettings(config.modelFallback),
       ...streamOptionsFor(options),
       ...(output ? { output } : {}),
       toolEnvironment: {
@@ -228,13 +227,6 @@ async function promptContent(
 
 function warnOn(io: CliIo): (message: string) => void {
   return (message) => io.stderr.write(`dimsum: ${message}\n`);
-}
-
-/** The model chain's cooldowns: this process's own, at the configured lengths. */
-function fallbackFor(config: {
-  modelFallback: { cooldownMs: number; authCooldownMs: number };
-}): FallbackSettings {
-  return { cooldowns: createMemoryCooldownStore(), ...config.modelFallback };
 }
 
 function streamOptionsFor(options: RunCommandOptions): {

@@ -139,11 +139,13 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     // Started once for the whole process and shared by every agent; a failing server never blocks.
     void mcp?.startAll();
     const mcpSignIns = new McpSignIns();
-    // Several instances: what one changes in memory-held state (MCP servers, sign-ins, connectors)
-    // the others hear.
+    const remoteAgents = loadRemoteAgents(config, io.cwd, log, settings.remoteAgents);
+    // Several instances: what one changes in memory-held state (MCP servers, sign-ins, connectors,
+    // the remote agents' list) the others hear.
     if (cluster) {
       sync = joinInstanceSync({
         relay: cluster.server,
+        remoteAgents,
         ...(mcp ? { mcp: { pool: mcp, saved: settings.mcp, signIns: mcpSignIns } } : {}),
         connectors: () => connectors,
         onError: (err) => log.error("applying another instance's change failed", err),
@@ -153,7 +155,6 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     if (telemetry) log.info(`OpenTelemetry: exporting GenAI spans to ${config.telemetry?.tracesUrl}`);
     const shell = await resolveShellOffer(config.tools.shell);
     if (!shell.sandboxed) log.warn(`shell: ${shell.reason}`);
-    const remoteAgents = loadRemoteAgents(config, io.cwd, log, settings.remoteAgents);
     team = await buildTeam(
       {
         storage,

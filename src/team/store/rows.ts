@@ -228,7 +228,7 @@ export function toStoredRun(row: RunRow): StoredRun {
   );
   if (stored) {
     const { model, costUsd, ...usage } = stored;
-    run.usage = usage;
+    if (typeof usage.inputTokens === "number") run.usage = usage;
     if (model !== undefined) run.model = model;
     if (costUsd !== undefined) run.costUsd = costUsd;
   }
@@ -265,7 +265,8 @@ export function runUpdateParams(run: TeamRun): unknown[] {
   return [
     run.status,
     run.error ?? null,
-    run.usage
+    // A run stopped before any usage came still keeps its model.
+    run.usage || run.model !== undefined
       ? JSON.stringify({
           ...run.usage,
           ...(run.model !== undefined ? { model: run.model } : {}),
