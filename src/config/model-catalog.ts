@@ -112,6 +112,9 @@ const catalog: Array<[prefix: string, entry: CatalogEntry]> = [
   ["moonshot-v1-32k", { contextWindow: 32_768 }],
   ["moonshot-v1-8k", { contextWindow: 8_192 }],
   ["glm-4", { contextWindow: 128_000 }],
+  ["MiniMax-M2", { contextWindow: 204_800, maxOutputTokens: 131_072, pricing: { input: 0.3, output: 1.2 } }],
+  ["MiniMax-M1", { contextWindow: 1_000_000, maxOutputTokens: 40_000, pricing: { input: 0.4, output: 2.2 } }],
+  ["MiniMax-Text-01", { contextWindow: 1_000_192, pricing: { input: 0.2, output: 1.1 } }],
   ["llama3", { contextWindow: 8_192 }],
   ["llama3.1", { contextWindow: 131_072, toolCallFormat: "llama-json" }],
   ["llama3.2", { contextWindow: 131_072, toolCallFormat: "llama-json" }],
@@ -178,6 +181,7 @@ const suggested: Record<string, readonly string[]> = {
   qwen: ["qwen-max", "qwen-plus", "qwen-turbo", "qwen3-coder-plus"],
   kimi: ["kimi-k2-0905-preview", "moonshot-v1-128k", "moonshot-v1-32k", "moonshot-v1-8k"],
   glm: ["glm-4.5", "glm-4-plus", "glm-4-flash"],
+  minimax: ["MiniMax-M2", "MiniMax-M1", "MiniMax-Text-01"],
   ollama: ["llama3.1", "qwen2.5"],
 };
 

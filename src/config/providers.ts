@@ -72,6 +72,17 @@ const builtins: ProviderDefinition[] = [
     quirks: { responseFormat: "json_object" },
   },
   {
+    // MiniMax's OpenAI-compatible API (api.minimaxi.com/v1 for accounts in mainland China).
+    name: "minimax",
+    protocol: "openai",
+    defaultBaseUrl: "https://api.minimax.io/v1",
+    keyEnv: "MINIMAX_API_KEY",
+    baseUrlEnv: "MINIMAX_BASE_URL",
+    // Thinking comes apart from the answer (`reasoning_details`), not as <think> tags in the text;
+    // no JSON-schema response format (structured answers are checked by Dimsum).
+    quirks: { reasoningSplit: true, responseFormat: "json_object" },
+  },
+  {
     name: "openrouter",
     protocol: "openai",
     defaultBaseUrl: "https://openrouter.ai/api/v1",

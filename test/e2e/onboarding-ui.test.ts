@@ -187,6 +187,7 @@ describe("onboarding in headless Chromium", () => {
           "qwen",
           "kimi",
           "glm",
+          "minimax",
           "openrouter",
           "ollama",
         ]);

@@ -258,6 +258,7 @@ describe("providers and model readiness", () => {
       "qwen",
       "kimi",
       "glm",
+      "minimax",
       "openrouter",
       "ollama",
     ]);
@@ -491,7 +492,7 @@ describe("custom providers of the config file", () => {
       "local",
       "bare",
     ]);
-    expect(view.providers.filter((p) => p.builtin)).toHaveLength(9);
+    expect(view.providers.filter((p) => p.builtin)).toHaveLength(10);
     expect(row(view, "corp")).toMatchObject({
       builtin: false,
       protocol: "openai",

@@ -21,6 +21,7 @@ const LABELS: Record<string, string> = {
   qwen: "Qwen (DashScope)",
   kimi: "Kimi (Moonshot)",
   glm: "GLM (Zhipu)",
+  minimax: "MiniMax",
   openrouter: "OpenRouter",
   ollama: "Ollama",
 };
