@@ -112,6 +112,11 @@ const catalog: Array<[prefix: string, entry: CatalogEntry]> = [
   ["moonshot-v1-32k", { contextWindow: 32_768 }],
   ["moonshot-v1-8k", { contextWindow: 8_192 }],
   ["glm-4", { contextWindow: 128_000 }],
+  ["grok-4", { contextWindow: 256_000, pricing: { input: 3, output: 15 } }],
+  ["grok-3", { contextWindow: 131_072, pricing: { input: 3, output: 15 } }],
+  ["grok-3-mini", { contextWindow: 131_072, pricing: { input: 0.3, output: 0.5 } }],
+  ["sonar", { contextWindow: 128_000, pricing: { input: 1, output: 1 } }],
+  ["sonar-pro", { contextWindow: 200_000, pricing: { input: 3, output: 15 } }],
   ["MiniMax-M2", { contextWindow: 204_800, maxOutputTokens: 131_072, pricing: { input: 0.3, output: 1.2 } }],
   ["MiniMax-M1", { contextWindow: 1_000_000, maxOutputTokens: 40_000, pricing: { input: 0.4, output: 2.2 } }],
   ["MiniMax-Text-01", { contextWindow: 1_000_192, pricing: { input: 0.2, output: 1.1 } }],
@@ -182,6 +187,8 @@ const suggested: Record<string, readonly string[]> = {
   kimi: ["kimi-k2-0905-preview", "moonshot-v1-128k", "moonshot-v1-32k", "moonshot-v1-8k"],
   glm: ["glm-4.5", "glm-4-plus", "glm-4-flash"],
   minimax: ["MiniMax-M2", "MiniMax-M1", "MiniMax-Text-01"],
+  xai: ["grok-4", "grok-3", "grok-3-mini"],
+  perplexity: ["sonar", "sonar-pro", "sonar-reasoning"],
   ollama: ["llama3.1", "qwen2.5"],
 };
 

@@ -188,6 +188,8 @@ describe("onboarding in headless Chromium", () => {
           "kimi",
           "glm",
           "minimax",
+          "xai",
+          "perplexity",
           "openrouter",
           "ollama",
         ]);

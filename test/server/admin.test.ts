@@ -259,6 +259,8 @@ describe("providers and model readiness", () => {
       "kimi",
       "glm",
       "minimax",
+      "xai",
+      "perplexity",
       "openrouter",
       "ollama",
     ]);
@@ -492,7 +494,7 @@ describe("custom providers of the config file", () => {
       "local",
       "bare",
     ]);
-    expect(view.providers.filter((p) => p.builtin)).toHaveLength(10);
+    expect(view.providers.filter((p) => p.builtin)).toHaveLength(12);
     expect(row(view, "corp")).toMatchObject({
       builtin: false,
       protocol: "openai",

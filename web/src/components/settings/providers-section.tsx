@@ -22,6 +22,8 @@ const LABELS: Record<string, string> = {
   kimi: "Kimi (Moonshot)",
   glm: "GLM (Zhipu)",
   minimax: "MiniMax",
+  xai: "xAI (Grok)",
+  perplexity: "Perplexity",
   openrouter: "OpenRouter",
   ollama: "Ollama",
 };
