@@ -24,8 +24,20 @@ export function wantsLegacy(versionHeader: string | undefined): boolean {
   return v === undefined || v === "" || v === "0.3" || v.startsWith("0.3.");
 }
 
+/** One skill a card lists: each agent of the team card, or an agent's own "chat". */
+export interface PublishedSkill {
+  id: string;
+  name: string;
+  description: string;
+}
+
+/** An agent's own skill: to be asked. */
+function chatSkill(agent: PublishedAgent): PublishedSkill {
+  return { id: "chat", name: `Ask ${agent.name}`, description: agent.description };
+}
+
 /** The 1.0 card in its JSON form (what is sent to 1.0 clients). */
-function cardJson(agent: PublishedAgent): Record<string, unknown> {
+function cardJson(agent: PublishedAgent, skills: readonly PublishedSkill[]): Record<string, unknown> {
   return {
     name: agent.name,
     description: agent.description,
@@ -48,27 +60,30 @@ function cardJson(agent: PublishedAgent): Record<string, unknown> {
     securityRequirements: [{ schemes: { dimsumToken: { list: [] } } }],
     defaultInputModes: TEXT_MODES,
     defaultOutputModes: TEXT_MODES,
-    skills: [
-      {
-        id: "chat",
-        name: `Ask ${agent.name}`,
-        description: agent.description,
-        tags: ["dimsum", "chat"],
-        inputModes: TEXT_MODES,
-        outputModes: TEXT_MODES,
-      },
-    ],
+    skills: skills.map((skill) => ({
+      id: skill.id,
+      name: skill.name,
+      description: skill.description,
+      tags: ["dimsum", skill.id === "chat" ? "chat" : "agent"],
+      inputModes: TEXT_MODES,
+      outputModes: TEXT_MODES,
+    })),
   };
 }
 
 /** The 1.0 card, as the SDK's request handler takes it. */
-export function agentCardOf(agent: PublishedAgent): AgentCard {
-  return AgentCard.fromJSON(cardJson(agent));
+export function agentCardOf(agent: PublishedAgent, skills?: readonly PublishedSkill[]): AgentCard {
+  return AgentCard.fromJSON(cardJson(agent, skills ?? [chatSkill(agent)]));
 }
 
 /** The card as sent: 1.0's JSON, or 0.3's shape for older clients. */
-export function agentCardJson(agent: PublishedAgent, legacy: boolean): unknown {
-  if (!legacy) return AgentCard.toJSON(agentCardOf(agent));
+export function agentCardJson(
+  agent: PublishedAgent,
+  legacy: boolean,
+  skills?: readonly PublishedSkill[],
+): unknown {
+  const listed = skills ?? [chatSkill(agent)];
+  if (!legacy) return AgentCard.toJSON(agentCardOf(agent, listed));
   return {
     protocolVersion: "0.3.0",
     name: agent.name,
@@ -85,8 +100,11 @@ export function agentCardJson(agent: PublishedAgent, legacy: boolean): unknown {
     security: [{ dimsumToken: [] }],
     defaultInputModes: TEXT_MODES,
     defaultOutputModes: TEXT_MODES,
-    skills: [
-      { id: "chat", name: `Ask ${agent.name}`, description: agent.description, tags: ["dimsum", "chat"] },
-    ],
+    skills: listed.map((skill) => ({
+      id: skill.id,
+      name: skill.name,
+      description: skill.description,
+      tags: ["dimsum", skill.id === "chat" ? "chat" : "agent"],
+    })),
   };
 }

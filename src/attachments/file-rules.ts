@@ -99,6 +99,32 @@ export function megabytes(bytes: number): string {
   return `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`;
 }
 
+/** Why an empty file is refused: there is nothing to read (and no bytes to tell its kind). */
+export function emptyFile(name: string): AttachmentProblem {
+  return {
+    code: "invalid",
+    message: `${name} is empty (0 bytes)`,
+    hint: "attach the file once it has content",
+  };
+}
+
+// Controls that reorder how a name is shown (U+202E makes "txt.exe" read "exe.txt") or hide in it.
+const HIDDEN_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
+/**
+ * A file name fit to show and to send back in a header: no folders, no control characters, no
+ * bidirectional controls that would make it read as another extension; "file" when nothing is left.
+ */
+export function cleanFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? "";
+  const clean = Array.from(base.replace(HIDDEN_CONTROLS, ""))
+    .filter((ch) => ch !== '"' && (ch.codePointAt(0) ?? 0) >= 0x20 && ch !== "\u007f")
+    .join("")
+    .trim()
+    .slice(0, 200);
+  return clean === "" ? "file" : clean;
+}
+
 /** Why a file of this kind is refused: none Dimsum takes. */
 export function unsupportedFile(name: string): AttachmentProblem {
   return {

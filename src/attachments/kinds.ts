@@ -6,6 +6,7 @@ import { DimsumError } from "../errors.js";
 import {
   type AttachmentLimits,
   type AttachmentProblem,
+  emptyFile,
   oversizeFile,
   type SniffedFile,
   sniffFile,
@@ -16,6 +17,7 @@ import {
 export {
   type AttachmentKind,
   type AttachmentLimits,
+  cleanFileName,
   DEFAULT_ATTACHMENT_LIMITS,
   limitOf,
   type SniffedFile,
@@ -38,6 +40,7 @@ export function checkSized(
   name: string,
   limits: AttachmentLimits,
 ): SniffedFile {
+  if (size === 0) throw thrown(emptyFile(name));
   const sniffed = sniffFile(head, name);
   if (!sniffed) throw thrown(unsupportedFile(name));
   const over = oversizeFile(name, sniffed.kind, size, limits);

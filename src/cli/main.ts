@@ -119,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command("serve")
     .description("start the team server: HTTP API, WebSocket and web UI")
-    .option("-p, --port <n>", "port to listen on", positiveInt, 18800)
+    .option("-p, --port <n>", "port to listen on (default: $PORT, else 18800)", positiveInt)
     .option("--host <host>", "interface to bind", "127.0.0.1")
     .action(async (options) => {
       const { serveCommand } = await import("./commands/serve.js");

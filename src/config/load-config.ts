@@ -7,6 +7,7 @@ import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type AttachmentLimits, DEFAULT_ATTACHMENT_LIMITS } from "../attachments/kinds.js";
+import { DimsumError } from "../errors.js";
 import { type ModelCallLimits, resolveCallLimits } from "../llm/call-limits.js";
 import { defaultToolsConfig } from "../tools/builtin/defaults.js";
 import { allowedEnv, DEFAULT_ENV_ALLOW, type ShellSandboxConfig } from "../tools/builtin/sandbox/index.js";
@@ -59,6 +60,8 @@ export interface DimsumConfig {
   server: {
     /** Trust X-Forwarded-For/-Proto from a reverse proxy (`DIMSUM_TRUST_PROXY=1`). */
     trustProxy: boolean;
+    /** The port `dimsum serve` listens on when `--port` is not given (`PORT`, as hosting platforms set it). */
+    port: number | undefined;
     /** The first owner's password (`DIMSUM_OWNER_PASSWORD`); a random one is printed when unset. */
     ownerPassword: string | undefined;
     /**
@@ -131,6 +134,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     embeddingModel: env.DIMSUM_EMBEDDING_MODEL?.trim() || undefined,
     server: {
       trustProxy: env.DIMSUM_TRUST_PROXY === "1" || env.DIMSUM_TRUST_PROXY === "true",
+      port: portFrom(env.PORT),
       ownerPassword: env.DIMSUM_OWNER_PASSWORD,
       databaseUrl: env.DIMSUM_DATABASE_URL?.trim() || undefined,
       redisUrl: env.DIMSUM_REDIS_URL?.trim() || undefined,
@@ -236,6 +240,19 @@ function toolsConfigFrom(file: ConfigFile, around: ShellSurroundings): ToolsConf
 
 /** Person turns whose images the model sees as images when the config says nothing. */
 export const DEFAULT_KEEP_IMAGES_TURNS = 3;
+
+/** `PORT` as a port number; unset or empty: none; anything else but 0–65535 is a configuration error. */
+function portFrom(value: string | undefined): number | undefined {
+  const text = value?.trim() ?? "";
+  if (text === "") return undefined;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535) {
+    throw new DimsumError("config", `PORT is "${text}", not a port number`, {
+      hint: "set PORT to a number from 1 to 65535 (or 0 for any free port), or remove it and use --port",
+    });
+  }
+  return port;
+}
 
 /** The attachment limits: the config file's megabytes over the defaults. */
 function attachmentLimits(file: ConfigFile["attachments"]): AttachmentLimits {

@@ -72,6 +72,34 @@ const builtins: ProviderDefinition[] = [
     quirks: { responseFormat: "json_object" },
   },
   {
+    // MiniMax's OpenAI-compatible API (api.minimaxi.com/v1 for accounts in mainland China).
+    name: "minimax",
+    protocol: "openai",
+    defaultBaseUrl: "https://api.minimax.io/v1",
+    keyEnv: "MINIMAX_API_KEY",
+    baseUrlEnv: "MINIMAX_BASE_URL",
+    // Thinking comes apart from the answer (`reasoning_details`), not as <think> tags in the text;
+    // no JSON-schema response format (structured answers are checked by Dimsum).
+    quirks: { reasoningSplit: true, responseFormat: "json_object" },
+  },
+  {
+    // Grok; its key also serves the `grok` web search engine (live search).
+    name: "xai",
+    protocol: "openai",
+    defaultBaseUrl: "https://api.x.ai/v1",
+    keyEnv: "XAI_API_KEY",
+    baseUrlEnv: "XAI_BASE_URL",
+  },
+  {
+    // Sonar models; its key also serves the `perplexity` web search engine (Search API).
+    name: "perplexity",
+    protocol: "openai",
+    defaultBaseUrl: "https://api.perplexity.ai",
+    keyEnv: "PERPLEXITY_API_KEY",
+    baseUrlEnv: "PERPLEXITY_BASE_URL",
+    quirks: { responseFormat: "none" },
+  },
+  {
     name: "openrouter",
     protocol: "openai",
     defaultBaseUrl: "https://openrouter.ai/api/v1",
@@ -94,6 +122,7 @@ const aliases: Record<string, string> = {
   moonshot: "kimi",
   zhipu: "glm",
   claude: "anthropic",
+  grok: "xai",
 };
 
 /** The built-in provider table, keyed by canonical name. */

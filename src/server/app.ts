@@ -28,7 +28,7 @@ import {
   internalError,
   toApiError,
 } from "./http/errors.js";
-import { limitBody, readBody } from "./http/read-body.js";
+import { limitStreamedBody, readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
 import { modelRoutes } from "./routes/models.js";
 import { settingsRoutes } from "./routes/settings.js";
@@ -174,7 +174,7 @@ export function createApp(
   const limit = readBody(deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   // Knowledge uploads carry files (checked one by one by their route, which parses multipart from
   // the WHATWG Request); everything else stays small.
-  const uploadLimit = limitBody(deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES);
+  const uploadLimit = limitStreamedBody(deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES);
   app.use("/api/*", (c, next) =>
     (/^\/api\/kb\/[^/]+\/upload$|^\/api\/channels\/[^/]+\/attachments$/.test(c.req.path)
       ? uploadLimit

@@ -10,6 +10,7 @@ import { remoteToolName } from "../a2a/remote-tools.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { conflict, notFound, toDimsumError } from "../errors.js";
 import type { ServerLog } from "./context.js";
+import { withoutCredentials } from "./http/remote-url.js";
 import type {
   RemoteAgentInput,
   RemoteAgentPatch,
@@ -75,7 +76,7 @@ export class RemoteAgents {
     const names = new Set(this.fromFile.map((r) => r.name));
     const fileViews: RemoteAgentView[] = this.fromFile.map((r) => ({
       name: r.name,
-      url: r.url,
+      url: withoutCredentials(r.url),
       description: r.description ?? null,
       hasToken: Object.keys(r.headers).some((h) => h.toLowerCase() === "authorization"),
       enabled: true,

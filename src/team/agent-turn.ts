@@ -24,6 +24,7 @@ import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
 import type { PersonaStore } from "./personas.js";
 import { personSampler } from "./sampling-requests.js";
+import { RENDERING_NOTE } from "./team-prompt.js";
 import type { AgentRecord, TeamEvent } from "./types.js";
 
 /** What every turn shares, built once per team. */
@@ -220,7 +221,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       ref: request.ref,
       model,
       input: request.input,
-      system: request.system,
+      system: `${request.system}\n${RENDERING_NOTE}`,
       tools,
       toolEnvironment: {
         workspace: request.workspace,

@@ -29,6 +29,14 @@ function agentLabel(agent: AgentRecord): string {
   return `@${agent.id} (${agent.emoji ? `${agent.emoji} ` : ""}${agent.name})`;
 }
 
+/**
+ * What the web UI renders, told to every team agent so they draw a diagram where it helps. Fixed text
+ * at the end of the team part of the system prompt: it never changes between turns, so the cached
+ * prefix stays whole.
+ */
+export const RENDERING_NOTE =
+  "The web UI renders Markdown and draws Mermaid diagrams from ```mermaid code blocks (flowchart, sequenceDiagram, classDiagram, stateDiagram, erDiagram, gantt, pie, mindmap). When a diagram explains better than words (a flow, a sequence, a structure, a plan), include one; keep the prose for what it does not show.";
+
 /** The system text for an agent answering in a channel. */
 export function channelSystemText(
   agent: AgentRecord,

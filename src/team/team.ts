@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import type { RemoteAgentConfig } from "../a2a/remote-config.js";
 import type { ObserveRun } from "../agent/run-observer.js";
-import { checkFileCount } from "../attachments/kinds.js";
+import { checkFileCount, cleanFileName } from "../attachments/kinds.js";
 import { attachBytes } from "../attachments/to-parts.js";
 import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
 import type { DimsumConfig } from "../config/load-config.js";
@@ -682,11 +682,12 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const channel = await channels.visible(actor, channelId);
       assertNotGuest(actor, "attach files");
-      const file = attachBytes(data, name, deps.config.attachments);
+      const clean = cleanFileName(name);
+      const file = attachBytes(data, clean, deps.config.attachments);
       const id = createHash("sha256").update(data).digest("hex");
       return store.attachments.put(
         { id, mimeType: file.mimeType, kind: file.kind, data },
-        { channelId: channel.id, name: safeFileName(name), by: actor.userId, at: now() },
+        { channelId: channel.id, name: clean, by: actor.userId, at: now() },
       );
     },
     async readAttachment(actor, channelId, id) {
@@ -907,15 +908,4 @@ export function createTeam(deps: TeamDeps): Team {
     },
   };
   return team;
-}
-
-/** A file name fit to show and to send back in a header: no folders, no control characters. */
-function safeFileName(name: string): string {
-  const base = name.split(/[\\/]/).pop() ?? "";
-  const clean = Array.from(base)
-    .filter((ch) => ch !== '"' && (ch.codePointAt(0) ?? 0) >= 0x20 && ch !== "\u007f")
-    .join("")
-    .trim()
-    .slice(0, 200);
-  return clean === "" ? "file" : clean;
 }

@@ -1,14 +1,23 @@
 /**
  * Fake search engines for tests: one real HTTP server on 127.0.0.1 serving SearXNG, Brave Search,
- * Tavily and DuckDuckGo's HTML endpoint in each one's documented format, each under its own path
- * prefix. Switches make an engine fail (status code, 429 with Retry-After, bot challenge, slow).
+ * Tavily, Perplexity's Search API, Kimi's chat completions with the `$web_search` builtin, xAI's chat
+ * completions with live search, and DuckDuckGo's HTML endpoint in each one's documented format, each
+ * under its own path prefix. Switches make an engine fail (status code, 429 with Retry-After, bot challenge, slow).
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type FakeEngineName = "searxng" | "brave" | "tavily" | "duckduckgo";
+export type FakeEngineName = "searxng" | "brave" | "tavily" | "perplexity" | "kimi" | "grok" | "duckduckgo";
 
-export const FAKE_ENGINE_NAMES: readonly FakeEngineName[] = ["searxng", "brave", "tavily", "duckduckgo"];
+export const FAKE_ENGINE_NAMES: readonly FakeEngineName[] = [
+  "searxng",
+  "brave",
+  "tavily",
+  "perplexity",
+  "kimi",
+  "grok",
+  "duckduckgo",
+];
 
 /** How an engine behaves on its next requests. */
 export type FakeEngineMode =
@@ -34,6 +43,9 @@ export interface FakeSearchRequest {
 export interface FakeSearchEnginesOptions {
   braveKey?: string;
   tavilyKey?: string;
+  perplexityKey?: string;
+  kimiKey?: string;
+  xaiKey?: string;
   /** How many hits each engine has for any query (default 12; SearXNG always sends all of them). */
   resultCount?: number;
 }
@@ -45,6 +57,9 @@ export interface FakeSearchEngines {
   baseUrls: Record<FakeEngineName, string>;
   braveKey: string;
   tavilyKey: string;
+  perplexityKey: string;
+  kimiKey: string;
+  xaiKey: string;
   /** Every request received, oldest first. */
   requests: FakeSearchRequest[];
   /** How many requests an engine has received. */
@@ -170,6 +185,38 @@ function tavilyAnswer(query: string, hits: Hit[]) {
   };
 }
 
+function perplexityAnswer(hits: Hit[]) {
+  return {
+    id: "fake-search-id",
+    results: hits.map((h) => ({ title: h.title, url: h.url, snippet: h.snippet, date: "2026-01-02" })),
+  };
+}
+
+/** A chat completion (non-streaming) whose message is `message` and whose finish reason is `finish`. */
+function chatCompletion(model: string, message: Record<string, unknown>, finish: string, extra = {}) {
+  return {
+    id: "chatcmpl-fake",
+    object: "chat.completion",
+    created: 1_700_000_000,
+    model,
+    choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finish }],
+    usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+    ...extra,
+  };
+}
+
+/** The hits as the `title | url | summary` lines the search engines built on models ask for. */
+function resultLines(hits: Hit[]): string {
+  return hits.map((h) => `${h.title} | ${h.url} | ${h.snippet}`).join("\n");
+}
+
+type ChatBody = {
+  model?: unknown;
+  messages?: Array<{ role?: string; content?: unknown; tool_call_id?: string; name?: string }>;
+  tools?: Array<{ type?: string; function?: { name?: string } }>;
+  search_parameters?: { mode?: string; max_search_results?: number };
+};
+
 function ddgLink(target: string, rut: boolean): string {
   return `//duckduckgo.com/l/?uddg=${encodeURIComponent(target)}${rut ? "&amp;rut=4f2a9c0e" : ""}`;
 }
@@ -248,6 +295,9 @@ const PREFIXES: Array<[string, FakeEngineName]> = [
   ["/searxng/", "searxng"],
   ["/brave/", "brave"],
   ["/tavily/", "tavily"],
+  ["/perplexity/", "perplexity"],
+  ["/kimi/", "kimi"],
+  ["/grok/", "grok"],
   ["/duckduckgo/", "duckduckgo"],
 ];
 
@@ -257,6 +307,9 @@ export async function startFakeSearchEngines(
 ): Promise<FakeSearchEngines> {
   const braveKey = options.braveKey ?? "brave-test-key-7f3e9a";
   const tavilyKey = options.tavilyKey ?? "tvly-test-key-c41d02";
+  const perplexityKey = options.perplexityKey ?? "pplx-test-key-5b71ae";
+  const kimiKey = options.kimiKey ?? "sk-moonshot-test-key-9d2c";
+  const xaiKey = options.xaiKey ?? "xai-test-key-0e4f81";
   const resultCount = options.resultCount ?? 12;
   const requests: FakeSearchRequest[] = [];
   const modes = new Map<FakeEngineName, FakeEngineMode>();
@@ -341,6 +394,102 @@ export async function startFakeSearchEngines(
         const hits = empty ? [] : fakeHits("tavily", body.query, Math.min(max, resultCount));
         return sendJson(res, 200, tavilyAnswer(body.query, hits));
       }
+      case "perplexity": {
+        if (method !== "POST") return sendJson(res, 405, { error: { message: "Method Not Allowed" } });
+        if (headers.authorization !== `Bearer ${perplexityKey}`) {
+          return sendJson(res, 401, { error: { message: "Invalid API key", type: "invalid_api_key" } });
+        }
+        let body: { query?: unknown; max_results?: unknown };
+        try {
+          body = JSON.parse(record.body) as typeof body;
+        } catch {
+          return sendJson(res, 400, { error: { message: "Invalid JSON body." } });
+        }
+        const max = body.max_results === undefined ? 10 : Number(body.max_results);
+        if (
+          typeof body.query !== "string" ||
+          body.query === "" ||
+          !Number.isInteger(max) ||
+          max < 1 ||
+          max > 20
+        ) {
+          return sendJson(res, 400, { error: { message: "Invalid request parameters." } });
+        }
+        return sendJson(
+          res,
+          200,
+          perplexityAnswer(empty ? [] : fakeHits("perplexity", body.query, Math.min(max, resultCount))),
+        );
+      }
+      case "kimi": {
+        if (headers.authorization !== `Bearer ${kimiKey}`) {
+          return sendJson(res, 401, {
+            error: { message: "Invalid Authentication", type: "invalid_authentication_error" },
+          });
+        }
+        const body = JSON.parse(record.body || "{}") as ChatBody;
+        const messages = body.messages ?? [];
+        const offered = (body.tools ?? []).some(
+          (t) => t.type === "builtin_function" && t.function?.name === "$web_search",
+        );
+        const query = String(messages.filter((m) => m.role === "user").at(-1)?.content ?? "");
+        const searched = messages.find((m) => m.role === "tool" && m.name === "$web_search");
+        if (!offered || !query)
+          return sendJson(res, 400, { error: { message: "no $web_search tool or query" } });
+        if (!searched) {
+          // First round: the model asks for the builtin search; the client must echo the arguments.
+          const args = JSON.stringify({
+            search_result: { search_id: "fake-search-1" },
+            usage: { total_tokens: 42 },
+          });
+          return sendJson(
+            res,
+            200,
+            chatCompletion(
+              String(body.model),
+              {
+                content: "",
+                tool_calls: [
+                  {
+                    index: 0,
+                    id: "$web_search-1",
+                    type: "builtin_function",
+                    function: { name: "$web_search", arguments: args },
+                  },
+                ],
+              },
+              "tool_calls",
+            ),
+          );
+        }
+        if (!String(searched.content).includes("fake-search-1")) {
+          return sendJson(res, 400, { error: { message: "the $web_search arguments were not echoed" } });
+        }
+        const hits = empty ? [] : fakeHits("kimi", query, Math.min(10, resultCount));
+        return sendJson(res, 200, chatCompletion(String(body.model), { content: resultLines(hits) }, "stop"));
+      }
+      case "grok": {
+        if (headers.authorization !== `Bearer ${xaiKey}`) {
+          return sendJson(res, 400, {
+            code: "Client specified an invalid argument",
+            error: "Incorrect API key provided",
+          });
+        }
+        const body = JSON.parse(record.body || "{}") as ChatBody;
+        const query = String((body.messages ?? []).filter((m) => m.role === "user").at(-1)?.content ?? "");
+        if (body.search_parameters?.mode !== "on" || !query) {
+          return sendJson(res, 400, { error: "live search not asked for" });
+        }
+        const max = Math.min(body.search_parameters.max_search_results ?? 20, resultCount);
+        const hits = empty ? [] : fakeHits("grok", query, max);
+        return sendJson(
+          res,
+          200,
+          chatCompletion(String(body.model), { content: resultLines(hits) }, "stop", {
+            citations: hits.map((h) => h.url),
+          }),
+        );
+      }
       case "duckduckgo": {
         const q = params.q ?? "";
         if (!q) return sendHtml(res, 200, "<html><body><form action='/html/'></form></body></html>");
@@ -363,6 +512,9 @@ export async function startFakeSearchEngines(
         searxng: "/search",
         brave: "/res/v1/web/search",
         tavily: "/search",
+        perplexity: "/search",
+        kimi: "/chat/completions",
+        grok: "/chat/completions",
         duckduckgo: "/html/",
       };
       if (path !== expected[engine] && !(engine === "duckduckgo" && path === "/html")) {
@@ -412,10 +564,16 @@ export async function startFakeSearchEngines(
       searxng: `${origin}/searxng`,
       brave: `${origin}/brave`,
       tavily: `${origin}/tavily`,
+      perplexity: `${origin}/perplexity`,
+      kimi: `${origin}/kimi`,
+      grok: `${origin}/grok`,
       duckduckgo: `${origin}/duckduckgo`,
     },
     braveKey,
     tavilyKey,
+    perplexityKey,
+    kimiKey,
+    xaiKey,
     requests,
     count: (engine) => requests.filter((r) => r.engine === engine).length,
     setMode: (engine, mode) => {

@@ -41,7 +41,7 @@ async function setUp(): Promise<{ s: TeamServer; token: string; guestToken: stri
 }
 
 /** An SDK client for an agent's card, sending the token (if any) on every request. */
-function clientFor(cardUrl: string, token?: string) {
+function clientFor(cardUrl: string, token?: string, path: string | null = "") {
   const fetchImpl: typeof fetch = (input, init) => {
     const headers = new Headers(init?.headers);
     if (token) headers.set("authorization", `Bearer ${token}`);
@@ -53,7 +53,8 @@ function clientFor(cardUrl: string, token?: string) {
       cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
     }),
   );
-  return factory.createFromUrl(cardUrl, "");
+  // `null`: the SDK's own default path (/.well-known/agent-card.json) under a base URL.
+  return path === null ? factory.createFromUrl(cardUrl) : factory.createFromUrl(cardUrl, path);
 }
 
 function userMessage(text: string): SendMessageRequest {
@@ -80,9 +81,11 @@ describe("A2A server", () => {
   it("lists the caller's agents and serves each one's card; 401 without a token", async () => {
     const { s, token } = await setUp();
     expect((await fetch(`${s.url}/.well-known/agent-card.json`)).status).toBe(401);
+    expect((await fetch(`${s.url}/a2a`)).status).toBe(401);
     expect((await fetch(`${s.url}/a2a/writer/.well-known/agent-card.json`)).status).toBe(401);
+    // The list of agents lives at /a2a (the well-known path is the server's own card).
     const list = (await (
-      await fetch(`${s.url}/.well-known/agent-card.json`, { headers: { authorization: `Bearer ${token}` } })
+      await fetch(`${s.url}/a2a`, { headers: { authorization: `Bearer ${token}` } })
     ).json()) as { agents: Array<{ id: string; url: string; card: string }> };
     const writer = list.agents.find((a) => a.id === "writer");
     expect(writer?.url).toBe(`${s.url}/a2a/writer`);
@@ -101,6 +104,41 @@ describe("A2A server", () => {
       await fetch(writer?.card ?? "", { headers: { authorization: `Bearer ${token}`, "A2A-Version": "1.0" } })
     ).json()) as { supportedInterfaces: Array<{ url: string; protocolVersion: string }> };
     expect(v1.supportedInterfaces.map((i) => i.protocolVersion).sort()).toEqual(["0.3", "1.0"]);
+  });
+
+  it("serves the server's own A2A card at /.well-known/agent-card.json: an SDK client given the base URL talks to the default agent", async () => {
+    const { s, token, guestToken } = await setUp();
+    scripts.add("assistant", { text: "Hello from the default agent." });
+    scripts.add("coder", { text: "Hello from the coder." });
+    // Given only the server's base URL, the official client finds and validates the card.
+    const client = await clientFor(s.url, token, null);
+    const card = await client.getAgentCard();
+    expect(card.name).toBe("Dimsum");
+    expect(card.supportedInterfaces.map((i) => i.url)).toContain(`${s.url}/a2a`);
+    const skills = card.skills.map((skill) => skill.id);
+    expect(skills).toEqual(expect.arrayContaining(["assistant", "coder", "writer"]));
+    expect(card.description).toContain("@assistant");
+
+    const sent = await client.sendMessage(userMessage("Who answers here?"));
+    const task = "status" in sent ? sent : undefined;
+    expect(task?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(textOf(task?.status?.message)).toBe("Hello from the default agent.");
+    expect(agentOf(llm.requests.at(-1))).toBe("assistant");
+
+    // A message that starts with @id goes to that agent (one of the card's skills).
+    const routed = await client.sendMessage(userMessage("@coder say hello"));
+    expect(textOf(("status" in routed ? routed : undefined)?.status?.message)).toBe("Hello from the coder.");
+    expect(agentOf(llm.requests.at(-1))).toBe("coder");
+
+    // A 0.3 client (no A2A-Version) gets 0.3's shape of the same card; guests get 403.
+    const legacy = (await (
+      await fetch(`${s.url}/.well-known/agent-card.json`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as Record<string, unknown>;
+    expect(legacy).toMatchObject({ name: "Dimsum", url: `${s.url}/a2a`, protocolVersion: "0.3.0" });
+    const guest = await fetch(`${s.url}/.well-known/agent-card.json`, {
+      headers: { authorization: `Bearer ${guestToken}` },
+    });
+    expect(guest.status).toBe(403);
   });
 
   it("the SDK client reads the card and streams an answer, as the token's person", async () => {

@@ -187,6 +187,9 @@ describe("onboarding in headless Chromium", () => {
           "qwen",
           "kimi",
           "glm",
+          "minimax",
+          "xai",
+          "perplexity",
           "openrouter",
           "ollama",
         ]);

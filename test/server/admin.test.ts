@@ -258,6 +258,9 @@ describe("providers and model readiness", () => {
       "qwen",
       "kimi",
       "glm",
+      "minimax",
+      "xai",
+      "perplexity",
       "openrouter",
       "ollama",
     ]);
@@ -491,7 +494,7 @@ describe("custom providers of the config file", () => {
       "local",
       "bare",
     ]);
-    expect(view.providers.filter((p) => p.builtin)).toHaveLength(9);
+    expect(view.providers.filter((p) => p.builtin)).toHaveLength(12);
     expect(row(view, "corp")).toMatchObject({
       builtin: false,
       protocol: "openai",

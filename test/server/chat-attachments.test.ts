@@ -58,6 +58,8 @@ describe("chat attachments", () => {
       201,
     );
     expect(again.id).toBe(meta.id);
+    // The same bytes under a new name: stored once, known by the newest name.
+    expect(again.name).toBe("same.png");
     const stored = s.db.prepare("SELECT count(*) AS n FROM attachments").get() as { n: number };
     expect(stored.n).toBe(1);
 
@@ -69,7 +71,7 @@ describe("chat attachments", () => {
       }),
       201,
     );
-    expect(posted.message.parts).toContainEqual({ type: "attachment", ...meta });
+    expect(posted.message.parts).toContainEqual({ type: "attachment", ...again });
     await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
     const sent = llm.requests[0]?.body as { messages: Array<{ role: string; content: unknown }> };
     const user = sent.messages.filter((m) => m.role === "user").at(-1)?.content as Array<{
@@ -93,7 +95,7 @@ describe("chat attachments", () => {
     );
     expect(edited.message.parts).toEqual([
       { type: "text", text: "@assistant what shape is this?" },
-      { type: "attachment", ...meta },
+      { type: "attachment", ...again },
     ]);
     await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBe(2);
     const resent = llm.requests[1]?.body as { messages: Array<{ role: string; content: unknown }> };

@@ -81,7 +81,7 @@ function listenError(err: unknown, host: string, port: number): DimsumError {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === "EADDRINUSE") {
     return new DimsumError("config", `${host}:${port} is already in use`, {
-      hint: "stop the other process or pick another port with --port",
+      hint: "stop the other process or pick another port with --port (or PORT)",
     });
   }
   if (code === "EACCES" || code === "EADDRNOTAVAIL") {
@@ -115,7 +115,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
   let telemetry: Telemetry | undefined;
   try {
     const config = loadConfig({ cwd: io.cwd, env: io.env });
-    const port = options.port ?? DEFAULT_PORT;
+    // --port, else PORT (environment or .env), else 18800.
+    const port = options.port ?? config.server.port ?? DEFAULT_PORT;
     const host = options.host ?? DEFAULT_HOST;
     storage = await openStorage(config);
     cluster = await openCluster(config, storage);

@@ -3,6 +3,7 @@
  * - `includeUsage` (default true): send `stream_options.include_usage`; false for servers that reject it.
  * - `maxCompletionTokens` (default false): name the limit `max_completion_tokens` (OpenAI o-series, gpt-5).
  * - `sendReasoning` (default true only for provider `deepseek`): echo reasoning as `reasoning_content`.
+ * - `reasoningSplit` (MiniMax): send `reasoning_split: true`, so thinking comes as `reasoning_details`.
  * - `promptCacheKey` (default true only for provider `openai`): send `prompt_cache_key` (see cache-key.ts).
  */
 import type { HttpRequestSpec } from "../adapter.js";
@@ -35,6 +36,7 @@ export function buildRequest(model: ModelSpec, context: Context, options: Stream
   }
   if (options.temperature !== undefined) body.temperature = options.temperature;
   Object.assign(body, openaiReasoningFields(model, options.reasoning));
+  if (quirks.reasoningSplit === true) body.reasoning_split = true;
   const format = options.responseFormat && openAiResponseFormat(model, options.responseFormat);
   if (format) body.response_format = format;
   addPromptCacheFields(body, model, options);

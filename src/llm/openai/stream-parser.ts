@@ -125,7 +125,8 @@ export class ChatCompletionsParser implements StreamParser {
 
   private pushDelta(delta: JsonRecord, out: ModelEvent[]): void {
     // vLLM/OpenRouter/Ollama name the field `reasoning`; some servers send both with the same text.
-    const reasoning = asString(delta.reasoning_content) || asString(delta.reasoning);
+    const reasoning =
+      asString(delta.reasoning_content) || asString(delta.reasoning) || reasoningDetailsText(delta);
     if (reasoning) this.reasoning(reasoning, out);
     const content = delta.content;
     if (typeof content === "string") this.text(content, out);
@@ -183,4 +184,11 @@ export class ChatCompletionsParser implements StreamParser {
     this.ended = true;
     return [{ type: "error", error }];
   }
+}
+
+/** MiniMax's `reasoning_details: [{type: "reasoning.text", text}]` (with `reasoning_split`), as text. */
+function reasoningDetailsText(delta: JsonRecord): string {
+  let text = "";
+  for (const detail of asArray(delta.reasoning_details) ?? []) text += asString(asRecord(detail)?.text) ?? "";
+  return text;
 }

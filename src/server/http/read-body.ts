@@ -62,6 +62,42 @@ export function limitBody(maxBytes: number): MiddlewareHandler {
   });
 }
 
+/**
+ * Limits an upload's body to `maxBytes` without reading it: a declared length over it is a 413 at
+ * once; a chunked body is counted as the route reads it, and fails with the 413 past the limit.
+ * (Hono's bodyLimit reads a chunked body whole into memory first, which the upload routes, checking
+ * each file's own limit as it streams in, must not.)
+ */
+export function limitStreamedBody(maxBytes: number): MiddlewareHandler {
+  return async (c, next) => {
+    const raw = c.req.raw;
+    if (!raw.body) return next();
+    const declared = raw.headers.get("content-length");
+    if (declared !== null && !raw.headers.has("transfer-encoding")) {
+      if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
+      return next();
+    }
+    let size = 0;
+    const counted = raw.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          size += chunk.byteLength;
+          if (size > maxBytes) controller.error(tooLarge(maxBytes));
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+    c.req.raw = new Request(raw.url, {
+      method: raw.method,
+      headers: raw.headers,
+      body: counted,
+      signal: raw.signal,
+      duplex: "half",
+    } as RequestInit);
+    return next();
+  };
+}
+
 /** Limits request bodies to `maxBytes` (413 beyond) and reads them once for the handlers. */
 export function readBody(maxBytes: number): MiddlewareHandler {
   const fallback = limitBody(maxBytes);

@@ -1,7 +1,8 @@
 /**
  * The check every URL an admin saves for the server to call (remote MCP servers, remote A2A agents)
  * goes through: http(s) only and, unless `tools.fetch.allowPrivateNetwork` is set, every address its
- * host resolves to must be public, so Settings cannot point the server at its own network.
+ * host resolves to must be public, so Settings cannot point the server at its own network. A URL with
+ * a user name or password in it is refused: secrets go in the (sealed) token, never in what lists show.
  */
 import { isIP } from "node:net";
 import { invalid } from "../../errors.js";
@@ -13,10 +14,30 @@ export interface RemoteUrlKind {
   example: string;
 }
 
+/** The URL with any `user:password@` removed, fit to show. */
+export function withoutCredentials(url: string): string {
+  if (!URL.canParse(url)) return url.replace(/\/\/[^/@]*@/, "//");
+  const parsed = new URL(url);
+  if (parsed.username === "" && parsed.password === "") return url;
+  parsed.username = "";
+  parsed.password = "";
+  return parsed.toString();
+}
+
 /** Refuses (400) a URL that is not http(s) or, unless `allowPrivate`, reaches a private address. */
 export async function checkRemoteUrl(url: string, allowPrivate: boolean, kind: RemoteUrlKind): Promise<void> {
   if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-    throw invalid(`"${url}" is not an http(s) URL`, `use a full URL such as ${kind.example}`);
+    throw invalid(
+      `"${withoutCredentials(url)}" is not an http(s) URL`,
+      `use a full URL such as ${kind.example}`,
+    );
+  }
+  const parsed = new URL(url);
+  if (parsed.username !== "" || parsed.password !== "") {
+    throw invalid(
+      `${kind.what} URL ${withoutCredentials(url)} carries a user name or password`,
+      "remove them from the URL and give the secret as the token, which is kept sealed and never shown",
+    );
   }
   if (allowPrivate) return;
   const host = new URL(url).hostname.replace(/^\[|\]$/g, "");

@@ -3,8 +3,10 @@
  * flow), regenerating an answer, editing one's last message, read markers, deletion, and full-text search over the channels the caller may see.
  */
 import { Hono } from "hono";
+import { invalid } from "../../errors.js";
 import type { Team } from "../../team/types.js";
 import { type AppEnv, actorOf } from "../context.js";
+import { readUpload } from "../http/read-upload.js";
 import { jsonBody, paramsOf, queryOf } from "../http/validate.js";
 import { messageRateLimit } from "../security/rate-limit.js";
 import {
@@ -46,20 +48,23 @@ export function messageRoutes(team: Team): Hono<AppEnv> {
   // What the composer checks before uploading, so its refusals match the server's.
   app.get("/attachments/limits", (c) => c.json(team.attachmentLimits()));
 
-  // A file to send with a message: the raw bytes, the name in the query; checked and stored once.
+  // A file to send with a message: the raw bytes, the name in the query; checked and stored once. Its
+  // kind's size limit is checked while it streams in.
   app.post(
     "/channels/:id/attachments",
     messageRateLimit,
     paramsOf(idParam),
     queryOf(uploadQuerySchema),
     async (c) => {
-      const data = Buffer.from(await c.req.arrayBuffer());
-      const meta = await team.uploadAttachment(
-        actorOf(c),
-        c.req.valid("param").id,
-        c.req.valid("query").name,
-        data,
+      const { name } = c.req.valid("query");
+      const declared = Number(c.req.header("content-length") ?? Number.NaN);
+      const data = await readUpload(
+        c.req.raw.body,
+        Number.isFinite(declared) ? declared : undefined,
+        name,
+        team.attachmentLimits(),
       );
+      const meta = await team.uploadAttachment(actorOf(c), c.req.valid("param").id, name, data);
       return c.json(meta, 201);
     },
   );
@@ -102,7 +107,14 @@ export function messageRoutes(team: Team): Hono<AppEnv> {
     paramsOf(numericIdParam),
     jsonBody(postMessageSchema),
     async (c) => {
-      const result = await team.editMessage(actorOf(c), c.req.valid("param").id, c.req.valid("json").text);
+      const body = c.req.valid("json");
+      if (body.attachments !== undefined) {
+        throw invalid(
+          "An edit changes a message's text only; its files cannot be added or removed",
+          "send the text without `attachments`, or send a new message with the files",
+        );
+      }
+      const result = await team.editMessage(actorOf(c), c.req.valid("param").id, body.text);
       return c.json(result);
     },
   );

@@ -67,7 +67,17 @@ export interface RemoteAgentPatch {
   enabled?: boolean;
 }
 
-/** The list with `name` changed by `patch` (a new token sealed); undefined when it has no such agent. */
+/** Scheme, host and port of a URL: where a token would be sent (an unparsable URL is its own origin). */
+function originOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).origin : url;
+}
+
+/**
+ * The list with `name` changed by `patch` (a new token sealed); undefined when it has no such agent.
+ * A URL on another origin (scheme, host or port) drops the stored token unless the same patch gives
+ * one: the token was given for the old host, and whoever may change the URL must not be able to send
+ * it elsewhere.
+ */
 export function patchedRemoteAgents(
   agents: readonly StoredRemoteAgent[],
   name: string,
@@ -79,7 +89,8 @@ export function patchedRemoteAgents(
     if (agent.name !== name) return agent;
     const next: StoredRemoteAgent = { ...agent, ...(patch.url !== undefined ? { url: patch.url } : {}) };
     if (patch.enabled !== undefined) next.enabled = patch.enabled;
-    if (patch.token === null) delete next.tokenSealed;
+    const movedHost = patch.url !== undefined && originOf(patch.url) !== originOf(agent.url);
+    if (patch.token === null || (movedHost && !patch.token)) delete next.tokenSealed;
     else if (patch.token) next.tokenSealed = box.seal(patch.token);
     if (patch.description === null) delete next.description;
     else if (patch.description) next.description = patch.description;

@@ -11,6 +11,7 @@ import type { WireProtocol } from "../../llm/types.js";
 import type { EnvMap } from "../../shared/env-map.js";
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
+import { webSearchConfigFromEnv } from "../../tools/web-search/config.js";
 import { McpServerSettings, type McpServerSettingsRepository } from "./mcp-server-settings.js";
 import { RemoteAgentSettings, type RemoteAgentSettingsRepository } from "./remote-agent-settings.js";
 import type { SecretBox } from "./secret-box.js";
@@ -155,6 +156,12 @@ export function envWithProviders(env: EnvMap, rows: readonly ProviderRow[], box:
   return out;
 }
 
+/** The web search engines' keys and addresses `env` gives (the engine order stays the config's). */
+function webSearchKeysOf(env: EnvMap): Partial<DimsumConfig["webSearch"]> {
+  const { engines: _order, ...keys } = webSearchConfigFromEnv({ ...env, DIMSUM_SEARCH_ENGINES: "" });
+  return keys;
+}
+
 /** `config` with the stored settings laid over it (see `SettingsRepository.effectiveConfig`). */
 export function configWithSettings(
   config: DimsumConfig,
@@ -186,9 +193,12 @@ export function configWithSettings(
           };
     providers[row.name] = { ...rest, baseUrl: row.base_url ?? file.baseUrl, ...key };
   }
+  const env = envWithProviders(config.env, rows, box);
   return {
     ...config,
-    env: envWithProviders(config.env, rows, box),
+    env,
+    // Search engine keys saved in Settings → Providers (kimi, perplexity, xai) serve web_search too.
+    webSearch: { ...config.webSearch, ...webSearchKeysOf(env) },
     defaultModel: defaultModel ?? config.defaultModel,
     file: { ...config.file, providers },
   };

@@ -3,9 +3,18 @@ import { DimsumError } from "../../errors.js";
 import { misconfigured } from "./engine-error.js";
 import { createBraveEngine } from "./engines/brave.js";
 import { createDuckDuckGoEngine } from "./engines/duckduckgo.js";
+import { createGrokEngine } from "./engines/grok.js";
+import { createKimiEngine } from "./engines/kimi.js";
+import { createPerplexityEngine } from "./engines/perplexity.js";
 import { createSearxngEngine } from "./engines/searxng.js";
 import { createTavilyEngine } from "./engines/tavily.js";
-import { ENGINE_NAMES, type EngineName, type SearchEngine, type WebSearchConfig } from "./types.js";
+import {
+  ENGINE_NAMES,
+  type EngineListEntry,
+  type EngineName,
+  type SearchEngine,
+  type WebSearchConfig,
+} from "./types.js";
 
 export type SearchEnv = Readonly<Record<string, string | undefined>>;
 
@@ -14,6 +23,11 @@ const ALIASES: Record<string, EngineName> = {
   searx: "searxng",
   brave: "brave",
   tavily: "tavily",
+  perplexity: "perplexity",
+  kimi: "kimi",
+  moonshot: "kimi",
+  grok: "grok",
+  xai: "grok",
   duckduckgo: "duckduckgo",
   ddg: "duckduckgo",
 };
@@ -23,16 +37,23 @@ function setting(env: SearchEnv, name: string): string | undefined {
   return value ? value : undefined;
 }
 
-/** Parses a comma-separated engine list; throws a config error naming any unknown engine. */
-export function parseEngineList(text: string): EngineName[] {
-  const names: EngineName[] = [];
+/**
+ * Parses a comma-separated engine list (`auto` stands for the default order at its place); throws a
+ * config error naming any unknown engine.
+ */
+export function parseEngineList(text: string): EngineListEntry[] {
+  const names: EngineListEntry[] = [];
   for (const raw of text.split(",")) {
     const word = raw.trim().toLowerCase();
     if (word === "") continue;
+    if (word === "auto") {
+      if (!names.includes("auto")) names.push("auto");
+      continue;
+    }
     const name = ALIASES[word];
     if (!name) {
       throw new DimsumError("config", `Unknown search engine "${raw.trim()}" in DIMSUM_SEARCH_ENGINES.`, {
-        hint: `use a comma-separated list of ${ENGINE_NAMES.join(", ")}`,
+        hint: `use a comma-separated list of ${ENGINE_NAMES.join(", ")} and auto`,
       });
     }
     if (!names.includes(name)) names.push(name);
@@ -69,6 +90,16 @@ export function webSearchConfigFromEnv(env: SearchEnv): WebSearchConfig {
       ...(tavilyBase ? { baseUrl: tavilyBase } : {}),
     };
   }
+  for (const [engine, keyName, baseName] of [
+    ["perplexity", "PERPLEXITY_API_KEY", "PERPLEXITY_BASE_URL"],
+    ["kimi", "MOONSHOT_API_KEY", "MOONSHOT_BASE_URL"],
+    ["grok", "XAI_API_KEY", "XAI_BASE_URL"],
+  ] as const) {
+    const apiKey = setting(env, keyName);
+    const baseUrl = setting(env, baseName);
+    if (apiKey || baseUrl)
+      config[engine] = { ...(apiKey ? { apiKey } : {}), ...(baseUrl ? { baseUrl } : {}) };
+  }
   const ddgBase = setting(env, "DUCKDUCKGO_BASE_URL");
   if (ddgBase) config.duckduckgo = { baseUrl: ddgBase };
   return config;
@@ -80,7 +111,21 @@ export function defaultEngineOrder(config: WebSearchConfig): EngineName[] {
   if (config.searxng?.baseUrl) order.push("searxng");
   if (config.brave?.apiKey) order.push("brave");
   if (config.tavily?.apiKey) order.push("tavily");
+  // Kimi and Grok search through a model (their keys are LLM keys): only when named.
+  if (config.perplexity?.apiKey) order.push("perplexity");
   order.push("duckduckgo");
+  return order;
+}
+
+/** The engines to try, `auto` in the configured list expanded to the default order (no repeats). */
+export function engineOrder(config: WebSearchConfig): EngineName[] {
+  const listed = config.engines && config.engines.length > 0 ? config.engines : ["auto" as const];
+  const order: EngineName[] = [];
+  for (const entry of listed) {
+    for (const name of entry === "auto" ? defaultEngineOrder(config) : [entry]) {
+      if (!order.includes(name)) order.push(name);
+    }
+  }
   return order;
 }
 
@@ -112,6 +157,39 @@ function buildEngine(name: EngineName, config: WebSearchConfig): SearchEngine {
       const baseUrl = config.tavily?.baseUrl;
       return createTavilyEngine({ apiKey, ...(baseUrl ? { baseUrl } : {}), ...maxBytes });
     }
+    case "perplexity": {
+      const apiKey = config.perplexity?.apiKey;
+      if (!apiKey) {
+        throw misconfigured(
+          "Perplexity has no API key configured.",
+          "set PERPLEXITY_API_KEY, or save the perplexity key in Settings → Providers",
+        );
+      }
+      const baseUrl = config.perplexity?.baseUrl;
+      return createPerplexityEngine({ apiKey, ...(baseUrl ? { baseUrl } : {}), ...maxBytes });
+    }
+    case "kimi": {
+      const apiKey = config.kimi?.apiKey;
+      if (!apiKey) {
+        throw misconfigured(
+          "Kimi has no API key configured.",
+          "set MOONSHOT_API_KEY, or save the kimi key in Settings → Providers",
+        );
+      }
+      const baseUrl = config.kimi?.baseUrl;
+      return createKimiEngine({ apiKey, ...(baseUrl ? { baseUrl } : {}), ...maxBytes });
+    }
+    case "grok": {
+      const apiKey = config.grok?.apiKey;
+      if (!apiKey) {
+        throw misconfigured(
+          "Grok has no API key configured.",
+          "set XAI_API_KEY, or save the xai key in Settings → Providers",
+        );
+      }
+      const baseUrl = config.grok?.baseUrl;
+      return createGrokEngine({ apiKey, ...(baseUrl ? { baseUrl } : {}), ...maxBytes });
+    }
     case "duckduckgo": {
       const baseUrl = config.duckduckgo?.baseUrl;
       return createDuckDuckGoEngine({ ...(baseUrl ? { baseUrl } : {}), ...maxBytes });
@@ -124,7 +202,7 @@ function buildEngine(name: EngineName, config: WebSearchConfig): SearchEngine {
  * one that always fails with the reason, so the tool output tells the user what to fix.
  */
 export function createEngines(config: WebSearchConfig): SearchEngine[] {
-  const order = config.engines && config.engines.length > 0 ? config.engines : defaultEngineOrder(config);
+  const order = engineOrder(config);
   return order.map((name) => {
     try {
       return buildEngine(name, config);
@@ -136,11 +214,20 @@ export function createEngines(config: WebSearchConfig): SearchEngine[] {
 
 /** Every secret in the config (API keys, URL passwords), to scrub from anything shown. */
 export function configSecrets(config: WebSearchConfig): string[] {
-  const secrets = [config.brave?.apiKey, config.tavily?.apiKey];
+  const secrets = [
+    config.brave?.apiKey,
+    config.tavily?.apiKey,
+    config.perplexity?.apiKey,
+    config.kimi?.apiKey,
+    config.grok?.apiKey,
+  ];
   for (const raw of [
     config.searxng?.baseUrl,
     config.brave?.baseUrl,
     config.tavily?.baseUrl,
+    config.perplexity?.baseUrl,
+    config.kimi?.baseUrl,
+    config.grok?.baseUrl,
     config.duckduckgo?.baseUrl,
   ]) {
     if (!raw) continue;

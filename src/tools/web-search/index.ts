@@ -1,7 +1,13 @@
 /** The web_search tool and its pluggable engines. */
 export { cacheKey, SearchCache } from "./cache.js";
 export type { SearchEnv } from "./config.js";
-export { createEngines, defaultEngineOrder, parseEngineList, webSearchConfigFromEnv } from "./config.js";
+export {
+  createEngines,
+  defaultEngineOrder,
+  engineOrder,
+  parseEngineList,
+  webSearchConfigFromEnv,
+} from "./config.js";
 export { SearchEngineError } from "./engine-error.js";
 export { BRAVE_DEFAULT_BASE_URL, createBraveEngine } from "./engines/brave.js";
 export {
@@ -10,6 +16,9 @@ export {
   parseDuckDuckGoHtml,
   unwrapDuckDuckGoLink,
 } from "./engines/duckduckgo.js";
+export { createGrokEngine, GROK_DEFAULT_BASE_URL } from "./engines/grok.js";
+export { createKimiEngine, KIMI_DEFAULT_BASE_URL } from "./engines/kimi.js";
+export { createPerplexityEngine, PERPLEXITY_DEFAULT_BASE_URL } from "./engines/perplexity.js";
 export { createSearxngEngine } from "./engines/searxng.js";
 export { createTavilyEngine, TAVILY_DEFAULT_BASE_URL } from "./engines/tavily.js";
 export type { EngineFailure, FailoverOptions, FailoverOutcome } from "./failover.js";

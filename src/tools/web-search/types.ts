@@ -22,15 +22,29 @@ export interface SearchEngine {
 }
 
 /** The engines Dimsum knows, in the order used when nothing else is configured. */
-export const ENGINE_NAMES = ["searxng", "brave", "tavily", "duckduckgo"] as const;
+export const ENGINE_NAMES = [
+  "searxng",
+  "brave",
+  "tavily",
+  "perplexity",
+  "kimi",
+  "grok",
+  "duckduckgo",
+] as const;
 
 export type EngineName = (typeof ENGINE_NAMES)[number];
+
+/** An entry of DIMSUM_SEARCH_ENGINES: an engine, or `auto` (the default order at that place). */
+export type EngineListEntry = EngineName | "auto";
 
 /** How engines are shown to people and models. */
 export const ENGINE_LABELS: Record<EngineName, string> = {
   searxng: "SearXNG",
   brave: "Brave Search",
   tavily: "Tavily",
+  perplexity: "Perplexity",
+  kimi: "Kimi",
+  grok: "Grok",
   duckduckgo: "DuckDuckGo",
 };
 
@@ -69,11 +83,17 @@ export interface DuckDuckGoConfig extends EngineHttpOptions {
 
 /** Everything web_search needs, resolved once at the edge (see `webSearchConfigFromEnv`). */
 export interface WebSearchConfig {
-  /** Engines to try, in order. Default: the configured keyed engines, then DuckDuckGo. */
-  engines?: EngineName[];
+  /** Engines to try, in order (`auto`: the default order there). Default: the keyed engines, then DuckDuckGo. */
+  engines?: EngineListEntry[];
   searxng?: { baseUrl?: string };
   brave?: { apiKey?: string; baseUrl?: string };
   tavily?: { apiKey?: string; baseUrl?: string };
+  /** Perplexity's Search API (PERPLEXITY_API_KEY). */
+  perplexity?: { apiKey?: string; baseUrl?: string };
+  /** Kimi's `$web_search` builtin (MOONSHOT_API_KEY, the `kimi:` provider's key). */
+  kimi?: { apiKey?: string; baseUrl?: string };
+  /** xAI's live search (XAI_API_KEY, the `xai:` provider's key). */
+  grok?: { apiKey?: string; baseUrl?: string };
   duckduckgo?: { baseUrl?: string };
   /** Time one engine gets before the next is tried (default 10 s). */
   engineTimeoutMs?: number;

@@ -38,7 +38,9 @@ describe("webSearchConfigFromEnv", () => {
     }
     expect(caught).toBeInstanceOf(DimsumError);
     expect((caught as DimsumError).code).toBe("config");
-    expect((caught as DimsumError).toLine()).toMatch(/googel.*searxng, brave, tavily, duckduckgo/);
+    expect((caught as DimsumError).toLine()).toMatch(
+      /googel.*searxng, brave, tavily, perplexity, kimi, grok, duckduckgo and auto/,
+    );
   });
 
   it("an empty environment means DuckDuckGo only", () => {

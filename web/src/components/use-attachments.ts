@@ -8,6 +8,7 @@ import {
   type AttachmentKind,
   type AttachmentLimits,
   DEFAULT_ATTACHMENT_LIMITS,
+  emptyFile,
   oversizeFile,
   problemLine,
   sniffFile,
@@ -113,6 +114,7 @@ export function useAttachments(channelId: string | undefined): Attachments {
   useEffect(() => cancelAll, [channelId]);
 
   const start = async (key: string, file: File) => {
+    if (file.size === 0) return update(key, { status: "error", error: problemLine(emptyFile(file.name)) });
     const head = new Uint8Array(await file.slice(0, HEAD_BYTES).arrayBuffer());
     const sniffed = sniffFile(head, file.name);
     if (!sniffed) return update(key, { status: "error", error: problemLine(unsupportedFile(file.name)) });

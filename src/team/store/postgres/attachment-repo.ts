@@ -38,7 +38,7 @@ export class PgAttachmentRepo implements AttachmentRepository {
       );
       await tx.run(
         `INSERT INTO attachment_links (channel_id, attachment_id, name, created_by, created_at)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (channel_id, attachment_id) DO NOTHING`,
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (channel_id, attachment_id) DO UPDATE SET name = excluded.name`,
         [link.channelId, file.id, link.name, link.by, link.at],
       );
       const row = await tx.one<MetaRow>(SELECT, [link.channelId, file.id]);

@@ -40,7 +40,7 @@ export class SqliteAttachmentRepo implements AttachmentRepository {
     );
     const link = db.prepare(
       `INSERT INTO attachment_links (channel_id, attachment_id, name, created_by, created_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (channel_id, attachment_id) DO NOTHING`,
+       ON CONFLICT (channel_id, attachment_id) DO UPDATE SET name = excluded.name`,
     );
     this.#put = db.transaction((file, to) => {
       blob.run(file.id, file.mimeType, file.kind, file.data.length, file.data, to.at);

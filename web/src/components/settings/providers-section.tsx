@@ -21,6 +21,9 @@ const LABELS: Record<string, string> = {
   qwen: "Qwen (DashScope)",
   kimi: "Kimi (Moonshot)",
   glm: "GLM (Zhipu)",
+  minimax: "MiniMax",
+  xai: "xAI (Grok)",
+  perplexity: "Perplexity",
   openrouter: "OpenRouter",
   ollama: "Ollama",
 };

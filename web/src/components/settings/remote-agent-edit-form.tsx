@@ -62,7 +62,11 @@ export function RemoteAgentEditForm({
       </label>
       <label class="field">
         <span>
-          {agent.hasToken ? "New bearer token (empty: keep the saved one)" : "Bearer token (optional)"}
+          {!agent.hasToken
+            ? "Bearer token (optional)"
+            : originOf(url) !== originOf(agent.url)
+              ? "Bearer token for the new host (the saved one is dropped: it was given for the old host)"
+              : "New bearer token (empty: keep the saved one)"}
         </span>
         <input
           type="password"
@@ -112,4 +116,9 @@ export function RemoteAgentEditForm({
       </div>
     </form>
   );
+}
+
+/** Scheme, host and port: the server drops a saved token when these change. */
+function originOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).origin : url;
 }

@@ -1,0 +1,81 @@
+/**
+ * Grok (xAI) live search: `POST {base}/chat/completions` with
+ * `search_parameters: {mode: "on", sources: [{type: "web"}], max_search_results, return_citations}`;
+ * the answer lists the results, one `title | url | summary` a line, and `citations` holds the URLs
+ * it read (used when the lines name none). Key: XAI_API_KEY.
+ */
+import { badAnswer } from "../engine-error.js";
+import { checkStatus, parseJsonBody, sendEngineRequest } from "../engine-http.js";
+import type { EngineHttpOptions, SearchEngine } from "../types.js";
+import { endpointUrl } from "./base-url.js";
+import { parseResultLines, resultLinesInstruction } from "./result-lines.js";
+import { isHttpUrl } from "./result-url.js";
+
+const LABEL = "Grok";
+/** xAI's API unless XAI_BASE_URL says otherwise (the `xai:` provider's). */
+export const GROK_DEFAULT_BASE_URL = "https://api.x.ai/v1";
+/** A model with live search. */
+export const GROK_SEARCH_MODEL = "grok-3-latest";
+const MAX_RESULTS = 20;
+
+export interface GrokSearchConfig extends EngineHttpOptions {
+  apiKey: string;
+  baseUrl?: string;
+}
+
+interface GrokResponse {
+  choices?: Array<{ message?: { content?: unknown } }>;
+  citations?: unknown;
+}
+
+/** A Grok engine using `config.apiKey`. */
+export function createGrokEngine(config: GrokSearchConfig): SearchEngine {
+  const endpoint = endpointUrl(
+    config.baseUrl ?? GROK_DEFAULT_BASE_URL,
+    "/chat/completions",
+    LABEL,
+    "XAI_BASE_URL",
+  );
+  return {
+    name: "grok",
+    async search(query, { maxResults, signal }) {
+      const res = await sendEngineRequest({
+        label: LABEL,
+        url: new URL(endpoint),
+        method: "POST",
+        headers: {
+          accept: "application/json",
+          "content-type": "application/json",
+          authorization: `Bearer ${config.apiKey}`,
+        },
+        body: JSON.stringify({
+          model: GROK_SEARCH_MODEL,
+          messages: [
+            { role: "system", content: resultLinesInstruction(maxResults) },
+            { role: "user", content: query },
+          ],
+          temperature: 0.3,
+          search_parameters: {
+            mode: "on",
+            sources: [{ type: "web" }],
+            max_search_results: Math.min(Math.max(1, maxResults), MAX_RESULTS),
+            return_citations: true,
+          },
+        }),
+        signal,
+        ...(config.maxBytes === undefined ? {} : { maxBytes: config.maxBytes }),
+      });
+      checkStatus(LABEL, endpoint, res);
+      const body = parseJsonBody(LABEL, res.text) as GrokResponse;
+      const content = body?.choices?.[0]?.message?.content;
+      if (typeof content !== "string") throw badAnswer(`${LABEL} answered without a message.`);
+      const results = parseResultLines(content, maxResults);
+      if (results.length > 0) return results;
+      const citations = Array.isArray(body.citations) ? body.citations : [];
+      return citations
+        .filter((c): c is string => typeof c === "string" && isHttpUrl(c))
+        .slice(0, maxResults)
+        .map((url) => ({ title: new URL(url).host, url, snippet: "" }));
+    },
+  };
+}
