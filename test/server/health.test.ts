@@ -63,40 +63,43 @@ describe("health probes", () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 
-  it.skipIf(!postgresAvailable)("readiness asks PostgreSQL, and is 503 when the database is gone", async () => {
-    const database = await createTestDatabase();
-    const home = tempDir();
-    const storage = await openStorage(
-      loadConfig({
-        cwd: home,
-        env: {
-          DIMSUM_HOME: home,
-          DIMSUM_DATABASE_URL: database.url,
-          DIMSUM_SECRET_KEY: randomBytes(32).toString("base64"),
-        },
-      }),
-    );
-    try {
-      const log = memoryLog();
-      const server = await startServer({
-        publicRoutes: [mountHealthRoutes({ database: () => storage.ping(), log })],
-      });
-      expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({
-        status: "ready",
-        checks: { database: "ok" },
-      });
-      // Dropping the database ends every connection to it (WITH (FORCE)); new ones are refused.
-      await database.drop();
-      const down = await fetch(`${server.url}/readyz`);
-      expect(down.status).toBe(503);
-      const text = await down.text();
-      expect(JSON.parse(text)).toEqual({ status: "unready", checks: { database: "unreachable" } });
-      // The probe's answer never carries the database URL; the log says what failed.
-      expect(text).not.toContain("postgres");
-      expect(log.lines.join("\n")).toContain("readiness: the database does not answer");
-    } finally {
-      await storage.close().catch(() => undefined);
-      await database.drop();
-    }
-  });
+  it.skipIf(!postgresAvailable)(
+    "readiness asks PostgreSQL, and is 503 when the database is gone",
+    async () => {
+      const database = await createTestDatabase();
+      const home = tempDir();
+      const storage = await openStorage(
+        loadConfig({
+          cwd: home,
+          env: {
+            DIMSUM_HOME: home,
+            DIMSUM_DATABASE_URL: database.url,
+            DIMSUM_SECRET_KEY: randomBytes(32).toString("base64"),
+          },
+        }),
+      );
+      try {
+        const log = memoryLog();
+        const server = await startServer({
+          publicRoutes: [mountHealthRoutes({ database: () => storage.ping(), log })],
+        });
+        expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({
+          status: "ready",
+          checks: { database: "ok" },
+        });
+        // Dropping the database ends every connection to it (WITH (FORCE)); new ones are refused.
+        await database.drop();
+        const down = await fetch(`${server.url}/readyz`);
+        expect(down.status).toBe(503);
+        const text = await down.text();
+        expect(JSON.parse(text)).toEqual({ status: "unready", checks: { database: "unreachable" } });
+        // The probe's answer never carries the database URL; the log says what failed.
+        expect(text).not.toContain("postgres");
+        expect(log.lines.join("\n")).toContain("readiness: the database does not answer");
+      } finally {
+        await storage.close().catch(() => undefined);
+        await database.drop();
+      }
+    },
+  );
 });
