@@ -20,9 +20,11 @@ RUN if ! command -v python3 >/dev/null || ! command -v g++ >/dev/null || ! comma
     fi
 WORKDIR /src
 COPY package.json package-lock.json ./
-# Scripts wait for the sources (`prepare` builds); better-sqlite3's install script runs in the rebuild.
+# Scripts wait for the sources (`prepare` builds); better-sqlite3's install script runs in the rebuild,
+# compiling against the base image's Node headers when it has them (no download from nodejs.org).
 RUN --mount=type=secret,id=npm_ca \
     if [ -s /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
+    if [ -f /usr/local/include/node/common.gypi ]; then export npm_config_nodedir=/usr/local; fi; \
     npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 esbuild
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
