@@ -4,9 +4,10 @@
 #   docker build -t dimsum .
 #   docker run -p 18800:18800 -v dimsum-data:/app/data dimsum
 #
-# Build arguments: BASE_IMAGE (any Debian-based image with Node 20.19+ and npm; default node:22-slim),
-# VERSION (the image's version label). A private CA for the npm registry goes in as a build secret,
-# never into a layer: `--secret id=npm_ca,src=/etc/ssl/certs/ca-certificates.crt`.
+# Build arguments: BASE_IMAGE (any Debian-based image with Node 20.19+ and npm; default
+# node:22-slim); VERSION, REVISION (the commit) and SOURCE (the repository's URL) for the OCI labels.
+# A private CA for the npm registry goes in as a build secret, never into a layer:
+# `--secret id=npm_ca,src=/etc/ssl/certs/ca-certificates.crt`.
 # The shell tool's sandbox (bubblewrap) needs container options: see README → Deploy → "Sandbox in
 # containers"; without them Dimsum does not offer the shell to agents and says why.
 ARG BASE_IMAGE=node:22-slim
@@ -38,13 +39,6 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund && find dist -nam
 
 # ---- runtime: the built files and the production dependencies only ----
 FROM ${BASE_IMAGE}
-ARG VERSION=0.1.0
-LABEL org.opencontainers.image.title="Dimsum" \
-      org.opencontainers.image.description="TypeScript agent runtime and multi-agent team platform" \
-      org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.documentation="https://github.com/dimsum/dimsum#deploy" \
-      org.opencontainers.image.source="https://github.com/dimsum/dimsum"
 # bubblewrap for the shell tool's sandbox; tini reaps the commands' orphaned processes as PID 1.
 RUN if ! command -v bwrap >/dev/null || ! command -v tini >/dev/null; then \
       apt-get update && apt-get install -y --no-install-recommends bubblewrap tini ca-certificates && rm -rf /var/lib/apt/lists/*; \
@@ -78,3 +72,13 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 ENTRYPOINT ["tini", "--"]
 # Listens on every interface of the container, on $PORT (default 18800).
 CMD ["sh", "-c", "exec dimsum serve --host 0.0.0.0 --port \"${PORT:-18800}\""]
+# Last, so that a new revision changes only this layer.
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG SOURCE=
+LABEL org.opencontainers.image.title="Dimsum" \
+      org.opencontainers.image.description="TypeScript agent runtime and multi-agent team platform" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.licenses="Apache-2.0"
