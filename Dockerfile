@@ -12,13 +12,15 @@
 # containers"; without them Dimsum does not offer the shell to agents and says why.
 ARG BASE_IMAGE=node:22-slim
 
-# ---- build: dev dependencies, TypeScript, the CLI bundle, the web UI ----
-FROM ${BASE_IMAGE} AS build
-# better-sqlite3 installs its prebuilt binary when one exists for the platform and GitHub is
-# reachable, and compiles itself otherwise: the compiler stays in this stage.
+# ---- toolchain: better-sqlite3 installs its prebuilt binary when one exists for the platform and
+# GitHub is reachable, and compiles itself otherwise; the compiler stays out of the runtime image.
+FROM ${BASE_IMAGE} AS toolchain
 RUN if ! command -v python3 >/dev/null || ! command -v g++ >/dev/null || ! command -v make >/dev/null; then \
       apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*; \
     fi
+
+# ---- build: every dependency, then TypeScript, the CLI bundle and the web UI ----
+FROM toolchain AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # Scripts wait for the sources (`prepare` builds); better-sqlite3's install script runs in the rebuild,
@@ -35,7 +37,16 @@ COPY web ./web
 COPY tools ./tools
 COPY skills ./skills
 COPY templates ./templates
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund && find dist -name '*.map' -delete
+RUN npm run build && find dist -name '*.map' -delete
+
+# ---- deps: the production dependencies alone, from the lockfile (cached until it changes) ----
+FROM toolchain AS deps
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN --mount=type=secret,id=npm_ca \
+    if [ -s /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
+    if [ -f /usr/local/include/node/common.gypi ]; then export npm_config_nodedir=/usr/local; fi; \
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
 
 # ---- runtime: the built files and the production dependencies only ----
 FROM ${BASE_IMAGE}
@@ -48,7 +59,7 @@ RUN if ! command -v bwrap >/dev/null || ! command -v tini >/dev/null; then \
  && mkdir -p /app/data && chown dimsum:dimsum /app/data
 WORKDIR /app
 COPY --from=build /src/package.json ./package.json
-COPY --from=build /src/node_modules ./node_modules
+COPY --from=deps /src/node_modules ./node_modules
 COPY --from=build /src/bin ./bin
 COPY --from=build /src/dist ./dist
 COPY --from=build /src/web/dist ./web/dist

@@ -131,7 +131,9 @@ describe("Dockerfile", () => {
   it("builds in two stages from BASE_IMAGE (node:22-slim) and runs as a non-root user with the health probe", () => {
     expect(dockerfile).toMatch(/^ARG BASE_IMAGE=node:22-slim$/m);
     expect(dockerfile.match(/^FROM \$\{BASE_IMAGE\}/gm)?.length).toBe(2);
-    expect(dockerfile).toMatch(/npm prune --omit=dev/);
+    // The runtime stage's node_modules come from `npm ci --omit=dev`.
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(dockerfile).toMatch(/^COPY --from=deps \/src\/node_modules/m);
     expect(dockerfile).toMatch(/^USER dimsum:dimsum$/m);
     expect(dockerfile).toMatch(/^VOLUME \["\/app\/data"\]$/m);
     expect(dockerfile).toMatch(/DIMSUM_HOME=\/app\/data/);
