@@ -128,7 +128,7 @@ describe("compose.yaml", () => {
 });
 
 describe("Dockerfile", () => {
-  it("builds in two stages from BASE_IMAGE (node:22-slim) and runs as a non-root user with the health probe", () => {
+  it("builds in stages from BASE_IMAGE (node:22-slim) and runs as a non-root user with the health probe", () => {
     expect(dockerfile).toMatch(/^ARG BASE_IMAGE=node:22-slim$/m);
     expect(dockerfile.match(/^FROM \$\{BASE_IMAGE\}/gm)?.length).toBe(2);
     // The runtime stage's node_modules come from `npm ci --omit=dev`.

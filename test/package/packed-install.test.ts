@@ -156,7 +156,7 @@ afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
   await llm?.close();
   if (root) rmSync(root, { recursive: true, force: true });
-});
+}, 120_000);
 
 describe("the packed install", () => {
   it("has no build tools on its PATH, and holds the built server, CLI and web UI without dev dependencies", async () => {
