@@ -24,6 +24,7 @@ const all = [
   "shell-sandbox",
   "approvals",
   "prompt-cache",
+  "install",
 ];
 const only = process.argv.slice(2);
 const names = only.length > 0 ? only : all;

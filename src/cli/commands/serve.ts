@@ -27,6 +27,7 @@ import {
   mountConnectorInbound,
   mountConnectorRoutes,
 } from "../../server/routes/connectors.js";
+import { mountHealthRoutes } from "../../server/routes/health.js";
 import { mountKnowledgeRoutes } from "../../server/routes/knowledge.js";
 import { mountScheduleRoutes } from "../../server/routes/schedules.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../server/routes/team.js";
@@ -222,6 +223,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       attachments: config.attachments,
       ...(sync ? { onChanged: (id: string) => sync?.connectorChanged(id) } : {}),
     });
+    const database = storage;
     server = createServer({
       ...(storage.sqlite ? { db: storage.sqlite } : {}),
       accounts: storage.accounts,
@@ -238,7 +240,10 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         mountConnectorRoutes(connectors),
         mountKnowledgeRoutes(knowledge),
       ],
-      publicRoutes: [mountConnectorInbound(connectors)],
+      publicRoutes: [
+        mountHealthRoutes({ database: () => database.ping(), log }),
+        mountConnectorInbound(connectors),
+      ],
       ...(cluster ? { sharedLimits: cluster.limits } : {}),
       trustProxy: config.server.trustProxy,
     });

@@ -64,6 +64,8 @@ export interface ServerStorage {
   readonly connectors: ConnectorStore;
   memory(options: MemoryStoreOptions): MemoryStore;
   knowledge(options: KnowledgeServiceOptions): KnowledgeService;
+  /** Resolves when the database answers a trivial query (the readiness probe, routes/health.ts). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -96,6 +98,9 @@ function sqliteStorage(db: Database, box: SecretBox, label: string): ServerStora
     connectors: createSqliteConnectorStore(db, box),
     memory: (options) => new SqliteMemoryStore(db, options),
     knowledge: (options) => KnowledgeService.sqlite(db, options),
+    async ping() {
+      db.prepare("SELECT 1").get();
+    },
     async close() {
       db.close();
     },
@@ -118,6 +123,9 @@ function postgresStorage(db: PgDatabase, box: SecretBox): ServerStorage {
     connectors: createPostgresConnectorStore(db, box),
     memory: (options) => createPostgresMemoryStore(db, options),
     knowledge: (options) => createPostgresKnowledgeService(db, options),
+    async ping() {
+      await db.one("SELECT 1 AS ok");
+    },
     close: () => db.close(),
   };
 }

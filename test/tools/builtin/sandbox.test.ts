@@ -7,6 +7,11 @@ import { loadConfig } from "../../../src/config/load-config.js";
 import { defaultToolsConfig } from "../../../src/tools/builtin/defaults.js";
 import { toolsConfigForAgent } from "../../../src/tools/builtin/sandbox/agent.js";
 import { bwrapArgs } from "../../../src/tools/builtin/sandbox/bwrap-args.js";
+import {
+  CONTAINER_SANDBOX_HINT,
+  type ContainerSigns,
+  inContainer,
+} from "../../../src/tools/builtin/sandbox/container.js";
 import { detectSandbox } from "../../../src/tools/builtin/sandbox/detect.js";
 import { limitPrologue } from "../../../src/tools/builtin/sandbox/limits.js";
 
@@ -113,6 +118,40 @@ describe("detectSandbox", () => {
     const status = await detectSandbox("/nonexistent/bwrap");
     expect(status.available).toBe(false);
     expect(status.reason).toContain("apt-get install bubblewrap");
+  });
+
+  it("names the container options when bubblewrap cannot build the sandbox inside a container", async () => {
+    // A bubblewrap that fails the way it does in a default container.
+    const dir = temp();
+    const bwrap = join(dir, "bwrap");
+    writeFileSync(bwrap, "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n", {
+      mode: 0o755,
+    });
+    const status = await detectSandbox(bwrap);
+    expect(status.available).toBe(false);
+    expect(status.reason).toContain("No permissions to create new namespace");
+    if (inContainer()) expect(status.reason).toContain("--security-opt unmask=ALL");
+    else expect(status.reason).toContain("kernel.unprivileged_userns_clone");
+  });
+});
+
+describe("inContainer", () => {
+  const signs = (files: Record<string, string>, env: Record<string, string> = {}): ContainerSigns => ({
+    exists: (path) => path in files,
+    read: (path) => files[path],
+    env,
+  });
+  it("recognises podman, Docker, container= and Kubernetes, and not a plain host", () => {
+    expect(inContainer(signs({ "/run/.containerenv": "" }))).toBe(true);
+    expect(inContainer(signs({ "/.dockerenv": "" }))).toBe(true);
+    expect(inContainer(signs({}, { container: "podman" }))).toBe(true);
+    expect(inContainer(signs({}, { KUBERNETES_SERVICE_HOST: "10.0.0.1" }))).toBe(true);
+    expect(inContainer(signs({ "/proc/1/cgroup": "0::/kubepods/besteffort/pod1\n" }))).toBe(true);
+    expect(inContainer(signs({ "/proc/1/cgroup": "0::/init.scope\n" }))).toBe(false);
+  });
+  it("its hint names the options that make bubblewrap work", () => {
+    expect(CONTAINER_SANDBOX_HINT).toContain("--security-opt unmask=ALL");
+    expect(CONTAINER_SANDBOX_HINT).toContain("--privileged");
   });
 });
 

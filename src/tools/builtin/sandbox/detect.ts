@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { probeArgs } from "./bwrap-args.js";
+import { CONTAINER_SANDBOX_HINT, inContainer } from "./container.js";
 import type { SandboxStatus } from "./types.js";
 
 const PROBE_TIMEOUT_MS = 10_000;
@@ -45,9 +46,11 @@ async function runProbe(bwrapPath: string): Promise<SandboxStatus> {
       const why = stderr.trim().split("\n")[0] || `exit code ${code}`;
       resolve({
         available: false,
-        reason:
-          `bubblewrap at ${bwrapPath} cannot create the sandbox (${why}); ` +
-          "user namespaces may be refused (sysctl kernel.unprivileged_userns_clone=1, or run outside a restricted container)",
+        reason: `bubblewrap at ${bwrapPath} cannot create the sandbox (${why}); ${
+          inContainer()
+            ? CONTAINER_SANDBOX_HINT
+            : "user namespaces may be refused (sysctl kernel.unprivileged_userns_clone=1, or run outside a restricted container)"
+        }`,
       });
     });
   });
