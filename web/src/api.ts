@@ -317,6 +317,10 @@ export class ApiClient {
   getChannel(id: string): Promise<ChannelRecord> {
     return this.request("GET", `/api/channels/${enc(id)}`);
   }
+  /** The names of a chat's people (anyone who may read the chat). */
+  channelPeople(id: string): Promise<Array<{ id: string; username: string }>> {
+    return this.request("GET", `/api/channels/${enc(id)}/people`);
+  }
   /** Creates a direct chat or a group. */
   createChannel(input: ChannelInput): Promise<ChannelRecord> {
     return this.request("POST", "/api/channels", input);

@@ -7,6 +7,7 @@ import { useAction, useSelector, useServices } from "../hooks.js";
 import { type ChatState, chatItems, firstMessageId, lastOwnMessageId } from "../state/chat.js";
 import type { SessionUser } from "../types.js";
 import { MessageItem, RunBubble } from "./message-item.js";
+import { useChannelPeople } from "./people.js";
 
 export const PAGE_SIZE = 50;
 const NEAR_BOTTOM_PX = 80;
@@ -19,6 +20,8 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
   const items = useMemo(() => chatItems(chat), [chat]);
   const asks = useMemo(() => Object.values(chat.elicitations ?? {}), [chat.elicitations]);
   const editableId = lastOwnMessageId(chat, me.id);
+  const channel = useSelector((s) => s.channels.list.find((c) => c.id === chat.channelId));
+  const people = useChannelPeople(channel);
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   const anchor = useRef<{ height: number; top: number } | null>(null);
@@ -79,6 +82,7 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
             runs={chat.runs}
             agents={agents}
             me={me}
+            people={people}
             editable={item.versions.some((m) => m.id === editableId)}
             queued={chat.queued}
             answerRuns={chat.answerRuns}
