@@ -177,7 +177,7 @@ export class ApiClient {
 
   // --- auth ---
   /** Whether the server still needs its first (owner) account. */
-  authStatus(): Promise<{ needsSetup: boolean }> {
+  authStatus(): Promise<{ needsSetup: boolean; signedIn?: boolean }> {
     return this.request("GET", "/api/auth/status");
   }
   /** Creates the owner account and logs in. */
