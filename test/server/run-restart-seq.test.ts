@@ -90,7 +90,11 @@ it("numbers the resumed answer's events after the dead process's, so a resubscri
   const frames = agentFrames(after, runId);
   expect(frames.length).toBeGreaterThan(0);
   expect(Math.min(...frames.map((f) => f.seq))).toBeGreaterThan(RESTART_SEQ_BLOCK);
-  expect(frames[0]?.event).toMatchObject({ type: "resumed", reason: "restart" });
+  // From its start on: the run's start, then the restart mark the page resets on.
+  expect(frames.slice(0, 2).map((f) => f.event)).toMatchObject([
+    { type: "run_start" },
+    { type: "resumed", reason: "restart" },
+  ]);
   const text = frames.flatMap((f) => (f.event.type === "text_delta" ? [f.event.text] : [])).join("");
   expect(text).toBe("the answer, after the restart");
   after.ws.close();
