@@ -59,6 +59,15 @@ async function shots(target: Page, name: string, check?: () => Promise<void>): P
     [PHONE, "390"],
   ] as const) {
     await target.setViewportSize(size);
+    // The sidebar slides away as the page narrows: shoot once it has.
+    await target.evaluate(() =>
+      Promise.all(
+        document
+          .getAnimations()
+          .filter((a) => a.effect?.getComputedTiming().endTime !== Number.POSITIVE_INFINITY)
+          .map((a) => a.finished.catch(() => undefined)),
+      ),
+    );
     await check?.();
     await screenshot(target, `defects/${name}-${label}`);
   }
@@ -255,6 +264,8 @@ describe("issue 34's web UI defects", () => {
         const card = page.locator('[data-testid="approval-card"][data-call-id="call_push"]');
         await card.waitFor();
         await until(() => page.locator('.mermaid-block[data-mermaid="drawn"]').count()).toBe(4);
+        // A diagram drawn half-streamed leaves no error graphic of mermaid's under the page.
+        expect(await page.locator('body > [id^="dmermaid-"]').count()).toBe(0);
         await until(() => inView(card)).toBe(true);
         await shots(page, "08-diagrams", async () => {
           await until(() => inView(card)).toBe(true);
