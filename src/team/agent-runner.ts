@@ -94,6 +94,9 @@ function seqKey(runId: string): string {
   return `run_seq:${runId}`;
 }
 
+/** A restarted run's agent events start at the next multiple of this (no run says a billion things). */
+export const RESTART_SEQ_BLOCK = 1_000_000_000;
+
 /** Runs agents for the team facade. */
 export class AgentRunner {
   readonly #deps: AgentRunnerDeps;
@@ -228,7 +231,13 @@ export class AgentRunner {
     const place: AnswerPlace = {};
     if (existing?.replyTo !== undefined) place.replyTo = existing.replyTo;
     if (existing?.versionOf !== undefined) place.versionOf = existing.versionOf;
-    const firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
+    let firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
+    if (reason === "restart") {
+      // The process that died numbered events past the last one stored: a new process numbers its
+      // own from the next block, so a page that saw the old ones never takes the new ones for repeats.
+      firstSeq = (Math.floor(firstSeq / RESTART_SEQ_BLOCK) + 1) * RESTART_SEQ_BLOCK;
+      await store.meta.set(seqKey(run.id), String(firstSeq));
+    }
     // After a crash the answer goes on from everything the run did, stored or not in its message.
     const start =
       reason === "restart"
@@ -440,6 +449,18 @@ export class AgentRunner {
    * Ends the lane's inbox after its run; a message that reached it too late to be read is answered by
    * a new run (resolves to it, if any).
    */
+  /**
+   * A person stopped the run: the messages sent to it that it has not read yet start no run of their
+   * own (stopping means stopping everything the person asked of it).
+   */
+  dropUnread(runId: string): void {
+    for (const [lane, inbox] of this.#inboxes) {
+      if (inbox.runId !== runId) continue;
+      inbox.closed = true;
+      this.#inboxes.delete(lane);
+    }
+  }
+
   async #closeInbox(channelId: string, agentId: string, runId: string): Promise<RunHandle | undefined> {
     const lane = laneOf(channelRef(channelId, agentId));
     const inbox = this.#inboxes.get(lane);

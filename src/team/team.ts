@@ -547,15 +547,17 @@ export function createTeam(deps: TeamDeps): Team {
   }
 
   /** The chat shows a step's output as edited: the step's message text becomes the new output. */
-  async function showEditedOutput(flow: FlowRecord, stepIndex: number): Promise<void> {
+  async function showEditedOutput(actor: Actor, flow: FlowRecord, stepIndex: number): Promise<void> {
     const step = flow.steps[stepIndex];
     if (!step?.runId || step.output === undefined) return;
     const posted = await store.messages.byRun(step.runId);
     if (!posted || posted.text === step.output) return;
-    // Tool calls and reasoning stay; the text is what was edited.
+    // Tool calls and reasoning stay; the text is what was edited, and by whom.
+    const name = (await nameOf([actor.userId]))(actor.userId);
     const parts: MessagePart[] = [
-      ...posted.parts.filter((p) => p.type !== "text"),
+      ...posted.parts.filter((p) => p.type !== "text" && p.type !== "edited"),
       { type: "text", text: step.output },
+      { type: "edited", by: actor.userId, name },
     ];
     const message = await store.messages.edit(posted.id, step.output, now(), parts);
     if (message) emit({ type: "message", channelId: flow.channelId, message });
@@ -815,6 +817,7 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const stored = await visibleRun(actor, runId);
       const reason = `Cancelled by ${(await nameOf([actor.userId]))(actor.userId)}.`;
+      runner.dropUnread(runId);
       const cancelled = await runs.cancel(runId, reason);
       if (cancelled) return cancelled;
       if (stored.run.status === "waiting")
@@ -840,7 +843,7 @@ export function createTeam(deps: TeamDeps): Team {
       const flow = await visibleFlow(actor, flowId);
       assertCanManage(actor, await channels.require(flow.channelId));
       const next = await flows.act(flowId, action);
-      if (action.action === "edit") await showEditedOutput(next, action.stepIndex);
+      if (action.action === "edit") await showEditedOutput(actor, next, action.stepIndex);
       return next;
     },
 

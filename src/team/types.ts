@@ -191,6 +191,8 @@ export type MessagePart =
   | { type: "stopped"; reason: string }
   /** The answer went on from its checkpoint after the server (or its instance) stopped. */
   | { type: "resumed"; reason: "restart" }
+  /** A person edited this answer (a flow step's output): who, by id and by name at the time. */
+  | { type: "edited"; by: string; name: string }
   /** A schedule posted this message in its creator's name (chats show it as the schedule's, not "You"). */
   | { type: "scheduled"; scheduleId: string; name: string }
   /** The model call moved to the next model of the agent's chain (`to` answered, unless it moved again). */

@@ -4,7 +4,7 @@ import { call, login, sessionCookieFrom, startServer, withUsers } from "./helper
 describe("first start and accounts", () => {
   it("needs setup until the owner exists, then refuses a second setup", async () => {
     const { url } = await startServer();
-    expect(await (await call(url, "/api/auth/status")).json()).toEqual({ needsSetup: true });
+    expect(await (await call(url, "/api/auth/status")).json()).toEqual({ needsSetup: true, signedIn: false });
     const res = await call(url, "/api/auth/setup", {
       body: { username: "alice", password: "owner-password-1" },
     });
@@ -17,7 +17,10 @@ describe("first start and accounts", () => {
     expect(body.user).toMatchObject({ username: "alice", role: "owner" });
     expect(body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(body.csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await (await call(url, "/api/auth/status")).json()).toEqual({ needsSetup: false });
+    expect(await (await call(url, "/api/auth/status")).json()).toEqual({
+      needsSetup: false,
+      signedIn: false,
+    });
     const again = await call(url, "/api/auth/setup", {
       body: { username: "mallory", password: "another-pass-1" },
     });
@@ -216,7 +219,10 @@ describe("ensureOwner at start", () => {
     const line = log.lines.find((l) => l.includes("one-time password"));
     const password = /one-time password: (\S+)/.exec(line ?? "")?.[1];
     expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
-    expect(await (await call(url, "/api/auth/status")).json()).toEqual({ needsSetup: false });
+    expect(await (await call(url, "/api/auth/status")).json()).toEqual({
+      needsSetup: false,
+      signedIn: false,
+    });
     expect(line).toContain("Settings → Account");
     const session = await login(url, "owner", password!);
     expect(await (await call(url, "/api/auth/me", { session })).json()).toMatchObject({

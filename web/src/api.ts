@@ -177,7 +177,7 @@ export class ApiClient {
 
   // --- auth ---
   /** Whether the server still needs its first (owner) account. */
-  authStatus(): Promise<{ needsSetup: boolean }> {
+  authStatus(): Promise<{ needsSetup: boolean; signedIn?: boolean }> {
     return this.request("GET", "/api/auth/status");
   }
   /** Creates the owner account and logs in. */
@@ -316,6 +316,10 @@ export class ApiClient {
   /** One channel. */
   getChannel(id: string): Promise<ChannelRecord> {
     return this.request("GET", `/api/channels/${enc(id)}`);
+  }
+  /** The names of a chat's people (anyone who may read the chat). */
+  channelPeople(id: string): Promise<Array<{ id: string; username: string }>> {
+    return this.request("GET", `/api/channels/${enc(id)}/people`);
   }
   /** Creates a direct chat or a group. */
   createChannel(input: ChannelInput): Promise<ChannelRecord> {

@@ -133,7 +133,13 @@ export class LiveConnection {
     const chat = this.store.getState().chat;
     if (!chat || !("channelId" in frame) || frame.channelId !== chat.channelId) return;
     if (frame.type === "run" && frame.run.flowId) this.discoverFlow(frame.run.flowId);
-    if ("runId" in frame && !chat.runs[frame.runId]?.run) {
+    if (frame.type === "agent" && frame.event.type === "resumed" && frame.event.reason === "restart") {
+      // A new process took the run over: its own copy of the answer so far is the one to follow.
+      this.api
+        .getRun(frame.runId)
+        .then((run) => this.store.dispatch({ type: "run", run }))
+        .catch(() => undefined);
+    } else if ("runId" in frame && !chat.runs[frame.runId]?.run) {
       // Stream events of a run that started before we subscribed: fetch the run itself.
       this.discoverRun(frame.runId);
     }

@@ -44,9 +44,11 @@ function toggleButton(block: HTMLElement): HTMLButtonElement {
 
 async function draw(block: HTMLElement, mermaid: MermaidApi): Promise<void> {
   const source = block.querySelector("code")?.textContent ?? "";
+  // This draw's own id: others (a streaming answer redraws) may start while it waits.
+  sequence += 1;
+  const id = `mermaid-${sequence}`;
   try {
-    sequence += 1;
-    const { svg } = await mermaid.render(`mermaid-${sequence}`, source);
+    const { svg } = await mermaid.render(id, source);
     const diagram = document.createElement("div");
     diagram.className = "mermaid-diagram";
     // The SVG comes from mermaid with securityLevel "strict" (its own DOMPurify pass, no scripts).
@@ -69,7 +71,7 @@ async function draw(block: HTMLElement, mermaid: MermaidApi): Promise<void> {
     block.append(note);
     block.dataset.mermaid = "failed";
     // mermaid leaves an error graphic in the body on a failed render; drop it.
-    document.getElementById(`dmermaid-${sequence}`)?.remove();
+    document.getElementById(`d${id}`)?.remove();
   }
 }
 

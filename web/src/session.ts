@@ -71,6 +71,12 @@ export async function endSession(services: Services, reason?: string): Promise<v
 
 /** Resumes an existing cookie session on page load, or shows login / first-run setup. */
 export async function bootstrap(services: Services): Promise<void> {
+  // Asked first so that a signed-out page makes no request that fails (no 401 in its console).
+  const status = await services.api.authStatus().catch(() => undefined);
+  if (status?.signedIn === false) {
+    services.store.dispatch({ type: "auth", auth: { phase: "login", needsSetup: status.needsSetup } });
+    return;
+  }
   try {
     const { user } = await services.api.me();
     startSession(services, user);

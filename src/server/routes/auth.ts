@@ -1,10 +1,9 @@
 /** `/api/auth/*`: first-run setup, login/logout, the caller's sessions and password. */
 import { Hono } from "hono";
-import { conflict, forbidden, notFound } from "../../errors.js";
+import { conflict, DimsumError, forbidden, notFound } from "../../errors.js";
 import { clearSessionCookie, setSessionCookie } from "../auth/cookies.js";
 import type { UserRecord, UserRepository } from "../auth/user-store.js";
 import { type AppContext, type AppEnv, authOf } from "../context.js";
-import { unauthenticated } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
 import { LoginThrottle } from "../security/login-throttle.js";
 import { enforce } from "../security/rate-limit.js";
@@ -30,11 +29,36 @@ async function startSession(c: AppContext, user: UserRecord) {
   return { user: await publicUser(user, users), csrfToken: session.csrfToken, token };
 }
 
+/**
+ * The 401 of a wrong password, warning of the pause before it comes: the attempts left, or how long
+ * the next attempt must wait (also as `Retry-After`, so a form can count down to it).
+ */
+function wrongPassword(outlook: { attemptsLeft: number } | { waitSeconds: number }): DimsumError {
+  if ("attemptsLeft" in outlook) {
+    const left = outlook.attemptsLeft;
+    return new DimsumError(
+      "unauthenticated",
+      `wrong username or password; ${left} ${left === 1 ? "attempt" : "attempts"} left before sign-in pauses`,
+    );
+  }
+  return new DimsumError(
+    "unauthenticated",
+    `wrong username or password; sign-in is paused for ${outlook.waitSeconds} s`,
+    { retryAfterSeconds: outlook.waitSeconds },
+  );
+}
+
 /** The auth routes, mounted at `/api/auth`. */
 export function authRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.get("/status", async (c) => c.json({ needsSetup: (await c.get("services").users.count()) === 0 }));
+  // `signedIn`: whether the caller's session is valid, so a page can tell without a 401 from `/me`.
+  app.get("/status", async (c) =>
+    c.json({
+      needsSetup: (await c.get("services").users.count()) === 0,
+      signedIn: c.get("auth") !== undefined,
+    }),
+  );
 
   app.post("/setup", jsonBody(setupSchema), async (c) => {
     const { users, limits } = c.get("services");
@@ -51,10 +75,13 @@ export function authRoutes(): Hono<AppEnv> {
     const { username, password } = c.req.valid("json");
     // The pair is checked first: a waiting pair costs no token of the address's ceiling.
     const pair = LoginThrottle.key(c.get("clientIp"), username);
-    await limits.loginPairs.begin(pair, "failed sign-ins for this username from your address");
+    const failures = await limits.loginPairs.begin(
+      pair,
+      "failed sign-ins for this username from your address",
+    );
     await enforce([[limits.loginPerIp, c.get("clientIp")]], "login attempts");
     const user = await users.verifyLogin(username, password);
-    if (!user) throw unauthenticated("wrong username or password");
+    if (!user) throw wrongPassword(limits.loginPairs.outlook(failures));
     await limits.loginPairs.succeeded(pair);
     return c.json(await startSession(c, user));
   });

@@ -44,6 +44,16 @@ export function channelRoutes(team: Team): Hono<AppEnv> {
     return c.json(await team.getChannel(actorOf(c), c.req.valid("param").id));
   });
 
+  // The names of the people in a chat, for anyone who may read it (members see who wrote what
+  // without the admin-only account list): id and username of each person member, nothing else.
+  app.get("/:id/people", paramsOf(idParam), async (c) => {
+    const channel = await team.getChannel(actorOf(c), c.req.valid("param").id);
+    const { users } = c.get("services");
+    const ids = channel.members.flatMap((m) => (m.type === "user" ? [m.id] : []));
+    const found = await Promise.all(ids.map((id) => users.get(id)));
+    return c.json(found.flatMap((user) => (user ? [{ id: user.id, username: user.username }] : [])));
+  });
+
   app.get("/:id/runs", paramsOf(idParam), async (c) => {
     return c.json(await team.listChannelRuns(actorOf(c), c.req.valid("param").id));
   });

@@ -62,7 +62,7 @@ export class LoginThrottle {
    * failure at once (so parallel guesses cannot slip past the count while passwords are checked) —
    * `succeeded` takes it back.
    */
-  async begin(key: string, what: string, now = Date.now()): Promise<void> {
+  async begin(key: string, what: string, now = Date.now()): Promise<number> {
     if (this.#shared) {
       let until: number | undefined;
       try {
@@ -72,10 +72,23 @@ export class LoginThrottle {
       }
       if (until !== undefined) {
         if (until > now) throw rateLimited(Math.max(1, Math.ceil((until - now) / 1000)), what);
-        return;
+        // Not blocked: the script answers the failures counted, this attempt included, as -n.
+        return Math.max(1, -until);
       }
     }
-    this.#beginHere(key, what, now);
+    return this.#beginHere(key, what, now);
+  }
+
+  /**
+   * What a failed attempt (the `failures`-th, as `begin` counted it) leaves the person: attempts
+   * before the next one has to wait, or how long the next one waits (whole seconds, rounded up).
+   */
+  outlook(failures: number): { attemptsLeft: number } | { waitSeconds: number } {
+    const over = failures - this.#free;
+    if (over < 0) return { attemptsLeft: -over };
+    return {
+      waitSeconds: Math.max(1, Math.ceil(Math.min(this.#max, this.#base * 2 ** Math.min(over, 30)) / 1000)),
+    };
   }
 
   #policy() {
@@ -87,7 +100,7 @@ export class LoginThrottle {
     };
   }
 
-  #beginHere(key: string, what: string, now: number): void {
+  #beginHere(key: string, what: string, now: number): number {
     let state = this.#pairs.get(key);
     if (state && now - state.lastFailureAt >= this.#forget) {
       this.#pairs.delete(key);
@@ -106,6 +119,7 @@ export class LoginThrottle {
     // From the last free failure on, each one makes the next attempt wait: base, 2 × base, 4 × base…
     const over = state.failures - this.#free;
     if (over >= 0) state.blockedUntil = now + Math.min(this.#max, this.#base * 2 ** Math.min(over, 30));
+    return state.failures;
   }
 
   /** The password was right: the pair starts over. */

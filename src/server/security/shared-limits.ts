@@ -16,7 +16,8 @@ export interface SharedLimits {
   take(bucket: string, key: string, capacity: number, perMinute: number, now: number): Promise<number>;
   /**
    * Counts a login attempt of the pair as a failure unless it must wait; resolves to the time
-   * (epoch ms) until which it must wait, or 0 when the attempt may go ahead.
+   * (epoch ms) until which it must wait, or, when the attempt may go ahead, minus the failures
+   * counted (this attempt included).
    */
   beginPair(key: string, policy: PairPolicy, now: number): Promise<number>;
   /** The password was right: the pair starts over. */
@@ -65,7 +66,7 @@ local over = f - free
 if over >= 0 then blocked = now + math.min(max, base * 2 ^ math.min(over, 30)) end
 redis.call('HSET', KEYS[1], 'f', tostring(f), 'l', tostring(now), 'b', tostring(blocked))
 redis.call('PEXPIRE', KEYS[1], forget)
-return '0'`;
+return tostring(-f)`;
 
 const PREFIX = "dimsum:limits:";
 

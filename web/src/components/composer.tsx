@@ -115,6 +115,12 @@ function ImageWarning({ blind }: { blind: AgentRecord[] }) {
   );
 }
 
+/** A chat's name as the placeholder says it: a long one cut to fit one line on a phone. */
+function shortName(name: string): string {
+  const chars = [...name];
+  return chars.length > 24 ? `${chars.slice(0, 23).join("").trimEnd()}…` : name;
+}
+
 /** The composer of a channel. */
 export function Composer({ channel, agents, disabled }: ComposerProps) {
   const { api, store } = useServices();
@@ -164,7 +170,8 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
     const el = input.current;
     if (!el) return;
     el.style.height = "auto";
-    el.style.height = `${Math.min(el.scrollHeight, MAX_HEIGHT_PX)}px`;
+    // Empty, it is one line: a long placeholder (a group's name) does not grow it.
+    if (el.value !== "") el.style.height = `${Math.min(el.scrollHeight, MAX_HEIGHT_PX)}px`;
     if (caretAfterRender.current !== null) {
       el.setSelectionRange(caretAfterRender.current, caretAfterRender.current);
       caretAfterRender.current = null;
@@ -316,7 +323,9 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
         class="composer-input"
         rows={1}
         placeholder={
-          channel.kind === "group" ? `Message ${channel.name} (@ to mention)` : `Message ${channel.name}`
+          channel.kind === "group"
+            ? `Message ${shortName(channel.name)} (@ to mention)`
+            : `Message ${shortName(channel.name)}`
         }
         value={text}
         disabled={disabled}

@@ -357,12 +357,16 @@ export function fieldsToBody(
 }
 
 /** Required fields still empty (secrets count as filled when already stored). */
-export function missingFields(type: ConnectorType, values: FieldValues, stored?: ConnectorView): string[] {
+export function missingFields(
+  type: ConnectorType,
+  values: FieldValues,
+  stored?: ConnectorView,
+): Array<{ key: string; label: string }> {
   return visibleFields(type, values, stored)
     .filter(
       (f) => f.required && !(values[f.key]?.trim() || (f.kind === "secret" && stored?.secrets[f.key]?.set)),
     )
-    .map((f) => f.label);
+    .map((f) => ({ key: f.key, label: f.label }));
 }
 
 const enc = encodeURIComponent;

@@ -19,6 +19,8 @@ export interface ConnectorFieldsProps {
   onChange: (values: FieldValues) => void;
   /** The stored connector when editing: secrets show "set" and stay unless replaced. */
   stored?: ConnectorView;
+  /** What is wrong with a field, by key: the field is marked and says so beside it. */
+  errors?: Readonly<Record<string, string>>;
 }
 
 /** The numbered setup steps of a type. */
@@ -33,7 +35,7 @@ export function ConnectorGuide({ type }: { type: ConnectorType }) {
 }
 
 /** The inputs for one connector type. */
-export function ConnectorFields({ type, values, onChange, stored }: ConnectorFieldsProps) {
+export function ConnectorFields({ type, values, onChange, stored, errors = {} }: ConnectorFieldsProps) {
   // Several forms show the same fields at once (create, and each editor): ids must stay unique.
   const base = useId();
   const idOf = (key: string) => `${base}-${key}`;
@@ -48,7 +50,8 @@ export function ConnectorFields({ type, values, onChange, stored }: ConnectorFie
     value: values[key] ?? "",
     placeholder: placeholder ?? "",
     onInput: (e: { currentTarget: HTMLInputElement }) => set(key, e.currentTarget.value),
-    "aria-describedby": `${idOf(key)}-help`,
+    "aria-describedby": errors[key] ? `${idOf(key)}-error ${idOf(key)}-help` : `${idOf(key)}-help`,
+    "aria-invalid": errors[key] ? ("true" as const) : undefined,
     "data-testid": `connector-field-${key}`,
   });
   return (
@@ -74,7 +77,7 @@ export function ConnectorFields({ type, values, onChange, stored }: ConnectorFie
           );
         }
         return (
-          <label key={field.key} class="field" for={idOf(field.key)}>
+          <label key={field.key} class={`field${errors[field.key] ? " invalid" : ""}`} for={idOf(field.key)}>
             <span>
               {field.label}
               {field.required ? " *" : ""}
@@ -99,6 +102,16 @@ export function ConnectorFields({ type, values, onChange, stored }: ConnectorFie
               <input type="number" {...text(field.key, field.placeholder)} />
             ) : (
               <input type="text" {...text(field.key, field.placeholder)} />
+            )}
+            {errors[field.key] && (
+              <span
+                class="field-error"
+                id={`${idOf(field.key)}-error`}
+                role="alert"
+                data-testid={`connector-error-${field.key}`}
+              >
+                {errors[field.key]}
+              </span>
             )}
             {help}
           </label>

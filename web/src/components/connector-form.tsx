@@ -1,5 +1,6 @@
 /** Create a connector: type, name, the agent that answers, and the type's settings and secrets. */
-import { useState } from "preact/hooks";
+import { useId, useRef, useState } from "preact/hooks";
+import { ApiError } from "../api.js";
 import { useAction, useSelector, useServices } from "../hooks.js";
 import {
   CONNECTOR_LABELS,
@@ -13,6 +14,11 @@ import { ConnectorFields, ConnectorGuide } from "./connector-fields.js";
 
 const TYPES = Object.keys(CONNECTOR_LABELS) as ConnectorType[];
 
+/** Puts the caret in the first field marked invalid, once it is rendered. */
+function focusFirstInvalid(form: HTMLFormElement | null): void {
+  requestAnimationFrame(() => form?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+}
+
 /** The create form; `onCreated` reloads the list. */
 export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
   const { api, store } = useServices();
@@ -22,17 +28,37 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
   const [agentId, setAgentId] = useState("");
   const [values, setValues] = useState<FieldValues>({});
   const chosenAgent = agentId || agents[0]?.id || "";
-  const missing = missingFields(type, values);
+  const form = useRef<HTMLFormElement>(null);
+  const nameErrorId = useId();
+  // What is wrong with each field, shown beside it (not only as a notice at the top).
+  const [errors, setErrors] = useState<Record<string, string>>({});
 
   const [create, creating] = useAction(async () => {
-    if (!name.trim()) throw new Error("Give the connector a name.");
-    if (missing.length > 0) throw new Error(`Fill in: ${missing.join(", ")}.`);
-    const created = await connectorApi(api).create({
-      type,
-      name: name.trim(),
-      agentId: chosenAgent,
-      ...fieldsToBody(type, values),
-    });
+    const found: Record<string, string> = {};
+    if (!name.trim()) found.name = "Give the connector a name.";
+    for (const field of missingFields(type, values)) found[field.key] = `Fill in ${field.label}.`;
+    setErrors(found);
+    if (Object.keys(found).length > 0) {
+      focusFirstInvalid(form.current);
+      return;
+    }
+    let created: Awaited<ReturnType<ReturnType<typeof connectorApi>["create"]>>;
+    try {
+      created = await connectorApi(api).create({
+        type,
+        name: name.trim(),
+        agentId: chosenAgent,
+        ...fieldsToBody(type, values),
+      });
+    } catch (err) {
+      // The server's field issues (`settings.botToken`, `name`) mark their fields too.
+      if (err instanceof ApiError && err.issues.length > 0) {
+        setErrors(Object.fromEntries(err.issues.map((i) => [i.path.split(".").pop() ?? i.path, i.message])));
+        focusFirstInvalid(form.current);
+      }
+      throw err;
+    }
+    setErrors({});
     store.dispatch({
       type: "notice",
       kind: "info",
@@ -45,6 +71,7 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
 
   return (
     <form
+      ref={form}
       class="form"
       data-testid="connector-create"
       onSubmit={(e) => {
@@ -71,15 +98,22 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
             ))}
           </select>
         </label>
-        <label class="field">
+        <label class={`field${errors.name ? " invalid" : ""}`}>
           <span>Name *</span>
           <input
             value={name}
             maxLength={60}
             placeholder="Support bot"
+            aria-invalid={errors.name ? "true" : undefined}
+            aria-describedby={errors.name ? nameErrorId : undefined}
             onInput={(e) => setName(e.currentTarget.value)}
             data-testid="connector-name"
           />
+          {errors.name && (
+            <span class="field-error" id={nameErrorId} role="alert" data-testid="connector-error-name">
+              {errors.name}
+            </span>
+          )}
         </label>
         <label class="field">
           <span>Agent that answers</span>
@@ -97,7 +131,7 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
         </label>
       </div>
       <ConnectorGuide type={type} />
-      <ConnectorFields type={type} values={values} onChange={setValues} />
+      <ConnectorFields type={type} values={values} onChange={setValues} errors={errors} />
       <p class="muted">
         Secrets are stored encrypted on the server and never shown again. Each external person becomes a guest
         user; each external chat becomes a direct chat with the agent.

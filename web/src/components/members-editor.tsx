@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
 import type { AgentRecord, ChannelMember, ChannelRecord, SessionUser } from "../types.js";
+import { useChannelPeople } from "./people.js";
 
 export interface MembersEditorProps {
   channel: ChannelRecord;
@@ -17,6 +18,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
   const [agentToAdd, setAgentToAdd] = useState("");
   const [userToAdd, setUserToAdd] = useState("");
   const isAdmin = me.role === "owner" || me.role === "admin";
+  const people = useChannelPeople(channel);
 
   useEffect(() => {
     if (!isAdmin) return;
@@ -46,7 +48,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
       return `${agent?.emoji ?? "🤖"} ${agent?.name ?? m.id} (@${m.id})`;
     }
     if (m.id === me.id) return `🙂 ${me.username} (you)`;
-    return `🙂 ${userById.get(m.id)?.username ?? m.id}`;
+    return `🙂 ${userById.get(m.id)?.username ?? people.get(m.id) ?? m.id}`;
   };
 
   return (

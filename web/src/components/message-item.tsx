@@ -46,6 +46,8 @@ export interface MessageItemProps {
   runs: Record<string, RunView>;
   agents: Map<string, AgentRecord>;
   me: SessionUser;
+  /** The usernames of the chat's people, by id. */
+  people?: ReadonlyMap<string, string> | undefined;
   /** This is the reader's last message (they may edit it). */
   editable: boolean;
   /** Agents this message reached without a new run (from posting it), by message id. */
@@ -84,7 +86,16 @@ function QueuedLabels({ entries, agents }: { entries: QueuedDelivery[]; agents: 
 const STARTS_FLOW = /^\s*(\/flow|@chain)\b/i;
 
 /** One stored message with its parts and actions. */
-export function MessageItem({ versions, runs, agents, me, editable, queued, answerRuns }: MessageItemProps) {
+export function MessageItem({
+  versions,
+  runs,
+  agents,
+  me,
+  people,
+  editable,
+  queued,
+  answerRuns,
+}: MessageItemProps) {
   const { api, store } = useServices();
   // Undefined: the newest version (a new one arriving is shown).
   const [picked, setPicked] = useState<number | undefined>(undefined);
@@ -158,6 +169,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued, answ
   const going = runView?.run !== undefined && !isTerminal(runView.run.status) ? runView : undefined;
   const parts = going && going.parts.length > 0 ? going.parts : message.parts;
   const queuedHere = queued?.[message.id];
+  const editedBy = message.parts.find((p) => p.type === "edited");
   return (
     <article
       class={`msg msg-${author.type}${mine ? " msg-mine" : ""}`}
@@ -186,7 +198,7 @@ export function MessageItem({ versions, runs, agents, me, editable, queued, answ
               {author.type === "system" ? "ℹ️" : "🙂"}
             </span>
             <span class="author" data-testid="message-author">
-              {author.type === "system" ? "system" : mine ? "You" : author.id}
+              {author.type === "system" ? "system" : mine ? "You" : (people?.get(author.id) ?? "someone")}
             </span>
           </>
         )}
@@ -194,10 +206,16 @@ export function MessageItem({ versions, runs, agents, me, editable, queued, answ
           {formatTime(message.createdAt)}
         </time>
         {isAnswer && <ModelLabel parts={parts} model={agents.get(author.id)?.model} />}
-        {/* Only people edit their messages; an answer is updated by its run (e.g. after an approval). */}
+        {/* People edit their messages; an answer is updated by its run (e.g. after an approval), or
+            edited by a person (a flow step's output), which it says. */}
         {message.editedAt !== undefined && !isAnswer && (
           <span class="muted msg-edited" data-testid="message-edited">
             (edited)
+          </span>
+        )}
+        {isAnswer && editedBy && (
+          <span class="muted msg-edited" data-testid="message-edited" data-edited-by={editedBy.by}>
+            (edited by {editedBy.by === me.id ? "you" : editedBy.name})
           </span>
         )}
         {/* A stored answer is done by definition; only say so when it ended otherwise. */}

@@ -2,11 +2,12 @@
  * The scrolling conversation: stored messages in reading order, live run bubbles after their trigger. Stays pinned to the bottom
  * while the reader is there, and keeps the reading position when older messages are prepended.
  */
-import { useLayoutEffect, useMemo, useRef } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef } from "preact/hooks";
 import { useAction, useSelector, useServices } from "../hooks.js";
 import { type ChatState, chatItems, firstMessageId, lastOwnMessageId } from "../state/chat.js";
 import type { SessionUser } from "../types.js";
 import { MessageItem, RunBubble } from "./message-item.js";
+import { useChannelPeople } from "./people.js";
 
 export const PAGE_SIZE = 50;
 const NEAR_BOTTOM_PX = 80;
@@ -19,6 +20,8 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
   const items = useMemo(() => chatItems(chat), [chat]);
   const asks = useMemo(() => Object.values(chat.elicitations ?? {}), [chat.elicitations]);
   const editableId = lastOwnMessageId(chat, me.id);
+  const channel = useSelector((s) => s.channels.list.find((c) => c.id === chat.channelId));
+  const people = useChannelPeople(channel);
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   const anchor = useRef<{ height: number; top: number } | null>(null);
@@ -36,9 +39,30 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
     });
   });
 
+  // Sending a message brings the view down to it (and to what follows it), wherever the reader was.
+  const ownLast = useRef(editableId);
+  if (editableId !== undefined && editableId > (ownLast.current ?? 0)) pinned.current = true;
+  ownLast.current = editableId;
+
+  // What grows after it rendered (a diagram, an image, an app) keeps a pinned view at the bottom.
+  const resizes = useRef<ResizeObserver | null>(null);
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el || typeof ResizeObserver !== "function") return;
+    const observer = new ResizeObserver(() => {
+      if (pinned.current && !anchor.current) el.scrollTop = el.scrollHeight;
+    });
+    resizes.current = observer;
+    return () => {
+      observer.disconnect();
+      resizes.current = null;
+    };
+  }, []);
+
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
+    for (const child of el.children) resizes.current?.observe(child);
     if (anchor.current) {
       el.scrollTop = el.scrollHeight - anchor.current.height + anchor.current.top;
       anchor.current = null;
@@ -79,6 +103,7 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
             runs={chat.runs}
             agents={agents}
             me={me}
+            people={people}
             editable={item.versions.some((m) => m.id === editableId)}
             queued={chat.queued}
             answerRuns={chat.answerRuns}

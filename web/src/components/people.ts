@@ -6,7 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { ApiClient } from "../api.js";
 import { useSelector, useServices } from "../hooks.js";
-import type { SessionUser } from "../types.js";
+import type { ChannelRecord, SessionUser } from "../types.js";
 
 /** One listing per API client (a session), shared by every component that names people. */
 const listed = new WeakMap<ApiClient, Promise<Map<string, string>>>();
@@ -47,4 +47,29 @@ export function usePersonName(): (id: string | undefined) => string | undefined 
     if (id === me?.id) return "you";
     return names?.get(id);
   };
+}
+
+/**
+ * The usernames of a chat's people by id, for anyone who may read the chat (members included, who
+ * may not list accounts): fetched again when its people change.
+ */
+export function useChannelPeople(
+  channel: Pick<ChannelRecord, "id" | "members"> | undefined,
+): Map<string, string> {
+  const { api } = useServices();
+  const [names, setNames] = useState<Map<string, string>>(() => new Map());
+  const id = channel?.id;
+  const key = channel ? channel.members.flatMap((m) => (m.type === "user" ? [m.id] : [])).join(",") : "";
+  useEffect(() => {
+    if (id === undefined || key === "") return;
+    let live = true;
+    api
+      .channelPeople(id)
+      .then((people) => live && setNames(new Map(people.map((p) => [p.id, p.username]))))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, [api, id, key]);
+  return names;
 }

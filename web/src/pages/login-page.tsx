@@ -1,6 +1,6 @@
 /** Login form, or the first-run form that creates the owner account when no user exists yet. */
-import { useState } from "preact/hooks";
-import { errorText } from "../api.js";
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, errorText } from "../api.js";
 import { useServices } from "../hooks.js";
 import { startSession } from "../session.js";
 
@@ -17,6 +17,13 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
   const [confirm, setConfirm] = useState("");
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
+  // Seconds until the server takes another attempt (after too many wrong passwords).
+  const [wait, setWait] = useState(0);
+  useEffect(() => {
+    if (wait <= 0) return;
+    const timer = setTimeout(() => setWait(wait - 1), 1000);
+    return () => clearTimeout(timer);
+  }, [wait]);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -33,6 +40,8 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
       startSession(services, result.user, password);
     } catch (err) {
       setError(errorText(err));
+      // Sign-in is paused: the button waits out the pause, so a right password is never refused.
+      if (err instanceof ApiError && err.retryAfterSeconds !== undefined) setWait(err.retryAfterSeconds);
     } finally {
       setBusy(false);
     }
@@ -97,8 +106,15 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
             {error}
           </p>
         )}
-        <button class="btn btn-primary" type="submit" disabled={busy} data-testid="login-submit">
+        <button
+          class="btn btn-primary"
+          type="submit"
+          disabled={busy || wait > 0}
+          data-testid="login-submit"
+          data-wait={wait > 0 ? wait : undefined}
+        >
           {needsSetup ? "Create owner account" : busy ? "Signing in…" : "Sign in"}
+          {wait > 0 && ` (${wait} s)`}
         </button>
       </form>
     </main>

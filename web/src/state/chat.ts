@@ -159,6 +159,8 @@ function upsertRun(state: ChatState, run: TeamRun): ChatState {
 function settleQueued(state: ChatState, run: TeamRun, before: RunStatus | undefined): ChatState {
   if (!state.queued || run.parentRunId !== undefined) return state;
   const resumed = before === "waiting" && run.status !== "waiting";
+  // A stopped answer takes with it the messages sent to it (the server starts no run for them).
+  const stopped = run.status === "cancelled";
   let changed = false;
   const queued: Record<number, QueuedDelivery[]> = {};
   for (const [key, entries] of Object.entries(state.queued)) {
@@ -166,7 +168,9 @@ function settleQueued(state: ChatState, run: TeamRun, before: RunStatus | undefi
     const kept = entries.filter(
       (entry) =>
         entry.agentId !== run.agentId ||
-        (run.triggerMessageId < messageId && !(resumed && entry.mode === "waiting")),
+        (run.triggerMessageId < messageId &&
+          !(resumed && entry.mode === "waiting") &&
+          !(stopped && entry.mode === "steer")),
     );
     if (kept.length !== entries.length) changed = true;
     if (kept.length > 0) queued[messageId] = kept;
@@ -252,11 +256,24 @@ function resumedFrom(state: ChatState, view: RunView): RunView {
   return stored ? { ...view, parts: stored.parts } : view;
 }
 
+/**
+ * A run that a new server process took over after a restart goes on from its stored answer (as the
+ * server's own copy does), not from what the page saw the dead process stream past its checkpoint;
+ * the events the page kept of the old process (numbered below the new ones) are no base for a snapshot.
+ */
+function restartedFrom(state: ChatState, view: RunView): RunView {
+  const stored = state.messages.find((m) => m.runId === view.id && m.author.type === "agent");
+  const { recent: _old, ...rest } = view;
+  return { ...rest, parts: stored ? stored.parts : [] };
+}
+
 function applyAgent(view: RunView, event: AgentEvent, seq: number): RunView {
   // A repeat of an event already folded in (a snapshot covered it) changes nothing.
   if (view.seq !== undefined && seq <= view.seq) return view;
   const recent = isTerminal(view.run?.status) ? undefined : [...(view.recent ?? []), { seq, event }];
   const next: RunView = { ...view, parts: applyAgentEvent(view.parts, event), seq };
+  // An agent that says something is running, whatever lifecycle event came last (or late).
+  if (next.run?.status === "queued") next.run = { ...next.run, status: "running" };
   if (recent) next.recent = recent.length > RECENT_EVENTS ? recent.slice(-RECENT_EVENTS) : recent;
   if (event.type === "retry") next.retry = { attempt: event.attempt, reason: event.reason };
   else if (event.type === "text_delta" || event.type === "reasoning_delta" || event.type === "tool_call") {
@@ -283,10 +300,14 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
       return { ...state, messages: state.messages.filter((m) => m.id !== event.messageId) };
     case "run":
       return withAnswerRuns(upsertRun(state, event.run), [event.run]);
-    case "agent":
-      return withRun(state, event.runId, (view) =>
-        applyAgent(resumedFrom(state, view), event.event, event.seq),
-      );
+    case "agent": {
+      const restarted = event.event.type === "resumed" && event.event.reason === "restart";
+      return withRun(state, event.runId, (view) => {
+        if (view.seq !== undefined && event.seq <= view.seq) return view;
+        const base = restarted ? restartedFrom(state, view) : resumedFrom(state, view);
+        return applyAgent(base, event.event, event.seq);
+      });
+    }
     case "approval":
       return decided(state, event);
     case "flow":

@@ -19,7 +19,7 @@ export const QUEUE_MODE_INFO: Record<QueueMode, QueueModeInfo> = {
   steer: {
     label: "Add it to the running answer",
     explanation: "The agent reads your message before its next step and takes it into account.",
-    hint: "your message will reach the agent before its next step",
+    hint: "your message will reach the agent at its next step, or be answered right after this answer",
   },
   followup: {
     label: "Answer it afterwards",
@@ -68,5 +68,9 @@ export function composerHint(
     };
   }
   const verb = agentIds.length === 1 ? "is answering" : "are answering";
-  return { text: `${who} ${verb}: ${QUEUE_MODE_INFO[queueModeOf(channel)].hint}.`, waiting: false };
+  // Esc (useStopOnEscape) stops the answers and what was sent to them meanwhile.
+  return {
+    text: `${who} ${verb}: ${QUEUE_MODE_INFO[queueModeOf(channel)].hint}. Esc stops it all.`,
+    waiting: false,
+  };
 }

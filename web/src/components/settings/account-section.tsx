@@ -57,12 +57,8 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
       )}
       {/* Tells password managers which account the new password belongs to. */}
       <input type="text" name="username" autocomplete="username" value={me.username} readOnly hidden />
-      {/* Kept in the form (password managers read it) but not shown when it is already known. */}
-      <label
-        class="field"
-        hidden={oneTime !== undefined}
-        style={oneTime !== undefined ? { display: "none" } : undefined}
-      >
+      {/* Always shown, before and after a reload: filled in when the one-time password is known. */}
+      <label class="field">
         <span>Current password</span>
         <input
           type="password"

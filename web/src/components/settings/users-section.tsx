@@ -81,35 +81,42 @@ export function UsersSection({ me }: { me: SessionUser }) {
           void create();
         }}
       >
-        <input
-          value={username}
-          required
-          placeholder="Username"
-          autocomplete="off"
-          onInput={(e) => setUsername(e.currentTarget.value)}
-          data-testid="user-add-name"
-        />
-        <input
-          type="password"
-          value={password}
-          required
-          minLength={8}
-          placeholder="Password"
-          autocomplete="new-password"
-          onInput={(e) => setPassword(e.currentTarget.value)}
-          data-testid="user-add-password"
-        />
-        <select
-          value={role}
-          onChange={(e) => setRole(e.currentTarget.value as Role)}
-          data-testid="user-add-role"
-        >
-          {ROLES.filter((r) => r !== "owner").map((r) => (
-            <option key={r} value={r}>
-              {r}
-            </option>
-          ))}
-        </select>
+        <label class="field">
+          <span>Username</span>
+          <input
+            value={username}
+            required
+            autocomplete="off"
+            onInput={(e) => setUsername(e.currentTarget.value)}
+            data-testid="user-add-name"
+          />
+        </label>
+        <label class="field">
+          <span>Password</span>
+          <input
+            type="password"
+            value={password}
+            required
+            minLength={8}
+            autocomplete="new-password"
+            onInput={(e) => setPassword(e.currentTarget.value)}
+            data-testid="user-add-password"
+          />
+        </label>
+        <label class="field">
+          <span>Role</span>
+          <select
+            value={role}
+            onChange={(e) => setRole(e.currentTarget.value as Role)}
+            data-testid="user-add-role"
+          >
+            {ROLES.filter((r) => r !== "owner").map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
         <button
           type="submit"
           class="btn btn-small btn-primary"
