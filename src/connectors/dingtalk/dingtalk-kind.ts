@@ -11,6 +11,7 @@
 import * as z from "zod";
 import { holdConnection } from "../held-connection.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
+import { speakerMarkdown, speakerTitle } from "../speaker-label.js";
 import {
   type ConnectorDriver,
   type ConnectorKind,
@@ -134,7 +135,9 @@ class DingTalkDriver implements ConnectorDriver {
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
     const stored = await this.#context.state.get(`${ROUTE_KEY}${message.chatId}`);
     const route = stored ? (JSON.parse(stored) as DingTalkChatRoute) : { group: true };
-    const markdown = { title: markdownTitle(message.text), text: message.text };
+    const markdown = message.speaker
+      ? { title: speakerTitle(message.speaker), text: speakerMarkdown(message.speaker, message.text) }
+      : { title: markdownTitle(message.text), text: message.text };
     const webhook = route.webhook && this.#trusted(route.webhook) ? route.webhook : undefined;
     if (webhook && (route.expiresAt ?? 0) > this.#context.now() + WEBHOOK_MARGIN_MS) {
       if (await this.#api.sendBySession(webhook, markdown, signal)) return undefined;

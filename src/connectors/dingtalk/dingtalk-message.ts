@@ -71,7 +71,9 @@ export function inboundOfRobotMessage(message: DingTalkRobotMessage): InboundMes
     ...(message.msgId ? { dedupeKey: `msg:${message.msgId}` } : {}),
     chat: {
       id: message.conversationId,
-      ...(group ? { name: message.conversationTitle?.trim() || `group ${message.conversationId}` } : {}),
+      ...(group
+        ? { name: message.conversationTitle?.trim() || `group ${message.conversationId}`, group: true }
+        : {}),
     },
     user: { id: userId, ...(name ? { name } : {}) },
     text,

@@ -9,6 +9,7 @@
  */
 import * as z from "zod";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
+import { speakerMarkdown, speakerTitle } from "../speaker-label.js";
 import type {
   ConnectorDriver,
   ConnectorKind,
@@ -120,7 +121,13 @@ class WecomDriver implements ConnectorDriver {
 
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
     const format = this.#context.settings.format === "text" ? "text" : "markdown";
-    return this.#api.send(message.chatId, format, message.text, signal);
+    const text =
+      format === "markdown"
+        ? speakerMarkdown(message.speaker, message.text)
+        : message.speaker
+          ? `【${speakerTitle(message.speaker)}】\n${message.text}`
+          : message.text;
+    return this.#api.send(message.chatId, format, text, signal);
   }
 
   async test(): Promise<string> {
