@@ -238,26 +238,42 @@ const wecom: Platform = {
     });
     await startConnector(server, created.id);
     const users: Record<Person, string> = { admin: "zhangsan", guest: "lisi" };
+    const post = async (request: { query: Record<string, string>; body: string }) => {
+      const res = await fetch(`${server.url}${created.inboundPath}?${new URLSearchParams(request.query)}`, {
+        method: "POST",
+        headers: { "content-type": "text/xml" },
+        body: request.body,
+      });
+      await checked(res, "a WeCom callback");
+    };
     return {
       connectorId: created.id,
       // An app's chat is one person's: the admin's own chat is bound.
       groupChat: "zhangsan",
       adminChat: "zhangsan",
       async say(_chatId, person, text) {
-        const request = buildWecomText(keys, { from: users[person], text, agentId: fake.agentId });
-        const res = await fetch(`${server.url}${created.inboundPath}?${new URLSearchParams(request.query)}`, {
-          method: "POST",
-          headers: { "content-type": "text/xml" },
-          body: request.body,
-        });
-        await checked(res, "a WeCom callback");
+        await post(buildWecomText(keys, { from: users[person], text, agentId: fake.agentId }));
+      },
+      async press(_chatId, message, person, choice) {
+        const card = fake.messages[Number(message.ref)];
+        if (!card) throw new Error("no such card");
+        const before = fake.messages.length;
+        await post(fake.pressCard(keys, { from: users[person], message: card, button: choice }));
+        // A decision replaces the buttons; a refusal is told in a text message.
+        if (card.replacedBy !== undefined) return card.replacedBy;
+        return fake.messages.slice(before).find((m) => m.msgtype === "text")?.content ?? "";
       },
       posted: (chatId) =>
         fake.messages
           .filter((m) => m.touser === chatId)
           .map((m, i) => {
             const title = /^\*\*(.+?)\*\*\n\n/.exec(m.content)?.[1];
-            return { ...(title ? { title } : {}), text: m.content, ref: String(i), buttons: false };
+            return {
+              ...(title ? { title } : {}),
+              text: m.content,
+              ref: String(i),
+              buttons: fake.buttons(m).length > 0,
+            };
           }),
     };
   },
