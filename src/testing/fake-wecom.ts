@@ -143,7 +143,8 @@ export class FakeWecom {
 
   #sendCard(body: Record<string, unknown>): FakeReply {
     const card = body.template_card as Record<string, unknown> | undefined;
-    if (!card || card.card_type !== "button_interaction" || typeof body.touser !== "string")
+    if (card === undefined) return reply(200, { errcode: 41009, errmsg: "missing template_card" });
+    if (card.card_type !== "button_interaction" || typeof body.touser !== "string")
       return reply(200, { errcode: 41009, errmsg: "missing touser or template_card" });
     if (body.agentid !== this.agentId) return reply(200, { errcode: 40056, errmsg: "invalid agentid" });
     const buttons = card.button_list as Array<{ key?: unknown }> | undefined;
