@@ -11,6 +11,8 @@ import { KeyedLock } from "../team/keyed-lock.js";
 import { endPartOf } from "../team/message-parts.js";
 import type { ChannelMessage, Team, TeamEvent, TeamRun } from "../team/types.js";
 import type { ApprovalButtons } from "./approval-buttons.js";
+import type { MessageOrigins } from "./message-origins.js";
+import { SPEAKER_ROOM } from "./speaker-label.js";
 import { splitText } from "./split-text.js";
 import type { MappingRepo } from "./store/mapping-repo.js";
 import type { PreviewStreams, PreviewTarget } from "./stream-preview.js";
@@ -36,8 +38,18 @@ export interface AnswerRouterDeps {
   enqueue(connectorId: string, messages: OutboundMessage[]): Promise<void>;
   /** Approval prompts with buttons (absent: none are asked in chats). */
   approvals?: ApprovalButtons;
+  /** Messages posted from external chats (the others, from the web, are mirrored to bound groups). */
+  origins?: MessageOrigins;
+  /** Whether web messages of a chat's group are posted to it. */
+  mirrors?(chat: ChatRef): Promise<boolean>;
+  /** A person's display name. */
+  nameOf?(userId: string): Promise<string | undefined>;
+  now?: () => number;
   onError(err: unknown): void;
 }
+
+/** How long a channel's chat is remembered before it is looked up again (binding on another instance). */
+const CHAT_TTL_MS = 5000;
 
 type RoutedEvent = Extract<TeamEvent, { type: "agent" | "message" | "run" | "approval" }>;
 
@@ -51,6 +63,8 @@ function routed(event: TeamEvent): event is RoutedEvent {
 export class AnswerRouter {
   readonly #deps: AnswerRouterDeps;
   readonly #chats = new Map<string, ChatRef | null>();
+  /** When each remembered chat is looked up again. */
+  readonly #until = new Map<string, number>();
   /** Events of channels whose mapping is being looked up, in arrival order. */
   readonly #waiting = new Map<string, RoutedEvent[]>();
   readonly #lock = new KeyedLock();
@@ -75,6 +89,17 @@ export class AnswerRouter {
   /** A channel now belongs to an external chat. */
   remember(channelId: string, chat: ChatRef): void {
     this.#chats.set(channelId, chat);
+    this.#until.set(channelId, this.#now() + CHAT_TTL_MS);
+  }
+
+  /** A channel no longer belongs to an external chat. */
+  forget(channelId: string): void {
+    this.#chats.set(channelId, null);
+    this.#until.set(channelId, this.#now() + CHAT_TTL_MS);
+  }
+
+  #now(): number {
+    return (this.#deps.now ?? Date.now)();
   }
 
   #onEvent(event: TeamEvent): void {
@@ -84,6 +109,9 @@ export class AnswerRouter {
     // A press here answered it: the press shows the decision on the prompt itself.
     if (event.type === "approval" && this.#deps.approvals?.pressing(event.runId, event.callId)) return;
     const channelId = event.channelId;
+    if ((this.#until.get(channelId) ?? 0) <= this.#now() && !this.#waiting.has(channelId)) {
+      this.#chats.delete(channelId);
+    }
     const known = this.#chats.get(channelId);
     if (known !== undefined) {
       if (known) this.#route(known, event);
@@ -103,6 +131,7 @@ export class AnswerRouter {
         // A mapping remembered while looking wins over what the lookup read before it was stored.
         const chat = this.#chats.get(channelId) ?? found ?? null;
         this.#chats.set(channelId, chat);
+        this.#until.set(channelId, this.#now() + CHAT_TTL_MS);
         if (chat) for (const queued of queue) this.#route(chat, queued);
       },
       (err: unknown) => {
@@ -151,11 +180,45 @@ export class AnswerRouter {
   }
 
   async #answer(chat: ChatRef, message: ChannelMessage): Promise<void> {
+    if (message.author.type === "user") {
+      await this.#mirror(chat, message);
+      return;
+    }
     if (message.author.type !== "agent") return;
     // A failed or stopped answer is reported when its run ends (see #runEnded).
     if (endPartOf(message.parts)) return;
     const previewId = message.runId ? await this.#deps.previews.finish(message.runId) : undefined;
-    await this.#queue(chat, message.text, previewId, message.runId);
+    const speaker = (await this.#isGroup(message.channelId))
+      ? await this.#agentLabel(message.author.id)
+      : undefined;
+    await this.#queue(chat, message.text, previewId, message.runId, speaker);
+  }
+
+  /** A web message in a bound group goes to the external chat too, labelled with the person's name. */
+  async #mirror(chat: ChatRef, message: ChannelMessage): Promise<void> {
+    const { origins, mirrors, nameOf } = this.#deps;
+    if (!origins || !mirrors) return;
+    if (origins.take(message.channelId, message.author.id, message.text)) return;
+    if (!(await this.#isGroup(message.channelId)) || !(await mirrors(chat))) return;
+    const name = (await nameOf?.(message.author.id)) ?? message.author.id;
+    await this.#queue(chat, message.text, undefined, undefined, { name, emoji: "💬" });
+  }
+
+  async #isGroup(channelId: string): Promise<boolean> {
+    try {
+      return (await this.#deps.team.getChannel(LISTENER, channelId)).kind === "group";
+    } catch {
+      return false;
+    }
+  }
+
+  async #agentLabel(agentId: string): Promise<OutboundMessage["speaker"]> {
+    try {
+      const agent = await this.#deps.team.getAgent(LISTENER, agentId);
+      return { name: agent.name, emoji: agent.emoji };
+    } catch {
+      return { name: agentId };
+    }
   }
 
   async #runEnded(chat: ChatRef, run: TeamRun): Promise<void> {
@@ -172,13 +235,16 @@ export class AnswerRouter {
     text: string,
     previewId: string | undefined,
     runId: string | undefined,
+    speaker?: OutboundMessage["speaker"],
   ): Promise<void> {
     const limit = await this.#deps.limitOf(chat.connectorId);
     if (!limit) return;
-    const pieces = splitText(text.trim() === "" ? "(empty answer)" : text, limit);
+    const room = speaker ? { ...limit, max: Math.max(limit.max - SPEAKER_ROOM, 200) } : limit;
+    const pieces = splitText(text.trim() === "" ? "(empty answer)" : text, room);
     const messages = pieces.map((piece, i): OutboundMessage => {
       const out: OutboundMessage = { chatId: chat.chatId, text: piece, part: i + 1, parts: pieces.length };
       if (runId) out.runId = runId;
+      if (speaker) out.speaker = speaker;
       if (i === 0 && previewId !== undefined) out.editMessageId = previewId;
       return out;
     });

@@ -37,7 +37,10 @@ export const DEFAULT_TICKET_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export const NOT_YOURS = "Only the person who asked can approve or reject this.";
 export const NOT_OPEN = "This approval request is no longer open.";
+export const LINK_FIRST =
+  "Only linked members can decide here. Link your account first: send /link <code> (Settings → Account) to the bot in a private chat.";
 const FAILED = "Dimsum could not take this answer; try again.";
+const DECIDE_ON_WEB = "Approve or reject it in the Dimsum web UI (the chat's run waits for it).";
 
 const TICKET_PREFIX = "approval:";
 const CALL_PREFIX = "approval-call:";
@@ -193,7 +196,20 @@ export class ApprovalButtons {
 
   /** A run of the chat's channel asks approval for a call: queue a prompt with a fresh ticket. */
   async ask(chat: ChatRef, event: ApprovalRequest): Promise<void> {
-    if (event.state !== "requested" || !(await this.#deps.asks(chat.connectorId))) return;
+    if (event.state !== "requested") return;
+    if (!(await this.#deps.asks(chat.connectorId))) {
+      // A platform without buttons here: the chat still learns what waits, and where to decide it.
+      const text = `${approvalText({
+        token: "",
+        tool: clip(event.tool, LIMITS.tool),
+        summary: clip(summaryOf(event), LIMITS.summary) || event.tool,
+        reason: clip(event.reason, LIMITS.reason) || "the tool asks first",
+      })}\n${DECIDE_ON_WEB}`;
+      await this.#deps.enqueue(chat.connectorId, [
+        { chatId: chat.chatId, text, part: 1, parts: 1, runId: event.runId },
+      ]);
+      return;
+    }
     const state = this.#deps.mappings.stateOf(chat.connectorId);
     await this.#prune(state);
     const token = newApprovalToken();
@@ -270,6 +286,10 @@ export class ApprovalButtons {
       if (isRefusal(err) && (err.code === "not_found" || err.code === "forbidden"))
         return { ok: false, notice: NOT_YOURS };
       throw err;
+    }
+    // In a group bound to the chat, an unlinked guest never decides (anyone in the chat could press).
+    if (actor.role === "guest" && (await team.getChannel(actor, run.channelId)).kind === "group") {
+      return { ok: false, notice: LINK_FIRST };
     }
     if (run.status !== "waiting" || !run.pendingApprovals?.some((p) => p.callId === ticket.callId)) {
       return this.#stale(state, token, ticket);

@@ -9,11 +9,14 @@ import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
 import { ApprovalButtons } from "./approval-buttons.js";
+import { ChatBinder, type ChatView } from "./chat-binder.js";
 import { applyPatch, missingSecrets, recordFromInput, viewOf } from "./connector-config.js";
 import { InboundPipeline, serviceActor } from "./inbound-pipeline.js";
 import { messageOf } from "./kind-helpers.js";
 import { BUILTIN_KINDS } from "./kinds.js";
+import { MessageOrigins } from "./message-origins.js";
 import { type BackoffPolicy, backoffDelayMs, DEFAULT_BACKOFF, OutboxWorker } from "./outbox-worker.js";
+import { type LinkCodeView, PersonLinks } from "./person-links.js";
 import { PollLease } from "./poll-lease.js";
 import { StatusBoard } from "./status-board.js";
 import type { ConnectorRepo, StoredConnector } from "./store/connector-repo.js";
@@ -99,6 +102,9 @@ export class ConnectorManager {
   readonly #router: AnswerRouter;
   readonly #buttons: ApprovalButtons;
   readonly #previews: PreviewStreams;
+  readonly #binder: ChatBinder;
+  readonly #links: PersonLinks;
+  readonly #origins: MessageOrigins;
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #backoff: BackoffPolicy;
@@ -120,7 +126,24 @@ export class ConnectorManager {
       now: this.#now,
       onError: (err) => deps.log.warn(`connector preview failed: ${messageOf(err)}`),
     });
+    this.#origins = new MessageOrigins(this.#now);
+    this.#binder = new ChatBinder({
+      team: deps.team,
+      mappings: this.#mappings,
+      now: this.#now,
+      onMapped: (channelId, connectorId, chatId) => this.#router.remember(channelId, { connectorId, chatId }),
+      onUnmapped: (channelId) => this.#router.forget(channelId),
+    });
+    this.#links = new PersonLinks({
+      mappings: this.#mappings,
+      users: deps.users,
+      now: this.#now,
+      connectorIds: async () => (await this.#repo.list()).map((stored) => stored.record.id),
+    });
     this.#pipeline = new InboundPipeline({
+      binder: this.#binder,
+      links: this.#links,
+      origins: this.#origins,
       team: deps.team,
       mappings: this.#mappings,
       users: deps.users,
@@ -159,6 +182,10 @@ export class ConnectorManager {
       },
       enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
       approvals: this.#buttons,
+      origins: this.#origins,
+      mirrors: (chat) => this.#binder.mirrors(chat.connectorId, chat.chatId),
+      nameOf: async (userId) => (await deps.users.get(userId))?.username,
+      now: this.#now,
       onError: (err) => deps.log.error("connector answer routing failed", err),
     });
     this.#router.start();
@@ -279,6 +306,83 @@ export class ConnectorManager {
     } catch (err) {
       return { ok: false, message: messageOf(err) };
     }
+  }
+
+  /** The chats a connector has seen and how each is bound. */
+  async chats(actor: Actor, id: string): Promise<ChatView[]> {
+    assertAdmin(actor);
+    return this.#binder.chats((await this.#require(id)).record);
+  }
+
+  /**
+   * Binds a chat: to a group (`channelId`), back to a direct chat with the connector's agent, and/or
+   * switches posting web messages to it.
+   */
+  async bindChat(
+    actor: Actor,
+    id: string,
+    chatId: string,
+    change: { mode?: "direct" | "group"; channelId?: string; mirror?: boolean },
+  ): Promise<ChatView> {
+    assertAdmin(actor);
+    const { record } = await this.#require(id);
+    const bindings = this.#binder.bindings(id);
+    if (!(await bindings.chat(chatId)))
+      throw notFound(`Connector "${record.name}" has seen no chat "${chatId}".`);
+    let view: ChatView | undefined;
+    if (change.mode === "group") {
+      if (!change.channelId) throw invalid("Binding to a group needs its channelId.", "pick a group");
+      view = await this.#binder.bindGroup(actor, record, chatId, change.channelId);
+    } else if (change.mode === "direct") {
+      view = await this.#binder.keepDirect(actor, record, chatId);
+    }
+    if (change.mirror !== undefined) view = await this.#binder.setMirror(record, chatId, change.mirror);
+    if (!view) throw invalid("Nothing to change.", "send mode and/or mirror");
+    return view;
+  }
+
+  /** The people a connector has seen, with the web account each is linked to. */
+  async people(
+    actor: Actor,
+    id: string,
+  ): Promise<
+    Array<{
+      externalUserId: string;
+      name?: string;
+      lastAt: number;
+      linkedTo?: { userId: string; username: string };
+    }>
+  > {
+    assertAdmin(actor);
+    await this.#require(id);
+    const bindings = this.#binder.bindings(id);
+    const out = [];
+    for (const person of await bindings.people()) {
+      const link = await bindings.link(person.externalUserId);
+      const user = link ? await this.#deps.users.get(link.userId) : undefined;
+      out.push({ ...person, ...(user ? { linkedTo: { userId: user.id, username: user.username } } : {}) });
+    }
+    return out;
+  }
+
+  /** Links an external person to a web account (`userId`), or unlinks them (`null`). */
+  async linkPerson(actor: Actor, id: string, externalUserId: string, userId: string | null): Promise<void> {
+    assertAdmin(actor);
+    const { record } = await this.#require(id);
+    if (userId === null) {
+      if (!(await this.#links.unlink(record, externalUserId))) throw notFound("That person is not linked.");
+      return;
+    }
+    const user = await this.#deps.users.get(userId);
+    if (!user) throw invalid(`No user with id "${userId}".`, "pick an existing account");
+    if (user.role === "guest")
+      throw invalid(`${user.username} is a guest account.`, "link to a member's account");
+    await this.#links.link(record, externalUserId, user.id, "admin", actor.userId);
+  }
+
+  /** A one-time code the actor sends to a bot in a private chat to link their messenger account. */
+  linkCode(actor: Actor): Promise<LinkCodeView> {
+    return this.#links.issue(actor);
   }
 
   /** Starts every connector marked to run; failures are logged, not thrown. */

@@ -12,7 +12,11 @@ import { type AttachmentLimits, limitOf } from "../attachments/kinds.js";
 import { DimsumError, invalid, isRefusal } from "../errors.js";
 import { KeyedLock } from "../team/keyed-lock.js";
 import type { Actor, ChannelRecord, Team } from "../team/types.js";
+import type { ChatBinder } from "./chat-binder.js";
+import { parseChatCommand, runChatCommand } from "./chat-commands.js";
 import { FileTooLargeError } from "./file-download.js";
+import type { MessageOrigins } from "./message-origins.js";
+import type { PersonLinks } from "./person-links.js";
 import type { MappingRepo } from "./store/mapping-repo.js";
 import {
   type ConnectorRecord,
@@ -74,6 +78,11 @@ export interface InboundPipelineDeps {
   onMapped(channelId: string, connectorId: string, chatId: string): void;
   /** Tells the external chat why its message was not taken (queued in the outbox). */
   notify(connector: ConnectorRecord, chatId: string, text: string): Promise<void>;
+  /** Chats bound to groups, and people linked to web accounts. */
+  binder: ChatBinder;
+  links: PersonLinks;
+  /** Messages posted from external chats (not mirrored back to them). */
+  origins: MessageOrigins;
 }
 
 /**
@@ -127,10 +136,31 @@ export class InboundPipeline {
       }
       const actor = await this.#actorFor(connector, message);
       const channelId = await this.#channelFor(connector, message, actor);
+      const bindings = this.#deps.binder.bindings(connector.id);
+      const now = this.#deps.now();
+      await bindings.sawChat(message.chat.id, message.chat.name, message.chat.group === true, now);
+      await bindings.sawPerson(message.user.id, message.user.name, now);
+      const command = parseChatCommand(text);
+      if (command) {
+        const { team, binder, links } = this.#deps;
+        const reply = await runChatCommand(
+          { team, binder, links },
+          connector,
+          message,
+          actor,
+          channelId,
+          command,
+        );
+        await this.#deps.notify(connector, message.chat.id, reply);
+        return true;
+      }
       const { ids, names, refused } = await this.#files(connector, channelId, message);
       // A message needs text: a file sent without a caption is posted under its name.
       const posted = text !== "" ? text : names.map((name) => `📎 ${name}`).join("\n");
-      if (posted !== "") await this.#deps.team.postMessage(actor, channelId, posted, { attachments: ids });
+      if (posted !== "") {
+        this.#deps.origins.mark(channelId, actor.userId, posted);
+        await this.#deps.team.postMessage(actor, channelId, posted, { attachments: ids });
+      }
       for (const line of refused) await this.#deps.notify(connector, message.chat.id, line);
       for (const what of message.unsupported ?? []) {
         await this.#deps.notify(
@@ -228,7 +258,9 @@ export class InboundPipeline {
   async #actorFor(connector: ConnectorRecord, message: InboundMessage): Promise<Actor> {
     const { users, mappings } = this.#deps;
     const existing = await mappedActor(users, mappings, connector, message.user.id);
-    if (existing) return existing;
+    // A web account is used only while the person is linked to it (an unlinked one gets a guest).
+    if (existing && (existing.role === "guest" || connector.userMode === "user")) return existing;
+    if (existing && (await this.#deps.links.linked(connector.id, message.user.id))) return existing;
     if (connector.userMode === "user") {
       throw invalid(
         `The connector "${connector.name}" posts as a user who no longer exists.`,
@@ -260,8 +292,9 @@ export class InboundPipeline {
         throw err;
       });
     }
-    // A changed agent starts a fresh chat rather than talking over the old agent's history.
-    if (channel && channel.leaderAgentId === connector.agentId) {
+    // A changed agent starts a fresh chat rather than talking over the old agent's history; a chat
+    // bound to a group stays the group.
+    if (channel && (channel.kind === "group" || channel.leaderAgentId === connector.agentId)) {
       if (!channel.members.some((m) => m.type === "user" && m.id === actor.userId)) {
         await team.addMember(service, channel.id, { type: "user", id: actor.userId });
       }

@@ -114,7 +114,8 @@ export interface InboundFile {
 export interface InboundMessage {
   /** De-duplication key (Telegram update_id, Feishu event_id, the webhook's id); absent: no de-dup. */
   dedupeKey?: string;
-  chat: { id: string; name?: string };
+  /** `group`: several people share the chat (a `/link` code is not taken there). */
+  chat: { id: string; name?: string; group?: boolean };
   user: { id: string; name?: string };
   /** The text (a photo's caption); may be empty when the message carries files. */
   text: string;
@@ -169,6 +170,11 @@ export interface OutboundMessage {
   chatId: string;
   /** The text (for an approval prompt: its plain-text form, for platforms that show no buttons). */
   text: string;
+  /**
+   * Who speaks, in a chat bound to a group of several agents (or the person a web message is from):
+   * shown as a Feishu card header, a DingTalk/WeCom markdown title, a bold Telegram prefix.
+   */
+  speaker?: { name: string; emoji?: string };
   /** Send as an approval prompt with buttons (drivers of kinds with `approvals`). */
   approval?: ApprovalPrompt;
   /** Replace this platform message (a streamed preview) instead of sending a new one. */

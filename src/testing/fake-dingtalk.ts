@@ -13,7 +13,7 @@ import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
 import { type DingTalkRobotMessage, dingTalkSign } from "../connectors/dingtalk/dingtalk-message.js";
-import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-platform-server.js";
+import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } from "./fake-platform-server.js";
 
 export const DINGTALK_ROBOT_TOPIC = "/v1.0/im/bot/messages/get";
 
@@ -33,6 +33,9 @@ export class FakeDingTalk {
   readonly #server: FakePlatformServer;
   readonly #wss: WebSocketServer;
   readonly messages: FakeDingTalkMessage[] = [];
+  /** Paths of files downloaded, in order. */
+  readonly downloads: string[] = [];
+  readonly #files = new Map<string, { data: Buffer; contentType: string }>();
   /** OpenAPI access tokens handed out. */
   readonly tokens: string[] = [];
   /** Stream connections opened (tickets used). */
@@ -117,14 +120,17 @@ export class FakeDingTalk {
     senderNick?: string;
     group?: boolean;
     msgId?: string;
+    /** Another kind (`audio`, `picture`, `file`) with its content; `text` is then unused. */
+    kind?: { msgtype: "audio" | "picture" | "file"; content: NonNullable<DingTalkRobotMessage["content"]> };
     /** Milliseconds from now until the session webhook expires (default 90 minutes). */
     sessionTtlMs?: number;
   }): DingTalkRobotMessage {
     const session = randomBytes(8).toString("hex");
     return {
       msgId: options.msgId ?? `msg${randomBytes(8).toString("hex")}`,
-      msgtype: "text",
-      text: { content: options.group ? ` ${options.text}` : options.text },
+      ...(options.kind
+        ? { msgtype: options.kind.msgtype, content: options.kind.content }
+        : { msgtype: "text", text: { content: options.group ? ` ${options.text}` : options.text } }),
       conversationId: options.conversationId,
       conversationType: options.group ? "2" : "1",
       ...(options.group ? { conversationTitle: "Team room" } : {}),
@@ -183,8 +189,20 @@ export class FakeDingTalk {
   }
 
   /** Answers one HTTP request. */
+  /** Keeps a file people send; returns its `downloadCode`. */
+  addFile(data: Buffer, contentType: string): string {
+    const code = `dc-${randomBytes(8).toString("hex")}`;
+    this.#files.set(code, { data, contentType });
+    return code;
+  }
+
   handle(req: IncomingMessage, raw: string): FakeReply {
     const url = new URL(req.url ?? "", this.url);
+    if (req.method === "GET" && url.pathname.startsWith("/files/")) {
+      const file = this.#files.get(url.pathname.slice("/files/".length));
+      this.downloads.push(url.pathname);
+      return file ? fileReply(file.data, file.contentType) : reply(404, { code: "NotFound" });
+    }
     let body: Record<string, unknown> = {};
     try {
       body = raw === "" ? {} : (JSON.parse(raw) as Record<string, unknown>);
@@ -228,6 +246,16 @@ export class FakeDingTalk {
           text: markdown.text,
         });
         return reply(200, { errcode: 0, errmsg: "ok" });
+      }
+      case "/v1.0/robot/messageFiles/download": {
+        const token = req.headers["x-acs-dingtalk-access-token"];
+        if (typeof token !== "string" || !this.tokens.includes(token))
+          return reply(401, { code: "InvalidAuthentication", message: "不合法的access_token" });
+        if (body.robotCode !== this.clientId || typeof body.downloadCode !== "string")
+          return reply(400, { code: "InvalidParameter", message: "robotCode or downloadCode is wrong" });
+        if (!this.#files.has(body.downloadCode))
+          return reply(400, { code: "InvalidParameter.downloadCode", message: "downloadCode 无效" });
+        return reply(200, { downloadUrl: `${this.url}/files/${body.downloadCode}` });
       }
       case "/v1.0/robot/groupMessages/send":
       case "/v1.0/robot/oToMessages/batchSend":

@@ -22,6 +22,28 @@ export interface FakeTelegramMessage {
   text: string;
   /** The inline keyboard's rows, while the message has one. */
   buttons?: FakeInlineButton[][];
+  /** The bold spans of the text (from `entities`), e.g. the speaker's name in a group. */
+  bold?: string[];
+}
+
+/** The texts of the bold entities of a message (offsets in UTF-16 units); a bad entity is an error. */
+function boldOf(text: string, entities: unknown): string[] | string | undefined {
+  if (entities === undefined) return undefined;
+  if (!Array.isArray(entities)) return "Bad Request: can't parse entities: not an array";
+  const out: string[] = [];
+  for (const entity of entities as Array<{ type?: unknown; offset?: unknown; length?: unknown }>) {
+    const { offset, length } = entity;
+    if (
+      typeof offset !== "number" ||
+      typeof length !== "number" ||
+      offset < 0 ||
+      offset + length > text.length
+    ) {
+      return "Bad Request: can't parse entities: entity beyond the end of the text";
+    }
+    if (entity.type === "bold") out.push(text.slice(offset, offset + length));
+  }
+  return out;
 }
 
 /** An `answerCallbackQuery` call. */
@@ -394,11 +416,14 @@ export class FakeTelegram {
     if (text.length > 4096) return bad("message is too long");
     const buttons = keyboardOf(body.reply_markup);
     if (typeof buttons === "string") return bad(buttons);
+    const bold = boldOf(text, body.entities);
+    if (typeof bold === "string") return bad(bold);
     const message: FakeTelegramMessage = {
       chatId: String(body.chat_id),
       messageId: this.#nextMessageId++,
       text,
       ...(buttons && buttons.length > 0 ? { buttons } : {}),
+      ...(bold && bold.length > 0 ? { bold } : {}),
     };
     this.sent.push(message);
     return ok({
@@ -427,9 +452,13 @@ export class FakeTelegram {
         "message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
       );
     }
+    const bold = boldOf(text, body.entities);
+    if (typeof bold === "string") return bad(bold);
     message.text = text;
     if (next) message.buttons = next;
     else delete message.buttons;
+    if (bold && bold.length > 0) message.bold = bold;
+    else delete message.bold;
     this.edits.push(structuredClone(message));
     return ok({ message_id: message.messageId, chat: { id: Number(body.chat_id) }, text });
   }

@@ -13,9 +13,22 @@ import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-p
 
 export interface FakeWecomMessage {
   touser: string;
-  msgtype: "text" | "markdown";
+  msgtype: "text" | "markdown" | "template_card";
   agentid: number;
+  /** The text; for a template card its title, description and sub-title, one a line. */
   content: string;
+  /** A template card's JSON; its `button_list` is gone once updated. */
+  card?: Record<string, unknown>;
+  /** What replaced the card's buttons (`update_template_card`). */
+  replacedBy?: string;
+  /** The `response_code` the send returned (template cards). */
+  responseCode?: string;
+}
+
+/** A button of a template card. */
+export interface FakeWecomButton {
+  text: string;
+  key: string;
 }
 
 /** The fake API of one corp and app. */
@@ -27,6 +40,8 @@ export class FakeWecom {
   readonly messages: FakeWecomMessage[] = [];
   /** Access tokens handed out. */
   readonly tokens: string[] = [];
+  /** Live response codes (each updates its card once): code → the card's message. */
+  readonly #codes = new Map<string, FakeWecomMessage>();
   #valid = new Set<string>();
 
   private constructor(corpId: string, corpSecret: string, agentId: number, server: FakePlatformServer) {
@@ -91,6 +106,7 @@ export class FakeWecom {
         return reply(200, { errcode: 47001, errmsg: "data format error" });
       }
       const msgtype = body.msgtype;
+      if (msgtype === "template_card") return this.#sendCard(body);
       if (msgtype !== "text" && msgtype !== "markdown")
         return reply(200, { errcode: 40008, errmsg: "invalid message type" });
       const content = (body[msgtype] as { content?: unknown } | undefined)?.content;
@@ -103,7 +119,91 @@ export class FakeWecom {
       this.messages.push({ touser: body.touser, msgtype, agentid: body.agentid, content });
       return reply(200, { errcode: 0, errmsg: "ok", msgid: `msg-${this.messages.length}` });
     }
+    if (url.pathname === "/cgi-bin/message/update_template_card" && req.method === "POST") {
+      if (!this.#valid.has(url.searchParams.get("access_token") ?? ""))
+        return reply(200, { errcode: 42001, errmsg: "access_token expired" });
+      const body = JSON.parse(raw) as {
+        userids?: unknown;
+        agentid?: unknown;
+        response_code?: unknown;
+        button?: { replace_name?: unknown };
+      };
+      const card = typeof body.response_code === "string" ? this.#codes.get(body.response_code) : undefined;
+      if (!card) return reply(200, { errcode: 40029, errmsg: "invalid response_code" });
+      if (body.agentid !== this.agentId) return reply(200, { errcode: 40056, errmsg: "invalid agentid" });
+      if (typeof body.button?.replace_name !== "string")
+        return reply(200, { errcode: 41009, errmsg: "missing button.replace_name" });
+      this.#codes.delete(body.response_code as string);
+      card.replacedBy = body.button.replace_name;
+      if (card.card) delete card.card.button_list;
+      return reply(200, { errcode: 0, errmsg: "ok" });
+    }
     return reply(404, { errcode: 404, errmsg: "not found" });
+  }
+
+  #sendCard(body: Record<string, unknown>): FakeReply {
+    const card = body.template_card as Record<string, unknown> | undefined;
+    if (card === undefined) return reply(200, { errcode: 41009, errmsg: "missing template_card" });
+    if (card.card_type !== "button_interaction" || typeof body.touser !== "string")
+      return reply(200, { errcode: 41009, errmsg: "missing touser or template_card" });
+    if (body.agentid !== this.agentId) return reply(200, { errcode: 40056, errmsg: "invalid agentid" });
+    const buttons = card.button_list as Array<{ key?: unknown }> | undefined;
+    if (!Array.isArray(buttons) || buttons.length === 0 || buttons.length > 6)
+      return reply(200, { errcode: 40058, errmsg: "button_list must hold 1 to 6 buttons" });
+    if (buttons.some((b) => typeof b.key !== "string" || Buffer.byteLength(b.key) > 1024))
+      return reply(200, { errcode: 40058, errmsg: "invalid button key" });
+    const title = card.main_title as { title?: string; desc?: string } | undefined;
+    const responseCode = `rc-${randomBytes(8).toString("hex")}`;
+    const message: FakeWecomMessage = {
+      touser: body.touser,
+      msgtype: "template_card",
+      agentid: body.agentid,
+      content: [title?.title, title?.desc, card.sub_title_text]
+        .filter((x) => typeof x === "string")
+        .join("\n"),
+      card: structuredClone(card),
+      responseCode,
+    };
+    this.messages.push(message);
+    this.#codes.set(responseCode, message);
+    return reply(200, {
+      errcode: 0,
+      errmsg: "ok",
+      msgid: `msg-${this.messages.length}`,
+      response_code: responseCode,
+    });
+  }
+
+  /** The buttons of a card message, while it has them. */
+  buttons(message: FakeWecomMessage): FakeWecomButton[] {
+    const list = (message.card?.button_list ?? []) as Array<{ text: string; key: string }>;
+    return list.map((b) => ({ text: b.text, key: b.key }));
+  }
+
+  /**
+   * A person's press of a card button, as WeCom posts it to the callback (`template_card_event`), with
+   * a fresh response code for the card.
+   */
+  pressCard(
+    keys: WecomCallbackKeys,
+    options: { from: string; message: FakeWecomMessage; button: string },
+  ): { query: Record<string, string>; body: string } {
+    const button = this.buttons(options.message).find((b) => b.text.includes(options.button));
+    if (!button) throw new Error(`no button "${options.button}" on the card`);
+    const responseCode = `rc-${randomBytes(8).toString("hex")}`;
+    this.#codes.set(responseCode, options.message);
+    return buildWecomCallback(keys, {
+      ToUserName: keys.corpId,
+      FromUserName: options.from,
+      CreateTime: Math.floor(Date.now() / 1000),
+      MsgType: "event",
+      Event: "template_card_event",
+      EventKey: button.key,
+      TaskId: String(options.message.card?.task_id ?? ""),
+      CardType: "button_interaction",
+      ResponseCode: responseCode,
+      AgentID: this.agentId,
+    });
   }
 }
 
@@ -132,6 +232,38 @@ function signedQuery(keys: WecomCallbackKeys, ciphertext: string): Record<string
 export function buildWecomUrlVerification(keys: WecomCallbackKeys, echo: string): Record<string, string> {
   const echostr = encrypt(keys.encodingAESKey, echo, keys.corpId);
   return { ...signedQuery(keys, echostr), echostr };
+}
+
+/** Any callback (message or event) as WeCom posts it: encrypted, signed, the query and the XML body. */
+export function buildWecomCallback(
+  keys: WecomCallbackKeys,
+  fields: Record<string, string | number>,
+): { query: Record<string, string>; body: string } {
+  const ciphertext = encrypt(keys.encodingAESKey, buildWecomXml(fields), keys.corpId);
+  const body = buildWecomXml({
+    ToUserName: keys.corpId,
+    AgentID: String(fields.AgentID ?? ""),
+    Encrypt: ciphertext,
+  });
+  return { query: signedQuery(keys, ciphertext), body };
+}
+
+/** A voice message as WeCom posts it, with the text WeCom recognised in it when given. */
+export function buildWecomVoice(
+  keys: WecomCallbackKeys,
+  options: { from: string; agentId: number; recognition?: string; msgId?: string },
+): { query: Record<string, string>; body: string } {
+  return buildWecomCallback(keys, {
+    ToUserName: keys.corpId,
+    FromUserName: options.from,
+    CreateTime: Math.floor(Date.now() / 1000),
+    MsgType: "voice",
+    MediaId: `media-${randomBytes(6).toString("hex")}`,
+    Format: "amr",
+    ...(options.recognition !== undefined ? { Recognition: options.recognition } : {}),
+    MsgId: options.msgId ?? String(Math.floor(Math.random() * 1e15)),
+    AgentID: options.agentId,
+  });
 }
 
 /** A text message as WeCom posts it to the callback: the query and the XML body. */

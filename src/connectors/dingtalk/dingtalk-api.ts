@@ -151,6 +151,20 @@ export class DingTalkApi {
     );
   }
 
+  /** A short-lived URL of a file a robot message carries (`downloadCode`). */
+  async downloadUrl(robotCode: string, downloadCode: string, signal?: AbortSignal): Promise<string> {
+    const token = await this.accessToken(signal);
+    const response = await requestJson(`${this.#base}/v1.0/robot/messageFiles/download`, {
+      headers: { "x-acs-dingtalk-access-token": token },
+      body: { robotCode, downloadCode },
+      ...(signal ? { signal } : {}),
+    });
+    const url = (response.body as { downloadUrl?: unknown } | undefined)?.downloadUrl;
+    if (response.status === 200 && typeof url === "string") return url;
+    if (response.status === 401 || response.status === 403) this.#token = undefined;
+    throw this.#failure("file download", response.status, response.body, response.headers);
+  }
+
   async #robotSend(
     path: string,
     target: Record<string, unknown>,

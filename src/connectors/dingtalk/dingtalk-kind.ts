@@ -9,8 +9,10 @@
  * kept in the connector's state, so any instance can deliver the answer.
  */
 import * as z from "zod";
+import { downloadFile } from "../file-download.js";
 import { holdConnection } from "../held-connection.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
+import { speakerMarkdown, speakerTitle } from "../speaker-label.js";
 import {
   type ConnectorDriver,
   type ConnectorKind,
@@ -96,9 +98,15 @@ class DingTalkDriver implements ConnectorDriver {
     await this.#background;
   }
 
+  /** Downloads a file of a robot message: its short-lived URL from the OpenAPI, then the bytes. */
+  readonly #download = (downloadCode: string) => async (maxBytes: number, signal: AbortSignal) => {
+    const url = await this.#api.downloadUrl(String(this.#context.settings.clientId), downloadCode, signal);
+    return downloadFile(url, { what: "DingTalk file download", maxBytes, signal });
+  };
+
   /** Remembers how to answer the message's chat, then hands the message to the pipeline. */
   async #take(robot: DingTalkRobotMessage): Promise<void> {
-    const message = inboundOfRobotMessage(robot);
+    const message = inboundOfRobotMessage(robot, this.#download);
     if (!message) return;
     await this.#context.state.set(`${ROUTE_KEY}${message.chat.id}`, JSON.stringify(routeOf(robot)));
     await this.#context.receive([message]);
@@ -124,7 +132,7 @@ class DingTalkDriver implements ConnectorDriver {
     } catch {
       return { kind: "rejected", status: 400, reason: "the body is not a DingTalk robot message" };
     }
-    const message = inboundOfRobotMessage(robot);
+    const message = inboundOfRobotMessage(robot, this.#download);
     if (message) {
       await this.#context.state.set(`${ROUTE_KEY}${message.chat.id}`, JSON.stringify(routeOf(robot)));
     }
@@ -134,7 +142,9 @@ class DingTalkDriver implements ConnectorDriver {
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
     const stored = await this.#context.state.get(`${ROUTE_KEY}${message.chatId}`);
     const route = stored ? (JSON.parse(stored) as DingTalkChatRoute) : { group: true };
-    const markdown = { title: markdownTitle(message.text), text: message.text };
+    const markdown = message.speaker
+      ? { title: speakerTitle(message.speaker), text: speakerMarkdown(message.speaker, message.text) }
+      : { title: markdownTitle(message.text), text: message.text };
     const webhook = route.webhook && this.#trusted(route.webhook) ? route.webhook : undefined;
     if (webhook && (route.expiresAt ?? 0) > this.#context.now() + WEBHOOK_MARGIN_MS) {
       if (await this.#api.sendBySession(webhook, markdown, signal)) return undefined;

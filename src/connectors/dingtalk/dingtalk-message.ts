@@ -5,7 +5,10 @@
  */
 import { createHmac } from "node:crypto";
 import { constantTimeEqual } from "../signatures.js";
-import type { InboundMessage } from "../types.js";
+import type { InboundFile, InboundMessage } from "../types.js";
+
+/** Downloads a file of a robot message by its `downloadCode`. */
+export type DingTalkDownload = (downloadCode: string) => InboundFile["download"];
 
 export const DINGTALK_SIGN_WINDOW_MS = 60 * 60 * 1000;
 
@@ -14,6 +17,8 @@ export interface DingTalkRobotMessage {
   msgId?: string;
   msgtype?: string;
   text?: { content?: string };
+  /** Pictures, files and voice (`audio`): what to download, and DingTalk's recognised text. */
+  content?: { downloadCode?: string; fileName?: string; recognition?: string; duration?: number };
   conversationId?: string;
   /** "1": one-to-one, "2": group. */
   conversationType?: string;
@@ -59,23 +64,54 @@ export function checkDingTalkSign(
   return undefined;
 }
 
-/** The platform-neutral message of a robot message; undefined for messages the connector ignores. */
-export function inboundOfRobotMessage(message: DingTalkRobotMessage): InboundMessage | undefined {
-  if (message.msgtype !== "text" || !message.conversationId) return undefined;
+/**
+ * The platform-neutral message of a robot message; undefined for messages the connector ignores.
+ * Text is taken as it is; a picture or file is downloaded by its `downloadCode` (with `download`); a
+ * voice message is taken as the text DingTalk recognised in it (`recognition`), or said unread.
+ */
+export function inboundOfRobotMessage(
+  message: DingTalkRobotMessage,
+  download?: DingTalkDownload,
+): InboundMessage | undefined {
+  if (!message.conversationId) return undefined;
   const userId = message.senderStaffId || message.senderId;
-  const text = (message.text?.content ?? "").trim();
-  if (!userId || text === "") return undefined;
+  if (!userId) return undefined;
   const group = message.conversationType === "2";
   const name = message.senderNick?.trim();
-  return {
+  const base = {
     ...(message.msgId ? { dedupeKey: `msg:${message.msgId}` } : {}),
     chat: {
       id: message.conversationId,
-      ...(group ? { name: message.conversationTitle?.trim() || `group ${message.conversationId}` } : {}),
+      ...(group
+        ? { name: message.conversationTitle?.trim() || `group ${message.conversationId}`, group: true }
+        : {}),
     },
     user: { id: userId, ...(name ? { name } : {}) },
-    text,
   };
+  const code = message.content?.downloadCode;
+  switch (message.msgtype) {
+    case "text": {
+      const text = (message.text?.content ?? "").trim();
+      return text === "" ? undefined : { ...base, text };
+    }
+    case "audio": {
+      const heard = (message.content?.recognition ?? "").trim();
+      return heard !== ""
+        ? { ...base, text: `🎤 ${heard}` }
+        : { ...base, text: "", unsupported: ["a voice message"] };
+    }
+    case "picture":
+    case "file": {
+      if (!code || !download) return { ...base, text: "", unsupported: [`a ${message.msgtype}`] };
+      const fileName =
+        message.msgtype === "file"
+          ? message.content?.fileName?.trim() || "file"
+          : `picture-${message.msgId ?? "1"}.jpg`;
+      return { ...base, text: "", files: [{ name: fileName, download: download(code) }] };
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** How to answer the chat of a message. */

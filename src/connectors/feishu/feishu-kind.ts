@@ -25,6 +25,7 @@ import {
 import { holdConnection } from "../held-connection.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
+import { speakerCard } from "../speaker-label.js";
 import type {
   ApprovalPress,
   ApprovalPressResult,
@@ -202,7 +203,7 @@ export function inboundOfEvent(event: FeishuEvent, download?: FeishuDownload): I
     dedupeKey: `event:${event.header.event_id ?? message.message_id ?? ""}`,
     chat: {
       id: message.chat_id,
-      ...(message.chat_type === "p2p" ? {} : { name: `group ${message.chat_id}` }),
+      ...(message.chat_type === "p2p" ? {} : { name: `group ${message.chat_id}`, group: true }),
     },
     user: { id: userId },
     text,
@@ -410,6 +411,10 @@ class FeishuDriver implements ConnectorDriver {
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
     if (message.approval) {
       return this.#api.sendCard(message.chatId, approvalCard(message.approval), message.deliveryId, signal);
+    }
+    if (message.speaker) {
+      const card = speakerCard(message.speaker, message.text);
+      return this.#api.sendCard(message.chatId, card, message.deliveryId, signal);
     }
     return this.#api.sendText(message.chatId, message.text, message.deliveryId, signal);
   }

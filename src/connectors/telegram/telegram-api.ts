@@ -40,6 +40,13 @@ export interface TelegramUser {
   username?: string;
 }
 
+/** A formatting span of a message's text (offsets in UTF-16 code units). */
+export interface TextEntity {
+  type: "bold";
+  offset: number;
+  length: number;
+}
+
 export interface TelegramChat {
   id: number;
   type: string;
@@ -145,10 +152,16 @@ export class TelegramApi {
     text: string,
     signal?: AbortSignal,
     replyMarkup?: InlineKeyboard,
+    entities?: TextEntity[],
   ): Promise<string> {
     const sent = await this.call<TelegramMessage>(
       "sendMessage",
-      { chat_id: chatId, text, ...(replyMarkup ? { reply_markup: replyMarkup } : {}) },
+      {
+        chat_id: chatId,
+        text,
+        ...(replyMarkup ? { reply_markup: replyMarkup } : {}),
+        ...(entities ? { entities } : {}),
+      },
       signal ? { signal } : {},
     );
     return String(sent.message_id);
@@ -164,6 +177,7 @@ export class TelegramApi {
     text: string,
     signal?: AbortSignal,
     replyMarkup?: InlineKeyboard,
+    entities?: TextEntity[],
   ): Promise<void> {
     try {
       await this.call(
@@ -173,6 +187,7 @@ export class TelegramApi {
           message_id: Number(messageId),
           text,
           ...(replyMarkup ? { reply_markup: replyMarkup } : {}),
+          ...(entities ? { entities } : {}),
         },
         signal ? { signal } : {},
       );

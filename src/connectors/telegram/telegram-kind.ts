@@ -14,6 +14,7 @@ import * as z from "zod";
 import { approvalText, BUTTONS, decodeButtonData, encodeButtonData } from "../approval-buttons.js";
 import { httpUrl, messageOf, parseWith, retryUntilDone } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
+import { speakerPlain } from "../speaker-label.js";
 import { truncateText } from "../split-text.js";
 import type {
   ApprovalPress,
@@ -151,7 +152,11 @@ export function inboundOfUpdate(update: TelegramUpdate, api?: TelegramApi): Inbo
     ([message.chat.first_name, message.chat.last_name].filter(Boolean).join(" ") || message.chat.username);
   return {
     dedupeKey: `update:${update.update_id}`,
-    chat: { id: String(message.chat.id), ...(chatName ? { name: chatName } : {}) },
+    chat: {
+      id: String(message.chat.id),
+      ...(chatName ? { name: chatName } : {}),
+      ...(message.chat.type !== "private" ? { group: true } : {}),
+    },
     user: { id: String(from.id), ...((from.username ?? person) ? { name: from.username ?? person } : {}) },
     text,
     ...(files.length > 0 ? { files } : {}),
@@ -356,11 +361,19 @@ class TelegramDriver implements ConnectorDriver {
       const text = truncateText(approvalText(message.approval), LIMIT);
       return this.#api.sendMessage(message.chatId, text, signal, approvalKeyboard(message.approval));
     }
+    const { text, entities } = speakerPlain(message.speaker, message.text);
     if (message.editMessageId !== undefined) {
-      await this.#api.editMessageText(message.chatId, message.editMessageId, message.text, signal);
+      await this.#api.editMessageText(
+        message.chatId,
+        message.editMessageId,
+        text,
+        signal,
+        undefined,
+        entities,
+      );
       return message.editMessageId;
     }
-    return this.#api.sendMessage(message.chatId, message.text, signal);
+    return this.#api.sendMessage(message.chatId, text, signal, undefined, entities);
   }
 
   async test(): Promise<string> {

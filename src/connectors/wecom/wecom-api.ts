@@ -22,6 +22,7 @@ interface WecomReply {
   expires_in?: number;
   msgid?: string;
   invaliduser?: string;
+  response_code?: string;
 }
 
 function replyOf(body: unknown): WecomReply {
@@ -99,9 +100,43 @@ export class WecomApi {
     signal?: AbortSignal,
   ): Promise<string> {
     const body = { touser: userId, msgtype: format, agentid: this.#agentId, [format]: { content } };
+    return (await this.#post("message/send", body, signal)).msgid ?? "";
+  }
+
+  /**
+   * Sends a template card (`button_interaction`) to one member; resolves with its `response_code`,
+   * which updates the card once (`updateTemplateCard`).
+   */
+  async sendTemplateCard(
+    userId: string,
+    card: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const body = { touser: userId, msgtype: "template_card", agentid: this.#agentId, template_card: card };
+    const reply = await this.#post("message/send", body, signal);
+    return reply.response_code ?? reply.msgid ?? "";
+  }
+
+  /** Replaces a template card's buttons with a grey line of text (one use of a `response_code`). */
+  async updateTemplateCard(
+    userIds: string[],
+    responseCode: string,
+    replaceName: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const body = {
+      userids: userIds,
+      agentid: this.#agentId,
+      response_code: responseCode,
+      button: { replace_name: replaceName },
+    };
+    await this.#post("message/update_template_card", body, signal);
+  }
+
+  async #post(path: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<WecomReply> {
     const token = await this.accessToken(signal);
     const response = await requestJson(
-      `${this.#base}/cgi-bin/message/send?access_token=${encodeURIComponent(token)}`,
+      `${this.#base}/cgi-bin/${path}?access_token=${encodeURIComponent(token)}`,
       { body, ...(signal ? { signal } : {}) },
     );
     const reply = replyOf(response.body);
@@ -114,9 +149,9 @@ export class WecomApi {
           },
         );
       }
-      return reply.msgid ?? "";
+      return reply;
     }
     if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token = undefined;
-    throw this.#failure("message/send", response.status, response.body, response.headers);
+    throw this.#failure(path, response.status, response.body, response.headers);
   }
 }

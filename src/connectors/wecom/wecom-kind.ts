@@ -8,8 +8,11 @@
  * split at WeCom's 2,048-byte limit.
  */
 import * as z from "zod";
+import { decisionLine } from "../approval-buttons.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
+import { speakerMarkdown, speakerTitle } from "../speaker-label.js";
 import type {
+  ApprovalPrompt,
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
@@ -19,6 +22,7 @@ import type {
   OutboundMessage,
 } from "../types.js";
 import { WECOM_API, WecomApi } from "./wecom-api.js";
+import { pressOfWecomEvent, wecomApprovalCard } from "./wecom-card.js";
 import { openWecomCiphertext } from "./wecom-crypto.js";
 import { parseWecomXml } from "./wecom-xml.js";
 
@@ -38,19 +42,30 @@ const settingsSchema = z
   })
   .strict();
 
-/** The platform-neutral message of a decrypted callback; undefined for events and other kinds. */
+/**
+ * The platform-neutral message of a decrypted callback; undefined for events and other kinds. A voice
+ * message is taken as the text WeCom recognised in it (`Recognition`, when the app has speech
+ * recognition on); without it the chat is told it was not read.
+ */
 export function inboundOfWecomMessage(fields: Record<string, string>): InboundMessage | undefined {
-  if (fields.MsgType !== "text") return undefined;
   const userId = fields.FromUserName;
-  const text = (fields.Content ?? "").trim();
-  if (!userId || text === "") return undefined;
-  return {
+  if (!userId) return undefined;
+  const base = {
     ...(fields.MsgId ? { dedupeKey: `msg:${fields.MsgId}` } : {}),
     // An app's messages are one-to-one: the chat is the person.
     chat: { id: userId },
     user: { id: userId },
-    text,
   };
+  if (fields.MsgType === "voice") {
+    const heard = (fields.Recognition ?? "").trim();
+    return heard !== ""
+      ? { ...base, text: `🎤 ${heard}` }
+      : { ...base, text: "", unsupported: ["a voice message"] };
+  }
+  if (fields.MsgType !== "text") return undefined;
+  const text = (fields.Content ?? "").trim();
+  if (text === "") return undefined;
+  return { ...base, text };
 }
 
 class WecomDriver implements ConnectorDriver {
@@ -113,14 +128,56 @@ class WecomDriver implements ConnectorDriver {
     if ("refused" in opened) return { kind: "rejected", status: 401, reason: opened.refused };
     const fields = parseWecomXml(opened.plain);
     if (!fields) return { kind: "rejected", status: 400, reason: "the decrypted message is not XML" };
+    const press = pressOfWecomEvent(fields);
+    if (press) {
+      const responseCode = fields.ResponseCode;
+      return {
+        kind: "press",
+        press,
+        reply: async (result) => {
+          if (result.ok && result.prompt?.decision && responseCode) {
+            await this.#settleCard(press.user.id, responseCode, result.prompt);
+          } else {
+            // WeCom shows no toast: the presser is told in the chat; the card keeps its buttons.
+            await this.#api.send(press.user.id, "text", `⚠️ ${result.notice}`);
+          }
+          return "";
+        },
+      };
+    }
     const message = inboundOfWecomMessage(fields);
     // An empty answer tells WeCom the callback was taken (no passive reply).
     return { kind: "messages", messages: message ? [message] : [], body: "" };
   }
 
+  readonly approvals = {
+    update: (chatId: string, messageId: string, prompt: ApprovalPrompt, signal?: AbortSignal) =>
+      this.#settleCard(chatId, messageId, prompt, signal),
+  };
+
+  /** Replaces a card's buttons with its decision (`responseCode`: from the send or the press). */
+  #settleCard(
+    userId: string,
+    responseCode: string,
+    prompt: ApprovalPrompt,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const line = prompt.decision ? decisionLine(prompt.decision, prompt.tool) : "Closed";
+    return this.#api.updateTemplateCard([userId], responseCode, line.slice(0, 60), signal);
+  }
+
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    if (message.approval) {
+      return this.#api.sendTemplateCard(message.chatId, wecomApprovalCard(message.approval), signal);
+    }
     const format = this.#context.settings.format === "text" ? "text" : "markdown";
-    return this.#api.send(message.chatId, format, message.text, signal);
+    const text =
+      format === "markdown"
+        ? speakerMarkdown(message.speaker, message.text)
+        : message.speaker
+          ? `【${speakerTitle(message.speaker)}】\n${message.text}`
+          : message.text;
+    return this.#api.send(message.chatId, format, text, signal);
   }
 
   async test(): Promise<string> {
@@ -160,6 +217,7 @@ export const wecomKind: ConnectorKind = {
   // text and markdown content: at most 2048 bytes each.
   limit: () => ({ max: 2048, unit: "utf8" }),
   streams: () => false,
+  approvals: true,
   inboundGet: true,
   create: (context) => new WecomDriver(context),
 };

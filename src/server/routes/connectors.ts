@@ -44,6 +44,17 @@ const patchSchema = z.object({
   userId: z.string().max(100).nullable().optional(),
 });
 
+const chatParam = z.object({ id: z.string().min(1).max(100), chatId: z.string().min(1).max(200) });
+const personParam = z.object({ id: z.string().min(1).max(100), externalUserId: z.string().min(1).max(200) });
+const bindingSchema = z
+  .object({
+    mode: z.enum(["direct", "group"]).optional(),
+    channelId: z.string().min(1).max(100).optional(),
+    mirror: z.boolean().optional(),
+  })
+  .strict();
+const linkSchema = z.object({ userId: z.string().min(1).max(100).nullable() }).strict();
+
 function notEnabled(): never {
   throw unavailable("connectors are not enabled on this server");
 }
@@ -87,6 +98,37 @@ export function connectorRoutes(connectors: ConnectorManager | undefined): Hono<
     return c.json(await manager().test(actorOf(c), c.req.valid("param").id));
   });
 
+  app.get("/:id/chats", paramsOf(idParam), async (c) =>
+    c.json(await manager().chats(actorOf(c), c.req.valid("param").id)),
+  );
+
+  app.patch("/:id/chats/:chatId", paramsOf(chatParam), jsonBody(bindingSchema), async (c) => {
+    const { id, chatId } = c.req.valid("param");
+    return c.json(await manager().bindChat(actorOf(c), id, chatId, c.req.valid("json")));
+  });
+
+  app.get("/:id/people", paramsOf(idParam), async (c) =>
+    c.json(await manager().people(actorOf(c), c.req.valid("param").id)),
+  );
+
+  app.put("/:id/people/:externalUserId/link", paramsOf(personParam), jsonBody(linkSchema), async (c) => {
+    const { id, externalUserId } = c.req.valid("param");
+    await manager().linkPerson(actorOf(c), id, externalUserId, c.req.valid("json").userId);
+    return c.body(null, 204);
+  });
+
+  return app;
+}
+
+/**
+ * `POST /api/account/messenger-link` (any signed-in member): a one-time code to send to a bot in a
+ * private chat, which links the sender's messenger account to the caller's web account.
+ */
+export function messengerLinkRoutes(connectors: ConnectorManager | undefined): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.onError(teamErrorHandler);
+  app.use("*", requireRole("owner", "admin", "member"));
+  app.post("/", async (c) => c.json(await (connectors ?? notEnabled()).linkCode(actorOf(c)), 201));
   return app;
 }
 
@@ -94,6 +136,7 @@ export function connectorRoutes(connectors: ConnectorManager | undefined): Hono<
 export function mountConnectorRoutes(connectors: ConnectorManager | undefined): (app: DimsumApp) => void {
   return (app) => {
     app.route("/api/connectors", connectorRoutes(connectors));
+    app.route("/api/account/messenger-link", messengerLinkRoutes(connectors));
   };
 }
 

@@ -383,5 +383,42 @@ export function connectorApi(api: ApiClient) {
     stop: (id: string) => api.request<ConnectorView>("POST", `/api/connectors/${enc(id)}/stop`),
     test: (id: string) =>
       api.request<{ ok: boolean; message: string }>("POST", `/api/connectors/${enc(id)}/test`),
+    chats: (id: string) => api.request<ChatView[]>("GET", `/api/connectors/${enc(id)}/chats`),
+    bindChat: (
+      id: string,
+      chatId: string,
+      change: { mode?: "direct" | "group"; channelId?: string; mirror?: boolean },
+    ) => api.request<ChatView>("PATCH", `/api/connectors/${enc(id)}/chats/${enc(chatId)}`, change),
+    people: (id: string) => api.request<PersonView[]>("GET", `/api/connectors/${enc(id)}/people`),
+    linkPerson: (id: string, externalUserId: string, userId: string | null) =>
+      api.request<void>("PUT", `/api/connectors/${enc(id)}/people/${enc(externalUserId)}/link`, { userId }),
+    linkCode: () => api.request<LinkCodeView>("POST", "/api/account/messenger-link"),
   };
+}
+
+/** A chat a connector has seen, and how it is bound. */
+export interface ChatView {
+  chatId: string;
+  name?: string;
+  group: boolean;
+  lastAt: number;
+  mode: "direct" | "group";
+  channelId?: string;
+  channelName?: string;
+  mirror: boolean;
+}
+
+/** A person a connector has seen, and the web account they are linked to. */
+export interface PersonView {
+  externalUserId: string;
+  name?: string;
+  lastAt: number;
+  linkedTo?: { userId: string; username: string };
+}
+
+/** A one-time code that links a messenger account to the web account that asked for it. */
+export interface LinkCodeView {
+  code: string;
+  command: string;
+  expiresAt: number;
 }

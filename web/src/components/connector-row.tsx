@@ -13,6 +13,7 @@ import {
   takesInbound,
   visibleFields,
 } from "./connector-api.js";
+import { ConnectorChats } from "./connector-chats.js";
 import { ConnectorFields, valuesOf } from "./connector-fields.js";
 
 const STATE_BADGE: Record<ConnectorView["status"]["state"], string> = {
@@ -70,6 +71,7 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
   const { api, store } = useServices();
   const client = connectorApi(api);
   const [editing, setEditing] = useState(false);
+  const [showChats, setShowChats] = useState(false);
   const running =
     view.status.state === "running" || view.status.state === "starting" || view.status.state === "failing";
   const inboundUrl = `${location.origin}${view.inboundPath}`;
@@ -166,6 +168,15 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
         </button>
         <button
           type="button"
+          class="btn btn-small"
+          aria-pressed={showChats}
+          onClick={() => setShowChats(!showChats)}
+          data-testid="connector-chats-toggle"
+        >
+          Chats
+        </button>
+        <button
+          type="button"
           class="btn btn-small btn-danger"
           disabled={removing}
           onClick={() => void remove()}
@@ -174,6 +185,7 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
           Delete
         </button>
       </div>
+      {showChats && <ConnectorChats connector={view} />}
       {editing && (
         <ConnectorEditor
           view={view}

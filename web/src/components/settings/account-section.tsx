@@ -9,6 +9,7 @@ import { useAction, useReportError, useServices } from "../../hooks.js";
 import { endSession, forgetOneTimePassword, takeOneTimePassword } from "../../session.js";
 import type { SessionInfo, SessionUser } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
+import { MessengerLink } from "./messenger-link.js";
 
 const MIN_PASSWORD = 8;
 
@@ -187,6 +188,7 @@ export function AccountSection({ me }: { me: SessionUser }) {
     <>
       <PasswordForm me={me} onChanged={() => setVersion((v) => v + 1)} />
       <Sessions version={version} />
+      {me.role !== "guest" && <MessengerLink />}
     </>
   );
 }
