@@ -1,6 +1,7 @@
 /**
  * The HTTP tool definition format (`tools/http/*.json` or the config's `httpTools`), checked with
- * zod and then for meaning: every `{{param}}` must be a declared parameter (or a value an earlier
+ * zod and then for meaning (the seed's own form is taken too: `parameters` as a list of
+ * `{name, type, required, description?}`, no `description` needed): every `{{param}}` must be a declared parameter (or a value an earlier
  * step extracts), paths must parse, the URL must be http(s).
  */
 import * as z from "zod";
@@ -58,6 +59,45 @@ const definitionSchema = z
   })
   .strict();
 
+/** One parameter in the seed's list form: `{name, type, required, description?}`. */
+const listedParameter = z
+  .object({
+    name: z.string().regex(/^[A-Za-z_][\w-]{0,63}$/, "must be a parameter name"),
+    type: z
+      .string()
+      .transform((t) => t.toLowerCase())
+      .pipe(z.enum(["string", "number", "integer", "boolean", "array", "object"])),
+    required: z.boolean().optional(),
+    description: z.string().optional(),
+    enum: z.array(scalar).optional(),
+    default: scalar.optional(),
+  })
+  .strict();
+
+/**
+ * The seed's own format, made the JSON Schema form: `parameters` as a list of `{name, type, required,
+ * description?}` becomes an object schema, and a missing `description` is made from the request.
+ */
+export function normalizeHttpToolDefinition(value: unknown): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  if (Array.isArray(out.parameters)) {
+    const listed = z.array(listedParameter).safeParse(out.parameters);
+    if (listed.success) {
+      const properties: Record<string, unknown> = {};
+      for (const { name, required: _required, ...schema } of listed.data) properties[name] = schema;
+      const required = listed.data.filter((p) => p.required === true).map((p) => p.name);
+      out.parameters = { type: "object", properties, ...(required.length > 0 ? { required } : {}) };
+    }
+  }
+  if ((out.description === undefined || out.description === "") && typeof out.url === "string") {
+    const name = typeof out.name === "string" ? out.name : "this tool";
+    const verb = typeof out.method === "string" ? out.method.toUpperCase() : "GET";
+    out.description = `${name}: calls ${verb} ${out.url.split("?")[0]}`;
+  }
+  return out;
+}
+
 export type HttpStepDefinition = z.output<typeof stepSchema>;
 export type HttpToolDefinition = z.output<typeof definitionSchema>;
 
@@ -84,7 +124,20 @@ export type DefinitionResult = { ok: true; tool: CheckedHttpTool } | { ok: false
 
 /** Validates one definition; the message lists the problems by field. */
 export function checkHttpToolDefinition(value: unknown): DefinitionResult {
-  const parsed = definitionSchema.safeParse(value);
+  if (
+    typeof value === "object" &&
+    value !== null &&
+    Array.isArray((value as { parameters?: unknown }).parameters)
+  ) {
+    const listed = z.array(listedParameter).safeParse((value as { parameters: unknown[] }).parameters);
+    if (!listed.success) {
+      const problems = listed.error.issues
+        .slice(0, 5)
+        .map((i) => `parameters.${i.path.map(String).join(".")}: ${i.message}`);
+      return { ok: false, message: problems.join("; ") };
+    }
+  }
+  const parsed = definitionSchema.safeParse(normalizeHttpToolDefinition(value));
   if (!parsed.success) {
     const problems = parsed.error.issues
       .slice(0, 5)
