@@ -294,8 +294,8 @@ describe("issue 34's web UI defects", () => {
         const posted = await api<PostResult>(`/api/channels/${group.id}/messages`, { text: "/flow a post" });
         const flowId = posted.flow!.id;
         await until(async () => (await api<FlowRecord>(`/api/flows/${flowId}`)).status).toBe("paused");
-        await page.goto(`${server.url}/c/${group.id}`);
         await api(`/api/flows/${flowId}/actions`, { action: "edit", stepIndex: 0, output: "Alice's words." });
+        await page.goto(`${server.url}/c/${group.id}`);
         const answer = page.locator('[data-testid="message"][data-author-id="writer"]');
         await until(() => text(answer.getByTestId("message-text"))).toBe("Alice's words.");
         expect(await text(answer.getByTestId("message-edited"))).toBe("(edited by you)");

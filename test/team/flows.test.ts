@@ -83,7 +83,10 @@ describe("collaboration flows", () => {
       "writer: draft v2 (edited)",
       "editor: final post",
     ]);
-    expect(stored[1]?.parts).toEqual([{ type: "text", text: "draft v2 (edited)" }]);
+    expect(stored[1]?.parts).toEqual([
+      { type: "text", text: "draft v2 (edited)" },
+      { type: "edited", by: "alice", name: expect.any(String) },
+    ]);
     expect(stored[1]?.editedAt).toBeTypeOf("number");
     // An edit after the output was passed on is refused.
     await expect(
