@@ -20,6 +20,7 @@ import { type CallScope, createCallAgentTool } from "./call-agent-tool.js";
 import type { EventBus } from "./event-bus.js";
 import type { StepLauncher, StepOutcome } from "./flow-runner.js";
 import { inputFor } from "./flows.js";
+import type { AnsweredRun } from "./handoffs.js";
 import {
   applyAgentEvent,
   askApprovalsOf,
@@ -39,6 +40,7 @@ import {
   formatChannelInput,
   type NamesFor,
   peopleIn,
+  purposeOf,
   stepInput,
   type UserNamer,
 } from "./team-prompt.js";
@@ -62,6 +64,8 @@ export interface AgentRunnerDeps {
    * run, its call shown as a nested run.
    */
   remoteAgents?: () => Promise<readonly RemoteAgentConfig[]>;
+  /** Told when a chat answer was posted (first run or resumed), e.g. to start the agents it hands over to. */
+  onAnswered?: (done: AnsweredRun) => Promise<void>;
 }
 
 /** A message of an OpenAI-style conversation; a person's may carry images and files. */
@@ -206,6 +210,15 @@ export class AgentRunner {
           });
         },
       );
+      if (!result.waiting) {
+        await this.#deps.onAnswered?.({
+          runId,
+          channelId: channel.id,
+          agentId: agent.id,
+          triggerMessageId: trigger.id,
+          requestedBy,
+        });
+      }
       return {
         ...(result.usage ? { usage: result.usage } : {}),
         ...(result.model ? { model: result.model } : {}),
@@ -275,6 +288,15 @@ export class AgentRunner {
             });
           },
         );
+        if (!result.waiting) {
+          await this.#deps.onAnswered?.({
+            runId: run.id,
+            channelId: run.channelId,
+            agentId: run.agentId,
+            triggerMessageId: run.triggerMessageId,
+            requestedBy: stored.requestedBy,
+          });
+        }
         return {
           usage: result.usage,
           ...(result.model ? { model: result.model } : {}),
@@ -311,7 +333,7 @@ export class AgentRunner {
       ref: channelRef(channel.id, agent.id),
       // A group's agent session is read by every member: one person's recalled memories stay out of it.
       ...(channel.kind === "group" ? { sharedSession: true } : {}),
-      system: channelSystemText(agent, channel, agents, names),
+      system: channelSystemText(agent, channel, agents, names, await this.#purposes(channel, agent.id)),
       workspace,
       signal,
       extraTools: await this.#callTools(runId, channel.id, triggerId, 0, [agent.id], requestedBy, workspace, {
@@ -323,6 +345,19 @@ export class AgentRunner {
       approve: this.#approver(channel.id, agent.id),
       steering,
     };
+  }
+
+  /** What the other agents of a group are for, from their personas (for the team prompt). */
+  async #purposes(channel: ChannelRecord, agentId: string): Promise<Map<string, string>> {
+    const purposes = new Map<string, string>();
+    if (channel.kind !== "group") return purposes;
+    for (const member of channel.members) {
+      if (member.type !== "agent" || member.id === agentId) continue;
+      const soul = await this.#deps.runtime.personas.read(member.id).catch(() => undefined);
+      const purpose = soul ? purposeOf(soul.content) : undefined;
+      if (purpose) purposes.set(member.id, purpose);
+    }
+    return purposes;
   }
 
   /** Approvals in a chat: a tool approved "always" there runs; anything else waits for a person. */

@@ -31,12 +31,13 @@ import { chatTitle } from "./chat-title.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
+import { Handoffs } from "./handoffs.js";
 import { McpApps } from "./mcp-apps.js";
 import { MessageQueue, type QueuedFor } from "./message-queue.js";
 import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunApprovals } from "./run-approvals.js";
-import { type RunBody, RunManager } from "./run-manager.js";
+import { type RunBody, type RunHandle, RunManager } from "./run-manager.js";
 import { sinceDays, spendReport } from "./spend.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { namesFrom, peopleIn } from "./team-prompt.js";
@@ -293,6 +294,17 @@ export function createTeam(deps: TeamDeps): Team {
     workspaceFor,
     nameOf,
     ...(deps.remoteAgents ? { remoteAgents: remoteAgentsGetter(deps.remoteAgents) } : {}),
+    onAnswered: (done): Promise<void> => handoffs.answered(done).catch(onError),
+  });
+  const handoffs: Handoffs = new Handoffs({
+    store,
+    now,
+    emit,
+    maxHandoffs: deps.config.groups.maxHandoffs,
+    start: (channel, agent, trigger, requestedBy): Promise<RunHandle> =>
+      runner.startChannelRun(channel, agent, trigger, requestedBy),
+    cancel: (runId, reason) => runs.cancel(runId, reason),
+    onError,
   });
   const approvals = new RunApprovals({
     store,
@@ -786,6 +798,8 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       const stored = await visibleRun(actor, runId);
       const reason = `Cancelled by ${(await nameOf([actor.userId]))(actor.userId)}.`;
+      // A person's Stop ends the hand-off chain the run belongs to.
+      if (stored.run.depth === 0 && stored.run.channelId !== "") await handoffs.stopped(stored.run, reason);
       const cancelled = await runs.cancel(runId, reason);
       if (cancelled) return cancelled;
       if (stored.run.status === "waiting")
