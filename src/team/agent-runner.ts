@@ -87,6 +87,23 @@ interface AnswerPlace {
   versionOf?: number;
 }
 
+/** A turn with its own system text and input, posted to the channel (see `launchTurn`). */
+export interface TurnSpec {
+  channelId: string;
+  agentId: string;
+  triggerMessageId: number;
+  ref: SessionRef;
+  requestedBy: string;
+  system: string;
+  input: string;
+  output?: OutputSpec;
+}
+
+/** How a `launchTurn` turn ended: its final answer and what it spent, or why it did not end. */
+export type TurnOutcome =
+  | { ok: true; answer: string; tokens: number; costUsd: number }
+  | { ok: false; cancelled: boolean; error: string };
+
 /** The session an agent's turns in a channel are stored in. */
 export function channelRef(channelId: string, agentId: string): SessionRef {
   return { userId: `channel:${channelId}`, sessionId: `agent:${agentId}` };
@@ -519,6 +536,72 @@ export class AgentRunner {
     );
     return { runId: handle.run.id, done };
   };
+
+  /**
+   * Starts a turn of `agentId` with a given system text and input (a meeting's speaker or its
+   * minutes), posted to the channel as the agent's answer like any other; `done` settles with the
+   * outcome. The turn's tools are the agent's own and call_agent.
+   */
+  async launchTurn(spec: TurnSpec): Promise<{ runId: string; done: Promise<TurnOutcome> }> {
+    const { runtime } = this.#deps;
+    let outcome: TurnOutcome | undefined;
+    const handle = await this.#start(
+      {
+        channelId: spec.channelId,
+        agentId: spec.agentId,
+        triggerMessageId: spec.triggerMessageId,
+        depth: 0,
+        ref: spec.ref,
+        requestedBy: spec.requestedBy,
+      },
+      (runId, signal) =>
+        this.#answering(spec.channelId, spec.agentId, runId, signal, {}, undefined, async (onEvent) => {
+          const agent = await this.#agent(spec.agentId);
+          const workspace = this.#deps.workspaceFor(spec.channelId);
+          const result = await runAgentTurn(runtime, {
+            agent,
+            runId,
+            channelId: spec.channelId,
+            ref: spec.ref,
+            input: spec.input,
+            system: spec.system,
+            workspace,
+            signal,
+            sharedSession: true,
+            extraTools: await this.#callTools(
+              runId,
+              spec.channelId,
+              spec.triggerMessageId,
+              0,
+              [agent.id],
+              spec.requestedBy,
+              workspace,
+            ),
+            requestedBy: spec.requestedBy,
+            ...(spec.output ? { output: spec.output } : {}),
+            onEvent,
+          });
+          outcome = {
+            ok: true,
+            answer: result.answer,
+            tokens: result.usage.inputTokens + result.usage.outputTokens,
+            costUsd: result.costUsd ?? 0,
+          };
+          return result;
+        }),
+    );
+    const done = handle.finished.then(
+      (run): TurnOutcome =>
+        run.status === "done" && outcome
+          ? outcome
+          : {
+              ok: false,
+              cancelled: run.status === "cancelled",
+              error: run.error ?? `The run ended ${run.status}.`,
+            },
+    );
+    return { runId: handle.run.id, done };
+  }
 
   /** Runs `target` for call_agent, nested under the calling run; returns its answer. */
   async runNested(target: AgentRecord, scope: CallScope, task: string, signal: AbortSignal): Promise<string> {

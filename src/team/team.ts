@@ -33,6 +33,8 @@ import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
 import { Handoffs } from "./handoffs.js";
 import { McpApps } from "./mcp-apps.js";
+import { meetingFacade } from "./meeting-facade.js";
+import { MeetingRunner } from "./meeting-runner.js";
 import { MessageQueue, type QueuedFor } from "./message-queue.js";
 import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
@@ -40,6 +42,7 @@ import { RunApprovals } from "./run-approvals.js";
 import { type RunBody, type RunHandle, RunManager } from "./run-manager.js";
 import { sinceDays, spendReport } from "./spend.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
+import { type MeetingRepository, sqliteMeetings } from "./store/meeting-repo.js";
 import { namesFrom, peopleIn } from "./team-prompt.js";
 import { joinRelay, type TeamRelay } from "./team-relay.js";
 import { createSqliteTeamStore, type RunJob, type StoredRun, type TeamStore } from "./team-store.js";
@@ -64,6 +67,8 @@ export interface TeamDeps {
   db?: Database;
   /** The team's repositories (default: SQLite over `db`); PostgreSQL for several instances. */
   teamStore?: TeamStore;
+  /** The groups' meetings (default: SQLite over `db`). */
+  meetings?: MeetingRepository;
   /** Agents' personas (default: SOUL.md files under `<home>/agents`). */
   personas?: PersonaStore;
   /**
@@ -338,6 +343,16 @@ export function createTeam(deps: TeamDeps): Team {
     cancelRun: (runId) => runs.cancel(runId, "The flow was stopped."),
     onError,
   });
+  const meetingRunner = new MeetingRunner({
+    meetings: deps.meetings ?? sqliteMeetings(requireDb(deps)),
+    store,
+    launchTurn: (spec) => runner.launchTurn(spec),
+    cancelRun: (runId, reason) => runs.cancel(runId, reason),
+    emit,
+    now,
+    nameOf,
+    onError,
+  });
   const channels = new ChannelService({
     store,
     members,
@@ -346,6 +361,16 @@ export function createTeam(deps: TeamDeps): Team {
     onDeleting: async (channelId) => {
       await Promise.all(runs.activeIn(channelId).map((id) => runs.cancel(id, "The channel was deleted.")));
     },
+  });
+  const meetings = meetingFacade({
+    ready: () => ready,
+    store,
+    channels,
+    meetings: meetingRunner,
+    emit,
+    now,
+    nameOf,
+    post: async (actor, channel, text) => postRouted(actor, channel, text, true),
   });
   const agents = new AgentService({
     store,
@@ -368,6 +393,8 @@ export function createTeam(deps: TeamDeps): Team {
       }
     }
     await flows.recover();
+    // Alone on the database, this process goes on with the meetings the previous one left open.
+    if (!cluster) await meetingRunner.recover();
     // Claimed first, so of several instances starting together only one creates them.
     if (deps.starterAgents !== false && (await store.meta.claim(STARTERS_KEY, String(now())))) {
       if ((await store.agents.list()).length === 0) {
@@ -386,6 +413,8 @@ export function createTeam(deps: TeamDeps): Team {
     const { run } = stored;
     if (run.channelId === "" || run.depth > 0 || run.flowId !== undefined || run.status !== "running")
       return false;
+    // A meeting's turn cut off by the restart is spoken again by the meeting (meeting-runner.ts).
+    if (stored.ref.userId.startsWith("meeting:")) return false;
     const key = `run_resumes:${run.id}`;
     const resumes = Number((await store.meta.get(key)) ?? "0");
     if (resumes >= deps.config.runs.maxResumes) return false;
@@ -457,7 +486,9 @@ export function createTeam(deps: TeamDeps): Team {
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
-    const targets = route.kind === "agents" ? route.agents : [];
+    // During a meeting a message that names no agent is said in the meeting (the next speaker reads it).
+    const interjection = route.kind === "agents" && (await meetings.interjection(channel, text, records));
+    const targets = route.kind === "agents" && !interjection ? route.agents : [];
     const at = now();
     // The author has read their own post: stored with their marker moved to it, in one write.
     const message = await store.messages.insert(
@@ -652,6 +683,13 @@ export function createTeam(deps: TeamDeps): Team {
       const channel = await channels.visible(actor, channelId);
       checkText(text);
       const files = await attachedParts(channel.id, options.attachments ?? []);
+      const opened = await meetings.fromMessage(
+        actor,
+        channel,
+        text,
+        files.length > 0 ? [{ type: "text", text }, ...files] : undefined,
+      );
+      if (opened) return opened;
       return postRouted(
         actor,
         channel,
@@ -816,6 +854,7 @@ export function createTeam(deps: TeamDeps): Team {
       return (await sessions.getRunEvents(stored.ref, runId)).map((e) => e.payload);
     },
 
+    ...meetings.methods,
     async getFlow(actor, flowId) {
       await ready;
       return visibleFlow(actor, flowId);
@@ -887,8 +926,10 @@ export function createTeam(deps: TeamDeps): Team {
       clearInterval(expiry);
       queue.close();
       const flowsClosed = flows.close();
+      const meetingsClosed = meetingRunner.close();
       await runs.cancelAll("The server is shutting down.");
       await flowsClosed;
+      await meetingsClosed;
       relay?.leave();
     },
   };
