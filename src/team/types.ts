@@ -397,6 +397,8 @@ export interface ElicitationAnswer {
   content?: Record<string, string | number | boolean | string[]>;
 }
 
+export type { MeetingAction, MeetingInput, MeetingRecord } from "./meeting-types.js";
+
 /** Who is asking; the facade enforces what they may see and do. */
 export interface Actor {
   userId: string;
