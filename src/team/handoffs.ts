@@ -90,9 +90,9 @@ export class Handoffs {
     const { store, now } = this.#deps;
     this.#forget(done.runId);
     const { channel, agents } = await store.channels.getWithAgents(done.channelId);
-    if (!channel || channel.kind !== "group") return;
+    if (channel?.kind !== "group") return;
     const answer = await store.messages.byRun(done.runId);
-    if (!answer || answer.author.type !== "agent" || answer.text.trim() === "") return;
+    if (answer?.author.type !== "agent" || answer.text.trim() === "") return;
     const members = new Set(channel.members.filter((m) => m.type === "agent").map((m) => m.id));
     const present = agents.filter((a) => members.has(a.id));
     const mentioned = parseMentions(answer.text, present).agentIds.filter((id) => id !== done.agentId);

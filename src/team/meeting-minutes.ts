@@ -59,7 +59,7 @@ const list = (items: readonly string[]) => items.map((i) => `- ${i}`).join("\n")
 export function minutesMarkdown(meeting: MeetingRecord, minutes: MeetingMinutes): string {
   const lines = [`# Minutes: ${meeting.topic}`, ""];
   lines.push(
-    `Participants: ${meeting.participants.map((p) => `@${p}`).join(", ")}. Moderator: @${meeting.moderatorId}. Rounds: ${meeting.round > meeting.rounds ? meeting.rounds : meeting.round} of ${meeting.rounds}.`,
+    `Participants: ${meeting.participants.map((p) => `@${p}`).join(", ")}. Moderator: @${meeting.moderatorId}. Rounds: ${Math.min(meeting.round, meeting.rounds)} of ${meeting.rounds}.`,
   );
   if (meeting.note) lines.push("", `> ${meeting.note}`);
   lines.push("", "## Decision", "", minutes.decision ?? "No decision.", "", minutes.reason);

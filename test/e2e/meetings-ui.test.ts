@@ -80,12 +80,9 @@ async function shots(name: string): Promise<void> {
   await page.setViewportSize(WIDE);
 }
 
-e2eStack(
-  { before: () => resetArtifacts("meetings"), llm: { defaultTurn: meetingTurn } },
-  (stack) => {
-    ({ server, page, log } = stack);
-  },
-);
+e2eStack({ before: () => resetArtifacts("meetings"), llm: { defaultTurn: meetingTurn } }, (stack) => {
+  ({ server, page, log } = stack);
+});
 
 describe("meetings in headless Chromium", () => {
   it("starts a meeting from the form, shows the speakers, the minutes card and the Decisions list", async () => {
@@ -135,11 +132,15 @@ describe("meetings in headless Chromium", () => {
       expect(await card.textContent()).toContain("How many dumplings per person?");
       // Only the agent's action item can be started here.
       expect(await byTest("minutes-start-item").count()).toBe(1);
-      expect(await byTest("minutes-export").getAttribute("href")).toMatch(/\/api\/meetings\/meeting_.+\/minutes\.md$/);
+      expect(await byTest("minutes-export").getAttribute("href")).toMatch(
+        /\/api\/meetings\/meeting_.+\/minutes\.md$/,
+      );
       await card.scrollIntoViewIfNeeded();
       await shots("03-minutes");
       await byTest("minutes-start-item").click();
-      await until(() => page.getByText("@assistant Write the steaming recipe (due 2026-12-10)").count()).toBe(1);
+      await until(() => page.getByText("@assistant Write the steaming recipe (due 2026-12-10)").count()).toBe(
+        1,
+      );
     });
 
     await step("meetings/04-decisions", async () => {
@@ -153,7 +154,12 @@ describe("meetings in headless Chromium", () => {
       await shots("04-decisions");
       await byTest("decisions-search").fill("sushi");
       await byTest("decisions-empty").waitFor();
-      const stored = await pageApi<Array<{ status: string }>>(page, server.url, "GET", `/api/channels/${channelId}/meetings`);
+      const stored = await pageApi<Array<{ status: string }>>(
+        page,
+        server.url,
+        "GET",
+        `/api/channels/${channelId}/meetings`,
+      );
       expect(stored.map((m) => m.status)).toEqual(["done"]);
     });
   }, 120_000);

@@ -53,11 +53,13 @@ async function json<T>(res: Response): Promise<T> {
 }
 
 const agentOf = (r: RecordedRequest | undefined) => {
-  const messages = (r?.body as { messages?: Array<{ role: string; content?: unknown }> }).messages ?? [];
+  const messages =
+    (r?.body as { messages?: Array<{ role: string; content?: unknown }> } | undefined)?.messages ?? [];
   return /\(@([a-z0-9_-]+)\)/.exec(String(messages[0]?.content ?? ""))?.[1];
 };
 const inputOf = (r: RecordedRequest | undefined) => {
-  const messages = (r?.body as { messages?: Array<{ role: string; content?: unknown }> }).messages ?? [];
+  const messages =
+    (r?.body as { messages?: Array<{ role: string; content?: unknown }> } | undefined)?.messages ?? [];
   return String(messages.filter((m) => m.role === "user").at(-1)?.content ?? "");
 };
 
