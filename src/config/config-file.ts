@@ -98,6 +98,13 @@ function buildSchemas() {
         })
         .strict()
         .default({}),
+      /** Groups: how many agent-to-agent hand-offs by @mention one chain may make. */
+      groups: z
+        .object({
+          maxHandoffs: z.number().int().min(0).max(50).optional(),
+        })
+        .strict()
+        .default({}),
       /** Files attached to a message: size limits per kind and how many one message may carry. */
       attachments: z
         .object({
@@ -187,6 +194,7 @@ export function emptyConfigFile(): ConfigFile {
     runs: {},
     approvals: {},
     queue: {},
+    groups: {},
     attachments: {},
     context: {},
     cache: {},

@@ -39,6 +39,8 @@ export interface DimsumConfig {
    * (`queue.collectMs`, default 1500), and the mode of chats without their own.
    */
   queue: { collectMs: number; direct: QueueMode; group: QueueMode };
+  /** Groups: agent-to-agent hand-offs by @mention one chain may make (`groups.maxHandoffs`, default 5). */
+  groups: { maxHandoffs: number };
   /** Attachment limits per message (`attachments` in the config file; 10 MB images, 20 MB PDFs, 10 files). */
   attachments: AttachmentLimits;
   /** Person turns whose images the model still sees as images (`context.keepImagesTurns`, default 3). */
@@ -125,6 +127,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
       direct: file.queue.direct ?? "steer",
       group: file.queue.group ?? "collect",
     },
+    groups: { maxHandoffs: file.groups.maxHandoffs ?? 5 },
     modelCalls: resolveCallLimits(file.modelCalls),
     attachments: attachmentLimits(file.attachments),
     keepImagesTurns: file.context.keepImagesTurns ?? DEFAULT_KEEP_IMAGES_TURNS,

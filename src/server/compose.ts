@@ -70,6 +70,7 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
   const stores = storage
     ? {
         teamStore: storage.team,
+        meetings: storage.meetings,
         store: storage.sessions,
         ...(storage.personas ? { personas: storage.personas } : {}),
       }

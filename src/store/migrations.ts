@@ -740,6 +740,24 @@ CREATE TABLE team_app_calls (
 CREATE INDEX team_app_calls_expiry ON team_app_calls (expires_at);
 `),
   },
+  {
+    version: 20,
+    name: "team_meetings: meetings in groups (saved after every statement) and their minutes",
+    up: (db) =>
+      db.exec(`
+CREATE TABLE team_meetings (
+  id TEXT PRIMARY KEY,
+  channel_id TEXT NOT NULL REFERENCES team_channels (id) ON DELETE CASCADE,
+  status TEXT NOT NULL,
+  search_text TEXT NOT NULL,
+  data TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX team_meetings_channel ON team_meetings (channel_id, created_at);
+CREATE INDEX team_meetings_status ON team_meetings (status);
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

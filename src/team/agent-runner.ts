@@ -20,6 +20,7 @@ import { type CallScope, createCallAgentTool } from "./call-agent-tool.js";
 import type { EventBus } from "./event-bus.js";
 import type { StepLauncher, StepOutcome } from "./flow-runner.js";
 import { inputFor } from "./flows.js";
+import type { AnsweredRun } from "./handoffs.js";
 import {
   applyAgentEvent,
   askApprovalsOf,
@@ -40,6 +41,7 @@ import {
   formatChannelInput,
   type NamesFor,
   peopleIn,
+  purposeOf,
   stepInput,
   type UserNamer,
 } from "./team-prompt.js";
@@ -63,6 +65,8 @@ export interface AgentRunnerDeps {
    * run, its call shown as a nested run.
    */
   remoteAgents?: () => Promise<readonly RemoteAgentConfig[]>;
+  /** Told when a chat answer was posted (first run or resumed), e.g. to start the agents it hands over to. */
+  onAnswered?: (done: AnsweredRun) => Promise<void>;
 }
 
 /** A message of an OpenAI-style conversation; a person's may carry images and files. */
@@ -83,6 +87,23 @@ interface AnswerPlace {
   replyTo?: number;
   versionOf?: number;
 }
+
+/** A turn with its own system text and input, posted to the channel (see `launchTurn`). */
+export interface TurnSpec {
+  channelId: string;
+  agentId: string;
+  triggerMessageId: number;
+  ref: SessionRef;
+  requestedBy: string;
+  system: string;
+  input: string;
+  output?: OutputSpec;
+}
+
+/** How a `launchTurn` turn ended: its final answer and what it spent, or why it did not end. */
+export type TurnOutcome =
+  | { ok: true; answer: string; tokens: number; costUsd: number }
+  | { ok: false; cancelled: boolean; error: string };
 
 /** The session an agent's turns in a channel are stored in. */
 export function channelRef(channelId: string, agentId: string): SessionRef {
@@ -211,6 +232,15 @@ export class AgentRunner {
           });
         },
       );
+      if (!result.waiting) {
+        await this.#deps.onAnswered?.({
+          runId,
+          channelId: channel.id,
+          agentId: agent.id,
+          triggerMessageId: trigger.id,
+          requestedBy,
+        });
+      }
       return outcomeOf(result);
     };
   }
@@ -291,6 +321,15 @@ export class AgentRunner {
           },
           start,
         );
+        if (!result.waiting) {
+          await this.#deps.onAnswered?.({
+            runId: run.id,
+            channelId: run.channelId,
+            agentId: run.agentId,
+            triggerMessageId: run.triggerMessageId,
+            requestedBy: stored.requestedBy,
+          });
+        }
         return outcomeOf(result);
       },
       fence,
@@ -357,7 +396,7 @@ export class AgentRunner {
       ref: channelRef(channel.id, agent.id),
       // A group's agent session is read by every member: one person's recalled memories stay out of it.
       ...(channel.kind === "group" ? { sharedSession: true } : {}),
-      system: channelSystemText(agent, channel, agents, names),
+      system: channelSystemText(agent, channel, agents, names, await this.#purposes(channel, agent.id)),
       workspace,
       signal,
       extraTools: await this.#callTools(runId, channel.id, triggerId, 0, [agent.id], requestedBy, workspace, {
@@ -369,6 +408,19 @@ export class AgentRunner {
       approve: this.#approver(channel.id, agent.id),
       steering,
     };
+  }
+
+  /** What the other agents of a group are for, from their personas (for the team prompt). */
+  async #purposes(channel: ChannelRecord, agentId: string): Promise<Map<string, string>> {
+    const purposes = new Map<string, string>();
+    if (channel.kind !== "group") return purposes;
+    for (const member of channel.members) {
+      if (member.type !== "agent" || member.id === agentId) continue;
+      const soul = await this.#deps.runtime.personas.read(member.id).catch(() => undefined);
+      const purpose = soul ? purposeOf(soul.content) : undefined;
+      if (purpose) purposes.set(member.id, purpose);
+    }
+    return purposes;
   }
 
   /** Approvals in a chat: a tool approved "always" there runs; anything else waits for a person. */
@@ -543,6 +595,72 @@ export class AgentRunner {
     );
     return { runId: handle.run.id, done };
   };
+
+  /**
+   * Starts a turn of `agentId` with a given system text and input (a meeting's speaker or its
+   * minutes), posted to the channel as the agent's answer like any other; `done` settles with the
+   * outcome. The turn's tools are the agent's own and call_agent.
+   */
+  async launchTurn(spec: TurnSpec): Promise<{ runId: string; done: Promise<TurnOutcome> }> {
+    const { runtime } = this.#deps;
+    let outcome: TurnOutcome | undefined;
+    const handle = await this.#start(
+      {
+        channelId: spec.channelId,
+        agentId: spec.agentId,
+        triggerMessageId: spec.triggerMessageId,
+        depth: 0,
+        ref: spec.ref,
+        requestedBy: spec.requestedBy,
+      },
+      (runId, signal) =>
+        this.#answering(spec.channelId, spec.agentId, runId, signal, {}, undefined, async (onEvent) => {
+          const agent = await this.#agent(spec.agentId);
+          const workspace = this.#deps.workspaceFor(spec.channelId);
+          const result = await runAgentTurn(runtime, {
+            agent,
+            runId,
+            channelId: spec.channelId,
+            ref: spec.ref,
+            input: spec.input,
+            system: spec.system,
+            workspace,
+            signal,
+            sharedSession: true,
+            extraTools: await this.#callTools(
+              runId,
+              spec.channelId,
+              spec.triggerMessageId,
+              0,
+              [agent.id],
+              spec.requestedBy,
+              workspace,
+            ),
+            requestedBy: spec.requestedBy,
+            ...(spec.output ? { output: spec.output } : {}),
+            onEvent,
+          });
+          outcome = {
+            ok: true,
+            answer: result.answer,
+            tokens: result.usage.inputTokens + result.usage.outputTokens,
+            costUsd: result.costUsd ?? 0,
+          };
+          return result;
+        }),
+    );
+    const done = handle.finished.then(
+      (run): TurnOutcome =>
+        run.status === "done" && outcome
+          ? outcome
+          : {
+              ok: false,
+              cancelled: run.status === "cancelled",
+              error: run.error ?? `The run ended ${run.status}.`,
+            },
+    );
+    return { runId: handle.run.id, done };
+  }
 
   /** Runs `target` for call_agent, nested under the calling run; returns its answer. */
   async runNested(target: AgentRecord, scope: CallScope, task: string, signal: AbortSignal): Promise<string> {

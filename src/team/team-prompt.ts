@@ -25,8 +25,9 @@ export function peopleIn(channel: ChannelRecord): string[] {
   return channel.members.filter((m) => m.type === "user").map((m) => m.id);
 }
 
-function agentLabel(agent: AgentRecord): string {
-  return `@${agent.id} (${agent.emoji ? `${agent.emoji} ` : ""}${agent.name})`;
+function agentLabel(agent: AgentRecord, purpose?: string): string {
+  const label = `@${agent.id} (${agent.emoji ? `${agent.emoji} ` : ""}${agent.name})`;
+  return purpose ? `${label}: ${purpose}` : label;
 }
 
 /**
@@ -37,31 +38,64 @@ function agentLabel(agent: AgentRecord): string {
 export const RENDERING_NOTE =
   "The web UI renders Markdown and draws Mermaid diagrams from ```mermaid code blocks (flowchart, sequenceDiagram, classDiagram, stateDiagram, erDiagram, gantt, pie, mindmap). When a diagram explains better than words (a flow, a sequence, a structure, a plan), include one; keep the prose for what it does not show.";
 
-/** The system text for an agent answering in a channel. */
+/** What an agent is for, in one line: the first sentence of its SOUL.md that is not a heading. */
+export function purposeOf(soul: string): string | undefined {
+  const line = soul
+    .split("\n")
+    .map((l) => l.trim())
+    .find((l) => l !== "" && !l.startsWith("#") && !l.startsWith("---"));
+  if (!line) return undefined;
+  const sentence = /^(.+?[.!?。！？])(\s|$)/u.exec(line)?.[1] ?? line;
+  return sentence.length > 160 ? `${sentence.slice(0, 157)}...` : sentence;
+}
+
+/**
+ * The system text for an agent answering in a channel. It changes only when the channel's members
+ * or their personas change, so it stays in the cached prefix of every turn.
+ */
 export function channelSystemText(
   agent: AgentRecord,
   channel: ChannelRecord,
   agents: ReadonlyMap<string, AgentRecord>,
   nameOf: UserNamer,
+  /** What each other agent is for (from its persona), by id. */
+  purposes: ReadonlyMap<string, string> = new Map(),
 ): string {
   const people = channel.members.filter((m) => m.type === "user").map((m) => nameOf(m.id));
   const others = channel.members
     .filter((m) => m.type === "agent" && m.id !== agent.id)
     .map((m) => agents.get(m.id))
-    .filter((a): a is AgentRecord => a !== undefined)
-    .map(agentLabel);
+    .filter((a): a is AgentRecord => a !== undefined);
   const where =
     channel.kind === "direct"
       ? `a direct chat named "${channel.name}"`
       : `the group channel "${channel.name}"`;
-  return [
-    `You are ${agent.name} (@${agent.id}), one agent of a Dimsum team, answering in ${where}.`,
-    `People here: ${people.length > 0 ? people.join(", ") : "none"}. Other agents here: ${
-      others.length > 0 ? others.join(", ") : "none"
-    }.`,
+  const lines = [`You are ${agent.name} (@${agent.id}), one agent of a Dimsum team, answering in ${where}.`];
+  if (channel.kind === "group" && others.length > 0) {
+    lines.push(
+      `People here: ${people.length > 0 ? people.join(", ") : "none"}. Other agents here:`,
+      ...others.map((a) => `- ${agentLabel(a, purposes.get(a.id))}`),
+    );
+  } else {
+    lines.push(
+      `People here: ${people.length > 0 ? people.join(", ") : "none"}. Other agents here: ${
+        others.length > 0 ? others.map((a) => agentLabel(a)).join(", ") : "none"
+      }.`,
+    );
+  }
+  lines.push(
     "The new messages since you last spoke arrive as lines `[name] text` for people and `[@agent] text` for agents. Reply with your own answer only, without a `[@you]` prefix.",
-    "People route a message to an agent by writing @id (or @all for every agent). To get another agent's help yourself, use the call_agent tool with its id and a clear task: its answer comes back to you as the tool result. Mentioning an agent in your reply does not start it.",
-  ].join("\n");
+  );
+  if (channel.kind === "group") {
+    lines.push(
+      "People route a message to an agent by writing @id (or @all for every agent). To hand the work over to another agent of this group in the open, write @id in your answer: once you finish, that agent answers next, seeing the conversation so far. Hand over when the next step is that agent's job and the group should see it; mention an agent only when you want it to act. For a private sub-task whose result you need in your own answer, use the call_agent tool instead: its answer comes back to you as the tool result.",
+    );
+  } else {
+    lines.push(
+      "To get another agent's help, use the call_agent tool with its id and a clear task: its answer comes back to you as the tool result. Mentioning an agent in your reply does not start it.",
+    );
+  }
+  return lines.join("\n");
 }
 
 /** The system text for a step of a collaboration chain. */

@@ -30,14 +30,18 @@ import { chatTitle } from "./chat-title.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
+import { Handoffs } from "./handoffs.js";
 import { McpApps } from "./mcp-apps.js";
+import { meetingFacade } from "./meeting-facade.js";
+import { MeetingRunner } from "./meeting-runner.js";
 import { MessageQueue, type QueuedFor } from "./message-queue.js";
 import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunApprovals } from "./run-approvals.js";
-import { INSTANCE_LOST, type RunBody, RunManager } from "./run-manager.js";
+import { INSTANCE_LOST, type RunBody, type RunHandle, RunManager } from "./run-manager.js";
 import { sinceDays, spendReport } from "./spend.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
+import { type MeetingRepository, sqliteMeetings } from "./store/meeting-repo.js";
 import { namesFrom, peopleIn } from "./team-prompt.js";
 import { joinRelay, type TeamRelay } from "./team-relay.js";
 import { createSqliteTeamStore, type RunJob, type StoredRun, type TeamStore } from "./team-store.js";
@@ -62,6 +66,8 @@ export interface TeamDeps {
   db?: Database;
   /** The team's repositories (default: SQLite over `db`); PostgreSQL for several instances. */
   teamStore?: TeamStore;
+  /** The groups' meetings (default: SQLite over `db`). */
+  meetings?: MeetingRepository;
   /** Agents' personas (default: SOUL.md files under `<home>/agents`). */
   personas?: PersonaStore;
   /**
@@ -302,6 +308,17 @@ export function createTeam(deps: TeamDeps): Team {
     workspaceFor,
     nameOf,
     ...(deps.remoteAgents ? { remoteAgents: remoteAgentsGetter(deps.remoteAgents) } : {}),
+    onAnswered: (done): Promise<void> => handoffs.answered(done).catch(onError),
+  });
+  const handoffs: Handoffs = new Handoffs({
+    store,
+    now,
+    emit,
+    maxHandoffs: deps.config.groups.maxHandoffs,
+    start: (channel, agent, trigger, requestedBy): Promise<RunHandle> =>
+      runner.startChannelRun(channel, agent, trigger, requestedBy),
+    cancel: (runId, reason) => runs.cancel(runId, reason),
+    onError,
   });
   const approvals = new RunApprovals({
     store,
@@ -335,6 +352,16 @@ export function createTeam(deps: TeamDeps): Team {
     cancelRun: (runId) => runs.cancel(runId, "The flow was stopped."),
     onError,
   });
+  const meetingRunner = new MeetingRunner({
+    meetings: deps.meetings ?? sqliteMeetings(requireDb(deps)),
+    store,
+    launchTurn: (spec) => runner.launchTurn(spec),
+    cancelRun: (runId, reason) => runs.cancel(runId, reason),
+    emit,
+    now,
+    nameOf,
+    onError,
+  });
   const channels = new ChannelService({
     store,
     members,
@@ -343,6 +370,16 @@ export function createTeam(deps: TeamDeps): Team {
     onDeleting: async (channelId) => {
       await Promise.all(runs.activeIn(channelId).map((id) => runs.cancel(id, "The channel was deleted.")));
     },
+  });
+  const meetings = meetingFacade({
+    ready: () => ready,
+    store,
+    channels,
+    meetings: meetingRunner,
+    emit,
+    now,
+    nameOf,
+    post: async (actor, channel, text) => postRouted(actor, channel, text, true),
   });
   const agents = new AgentService({
     store,
@@ -368,6 +405,8 @@ export function createTeam(deps: TeamDeps): Team {
       }
     }
     await flows.recover();
+    // Alone on the database, this process goes on with the meetings the previous one left open.
+    if (!cluster) await meetingRunner.recover();
     // Claimed first, so of several instances starting together only one creates them.
     if (deps.starterAgents !== false && (await store.meta.claim(STARTERS_KEY, String(now())))) {
       if ((await store.agents.list()).length === 0) {
@@ -385,6 +424,8 @@ export function createTeam(deps: TeamDeps): Team {
   async function resumeAfterRestart(stored: StoredRun, fence?: number): Promise<boolean> {
     const { run } = stored;
     if (!resumable(run) || run.status !== "running") return false;
+    // A meeting's turn cut off by the restart is spoken again by the meeting (meeting-runner.ts).
+    if (stored.ref.userId.startsWith("meeting:")) return false;
     const key = `run_resumes:${run.id}`;
     const resumes = Number((await store.meta.get(key)) ?? "0");
     if (resumes >= deps.config.runs.maxResumes) return false;
@@ -473,7 +514,9 @@ export function createTeam(deps: TeamDeps): Team {
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
-    const targets = route.kind === "agents" ? route.agents : [];
+    // During a meeting a message that names no agent is said in the meeting (the next speaker reads it).
+    const interjection = route.kind === "agents" && (await meetings.interjection(channel, text, records));
+    const targets = route.kind === "agents" && !interjection ? route.agents : [];
     const at = now();
     // The author has read their own post: stored with their marker moved to it, in one write.
     const message = await store.messages.insert(
@@ -670,6 +713,13 @@ export function createTeam(deps: TeamDeps): Team {
       const channel = await channels.visible(actor, channelId);
       checkText(text);
       const files = await attachedParts(channel.id, options.attachments ?? []);
+      const opened = await meetings.fromMessage(
+        actor,
+        channel,
+        text,
+        files.length > 0 ? [{ type: "text", text }, ...files] : undefined,
+      );
+      if (opened) return opened;
       return postRouted(
         actor,
         channel,
@@ -818,6 +868,8 @@ export function createTeam(deps: TeamDeps): Team {
       const stored = await visibleRun(actor, runId);
       const reason = `Cancelled by ${(await nameOf([actor.userId]))(actor.userId)}.`;
       runner.dropUnread(runId);
+      // A person's Stop ends the hand-off chain the run belongs to.
+      if (stored.run.depth === 0 && stored.run.channelId !== "") await handoffs.stopped(stored.run, reason);
       const cancelled = await runs.cancel(runId, reason);
       if (cancelled) return cancelled;
       if (stored.run.status === "waiting")
@@ -834,6 +886,7 @@ export function createTeam(deps: TeamDeps): Team {
       return (await sessions.getRunEvents(stored.ref, runId)).map((e) => e.payload);
     },
 
+    ...meetings.methods,
     async getFlow(actor, flowId) {
       await ready;
       return visibleFlow(actor, flowId);
@@ -905,8 +958,10 @@ export function createTeam(deps: TeamDeps): Team {
       clearInterval(expiry);
       queue.close();
       const flowsClosed = flows.close();
+      const meetingsClosed = meetingRunner.close();
       await runs.cancelAll("The server is shutting down.");
       await flowsClosed;
+      await meetingsClosed;
       relay?.leave();
     },
   };

@@ -14,6 +14,7 @@ import type { McpAppResource } from "../mcp/app-meta.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
 import type { ToolAppLink } from "../tools/types.js";
 import type { McpAppCallOutcome, McpAppRef } from "./mcp-apps.js";
+import type { MeetingAction, MeetingInput, MeetingMinutes, MeetingRecord } from "./meeting-types.js";
 import type { SpendReport } from "./spend.js";
 
 export interface AgentRecord {
@@ -196,7 +197,9 @@ export type MessagePart =
   /** A schedule posted this message in its creator's name (chats show it as the schedule's, not "You"). */
   | { type: "scheduled"; scheduleId: string; name: string }
   /** The model call moved to the next model of the agent's chain (`to` answered, unless it moved again). */
-  | { type: "model_fallback"; from: string; to: string; reason: string; skipped?: boolean };
+  | { type: "model_fallback"; from: string; to: string; reason: string; skipped?: boolean }
+  /** A meeting's minutes, shown as a card (the message's text is their Markdown). */
+  | { type: "minutes"; meetingId: string; topic: string; minutes: MeetingMinutes; note?: string };
 
 /** A channel as one person's list shows it: unread count, and when they pinned or archived it. */
 export type ChannelListing = ChannelRecord & { unread: number; pinnedAt?: number; archivedAt?: number };
@@ -333,6 +336,8 @@ export type TeamEvent =
       note?: string;
     }
   | { type: "flow"; channelId: string; flow: FlowRecord }
+  /** A meeting started, moved to its next turn, or ended. */
+  | { type: "meeting"; channelId: string; meeting: MeetingRecord }
   | { type: "channel"; channelId: string; channel: ChannelRecord }
   /**
    * An MCP server asks the person a run acts for (`userId`, the only one it is sent to) for input,
@@ -388,6 +393,8 @@ export interface ElicitationAnswer {
   action: "accept" | "decline" | "cancel";
   content?: Record<string, string | number | boolean | string[]>;
 }
+
+export type { MeetingAction, MeetingInput, MeetingRecord } from "./meeting-types.js";
 
 /** Who is asking; the facade enforces what they may see and do. */
 export interface Actor {
@@ -530,6 +537,21 @@ export interface Team {
   getRunTrace(actor: Actor, runId: string): Promise<unknown[]>;
 
   getFlow(actor: Actor, flowId: string): Promise<FlowRecord>;
+
+  /**
+   * Starts a meeting in a group (also `/meeting <topic>` in a message): the person's message opens
+   * it, then the participants speak round by round and the moderator writes the minutes.
+   */
+  startMeeting(actor: Actor, channelId: string, input: MeetingInput): Promise<MeetingRecord>;
+  getMeeting(actor: Actor, meetingId: string): Promise<MeetingRecord>;
+  /** A group's meetings, newest first (the Decisions list); `query` finds words of topics and minutes. */
+  listMeetings(actor: Actor, channelId: string, options?: { query?: string }): Promise<MeetingRecord[]>;
+  /** Ends a meeting early (with minutes), adds a round, or stops it. */
+  meetingAction(actor: Actor, meetingId: string, action: MeetingAction): Promise<MeetingRecord>;
+  /** The minutes as Markdown (404 before there are minutes). */
+  meetingMarkdown(actor: Actor, meetingId: string): Promise<string>;
+  /** Starts an action item of the minutes whose owner is an agent of the group: a task posted to it. */
+  startActionItem(actor: Actor, meetingId: string, index: number): Promise<PostResult>;
   flowAction(actor: Actor, flowId: string, action: FlowAction): Promise<FlowRecord>;
 
   /**

@@ -16,6 +16,14 @@ export type { McpPromptInfo } from "../../src/mcp/server-pool.js";
 export type { CoreBlock, MemoryRecord, MemoryType } from "../../src/memory/types.js";
 export type { ModelChoice, ModelsResponse, ProviderModels } from "../../src/server/routes/models.js";
 export type { McpAppCallOutcome, McpAppCallResult } from "../../src/team/mcp-apps.js";
+export type {
+  DecisionShape,
+  MeetingAction,
+  MeetingBudget,
+  MeetingInput,
+  MeetingMinutes,
+  MeetingRecord,
+} from "../../src/team/meeting-types.js";
 export type { SpendReport, SpendRow } from "../../src/team/spend.js";
 export type { GalleryEntry } from "../../src/team/templates/gallery.js";
 export type { ImportResult } from "../../src/team/templates/import-template.js";

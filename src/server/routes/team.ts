@@ -19,6 +19,7 @@ import { channelRoutes } from "./channels.js";
 import { flowRoutes } from "./flows.js";
 import { mcpRoutes } from "./mcp.js";
 import { mcpAppRoutes } from "./mcp-apps.js";
+import { meetingRoutes } from "./meetings.js";
 import { memoryRoutes } from "./memory.js";
 import { messageRoutes } from "./messages.js";
 import { openAiRoutes } from "./openai-compat.js";
@@ -60,6 +61,7 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/runs", runRoutes(team));
     api.route("/spend", spendRoutes(team));
     api.route("/flows", flowRoutes(team));
+    api.route("/", meetingRoutes(team));
     api.route("/memory", memoryRoutes(options.memory));
     api.route("/mcp", mcpRoutes(options.mcp, options.mcpSignIns));
     api.route("/remote-agents", remoteAgentRoutes(options.remoteAgents));

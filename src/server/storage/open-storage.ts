@@ -32,6 +32,7 @@ import { type MessageRelay, openRedisRelay } from "../../store/redis/redis-relay
 import { SqliteSessionStore } from "../../store/sqlite-session-store.js";
 import type { SessionStore } from "../../store/types.js";
 import type { PersonaStore } from "../../team/personas.js";
+import { type MeetingRepository, postgresMeetings, sqliteMeetings } from "../../team/store/meeting-repo.js";
 import { PgPersonaStore } from "../../team/store/postgres/persona-store.js";
 import type { TeamRelayMessage } from "../../team/team-relay.js";
 import { createPostgresTeamStore, createSqliteTeamStore, type TeamStore } from "../../team/team-store.js";
@@ -57,6 +58,8 @@ export interface ServerStorage {
   readonly settings: SettingsRepository;
   readonly mcpCredentials: McpCredentialRepository;
   readonly team: TeamStore;
+  /** The groups' meetings. */
+  readonly meetings: MeetingRepository;
   readonly sessions: SessionStore;
   /** Agents' personas; undefined: SOUL.md files under DIMSUM_HOME (one instance). */
   readonly personas: PersonaStore | undefined;
@@ -92,6 +95,7 @@ function sqliteStorage(db: Database, box: SecretBox, label: string): ServerStora
     settings: new SettingsStore(db, box),
     mcpCredentials: new SqliteMcpCredentials(db),
     team: createSqliteTeamStore(db),
+    meetings: sqliteMeetings(db),
     sessions: new SqliteSessionStore(db),
     personas: undefined,
     schedules: createSqliteScheduleStore(db),
@@ -117,6 +121,7 @@ function postgresStorage(db: PgDatabase, box: SecretBox): ServerStorage {
     settings: createPostgresSettingsStore(db, box),
     mcpCredentials: createPostgresMcpCredentials(db),
     team: createPostgresTeamStore(db),
+    meetings: postgresMeetings(db),
     sessions: new PgSessionStore(db),
     personas: new PgPersonaStore(db),
     schedules: createPostgresScheduleStore(db),

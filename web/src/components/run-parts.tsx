@@ -4,6 +4,7 @@ import { useAction, useServices } from "../hooks.js";
 import { isTerminal, type RunView } from "../state/chat.js";
 import type { AgentRecord, MessagePart, RunStatus } from "../types.js";
 import { MarkdownView } from "./markdown-view.js";
+import { MinutesCard } from "./minutes-card.js";
 import { WithSettingsLinks } from "./settings-links.js";
 import { ToolCard } from "./tool-card.js";
 
@@ -114,6 +115,17 @@ export function Parts({ parts, runId, runs, agents, live }: PartsProps) {
               <p key={key} class="run-fallback muted" data-testid="run-fallback">
                 ↪ {part.from} {part.skipped ? "skipped" : "failed"} ({part.reason}); answered by {part.to}
               </p>
+            );
+          case "minutes":
+            return (
+              <MinutesCard
+                key={key}
+                meetingId={part.meetingId}
+                topic={part.topic}
+                minutes={part.minutes}
+                note={part.note}
+                agents={agents}
+              />
             );
           default:
             return null;

@@ -6,6 +6,7 @@ import { ChatTitle, canManageChannel, useAutoTitle } from "../components/chat-ti
 import { Composer } from "../components/composer.js";
 import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
+import { MeetingBar, MeetingButtons } from "../components/meeting-bar.js";
 import { MessageList } from "../components/message-list.js";
 import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
@@ -73,6 +74,7 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
           </span>
           {open?.answerRuns && <TotalsLine runs={Object.values(open.answerRuns)} testId="chat-totals" />}
         </div>
+        <MeetingButtons channel={channel} agents={agents} />
         <Link
           to={{ name: "channel_settings", channelId: channel.id }}
           class="btn btn-small"
@@ -81,6 +83,7 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
           ⚙ Settings
         </Link>
       </header>
+      {channel.kind === "group" && <MeetingBar channelId={channel.id} live={open?.meeting} agents={agents} />}
       <div class="chat-body">
         <div class={`chat-main${flow ? (flowEnded ? " has-flow-bar" : " has-flow") : ""}`}>
           {open ? <MessageList chat={open} me={me} /> : <div class="message-scroller" />}

@@ -18,6 +18,7 @@ import type {
   ChannelMessage,
   ElicitationView,
   FlowRecord,
+  MeetingRecord,
   MessagePart,
   PostResult,
   QueuedDelivery,
@@ -68,6 +69,8 @@ export interface ChatState {
   queued?: Record<number, QueuedDelivery[]>;
   /** Ended runs of the channel by id: each answer's model, tokens, cost and duration. */
   answerRuns?: Record<string, TeamRun>;
+  /** The channel's latest meeting seen (live, for the meeting bar). */
+  meeting?: MeetingRecord;
 }
 
 export type ChatAction =
@@ -314,6 +317,12 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
       return upsertFlow(state, event.flow);
     case "channel":
       return state;
+    case "meeting":
+      return state.meeting &&
+        state.meeting.id === event.meeting.id &&
+        state.meeting.updatedAt > event.meeting.updatedAt
+        ? state
+        : { ...state, meeting: event.meeting };
     case "elicitation":
       return { ...state, elicitations: { ...state.elicitations, [event.request.id]: event.request } };
     case "elicitation_closed": {

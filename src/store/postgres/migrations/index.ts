@@ -17,6 +17,7 @@ import { agentReasoning } from "./011-agent-reasoning.js";
 import { attachments } from "./012-attachments.js";
 import { a2aTasks } from "./013-a2a-tasks.js";
 import { appCalls } from "./014-app-calls.js";
+import { meetings } from "./015-meetings.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -33,4 +34,5 @@ export const pgMigrations: readonly PgMigration[] = [
   attachments,
   a2aTasks,
   appCalls,
+  meetings,
 ];
