@@ -841,7 +841,7 @@ export class AgentRunner {
       runId: string,
       runSignal: AbortSignal,
       setModel: (model: string) => void,
-    ) => Promise<{ answer: string; shown: string; outcome: TurnOutcome }>,
+    ) => Promise<{ answer: string; shown: string; outcome: TurnReport }>,
   ): Promise<string> {
     let answer = "";
     let failure: DimsumError | undefined;
@@ -924,7 +924,7 @@ export class AgentRunner {
 
   #start(
     request: Omit<RunRequest, "lane">,
-    turn: (runId: string, signal: AbortSignal, setModel: (model: string) => void) => Promise<TurnOutcome>,
+    turn: (runId: string, signal: AbortSignal, setModel: (model: string) => void) => Promise<TurnReport>,
   ): Promise<RunHandle> {
     return this.#deps.runs.start(
       { ...request, lane: laneOf(request.ref) },
@@ -1075,7 +1075,7 @@ export class AgentRunner {
 }
 
 /** What a turn reports to its run: usage, model and cost (kept on the run), whether it waits. */
-interface TurnOutcome {
+interface TurnReport {
   usage?: Usage;
   waiting?: unknown;
   model?: string;
@@ -1083,7 +1083,7 @@ interface TurnOutcome {
 }
 
 /** The run's record of a turn's outcome. */
-function outcomeOf(result: TurnOutcome): Awaited<ReturnType<RunBody>> {
+function outcomeOf(result: TurnReport): Awaited<ReturnType<RunBody>> {
   return {
     ...(result.usage ? { usage: result.usage } : {}),
     ...(result.model ? { model: result.model } : {}),
