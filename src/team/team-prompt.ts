@@ -25,6 +25,10 @@ export function peopleIn(channel: ChannelRecord): string[] {
   return channel.members.filter((m) => m.type === "user").map((m) => m.id);
 }
 
+/** Agents answer people in their own language: a Chinese question gets a Chinese answer. */
+export const LANGUAGE_RULE =
+  "Answer in the language the person writes in, unless your persona says otherwise.";
+
 function agentLabel(agent: AgentRecord): string {
   return `@${agent.id} (${agent.emoji ? `${agent.emoji} ` : ""}${agent.name})`;
 }
@@ -53,6 +57,7 @@ export function channelSystemText(
     }.`,
     "The new messages since you last spoke arrive as lines `[name] text` for people and `[@agent] text` for agents. Reply with your own answer only, without a `[@you]` prefix.",
     "People route a message to an agent by writing @id (or @all for every agent). To get another agent's help yourself, use the call_agent tool with its id and a clear task: its answer comes back to you as the tool result. Mentioning an agent in your reply does not start it.",
+    LANGUAGE_RULE,
   ].join("\n");
 }
 

@@ -13,6 +13,7 @@ import {
 import {
   checkLogin,
   emitUserUpdate,
+  localeKey,
   oneTimeKey,
   type Role,
   toUserRecord,
@@ -140,8 +141,9 @@ export class PgUserStore implements UserRepository {
 
   async delete(id: string): Promise<boolean> {
     const removed = await this.db.transaction(async (tx) => {
-      await tx.run("DELETE FROM server_settings WHERE key = $1 OR starts_with(key, $2)", [
+      await tx.run("DELETE FROM server_settings WHERE key = $1 OR key = $2 OR starts_with(key, $3)", [
         oneTimeKey(id),
+        localeKey(id),
         personCredentialPrefix(id),
       ]);
       return (await tx.run("DELETE FROM users WHERE id = $1", [id])) > 0;
@@ -164,6 +166,22 @@ export class PgUserStore implements UserRepository {
     );
     if (!row) return verifyAgainstDummy(password, this.hashParams);
     return verifyPassword(password, row.password_hash);
+  }
+
+  async getLocale(id: string): Promise<string | undefined> {
+    const row = await this.db.one<{ value_json: string }>(
+      "SELECT value_json FROM server_settings WHERE key = $1",
+      [localeKey(id)],
+    );
+    return row ? (JSON.parse(row.value_json) as string) : undefined;
+  }
+
+  async setLocale(id: string, locale: string): Promise<void> {
+    await this.db.run(
+      `INSERT INTO server_settings (key, value_json, updated_at) VALUES ($1, $2, $3)
+         ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
+      [localeKey(id), JSON.stringify(locale), Date.now()],
+    );
   }
 }
 

@@ -62,6 +62,10 @@ export interface UserRepository {
   verifyLogin(username: string, password: string): Promise<UserRecord | undefined>;
   /** Checks the password of a known account (password change, re-authentication). */
   checkPassword(id: string, password: string): Promise<boolean>;
+  /** The language the person chose for the web UI (`en`, `zh-CN`), if they chose one. */
+  getLocale(id: string): Promise<string | undefined>;
+  /** Keeps the person's language, so it follows them to every browser and device. */
+  setLocale(id: string, locale: string): Promise<void>;
 }
 
 export interface UserStoreOptions {
@@ -69,6 +73,11 @@ export interface UserStoreOptions {
   hashParams?: ScryptParams;
   /** Hears role changes, password changes and deletions (the WebSocket hub acts on them). */
   events?: AuthEvents;
+}
+
+/** The `server_settings` key of the language an account chose for the web UI. */
+export function localeKey(id: string): string {
+  return `locale:${id}`;
 }
 
 /** The `server_settings` key marking an account whose password was generated and printed once. */
@@ -236,6 +245,7 @@ export class UserStore implements UserRepository {
   async delete(id: string): Promise<boolean> {
     const removed = this.db.transaction(() => {
       cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(oneTimeKey(id));
+      cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(localeKey(id));
       cachedStatement(this.db, "DELETE FROM server_settings WHERE key LIKE ?").run(
         `${personCredentialPrefix(id)}%`,
       );
@@ -258,5 +268,19 @@ export class UserStore implements UserRepository {
       | undefined;
     if (!row) return verifyAgainstDummy(password, this.hashParams);
     return verifyPassword(password, row.password_hash);
+  }
+
+  async getLocale(id: string): Promise<string | undefined> {
+    const row = cachedStatement(this.db, "SELECT value_json FROM server_settings WHERE key = ?").get(
+      localeKey(id),
+    ) as { value_json: string } | undefined;
+    return row ? (JSON.parse(row.value_json) as string) : undefined;
+  }
+
+  async setLocale(id: string, locale: string): Promise<void> {
+    cachedStatement(
+      this.db,
+      "INSERT OR REPLACE INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)",
+    ).run(localeKey(id), JSON.stringify(locale), Date.now());
   }
 }

@@ -8,7 +8,7 @@ import { unauthenticated } from "../http/errors.js";
 import { jsonBody } from "../http/validate.js";
 import { LoginThrottle } from "../security/login-throttle.js";
 import { enforce } from "../security/rate-limit.js";
-import { loginSchema, passwordChangeSchema, setupSchema } from "./schemas.js";
+import { localeChangeSchema, loginSchema, passwordChangeSchema, setupSchema } from "./schemas.js";
 
 /** The user fields every client may see; `mustChangePassword` while the printed one-time password is in use. */
 export async function publicUser(user: UserRecord, users: UserRepository) {
@@ -17,6 +17,8 @@ export async function publicUser(user: UserRecord, users: UserRepository) {
     username: user.username,
     role: user.role,
     mustChangePassword: await users.hasOneTimePassword(user.id),
+    /** The language the person chose for the web UI; null until they choose (the browser's then). */
+    locale: (await users.getLocale(user.id)) ?? null,
   };
 }
 
@@ -30,8 +32,13 @@ async function startSession(c: AppContext, user: UserRecord) {
   return { user: await publicUser(user, users), csrfToken: session.csrfToken, token };
 }
 
+export interface AuthRoutesOptions {
+  /** Called once the owner account exists, with the language they set the server up in. */
+  onOwnerCreated?: (user: UserRecord, locale: "en" | "zh-CN") => Promise<void>;
+}
+
 /** The auth routes, mounted at `/api/auth`. */
-export function authRoutes(): Hono<AppEnv> {
+export function authRoutes(options: AuthRoutesOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.get("/status", async (c) => c.json({ needsSetup: (await c.get("services").users.count()) === 0 }));
@@ -40,9 +47,13 @@ export function authRoutes(): Hono<AppEnv> {
     const { users, limits } = c.get("services");
     await enforce([[limits.loginPerIp, c.get("clientIp")]], "setup attempts");
     const body = c.req.valid("json");
-    const user = await users.createFirst(body);
+    const user = await users.createFirst({ username: body.username, password: body.password });
     if (!user) throw conflict("this server is already set up; sign in instead");
     c.get("services").log.info(`owner account "${user.username}" created through the web setup`);
+    if (body.locale) {
+      await users.setLocale(user.id, body.locale);
+      await options.onOwnerCreated?.(user, body.locale);
+    }
     return c.json(await startSession(c, user), 201);
   });
 
@@ -65,6 +76,13 @@ export function authRoutes(): Hono<AppEnv> {
       user: await publicUser(auth.user, c.get("services").users),
       csrfToken: auth.session?.csrfToken,
     });
+  });
+
+  // The web UI's language, kept with the person so it follows them to other browsers and devices.
+  app.put("/locale", jsonBody(localeChangeSchema), async (c) => {
+    const auth = authOf(c);
+    await c.get("services").users.setLocale(auth.user.id, c.req.valid("json").locale);
+    return c.body(null, 204);
   });
 
   app.post("/logout", async (c) => {
