@@ -1,7 +1,9 @@
 /** Login form, or the first-run form that creates the owner account when no user exists yet. */
 import { useState } from "preact/hooks";
 import { errorText } from "../api.js";
+import { LanguageSelect } from "../components/language-select.js";
 import { useServices } from "../hooks.js";
+import { currentLocale, t } from "../i18n/index.js";
 import { startSession } from "../session.js";
 
 export interface LoginPageProps {
@@ -21,14 +23,14 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
   const submit = async (event: Event) => {
     event.preventDefault();
     if (needsSetup && password !== confirm) {
-      setError("The two passwords differ; type the same password twice.");
+      setError(t("login.passwordsDiffer"));
       return;
     }
     setBusy(true);
     setError(undefined);
     try {
       const result = needsSetup
-        ? await services.api.setup(username.trim(), password)
+        ? await services.api.setup(username.trim(), password, currentLocale())
         : await services.api.login(username.trim(), password);
       startSession(services, result.user, password);
     } catch (err) {
@@ -45,9 +47,9 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
           <span aria-hidden="true">🥟</span> Dimsum
         </h1>
         {needsSetup ? (
-          <p class="muted">Welcome! Create the owner account to finish setting up this server.</p>
+          <p class="muted">{t("login.welcomeSetup")}</p>
         ) : (
-          <p class="muted">Sign in to chat with your team of agents.</p>
+          <p class="muted">{t("login.intro")}</p>
         )}
         {reason && (
           <p class="notice notice-info" data-testid="login-reason">
@@ -55,7 +57,7 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
           </p>
         )}
         <label class="field">
-          <span>Username</span>
+          <span>{t("login.username")}</span>
           <input
             name="username"
             autocomplete="username"
@@ -66,7 +68,7 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
           />
         </label>
         <label class="field">
-          <span>Password</span>
+          <span>{t("login.password")}</span>
           <input
             name="password"
             type="password"
@@ -80,7 +82,7 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
         </label>
         {needsSetup && (
           <label class="field">
-            <span>Repeat password</span>
+            <span>{t("login.repeatPassword")}</span>
             <input
               name="confirm"
               type="password"
@@ -98,8 +100,9 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
           </p>
         )}
         <button class="btn btn-primary" type="submit" disabled={busy} data-testid="login-submit">
-          {needsSetup ? "Create owner account" : busy ? "Signing in…" : "Sign in"}
+          {needsSetup ? t("login.createOwner") : busy ? t("login.signingIn") : t("login.signIn")}
         </button>
+        <LanguageSelect />
       </form>
     </main>
   );
