@@ -593,8 +593,8 @@ export class ApiClient {
   }
   // --- team templates ---
   /** The built-in gallery of ready teams. */
-  listTemplates(): Promise<GalleryEntry[]> {
-    return this.request("GET", "/api/templates");
+  listTemplates(locale?: string): Promise<GalleryEntry[]> {
+    return this.request("GET", `/api/templates${query({ locale })}`);
   }
   /** Creates what a template holds (agents; for a team also its group, chain and schedules). */
   importTemplate(template: unknown): Promise<ImportResult> {
