@@ -74,6 +74,19 @@ describe("the person's language", () => {
     expect(agents.find((a) => a.id === "assistant")?.name).toBe("Assistant");
   });
 
+  it("an owner created at start (as `dimsum serve` does) who chooses Chinese gets the starters in Chinese", async () => {
+    const s = await startTeamServer({ llmUrl: llm.url });
+    const owner = await setUp(s.url);
+    const put = await call(s.url, "/api/auth/locale", {
+      session: owner,
+      method: "PUT",
+      body: { locale: "zh-CN" },
+    });
+    expect(put.status).toBe(204);
+    const agents = await expectJson<AgentRecord[]>(await call(s.url, "/api/agents", { session: owner }), 200);
+    expect(agents.find((a) => a.id === "translator")?.name).toBe("翻译");
+  });
+
   it("keeps a switch with the person, seen by a new login, and refuses unknown languages", async () => {
     const s = await startTeamServer({ llmUrl: llm.url });
     const owner = await setUp(s.url);

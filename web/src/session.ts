@@ -29,7 +29,12 @@ export function startSession(services: Services, user: SessionUser, password?: s
   oneTimePassword = user.mustChangePassword ? password : undefined;
   const { api, store, live } = services;
   // The language the person chose follows them here from any other browser or device.
-  if (isLocale(user.locale) && user.locale !== currentLocale()) void setLocale(user.locale);
+  if (isLocale(user.locale)) {
+    if (user.locale !== currentLocale()) void setLocale(user.locale);
+  } else {
+    // First sign-in: the browser's language becomes the person's (for an owner, the starters' too).
+    api.setLocale(currentLocale()).catch(() => {});
+  }
   store.dispatch({ type: "auth", auth: { phase: "ready", user } });
   // The owner signed in with the password the server printed once: choosing one comes first.
   if (user.mustChangePassword) services.navigate({ name: "settings", section: "account" }, { replace: true });

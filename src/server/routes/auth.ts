@@ -33,7 +33,7 @@ async function startSession(c: AppContext, user: UserRecord) {
 }
 
 export interface AuthRoutesOptions {
-  /** Called once the owner account exists, with the language they set the server up in. */
+  /** Called with an owner's language: at setup, and when an owner chooses one. */
   onOwnerCreated?: (user: UserRecord, locale: "en" | "zh-CN") => Promise<void>;
 }
 
@@ -81,7 +81,11 @@ export function authRoutes(options: AuthRoutesOptions = {}): Hono<AppEnv> {
   // The web UI's language, kept with the person so it follows them to other browsers and devices.
   app.put("/locale", jsonBody(localeChangeSchema), async (c) => {
     const auth = authOf(c);
-    await c.get("services").users.setLocale(auth.user.id, c.req.valid("json").locale);
+    const { locale } = c.req.valid("json");
+    await c.get("services").users.setLocale(auth.user.id, locale);
+    // The owner's language also gives the starter agents nobody has changed yet in that language
+    // (`dimsum serve` creates the owner before anyone chose one; their first sign-in sends it).
+    if (auth.user.role === "owner") await options.onOwnerCreated?.(auth.user, locale);
     return c.body(null, 204);
   });
 
