@@ -13,6 +13,7 @@ import { DimsumError } from "../errors.js";
 import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
 import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
+import { localizeStarterAgents } from "../team/localize-starters.js";
 import type { Actor, Team } from "../team/types.js";
 import { type AccountsFactory, sqliteAccounts } from "./accounts.js";
 import { AuthEvents } from "./auth/auth-events.js";
@@ -144,7 +145,13 @@ export function createApp(
   services: ServerServices,
   deps: Pick<
     ServerDeps,
-    "staticDir" | "maxBodyBytes" | "maxUploadBytes" | "maxCompletionBytes" | "routes" | "publicRoutes"
+    | "staticDir"
+    | "maxBodyBytes"
+    | "maxUploadBytes"
+    | "maxCompletionBytes"
+    | "routes"
+    | "publicRoutes"
+    | "team"
   >,
 ): DimsumApp {
   const app = new Hono<AppEnv>();
@@ -187,7 +194,20 @@ export function createApp(
   for (const mount of deps.publicRoutes ?? []) mount(app);
   app.use("/api/*", authenticate, csrfGuard, requireAuth);
 
-  app.route("/api/auth", authRoutes());
+  const { team } = deps;
+  app.route(
+    "/api/auth",
+    authRoutes(
+      team
+        ? {
+            // A server set up in Chinese gives its owner the starter agents in Chinese.
+            onOwnerCreated: async (user, locale) => {
+              await localizeStarterAgents(team, { userId: user.id, role: user.role }, locale);
+            },
+          }
+        : {},
+    ),
+  );
   app.route("/api/users", userRoutes());
   app.route("/api/settings", settingsRoutes());
   app.route("/api/models", modelRoutes());

@@ -25,6 +25,10 @@ export function peopleIn(channel: ChannelRecord): string[] {
   return channel.members.filter((m) => m.type === "user").map((m) => m.id);
 }
 
+/** Agents answer people in their own language: a Chinese question gets a Chinese answer. */
+export const LANGUAGE_RULE =
+  "Answer in the language the person writes in, unless your persona says otherwise.";
+
 function agentLabel(agent: AgentRecord, purpose?: string): string {
   const label = `@${agent.id} (${agent.emoji ? `${agent.emoji} ` : ""}${agent.name})`;
   return purpose ? `${label}: ${purpose}` : label;
@@ -95,6 +99,7 @@ export function channelSystemText(
       "To get another agent's help, use the call_agent tool with its id and a clear task: its answer comes back to you as the tool result. Mentioning an agent in your reply does not start it.",
     );
   }
+  lines.push(LANGUAGE_RULE);
   return lines.join("\n");
 }
 

@@ -197,6 +197,23 @@ describeBackends("accounts: users", (open) => {
     expect(await credentials.read(bob.id, "notes")).toBeUndefined();
     expect(await credentials.read(ann.id, "notes")).toBe("sealed-ann");
   });
+
+  it("keeps each person's language for the web UI, replaced by a new choice and gone with the account", async () => {
+    const { users, rows } = accountsOn(await open());
+    const ann = await users.create({ username: "ann", password: "ann-password-1", role: "member" });
+    const bob = await users.create({ username: "bob", password: "bob-password-1", role: "member" });
+    expect(await users.getLocale(ann.id)).toBeUndefined();
+    await users.setLocale(ann.id, "zh-CN");
+    expect(await users.getLocale(ann.id)).toBe("zh-CN");
+    expect(await users.getLocale(bob.id)).toBeUndefined();
+    await users.setLocale(ann.id, "en");
+    expect(await users.getLocale(ann.id)).toBe("en");
+    await users.setLocale(bob.id, "zh-CN");
+    expect(await users.delete(ann.id)).toBe(true);
+    expect(await users.getLocale(ann.id)).toBeUndefined();
+    expect(await rows("SELECT key FROM server_settings WHERE key = $1", [`locale:${ann.id}`])).toEqual([]);
+    expect(await users.getLocale(bob.id)).toBe("zh-CN");
+  });
 });
 
 describeBackends("accounts: login sessions", (open) => {

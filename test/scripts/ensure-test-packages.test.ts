@@ -34,11 +34,24 @@ describe("npm test's pretest: ensure-test-packages (Chromium and bubblewrap)", (
   it("installs what is missing in one apt-get only as root on a Debian-like machine", () => {
     expect(testPackagesPlan({ overrides: {}, exists: none, isRoot: true, hasApt: true })).toEqual({
       kind: "install",
-      packages: ["chromium", "bubblewrap"],
+      packages: ["chromium", "bubblewrap", "fonts-noto-cjk"],
     });
     expect(
       testPackagesPlan({ overrides: {}, exists: only("/usr/bin/chromium"), isRoot: true, hasApt: true }),
-    ).toEqual({ kind: "install", packages: ["bubblewrap"] });
+    ).toEqual({ kind: "install", packages: ["bubblewrap", "fonts-noto-cjk"] });
+  });
+
+  it("installs the CJK font when it can, and never stops for it", () => {
+    const tools = only("/usr/bin/chromium", "/usr/bin/bwrap");
+    expect(testPackagesPlan({ overrides: {}, exists: tools, isRoot: true, hasApt: true })).toEqual({
+      kind: "install",
+      packages: ["fonts-noto-cjk"],
+    });
+    expect(testPackagesPlan({ overrides: {}, exists: tools, isRoot: false, hasApt: true })).toEqual({
+      kind: "found",
+    });
+    const notRoot = testPackagesPlan({ overrides: {}, exists: none, isRoot: false, hasApt: true });
+    expect(notRoot.kind === "stop" && notRoot.message).not.toContain("fonts-noto-cjk");
   });
 
   it("otherwise stops with the exact command to run", () => {

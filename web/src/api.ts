@@ -4,6 +4,7 @@
  */
 
 import type { AttachmentLimits } from "../../src/attachments/file-rules.js";
+import { currentLocale, type MessageKey, t } from "./i18n/index.js";
 import type {
   AgentInput,
   AgentPatch,
@@ -59,6 +60,25 @@ export interface ApiIssue {
   path: string;
   message: string;
 }
+
+/** What each stable error code of the server means, in the person's language. */
+const ERROR_CODE_KEYS: Readonly<Record<string, MessageKey>> = {
+  network: "error.network",
+  invalid: "error.invalid",
+  unauthenticated: "error.unauthenticated",
+  forbidden: "error.forbidden",
+  not_found: "error.not_found",
+  conflict: "error.conflict",
+  too_large: "error.too_large",
+  rate_limited: "error.rate_limited",
+  unavailable: "error.unavailable",
+  internal: "error.internal",
+  config: "error.config",
+  auth: "error.auth",
+  rate_limit: "error.rate_limit",
+  provider_unavailable: "error.provider_unavailable",
+  timeout: "error.timeout",
+};
 
 /** An API call that failed: the server's error code and message, or a network failure (status 0). */
 export class ApiError extends Error {
@@ -181,8 +201,14 @@ export class ApiClient {
     return this.request("GET", "/api/auth/status");
   }
   /** Creates the owner account and logs in. */
-  async setup(username: string, password: string): Promise<AuthResult> {
-    return this.remember(await this.request<AuthResult>("POST", "/api/auth/setup", { username, password }));
+  async setup(username: string, password: string, locale?: string): Promise<AuthResult> {
+    return this.remember(
+      await this.request<AuthResult>("POST", "/api/auth/setup", { username, password, locale }),
+    );
+  }
+  /** Keeps the language of the web UI with the person (it follows them to other browsers). */
+  setLocale(locale: string): Promise<void> {
+    return this.request("PUT", "/api/auth/locale", { locale });
   }
   /** Logs in; the server sets the session cookie. */
   async login(username: string, password: string): Promise<AuthResult> {
@@ -571,8 +597,8 @@ export class ApiClient {
   }
   // --- team templates ---
   /** The built-in gallery of ready teams. */
-  listTemplates(): Promise<GalleryEntry[]> {
-    return this.request("GET", "/api/templates");
+  listTemplates(locale?: string): Promise<GalleryEntry[]> {
+    return this.request("GET", `/api/templates${query({ locale })}`);
   }
   /** Creates what a template holds (agents; for a team also its group, chain and schedules). */
   importTemplate(template: unknown): Promise<ImportResult> {
@@ -611,7 +637,10 @@ function issueText(issue: { path: string; message: string }): string {
 export function errorText(err: unknown): string {
   if (err instanceof ApiError) {
     const first = err.issues[0];
-    return first ? issueText(first) : err.message;
+    const detail = first ? issueText(first) : err.message;
+    // The server answers in English with a stable code: other languages lead with the code's meaning.
+    const key = ERROR_CODE_KEYS[err.code];
+    return key && currentLocale() !== "en" ? `${t(key)}（${detail}）` : detail;
   }
   return err instanceof Error ? err.message : String(err);
 }

@@ -1,19 +1,20 @@
 /** Small display helpers shared by components. */
+import { currentLocale, t } from "./i18n/index.js";
 
 /** "14:05" today, "3 Mar 14:05" otherwise. */
 export function formatTime(epochMs: number, now: number = Date.now()): string {
   const date = new Date(epochMs);
-  const time = date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  const time = date.toLocaleTimeString(currentLocale(), { hour: "2-digit", minute: "2-digit" });
   if (new Date(now).toDateString() === date.toDateString()) return time;
-  return `${date.toLocaleDateString(undefined, { day: "numeric", month: "short" })} ${time}`;
+  return `${date.toLocaleDateString(currentLocale(), { day: "numeric", month: "short" })} ${time}`;
 }
 
 /** "850 ms", "2.4 s", "3 min 5 s". */
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 1000) return t("format.ms", { ms: Math.round(ms) });
+  if (ms < 60_000) return t("format.seconds", { seconds: (ms / 1000).toFixed(1) });
   const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return t("format.minutes", { minutes, seconds: Math.round((ms % 60_000) / 1000) });
 }
 
 /** Pretty JSON for tool arguments; strings are shown as they are. */
@@ -62,7 +63,7 @@ export function describeUserAgent(userAgent: string): string {
           : /Linux/.test(userAgent)
             ? "Linux"
             : undefined;
-  if (browser && os) return `${browser} on ${os}`;
+  if (browser && os) return t("format.browserOn", { browser, os });
   return browser ?? os ?? oneLine(userAgent, 60);
 }
 

@@ -4,6 +4,7 @@ import { render } from "preact";
 import { ApiClient } from "./api.js";
 import { createBrowserSocket, liveUrl } from "./browser-socket.js";
 import { App } from "./components/app.js";
+import { initialLocale, setLocale } from "./i18n/index.js";
 import { LiveConnection } from "./live.js";
 import { listenForNotificationClicks, notifyForFrame } from "./notify-live.js";
 import type { Services } from "./services.js";
@@ -14,6 +15,8 @@ import { createStore } from "./state/store.js";
 import { applyTheme, loadTheme } from "./theme.js";
 
 applyTheme(loadTheme());
+// The Chinese catalogue is fetched before the first render, so the page never flashes English.
+await setLocale(initialLocale(), false);
 
 const store = createStore(appReducer, initialAppState());
 let expiring = false;

@@ -1,5 +1,6 @@
 /** Logging in and out: what to load when a session starts and what to forget when it ends. */
 import { errorText } from "./api.js";
+import { currentLocale, isLocale, type MessageKey, setLocale, t } from "./i18n/index.js";
 import type { Services } from "./services.js";
 import type { SessionUser } from "./types.js";
 
@@ -27,6 +28,13 @@ export function forgetOneTimePassword(): void {
 export function startSession(services: Services, user: SessionUser, password?: string): void {
   oneTimePassword = user.mustChangePassword ? password : undefined;
   const { api, store, live } = services;
+  // The language the person chose follows them here from any other browser or device.
+  if (isLocale(user.locale)) {
+    if (user.locale !== currentLocale()) void setLocale(user.locale);
+  } else {
+    // First sign-in: the browser's language becomes the person's (for an owner, the starters' too).
+    api.setLocale(currentLocale()).catch(() => {});
+  }
   store.dispatch({ type: "auth", auth: { phase: "ready", user } });
   // The owner signed in with the password the server printed once: choosing one comes first.
   if (user.mustChangePassword) services.navigate({ name: "settings", section: "account" }, { replace: true });
@@ -42,16 +50,17 @@ export function startSession(services: Services, user: SessionUser, password?: s
     .catch(report);
 }
 
-const SESSION_END_TEXT: Record<string, string> = {
-  "signed out": "You were signed out (in another tab or on another device); sign in again.",
-  "session revoked": "Your session was revoked; sign in again.",
-  "password changed": "Your password was changed; sign in with the new one.",
-  "account deleted": "Your account was deleted.",
+const SESSION_END_TEXT: Record<string, MessageKey> = {
+  "signed out": "session.signedOut",
+  "session revoked": "session.revoked",
+  "password changed": "session.passwordChanged",
+  "account deleted": "session.accountDeleted",
 };
 
 /** What the login page says after the server ended the session, from the socket's close reason. */
 export function sessionEndText(reason: string): string {
-  return SESSION_END_TEXT[reason] ?? "Your session has ended; sign in again.";
+  const key = SESSION_END_TEXT[reason];
+  return key ? t(key) : t("session.ended");
 }
 
 /** Drops the session client-side and shows the login page (with a reason when it was not asked for). */

@@ -92,6 +92,8 @@ export interface SessionUser {
   role: Role;
   /** Still signed in with the one-time password the server printed: the app opens Settings → Account. */
   mustChangePassword?: boolean;
+  /** The language the person chose for the web UI; null until they choose (the browser's languages then). */
+  locale?: string | null;
 }
 
 /** What login and first-run setup return; the session token itself lives in the HttpOnly cookie. */

@@ -70,6 +70,10 @@ export interface UserRepository {
   verifyLogin(username: string, password: string): Promise<UserRecord | undefined>;
   /** Checks the password of a known account (password change, re-authentication). */
   checkPassword(id: string, password: string): Promise<boolean>;
+  /** The language the person chose for the web UI (`en`, `zh-CN`), if they chose one. */
+  getLocale(id: string): Promise<string | undefined>;
+  /** Keeps the person's language, so it follows them to every browser and device. */
+  setLocale(id: string, locale: string): Promise<void>;
 }
 
 export interface UserStoreOptions {
@@ -77,6 +81,11 @@ export interface UserStoreOptions {
   hashParams?: ScryptParams;
   /** Hears role changes, password changes and deletions (the WebSocket hub acts on them). */
   events?: AuthEvents;
+}
+
+/** The `server_settings` key of the language an account chose for the web UI. */
+export function localeKey(id: string): string {
+  return `locale:${id}`;
 }
 
 /** The `server_settings` key marking an account whose password was generated and printed once. */
@@ -155,6 +164,10 @@ const SQL = {
   markOneTime: sql(`INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, 'true', ?)
       ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`),
   oneTime: sql("SELECT 1 AS one FROM server_settings WHERE key = ?"),
+  locale: sql("SELECT value_json FROM server_settings WHERE key = ?"),
+  setLocale: sql(`INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
+      ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`),
+  clearLocale: sql("DELETE FROM server_settings WHERE key = ?"),
   // Locked, so the role reported as the previous one is the one this update replaced.
   getForUpdate: sql({
     sqlite: "SELECT * FROM users WHERE id = ?",
@@ -262,6 +275,7 @@ export class Users implements UserRepository {
   async delete(id: string): Promise<boolean> {
     const removed = await this.db.transaction(SAVE, function* () {
       yield* run(SQL.clearPerson, [oneTimeKey(id), personCredentialPrefix(id)]);
+      yield* run(SQL.clearLocale, [localeKey(id)]);
       return (yield* run(SQL.delete, [id])) > 0;
     });
     if (removed) this.#events?.emit({ type: "user_deleted", userId: id });
@@ -276,6 +290,15 @@ export class Users implements UserRepository {
     const row = await this.db.one<Pick<UserRow, "password_hash">>(READ, SQL.hash, [id]);
     if (!row) return verifyAgainstDummy(password, this.hashParams);
     return verifyPassword(password, row.password_hash);
+  }
+
+  async getLocale(id: string): Promise<string | undefined> {
+    const row = await this.db.one<{ value_json: string }>(READ, SQL.locale, [localeKey(id)]);
+    return row ? (JSON.parse(row.value_json) as string) : undefined;
+  }
+
+  async setLocale(id: string, locale: string): Promise<void> {
+    await this.db.run(SAVE, SQL.setLocale, [localeKey(id), JSON.stringify(locale), Date.now()]);
   }
 }
 

@@ -7,7 +7,7 @@ import { type AppContext, type AppEnv, authOf } from "../context.js";
 import { jsonBody } from "../http/validate.js";
 import { LoginThrottle } from "../security/login-throttle.js";
 import { enforce } from "../security/rate-limit.js";
-import { loginSchema, passwordChangeSchema, setupSchema } from "./schemas.js";
+import { localeChangeSchema, loginSchema, passwordChangeSchema, setupSchema } from "./schemas.js";
 
 /** The user fields every client may see; `mustChangePassword` while the printed one-time password is in use. */
 export async function publicUser(user: UserRecord, users: UserRepository) {
@@ -16,6 +16,8 @@ export async function publicUser(user: UserRecord, users: UserRepository) {
     username: user.username,
     role: user.role,
     mustChangePassword: await users.hasOneTimePassword(user.id),
+    /** The language the person chose for the web UI; null until they choose (the browser's then). */
+    locale: (await users.getLocale(user.id)) ?? null,
   };
 }
 
@@ -48,8 +50,13 @@ function wrongPassword(outlook: { attemptsLeft: number } | { waitSeconds: number
   );
 }
 
+export interface AuthRoutesOptions {
+  /** Called with an owner's language: at setup, and when an owner chooses one. */
+  onOwnerCreated?: (user: UserRecord, locale: "en" | "zh-CN") => Promise<void>;
+}
+
 /** The auth routes, mounted at `/api/auth`. */
-export function authRoutes(): Hono<AppEnv> {
+export function authRoutes(options: AuthRoutesOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   // `signedIn`: whether the caller's session is valid, so a page can tell without a 401 from `/me`.
@@ -64,9 +71,13 @@ export function authRoutes(): Hono<AppEnv> {
     const { users, limits } = c.get("services");
     await enforce([[limits.loginPerIp, c.get("clientIp")]], "setup attempts");
     const body = c.req.valid("json");
-    const user = await users.createFirst(body);
+    const user = await users.createFirst({ username: body.username, password: body.password });
     if (!user) throw conflict("this server is already set up; sign in instead");
     c.get("services").log.info(`owner account "${user.username}" created through the web setup`);
+    if (body.locale) {
+      await users.setLocale(user.id, body.locale);
+      await options.onOwnerCreated?.(user, body.locale);
+    }
     return c.json(await startSession(c, user), 201);
   });
 
@@ -92,6 +103,17 @@ export function authRoutes(): Hono<AppEnv> {
       user: await publicUser(auth.user, c.get("services").users),
       csrfToken: auth.session?.csrfToken,
     });
+  });
+
+  // The web UI's language, kept with the person so it follows them to other browsers and devices.
+  app.put("/locale", jsonBody(localeChangeSchema), async (c) => {
+    const auth = authOf(c);
+    const { locale } = c.req.valid("json");
+    await c.get("services").users.setLocale(auth.user.id, locale);
+    // The owner's language also gives the starter agents nobody has changed yet in that language
+    // (`dimsum serve` creates the owner before anyone chose one; their first sign-in sends it).
+    if (auth.user.role === "owner") await options.onOwnerCreated?.(auth.user, locale);
+    return c.body(null, 204);
   });
 
   app.post("/logout", async (c) => {

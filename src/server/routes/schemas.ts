@@ -25,7 +25,17 @@ export const loginSchema = z.object({
   password: z.string().min(1).max(1024),
 });
 
-export const setupSchema = z.object({ username: usernameSchema, password: newPasswordSchema });
+/** The languages the web UI speaks; the API itself answers in English with stable error codes. */
+export const localeSchema = z.enum(["en", "zh-CN"]);
+
+export const setupSchema = z.object({
+  username: usernameSchema,
+  password: newPasswordSchema,
+  /** The owner's language: kept as theirs, and the starter agents are given in it. */
+  locale: localeSchema.optional(),
+});
+
+export const localeChangeSchema = z.object({ locale: localeSchema });
 
 export const passwordChangeSchema = z.object({
   currentPassword: z.string().min(1).max(1024),

@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import * as z from "zod";
 import {
-  createGallery,
+  createLocalizedGallery,
   exportAgent,
   exportTeam,
   type GalleryEntry,
@@ -24,14 +24,14 @@ export interface TemplateRoutesOptions {
   team: Team;
   /** Schedules of templates are exported and created through it; without it they are left out. */
   schedules?: TemplateSchedules;
-  /** The gallery's loader (default: the package's `templates/` folder). */
-  gallery?: () => Promise<GalleryEntry[]>;
+  /** The gallery's loader, given the language asked for (default: the package's `templates/` folder). */
+  gallery?: (locale?: string) => Promise<GalleryEntry[]>;
 }
 
 /** The template routes, mounted at `/api`. */
 export function templateRoutes(options: TemplateRoutesOptions): Hono<AppEnv> {
   const { team, schedules } = options;
-  const gallery = options.gallery ?? createGallery();
+  const gallery = options.gallery ?? createLocalizedGallery();
   const app = new Hono<AppEnv>();
 
   app.get("/agents/:id/export", paramsOf(idParam), async (c) => {
@@ -47,7 +47,8 @@ export function templateRoutes(options: TemplateRoutesOptions): Hono<AppEnv> {
   });
 
   // Everyone signed in sees the gallery; creating from it is an import, with the import's rights.
-  app.get("/templates", async (c) => c.json(await gallery()));
+  // `?locale=zh-CN` gives the teams in Chinese (names, personas, chain instructions, schedule prompts).
+  app.get("/templates", async (c) => c.json(await gallery(c.req.query("locale"))));
 
   // Checked here rather than by jsonBody's schema, for a message that says it is not a template.
   app.post("/templates/import", jsonBody(z.unknown()), async (c) => {

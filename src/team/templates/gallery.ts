@@ -32,6 +32,27 @@ export function createGallery(dir: string = defaultGalleryDir()): () => Promise<
   };
 }
 
+/** The languages the gallery has its own folder for (`templates/zh-CN/`); English is the top folder. */
+const GALLERY_LOCALES = ["zh-CN"] as const;
+
+/**
+ * The gallery in a person's language: each team from the locale's folder where it has one (same
+ * file name), the English one otherwise; English for any other locale. Each folder is read once.
+ */
+export function createLocalizedGallery(
+  dir: string = defaultGalleryDir(),
+): (locale?: string) => Promise<GalleryEntry[]> {
+  const english = createGallery(dir);
+  const translated = new Map(GALLERY_LOCALES.map((locale) => [locale, createGallery(join(dir, locale))]));
+  return async (locale) => {
+    const base = await english();
+    const load = translated.get(locale as (typeof GALLERY_LOCALES)[number]);
+    if (!load) return base;
+    const own = new Map((await load()).map((entry) => [entry.id, entry]));
+    return base.map((entry) => own.get(entry.id) ?? entry);
+  };
+}
+
 /** The gallery's order, the teams most people start with first; other files follow by name. */
 const FIRST = [
   "writing-room",

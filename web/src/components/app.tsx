@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { useRoute, useSelector, useServices } from "../hooks.js";
+import { t, useLocale } from "../i18n/index.js";
 import { AgentsPage } from "../pages/agents-page.js";
 import { ChannelSettingsPage } from "../pages/channel-settings-page.js";
 import { ChatPage } from "../pages/chat-page.js";
@@ -33,6 +34,7 @@ const SHORTCUT_LABEL =
   typeof navigator !== "undefined" && /Mac|iPhone|iPad/.test(navigator.userAgent) ? "⌘K" : "Ctrl K";
 
 const THEME_ICON: Record<ThemeChoice, string> = { system: "🌓", light: "☀️", dark: "🌙" };
+const THEME_NAME = { system: "app.theme.system", light: "app.theme.light", dark: "app.theme.dark" } as const;
 
 function ThemeToggle() {
   const [theme, setTheme] = useState<ThemeChoice>(loadTheme);
@@ -40,8 +42,8 @@ function ThemeToggle() {
     <button
       type="button"
       class="icon-btn"
-      title={`Theme: ${theme} (click to change)`}
-      aria-label={`Theme: ${theme}`}
+      title={t("app.themeTitle", { theme: t(THEME_NAME[theme]) })}
+      aria-label={t("app.themeLabel", { theme: t(THEME_NAME[theme]) })}
       onClick={() => {
         const next = nextTheme(theme);
         applyTheme(next);
@@ -59,7 +61,11 @@ function ConnectionStatus() {
   const status = useSelector((s) => s.connection);
   if (status === "open" || status === "idle" || status === "closed") return null;
   const text =
-    status === "unauthorized" ? "Session expired" : status === "connecting" ? "Connecting…" : "Reconnecting…";
+    status === "unauthorized"
+      ? t("app.sessionExpired")
+      : status === "connecting"
+        ? t("app.connecting")
+        : t("app.reconnecting");
   return (
     <span
       class={`connection connection-${status}`}
@@ -77,14 +83,14 @@ function SearchButton({ onOpen }: { onOpen: () => void }) {
     <button
       type="button"
       class="search-trigger"
-      aria-label="Search messages"
+      aria-label={t("app.searchMessages")}
       aria-keyshortcuts="Control+K Meta+K"
-      title={`Search messages (${SHORTCUT_LABEL})`}
+      title={`${t("app.searchMessages")} (${SHORTCUT_LABEL})`}
       onClick={onOpen}
       data-testid="search-open"
     >
       <span aria-hidden="true">🔍</span>
-      <span class="search-trigger-text">Search messages</span>
+      <span class="search-trigger-text">{t("app.searchMessages")}</span>
       <kbd class="search-trigger-key">{SHORTCUT_LABEL}</kbd>
     </button>
   );
@@ -189,7 +195,7 @@ function Shell({ me }: { me: SessionUser }) {
         <button
           type="button"
           class="icon-btn drawer-toggle"
-          aria-label="Channels"
+          aria-label={t("app.channels")}
           aria-expanded={drawerOpen}
           onClick={() => setDrawerOpen(!drawerOpen)}
           data-testid="drawer-toggle"
@@ -214,14 +220,14 @@ function Shell({ me }: { me: SessionUser }) {
           {me.username}
         </span>
         <button type="button" class="btn btn-small" onClick={() => void logout()} data-testid="logout">
-          Log out
+          {t("app.logout")}
         </button>
       </header>
       <Sidebar route={route} onSearch={openSearch} onShortcuts={keys.show} />
       <button
         type="button"
         class="drawer-backdrop"
-        aria-label="Close channels"
+        aria-label={t("app.closeChannels")}
         tabIndex={-1}
         onClick={() => setDrawerOpen(false)}
       />
@@ -240,10 +246,12 @@ function Shell({ me }: { me: SessionUser }) {
 
 function Root() {
   const auth = useSelector((s) => s.auth);
+  // Read here so a change of language re-renders the whole app in it.
+  useLocale();
   if (auth.phase === "loading") {
     return (
       <div class="splash" data-testid="app-loading">
-        <span aria-hidden="true">🥟</span> Loading…
+        <span aria-hidden="true">🥟</span> {t("common.loading")}
       </div>
     );
   }

@@ -6,6 +6,8 @@
  */
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useReportError, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
+import { isImeKey } from "../ime.js";
 import { activeRuns } from "../state/chat.js";
 import { agentsBlindToImages } from "../state/image-readers.js";
 import {
@@ -69,7 +71,7 @@ function WorkingHint({ channel }: { channel: ChannelRecord }) {
           class="composer-hint-link"
           testId="composer-hint-settings"
         >
-          Change
+          {t("composer.change")}
         </Link>
       )}
     </p>
@@ -82,16 +84,19 @@ function WorkingHint({ channel }: { channel: ChannelRecord }) {
  */
 function MentionNeeded({ channel, agentIds }: { channel: ChannelRecord; agentIds: string[] }) {
   const shown = agentIds.slice(0, 3).map((id) => `@${id}`);
-  const who = agentIds.length > 1 ? `${shown.join(", ")}${agentIds.length > 3 ? "…" : ""} or @all` : shown[0];
+  const who =
+    agentIds.length > 1
+      ? t("composer.orAll", { list: `${shown.join(", ")}${agentIds.length > 3 ? "…" : ""}` })
+      : shown[0];
   return (
     <p class="composer-hint composer-warn" role="alert" data-testid="composer-mention-needed">
-      <span>This group has no leader, so no agent answers a message without a mention. Mention {who}.</span>
+      <span>{t("composer.mentionNeeded", { who: who ?? "" })}</span>
       <Link
         to={{ name: "channel_settings", channelId: channel.id }}
         class="composer-hint-link"
         testId="composer-pick-leader"
       >
-        Pick a leader
+        {t("composer.pickLeader")}
       </Link>
     </p>
   );
@@ -103,14 +108,11 @@ function ImageWarning({ blind }: { blind: AgentRecord[] }) {
   if (!first) return null;
   const who =
     blind.length === 1
-      ? `${first.name}'s model (${first.modelInput?.model})`
-      : `The models of ${blind.map((a) => a.name).join(", ")}`;
+      ? t("composer.modelOf", { name: first.name, model: first.modelInput?.model ?? "" })
+      : t("composer.modelsOf", { names: blind.map((a) => a.name).join(", ") });
   return (
     <p class="composer-hint composer-warn" role="alert" data-testid="attach-image-warning">
-      <span>
-        {who} cannot read images, so the image will be refused. Remove it, or give the agent a model that
-        reads images (GPT-4o or later, Claude, Gemini) in its settings.
-      </span>
+      <span>{t("composer.cannotReadImages", { who })}</span>
     </p>
   );
 }
@@ -201,7 +203,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
     const body = text.trim();
     if (!body || sending || attachments.busy || attachments.failed) return;
     if (new TextEncoder().encode(body).length > MAX_MESSAGE_BYTES) {
-      report(new Error("The message is over 32 KB; shorten it or split it into several messages."));
+      report(new Error(t("composer.tooLong")));
       return;
     }
     setSending(true);
@@ -220,7 +222,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
   };
 
   const onKeyDown = (event: KeyboardEvent) => {
-    if (event.isComposing) return;
+    if (isImeKey(event)) return;
     if (promptMenu) {
       const handled = ["ArrowDown", "ArrowUp", "Enter", "Tab", "Escape"].includes(event.key);
       if (handled) event.preventDefault();
@@ -294,7 +296,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
         />
       )}
       {menu && (
-        <div class="mention-menu" role="listbox" aria-label="Mention an agent" data-testid="mention-menu">
+        <div class="mention-menu" role="listbox" aria-label={t("keys.mention")} data-testid="mention-menu">
           {menu.items.map((item, index) => (
             <div
               key={item.id}
@@ -322,11 +324,9 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
         ref={input}
         class="composer-input"
         rows={1}
-        placeholder={
-          channel.kind === "group"
-            ? `Message ${shortName(channel.name)} (@ to mention)`
-            : `Message ${shortName(channel.name)}`
-        }
+        placeholder={t(channel.kind === "group" ? "composer.placeholderGroup" : "composer.placeholder", {
+          name: shortName(channel.name),
+        })}
         value={text}
         disabled={disabled}
         aria-autocomplete="list"
@@ -355,7 +355,7 @@ export function Composer({ channel, agents, disabled }: ComposerProps) {
         disabled={disabled || sending || !text.trim() || attachments.busy || attachments.failed}
         data-testid="composer-send"
       >
-        Send
+        {t("composer.send")}
       </button>
     </form>
   );

@@ -4,6 +4,7 @@
  * question. Escape, the backdrop, × and Cancel all answer no.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { t } from "../i18n/index.js";
 import { Modal } from "./modal.js";
 
 export interface ConfirmOptions {
@@ -68,7 +69,7 @@ export function ConfirmDialogHost() {
           onClick={() => answer(false)}
           data-testid="confirm-cancel"
         >
-          Cancel
+          {t("common.cancel")}
         </button>
         <button
           type="button"
@@ -76,7 +77,7 @@ export function ConfirmDialogHost() {
           onClick={() => answer(true)}
           data-testid="confirm-ok"
         >
-          {pending.confirmLabel ?? "Delete"}
+          {pending.confirmLabel ?? t("common.delete")}
         </button>
       </div>
     </Modal>

@@ -5,6 +5,8 @@
  */
 import { useState } from "preact/hooks";
 import { useAction, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
+import { isImeKey } from "../ime.js";
 import { AttachArea, AttachButton, pastedFiles } from "./attach-controls.js";
 import { distinctName } from "./new-channel-form.js";
 import { useAttachments } from "./use-attachments.js";
@@ -57,11 +59,11 @@ export function HomeComposer() {
       <textarea
         class="composer-input home-composer-input"
         rows={2}
-        placeholder={`Ask ${chosen?.name ?? "an agent"} anything…`}
+        placeholder={t("homeComposer.placeholder", { name: chosen?.name ?? t("homeComposer.anAgent") })}
         value={text}
         onInput={(e) => setText(e.currentTarget.value)}
         onKeyDown={(e) => {
-          if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+          if (e.key === "Enter" && !e.shiftKey && !isImeKey(e)) {
             e.preventDefault();
             void start();
           }
@@ -77,7 +79,7 @@ export function HomeComposer() {
       <div class="home-composer-row">
         {canAttach && <AttachButton onFiles={attachments.add} testId="home-composer" />}
         <label class="home-composer-agent">
-          <span class="muted">Chat with</span>
+          <span class="muted">{t("homeComposer.chatWith")}</span>
           <select
             value={chosen?.id ?? ""}
             onChange={(e) => setAgentId(e.currentTarget.value)}
@@ -96,7 +98,7 @@ export function HomeComposer() {
           disabled={busy || text.trim() === "" || attachments.busy || attachments.failed}
           data-testid="home-composer-send"
         >
-          Start chat
+          {t("homeComposer.start")}
         </button>
       </div>
     </form>

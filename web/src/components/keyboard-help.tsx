@@ -1,19 +1,20 @@
 /** The keyboard shortcuts, listed in a dialog that `?` opens from anywhere but a text field. */
 import { useEffect, useState } from "preact/hooks";
+import { type MessageKey, t } from "../i18n/index.js";
 import { Modal } from "./modal.js";
 
 const MOD = typeof navigator !== "undefined" && /Mac|iPhone|iPad/.test(navigator.userAgent) ? "⌘" : "Ctrl";
 
 /** Every shortcut, as keys and what they do. */
-export const SHORTCUTS: ReadonlyArray<{ keys: string[]; what: string }> = [
-  { keys: [MOD, "K"], what: "Search messages" },
-  { keys: ["Enter"], what: "Send the message" },
-  { keys: ["Shift", "Enter"], what: "New line in the message" },
-  { keys: ["Esc"], what: "Stop the answer streaming in this chat" },
-  { keys: ["↑"], what: "In an empty composer: edit your last message" },
-  { keys: ["@"], what: "Mention an agent (in a group)" },
-  { keys: ["/"], what: "At the start of a message: use a prompt of an MCP server" },
-  { keys: ["?"], what: "Show these shortcuts" },
+export const SHORTCUTS: ReadonlyArray<{ keys: string[]; what: MessageKey }> = [
+  { keys: [MOD, "K"], what: "app.searchMessages" },
+  { keys: ["Enter"], what: "keys.send" },
+  { keys: ["Shift", "Enter"], what: "keys.newLine" },
+  { keys: ["Esc"], what: "keys.stop" },
+  { keys: ["↑"], what: "keys.editLast" },
+  { keys: ["@"], what: "keys.mention" },
+  { keys: ["/"], what: "keys.prompt" },
+  { keys: ["?"], what: "keys.help" },
 ];
 
 function typing(target: EventTarget | null): boolean {
@@ -39,7 +40,7 @@ export function useKeyboardHelp(): { open: boolean; show: () => void; hide: () =
 /** The dialog. */
 export function KeyboardHelp({ onClose }: { onClose: () => void }) {
   return (
-    <Modal title="Keyboard shortcuts" onClose={onClose} testId="keyboard-help">
+    <Modal title={t("sidebar.shortcuts")} onClose={onClose} testId="keyboard-help">
       <dl class="shortcut-list">
         {SHORTCUTS.map((s) => (
           <div key={s.what} class="shortcut" data-testid="shortcut">
@@ -51,7 +52,7 @@ export function KeyboardHelp({ onClose }: { onClose: () => void }) {
                 </span>
               ))}
             </dt>
-            <dd>{s.what}</dd>
+            <dd>{t(s.what)}</dd>
           </div>
         ))}
       </dl>

@@ -7,6 +7,7 @@ import { answeringModelOf } from "../../../src/team/message-parts.js";
 import { copyText } from "../clipboard.js";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
+import { isImeKey } from "../ime.js";
 import { isTerminal, type RunView, scheduleOf } from "../state/chat.js";
 import type {
   AgentRecord,
@@ -258,6 +259,7 @@ export function MessageItem({
             rows={Math.min(8, Math.max(2, editing.split("\n").length))}
             onInput={(e) => setEditing(e.currentTarget.value)}
             onKeyDown={(e) => {
+              if (isImeKey(e)) return;
               if (e.key === "Escape") setEditing(undefined);
               if (e.key === "Enter" && !e.shiftKey) {
                 e.preventDefault();

@@ -4,6 +4,7 @@
  */
 import { useEffect, useLayoutEffect, useMemo, useRef } from "preact/hooks";
 import { useAction, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { type ChatState, chatItems, firstMessageId, lastOwnMessageId } from "../state/chat.js";
 import type { SessionUser } from "../types.js";
 import { MessageItem, RunBubble } from "./message-item.js";
@@ -86,15 +87,15 @@ export function MessageList({ chat, me }: { chat: ChatState; me: SessionUser }) 
           disabled={loadingOlder}
           data-testid="load-older"
         >
-          {loadingOlder ? "Loading…" : "Load earlier messages"}
+          {loadingOlder ? t("common.loading") : t("messages.loadEarlier")}
         </button>
       )}
       {chat.loaded && items.length === 0 && (
         <p class="empty-chat muted" data-testid="empty-chat">
-          No messages yet. Say hello — type <kbd>@</kbd> to address a specific agent.
+          {t("messages.emptyBefore")} <kbd>@</kbd> {t("messages.emptyAfter")}
         </p>
       )}
-      {!chat.loaded && <p class="muted empty-chat">Loading messages…</p>}
+      {!chat.loaded && <p class="muted empty-chat">{t("messages.loading")}</p>}
       {items.map((item) =>
         item.kind === "message" ? (
           <MessageItem

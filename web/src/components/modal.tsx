@@ -1,6 +1,7 @@
 /** A centred dialog over a backdrop; Escape or a backdrop click closes it. */
 import type { ComponentChildren } from "preact";
 import { useLayoutEffect } from "preact/hooks";
+import { t } from "../i18n/index.js";
 
 export interface ModalProps {
   title: string;
@@ -34,7 +35,7 @@ export function Modal({ title, onClose, children, testId }: ModalProps) {
           <button
             type="button"
             class="icon-btn"
-            aria-label="Close"
+            aria-label={t("common.close")}
             onClick={onClose}
             data-testid="modal-close"
           >

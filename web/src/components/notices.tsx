@@ -5,6 +5,7 @@
  */
 import { useEffect } from "preact/hooks";
 import { useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { Services } from "../services.js";
 import type { Notice } from "../state/app.js";
 
@@ -26,7 +27,7 @@ function NoticeItem({ notice }: { notice: Notice }) {
       <button
         type="button"
         class="icon-btn"
-        aria-label="Dismiss"
+        aria-label={t("common.dismiss")}
         onClick={() => store.dispatch({ type: "dismiss", id: notice.id })}
         data-testid="notice-dismiss"
       >
@@ -56,7 +57,7 @@ export function Notices() {
   const notices = useSelector((s) => s.notices);
   if (notices.length === 0) return null;
   return (
-    <section class="notices" aria-label="Notices" data-testid="notices">
+    <section class="notices" aria-label={t("notices.label")} data-testid="notices">
       {notices.map((notice) => (
         <NoticeItem key={notice.id} notice={notice} />
       ))}

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useServices } from "../hooks.js";
+import { isImeKey } from "../ime.js";
 import type { McpPromptInfo } from "../types.js";
 
 /** The query after a leading `/` (no spaces yet), or undefined when the text is no slash command. */
@@ -139,7 +140,7 @@ export function PromptArguments({
               setProblem(undefined);
             }}
             onKeyDown={(e) => {
-              if (e.key === "Enter") void submit(e);
+              if (e.key === "Enter" && !isImeKey(e)) void submit(e);
               if (e.key === "Escape") onClose();
             }}
             data-testid={`prompt-arg-${arg.name}`}

@@ -1,6 +1,7 @@
 /** The channel list (direct chats and groups, with unread counts) and the app's navigation. */
 import { useState } from "preact/hooks";
 import { useAction, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { sidebarSections } from "../state/channels.js";
 import { type Route, routeChannel } from "../state/route.js";
 import type { AgentRecord, ChannelSummary } from "../types.js";
@@ -30,8 +31,8 @@ function ChannelActions({ channel }: { channel: ChannelSummary }) {
         <button
           type="button"
           class="icon-btn channel-action"
-          aria-label={pinned ? `Unpin ${channel.name}` : `Pin ${channel.name}`}
-          title={pinned ? "Unpin" : "Pin to the top"}
+          aria-label={t(pinned ? "sidebar.unpinNamed" : "sidebar.pinNamed", { name: channel.name })}
+          title={pinned ? t("sidebar.unpin") : t("sidebar.pin")}
           aria-pressed={pinned}
           disabled={busy}
           onClick={() => void change({ pinned: !pinned })}
@@ -43,8 +44,8 @@ function ChannelActions({ channel }: { channel: ChannelSummary }) {
       <button
         type="button"
         class="icon-btn channel-action"
-        aria-label={archived ? `Restore ${channel.name}` : `Archive ${channel.name}`}
-        title={archived ? "Restore from the archive" : "Archive (hide from the list)"}
+        aria-label={t(archived ? "sidebar.restoreNamed" : "sidebar.archiveNamed", { name: channel.name })}
+        title={archived ? t("sidebar.restore") : t("sidebar.archive")}
         disabled={busy}
         onClick={() => void change(archived ? { archived: false } : { archived: true, pinned: false })}
         data-testid={archived ? "channel-unarchive" : "channel-archive"}
@@ -71,7 +72,7 @@ function ChannelSection({
   return (
     <section class="side-section" data-testid={testId}>
       {title && <h3 class="side-heading">{title}</h3>}
-      {list.length === 0 && <p class="muted side-empty">None yet</p>}
+      {list.length === 0 && <p class="muted side-empty">{t("sidebar.noneYet")}</p>}
       <ul class="channel-list">
         {list.map((channel) => (
           <li key={channel.id} class="channel-item" data-channel-id={channel.id}>
@@ -121,17 +122,17 @@ export function Sidebar({
   const { pinned, direct, groups, archived } = sidebarSections(channels.list);
   const canCreate = auth.phase === "ready" && auth.user.role !== "guest";
   return (
-    <nav class="sidebar" aria-label="Channels" data-testid="sidebar">
+    <nav class="sidebar" aria-label={t("app.channels")} data-testid="sidebar">
       <div class="side-nav">
         <button type="button" class="nav-link nav-button" onClick={onSearch} data-testid="nav-search">
-          🔍 Search messages
+          🔍 {t("app.searchMessages")}
         </button>
         <Link
           to={{ name: "agents" }}
           class={`nav-link${route.name.startsWith("agent") ? " active" : ""}`}
           testId="nav-agents"
         >
-          🧑‍🚀 Agents
+          🧑‍🚀 {t("nav.agents")}
         </Link>
         {auth.phase === "ready" && auth.user.role !== "guest" && (
           <Link
@@ -139,7 +140,7 @@ export function Sidebar({
             class={`nav-link${route.name === "templates" ? " active" : ""}`}
             testId="nav-templates"
           >
-            🧩 Templates
+            🧩 {t("nav.templates")}
           </Link>
         )}
         <Link
@@ -147,7 +148,7 @@ export function Sidebar({
           class={`nav-link${route.name === "schedules" ? " active" : ""}`}
           testId="nav-schedules"
         >
-          ⏰ Schedules
+          ⏰ {t("nav.schedules")}
         </Link>
         {auth.phase === "ready" && auth.user.role !== "guest" && (
           <Link
@@ -155,7 +156,7 @@ export function Sidebar({
             class={`nav-link${route.name === "knowledge" ? " active" : ""}`}
             testId="nav-knowledge"
           >
-            📚 Knowledge
+            📚 {t("nav.knowledge")}
           </Link>
         )}
         {auth.phase === "ready" && (auth.user.role === "owner" || auth.user.role === "admin") && (
@@ -164,7 +165,7 @@ export function Sidebar({
             class={`nav-link${route.name === "connectors" ? " active" : ""}`}
             testId="nav-connectors"
           >
-            🔌 Connectors
+            🔌 {t("nav.connectors")}
           </Link>
         )}
         {auth.phase === "ready" && auth.user.role !== "guest" && (
@@ -173,7 +174,7 @@ export function Sidebar({
             class={`nav-link${route.name === "memory" ? " active" : ""}`}
             testId="nav-memory"
           >
-            🧠 Memory
+            🧠 {t("nav.memory")}
           </Link>
         )}
         <Link
@@ -181,7 +182,7 @@ export function Sidebar({
           class={`nav-link${route.name === "settings" ? " active" : ""}`}
           testId="nav-settings"
         >
-          ⚙️ Settings
+          ⚙️ {t("settings.title")}
         </Link>
       </div>
       {canCreate && (
@@ -191,18 +192,23 @@ export function Sidebar({
           onClick={() => setCreating(true)}
           data-testid="new-channel"
         >
-          + New chat
+          + {t("sidebar.newChat")}
         </button>
       )}
-      {!channels.loaded && <p class="muted side-empty">Loading…</p>}
+      {!channels.loaded && <p class="muted side-empty">{t("common.loading")}</p>}
       {pinned.length > 0 && (
-        <ChannelSection title="Pinned" list={pinned} route={route} testId="channel-list-pinned" />
+        <ChannelSection
+          title={t("sidebar.pinned")}
+          list={pinned}
+          route={route}
+          testId="channel-list-pinned"
+        />
       )}
-      <ChannelSection title="Direct chats" list={direct} route={route} testId="channel-list-direct" />
-      <ChannelSection title="Groups" list={groups} route={route} testId="channel-list-groups" />
+      <ChannelSection title={t("sidebar.direct")} list={direct} route={route} testId="channel-list-direct" />
+      <ChannelSection title={t("sidebar.groups")} list={groups} route={route} testId="channel-list-groups" />
       {archived.length > 0 && (
         <details class="side-archived" data-testid="channel-list-archived">
-          <summary class="side-heading">Archived ({archived.length})</summary>
+          <summary class="side-heading">{t("sidebar.archived", { count: archived.length })}</summary>
           <ChannelSection title="" list={archived} route={route} testId="channel-list-archived-items" />
         </details>
       )}
@@ -213,10 +219,10 @@ export function Sidebar({
         aria-keyshortcuts="?"
         data-testid="nav-shortcuts"
       >
-        ⌨️ Keyboard shortcuts <kbd>?</kbd>
+        ⌨️ {t("sidebar.shortcuts")} <kbd>?</kbd>
       </button>
       {creating && (
-        <Modal title="New chat" onClose={() => setCreating(false)} testId="new-channel-dialog">
+        <Modal title={t("sidebar.newChat")} onClose={() => setCreating(false)} testId="new-channel-dialog">
           <NewChannelForm onDone={() => setCreating(false)} />
         </Modal>
       )}

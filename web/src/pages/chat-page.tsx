@@ -10,6 +10,7 @@ import { MeetingBar, MeetingButtons } from "../components/meeting-bar.js";
 import { MessageList } from "../components/message-list.js";
 import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { currentFlow, lastMessageId } from "../state/chat.js";
 import type { SessionUser } from "../types.js";
 import { useStopOnEscape } from "../use-chat-keys.js";
@@ -51,7 +52,7 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
     return (
       <section class="page" data-testid="chat-page">
         <p class="muted" data-testid="channel-missing">
-          {channels.loaded ? "This channel does not exist or you are not a member." : "Loading…"}
+          {channels.loaded ? t("chat.missing") : t("common.loading")}
         </p>
       </section>
     );
@@ -90,7 +91,7 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
           {/* Beside the messages on wide screens; a sheet docked above the composer on phones. */}
           {/* Once finished, a bar above the messages. */}
           {flow && (
-            <aside class="chat-flow" aria-label="Collaboration flow" data-testid="chat-flow">
+            <aside class="chat-flow" aria-label={t("chat.flow")} data-testid="chat-flow">
               <FlowPanel flow={flow} agents={agents} />
             </aside>
           )}

@@ -7,8 +7,8 @@
 import { HomeComposer } from "../components/home-composer.js";
 import { Link } from "../components/link.js";
 import { ModelNotice } from "../components/model-notice.js";
-import { plural } from "../format.js";
 import { useSelector } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { recentChats } from "../state/channels.js";
 import type { SessionUser } from "../types.js";
 
@@ -25,24 +25,22 @@ export function HomePage({ me }: { me: SessionUser }) {
     <section class="page home" data-testid="home-page">
       <div class="home-card">
         <h2>
-          Hello, <span data-testid="home-username">{me.username}</span> 👋
+          {t("home.hello")} <span data-testid="home-username">{me.username}</span> 👋
         </h2>
         <ModelNotice />
         {canChat && <HomeComposer />}
         {channels.loaded && channels.list.length === 0 ? (
           <p data-testid="home-hint">
-            You have no chats yet. Use <strong>+ New chat</strong>
-            <span class="phone-only"> (in the ☰ menu)</span> to talk with one agent or to start a group of
-            agents.
+            {t("home.noChats.before")} <strong>+ {t("sidebar.newChat")}</strong>
+            <span class="phone-only"> {t("home.noChats.menu")}</span> {t("home.noChats.after")}
           </p>
         ) : (
           <>
             <p data-testid="home-hint">
-              <span class="wide-only">Start a chat above, or go on with a recent one. </span>
-              <span class="phone-only">
-                Start a chat above, or go on with one below (☰ lists them all).{" "}
-              </span>
-              In a group, type <kbd>@</kbd> to address one agent, or <code>@all</code> for every agent.
+              <span class="wide-only">{t("home.startWide")} </span>
+              <span class="phone-only">{t("home.startPhone")} </span>
+              {t("home.mentionBefore")} <kbd>@</kbd> {t("home.mentionMiddle")} <code>@all</code>{" "}
+              {t("home.mentionAfter")}
             </p>
             {recent.length > 0 && (
               <ul class="home-recent" data-testid="home-recent">
@@ -66,10 +64,10 @@ export function HomePage({ me }: { me: SessionUser }) {
           </>
         )}
         <p class="muted" data-testid="home-agents">
-          {plural(agents.length, "agent")} on this server.{" "}
+          {t("home.agentCount", { count: agents.length })}{" "}
           {isAdmin && (
             <Link to={{ name: "agents" }} testId="home-manage-agents">
-              Manage agents
+              {t("home.manageAgents")}
             </Link>
           )}
         </p>

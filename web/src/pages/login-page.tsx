@@ -1,7 +1,9 @@
 /** Login form, or the first-run form that creates the owner account when no user exists yet. */
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, errorText } from "../api.js";
+import { LanguageSelect } from "../components/language-select.js";
 import { useServices } from "../hooks.js";
+import { currentLocale, t } from "../i18n/index.js";
 import { startSession } from "../session.js";
 
 export interface LoginPageProps {
@@ -28,14 +30,14 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
   const submit = async (event: Event) => {
     event.preventDefault();
     if (needsSetup && password !== confirm) {
-      setError("The two passwords differ; type the same password twice.");
+      setError(t("login.passwordsDiffer"));
       return;
     }
     setBusy(true);
     setError(undefined);
     try {
       const result = needsSetup
-        ? await services.api.setup(username.trim(), password)
+        ? await services.api.setup(username.trim(), password, currentLocale())
         : await services.api.login(username.trim(), password);
       startSession(services, result.user, password);
     } catch (err) {
@@ -54,9 +56,9 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
           <span aria-hidden="true">🥟</span> Dimsum
         </h1>
         {needsSetup ? (
-          <p class="muted">Welcome! Create the owner account to finish setting up this server.</p>
+          <p class="muted">{t("login.welcomeSetup")}</p>
         ) : (
-          <p class="muted">Sign in to chat with your team of agents.</p>
+          <p class="muted">{t("login.intro")}</p>
         )}
         {reason && (
           <p class="notice notice-info" data-testid="login-reason">
@@ -64,7 +66,7 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
           </p>
         )}
         <label class="field">
-          <span>Username</span>
+          <span>{t("login.username")}</span>
           <input
             name="username"
             autocomplete="username"
@@ -75,7 +77,7 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
           />
         </label>
         <label class="field">
-          <span>Password</span>
+          <span>{t("login.password")}</span>
           <input
             name="password"
             type="password"
@@ -89,7 +91,7 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
         </label>
         {needsSetup && (
           <label class="field">
-            <span>Repeat password</span>
+            <span>{t("login.repeatPassword")}</span>
             <input
               name="confirm"
               type="password"
@@ -113,9 +115,10 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
           data-testid="login-submit"
           data-wait={wait > 0 ? wait : undefined}
         >
-          {needsSetup ? "Create owner account" : busy ? "Signing in…" : "Sign in"}
+          {needsSetup ? t("login.createOwner") : busy ? t("login.signingIn") : t("login.signIn")}
           {wait > 0 && ` (${wait} s)`}
         </button>
+        <LanguageSelect />
       </form>
     </main>
   );

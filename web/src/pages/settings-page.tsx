@@ -12,19 +12,21 @@ import { ShellSection } from "../components/settings/shell-section.js";
 import { SpendSection } from "../components/settings/spend-section.js";
 import { TokensSection } from "../components/settings/tokens-section.js";
 import { UsersSection } from "../components/settings/users-section.js";
+import { type MessageKey, t } from "../i18n/index.js";
+import { roleName } from "../role-name.js";
 import type { SettingsSection } from "../state/route.js";
 import type { SessionUser } from "../types.js";
 
-const TABS: ReadonlyArray<{ id: SettingsSection; label: string; adminOnly: boolean }> = [
-  { id: "providers", label: "Providers", adminOnly: true },
-  { id: "tokens", label: "API tokens", adminOnly: false },
-  { id: "mcp", label: "MCP servers", adminOnly: false },
-  { id: "remote-agents", label: "Remote agents", adminOnly: true },
-  { id: "shell", label: "Shell", adminOnly: true },
-  { id: "people", label: "People", adminOnly: true },
-  { id: "account", label: "Account", adminOnly: false },
-  { id: "notifications", label: "Notifications", adminOnly: false },
-  { id: "spend", label: "Spend", adminOnly: false },
+const TABS: ReadonlyArray<{ id: SettingsSection; label: MessageKey; adminOnly: boolean }> = [
+  { id: "providers", label: "settings.tab.providers", adminOnly: true },
+  { id: "tokens", label: "settings.tab.tokens", adminOnly: false },
+  { id: "mcp", label: "settings.tab.mcp", adminOnly: false },
+  { id: "remote-agents", label: "settings.tab.remoteAgents", adminOnly: true },
+  { id: "shell", label: "settings.tab.shell", adminOnly: true },
+  { id: "people", label: "settings.tab.people", adminOnly: true },
+  { id: "account", label: "settings.tab.account", adminOnly: false },
+  { id: "notifications", label: "settings.tab.notifications", adminOnly: false },
+  { id: "spend", label: "settings.tab.spend", adminOnly: false },
 ];
 
 function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
@@ -60,27 +62,28 @@ export function SettingsPage({ me, section }: { me: SessionUser; section?: Setti
   return (
     <section class="page" data-testid="settings-page" data-section={current}>
       <header class="page-head">
-        <h2>Settings</h2>
+        <h2>{t("settings.title")}</h2>
         <span class="muted">
-          Signed in as <strong data-testid="settings-username">{me.username}</strong> ({me.role})
+          {t("settings.signedInAs")} <strong data-testid="settings-username">{me.username}</strong> (
+          {roleName(me.role)})
         </span>
       </header>
-      <nav class="tabs" aria-label="Settings sections" data-testid="settings-tabs">
-        {tabs.map((t) => (
+      <nav class="tabs" aria-label={t("settings.sections")} data-testid="settings-tabs">
+        {tabs.map((tab) => (
           <Link
-            key={t.id}
-            to={{ name: "settings", section: t.id }}
-            class={`tab${t.id === current ? " active" : ""}`}
-            current={t.id === current}
-            testId={`settings-tab-${t.id}`}
+            key={tab.id}
+            to={{ name: "settings", section: tab.id }}
+            class={`tab${tab.id === current ? " active" : ""}`}
+            current={tab.id === current}
+            testId={`settings-tab-${tab.id}`}
           >
-            {t.label}
+            {t(tab.label)}
           </Link>
         ))}
       </nav>
       {section !== undefined && shown?.id !== section && (
         <p class="notice notice-info" data-testid="settings-admin-only">
-          Only owners and admins can change this part of the settings.
+          {t("settings.adminOnly")}
         </p>
       )}
       <div class="page-body">

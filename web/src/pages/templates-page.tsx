@@ -4,22 +4,28 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useServices } from "../hooks.js";
+import { t, useLocale } from "../i18n/index.js";
 import type { Services } from "../services.js";
 import { importErrorText, readTemplateFile } from "../template-file.js";
 import type { GalleryEntry, ImportResult, SessionUser, Template } from "../types.js";
 
 /** What the import created, in one sentence, with the renames it made. */
 function createdText(result: ImportResult, name: string): string {
-  const agents = `${result.agents.length} agent${result.agents.length === 1 ? "" : "s"}`;
-  const renamed = result.renamed.map((r) => `@${r.from} is @${r.to} here`).join(", ");
+  const agents = t("templates.agentCount", { count: result.agents.length });
+  const renamed = result.renamed.map((r) => t("templates.renamedOne", { from: r.from, to: r.to })).join(", ");
   const parts = [
     result.channel
-      ? `Created “${name}”: ${agents}, the group${result.channel.chain.length > 0 ? " and its chain" : ""}${result.schedules.length > 0 ? ", and a schedule" : ""}.`
-      : `Created the agent @${result.agents[0]?.id ?? ""}.`,
-    result.channel && result.channel.chain.length > 0
-      ? "Send /flow followed by a task to run the chain."
-      : "",
-    renamed ? `(${renamed}: the id was taken.)` : "",
+      ? t(
+          result.schedules.length > 0
+            ? "templates.createdTeamScheduled"
+            : result.channel.chain.length > 0
+              ? "templates.createdTeamChain"
+              : "templates.createdTeam",
+          { name, agents },
+        )
+      : t("templates.createdAgent", { id: result.agents[0]?.id ?? "" }),
+    result.channel && result.channel.chain.length > 0 ? t("templates.runFlow") : "",
+    renamed ? t("templates.renamed", { renamed }) : "",
     ...result.notes,
   ];
   return parts.filter((p) => p !== "").join(" ");
@@ -44,8 +50,8 @@ function scheduleText(template: Template): string | undefined {
   const first = template.schedules[0];
   if (!first) return undefined;
   return first.timing.kind === "cron"
-    ? `⏰ Runs on a schedule (${first.timing.expression}, ${first.timing.timezone})`
-    : `⏰ Runs every ${Math.round(first.timing.seconds / 60)} minutes`;
+    ? `⏰ ${t("templates.cron", { expression: first.timing.expression, timezone: first.timing.timezone })}`
+    : `⏰ ${t("templates.every", { count: Math.round(first.timing.seconds / 60) })}`;
 }
 
 function TemplateCard({
@@ -75,7 +81,7 @@ function TemplateCard({
       </div>
       <h3 class="template-name">{template.name}</h3>
       {template.description && <p class="template-description muted">{template.description}</p>}
-      <ul class="template-agents" aria-label="Agents">
+      <ul class="template-agents" aria-label={t("nav.agents")}>
         {agents.map((a) => (
           <li key={a.id}>
             <strong>{a.name}</strong> <code>@{a.id}</code>
@@ -84,7 +90,7 @@ function TemplateCard({
       </ul>
       {chain.length > 0 && (
         <p class="template-chain" data-testid="template-chain">
-          <span class="muted">Chain:</span> {chain.map((s) => nameOf(s.agent)).join(" → ")}
+          <span class="muted">{t("templates.chain")}</span> {chain.map((s) => nameOf(s.agent)).join(" → ")}
         </p>
       )}
       {schedule && <p class="template-schedule muted">{schedule}</p>}
@@ -93,11 +99,11 @@ function TemplateCard({
           type="button"
           class="btn btn-primary"
           disabled={!canCreate || busy}
-          title={canCreate ? undefined : "Only owners and admins can create agents"}
+          title={canCreate ? undefined : t("templates.onlyAdmins")}
           onClick={onCreate}
           data-testid={`template-create-${entry.id}`}
         >
-          {busy ? "Creating…" : "Create team"}
+          {busy ? t("templates.creating") : t("templates.create")}
         </button>
       </div>
     </li>
@@ -113,10 +119,11 @@ export function TemplatesPage({ me }: { me: SessionUser }) {
   const [busy, setBusy] = useState<string | undefined>(undefined);
   const fileInput = useRef<HTMLInputElement>(null);
   const canCreate = me.role === "owner" || me.role === "admin";
+  const locale = useLocale();
 
   useEffect(() => {
-    api.listTemplates().then(setGallery, (err: unknown) => setLoadError(importErrorText(err)));
-  }, [api]);
+    api.listTemplates(locale).then(setGallery, (err: unknown) => setLoadError(importErrorText(err)));
+  }, [api, locale]);
 
   const run = async (key: string, work: () => Promise<{ result: ImportResult; name: string }>) => {
     setBusy(key);
@@ -149,7 +156,7 @@ export function TemplatesPage({ me }: { me: SessionUser }) {
   return (
     <section class="page" data-testid="templates-page">
       <header class="page-head">
-        <h2>Templates</h2>
+        <h2>{t("nav.templates")}</h2>
         <span class="topbar-spacer" />
         {canCreate && (
           <>
@@ -160,7 +167,7 @@ export function TemplatesPage({ me }: { me: SessionUser }) {
               onClick={() => fileInput.current?.click()}
               data-testid="template-import"
             >
-              {busy === "file" ? "Importing…" : "Import from file"}
+              {busy === "file" ? t("templates.importing") : t("templates.import")}
             </button>
             <input
               ref={fileInput}
@@ -181,13 +188,11 @@ export function TemplatesPage({ me }: { me: SessionUser }) {
         )}
       </header>
       <p class="muted template-intro">
-        Ready teams of agents that work together in a group: one click creates the agents with their personas,
-        the group and its collaboration chain. Export any agent (Agents page) or group (its settings) to a
-        file and import it on another Dimsum.
-        {!canCreate && " Only owners and admins can create agents, so ask one to create a team for you."}
+        {t("templates.intro")}
+        {!canCreate && ` ${t("templates.askAdmin")}`}
       </p>
       {loadError && <p class="form-error">{loadError}</p>}
-      {!gallery && !loadError && <p class="muted">Loading…</p>}
+      {!gallery && !loadError && <p class="muted">{t("common.loading")}</p>}
       {gallery && (
         <ul class="template-grid" data-testid="template-gallery">
           {gallery.map((entry) => (

@@ -6,9 +6,11 @@
 import { useEffect, useState } from "preact/hooks";
 import { describeUserAgent, formatTime } from "../../format.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import { endSession, forgetOneTimePassword, takeOneTimePassword } from "../../session.js";
 import type { SessionInfo, SessionUser } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
+import { LanguageSelect } from "../language-select.js";
 import { MessengerLink } from "./messenger-link.js";
 
 const MIN_PASSWORD = 8;
@@ -22,11 +24,9 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
   const [confirm, setConfirm] = useState("");
   const [problem, setProblem] = useState<string | undefined>(undefined);
   const [change, changing] = useAction(async () => {
-    if (next.length < MIN_PASSWORD)
-      return setProblem(`Choose a new password of at least ${MIN_PASSWORD} characters.`);
-    if (next !== confirm)
-      return setProblem("The new password and its confirmation differ; type the same one twice.");
-    if (next === current) return setProblem("The new password is the same as the current one.");
+    if (next.length < MIN_PASSWORD) return setProblem(t("account.passwordTooShort", { min: MIN_PASSWORD }));
+    if (next !== confirm) return setProblem(t("account.passwordsDiffer"));
+    if (next === current) return setProblem(t("account.passwordSame"));
     setProblem(undefined);
     await api.changePassword(current, next);
     forgetOneTimePassword();
@@ -37,7 +37,7 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
     store.dispatch({
       type: "notice",
       kind: "info",
-      text: "Password changed. Your other browsers and devices were logged out.",
+      text: t("account.passwordChanged"),
     });
     onChanged();
   });
@@ -50,17 +50,17 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
         void change();
       }}
     >
-      <h3>Password</h3>
+      <h3>{t("login.password")}</h3>
       {me.mustChangePassword && (
         <p class="notice notice-warning" data-testid="one-time-password-notice">
-          You signed in with the one-time password the server printed. Choose your own password now.
+          {t("account.oneTimeNotice")}
         </p>
       )}
       {/* Tells password managers which account the new password belongs to. */}
       <input type="text" name="username" autocomplete="username" value={me.username} readOnly hidden />
       {/* Always shown, before and after a reload: filled in when the one-time password is known. */}
       <label class="field">
-        <span>Current password</span>
+        <span>{t("account.currentPassword")}</span>
         <input
           type="password"
           name="current-password"
@@ -72,7 +72,7 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
         />
       </label>
       <label class="field">
-        <span>New password</span>
+        <span>{t("account.newPassword")}</span>
         <input
           type="password"
           name="new-password"
@@ -85,7 +85,7 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
         />
       </label>
       <label class="field">
-        <span>Confirm new password</span>
+        <span>{t("account.confirmPassword")}</span>
         <input
           type="password"
           name="confirm-password"
@@ -102,10 +102,10 @@ function PasswordForm({ me, onChanged }: { me: SessionUser; onChanged: () => voi
           {problem}
         </p>
       )}
-      <p class="muted section-intro">Changing it logs out your other browsers and devices; this one stays.</p>
+      <p class="muted section-intro">{t("account.changeIntro")}</p>
       <div class="form-actions">
         <button type="submit" class="btn btn-primary" disabled={changing} data-testid="password-submit">
-          Change password
+          {t("account.changePassword")}
         </button>
       </div>
     </form>
@@ -127,30 +127,30 @@ function Sessions({ version }: { version: number }) {
   });
   const [logoutAll, loggingOut] = useAction(async () => {
     const ok = await askConfirm({
-      title: "Log out everywhere?",
-      message: "Every browser and device signed in as you is logged out, including this one.",
-      confirmLabel: "Log out everywhere",
+      title: t("account.logoutAllTitle"),
+      message: t("account.logoutAllMessage"),
+      confirmLabel: t("account.logoutAll"),
     });
     if (!ok) return;
     await services.api.logoutAll();
-    await endSession(services, "You were logged out everywhere.");
+    await endSession(services, t("account.loggedOutEverywhere"));
   });
 
   return (
     <section class="form" data-testid="settings-sessions">
-      <h3>Sessions</h3>
+      <h3>{t("account.sessions")}</h3>
       {sessions === undefined ? (
-        <p class="muted">Loading…</p>
+        <p class="muted">{t("common.loading")}</p>
       ) : (
         <ul class="session-list">
           {sessions.map((s) => (
             <li key={s.id} class="session" data-testid="session-row">
               <span class="session-agent">
-                {s.userAgent ? describeUserAgent(s.userAgent) : "unknown browser"}
+                {s.userAgent ? describeUserAgent(s.userAgent) : t("account.unknownBrowser")}
               </span>
-              <span class="muted">last seen {formatTime(s.lastSeenAt)}</span>
+              <span class="muted">{t("account.lastSeen", { time: formatTime(s.lastSeenAt) })}</span>
               {s.current ? (
-                <span class="badge badge-ok">this browser</span>
+                <span class="badge badge-ok">{t("account.thisBrowser")}</span>
               ) : (
                 <button
                   type="button"
@@ -159,7 +159,7 @@ function Sessions({ version }: { version: number }) {
                   onClick={() => void revoke(s.id)}
                   data-testid="session-revoke"
                 >
-                  Revoke
+                  {t("account.revoke")}
                 </button>
               )}
             </li>
@@ -174,7 +174,7 @@ function Sessions({ version }: { version: number }) {
           onClick={() => void logoutAll()}
           data-testid="logout-all"
         >
-          Log out everywhere
+          {t("account.logoutAll")}
         </button>
       </div>
     </section>
@@ -186,6 +186,11 @@ export function AccountSection({ me }: { me: SessionUser }) {
   const [version, setVersion] = useState(0);
   return (
     <>
+      <section class="form" data-testid="settings-language">
+        <h3>{t("language.label")}</h3>
+        <p class="muted section-intro">{t("language.intro")}</p>
+        <LanguageSelect saveToAccount />
+      </section>
       <PasswordForm me={me} onChanged={() => setVersion((v) => v + 1)} />
       <Sessions version={version} />
       {me.role !== "guest" && <MessengerLink />}
