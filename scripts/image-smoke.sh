@@ -39,12 +39,13 @@ for tool in podman runc; do
 done
 [ -f dist/testing/index.js ] || fail "dist/ is missing: run npm run build first (the fake model comes from dist/testing)"
 
+revision="$(git rev-parse HEAD)"
 base="$(scripts/image-base.sh)"
 echo "image-smoke: base $base" >&2
 started=$(date +%s)
 # --format docker: the OCI format has no HEALTHCHECK.
 podman build "${RUN_OPTS[@]}" --format docker --secret "id=npm_ca,src=$CA_BUNDLE" \
-  --build-arg "BASE_IMAGE=$base" --build-arg "REVISION=$(git rev-parse HEAD)" -t "$IMAGE" . >"$work/build.log" 2>&1 ||
+  --build-arg "BASE_IMAGE=$base" --build-arg "REVISION=$revision" -t "$IMAGE" . >"$work/build.log" 2>&1 ||
   { tail -40 "$work/build.log" >&2; fail "podman build"; }
 built=$(($(date +%s) - started))
 size=$(podman image inspect "$IMAGE" --format '{{.Size}}')
@@ -82,7 +83,7 @@ expect() { # what, actual, expected substring
   case "$2" in *"$3"*) echo "image-smoke: ok: $1" ;; *) fail "$1: expected \"$3\" in: $2" ;; esac
 }
 
-expect "OCI labels" "$labels" "\"org.opencontainers.image.revision\":\"$(git rev-parse HEAD)\""
+expect "OCI labels" "$labels" "\"org.opencontainers.image.revision\":\"$revision\""
 podman run -d --name "$name" "${RUN_OPTS[@]}" "${ENV_OPTS[@]}" "$IMAGE" >/dev/null
 wait_ready
 expect "GET /healthz" "$(curl -sf "$url/healthz")" '{"status":"ok"}'
