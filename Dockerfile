@@ -30,7 +30,7 @@ RUN --mount=type=secret,id=npm_ca \
     if [ -f /usr/local/include/node/common.gypi ]; then export npm_config_nodedir=/usr/local; fi; \
     npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 esbuild
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
+COPY scripts/bundle-cli.mjs ./scripts/
 COPY bin ./bin
 COPY src ./src
 COPY web ./web

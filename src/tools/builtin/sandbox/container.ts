@@ -35,5 +35,5 @@ export function inContainer(signs: ContainerSigns = hostSigns): boolean {
 /** The fix for a sandbox probe that failed inside a container (README: "Sandbox in containers"). */
 export const CONTAINER_SANDBOX_HINT =
   "inside a container bubblewrap needs user namespaces and an unmasked /proc: run it with " +
-  "`--security-opt unmask=ALL` (podman; Docker: `--security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined`) " +
+  "`--security-opt unmask=ALL --security-opt seccomp=unconfined` (podman; Docker: `--security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined`) " +
   "or `--privileged`, see the README's Deploy section";
