@@ -33,8 +33,9 @@ export function speechToTextConfigFrom(env: EnvMap, file: ConfigFile): SpeechToT
     url = new URL("invalid:");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new DimsumError("config", `the speech-to-text base URL "${baseUrl}" is not an http(s) URL`, {
-      hint: "set DIMSUM_STT_BASE_URL (or speechToText.baseUrl) to e.g. https://api.openai.com/v1",
+    const setting = env.DIMSUM_STT_BASE_URL?.trim() ? "DIMSUM_STT_BASE_URL" : "speechToText.baseUrl";
+    throw new DimsumError("config", `${setting} "${baseUrl}" is not an http(s) URL`, {
+      hint: `set ${setting} to the endpoint's base URL, e.g. https://api.openai.com/v1`,
     });
   }
   const keyVariable = entry?.apiKeyEnv;

@@ -133,10 +133,10 @@ export class InboundPipeline {
     const { mappings } = this.#deps;
     const key = received.dedupeKey;
     if (key !== undefined && !(await mappings.claim(connector.id, key, this.#deps.now()))) return false;
-    // A voice message becomes its transcript (or is said unread) before anything else reads it.
-    const { message, notice } = await hearVoice(received, this.#deps.speechToText);
-    if (notice) await this.#deps.notify(connector, message.chat.id, notice);
     try {
+      // A voice message becomes its transcript (or is said unread) before anything else reads it.
+      const { message, notice } = await hearVoice(received, this.#deps.speechToText);
+      if (notice) await this.#deps.notify(connector, message.chat.id, notice);
       const text = message.text.trim();
       if (Buffer.byteLength(text) > MAX_TEXT_BYTES) {
         throw invalid(`The message is longer than ${MAX_TEXT_BYTES / 1024} KB.`, "send it in parts");
@@ -182,7 +182,7 @@ export class InboundPipeline {
       if (isRefusal(err)) {
         await this.#deps.notify(
           connector,
-          message.chat.id,
+          received.chat.id,
           `⚠️ Dimsum could not take this message: ${err.toLine()}`,
         );
         return true;
