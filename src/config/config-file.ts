@@ -125,6 +125,25 @@ function buildSchemas() {
         .object({ ttl: z.enum(["5m", "1h"]).optional() })
         .strict()
         .default({}),
+      /**
+       * Voice messages from external chats: an OpenAI-compatible `/audio/transcriptions` endpoint (the
+       * key from the variable `apiKeyEnv` names, or DIMSUM_STT_API_KEY; never in this file).
+       */
+      speechToText: z
+        .object({
+          baseUrl: z.string().url(),
+          model: z.string().trim().min(1).max(200).optional(),
+          apiKeyEnv: z
+            .string()
+            .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+            .optional(),
+          language: z
+            .string()
+            .regex(/^[a-z]{2,3}$/)
+            .optional(),
+        })
+        .strict()
+        .optional(),
       /** Skills: whether keyword matches are named to the model as a hint (default true). */
       skillHints: z.boolean().optional(),
       providers: z.record(z.string(), providerEntry).default({}),

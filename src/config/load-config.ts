@@ -17,6 +17,7 @@ import type { WebSearchConfig } from "../tools/web-search/types.js";
 import { type ConfigFile, emptyConfigFile, readConfigFile } from "./config-file.js";
 import { type EnvMap, loadEnv } from "./env.js";
 import type { QueueMode } from "./queue-mode.js";
+import { type SpeechToTextConfig, speechToTextConfigFrom } from "./speech-to-text.js";
 import { type TelemetryConfig, telemetryConfigFromEnv } from "./telemetry.js";
 
 export interface DimsumConfig {
@@ -59,6 +60,8 @@ export interface DimsumConfig {
   webSearch: WebSearchConfig;
   /** `provider:model` of the embedding model (`DIMSUM_EMBEDDING_MODEL`); BM25 alone when unset. */
   embeddingModel: string | undefined;
+  /** Voice messages' transcription endpoint (`DIMSUM_STT_BASE_URL`, …, or `speechToText`); unset: not read. */
+  speechToText: SpeechToTextConfig | undefined;
   server: {
     /** Trust X-Forwarded-For/-Proto from a reverse proxy (`DIMSUM_TRUST_PROXY=1`). */
     trustProxy: boolean;
@@ -135,6 +138,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
     user: env.DIMSUM_USER || undefined,
     webSearch: webSearchConfigFromEnv(env),
     embeddingModel: env.DIMSUM_EMBEDDING_MODEL?.trim() || undefined,
+    speechToText: speechToTextConfigFrom(env, file),
     server: {
       trustProxy: env.DIMSUM_TRUST_PROXY === "1" || env.DIMSUM_TRUST_PROXY === "true",
       port: portFrom(env.PORT),

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { type AttachmentLimits, DEFAULT_ATTACHMENT_LIMITS } from "../attachments/kinds.js";
+import type { SpeechToTextConfig } from "../config/speech-to-text.js";
 import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
@@ -69,6 +70,8 @@ export interface ConnectorManagerDeps {
   approvalTicketTtlMs?: number;
   /** What files people may send in chats (`attachments` in the config file; default the built-in limits). */
   attachments?: AttachmentLimits;
+  /** Where voice messages without the platform's text are transcribed (`DIMSUM_STT_*`); unset: unread. */
+  speechToText?: SpeechToTextConfig;
 }
 
 /** What the inbound endpoint answers. */
@@ -149,6 +152,7 @@ export class ConnectorManager {
       users: deps.users,
       now: this.#now,
       limits: deps.attachments ?? DEFAULT_ATTACHMENT_LIMITS,
+      ...(deps.speechToText ? { speechToText: deps.speechToText } : {}),
       onMapped: (channelId, connectorId, chatId) => this.#router.remember(channelId, { connectorId, chatId }),
       notify: (connector, chatId, text) => this.#enqueue(connector.id, [{ chatId, text, part: 1, parts: 1 }]),
     });

@@ -9,6 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { type AttachmentLimits, limitOf } from "../attachments/kinds.js";
+import type { SpeechToTextConfig } from "../config/speech-to-text.js";
 import { DimsumError, invalid, isRefusal } from "../errors.js";
 import { KeyedLock } from "../team/keyed-lock.js";
 import type { Actor, ChannelRecord, Team } from "../team/types.js";
@@ -25,6 +26,7 @@ import {
   type InboundFile,
   type InboundMessage,
 } from "./types.js";
+import { hearVoice } from "./voice-transcripts.js";
 
 /** The identity a connector acts with to create its chats' channels (it leaves them afterwards). */
 export function serviceActor(connectorId: string): Actor {
@@ -83,6 +85,8 @@ export interface InboundPipelineDeps {
   links: PersonLinks;
   /** Messages posted from external chats (not mirrored back to them). */
   origins: MessageOrigins;
+  /** Where voice messages without the platform's text are transcribed; unset: they are said unread. */
+  speechToText?: SpeechToTextConfig;
 }
 
 /**
@@ -125,11 +129,14 @@ export class InboundPipeline {
     return this.#lock.run(connector.id, () => this.#take(connector, message));
   }
 
-  async #take(connector: ConnectorRecord, message: InboundMessage): Promise<boolean> {
+  async #take(connector: ConnectorRecord, received: InboundMessage): Promise<boolean> {
     const { mappings } = this.#deps;
-    const key = message.dedupeKey;
+    const key = received.dedupeKey;
     if (key !== undefined && !(await mappings.claim(connector.id, key, this.#deps.now()))) return false;
     try {
+      // A voice message becomes its transcript (or is said unread) before anything else reads it.
+      const { message, notice } = await hearVoice(received, this.#deps.speechToText);
+      if (notice) await this.#deps.notify(connector, message.chat.id, notice);
       const text = message.text.trim();
       if (Buffer.byteLength(text) > MAX_TEXT_BYTES) {
         throw invalid(`The message is longer than ${MAX_TEXT_BYTES / 1024} KB.`, "send it in parts");
@@ -175,7 +182,7 @@ export class InboundPipeline {
       if (isRefusal(err)) {
         await this.#deps.notify(
           connector,
-          message.chat.id,
+          received.chat.id,
           `⚠️ Dimsum could not take this message: ${err.toLine()}`,
         );
         return true;

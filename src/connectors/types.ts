@@ -121,6 +121,11 @@ export interface InboundMessage {
   text: string;
   /** Files sent with the message, in order. */
   files?: InboundFile[];
+  /**
+   * A voice message the platform gave no text of: transcribed into the text when a speech-to-text
+   * endpoint is configured (see voice-transcripts.ts), else said unread.
+   */
+  voice?: InboundFile;
   /** What the message carried that Dimsum does not read (e.g. "a voice message"): said in the chat. */
   unsupported?: string[];
 }

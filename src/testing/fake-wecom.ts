@@ -2,14 +2,14 @@
  * A fake WeCom server API on 127.0.0.1, from the documented shapes: `GET /cgi-bin/gettoken`
  * (`{errcode: 0, access_token, expires_in}`) and `POST /cgi-bin/message/send?access_token=…`
  * (text and markdown, refusing content over 2,048 bytes with errcode 45002); plus builders of what
- * WeCom sends to a callback URL: the signed URL verification query (`echostr` encrypted) and an
+ * WeCom sends to a callback URL (and `GET /cgi-bin/media/get` of media added with `addMedia`): the signed URL verification query (`echostr` encrypted) and an
  * encrypted, signed text message (XML with `Encrypt`), made with the official `@wecom/crypto`.
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { encrypt, getSignature } from "@wecom/crypto";
 import { buildWecomXml } from "../connectors/wecom/wecom-xml.js";
-import { FakePlatformServer, type FakeReply, type Outage, reply } from "./fake-platform-server.js";
+import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } from "./fake-platform-server.js";
 
 export interface FakeWecomMessage {
   touser: string;
@@ -43,6 +43,10 @@ export class FakeWecom {
   /** Live response codes (each updates its card once): code → the card's message. */
   readonly #codes = new Map<string, FakeWecomMessage>();
   #valid = new Set<string>();
+  /** Media people "sent" (`addMedia`): media_id → bytes and content type. */
+  readonly #media = new Map<string, { data: Buffer; contentType: string }>();
+  /** media_ids downloaded, in order. */
+  readonly mediaDownloads: string[] = [];
 
   private constructor(corpId: string, corpSecret: string, agentId: number, server: FakePlatformServer) {
     this.corpId = corpId;
@@ -83,8 +87,25 @@ export class FakeWecom {
     return this.#server.close();
   }
 
+  /** Stores a media file (a voice message's AMR) and returns its media_id for a callback. */
+  addMedia(data: Buffer, contentType = "voice/amr"): string {
+    const mediaId = `media-${randomBytes(8).toString("hex")}`;
+    this.#media.set(mediaId, { data, contentType });
+    return mediaId;
+  }
+
   handle(req: IncomingMessage, raw: string): FakeReply {
     const url = new URL(req.url ?? "", this.url);
+    if (url.pathname === "/cgi-bin/media/get" && req.method === "GET") {
+      // WeCom answers refusals as JSON with HTTP 200, the file itself with its content type.
+      if (!this.#valid.has(url.searchParams.get("access_token") ?? ""))
+        return reply(200, { errcode: 42001, errmsg: "access_token expired" });
+      const mediaId = url.searchParams.get("media_id") ?? "";
+      const media = this.#media.get(mediaId);
+      if (!media) return reply(200, { errcode: 40007, errmsg: "invalid media_id" });
+      this.mediaDownloads.push(mediaId);
+      return fileReply(media.data, media.contentType);
+    }
     if (url.pathname === "/cgi-bin/gettoken" && req.method === "GET") {
       if (url.searchParams.get("corpid") !== this.corpId)
         return reply(200, { errcode: 40013, errmsg: "invalid corpid" });
@@ -248,17 +269,20 @@ export function buildWecomCallback(
   return { query: signedQuery(keys, ciphertext), body };
 }
 
-/** A voice message as WeCom posts it, with the text WeCom recognised in it when given. */
+/**
+ * A voice message as WeCom posts it, with the text WeCom recognised in it when given (and the
+ * `mediaId` of audio added with `addMedia`, for a download).
+ */
 export function buildWecomVoice(
   keys: WecomCallbackKeys,
-  options: { from: string; agentId: number; recognition?: string; msgId?: string },
+  options: { from: string; agentId: number; recognition?: string; msgId?: string; mediaId?: string },
 ): { query: Record<string, string>; body: string } {
   return buildWecomCallback(keys, {
     ToUserName: keys.corpId,
     FromUserName: options.from,
     CreateTime: Math.floor(Date.now() / 1000),
     MsgType: "voice",
-    MediaId: `media-${randomBytes(6).toString("hex")}`,
+    MediaId: options.mediaId ?? `media-${randomBytes(6).toString("hex")}`,
     Format: "amr",
     ...(options.recognition !== undefined ? { Recognition: options.recognition } : {}),
     MsgId: options.msgId ?? String(Math.floor(Math.random() * 1e15)),

@@ -30,3 +30,9 @@ export {
   fakeHits,
   startFakeSearchEngines,
 } from "./fake-search-engines.js";
+export {
+  type FakeTranscriptionServer,
+  type FakeTranscriptionServerOptions,
+  type RecordedTranscription,
+  startFakeTranscriptionServer,
+} from "./fake-transcription-server.js";

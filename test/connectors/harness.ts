@@ -69,6 +69,8 @@ export interface ConnectorServerOptions {
   model?: string;
   /** The config file's contents (`$DIMSUM_HOME/config.json`), e.g. attachment limits. */
   config?: Record<string, unknown>;
+  /** More environment variables of the server (e.g. `DIMSUM_STT_BASE_URL`). */
+  env?: Record<string, string>;
 }
 
 interface Booted {
@@ -79,7 +81,13 @@ interface Booted {
   stop(): Promise<void>;
 }
 
-async function boot(home: string, llm: FakeLlmServer, log: LogLines, model: string): Promise<Booted> {
+async function boot(
+  home: string,
+  llm: FakeLlmServer,
+  log: LogLines,
+  model: string,
+  extraEnv: Record<string, string> = {},
+): Promise<Booted> {
   const db = openDatabase(join(home, "dimsum.db"));
   const config = loadConfig({
     cwd: home,
@@ -88,6 +96,7 @@ async function boot(home: string, llm: FakeLlmServer, log: LogLines, model: stri
       DIMSUM_MODEL: model,
       OPENAI_API_KEY: "sk-test-key-1234",
       OPENAI_BASE_URL: `${llm.url}/v1`,
+      ...extraEnv,
     },
   });
   const settings = new SettingsStore(db, openSecretBox(home));
@@ -109,6 +118,7 @@ async function boot(home: string, llm: FakeLlmServer, log: LogLines, model: stri
     users: connectorUsersFrom(users),
     log,
     attachments: config.attachments,
+    ...(config.speechToText ? { speechToText: config.speechToText } : {}),
     backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     editIntervalMs: 20,
   });
@@ -153,7 +163,7 @@ export async function startConnectorServer(options: ConnectorServerOptions = {})
   if (options.config) writeFileSync(join(home, "config.json"), JSON.stringify(options.config));
   const model = options.model ?? "openai:gpt-test";
   const log = memoryLog();
-  let current = await boot(home, llm, log, model);
+  let current = await boot(home, llm, log, model, options.env);
   cleanups.push(async () => {
     await current.stop();
     await llm.close();
@@ -184,7 +194,7 @@ export async function startConnectorServer(options: ConnectorServerOptions = {})
     ownerActor,
     async restart() {
       await current.stop();
-      current = await boot(home, llm, log, model);
+      current = await boot(home, llm, log, model, options.env);
     },
     api,
     async createConnector(body) {

@@ -221,6 +221,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       users: connectorUsersFrom(users),
       log,
       attachments: config.attachments,
+      ...(config.speechToText ? { speechToText: config.speechToText } : {}),
       ...(sync ? { onChanged: (id: string) => sync?.connectorChanged(id) } : {}),
     });
     const database = storage;

@@ -4,6 +4,7 @@
  * request shared by concurrent sends) and `POST /cgi-bin/message/send?access_token=…` with
  * `{touser, msgtype: "markdown" | "text", agentid, …}`. Replies carry `{errcode, errmsg}`; 0 is success.
  */
+import { downloadFile } from "../file-download.js";
 import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
 import { DeliveryError } from "../types.js";
 
@@ -133,6 +134,26 @@ export class WecomApi {
     await this.#post("message/update_template_card", body, signal);
   }
 
+  /**
+   * The bytes of a media file people sent (`GET /cgi-bin/media/get?media_id=…`, a voice message's AMR),
+   * at most `maxBytes`. WeCom answers a refusal as JSON `{errcode, errmsg}` with HTTP 200.
+   */
+  async downloadMedia(mediaId: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+    const token = await this.accessToken(signal);
+    const query = new URLSearchParams({ access_token: token, media_id: mediaId });
+    const data = await downloadFile(`${this.#base}/cgi-bin/media/get?${query}`, {
+      what: "WeCom media download",
+      maxBytes,
+      signal,
+    });
+    const refusal = refusalOf(data);
+    if (refusal) {
+      if (refusal.errcode !== undefined && TOKEN_CODES.has(refusal.errcode)) this.#token = undefined;
+      throw this.#failure("media/get", 200, refusal, new Headers());
+    }
+    return data;
+  }
+
   async #post(path: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<WecomReply> {
     const token = await this.accessToken(signal);
     const response = await requestJson(
@@ -153,5 +174,16 @@ export class WecomApi {
     }
     if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token = undefined;
     throw this.#failure(path, response.status, response.body, response.headers);
+  }
+}
+
+/** A media download that is WeCom's JSON error rather than the file. */
+function refusalOf(data: Buffer): WecomReply | undefined {
+  if (data.length > 4096 || data[0] !== 0x7b) return undefined;
+  try {
+    const reply = replyOf(JSON.parse(data.toString("utf8")) as unknown);
+    return typeof reply.errcode === "number" && reply.errcode !== 0 ? reply : undefined;
+  } catch {
+    return undefined;
   }
 }

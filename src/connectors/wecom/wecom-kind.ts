@@ -16,6 +16,7 @@ import type {
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
+  InboundFile,
   InboundMessage,
   InboundOutcome,
   InboundRequest,
@@ -42,12 +43,19 @@ const settingsSchema = z
   })
   .strict();
 
+/** Downloads a media file of a callback by its `MediaId`. */
+export type WecomDownload = (mediaId: string) => InboundFile["download"];
+
 /**
  * The platform-neutral message of a decrypted callback; undefined for events and other kinds. A voice
  * message is taken as the text WeCom recognised in it (`Recognition`, when the app has speech
- * recognition on); without it the chat is told it was not read.
+ * recognition on); without it, its audio (`MediaId`, with `download`) is left to the configured
+ * speech-to-text endpoint, and the chat is told it was not read when there is none.
  */
-export function inboundOfWecomMessage(fields: Record<string, string>): InboundMessage | undefined {
+export function inboundOfWecomMessage(
+  fields: Record<string, string>,
+  download?: WecomDownload,
+): InboundMessage | undefined {
   const userId = fields.FromUserName;
   if (!userId) return undefined;
   const base = {
@@ -58,9 +66,15 @@ export function inboundOfWecomMessage(fields: Record<string, string>): InboundMe
   };
   if (fields.MsgType === "voice") {
     const heard = (fields.Recognition ?? "").trim();
-    return heard !== ""
-      ? { ...base, text: `🎤 ${heard}` }
-      : { ...base, text: "", unsupported: ["a voice message"] };
+    if (heard !== "") return { ...base, text: `🎤 ${heard}` };
+    const mediaId = fields.MediaId;
+    if (!mediaId || !download) return { ...base, text: "", unsupported: ["a voice message"] };
+    const format = /^[a-z0-9]{1,8}$/i.test(fields.Format ?? "") ? fields.Format!.toLowerCase() : "amr";
+    return {
+      ...base,
+      text: "",
+      voice: { name: `voice-${fields.MsgId ?? "1"}.${format}`, download: download(mediaId) },
+    };
   }
   if (fields.MsgType !== "text") return undefined;
   const text = (fields.Content ?? "").trim();
@@ -145,7 +159,10 @@ class WecomDriver implements ConnectorDriver {
         },
       };
     }
-    const message = inboundOfWecomMessage(fields);
+    const message = inboundOfWecomMessage(
+      fields,
+      (mediaId) => (maxBytes, signal) => this.#api.downloadMedia(mediaId, maxBytes, signal),
+    );
     // An empty answer tells WeCom the callback was taken (no passive reply).
     return { kind: "messages", messages: message ? [message] : [], body: "" };
   }
