@@ -182,6 +182,10 @@ function resumable(run: TeamRun): boolean {
   return run.channelId !== "" && run.depth === 0 && run.flowId === undefined;
 }
 
+function fail(message: string): never {
+  throw new DimsumError("internal", message);
+}
+
 function requireDb(deps: TeamDeps): Database {
   if (!deps.db) throw new DimsumError("internal", "createTeam needs either `db` or `teamStore` and `store`.");
   return deps.db;
@@ -353,7 +357,13 @@ export function createTeam(deps: TeamDeps): Team {
     onError,
   });
   const meetingRunner = new MeetingRunner({
-    meetings: deps.meetings ?? sqliteMeetings(requireDb(deps)),
+    meetings:
+      deps.meetings ??
+      (deps.db
+        ? sqliteMeetings(deps.db)
+        : fail(
+            "createTeam with `teamStore` needs `meetings` too (postgresMeetings(db) or sqliteMeetings(db))",
+          )),
     store,
     launchTurn: (spec) => runner.launchTurn(spec),
     cancelRun: (runId, reason) => runs.cancel(runId, reason),

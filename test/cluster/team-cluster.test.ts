@@ -13,6 +13,7 @@ import type { PgDatabase } from "../../src/store/postgres/pg-database.js";
 import { PgSessionStore } from "../../src/store/postgres/pg-session-store.js";
 import { type MessageRelay, openRedisRelay } from "../../src/store/redis/redis-relay.js";
 import { STARTER_AGENTS } from "../../src/team/starter-agents.js";
+import { postgresMeetings } from "../../src/team/store/meeting-repo.js";
 import { PgRunJobRepo } from "../../src/team/store/postgres/job-repo.js";
 import { PgPersonaStore } from "../../src/team/store/postgres/persona-store.js";
 import { createTeam } from "../../src/team/team.js";
@@ -92,6 +93,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("two team instances on Po
       teamStore: createPostgresTeamStore(db),
       store: new PgSessionStore(db),
       personas: new PgPersonaStore(db),
+      meetings: postgresMeetings(db),
       streamOptions: { retry: { maxRetries: 0 } },
       ...(extensions ? { capabilities: { extensions } } : {}),
       cluster: {

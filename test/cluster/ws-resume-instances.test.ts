@@ -78,6 +78,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("streams resume on anothe
       config,
       teamStore: storage.team,
       store: storage.sessions,
+      meetings: storage.meetings,
       ...(storage.personas ? { personas: storage.personas } : {}),
       streamOptions: { retry: { maxRetries: 0 } },
       cluster: { instanceId: relay.instanceId, relay },
