@@ -180,4 +180,54 @@ export const en = {
   "templates.intro":
     "Ready teams of agents that work together in a group: one click creates the agents with their personas, the group and its collaboration chain. Export any agent (Agents page) or group (its settings) to a file and import it on another Dimsum.",
   "templates.askAdmin": "Only owners and admins can create agents, so ask one to create a team for you.",
+  // i18nset36: settings tabs
+  "settings.shell.title": "Shell",
+  "settings.shell.sandboxed":
+    "Agents' commands run in a bubblewrap sandbox: only their workspace is writable, no network, limited processes, memory and time.",
+  "settings.shell.unsandboxed": "Warning: commands run without a sandbox.",
+  "settings.shell.notOffered": "The shell is not offered to agents.",
+  "settings.spend.empty": "No answers in this period.",
+  "settings.spend.day": "Day",
+  "settings.spend.answers": "Answers",
+  "settings.spend.input": "Input",
+  "settings.spend.cached": "Cached",
+  "settings.spend.output": "Output",
+  "settings.spend.outputTokens": "Output tokens",
+  "settings.spend.cost": "Cost",
+  "settings.spend.unpriced": { one: "{count} without a known price", other: "{count} without a known price" },
+  "settings.spend.introAll":
+    "Every answer in the team, from stored usage; cost at the models' prices (* some answers had no known price).",
+  "settings.spend.introOwn":
+    "The answers to your messages, from stored usage; cost at the models' prices (* some answers had no known price).",
+  "settings.spend.period": "Period",
+  "settings.spend.lastDays": { one: "last {count} day", other: "last {count} days" },
+  "settings.spend.totals": {
+    one: "{count} answer · {input} in ({cached} cached) · {output} out",
+    other: "{count} answers · {input} in ({cached} cached) · {output} out",
+  },
+  "settings.spend.perProvider": "Per provider",
+  "settings.spend.provider": "Provider",
+  "settings.spend.perAgent": "Per agent",
+  "settings.spend.agent": "Agent",
+  "settings.notifications.kindAnswers": "An agent answers in a direct chat",
+  "settings.notifications.kindMentions": "Someone mentions you (@your name) in a group",
+  "settings.notifications.kindApprovals": "A run waits for your approval",
+  "settings.notifications.granted": "This browser may show Dimsum's notifications.",
+  "settings.notifications.denied":
+    "This browser blocks Dimsum's notifications. Allow them in the site settings (the icon left of the address), then reload.",
+  "settings.notifications.default": "Turning them on asks this browser for permission.",
+  "settings.notifications.unsupported":
+    "This browser cannot show notifications here (they need HTTPS or localhost).",
+  "settings.notifications.nowOn": "Notifications are on for this browser.",
+  "settings.notifications.testBody": "Notifications work in this browser.",
+  "settings.notifications.testSent": "Test notification sent.",
+  "settings.notifications.refused": "The browser refused: {reason}",
+  "settings.notifications.title": "Notifications",
+  "settings.notifications.intro":
+    "When this tab is hidden, Dimsum can tell you that something needs you. Clicking a notification opens the message. These choices apply to this browser only.",
+  "settings.notifications.notifyWhen": "Notify me when",
+  "settings.notifications.sendTest": "Send a test notification",
+  "settings.notifications.nowOff": "Notifications are off for this browser.",
+  "settings.notifications.turnOff": "Turn off",
+  "settings.notifications.turnOn": "Turn on notifications",
 };

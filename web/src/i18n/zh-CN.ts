@@ -176,4 +176,53 @@ export const zhCN: Translation = {
   "templates.intro":
     "现成的智能体团队，在群组中协同工作：一键创建带人设的智能体、群组及其协作链。任何智能体（智能体页面）或群组（群组设置）都可以导出成文件，在另一台 Dimsum 上导入。",
   "templates.askAdmin": "只有所有者和管理员可以创建智能体，请让他们为你创建团队。",
+  // i18nset36: settings tabs
+  "settings.shell.title": "命令行",
+  "settings.shell.sandboxed":
+    "智能体的命令在 bubblewrap 沙箱中运行：只有各自的工作区可写，没有网络，进程数、内存和时间都受限制。",
+  "settings.shell.unsandboxed": "警告：命令在沙箱之外运行。",
+  "settings.shell.notOffered": "智能体无法使用命令行工具。",
+  "settings.spend.empty": "这段时间内没有回答。",
+  "settings.spend.day": "日期",
+  "settings.spend.answers": "回答数",
+  "settings.spend.input": "输入",
+  "settings.spend.cached": "缓存",
+  "settings.spend.output": "输出",
+  "settings.spend.outputTokens": "输出 token",
+  "settings.spend.cost": "花费",
+  "settings.spend.unpriced": { other: "{count} 个回答没有已知价格" },
+  "settings.spend.introAll":
+    "团队中的全部回答，依据已记录的用量；花费按模型价格计算（* 表示部分回答没有已知价格）。",
+  "settings.spend.introOwn":
+    "对你的消息的回答，依据已记录的用量；花费按模型价格计算（* 表示部分回答没有已知价格）。",
+  "settings.spend.period": "时间段",
+  "settings.spend.lastDays": { other: "最近 {count} 天" },
+  "settings.spend.totals": {
+    one: "{count} 个回答 · 输入 {input}（缓存 {cached}）· 输出 {output}",
+    other: "{count} 个回答 · 输入 {input}（缓存 {cached}）· 输出 {output}",
+  },
+  "settings.spend.perProvider": "按模型提供商",
+  "settings.spend.provider": "提供商",
+  "settings.spend.perAgent": "按智能体",
+  "settings.spend.agent": "智能体",
+  "settings.notifications.kindAnswers": "智能体在私聊中回答",
+  "settings.notifications.kindMentions": "有人在群组中提到你（@你的名字）",
+  "settings.notifications.kindApprovals": "有运行在等待你的批准",
+  "settings.notifications.granted": "此浏览器可以显示 Dimsum 的通知。",
+  "settings.notifications.denied":
+    "此浏览器阻止了 Dimsum 的通知。请在网站设置（地址栏左侧的图标）中允许通知，然后重新加载。",
+  "settings.notifications.default": "开启通知时，浏览器会请求你的许可。",
+  "settings.notifications.unsupported": "此浏览器无法在这里显示通知（需要 HTTPS 或 localhost）。",
+  "settings.notifications.nowOn": "已在此浏览器开启通知。",
+  "settings.notifications.testBody": "通知在此浏览器中可以正常使用。",
+  "settings.notifications.testSent": "测试通知已发送。",
+  "settings.notifications.refused": "浏览器拒绝了：{reason}",
+  "settings.notifications.title": "通知",
+  "settings.notifications.intro":
+    "当此标签页处于后台时，Dimsum 可以在有事需要你处理时通知你。点击通知即可打开对应消息。这些选项只对此浏览器有效。",
+  "settings.notifications.notifyWhen": "在以下情况通知我",
+  "settings.notifications.sendTest": "发送测试通知",
+  "settings.notifications.nowOff": "已在此浏览器关闭通知。",
+  "settings.notifications.turnOff": "关闭",
+  "settings.notifications.turnOn": "开启通知",
 };
