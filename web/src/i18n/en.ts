@@ -397,4 +397,11 @@ export const en = {
   "settings.remoteAgents.edit.dropToken": "Remove the saved token",
   "settings.remoteAgents.edit.description": "Description (what calling agents read)",
   "settings.remoteAgents.edit.save": "Save",
+  "settings.messengers.title": "Messengers",
+  "settings.messengers.intro":
+    "Be yourself in Feishu, DingTalk, WeCom and Telegram chats too: the same memory, rights and approvals as here. Get a code, then send it to the bot in a private chat.",
+  "settings.messengers.sendBefore": "Send",
+  "settings.messengers.sendAfter": "to the bot · works once, until {time}",
+  "settings.messengers.newCode": "New code",
+  "settings.messengers.getCode": "Get a link code",
 };
