@@ -404,4 +404,5 @@ export const en = {
   "settings.messengers.sendAfter": "to the bot · works once, until {time}",
   "settings.messengers.newCode": "New code",
   "settings.messengers.getCode": "Get a link code",
+  "settings.mcp.add.url": "URL",
 };

@@ -395,4 +395,5 @@ export const zhCN: Translation = {
   "settings.messengers.sendAfter": "发给机器人 · 只能使用一次，有效期至 {time}",
   "settings.messengers.newCode": "新代码",
   "settings.messengers.getCode": "获取关联代码",
+  "settings.mcp.add.url": "地址",
 };

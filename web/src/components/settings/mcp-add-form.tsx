@@ -132,7 +132,7 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
       ) : (
         <>
           <label class="field">
-            <span>URL</span>
+            <span>{t("settings.mcp.add.url")}</span>
             <input
               value={url}
               required
