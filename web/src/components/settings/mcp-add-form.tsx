@@ -2,9 +2,11 @@
  * Settings → MCP servers → Add server: a command started on the server (stdio; only owners and
  * admins see this form) or a remote URL. The server's refusal (bad name, private URL) shows inline.
  */
+
 import { useState } from "preact/hooks";
 import { errorText } from "../../api.js";
 import { useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import type { McpServerInput } from "../../types.js";
 
 /** `KEY=value` lines into a map; a line without `=` is an error. */
@@ -13,7 +15,7 @@ function parseEnv(text: string): Record<string, string> {
   for (const line of text.split("\n").map((l) => l.trim())) {
     if (!line) continue;
     const at = line.indexOf("=");
-    if (at <= 0) throw new Error(`Environment line "${line}" needs the form NAME=value`);
+    if (at <= 0) throw new Error(t("settings.mcp.add.envLine", { line }));
     env[line.slice(0, at).trim()] = line.slice(at + 1);
   }
   return env;
@@ -74,24 +76,24 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
         void submit();
       }}
     >
-      <h4>Add server</h4>
+      <h4>{t("settings.mcp.add.title")}</h4>
       <label class="field">
-        <span>Kind</span>
+        <span>{t("settings.mcp.add.kind")}</span>
         <select
           value={transport}
           onChange={(e) => setTransport(e.currentTarget.value as "stdio" | "remote")}
           data-testid="mcp-add-transport"
         >
-          <option value="stdio">Command on this server (stdio)</option>
-          <option value="remote">Remote URL (HTTP)</option>
+          <option value="stdio">{t("settings.mcp.add.stdio")}</option>
+          <option value="remote">{t("settings.mcp.add.remote")}</option>
         </select>
       </label>
       <label class="field">
-        <span>Name</span>
+        <span>{t("settings.mcp.add.name")}</span>
         <input
           value={name}
           required
-          placeholder="e.g. github (a-z, 0-9, _ and -)"
+          placeholder={t("settings.mcp.add.namePlaceholder")}
           onInput={(e) => setName(e.currentTarget.value)}
           data-testid="mcp-add-name"
         />
@@ -99,17 +101,17 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
       {transport === "stdio" ? (
         <>
           <label class="field">
-            <span>Command</span>
+            <span>{t("settings.mcp.add.command")}</span>
             <input
               value={command}
               required
-              placeholder="e.g. npx"
+              placeholder={t("settings.mcp.add.commandPlaceholder")}
               onInput={(e) => setCommand(e.currentTarget.value)}
               data-testid="mcp-add-command"
             />
           </label>
           <label class="field">
-            <span>Arguments (one per line)</span>
+            <span>{t("settings.mcp.add.args")}</span>
             <textarea
               value={args}
               rows={3}
@@ -118,7 +120,7 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
             />
           </label>
           <label class="field">
-            <span>Environment (NAME=value per line; stored encrypted, never shown again)</span>
+            <span>{t("settings.mcp.add.env")}</span>
             <textarea
               value={env}
               rows={2}
@@ -130,7 +132,7 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
       ) : (
         <>
           <label class="field">
-            <span>URL</span>
+            <span>{t("settings.mcp.add.url")}</span>
             <input
               value={url}
               required
@@ -147,7 +149,7 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
               onChange={(e) => setPerPerson(e.currentTarget.checked)}
               data-testid="mcp-add-oauth"
             />
-            Each member signs in with their own account (OAuth)
+            {t("settings.mcp.add.oauth")}
           </label>
         </>
       )}
@@ -158,7 +160,7 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
       )}
       <div class="inline-form">
         <button type="submit" class="btn btn-primary btn-small" disabled={busy} data-testid="mcp-add-submit">
-          Add server
+          {t("settings.mcp.add.title")}
         </button>
       </div>
     </form>

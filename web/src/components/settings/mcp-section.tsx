@@ -1,8 +1,8 @@
 /** MCP servers with their connection status, and connect/disconnect buttons. */
 
 import { useEffect, useState } from "preact/hooks";
-import { plural } from "../../format.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import type { McpServerInfo } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
 import { McpAddForm } from "./mcp-add-form.js";
@@ -11,7 +11,22 @@ import { McpSignIns } from "./mcp-signins.js";
 function toolCount(tools: McpServerInfo["tools"]): string | undefined {
   if (tools === undefined) return undefined;
   const n = Array.isArray(tools) ? tools.length : tools;
-  return plural(n, "tool");
+  return t("settings.mcp.toolCount", { count: n });
+}
+
+const STATUS_KEYS = {
+  connecting: "settings.mcp.status.connecting",
+  connected: "settings.mcp.status.connected",
+  failed: "settings.mcp.status.failed",
+  disabled: "settings.mcp.status.disabled",
+  closed: "settings.mcp.status.closed",
+  disconnected: "settings.mcp.status.disconnected",
+} as const;
+
+/** A server's status in the person's language; an unknown one as the server said it. */
+function statusText(status: string): string {
+  const key = STATUS_KEYS[status as keyof typeof STATUS_KEYS];
+  return key ? t(key) : status;
 }
 
 /** The MCP section: owners and admins see every server; members their own sign-ins. */
@@ -19,8 +34,8 @@ export function McpSection({ isAdmin }: { isAdmin: boolean }) {
   if (!isAdmin) {
     return (
       <section class="form" data-testid="settings-mcp">
-        <h3>MCP accounts</h3>
-        <McpSignIns empty="No MCP server here needs your own sign-in." />
+        <h3>{t("settings.mcp.accountsTitle")}</h3>
+        <McpSignIns empty={t("settings.mcp.noSignIns")} />
       </section>
     );
   }
@@ -43,9 +58,9 @@ function McpServers() {
   });
   const [remove, removing] = useAction(async (server: McpServerInfo) => {
     const yes = await askConfirm({
-      title: `Remove the MCP server "${server.name}"?`,
-      message: "It is stopped and its tools are taken from every agent.",
-      confirmLabel: "Remove",
+      title: t("settings.mcp.removeTitle", { name: server.name }),
+      message: t("settings.mcp.removeMessage"),
+      confirmLabel: t("settings.mcp.remove"),
     });
     if (!yes) return;
     await api.removeMcp(server.name);
@@ -54,12 +69,12 @@ function McpServers() {
 
   return (
     <section class="form" data-testid="settings-mcp">
-      <h3>MCP servers</h3>
+      <h3>{t("settings.mcp.title")}</h3>
       {servers === undefined ? (
-        <p class="muted">Loading…</p>
+        <p class="muted">{t("common.loading")}</p>
       ) : servers.length === 0 ? (
         <p class="muted">
-          No MCP servers yet. Add one below, or in <code>mcp.json</code> in the Dimsum home folder.
+          {t("settings.mcp.emptyBefore")} <code>mcp.json</code> {t("settings.mcp.emptyAfter")}
         </p>
       ) : (
         <ul class="mcp-list">
@@ -75,7 +90,7 @@ function McpServers() {
               {server.transport && <span class="muted">{server.transport}</span>}
               {!server.perPerson && (
                 <span class={`badge badge-mcp-${server.status}`} data-testid="mcp-status">
-                  {server.status}
+                  {statusText(server.status)}
                 </span>
               )}
               {!server.perPerson && toolCount(server.tools) && (
@@ -83,7 +98,7 @@ function McpServers() {
               )}
               {server.error && <span class="run-error">{server.error}</span>}
               {server.perPerson ? (
-                <span class="muted">each member signs in</span>
+                <span class="muted">{t("settings.mcp.perPerson")}</span>
               ) : (
                 <button
                   type="button"
@@ -92,7 +107,7 @@ function McpServers() {
                   onClick={() => void toggle(server)}
                   data-testid={server.status === "connected" ? "mcp-disconnect" : "mcp-connect"}
                 >
-                  {server.status === "connected" ? "Disconnect" : "Connect"}
+                  {server.status === "connected" ? t("settings.mcp.disconnect") : t("settings.mcp.connect")}
                 </button>
               )}
               {server.removable ? (
@@ -103,10 +118,10 @@ function McpServers() {
                   onClick={() => void remove(server)}
                   data-testid="mcp-remove"
                 >
-                  Remove
+                  {t("settings.mcp.remove")}
                 </button>
               ) : (
-                <span class="muted" title="Edit mcp.json to change it">
+                <span class="muted" title={t("settings.mcp.editFile")}>
                   mcp.json
                 </span>
               )}
@@ -116,7 +131,7 @@ function McpServers() {
       )}
       <div class="form-actions">
         <button type="button" class="btn btn-small" onClick={() => void reload()} data-testid="mcp-refresh">
-          Refresh
+          {t("settings.mcp.refresh")}
         </button>
       </div>
       <McpAddForm onAdded={reload} />

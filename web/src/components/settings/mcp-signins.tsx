@@ -4,8 +4,10 @@
  * until the connection is up; "Sign out" revokes it. A server that answered a call with
  * `insufficient_scope` shows "needs more access" and "Connect again", which asks for the wider scope.
  */
+
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 
 interface PersonalServer {
   name: string;
@@ -77,7 +79,7 @@ export function McpSignIns({ empty }: { empty?: string } = {}) {
   if (servers.length === 0) return empty ? <p class="muted">{empty}</p> : null;
   return (
     <div data-testid="mcp-signins">
-      <h4>Your accounts</h4>
+      <h4>{t("settings.mcp.signins.title")}</h4>
       <ul class="mcp-list">
         {servers.map((server) => {
           const connected = server.status === "connected";
@@ -96,26 +98,24 @@ export function McpSignIns({ empty }: { empty?: string } = {}) {
                 data-testid="mcp-signin-status"
               >
                 {waiting === server.name
-                  ? "waiting for sign-in…"
+                  ? t("settings.mcp.signins.waiting")
                   : server.needsScope
-                    ? "needs more access"
+                    ? t("settings.mcp.signins.needsScope")
                     : connected
-                      ? "signed in"
-                      : "not signed in"}
+                      ? t("settings.mcp.signins.signedIn")
+                      : t("settings.mcp.signins.notSignedIn")}
               </span>
-              {connected && (
-                <span class="muted">{`${server.tools} tool${server.tools === 1 ? "" : "s"}`}</span>
-              )}
+              {connected && <span class="muted">{t("settings.mcp.toolCount", { count: server.tools })}</span>}
               {server.needsScope && (
                 <span class="mcp-signin-scope" data-testid="mcp-signin-scope">
-                  {"A tool needs "}
+                  {`${t("settings.mcp.signins.scopeBefore")} `}
                   {server.needsScope.split(" ").map((scope, i) => (
                     <span key={scope}>
-                      {i > 0 && ", "}
+                      {i > 0 && t("settings.mcp.signins.scopeSeparator")}
                       <code>{scope}</code>
                     </span>
                   ))}
-                  {" — connect again to grant it."}
+                  {` ${t("settings.mcp.signins.scopeAfter")}`}
                 </span>
               )}
               {server.error && server.status !== "disconnected" && (
@@ -129,7 +129,7 @@ export function McpSignIns({ empty }: { empty?: string } = {}) {
                   onClick={() => void signIn(server.name)}
                   data-testid="mcp-signin-button"
                 >
-                  {server.needsScope ? "Connect again" : "Connect"}
+                  {server.needsScope ? t("settings.mcp.signins.connectAgain") : t("settings.mcp.connect")}
                 </button>
               )}
               {connected && (
@@ -140,7 +140,7 @@ export function McpSignIns({ empty }: { empty?: string } = {}) {
                   onClick={() => void signOut(server.name)}
                   data-testid="mcp-signout"
                 >
-                  Sign out
+                  {t("settings.mcp.signins.signOut")}
                 </button>
               )}
             </li>

@@ -3,7 +3,9 @@
  * a direct chat, someone mentions you, a run waits for your approval). Turning them on asks the
  * browser's permission; the choices are kept in this browser only.
  */
+
 import { useState } from "preact/hooks";
+import { t } from "../../i18n/index.js";
 import {
   loadNotificationPrefs,
   type NotificationKind,
@@ -13,22 +15,22 @@ import {
   showNotification,
 } from "../../notifications.js";
 
-const KINDS: ReadonlyArray<{ kind: NotificationKind; label: string }> = [
-  { kind: "answers", label: "An agent answers in a direct chat" },
-  { kind: "mentions", label: "Someone mentions you (@your name) in a group" },
-  { kind: "approvals", label: "A run waits for your approval" },
+const KINDS: ReadonlyArray<{ kind: NotificationKind; label: () => string }> = [
+  { kind: "answers", label: () => t("settings.notifications.kindAnswers") },
+  { kind: "mentions", label: () => t("settings.notifications.kindMentions") },
+  { kind: "approvals", label: () => t("settings.notifications.kindApprovals") },
 ];
 
 function permissionText(permission: NotificationPermission | "unsupported"): string {
   switch (permission) {
     case "granted":
-      return "This browser may show Dimsum's notifications.";
+      return t("settings.notifications.granted");
     case "denied":
-      return "This browser blocks Dimsum's notifications. Allow them in the site settings (the icon left of the address), then reload.";
+      return t("settings.notifications.denied");
     case "default":
-      return "Turning them on asks this browser for permission.";
+      return t("settings.notifications.default");
     case "unsupported":
-      return "This browser cannot show notifications here (they need HTTPS or localhost).";
+      return t("settings.notifications.unsupported");
   }
 }
 
@@ -46,7 +48,7 @@ export function NotificationsSection() {
     setPermission(answer);
     if (answer === "granted") {
       update({ ...prefs, enabled: true });
-      setStatus("Notifications are on for this browser.");
+      setStatus(t("settings.notifications.nowOn"));
     }
   };
   const test = () => {
@@ -54,32 +56,31 @@ export function NotificationsSection() {
       {
         kind: "answers",
         title: "Dimsum",
-        body: "Notifications work in this browser.",
+        body: t("settings.notifications.testBody"),
         tag: "test",
         channelId: "",
       },
       () => undefined,
     )
-      .then(() => setStatus("Test notification sent."))
+      .then(() => setStatus(t("settings.notifications.testSent")))
       .catch((err: unknown) =>
-        setStatus(`The browser refused: ${err instanceof Error ? err.message : String(err)}`),
+        setStatus(
+          t("settings.notifications.refused", { reason: err instanceof Error ? err.message : String(err) }),
+        ),
       );
   };
   const on = prefs.enabled && permission === "granted";
   return (
     <section class="form" data-testid="settings-notifications" data-state={on ? "on" : "off"}>
-      <h3>Notifications</h3>
-      <p class="muted section-intro">
-        When this tab is hidden, Dimsum can tell you that something needs you. Clicking a notification opens
-        the message. These choices apply to this browser only.
-      </p>
+      <h3>{t("settings.notifications.title")}</h3>
+      <p class="muted section-intro">{t("settings.notifications.intro")}</p>
       <p class="muted" data-testid="notification-permission" data-permission={permission}>
         {permissionText(permission)}
       </p>
       {on ? (
         <>
           <fieldset class="field">
-            <legend>Notify me when</legend>
+            <legend>{t("settings.notifications.notifyWhen")}</legend>
             {KINDS.map(({ kind, label }) => (
               <label class="check" key={kind}>
                 <input
@@ -88,24 +89,24 @@ export function NotificationsSection() {
                   onChange={(e) => update({ ...prefs, [kind]: e.currentTarget.checked })}
                   data-testid={`notify-${kind}`}
                 />
-                {label}
+                {label()}
               </label>
             ))}
           </fieldset>
           <div class="form-actions">
             <button type="button" class="btn btn-small" onClick={test} data-testid="notifications-test">
-              Send a test notification
+              {t("settings.notifications.sendTest")}
             </button>
             <button
               type="button"
               class="btn btn-small"
               onClick={() => {
                 update({ ...prefs, enabled: false });
-                setStatus("Notifications are off for this browser.");
+                setStatus(t("settings.notifications.nowOff"));
               }}
               data-testid="notifications-off"
             >
-              Turn off
+              {t("settings.notifications.turnOff")}
             </button>
           </div>
         </>
@@ -114,7 +115,7 @@ export function NotificationsSection() {
         permission !== "denied" && (
           <div class="form-actions">
             <button type="button" class="btn btn-primary" onClick={turnOn} data-testid="notifications-on">
-              Turn on notifications
+              {t("settings.notifications.turnOn")}
             </button>
           </div>
         )

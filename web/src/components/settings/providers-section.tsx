@@ -5,8 +5,10 @@
  * shows only a preview. Custom providers defined in the config file are listed too, marked "from
  * config file": their name and protocol can only change there, a key or base URL saved here overrides.
  */
+
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import type { ProviderInfo, ProviderUpdate, Settings } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
 import { ModelPicker } from "../model-picker.js";
@@ -32,14 +34,19 @@ function KeyBadge({ provider }: { provider: ProviderInfo }) {
   // A key that is there is named first: a provider that needs none may still have one saved.
   const [cls, text] =
     provider.keySource === "settings"
-      ? ["badge-ok", `key ${provider.keyPreview ?? "saved"}`]
+      ? [
+          "badge-ok",
+          t("settings.providers.keyPreview", {
+            preview: provider.keyPreview ?? t("settings.providers.keySaved"),
+          }),
+        ]
       : provider.keySource === "environment"
-        ? ["badge-ok", "key from environment"]
+        ? ["badge-ok", t("settings.providers.keyFromEnv")]
         : provider.keySource === "config"
-          ? ["badge-ok", "key from config file"]
+          ? ["badge-ok", t("settings.providers.keyFromConfig")]
           : !provider.needsKey
-            ? ["badge-ok", "no key needed"]
-            : ["badge-warning", "no key"];
+            ? ["badge-ok", t("settings.providers.noKeyNeeded")]
+            : ["badge-warning", t("settings.providers.noKey")];
   return (
     <span class={`badge ${cls}`} data-testid="provider-key-status" data-source={provider.keySource}>
       {text}
@@ -50,20 +57,24 @@ function KeyBadge({ provider }: { provider: ProviderInfo }) {
 function sourceLine(provider: ProviderInfo): string {
   const parts: string[] = [];
   if (provider.keySource === "environment")
-    parts.push(`Key from environment (${provider.keyEnv}); a key saved here replaces it.`);
-  else if (provider.keySource === "config")
-    parts.push("Key from the config file; a key saved here replaces it.");
-  else if (provider.keySource === "settings") parts.push("Key saved here; leave the field empty to keep it.");
-  else if (provider.keyEnv) parts.push(`Paste a key, or start the server with ${provider.keyEnv}.`);
+    parts.push(t("settings.providers.sourceEnv", { env: provider.keyEnv ?? "" }));
+  else if (provider.keySource === "config") parts.push(t("settings.providers.sourceConfig"));
+  else if (provider.keySource === "settings") parts.push(t("settings.providers.sourceSettings"));
+  else if (provider.keyEnv) parts.push(t("settings.providers.sourceNone", { env: provider.keyEnv }));
   const url =
     provider.baseUrlSource === "environment"
-      ? `${provider.baseUrl} (from environment)`
+      ? t("settings.providers.urlFromEnv", { url: provider.baseUrl ?? "" })
       : provider.baseUrlSource === "config"
-        ? `${provider.baseUrl} (from config file)`
+        ? t("settings.providers.urlFromConfig", { url: provider.baseUrl ?? "" })
         : provider.baseUrlSource === "settings"
-          ? `${provider.baseUrl} (saved here${provider.fromConfigFile ? `; the config file says ${provider.defaultBaseUrl}` : ""})`
+          ? provider.fromConfigFile
+            ? t("settings.providers.urlSavedOverConfig", {
+                url: provider.baseUrl ?? "",
+                config: provider.defaultBaseUrl ?? "",
+              })
+            : t("settings.providers.urlSaved", { url: provider.baseUrl ?? "" })
           : provider.baseUrl;
-  if (url) parts.push(`Base URL ${url}.`);
+  if (url) parts.push(t("settings.providers.baseUrlLine", { url }));
   return parts.join(" ");
 }
 
@@ -96,7 +107,8 @@ function ProviderRow({
   });
   const [forget, forgetting] = useAction(() => onForget(provider));
   const label = LABELS[provider.name] ?? provider.name;
-  const keyPlaceholder = provider.keySource === "none" ? "API key" : "New API key";
+  const keyPlaceholder =
+    provider.keySource === "none" ? t("settings.providers.apiKey") : t("settings.providers.newApiKey");
   return (
     <li class="provider" data-testid="provider" data-provider={provider.name}>
       <div class="provider-head">
@@ -106,9 +118,9 @@ function ProviderRow({
           <span
             class="badge"
             data-testid="provider-from-config"
-            title="Defined in the config file: its name and protocol change only there"
+            title={t("settings.providers.fromConfigTitle")}
           >
-            from config file
+            {t("settings.providers.fromConfig")}
           </span>
         )}
         <KeyBadge provider={provider} />
@@ -126,8 +138,12 @@ function ProviderRow({
         <input
           type="url"
           value={baseUrl}
-          aria-label={`${label} base URL`}
-          placeholder={provider.builtin || provider.fromConfigFile ? "Base URL (optional)" : "Base URL"}
+          aria-label={t("settings.providers.baseUrlOf", { label })}
+          placeholder={
+            provider.builtin || provider.fromConfigFile
+              ? t("settings.providers.baseUrlOptional")
+              : t("settings.providers.baseUrl")
+          }
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
           data-testid="provider-base-url"
         />
@@ -136,7 +152,7 @@ function ProviderRow({
             type="password"
             autocomplete="off"
             value={key}
-            aria-label={`${label} API key`}
+            aria-label={t("settings.providers.apiKeyOf", { label })}
             placeholder={keyPlaceholder}
             onInput={(e) => setKey(e.currentTarget.value)}
             data-testid="provider-key-input"
@@ -148,7 +164,7 @@ function ProviderRow({
           disabled={saving || !changed}
           data-testid="provider-save"
         >
-          Save
+          {t("settings.providers.save")}
         </button>
         {(provider.keySource === "settings" || provider.baseUrlSource === "settings") && (
           <button
@@ -158,7 +174,9 @@ function ProviderRow({
             onClick={() => void forget()}
             data-testid="provider-forget"
           >
-            {provider.builtin || provider.fromConfigFile ? "Reset" : "Remove"}
+            {provider.builtin || provider.fromConfigFile
+              ? t("settings.providers.reset")
+              : t("settings.providers.remove")}
           </button>
         )}
       </form>
@@ -191,14 +209,14 @@ function AddProvider({ onSave }: { onSave: (update: ProviderUpdate) => Promise<v
       <input
         value={name}
         required
-        aria-label="Provider name"
-        placeholder="Name, e.g. my-llm"
+        aria-label={t("settings.providers.providerName")}
+        placeholder={t("settings.providers.namePlaceholder")}
         onInput={(e) => setName(e.currentTarget.value)}
         data-testid="provider-add-name"
       />
       <select
         value={protocol}
-        aria-label="Protocol"
+        aria-label={t("settings.providers.protocol")}
         onChange={(e) => setProtocol(e.currentTarget.value)}
         data-testid="provider-add-protocol"
       >
@@ -212,8 +230,8 @@ function AddProvider({ onSave }: { onSave: (update: ProviderUpdate) => Promise<v
         type="url"
         value={baseUrl}
         required
-        aria-label="Base URL"
-        placeholder="Base URL"
+        aria-label={t("settings.providers.baseUrl")}
+        placeholder={t("settings.providers.baseUrl")}
         onInput={(e) => setBaseUrl(e.currentTarget.value)}
         data-testid="provider-add-base-url"
       />
@@ -221,8 +239,8 @@ function AddProvider({ onSave }: { onSave: (update: ProviderUpdate) => Promise<v
         type="password"
         autocomplete="off"
         value={key}
-        aria-label="API key"
-        placeholder="API key (optional)"
+        aria-label={t("settings.providers.apiKey")}
+        placeholder={t("settings.providers.apiKeyOptional")}
         onInput={(e) => setKey(e.currentTarget.value)}
         data-testid="provider-add-key"
       />
@@ -232,7 +250,7 @@ function AddProvider({ onSave }: { onSave: (update: ProviderUpdate) => Promise<v
         disabled={adding || !name.trim() || !baseUrl.trim()}
         data-testid="provider-add-submit"
       >
-        Add provider
+        {t("settings.providers.add")}
       </button>
     </form>
   );
@@ -256,27 +274,31 @@ export function ProvidersSection() {
 
   const saveProvider = async (update: ProviderUpdate) => {
     apply(await api.saveProvider(update));
-    store.dispatch({ type: "notice", kind: "info", text: `${LABELS[update.name] ?? update.name} saved.` });
+    store.dispatch({
+      type: "notice",
+      kind: "info",
+      text: t("settings.providers.saved", { label: LABELS[update.name] ?? update.name }),
+    });
   };
   const forgetProvider = async (provider: ProviderInfo) => {
     const label = LABELS[provider.name] ?? provider.name;
     const ok = await askConfirm(
       provider.builtin
         ? {
-            title: `Reset ${label}?`,
-            message: "The key and base URL saved here are forgotten; the environment's (if any) apply again.",
-            confirmLabel: "Reset",
+            title: t("settings.providers.resetTitle", { label }),
+            message: t("settings.providers.resetBuiltinMessage"),
+            confirmLabel: t("settings.providers.reset"),
           }
         : provider.fromConfigFile
           ? {
-              title: `Reset ${label}?`,
-              message: "The key and base URL saved here are forgotten; the config file's apply again.",
-              confirmLabel: "Reset",
+              title: t("settings.providers.resetTitle", { label }),
+              message: t("settings.providers.resetConfigMessage"),
+              confirmLabel: t("settings.providers.reset"),
             }
           : {
-              title: `Remove the provider ${label}?`,
-              message: "Its saved key is forgotten too.",
-              confirmLabel: "Remove",
+              title: t("settings.providers.removeTitle", { label }),
+              message: t("settings.providers.removeMessage"),
+              confirmLabel: t("settings.providers.remove"),
             },
     );
     if (!ok) return;
@@ -284,14 +306,14 @@ export function ProvidersSection() {
   };
   const [saveModel, savingModel] = useAction(async () => {
     apply(await api.putSettings({ defaultModel: defaultModel.trim() }));
-    store.dispatch({ type: "notice", kind: "info", text: "Default model saved." });
+    store.dispatch({ type: "notice", kind: "info", text: t("settings.providers.defaultModelSaved") });
   });
 
   if (!settings) {
     return (
       <section class="form" data-testid="settings-providers">
-        <h3>Models and providers</h3>
-        <p class="muted">Loading…</p>
+        <h3>{t("settings.providers.loadingTitle")}</h3>
+        <p class="muted">{t("common.loading")}</p>
       </section>
     );
   }
@@ -300,13 +322,15 @@ export function ProvidersSection() {
   return (
     <>
       <section class="form" data-testid="settings-providers">
-        <h3>Default model</h3>
+        <h3>{t("settings.providers.defaultModel")}</h3>
         {!settings.modelStatus.ready && (
           <p class="model-notice" role="status" data-testid="settings-model-status">
             {settings.modelStatus.problem === "no_default_model"
-              ? "No default model yet: enter one below as provider:model, and give that provider a key under Providers."
+              ? t("settings.providers.noDefaultModel")
               : settings.modelStatus.problem === "no_key"
-                ? `The default model needs an API key for ${settings.defaultModel?.split(":")[0] ?? "its provider"}: paste it under Providers below.`
+                ? t("settings.providers.defaultNeedsKey", {
+                    provider: settings.defaultModel?.split(":")[0] ?? t("settings.providers.itsProvider"),
+                  })
                 : settings.modelStatus.message}
           </p>
         )}
@@ -319,12 +343,12 @@ export function ProvidersSection() {
         >
           <div class="field">
             <label class="field-label" for="default-model">
-              Default model (provider:model)
+              {t("settings.providers.defaultModelLabel")}
             </label>
             <ModelPicker
               id="default-model"
               value={defaultModel}
-              placeholder="e.g. openai:gpt-4o"
+              placeholder={t("settings.providers.defaultModelPlaceholder")}
               onChange={setDefaultModel}
               testId="default-model-input"
             />
@@ -337,21 +361,18 @@ export function ProvidersSection() {
             }
             data-testid="default-model-save"
           >
-            Save
+            {t("settings.providers.save")}
           </button>
         </form>
         {settings.defaultModelSource === "environment" && (
           <p class="muted section-intro" data-testid="default-model-source">
-            From the environment (DIMSUM_MODEL) or the config file; saving here overrides it.
+            {t("settings.providers.defaultModelFromEnv")}
           </p>
         )}
       </section>
       <section class="form" data-testid="settings-provider-list">
-        <h3>Providers</h3>
-        <p class="muted section-intro">
-          Agents reach models through these. A key saved here is stored encrypted on the server and wins over
-          the environment's.
-        </p>
+        <h3>{t("settings.providers.title")}</h3>
+        <p class="muted section-intro">{t("settings.providers.intro")}</p>
         <ul class="provider-list">
           {builtins.map((provider) => (
             <ProviderRow
@@ -364,10 +385,10 @@ export function ProvidersSection() {
         </ul>
       </section>
       <section class="form" data-testid="settings-custom-providers">
-        <h3>Custom providers</h3>
+        <h3>{t("settings.providers.customTitle")}</h3>
         <p class="muted section-intro">
-          Any other server speaking the OpenAI, Anthropic or Gemini protocol. Those marked "from config file"
-          are defined under <code>providers</code> in the config file and can be removed only there.
+          {t("settings.providers.customIntroBefore")} <code>providers</code>{" "}
+          {t("settings.providers.customIntroAfter")}
         </p>
         {custom.length > 0 && (
           <ul class="provider-list">

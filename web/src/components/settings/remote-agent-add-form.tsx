@@ -3,9 +3,11 @@
  * or the base its `/.well-known/agent-card.json` is under), an optional bearer token (sealed on the
  * server, never shown again) and a description for the calling agents. Refusals show inline.
  */
+
 import { useState } from "preact/hooks";
 import { errorText } from "../../api.js";
 import { useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 
 /** The tool agents call a remote agent by. */
 export function toolNameOf(name: string): string {
@@ -38,7 +40,9 @@ export function RemoteAgentAddForm({ onAdded }: { onAdded: () => Promise<unknown
       setToken("");
       setDescription("");
       setAdded(
-        `Added "${agent.name}"${agent.hasToken ? " (token saved)" : ""}: agents can call it as ${toolNameOf(agent.name)} from their next run.`,
+        agent.hasToken
+          ? t("settings.remoteAgents.add.addedWithToken", { name: agent.name, tool: toolNameOf(agent.name) })
+          : t("settings.remoteAgents.add.added", { name: agent.name, tool: toolNameOf(agent.name) }),
       );
       await onAdded();
     } catch (err) {
@@ -57,19 +61,19 @@ export function RemoteAgentAddForm({ onAdded }: { onAdded: () => Promise<unknown
         void submit();
       }}
     >
-      <h4>Add agent</h4>
+      <h4>{t("settings.remoteAgents.add.title")}</h4>
       <label class="field">
-        <span>Name</span>
+        <span>{t("settings.remoteAgents.add.name")}</span>
         <input
           value={name}
           required
-          placeholder="e.g. research (a-z, 0-9, - and _)"
+          placeholder={t("settings.remoteAgents.add.namePlaceholder")}
           onInput={(e) => setName(e.currentTarget.value)}
           data-testid="remote-agent-add-name"
         />
       </label>
       <label class="field">
-        <span>URL (its agent card, or the base URL it is served under)</span>
+        <span>{t("settings.remoteAgents.add.url")}</span>
         <input
           value={url}
           required
@@ -80,7 +84,7 @@ export function RemoteAgentAddForm({ onAdded }: { onAdded: () => Promise<unknown
         />
       </label>
       <label class="field">
-        <span>Bearer token (optional; stored encrypted, never shown again)</span>
+        <span>{t("settings.remoteAgents.add.token")}</span>
         <input
           value={token}
           type="password"
@@ -90,10 +94,10 @@ export function RemoteAgentAddForm({ onAdded }: { onAdded: () => Promise<unknown
         />
       </label>
       <label class="field">
-        <span>Description (optional; tells your agents when to call it)</span>
+        <span>{t("settings.remoteAgents.add.description")}</span>
         <input
           value={description}
-          placeholder="e.g. Answers questions about orders"
+          placeholder={t("settings.remoteAgents.add.descriptionPlaceholder")}
           onInput={(e) => setDescription(e.currentTarget.value)}
           data-testid="remote-agent-add-description"
         />
@@ -115,7 +119,7 @@ export function RemoteAgentAddForm({ onAdded }: { onAdded: () => Promise<unknown
           disabled={busy}
           data-testid="remote-agent-add-submit"
         >
-          Add agent
+          {t("settings.remoteAgents.add.title")}
         </button>
       </div>
     </form>

@@ -2,9 +2,11 @@
  * Settings → Remote agents → Edit: a saved agent's URL, its token (a new one replaces the saved one,
  * which is never shown; or it is removed) and its description. The name (its tool) stays.
  */
+
 import { useState } from "preact/hooks";
 import { errorText } from "../../api.js";
 import { useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import type { RemoteAgentInfo, RemoteAgentPatch } from "../../types.js";
 
 export function RemoteAgentEditForm({
@@ -34,7 +36,7 @@ export function RemoteAgentEditForm({
     setBusy(true);
     try {
       await api.updateRemoteAgent(agent.name, patch);
-      await onDone(`Saved "${agent.name}": its next calls use the changes.`);
+      await onDone(t("settings.remoteAgents.edit.saved", { name: agent.name }));
     } catch (err) {
       setError(errorText(err));
     } finally {
@@ -52,7 +54,7 @@ export function RemoteAgentEditForm({
       }}
     >
       <label class="field">
-        <span>URL</span>
+        <span>{t("settings.remoteAgents.edit.url")}</span>
         <input
           value={url}
           required
@@ -63,10 +65,10 @@ export function RemoteAgentEditForm({
       <label class="field">
         <span>
           {!agent.hasToken
-            ? "Bearer token (optional)"
+            ? t("settings.remoteAgents.edit.tokenOptional")
             : originOf(url) !== originOf(agent.url)
-              ? "Bearer token for the new host (the saved one is dropped: it was given for the old host)"
-              : "New bearer token (empty: keep the saved one)"}
+              ? t("settings.remoteAgents.edit.tokenNewHost")
+              : t("settings.remoteAgents.edit.tokenNew")}
         </span>
         <input
           type="password"
@@ -85,11 +87,11 @@ export function RemoteAgentEditForm({
             onChange={(e) => setDropToken(e.currentTarget.checked)}
             data-testid="remote-agent-edit-drop-token"
           />
-          Remove the saved token
+          {t("settings.remoteAgents.edit.dropToken")}
         </label>
       )}
       <label class="field">
-        <span>Description (what calling agents read)</span>
+        <span>{t("settings.remoteAgents.edit.description")}</span>
         <input
           value={description}
           onInput={(e) => setDescription(e.currentTarget.value)}
@@ -103,7 +105,7 @@ export function RemoteAgentEditForm({
       )}
       <div class="form-actions">
         <button type="button" class="btn btn-small" onClick={() => void onDone(undefined)}>
-          Cancel
+          {t("common.cancel")}
         </button>
         <button
           type="submit"
@@ -111,7 +113,7 @@ export function RemoteAgentEditForm({
           disabled={busy}
           data-testid="remote-agent-edit-save"
         >
-          Save
+          {t("settings.remoteAgents.edit.save")}
         </button>
       </div>
     </form>

@@ -4,9 +4,11 @@
  * card read with the saved token), edited, turned off and on, and removed. Tokens are never shown,
  * only that one is saved.
  */
+
 import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../../api.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import type { RemoteAgentCheck, RemoteAgentInfo } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
 import { RemoteAgentAddForm, toolNameOf } from "./remote-agent-add-form.js";
@@ -26,16 +28,16 @@ export function RemoteAgentsSection() {
   const [remove, removing] = useAction(
     async (agent: RemoteAgentInfo) => {
       const yes = await askConfirm({
-        title: `Remove the remote agent "${agent.name}"?`,
-        message: `Agents can no longer call it (${toolNameOf(agent.name)}) from their next run. Its saved token is deleted.`,
-        confirmLabel: "Remove",
+        title: t("settings.remoteAgents.removeTitle", { name: agent.name }),
+        message: t("settings.remoteAgents.removeMessage", { tool: toolNameOf(agent.name) }),
+        confirmLabel: t("settings.remoteAgents.remove"),
       });
       if (!yes) return undefined;
       await api.removeRemoteAgent(agent.name);
       await reload();
       return agent.name;
     },
-    (name) => (name ? `Removed the remote agent "${name}".` : undefined),
+    (name) => (name ? t("settings.remoteAgents.removed", { name }) : undefined),
   );
 
   const [toggle, toggling] = useAction(
@@ -46,8 +48,8 @@ export function RemoteAgentsSection() {
     },
     (agent) =>
       agent.enabled
-        ? `Turned off "${agent.name}": runs no longer offer ${toolNameOf(agent.name)}.`
-        : `Turned on "${agent.name}": agents can call it from their next run.`,
+        ? t("settings.remoteAgents.turnedOff", { name: agent.name, tool: toolNameOf(agent.name) })
+        : t("settings.remoteAgents.turnedOn", { name: agent.name }),
   );
 
   const check = async (name: string) => {
@@ -62,16 +64,14 @@ export function RemoteAgentsSection() {
 
   return (
     <section class="form" data-testid="settings-remote-agents">
-      <h3>Remote agents</h3>
-      <p class="muted">
-        Agents on other systems that speak the A2A protocol. Each one becomes a tool of every agent here from
-        its next run, and its answer streams into the chat as a nested run.
-      </p>
+      <h3>{t("settings.remoteAgents.title")}</h3>
+      <p class="muted">{t("settings.remoteAgents.intro")}</p>
       {agents === undefined ? (
-        <p class="muted">Loading…</p>
+        <p class="muted">{t("common.loading")}</p>
       ) : agents.length === 0 ? (
         <p class="muted" data-testid="remote-agents-empty">
-          No remote agents yet. Add one below, or in <code>a2a.json</code> in the Dimsum home folder.
+          {t("settings.remoteAgents.emptyBefore")} <code>a2a.json</code>{" "}
+          {t("settings.remoteAgents.emptyAfter")}
         </p>
       ) : (
         <ul class="remote-agent-list">
@@ -87,10 +87,10 @@ export function RemoteAgentsSection() {
                 <code class="muted">{toolNameOf(agent.name)}</code>
                 {agent.hasToken && (
                   <span class="badge" data-testid="remote-agent-token">
-                    token saved
+                    {t("settings.remoteAgents.tokenSaved")}
                   </span>
                 )}
-                {!agent.enabled && <span class="badge">disabled</span>}
+                {!agent.enabled && <span class="badge">{t("settings.remoteAgents.disabled")}</span>}
                 {agent.removable ? (
                   <span class="remote-agent-actions">
                     <button
@@ -100,7 +100,7 @@ export function RemoteAgentsSection() {
                       onClick={() => void check(agent.name)}
                       data-testid="remote-agent-check"
                     >
-                      Check
+                      {t("settings.remoteAgents.check")}
                     </button>
                     <button
                       type="button"
@@ -108,7 +108,7 @@ export function RemoteAgentsSection() {
                       onClick={() => setEditing(editing === agent.name ? undefined : agent.name)}
                       data-testid="remote-agent-edit"
                     >
-                      Edit
+                      {t("settings.remoteAgents.edit")}
                     </button>
                     <button
                       type="button"
@@ -117,7 +117,7 @@ export function RemoteAgentsSection() {
                       onClick={() => void toggle(agent)}
                       data-testid="remote-agent-toggle"
                     >
-                      {agent.enabled ? "Turn off" : "Turn on"}
+                      {agent.enabled ? t("settings.remoteAgents.turnOff") : t("settings.remoteAgents.turnOn")}
                     </button>
                     <button
                       type="button"
@@ -126,12 +126,12 @@ export function RemoteAgentsSection() {
                       onClick={() => void remove(agent)}
                       data-testid="remote-agent-remove"
                     >
-                      Remove
+                      {t("settings.remoteAgents.remove")}
                     </button>
                   </span>
                 ) : (
-                  <span class="muted remote-agent-actions" title="Edit a2a.json and restart to change it">
-                    from a2a.json
+                  <span class="muted remote-agent-actions" title={t("settings.remoteAgents.editFile")}>
+                    {t("settings.remoteAgents.fromFile")}
                   </span>
                 )}
               </div>
@@ -166,7 +166,7 @@ export function RemoteAgentsSection() {
 
 function CheckResult({ result }: { result: RemoteAgentCheck | "checking" | undefined }) {
   if (result === undefined) return null;
-  if (result === "checking") return <p class="muted">Reading its agent card…</p>;
+  if (result === "checking") return <p class="muted">{t("settings.remoteAgents.checking")}</p>;
   if (!result.ok) {
     return (
       <p class="form-error" role="alert" data-testid="remote-agent-check-result">
@@ -178,10 +178,12 @@ function CheckResult({ result }: { result: RemoteAgentCheck | "checking" | undef
   const { card } = result;
   return (
     <p class="notice notice-info" role="status" data-testid="remote-agent-check-result">
-      Reachable: “{card.name}”{card.description ? ` — ${card.description}` : ""}.{" "}
+      {card.description
+        ? t("settings.remoteAgents.reachableDescribed", { name: card.name, description: card.description })
+        : t("settings.remoteAgents.reachable", { name: card.name })}{" "}
       {card.skills.length > 0
-        ? `Skills: ${card.skills.map((s) => s.name).join(", ")}.`
-        : "Its card lists no skills."}
+        ? t("settings.remoteAgents.skills", { skills: card.skills.map((s) => s.name).join(", ") })
+        : t("settings.remoteAgents.noSkills")}
     </p>
   );
 }

@@ -1,6 +1,8 @@
 /** The shell tool's sandbox: whether agents' commands are confined, and whether agents get the tool. */
+
 import { useEffect, useState } from "preact/hooks";
 import { useReportError, useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import type { Settings } from "../../types.js";
 
 /** `shell` of `GET /api/settings`. */
@@ -25,17 +27,12 @@ export function ShellSection() {
   const state = shell.sandboxed ? "sandboxed" : shell.offered ? "unsandboxed" : "not-offered";
   return (
     <section class="form" data-testid="settings-shell" data-state={state}>
-      <h3>Shell</h3>
+      <h3>{t("settings.shell.title")}</h3>
       {shell.sandboxed ? (
-        <p class="muted">
-          Agents' commands run in a bubblewrap sandbox: only their workspace is writable, no network, limited
-          processes, memory and time.
-        </p>
+        <p class="muted">{t("settings.shell.sandboxed")}</p>
       ) : (
         <p class="run-error" data-testid="shell-warning">
-          {shell.offered
-            ? "Warning: commands run without a sandbox. "
-            : "The shell is not offered to agents. "}
+          {shell.offered ? `${t("settings.shell.unsandboxed")} ` : `${t("settings.shell.notOffered")} `}
           {shell.reason}
         </p>
       )}

@@ -2,25 +2,27 @@
  * Spend from stored usage: tokens and cost per day and provider, and per day and agent, over the
  * last 7 or 30 days. Admins see everyone's runs, others the runs they started.
  */
+
 import { useEffect, useState } from "preact/hooks";
 import { useReportError, useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import type { SpendReport, SpendRow } from "../../types.js";
 import { formatTokens, formatUsd } from "../answer-usage.js";
 
 function SpendTable({ rows, keyLabel, testId }: { rows: SpendRow[]; keyLabel: string; testId: string }) {
-  if (rows.length === 0) return <p class="muted">No answers in this period.</p>;
+  if (rows.length === 0) return <p class="muted">{t("settings.spend.empty")}</p>;
   return (
     <div class="table-scroll">
       <table class="table spend-table" data-testid={testId}>
         <thead>
           <tr>
-            <th>Day</th>
+            <th>{t("settings.spend.day")}</th>
             <th>{keyLabel}</th>
-            <th class="num wide-only">Answers</th>
-            <th class="num wide-only">Input</th>
-            <th class="num wide-only">Cached</th>
-            <th class="num">Output</th>
-            <th class="num">Cost</th>
+            <th class="num wide-only">{t("settings.spend.answers")}</th>
+            <th class="num wide-only">{t("settings.spend.input")}</th>
+            <th class="num wide-only">{t("settings.spend.cached")}</th>
+            <th class="num">{t("settings.spend.output")}</th>
+            <th class="num">{t("settings.spend.cost")}</th>
           </tr>
         </thead>
         <tbody>
@@ -31,13 +33,13 @@ function SpendTable({ rows, keyLabel, testId }: { rows: SpendRow[]; keyLabel: st
               <td class="num wide-only">{row.runs}</td>
               <td class="num wide-only">{formatTokens(row.inputTokens)}</td>
               <td class="num wide-only">{formatTokens(row.cachedInputTokens)}</td>
-              <td class="num" data-label="Output tokens">
+              <td class="num" data-label={t("settings.spend.outputTokens")}>
                 {formatTokens(row.outputTokens)}
               </td>
               <td
                 class="num"
-                data-label="Cost"
-                title={row.unpriced > 0 ? `${row.unpriced} without a known price` : undefined}
+                data-label={t("settings.spend.cost")}
+                title={row.unpriced > 0 ? t("settings.spend.unpriced", { count: row.unpriced }) : undefined}
               >
                 {formatUsd(row.costUsd)}
                 {row.unpriced > 0 ? "*" : ""}
@@ -62,39 +64,46 @@ export function SpendSection() {
   return (
     <div class="settings-section spend-section" data-testid="spend-section">
       <p class="muted">
-        {spend?.scope === "all" ? "Every answer in the team" : "The answers to your messages"}, from stored
-        usage; cost at the models' prices (* some answers had no known price).
+        {spend?.scope === "all" ? t("settings.spend.introAll") : t("settings.spend.introOwn")}
       </p>
       <div class="spend-controls">
         <label>
-          Period{" "}
+          {t("settings.spend.period")}{" "}
           <select
             value={String(days)}
             onChange={(e) => setDays(Number(e.currentTarget.value))}
             data-testid="spend-days"
           >
-            <option value="7">last 7 days</option>
-            <option value="30">last 30 days</option>
-            <option value="90">last 90 days</option>
+            <option value="7">{t("settings.spend.lastDays", { count: 7 })}</option>
+            <option value="30">{t("settings.spend.lastDays", { count: 30 })}</option>
+            <option value="90">{t("settings.spend.lastDays", { count: 90 })}</option>
           </select>
         </label>
         {spend && (
           <span class="spend-total" data-testid="spend-total">
-            {spend.totals.runs} answers · {formatTokens(spend.totals.inputTokens)} in (
-            {formatTokens(spend.totals.cachedInputTokens)} cached) · {formatTokens(spend.totals.outputTokens)}{" "}
-            out · <strong>{formatUsd(spend.totals.costUsd)}</strong>
+            {t("settings.spend.totals", {
+              count: spend.totals.runs,
+              input: formatTokens(spend.totals.inputTokens),
+              cached: formatTokens(spend.totals.cachedInputTokens),
+              output: formatTokens(spend.totals.outputTokens),
+            })}{" "}
+            · <strong>{formatUsd(spend.totals.costUsd)}</strong>
           </span>
         )}
       </div>
       {spend ? (
         <>
-          <h3>Per provider</h3>
-          <SpendTable rows={spend.byProvider} keyLabel="Provider" testId="spend-by-provider" />
-          <h3>Per agent</h3>
-          <SpendTable rows={spend.byAgent} keyLabel="Agent" testId="spend-by-agent" />
+          <h3>{t("settings.spend.perProvider")}</h3>
+          <SpendTable
+            rows={spend.byProvider}
+            keyLabel={t("settings.spend.provider")}
+            testId="spend-by-provider"
+          />
+          <h3>{t("settings.spend.perAgent")}</h3>
+          <SpendTable rows={spend.byAgent} keyLabel={t("settings.spend.agent")} testId="spend-by-agent" />
         </>
       ) : (
-        <p class="muted">Loading…</p>
+        <p class="muted">{t("common.loading")}</p>
       )}
     </div>
   );

@@ -1,7 +1,9 @@
 /** API tokens for the OpenAI-compatible endpoint: create (shown once, with a copy button), list, revoke. */
+
 import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../../format.js";
 import { useAction, useReportError, useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import type { ApiTokenInfo, CreatedToken } from "../../types.js";
 
 /** Copies text, falling back to selecting it where the Clipboard API is unavailable (plain http). */
@@ -44,10 +46,10 @@ export function TokensSection() {
 
   return (
     <section class="form" data-testid="settings-tokens">
-      <h3>API tokens</h3>
+      <h3>{t("settings.tokens.title")}</h3>
       <p class="muted">
-        For <code>POST /v1/chat/completions</code>: any OpenAI client can talk to an agent, with the agent id
-        as the model name.
+        {t("settings.tokens.introBefore")} <code>POST /v1/chat/completions</code>
+        {t("settings.tokens.introAfter")}
       </p>
       <form
         class="inline-form"
@@ -59,7 +61,7 @@ export function TokensSection() {
         <input
           value={name}
           required
-          placeholder="Token name (e.g. my-script)"
+          placeholder={t("settings.tokens.namePlaceholder")}
           onInput={(e) => setName(e.currentTarget.value)}
           data-testid="token-name"
         />
@@ -69,12 +71,12 @@ export function TokensSection() {
           disabled={creating || !name.trim()}
           data-testid="token-create"
         >
-          Create token
+          {t("settings.tokens.create")}
         </button>
       </form>
       {created && (
         <div class="notice notice-info token-created" data-testid="token-created">
-          <p>Copy this token now — it will not be shown again.</p>
+          <p>{t("settings.tokens.copyNow")}</p>
           <div class="inline-form">
             <input
               id="created-token"
@@ -93,7 +95,7 @@ export function TokensSection() {
               }}
               data-testid="token-copy"
             >
-              {copied ? "Copied ✓" : "Copy"}
+              {copied ? t("settings.tokens.copied") : t("settings.tokens.copy")}
             </button>
             <button
               type="button"
@@ -101,23 +103,23 @@ export function TokensSection() {
               onClick={() => setCreated(undefined)}
               data-testid="token-dismiss"
             >
-              Done
+              {t("settings.tokens.done")}
             </button>
           </div>
         </div>
       )}
       {tokens === undefined ? (
-        <p class="muted">Loading…</p>
+        <p class="muted">{t("common.loading")}</p>
       ) : tokens.length === 0 ? (
-        <p class="muted">No tokens.</p>
+        <p class="muted">{t("settings.tokens.empty")}</p>
       ) : (
         <table class="table" data-testid="token-list">
           <thead>
             <tr>
-              <th>Name</th>
-              <th>Token</th>
-              <th>Created</th>
-              <th>Last used</th>
+              <th>{t("settings.tokens.name")}</th>
+              <th>{t("settings.tokens.token")}</th>
+              <th>{t("settings.tokens.created")}</th>
+              <th>{t("settings.tokens.lastUsed")}</th>
               <th />
             </tr>
           </thead>
@@ -129,7 +131,7 @@ export function TokensSection() {
                   <code>{token.preview}</code>
                 </td>
                 <td>{formatTime(token.createdAt)}</td>
-                <td>{token.lastUsedAt ? formatTime(token.lastUsedAt) : "never"}</td>
+                <td>{token.lastUsedAt ? formatTime(token.lastUsedAt) : t("settings.tokens.never")}</td>
                 <td>
                   <button
                     type="button"
@@ -138,7 +140,7 @@ export function TokensSection() {
                     onClick={() => void revoke(token.id)}
                     data-testid="token-revoke"
                   >
-                    Revoke
+                    {t("settings.tokens.revoke")}
                   </button>
                 </td>
               </tr>

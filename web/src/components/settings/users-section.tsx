@@ -2,6 +2,7 @@
 
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 import type { Role, SessionUser } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
 
@@ -31,17 +32,24 @@ export function UsersSection({ me }: { me: SessionUser }) {
     await reload();
   });
   const [remove, removing] = useAction(async (user: SessionUser) => {
-    const message = `${user.username} can no longer sign in; their sessions and API tokens end.`;
-    if (!(await askConfirm({ title: `Remove ${user.username}?`, message, confirmLabel: "Remove" }))) return;
+    const message = t("settings.users.removeMessage", { name: user.username });
+    if (
+      !(await askConfirm({
+        title: t("settings.users.removeTitle", { name: user.username }),
+        message,
+        confirmLabel: t("settings.users.remove"),
+      }))
+    )
+      return;
     await api.deleteUser(user.id);
     await reload();
   });
 
   return (
     <section class="form" data-testid="settings-users">
-      <h3>People</h3>
+      <h3>{t("settings.users.title")}</h3>
       {users === undefined ? (
-        <p class="muted">Loading…</p>
+        <p class="muted">{t("common.loading")}</p>
       ) : (
         <ul class="user-list">
           {users.map((user) => (
@@ -55,7 +63,7 @@ export function UsersSection({ me }: { me: SessionUser }) {
               >
                 {ROLES.map((r) => (
                   <option key={r} value={r}>
-                    {r}
+                    {t(`role.${r}`)}
                   </option>
                 ))}
               </select>
@@ -67,7 +75,7 @@ export function UsersSection({ me }: { me: SessionUser }) {
                   onClick={() => void remove(user)}
                   data-testid="user-remove"
                 >
-                  Remove
+                  {t("settings.users.remove")}
                 </button>
               )}
             </li>
@@ -82,7 +90,7 @@ export function UsersSection({ me }: { me: SessionUser }) {
         }}
       >
         <label class="field">
-          <span>Username</span>
+          <span>{t("login.username")}</span>
           <input
             value={username}
             required
@@ -92,7 +100,7 @@ export function UsersSection({ me }: { me: SessionUser }) {
           />
         </label>
         <label class="field">
-          <span>Password</span>
+          <span>{t("login.password")}</span>
           <input
             type="password"
             value={password}
@@ -104,7 +112,7 @@ export function UsersSection({ me }: { me: SessionUser }) {
           />
         </label>
         <label class="field">
-          <span>Role</span>
+          <span>{t("settings.users.role")}</span>
           <select
             value={role}
             onChange={(e) => setRole(e.currentTarget.value as Role)}
@@ -112,7 +120,7 @@ export function UsersSection({ me }: { me: SessionUser }) {
           >
             {ROLES.filter((r) => r !== "owner").map((r) => (
               <option key={r} value={r}>
-                {r}
+                {t(`role.${r}`)}
               </option>
             ))}
           </select>
@@ -123,7 +131,7 @@ export function UsersSection({ me }: { me: SessionUser }) {
           disabled={creating}
           data-testid="user-add-submit"
         >
-          Add person
+          {t("settings.users.add")}
         </button>
       </form>
     </section>
