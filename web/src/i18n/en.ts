@@ -483,4 +483,8 @@ export const en = {
   "schedules.turnOff": "Turn off",
   "schedules.turnOn": "Turn on",
   "schedules.runNow": "Run now",
+  "notify.answered": "{name} answered",
+  "notify.someone": "Someone",
+  "notify.mentioned": "{name} mentioned you in {channel}",
+  "notify.approval": "{name} needs your approval in {channel}",
 };

@@ -476,4 +476,8 @@ export const zhCN: Translation = {
   "schedules.turnOff": "关闭",
   "schedules.turnOn": "开启",
   "schedules.runNow": "立即运行",
+  "notify.answered": "{name} 已回答",
+  "notify.someone": "有人",
+  "notify.mentioned": "{name} 在 {channel} 中提到了你",
+  "notify.approval": "{name} 在 {channel} 中需要你的批准",
 };
