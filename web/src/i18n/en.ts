@@ -487,4 +487,5 @@ export const en = {
   "notify.someone": "Someone",
   "notify.mentioned": "{name} mentioned you in {channel}",
   "notify.approval": "{name} needs your approval in {channel}",
+  "people.you": "you",
 };

@@ -480,4 +480,5 @@ export const zhCN: Translation = {
   "notify.someone": "有人",
   "notify.mentioned": "{name} 在 {channel} 中提到了你",
   "notify.approval": "{name} 在 {channel} 中需要你的批准",
+  "people.you": "你",
 };
