@@ -4,6 +4,8 @@
  * direct chat, a mention, a run waiting for an approval) while the tab is hidden, and showing them
  * through the service worker, whose click opens the message (see `public/sw.js`).
  */
+
+import { t } from "./i18n/index.js";
 import type { AppState } from "./state/app.js";
 import type { ChannelMessage, ServerFrame } from "./types.js";
 
@@ -111,7 +113,7 @@ export function notificationFor(
       return {
         ...base,
         kind: "answers",
-        title: `${agentName(state, message)} answered`,
+        title: t("notify.answered", { name: agentName(state, message) ?? t("notify.someone") }),
         tag: `answer:${channel.id}`,
       };
     }
@@ -119,7 +121,10 @@ export function notificationFor(
       return {
         ...base,
         kind: "mentions",
-        title: `${agentName(state, message) ?? "Someone"} mentioned you in ${channel.name}`,
+        title: t("notify.mentioned", {
+          name: agentName(state, message) ?? t("notify.someone"),
+          channel: channel.name,
+        }),
         tag: `mention:${channel.id}`,
       };
     }
@@ -131,7 +136,7 @@ export function notificationFor(
   const agent = state.agents.find((a) => a.id === agentId)?.name ?? "An agent";
   return {
     kind: "approvals",
-    title: `${agent} needs your approval in ${channel.name}`,
+    title: t("notify.approval", { name: agent, channel: channel.name }),
     body: shorten(event.summary || event.tool),
     tag: `approval:${frame.runId}:${event.callId}`,
     channelId: channel.id,

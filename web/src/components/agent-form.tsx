@@ -7,6 +7,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useAction, useReportError, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import {
   AGENT_NAME_MAX,
   type AgentFormErrors,
@@ -32,9 +33,6 @@ export interface AgentFormProps {
   agent: AgentRecord | undefined;
   canManage: boolean;
 }
-
-const GRANT_ONLY_NOTE =
-  "Acts with the authority of the person the agent answers, so it is given only when ticked under “Only the tools I pick”.";
 
 type Loaded<T> = { state: "loading" } | { state: "ready"; value: T } | { state: "failed"; reason: string };
 
@@ -153,19 +151,19 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
       requestAnimationFrame(() =>
         document.querySelector<HTMLElement>('[data-testid="agent-editor"] .invalid input')?.focus(),
       );
-      throw new Error("Fix the highlighted fields first.");
+      throw new Error(t("agents.fixFields"));
     }
     if (creating) {
       const created = await api.createAgent(formToInput(values, soulText));
       store.dispatch({ type: "agent_saved", agent: created });
-      notifySuccess(store, `Agent @${created.id} created.`);
+      notifySuccess(store, t("agents.created", { id: created.id }));
       navigate({ name: "agent", agentId: created.id }, { replace: true });
     } else {
       const updated = await api.updateAgent(agent.id, formToPatch(values, agent));
       store.dispatch({ type: "agent_saved", agent: updated });
       setValues(agentToForm(updated));
       setTouched(false);
-      notifySuccess(store, "Agent saved.");
+      notifySuccess(store, t("agents.saved"));
     }
   });
 
@@ -173,7 +171,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
     if (!agent) return;
     const file = await api.putSoul(agent.id, soulText);
     setSoul(file);
-    notifySuccess(store, "SOUL.md saved.");
+    notifySuccess(store, t("agents.soulSaved"));
   });
 
   const [remove, removing] = useAction(async () => {
@@ -197,18 +195,18 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
         }}
       >
         <div class="agent-form-head">
-          <h2 class="agent-form-title">{creating ? "New agent" : `${agent.emoji} ${agent.name}`}</h2>
+          <h2 class="agent-form-title">{creating ? t("agents.newTitle") : `${agent.emoji} ${agent.name}`}</h2>
           {!creating && canExport && (
             <ExportTemplateButton
               load={() => api.exportAgent(agent.id)}
-              label="Export"
-              title="Download this agent (persona and settings) as a template file"
+              label={t("agents.export")}
+              title={t("agents.exportTitle")}
               testId="agent-export"
             />
           )}
         </div>
         <fieldset class="form-grid" disabled={!canManage}>
-          <Field label="Id (used as @mention)" error={shown("id")} errorKey="id">
+          <Field label={t("agents.field.id")} error={shown("id")} errorKey="id">
             <input
               value={values.id}
               readOnly={!creating}
@@ -217,7 +215,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
               data-testid="agent-id"
             />
           </Field>
-          <Field label="Name" error={shown("name")} errorKey="name">
+          <Field label={t("agents.field.name")} error={shown("name")} errorKey="name">
             <input
               value={values.name}
               maxLength={AGENT_NAME_MAX}
@@ -226,7 +224,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
               data-testid="agent-name"
             />
           </Field>
-          <Field label="Emoji" error={undefined} errorKey="emoji" narrow>
+          <Field label={t("agents.field.emoji")} error={undefined} errorKey="emoji" narrow>
             <input
               value={values.emoji}
               maxLength={8}
@@ -234,7 +232,13 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
               data-testid="agent-emoji"
             />
           </Field>
-          <Field label="Model" error={shown("model")} errorKey="model" wide htmlFor="agent-model-input">
+          <Field
+            label={t("agents.field.model")}
+            error={shown("model")}
+            errorKey="model"
+            wide
+            htmlFor="agent-model-input"
+          >
             <ModelPicker
               id="agent-model-input"
               value={values.model}
@@ -244,23 +248,23 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
             />
           </Field>
 
-          <Field label="Thinking" error={undefined} errorKey="reasoning">
+          <Field label={t("agents.field.thinking")} error={undefined} errorKey="reasoning">
             <select
               value={values.reasoning}
               onChange={(e) => set("reasoning", e.currentTarget.value as AgentFormValues["reasoning"])}
               data-testid="agent-reasoning"
             >
-              <option value="">The model's default</option>
-              <option value="off">Off (answer at once)</option>
-              <option value="low">Low</option>
-              <option value="medium">Medium</option>
-              <option value="high">High (slower, more thorough)</option>
+              <option value="">{t("agents.thinking.default")}</option>
+              <option value="off">{t("agents.thinking.off")}</option>
+              <option value="low">{t("agents.thinking.low")}</option>
+              <option value="medium">{t("agents.thinking.medium")}</option>
+              <option value="high">{t("agents.thinking.high")}</option>
             </select>
           </Field>
 
           <fieldset class={`field field-wide tools-field${shown("toolsAllow") ? " invalid" : ""}`}>
-            <legend>Tools</legend>
-            <div class="choice-row" role="radiogroup" aria-label="Which tools">
+            <legend>{t("agents.tools")}</legend>
+            <div class="choice-row" role="radiogroup" aria-label={t("agents.toolsWhich")}>
               <label class="check">
                 <input
                   type="radio"
@@ -269,7 +273,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                   onChange={() => set("toolsMode", "all")}
                   data-testid="agent-tools-all"
                 />
-                Every tool
+                {t("agents.toolsAll")}
               </label>
               <label class="check">
                 <input
@@ -279,22 +283,22 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                   onChange={() => set("toolsMode", "list")}
                   data-testid="agent-tools-list"
                 />
-                Only the tools I pick
+                {t("agents.toolsList")}
               </label>
             </div>
-            {tools.state === "loading" && <p class="muted">Loading the tool catalogue…</p>}
+            {tools.state === "loading" && <p class="muted">{t("agents.toolsLoading")}</p>}
             {tools.state === "failed" && (
-              <p class="form-error">The tool catalogue could not be loaded: {tools.reason}</p>
+              <p class="form-error">{t("agents.toolsFailed", { reason: tools.reason })}</p>
             )}
             {tools.state === "ready" && values.toolsMode === "list" && (
               <>
-                <p class="muted field-help">The agent gets exactly the ticked tools.</p>
+                <p class="muted field-help">{t("agents.toolsListHelp")}</p>
                 <ToolPicker
                   catalogue={catalogue}
                   picked={values.toolsAllow}
                   onChange={(picked) => set("toolsAllow", picked)}
                   testId="agent-tools-allow"
-                  grantOnlyNote={GRANT_ONLY_NOTE}
+                  grantOnlyNote={t("agents.grantOnlyNote")}
                 />
                 {shown("toolsAllow") && (
                   <span class="field-error" role="alert" data-testid="agent-error-toolsAllow">
@@ -306,42 +310,46 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
             {tools.state === "ready" && (
               <details class="deny-list" open={denyOpen} onToggle={(e) => setDenyOpen(e.currentTarget.open)}>
                 <summary data-testid="agent-tools-deny-toggle">
-                  Never these tools{values.toolsDeny.length > 0 ? ` (${values.toolsDeny.length})` : ""}
+                  {t("agents.toolsDeny")}
+                  {values.toolsDeny.length > 0 ? ` (${values.toolsDeny.length})` : ""}
                 </summary>
                 <p class="muted field-help">
-                  Ticked tools are withheld even when another setting would give them.
-                  {values.toolsMode === "all" && " Grant-only tools are never part of “Every tool”."}
+                  {t("agents.toolsDenyHelp")}
+                  {values.toolsMode === "all" && ` ${t("agents.toolsDenyGrantOnly")}`}
                 </p>
                 <ToolPicker
                   catalogue={catalogue}
                   picked={values.toolsDeny}
                   onChange={(picked) => set("toolsDeny", picked)}
                   testId="agent-tools-deny"
-                  grantOnlyNote={GRANT_ONLY_NOTE}
+                  grantOnlyNote={t("agents.grantOnlyNote")}
                 />
               </details>
             )}
           </fieldset>
 
-          <Field label="Ask first" error={shown("askFirst")} errorKey="askFirst" wide>
+          <Field label={t("agents.field.askFirst")} error={shown("askFirst")} errorKey="askFirst" wide>
             <textarea
               class="code-input ask-first-input"
               rows={2}
               value={values.askFirst}
-              placeholder="e.g. write_file, github_*"
+              placeholder={t("agents.askFirstPlaceholder")}
               aria-invalid={shown("askFirst") ? "true" : undefined}
               aria-describedby="agent-ask-first-help"
               onInput={(e) => set("askFirst", e.currentTarget.value)}
               data-testid="agent-ask-first"
             />
             <span id="agent-ask-first-help" class="muted field-help">
-              Every call of these tools waits for a person's approval in the chat. Tool names, or a name start
-              with * for a group (github_* for all of an MCP server's tools), separated by commas or lines.
-              Risky shell commands ask anyway.
+              {t("agents.askFirstHelp")}
             </span>
           </Field>
 
-          <Field label="Answer format" error={shown("answerFormat")} errorKey="answerFormat" wide>
+          <Field
+            label={t("agents.field.answerFormat")}
+            error={shown("answerFormat")}
+            errorKey="answerFormat"
+            wide
+          >
             <textarea
               class="code-input answer-format-input"
               rows={3}
@@ -353,13 +361,12 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
               data-testid="agent-answer-format"
             />
             <span id="agent-answer-format-help" class="muted field-help">
-              Optional. A JSON Schema: every answer of this agent is JSON that follows it (it may use tools
-              first). Leave it empty for ordinary answers.
+              {t("agents.answerFormatHelp")}
             </span>
           </Field>
 
           <fieldset class="field field-wide">
-            <legend>Knowledge bases it may search (rag_query)</legend>
+            <legend>{t("agents.kb")}</legend>
             <label class="check">
               <input
                 type="radio"
@@ -368,7 +375,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                 onChange={() => set("knowledgeMode", "all")}
                 data-testid="agent-kb-all"
               />
-              Every base the person it answers can read
+              {t("agents.kbAll")}
             </label>
             <label class="check">
               <input
@@ -378,15 +385,17 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                 onChange={() => set("knowledgeMode", "list")}
                 data-testid="agent-kb-list"
               />
-              Only these:
+              {t("agents.kbList")}
             </label>
             {values.knowledgeMode === "list" && (
               <div class="check-list kb-picker" data-testid="agent-kb-picker">
-                {bases.state === "loading" && <p class="muted">Loading knowledge bases…</p>}
-                {bases.state === "failed" && <p class="muted">Knowledge bases unavailable: {bases.reason}</p>}
+                {bases.state === "loading" && <p class="muted">{t("agents.kbLoading")}</p>}
+                {bases.state === "failed" && (
+                  <p class="muted">{t("agents.kbFailed", { reason: bases.reason })}</p>
+                )}
                 {bases.state === "ready" && bases.value.length === 0 && (
                   <p class="muted">
-                    No knowledge bases yet — <Link to={{ name: "knowledge" }}>create one</Link>.
+                    {t("agents.kbNone")} <Link to={{ name: "knowledge" }}>{t("agents.kbCreate")}</Link>
                   </p>
                 )}
                 {bases.state === "ready" &&
@@ -421,18 +430,18 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                 onChange={(e) => set("memory", e.currentTarget.checked)}
                 data-testid="agent-memory"
               />
-              Long-term memory: remembers facts about each person it talks to
+              {t("agents.memory")}
             </label>
             {!creating && (
               <Link to={{ name: "memory", agentId: agent.id }} class="memory-link" testId="agent-memory-link">
-                See what @{agent.id} remembers about you →
+                {t("agents.memoryLink", { id: agent.id })}
               </Link>
             )}
           </div>
-          <Field label="Skills" error={undefined} errorKey="skills" wide>
+          <Field label={t("agents.field.skills")} error={undefined} errorKey="skills" wide>
             <input
               value={values.skills}
-              placeholder="skill names, comma separated"
+              placeholder={t("agents.skillsPlaceholder")}
               onInput={(e) => set("skills", e.currentTarget.value)}
               data-testid="agent-skills"
             />
@@ -440,7 +449,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
         </fieldset>
         {creating && (
           <div class="field-wide">
-            <h3>Persona (SOUL.md)</h3>
+            <h3>{t("agents.persona")}</h3>
             <SoulEditor value={soulText} onChange={setSoulText} readOnly={!canManage} />
           </div>
         )}
@@ -453,12 +462,12 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                 onClick={() => setConfirmDelete(true)}
                 data-testid="agent-delete"
               >
-                Delete
+                {t("common.delete")}
               </button>
             )}
             {!creating && confirmDelete && (
               <span class="confirm-inline" data-testid="agent-delete-confirm">
-                Delete @{agent.id}? Channels keep their messages.
+                {t("agents.deleteConfirm", { id: agent.id })}
                 <button
                   type="button"
                   class="btn btn-danger btn-small"
@@ -466,23 +475,23 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                   onClick={() => void remove()}
                   data-testid="agent-delete-yes"
                 >
-                  Delete
+                  {t("common.delete")}
                 </button>
                 <button type="button" class="btn btn-small" onClick={() => setConfirmDelete(false)}>
-                  Keep
+                  {t("agents.keep")}
                 </button>
               </span>
             )}
             <span class="form-actions-spacer" />
             <button type="submit" class="btn btn-primary" disabled={saving} data-testid="agent-save">
-              {creating ? "Create agent" : "Save"}
+              {creating ? t("agents.create") : t("agents.save")}
             </button>
           </div>
         )}
       </form>
       {!creating && (
         <section class="form soul-section">
-          <h3>Persona (SOUL.md)</h3>
+          <h3>{t("agents.persona")}</h3>
           {soul ? (
             <SoulEditor
               value={soulText}
@@ -491,7 +500,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
               readOnly={!canManage}
             />
           ) : (
-            <p class="muted">Loading…</p>
+            <p class="muted">{t("common.loading")}</p>
           )}
           {canManage && soul && (
             <div class="form-actions">
@@ -502,7 +511,7 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
                 onClick={() => void saveSoul()}
                 data-testid="soul-save"
               >
-                Save SOUL.md
+                {t("agents.saveSoul")}
               </button>
             </div>
           )}

@@ -8,6 +8,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, errorText } from "../api.js";
 import { formatJson } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ToolCallView } from "../state/chat.js";
 import type { ApprovalDecisionInput, ApprovalView, ChannelRecord, SessionUser } from "../types.js";
 import { useMe, usePersonName } from "./people.js";
@@ -33,22 +34,20 @@ export function mayDecide(
 function because(reason: string): string {
   const text = reason.trim();
   if (text === "") return "";
-  const sentence = /^it\b/i.test(text) ? `Asks because ${text}` : text;
+  const sentence = /^it\b/i.test(text) ? t("approval.asksBecause", { reason: text }) : text;
   return /[.!?]$/.test(sentence) ? sentence : `${sentence}.`;
 }
 
 /** "Waiting for mia's approval", or without a name the reader may not know. */
 function waitingFor(name: string | undefined): string {
-  return name === undefined
-    ? "Waiting for the approval of the person who asked"
-    : `Waiting for ${name}'s approval`;
+  return name === undefined ? t("approval.waitingAsker") : t("approval.waitingFor", { name });
 }
 
 /** Who decided, in words: their name when known, else their part in the chat. */
-function deciderOf(approval: ApprovalView, name: string | undefined): string {
-  if (approval.by === undefined) return "";
-  if (name !== undefined) return ` by ${name}`;
-  return approval.by === approval.askedOf ? " by the person who asked" : " by a manager of this chat";
+function deciderOf(approval: ApprovalView, name: string | undefined): string | undefined {
+  if (approval.by === undefined) return undefined;
+  if (name !== undefined) return name;
+  return approval.by === approval.askedOf ? t("approval.theAsker") : t("approval.aManager");
 }
 
 /** Whether the arguments say more than the summary (the shell's are just its command line). */
@@ -62,13 +61,11 @@ function argsAddTo(args: unknown, summary: string): boolean {
 /** What a failed decision means, in words. */
 function problemText(err: unknown): string {
   if (err instanceof ApiError) {
-    if (err.status === 403)
-      return "You may not decide this one: only the person the agent acts for can (in a group, also the chat's creator and admins).";
-    if (err.status === 409)
-      return `This was already decided, or the answer no longer waits for it (${err.message}).`;
-    if (err.status === 404) return "This answer no longer exists, so there is nothing to decide.";
+    if (err.status === 403) return t("approval.forbidden");
+    if (err.status === 409) return t("approval.conflict", { message: err.message });
+    if (err.status === 404) return t("approval.gone");
   }
-  return `The decision was not sent: ${errorText(err)}`;
+  return t("approval.notSent", { error: errorText(err) });
 }
 
 /** The inline approval card of one waiting tool call. */
@@ -155,7 +152,7 @@ export function ApprovalCard({
       data-state="pending"
       data-call-id={call.callId}
       data-tool={call.name}
-      aria-label={`${call.name} waits for approval`}
+      aria-label={t("approval.label", { tool: call.name })}
     >
       <div class="approval-head">
         <span class="tool-dot dot-waiting" aria-hidden="true" />
@@ -163,8 +160,8 @@ export function ApprovalCard({
           {call.name}
         </span>
         <span class="approval-asks muted">
-          {shell ? "wants to run a command" : "wants to run"}
-          {canDecide ? " — needs your approval" : ""}
+          {shell ? t("approval.wantsCommand") : t("approval.wantsRun")}
+          {canDecide ? t("approval.needsYou") : ""}
         </span>
       </div>
       <pre class="approval-summary" data-testid="approval-summary">
@@ -177,7 +174,7 @@ export function ApprovalCard({
       )}
       {argsAddTo(call.args, approval.summary) && (
         <details class="approval-args">
-          <summary>Arguments</summary>
+          <summary>{t("tools.arguments")}</summary>
           <pre class="tool-pre" data-testid="approval-args">
             {args}
           </pre>
@@ -203,17 +200,17 @@ export function ApprovalCard({
             onClick={() => void decide("approve")}
             data-testid="approval-approve"
           >
-            {sending === "approve" ? "Approving…" : "Approve"}
+            {sending === "approve" ? t("approval.approving") : t("approval.approve")}
           </button>
           <button
             type="button"
             class="btn btn-small"
             disabled={sending !== undefined || settling}
-            title={`Approve, and let this agent run ${call.name} in this chat from now on without asking`}
+            title={t("approval.alwaysTitle", { tool: call.name })}
             onClick={() => void decide("always")}
             data-testid="approval-always"
           >
-            {sending === "always" ? "Approving…" : "Always allow"}
+            {sending === "always" ? t("approval.approving") : t("approval.alwaysAllow")}
           </button>
           <button
             type="button"
@@ -222,7 +219,7 @@ export function ApprovalCard({
             onClick={() => setRejecting(true)}
             data-testid="approval-reject"
           >
-            Reject
+            {t("approval.reject")}
           </button>
         </div>
       )}
@@ -236,12 +233,12 @@ export function ApprovalCard({
           }}
         >
           <label class="elicit-field">
-            <span>Why not? (optional, the agent reads it)</span>
+            <span>{t("approval.whyNot")}</span>
             <input
               ref={reasonInput}
               value={reason}
               maxLength={500}
-              placeholder={shell ? "e.g. push to a branch instead" : "e.g. not now"}
+              placeholder={shell ? t("approval.whyNotShell") : t("approval.whyNotOther")}
               onInput={(e) => setReason(e.currentTarget.value)}
               onKeyDown={(e) => {
                 if (e.key === "Escape") setRejecting(false);
@@ -256,7 +253,7 @@ export function ApprovalCard({
               disabled={sending !== undefined || settling}
               data-testid="approval-reject-confirm"
             >
-              {sending === "reject" ? "Rejecting…" : "Reject"}
+              {sending === "reject" ? t("approval.rejecting") : t("approval.reject")}
             </button>
             <button
               type="button"
@@ -265,7 +262,7 @@ export function ApprovalCard({
               onClick={() => setRejecting(false)}
               data-testid="approval-reject-cancel"
             >
-              Cancel
+              {t("common.cancel")}
             </button>
           </div>
         </form>
@@ -282,19 +279,25 @@ export function ApprovalOutcome({ approval, ended }: { approval: ApprovalView; e
   let text: string;
   switch (approval.state) {
     case "approved":
-      text = approval.always ? `Always allowed in this chat${by ? ` — approved${by}` : ""}` : `Approved${by}`;
+      text = approval.always
+        ? by
+          ? t("approval.alwaysBy", { by })
+          : t("approval.always")
+        : by
+          ? t("approval.approvedBy", { by })
+          : t("approval.approved");
       break;
     case "rejected":
       icon = "✕";
-      text = `Rejected${by}${approval.note ? `: ${approval.note}` : ""}`;
+      text = `${by ? t("approval.rejectedBy", { by }) : t("approval.rejected")}${approval.note ? t("approval.note", { note: approval.note }) : ""}`;
       break;
     case "expired":
       icon = "⌛";
-      text = "Expired unanswered";
+      text = t("approval.expired");
       break;
     case "pending":
       icon = "⌛";
-      text = ended ? "Never answered: the answer ended first" : "Waiting for approval";
+      text = ended ? t("approval.never") : t("approval.waiting");
       break;
   }
   return (

@@ -1,6 +1,7 @@
 /** The ordered steps of a group's collaboration chain: agent, approval pause and instruction per step. */
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { chainProblem, moveStep, normaliseChain, removeStep, updateStep } from "../state/chain.js";
 import type { AgentRecord, ChainStep, ChannelRecord } from "../types.js";
 
@@ -26,17 +27,17 @@ export function ChainEditor({
     if (problem) throw new Error(problem);
     const updated = await api.setChain(channel.id, normaliseChain(steps));
     store.dispatch({ type: "channel_saved", channel: updated });
-    store.dispatch({ type: "notice", kind: "info", text: "Chain saved." });
+    store.dispatch({ type: "notice", kind: "info", text: t("flow.chainSaved") });
   });
 
   return (
     <section class="form" data-testid="chain-editor">
-      <h3>Collaboration chain</h3>
+      <h3>{t("flow.chain")}</h3>
       <p class="muted">
-        A message starting with <code>/flow</code> (or mentioning <code>@chain</code>) runs these agents in
-        order; each step's output becomes the next step's input.
+        {t("flow.chainHelpBefore")} <code>/flow</code> {t("flow.chainHelpMiddle")} <code>@chain</code>
+        {t("flow.chainHelpAfter")}
       </p>
-      {steps.length === 0 && <p class="muted">No steps yet.</p>}
+      {steps.length === 0 && <p class="muted">{t("flow.noSteps")}</p>}
       <ol class="chain-steps">
         {steps.map((step, index) => (
           <li key={index} class="chain-step" data-testid="chain-step" data-step-index={index}>
@@ -47,7 +48,7 @@ export function ChainEditor({
               onChange={(e) => setSteps(updateStep(steps, index, { agentId: e.currentTarget.value }))}
               data-testid="chain-step-agent"
             >
-              <option value="">Pick an agent…</option>
+              <option value="">{t("flow.pickAgent")}</option>
               {memberAgents.map((id) => (
                 <option key={id} value={id}>
                   {byId.get(id)?.emoji ?? "🤖"} {byId.get(id)?.name ?? id}
@@ -64,11 +65,11 @@ export function ChainEditor({
                 }
                 data-testid="chain-step-approval"
               />
-              Pause for approval
+              {t("flow.pauseForApproval")}
             </label>
             <input
               class="chain-instruction"
-              placeholder="Instruction for this step (optional)"
+              placeholder={t("flow.instruction")}
               value={step.instruction ?? ""}
               disabled={!canEdit}
               onInput={(e) => setSteps(updateStep(steps, index, { instruction: e.currentTarget.value }))}
@@ -79,7 +80,7 @@ export function ChainEditor({
                 <button
                   type="button"
                   class="icon-btn"
-                  aria-label="Move up"
+                  aria-label={t("flow.moveUp")}
                   disabled={index === 0}
                   onClick={() => setSteps(moveStep(steps, index, -1))}
                   data-testid="chain-step-up"
@@ -89,7 +90,7 @@ export function ChainEditor({
                 <button
                   type="button"
                   class="icon-btn"
-                  aria-label="Move down"
+                  aria-label={t("flow.moveDown")}
                   disabled={index === steps.length - 1}
                   onClick={() => setSteps(moveStep(steps, index, 1))}
                   data-testid="chain-step-down"
@@ -99,7 +100,7 @@ export function ChainEditor({
                 <button
                   type="button"
                   class="icon-btn"
-                  aria-label="Remove step"
+                  aria-label={t("flow.removeStep")}
                   onClick={() => setSteps(removeStep(steps, index))}
                   data-testid="chain-step-remove"
                 >
@@ -123,7 +124,7 @@ export function ChainEditor({
             onClick={() => setSteps([...steps, { agentId: memberAgents[0] ?? "", requiresApproval: false }])}
             data-testid="chain-add-step"
           >
-            + Add step
+            {t("flow.addStep")}
           </button>
           <button
             type="button"
@@ -132,7 +133,7 @@ export function ChainEditor({
             onClick={() => void save()}
             data-testid="chain-save"
           >
-            Save chain
+            {t("flow.saveChain")}
           </button>
         </div>
       )}

@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { formatTime } from "../format.js";
 import { useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { AgentRecord, ChannelRecord, MeetingRecord } from "../types.js";
 import { meetingApi } from "./meeting-api.js";
 import { MinutesCard } from "./minutes-card.js";
@@ -43,14 +44,14 @@ export function DecisionsList({ channel, agents, onClose }: DecisionsListProps) 
   }, [api, channel.id, query]);
 
   return (
-    <Modal title={`Decisions of ${channel.name}`} onClose={onClose} testId="decisions-list">
+    <Modal title={t("meeting.decisionsOf", { name: channel.name })} onClose={onClose} testId="decisions-list">
       <input
         type="search"
         class="decisions-search"
-        placeholder="Search topics and minutes"
+        placeholder={t("meeting.searchPlaceholder")}
         value={query}
         onInput={(e) => setQuery(e.currentTarget.value)}
-        aria-label="Search decisions"
+        aria-label={t("meeting.searchLabel")}
         data-testid="decisions-search"
       />
       {problem && (
@@ -59,12 +60,10 @@ export function DecisionsList({ channel, agents, onClose }: DecisionsListProps) 
         </p>
       )}
       {meetings === undefined ? (
-        <p class="muted">Loading…</p>
+        <p class="muted">{t("common.loading")}</p>
       ) : meetings.length === 0 ? (
         <p class="muted" data-testid="decisions-empty">
-          {query.trim()
-            ? "No minutes match these words."
-            : "No decisions yet. Start a meeting with /meeting <topic> or the Meeting button."}
+          {query.trim() ? t("meeting.noMatch") : t("meeting.noDecisions")}
         </p>
       ) : (
         <ul class="decisions" data-testid="decisions">
@@ -78,7 +77,7 @@ export function DecisionsList({ channel, agents, onClose }: DecisionsListProps) 
               >
                 <strong>{m.topic}</strong>
                 <span class="muted">
-                  {m.minutes?.decision ?? "No decision"} · {formatTime(m.endedAt ?? m.updatedAt)}
+                  {m.minutes?.decision ?? t("meeting.noDecision")} · {formatTime(m.endedAt ?? m.updatedAt)}
                 </span>
               </button>
               {openId === m.id && m.minutes && (

@@ -10,6 +10,7 @@ import {
   formFields,
   validateForm,
 } from "../../../src/mcp/elicitation-form.js";
+import { t } from "../i18n/index.js";
 import type { ElicitationAnswer, ElicitationView } from "../types.js";
 import { useRequestAnswer } from "./use-request-answer.js";
 
@@ -61,7 +62,7 @@ function FieldInput({
     <span class="elicit-label">
       {field.label}
       {field.required && (
-        <span class="elicit-required" title="required">
+        <span class="elicit-required" title={t("elicit.required")}>
           {" "}
           *
         </span>
@@ -103,7 +104,7 @@ function FieldInput({
           aria-describedby={described}
           data-testid={`elicit-input-${field.name}`}
         >
-          {(!field.required || value === undefined) && <option value="">Choose…</option>}
+          {(!field.required || value === undefined) && <option value="">{t("elicit.choose")}</option>}
           {(field.options ?? []).map((o) => (
             <option key={o.value} value={o.value}>
               {o.label}
@@ -196,7 +197,7 @@ export function ElicitationForm({ request }: { request: ElicitationView }) {
     >
       <p class="elicit-from muted">
         <span aria-hidden="true">🔌 </span>
-        <strong>{request.server}</strong> asks you
+        <strong>{request.server}</strong> {t("elicit.asksYou")}
       </p>
       <p class="elicit-message" data-testid="elicitation-message">
         {request.message}
@@ -211,7 +212,7 @@ export function ElicitationForm({ request }: { request: ElicitationView }) {
             data-testid="elicitation-open"
             onClick={() => setOpened(true)}
           >
-            Open {new URL(request.url).host} ↗
+            {t("elicit.open", { host: new URL(request.url).host })}
           </a>
           <span class="muted elicit-url-text">{request.url}</span>
         </p>
@@ -242,7 +243,7 @@ export function ElicitationForm({ request }: { request: ElicitationView }) {
           disabled={sending}
           data-testid="elicitation-accept"
         >
-          {request.mode === "url" ? (opened ? "Done" : "I'm done") : "Accept"}
+          {request.mode === "url" ? (opened ? t("elicit.done") : t("elicit.imDone")) : t("elicit.accept")}
         </button>
         <button
           type="button"
@@ -251,7 +252,7 @@ export function ElicitationForm({ request }: { request: ElicitationView }) {
           onClick={() => void send({ action: "decline" })}
           data-testid="elicitation-decline"
         >
-          Decline
+          {t("sampling.decline")}
         </button>
         <button
           type="button"
@@ -260,7 +261,7 @@ export function ElicitationForm({ request }: { request: ElicitationView }) {
           onClick={() => void send({ action: "cancel" })}
           data-testid="elicitation-cancel"
         >
-          Cancel
+          {t("common.cancel")}
         </button>
       </div>
     </form>

@@ -4,6 +4,7 @@
  */
 import { useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { AgentRecord, FlowAction, FlowRecord, FlowStep } from "../types.js";
 import { MarkdownView } from "./markdown-view.js";
 
@@ -34,7 +35,7 @@ function StepOutputEditor({
       />
       <div class="form-actions">
         <button type="button" class="btn btn-small" onClick={onCancel}>
-          Cancel
+          {t("common.cancel")}
         </button>
         <button
           type="button"
@@ -43,7 +44,7 @@ function StepOutputEditor({
           onClick={() => onSave(text)}
           data-testid="flow-step-edit-save"
         >
-          Save output
+          {t("flow.saveOutput")}
         </button>
       </div>
     </div>
@@ -79,8 +80,8 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
         <span aria-hidden="true">{agent?.emoji ?? "🤖"}</span>
         <span class="step-agent">{agent?.name ?? step.agentId}</span>
         {step.requiresApproval && (
-          <span class="badge badge-approval" title="Pauses for a person after this step">
-            approval
+          <span class="badge badge-approval" title={t("flow.approvalTitle")}>
+            {t("flow.approval")}
           </span>
         )}
         <span class={`badge badge-step-${step.status}`} data-testid="flow-step-status">
@@ -95,7 +96,7 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
               onClick={() => void act({ action: "approve", stepIndex: index })}
               data-testid="flow-step-approve"
             >
-              Approve
+              {t("approval.approve")}
             </button>
           )}
           {open && (step.status === "waiting" || step.status === "error") && (
@@ -106,7 +107,7 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
               onClick={() => void act({ action: "skip", stepIndex: index })}
               data-testid="flow-step-skip"
             >
-              Skip
+              {t("flow.skip")}
             </button>
           )}
           {step.status === "error" && open && (
@@ -117,7 +118,7 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
               onClick={() => void act({ action: "retry", stepIndex: index })}
               data-testid="flow-step-retry"
             >
-              Retry
+              {t("flow.retry")}
             </button>
           )}
           {canEdit && !editing && (
@@ -127,7 +128,7 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
               onClick={() => setEditing(true)}
               data-testid="flow-step-edit"
             >
-              Edit output
+              {t("flow.editOutput")}
             </button>
           )}
         </span>
@@ -150,7 +151,7 @@ function StepRow({ flow, step, index, agent, act, busy }: StepRowProps) {
       ) : (
         step.output && (
           <details class="step-output" open={awaitsApproval}>
-            <summary>Output</summary>
+            <summary>{t("flow.output")}</summary>
             <MarkdownView text={step.output} testId="flow-step-output" />
           </details>
         )
@@ -173,14 +174,14 @@ export function flowProgress(flow: FlowRecord): string {
   const total = flow.steps.length;
   const number = Math.min(flow.currentStep + 1, total);
   const step = flow.steps[flow.currentStep];
-  if (flow.status === "done") return `${total} of ${total} steps done`;
-  if (awaitsApproval(flow)) return `step ${number} of ${total} waits for approval`;
+  if (flow.status === "done") return t("flow.progress.done", { total });
+  if (awaitsApproval(flow)) return t("flow.progress.awaits", { number, total });
   if (flow.status === "paused" && (step?.status === "completed" || step?.status === "skipped"))
-    return `paused after step ${number} of ${total}`;
+    return t("flow.progress.pausedAfter", { number, total });
   if (flow.status === "paused" && step?.status === "running")
-    return `step ${number} of ${total} runs; pauses after it`;
-  if (flow.status === "paused") return `paused before step ${number} of ${total}`;
-  return `step ${number} of ${total}`;
+    return t("flow.progress.runsThenPauses", { number, total });
+  if (flow.status === "paused") return t("flow.progress.pausedBefore", { number, total });
+  return t("flow.progress.step", { number, total });
 }
 
 function isNarrow(): boolean {
@@ -208,13 +209,13 @@ export function FlowPanel({ flow, agents }: { flow: FlowRecord; agents: AgentRec
           type="button"
           class="icon-btn"
           aria-expanded={!collapsed}
-          aria-label={collapsed ? "Show steps" : "Hide steps"}
+          aria-label={collapsed ? t("flow.showSteps") : t("flow.hideSteps")}
           onClick={() => setFolded(!collapsed)}
           data-testid="flow-toggle"
         >
           {collapsed ? "▸" : "▾"}
         </button>
-        <h3>Collaboration flow</h3>
+        <h3>{t("chat.flow")}</h3>
         <span class="muted flow-progress" data-testid="flow-progress">
           {flowProgress(flow)}
         </span>
@@ -230,7 +231,7 @@ export function FlowPanel({ flow, agents }: { flow: FlowRecord; agents: AgentRec
               onClick={() => void act({ action: "pause" })}
               data-testid="flow-pause"
             >
-              Pause
+              {t("flow.pause")}
             </button>
           )}
           {flow.status === "paused" && !awaitsApproval(flow) && (
@@ -241,7 +242,7 @@ export function FlowPanel({ flow, agents }: { flow: FlowRecord; agents: AgentRec
               onClick={() => void act({ action: "resume" })}
               data-testid="flow-resume"
             >
-              Resume
+              {t("flow.resume")}
             </button>
           )}
           {ACTIVE.has(flow.status) && (
@@ -252,7 +253,7 @@ export function FlowPanel({ flow, agents }: { flow: FlowRecord; agents: AgentRec
               onClick={() => void act({ action: "stop" })}
               data-testid="flow-stop"
             >
-              Stop
+              {t("flow.stop")}
             </button>
           )}
         </span>

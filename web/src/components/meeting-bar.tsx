@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { AgentRecord, ChannelRecord, MeetingRecord } from "../types.js";
 import { DecisionsList } from "./decisions-list.js";
 import { meetingApi } from "./meeting-api.js";
@@ -55,12 +56,12 @@ export function MeetingBar({
   };
   const speaking =
     meeting.status === "closing"
-      ? `${name(meeting.moderatorId)} is writing the minutes`
-      : `${name(meeting.participants[meeting.speaker] ?? "")} is speaking`;
+      ? t("meeting.writing", { name: name(meeting.moderatorId) })
+      : t("meeting.speaking", { name: name(meeting.participants[meeting.speaker] ?? "") });
   return (
     <section
       class="meeting-bar"
-      aria-label="Meeting in progress"
+      aria-label={t("meeting.inProgress")}
       data-testid="meeting-bar"
       data-status={meeting.status}
       data-round={meeting.round}
@@ -69,10 +70,12 @@ export function MeetingBar({
       <div class="meeting-bar-text">
         <strong class="meeting-bar-topic">🗣 {meeting.topic}</strong>
         <span class="muted" data-testid="meeting-speaking">
-          {meeting.status === "running" ? `Round ${meeting.round} of ${meeting.rounds} · ` : ""}
+          {meeting.status === "running"
+            ? `${t("meeting.round", { round: meeting.round, rounds: meeting.rounds })} · `
+            : ""}
           {speaking}
         </span>
-        <ol class="meeting-speakers" aria-label="Speaking order">
+        <ol class="meeting-speakers" aria-label={t("meeting.order")}>
           {meeting.participants.map((id, i) => (
             <li
               key={id}
@@ -93,7 +96,7 @@ export function MeetingBar({
             onClick={() => void act("more")}
             data-testid="meeting-more"
           >
-            + Round
+            {t("meeting.moreRound")}
           </button>
           <button
             type="button"
@@ -102,7 +105,7 @@ export function MeetingBar({
             onClick={() => void act("end")}
             data-testid="meeting-end"
           >
-            End with minutes
+            {t("meeting.end")}
           </button>
           <button
             type="button"
@@ -111,7 +114,7 @@ export function MeetingBar({
             onClick={() => void act("stop")}
             data-testid="meeting-stop"
           >
-            ■ Stop
+            ■ {t("flow.stop")}
           </button>
         </div>
       )}
@@ -136,21 +139,21 @@ export function MeetingButtons({
           type="button"
           class="btn btn-small"
           onClick={() => setOpen("form")}
-          aria-label="Start a meeting"
-          title="Start a meeting"
+          aria-label={t("meeting.start")}
+          title={t("meeting.start")}
           data-testid="meeting-open-form"
         >
-          🗣<span class="btn-label"> Meeting</span>
+          🗣<span class="btn-label"> {t("meeting.button")}</span>
         </button>
         <button
           type="button"
           class="btn btn-small"
           onClick={() => setOpen("decisions")}
-          aria-label="Decisions"
-          title="Decisions"
+          aria-label={t("meeting.decisions")}
+          title={t("meeting.decisions")}
           data-testid="decisions-open"
         >
-          📋<span class="btn-label"> Decisions</span>
+          📋<span class="btn-label"> {t("meeting.decisions")}</span>
         </button>
       </div>
       {open === "form" && (

@@ -4,6 +4,7 @@
  */
 import { useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { AgentRecord, ChannelRecord, MeetingInput } from "../types.js";
 import { meetingApi } from "./meeting-api.js";
 import { Modal } from "./modal.js";
@@ -26,11 +27,10 @@ function toInput(form: {
   options: string;
 }): { input: MeetingInput } | { problem: string } {
   const topic = form.topic.trim();
-  if (topic === "") return { problem: "Write the meeting's topic." };
-  if (form.participants.length === 0) return { problem: "Choose at least one participant." };
+  if (topic === "") return { problem: t("meeting.needTopic") };
+  if (form.participants.length === 0) return { problem: t("meeting.needParticipant") };
   const rounds = Number(form.rounds);
-  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10)
-    return { problem: "Rounds: a whole number from 1 to 10." };
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10) return { problem: t("meeting.badRounds") };
   const input: MeetingInput = {
     topic,
     participants: form.participants,
@@ -39,7 +39,7 @@ function toInput(form: {
   };
   if (form.budgetKind !== "none") {
     const amount = Number(form.budget);
-    if (!(amount > 0)) return { problem: "The budget is a positive number (or choose no budget)." };
+    if (!(amount > 0)) return { problem: t("meeting.badBudget") };
     input.budget = form.budgetKind === "tokens" ? { tokens: Math.round(amount) } : { costUsd: amount };
   }
   if (form.choice) {
@@ -83,10 +83,10 @@ export function MeetingForm({ channel, agents, onClose }: MeetingFormProps) {
     setProblem(undefined);
     await meetingApi(api).start(channel.id, checked.input);
     onClose();
-  }, "The meeting has started.");
+  }, t("meeting.started"));
 
   return (
-    <Modal title="Start a meeting" onClose={onClose} testId="meeting-form">
+    <Modal title={t("meeting.start")} onClose={onClose} testId="meeting-form">
       <form
         class="form meeting-form"
         onSubmit={(e) => {
@@ -95,17 +95,17 @@ export function MeetingForm({ channel, agents, onClose }: MeetingFormProps) {
         }}
       >
         <label class="field">
-          <span>Topic</span>
+          <span>{t("meeting.topic")}</span>
           <textarea
             rows={2}
             value={form.topic}
             onInput={(e) => set("topic", e.currentTarget.value)}
-            placeholder="What should we decide?"
+            placeholder={t("meeting.topicPlaceholder")}
             data-testid="meeting-topic"
           />
         </label>
         <fieldset class="field meeting-participants">
-          <legend>Participants (they speak in this order)</legend>
+          <legend>{t("meeting.participants")}</legend>
           {inGroup.map((agent) => (
             <label key={agent.id} class="check">
               <input
@@ -129,7 +129,7 @@ export function MeetingForm({ channel, agents, onClose }: MeetingFormProps) {
         </fieldset>
         <div class="form-grid">
           <label class="field">
-            <span>Rounds</span>
+            <span>{t("meeting.rounds")}</span>
             <input
               type="number"
               min={1}
@@ -140,7 +140,7 @@ export function MeetingForm({ channel, agents, onClose }: MeetingFormProps) {
             />
           </label>
           <label class="field">
-            <span>Moderator (writes the minutes)</span>
+            <span>{t("meeting.moderator")}</span>
             <select
               value={form.moderatorId}
               onChange={(e) => set("moderatorId", e.currentTarget.value)}
@@ -156,20 +156,20 @@ export function MeetingForm({ channel, agents, onClose }: MeetingFormProps) {
         </div>
         <div class="form-grid">
           <label class="field">
-            <span>Budget</span>
+            <span>{t("meeting.budget")}</span>
             <select
               value={form.budgetKind}
               onChange={(e) => set("budgetKind", e.currentTarget.value as typeof form.budgetKind)}
               data-testid="meeting-budget-kind"
             >
-              <option value="none">No budget</option>
-              <option value="tokens">Tokens</option>
-              <option value="cost">Cost (USD)</option>
+              <option value="none">{t("meeting.noBudget")}</option>
+              <option value="tokens">{t("meeting.tokens")}</option>
+              <option value="cost">{t("meeting.cost")}</option>
             </select>
           </label>
           {form.budgetKind !== "none" && (
             <label class="field">
-              <span>{form.budgetKind === "tokens" ? "At most (tokens)" : "At most (USD)"}</span>
+              <span>{form.budgetKind === "tokens" ? t("meeting.atMostTokens") : t("meeting.atMostUsd")}</span>
               <input
                 type="number"
                 min={0}
@@ -188,11 +188,11 @@ export function MeetingForm({ channel, agents, onClose }: MeetingFormProps) {
             onChange={(e) => set("choice", e.currentTarget.checked)}
             data-testid="meeting-choice"
           />
-          The decision is a choice among options
+          {t("meeting.choice")}
         </label>
         {form.choice && (
           <label class="field">
-            <span>Options (one per line)</span>
+            <span>{t("meeting.options")}</span>
             <textarea
               rows={3}
               value={form.options}
@@ -208,10 +208,10 @@ export function MeetingForm({ channel, agents, onClose }: MeetingFormProps) {
         )}
         <div class="form-actions">
           <button type="button" class="btn" onClick={onClose}>
-            Cancel
+            {t("common.cancel")}
           </button>
           <button type="submit" class="btn btn-primary" disabled={busy} data-testid="meeting-start">
-            Start the meeting
+            {t("meeting.startButton")}
           </button>
         </div>
       </form>

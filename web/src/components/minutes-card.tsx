@@ -4,6 +4,7 @@
  * the Markdown export.
  */
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { AgentRecord, MeetingMinutes } from "../types.js";
 import { meetingApi, minutesMarkdownUrl } from "./meeting-api.js";
 
@@ -25,7 +26,7 @@ function StartItem({ meetingId, index }: { meetingId: string; index: number }) {
   const { api } = useServices();
   const [start, busy] = useAction(
     () => meetingApi(api).startItem(meetingId, index),
-    () => "Action item started: the agent has it as a task in this group.",
+    () => t("meeting.itemStarted"),
   );
   return (
     <button
@@ -35,7 +36,7 @@ function StartItem({ meetingId, index }: { meetingId: string; index: number }) {
       onClick={() => void start()}
       data-testid="minutes-start-item"
     >
-      ▶ Start
+      ▶ {t("meeting.itemStart")}
     </button>
   );
 }
@@ -45,7 +46,7 @@ export function MinutesCard({ meetingId, topic, minutes, note, agents }: Minutes
   return (
     <section class="minutes-card" data-testid="minutes-card" data-meeting-id={meetingId}>
       <header class="minutes-head">
-        <span class="minutes-kicker">📋 Minutes</span>
+        <span class="minutes-kicker">📋 {t("meeting.minutes")}</span>
         <h3 class="minutes-topic">{topic}</h3>
         <a
           class="btn btn-small"
@@ -61,12 +62,16 @@ export function MinutesCard({ meetingId, topic, minutes, note, agents }: Minutes
         class={`minutes-decision${minutes.decision === null ? " none" : ""}`}
         data-testid="minutes-decision"
       >
-        <strong>{minutes.decision === null ? "No decision" : `Decision: ${minutes.decision}`}</strong>
+        <strong>
+          {minutes.decision === null
+            ? t("meeting.noDecision")
+            : t("meeting.decision", { decision: minutes.decision })}
+        </strong>
         <p>{minutes.reason}</p>
       </div>
       {minutes.options.length > 0 && (
         <details class="minutes-section" open>
-          <summary>Options considered ({minutes.options.length})</summary>
+          <summary>{t("meeting.optionsConsidered", { count: minutes.options.length })}</summary>
           <ul class="minutes-options">
             {minutes.options.map((o) => (
               <li key={o.option}>
@@ -80,7 +85,7 @@ export function MinutesCard({ meetingId, topic, minutes, note, agents }: Minutes
       )}
       {minutes.dissent.length > 0 && (
         <div class="minutes-section">
-          <h4>Dissent</h4>
+          <h4>{t("meeting.dissent")}</h4>
           <ul>
             {minutes.dissent.map((d) => (
               <li key={`${d.who}-${d.why}`}>
@@ -92,14 +97,12 @@ export function MinutesCard({ meetingId, topic, minutes, note, agents }: Minutes
       )}
       {minutes.actionItems.length > 0 && (
         <div class="minutes-section">
-          <h4>Action items</h4>
+          <h4>{t("meeting.actionItems")}</h4>
           <ul class="minutes-items" data-testid="minutes-items">
             {minutes.actionItems.map((item, i) => (
               <li key={`${item.task}-${i}`} class="minutes-item">
                 <span class="minutes-item-task">{item.task}</span>
-                <span class="muted">
-                  {item.owner} · due {item.due}
-                </span>
+                <span class="muted">{t("meeting.ownerDue", { owner: item.owner, due: item.due })}</span>
                 {ownerAgent(item.owner, agents) && <StartItem meetingId={meetingId} index={i} />}
               </li>
             ))}
@@ -108,7 +111,7 @@ export function MinutesCard({ meetingId, topic, minutes, note, agents }: Minutes
       )}
       {minutes.openQuestions.length > 0 && (
         <div class="minutes-section">
-          <h4>Open questions</h4>
+          <h4>{t("meeting.openQuestions")}</h4>
           <ul>
             {minutes.openQuestions.map((q) => (
               <li key={q}>{q}</li>

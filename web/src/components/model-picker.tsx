@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { ApiClient } from "../api.js";
 import { errorText } from "../api.js";
 import { useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ModelChoice, ModelsResponse, ProviderModels } from "../types.js";
 
 const REUSE_MS = 30_000;
@@ -62,11 +63,10 @@ function groupsOf(data: ModelsResponse | undefined, filter: string): Group[] {
 }
 
 function providerNote(provider: ProviderModels, models: ModelChoice[]): string {
-  if (!provider.configured) return "needs setup";
-  if (provider.list === "listed" && models.some((m) => m.source === "provider"))
-    return "listed by the provider";
-  if (provider.list === "listed") return "the provider listed none; suggestions";
-  return "provider did not answer; suggestions";
+  if (!provider.configured) return t("models.needsSetup");
+  if (provider.list === "listed" && models.some((m) => m.source === "provider")) return t("models.listed");
+  if (provider.list === "listed") return t("models.listedNone");
+  return t("models.noAnswer");
 }
 
 /** "128k", "1M": a context window in tokens. */
@@ -104,7 +104,14 @@ export function ModelPicker({
   const groups = groupsOf(data, value);
   const choices: Array<{ id: string; label: string }> = [
     ...(allowDefault
-      ? [{ id: "", label: `Default model${data?.defaultModel ? ` (${data.defaultModel})` : ""}` }]
+      ? [
+          {
+            id: "",
+            label: data?.defaultModel
+              ? t("models.defaultNamed", { model: data.defaultModel })
+              : t("models.default"),
+          },
+        ]
       : []),
     ...groups.flatMap((g) => g.models.map((m) => ({ id: m.id, label: m.model }))),
   ];
@@ -141,7 +148,12 @@ export function ModelPicker({
       <input
         id={id}
         value={value}
-        placeholder={placeholder ?? (data?.defaultModel ? `Default: ${data.defaultModel}` : "provider:model")}
+        placeholder={
+          placeholder ??
+          (data?.defaultModel
+            ? t("models.defaultPlaceholder", { model: data.defaultModel })
+            : "provider:model")
+        }
         role="combobox"
         aria-expanded={open}
         aria-controls={listId}
@@ -218,7 +230,7 @@ export function ModelPicker({
                   >
                     <code>{model.model}</code>
                     {model.contextWindow && (
-                      <span class="muted model-window" title="context window, tokens">
+                      <span class="muted model-window" title={t("models.window")}>
                         {windowLabel(model.contextWindow)}
                       </span>
                     )}
@@ -227,10 +239,10 @@ export function ModelPicker({
               })}
             </div>
           ))}
-          {!data && !problem && <p class="model-note muted">Loading models…</p>}
-          {problem && <p class="model-note muted">Models could not be listed: {problem}</p>}
+          {!data && !problem && <p class="model-note muted">{t("models.loading")}</p>}
+          {problem && <p class="model-note muted">{t("models.failed", { problem })}</p>}
           {data && groups.length === 0 && value.trim() !== "" && (
-            <p class="model-note muted">No listed model matches; “{value.trim()}” will be used as typed.</p>
+            <p class="model-note muted">{t("models.typed", { value: value.trim() })}</p>
           )}
         </div>
       )}

@@ -1,6 +1,7 @@
 /** Creates a direct chat with one agent or a group of agents (and, for admins, other people). */
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ChannelKind, SessionUser } from "../types.js";
 
 export interface NewChannelFormProps {
@@ -45,7 +46,7 @@ export function NewChannelForm({ onDone }: NewChannelFormProps) {
   const [create, busy] = useAction(async () => {
     const chosen = kind === "direct" ? agentIds.slice(0, 1) : agentIds;
     const agent = agents.find((a) => a.id === chosen[0]);
-    if (kind === "direct" && !agent) throw new Error("Pick the agent to chat with.");
+    if (kind === "direct" && !agent) throw new Error(t("newChat.pickAgent"));
     const channelName =
       name.trim() ||
       (kind === "direct" && agent
@@ -54,8 +55,8 @@ export function NewChannelForm({ onDone }: NewChannelFormProps) {
             channels.map((c) => c.name),
           )
         : "");
-    if (!channelName) throw new Error("Give the group a name.");
-    if (chosen.length === 0) throw new Error("Pick at least one agent for the group.");
+    if (!channelName) throw new Error(t("newChat.nameGroup"));
+    if (chosen.length === 0) throw new Error(t("newChat.pickAgents"));
     const leaderAgentId = kind === "direct" ? chosen[0] : leader || undefined;
     const channel = await api.createChannel({
       kind,
@@ -78,27 +79,29 @@ export function NewChannelForm({ onDone }: NewChannelFormProps) {
         void create();
       }}
     >
-      <div class="segmented" role="radiogroup" aria-label="Kind">
+      <div class="segmented" role="radiogroup" aria-label={t("newChat.kind")}>
         {(["direct", "group"] as const).map((k) => (
           <label key={k} class={kind === k ? "active" : ""} data-testid={`new-channel-kind-${k}`}>
             <input type="radio" name="kind" value={k} checked={kind === k} onChange={() => setKind(k)} />
-            {k === "direct" ? "Direct chat" : "Group"}
+            {k === "direct" ? t("newChat.direct") : t("newChat.group")}
           </label>
         ))}
       </div>
       <label class="field">
-        <span>Name{kind === "direct" ? " (optional)" : ""}</span>
+        <span>{kind === "direct" ? t("newChat.nameOptional") : t("newChat.name")}</span>
         <input
           value={name}
           maxLength={100}
-          placeholder={kind === "direct" ? "Named after its first exchange" : "e.g. Launch planning"}
+          placeholder={
+            kind === "direct" ? t("newChat.namePlaceholderDirect") : t("newChat.namePlaceholderGroup")
+          }
           onInput={(e) => setName(e.currentTarget.value)}
           data-testid="new-channel-name"
         />
       </label>
       <fieldset class="field">
-        <legend>{kind === "direct" ? "Agent" : "Agents"}</legend>
-        {agents.length === 0 && <p class="muted">No agents yet: create one under Agents first.</p>}
+        <legend>{kind === "direct" ? t("newChat.agent") : t("newChat.agents")}</legend>
+        {agents.length === 0 && <p class="muted">{t("newChat.noAgents")}</p>}
         <div class="check-list">
           {agents.map((agent) => (
             <label key={agent.id} class="check">
@@ -122,13 +125,13 @@ export function NewChannelForm({ onDone }: NewChannelFormProps) {
       </fieldset>
       {kind === "group" && (
         <label class="field">
-          <span>Leader (answers messages without a mention)</span>
+          <span>{t("newChat.leader")}</span>
           <select
             value={leader}
             onChange={(e) => setLeader(e.currentTarget.value)}
             data-testid="new-channel-leader"
           >
-            <option value="">No leader</option>
+            <option value="">{t("newChat.noLeader")}</option>
             {agents
               .filter((a) => agentIds.includes(a.id))
               .map((a) => (
@@ -141,7 +144,7 @@ export function NewChannelForm({ onDone }: NewChannelFormProps) {
       )}
       {kind === "group" && users.length > 0 && (
         <fieldset class="field">
-          <legend>People</legend>
+          <legend>{t("newChat.people")}</legend>
           <div class="check-list">
             {users.map((user) => (
               <label key={user.id} class="check">
@@ -159,10 +162,10 @@ export function NewChannelForm({ onDone }: NewChannelFormProps) {
       )}
       <div class="form-actions">
         <button type="button" class="btn" onClick={onDone}>
-          Cancel
+          {t("common.cancel")}
         </button>
         <button type="submit" class="btn btn-primary" disabled={busy} data-testid="new-channel-submit">
-          Create
+          {t("newChat.create")}
         </button>
       </div>
     </form>

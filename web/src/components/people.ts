@@ -6,6 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { ApiClient } from "../api.js";
 import { useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ChannelRecord, SessionUser } from "../types.js";
 
 /** One listing per API client (a session), shared by every component that names people. */
@@ -44,7 +45,7 @@ export function usePersonName(): (id: string | undefined) => string | undefined 
   }, [api, mayList]);
   return (id) => {
     if (id === undefined || id === "") return undefined;
-    if (id === me?.id) return "you";
+    if (id === me?.id) return t("people.you");
     return names?.get(id);
   };
 }

@@ -1,6 +1,7 @@
 /** The pieces every answer shows: its lifecycle badge, a stop button, and its parts in order. */
 import { endPartOf } from "../../../src/team/message-parts.js";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { isTerminal, type RunView } from "../state/chat.js";
 import type { AgentRecord, MessagePart, RunStatus } from "../types.js";
 import { MarkdownView } from "./markdown-view.js";
@@ -8,13 +9,13 @@ import { MinutesCard } from "./minutes-card.js";
 import { WithSettingsLinks } from "./settings-links.js";
 import { ToolCard } from "./tool-card.js";
 
-const BADGE_LABEL: Record<RunStatus, string> = {
-  queued: "queued",
-  running: "running",
-  waiting: "waiting for approval",
-  done: "done",
-  error: "error",
-  cancelled: "stopped",
+const BADGE_LABEL: Record<RunStatus, () => string> = {
+  queued: () => t("runs.status.queued"),
+  running: () => t("runs.status.running"),
+  waiting: () => t("runs.status.waiting"),
+  done: () => t("runs.status.done"),
+  error: () => t("runs.status.error"),
+  cancelled: () => t("runs.status.cancelled"),
 };
 
 /** The run's lifecycle badge. */
@@ -23,7 +24,7 @@ export function RunBadge({ status }: { status: RunStatus | undefined }) {
   return (
     <span class={`badge badge-run badge-${shown}`} data-testid="run-status" data-status={shown}>
       {shown === "running" && <span class="spinner" aria-hidden="true" />}
-      {BADGE_LABEL[shown]}
+      {BADGE_LABEL[shown]()}
     </span>
   );
 }
@@ -89,7 +90,7 @@ export function Parts({ parts, runId, runs, agents, live }: PartsProps) {
           case "error":
             return (
               <div key={key} class="run-error" data-testid="run-error" role="alert">
-                <strong>Error:</strong> <WithSettingsLinks text={part.message} />
+                <strong>{t("runs.error")}</strong> <WithSettingsLinks text={part.message} />
                 {part.hint && (
                   <span class="run-error-hint">
                     {" "}
@@ -101,19 +102,24 @@ export function Parts({ parts, runId, runs, agents, live }: PartsProps) {
           case "stopped":
             return (
               <p key={key} class="run-stopped muted" data-testid="run-stopped">
-                ■ Stopped{part.reason ? ` — ${part.reason}` : ""}
+                ■ {part.reason ? t("runs.stoppedWhy", { reason: part.reason }) : t("runs.stopped")}
               </p>
             );
           case "resumed":
             return (
               <p key={key} class="run-resumed muted" data-testid="run-resumed">
-                ↻ Resumed after the server restarted
+                ↻ {t("runs.resumed")}
               </p>
             );
           case "model_fallback":
             return (
               <p key={key} class="run-fallback muted" data-testid="run-fallback">
-                ↪ {part.from} {part.skipped ? "skipped" : "failed"} ({part.reason}); answered by {part.to}
+                ↪{" "}
+                {t(part.skipped ? "runs.fallbackSkipped" : "runs.fallbackFailed", {
+                  from: part.from,
+                  reason: part.reason,
+                  to: part.to,
+                })}
               </p>
             );
           case "minutes":
@@ -139,7 +145,8 @@ function Reasoning({ text, thinking }: { text: string; thinking: boolean }) {
   return (
     <details class="reasoning" data-testid="reasoning">
       <summary>
-        {thinking ? "Thinking…" : "Reasoning"} <span class="muted">({text.length} chars)</span>
+        {thinking ? t("runs.thinking") : t("runs.reasoning")}{" "}
+        <span class="muted">{t("runs.chars", { count: text.length })}</span>
       </summary>
       <div class="reasoning-text" data-testid="reasoning-text">
         {text}
@@ -172,7 +179,7 @@ function AgentRunCard({
       open={live && !isTerminal(status)}
     >
       <summary class="agent-run-head">
-        <span class="muted agent-run-label">Asked</span>
+        <span class="muted agent-run-label">{t("runs.asked")}</span>
         <span class="avatar avatar-small" aria-hidden="true">
           {agent?.emoji ?? "🤖"}
         </span>

@@ -3,6 +3,8 @@
  * server, the model, the token limit, the system prompt and the conversation it wants answered.
  * Approve lets the agent's own model answer it; Decline refuses it.
  */
+
+import { t } from "../i18n/index.js";
 import type { ElicitationView } from "../types.js";
 import { useRequestAnswer } from "./use-request-answer.js";
 
@@ -17,22 +19,23 @@ export function SamplingApproval({ request }: { request: ElicitationView }) {
       class="elicit sampling"
       data-testid="sampling"
       data-elicitation-id={request.id}
-      aria-label={`${request.server} asks to use the agent's model`}
+      aria-label={t("sampling.label", { server: request.server })}
     >
       <p class="elicit-from muted">
         <span aria-hidden="true">🔌 </span>
-        <strong>{request.server}</strong> asks to use the agent's model
+        <strong>{request.server}</strong>
+        {t("sampling.asksAfter")}
       </p>
       {sampling && (
         <>
           <p class="sampling-meta muted" data-testid="sampling-meta">
-            Model <strong>{sampling.model}</strong>
-            {" · up to "}
-            <strong>{sampling.maxTokens}</strong> tokens
+            {t("sampling.model")} <strong>{sampling.model}</strong>
+            {t("sampling.upTo")}
+            <strong>{sampling.maxTokens}</strong> {t("sampling.tokens")}
           </p>
           {sampling.systemPrompt && (
             <div class="sampling-turn sampling-system" data-testid="sampling-system">
-              <span class="sampling-role">System prompt</span>
+              <span class="sampling-role">{t("sampling.system")}</span>
               <p class="sampling-text">{sampling.systemPrompt}</p>
             </div>
           )}
@@ -45,7 +48,9 @@ export function SamplingApproval({ request }: { request: ElicitationView }) {
                 data-testid="sampling-message"
                 data-role={message.role}
               >
-                <span class="sampling-role">{message.role === "assistant" ? "Assistant" : "User"}</span>
+                <span class="sampling-role">
+                  {message.role === "assistant" ? t("sampling.assistant") : t("sampling.user")}
+                </span>
                 <p class="sampling-text">{message.text}</p>
               </li>
             ))}
@@ -65,7 +70,7 @@ export function SamplingApproval({ request }: { request: ElicitationView }) {
           onClick={() => void send({ action: "accept" })}
           data-testid="sampling-approve"
         >
-          Approve
+          {t("approval.approve")}
         </button>
         <button
           type="button"
@@ -74,7 +79,7 @@ export function SamplingApproval({ request }: { request: ElicitationView }) {
           onClick={() => void send({ action: "decline" })}
           data-testid="sampling-decline"
         >
-          Decline
+          {t("sampling.decline")}
         </button>
       </div>
     </section>

@@ -1,6 +1,7 @@
 /** The form that creates a schedule: when (cron with time zone, once, every N minutes) and what. */
 import { useState } from "preact/hooks";
 import { useAction, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ChannelSummary } from "../types.js";
 import { emptyScheduleForm, formToScheduleInput, type ScheduleForm, scheduleApi } from "./schedule-api.js";
 
@@ -40,7 +41,7 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
       const created = await scheduleApi(api).create(result.input);
       setForm(emptyScheduleForm(form.timezone));
       onCreated();
-      return `Schedule "${created.name}" created.`;
+      return t("schedules.created", { name: created.name });
     },
     (text) => text,
   );
@@ -54,21 +55,21 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
         void create();
       }}
     >
-      <h3>New schedule</h3>
+      <h3>{t("schedules.new")}</h3>
       <label class="field">
-        <span>Name</span>
+        <span>{t("schedules.name")}</span>
         <input
           value={form.name}
           onInput={(e) => set("name", e.currentTarget.value)}
           data-testid="schedule-name"
         />
       </label>
-      <div class="segmented" role="radiogroup" aria-label="When">
+      <div class="segmented" role="radiogroup" aria-label={t("schedules.when")}>
         {(
           [
-            ["cron", "Cron"],
-            ["once", "Once"],
-            ["interval", "Every"],
+            ["cron", t("schedules.kind.cron")],
+            ["once", t("schedules.kind.once")],
+            ["interval", t("schedules.kind.interval")],
           ] as const
         ).map(([kind, label]) => (
           <label key={kind} class={form.kind === kind ? "active" : ""} data-testid={`schedule-kind-${kind}`}>
@@ -85,7 +86,7 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
       {form.kind === "cron" && (
         <div class="form-grid">
           <label class="field">
-            <span>Cron expression (minute hour day month weekday)</span>
+            <span>{t("schedules.cron")}</span>
             <input
               class="code-input"
               value={form.expression}
@@ -94,7 +95,7 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
             />
           </label>
           <label class="field">
-            <span>Time zone</span>
+            <span>{t("schedules.timezone")}</span>
             <input
               value={form.timezone}
               onInput={(e) => set("timezone", e.currentTarget.value)}
@@ -105,7 +106,7 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
       )}
       {form.kind === "once" && (
         <label class="field">
-          <span>At (your local time)</span>
+          <span>{t("schedules.at")}</span>
           <input
             type="datetime-local"
             value={form.at}
@@ -116,7 +117,7 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
       )}
       {form.kind === "interval" && (
         <label class="field">
-          <span>Every (minutes)</span>
+          <span>{t("schedules.everyMinutes")}</span>
           <input
             type="number"
             min={1}
@@ -127,7 +128,7 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
         </label>
       )}
       <label class="field">
-        <span>Channel</span>
+        <span>{t("schedules.channel")}</span>
         <select
           value={form.channelId}
           onChange={(e) => {
@@ -141,7 +142,7 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
           }}
           data-testid="schedule-channel"
         >
-          <option value="">Pick a channel…</option>
+          <option value="">{t("schedules.pickChannel")}</option>
           {channels.map((c) => (
             <option key={c.id} value={c.id}>
               {c.kind === "group" ? `# ${c.name}` : c.name}
@@ -150,11 +151,11 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
         </select>
       </label>
       {chainPossible && (
-        <div class="segmented" role="radiogroup" aria-label="Target">
+        <div class="segmented" role="radiogroup" aria-label={t("schedules.target")}>
           {(
             [
-              ["agent", "An agent answers"],
-              ["chain", "Run the chain"],
+              ["agent", t("schedules.target.agent")],
+              ["chain", t("schedules.target.chain")],
             ] as const
           ).map(([type, label]) => (
             <label
@@ -175,13 +176,13 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
       )}
       {form.targetType === "agent" && (
         <label class="field">
-          <span>Agent</span>
+          <span>{t("schedules.agent")}</span>
           <select
             value={form.agentId}
             onChange={(e) => set("agentId", e.currentTarget.value)}
             data-testid="schedule-agent"
           >
-            <option value="">{channel ? "Pick an agent…" : "Pick a channel first"}</option>
+            <option value="">{channel ? t("flow.pickAgent") : t("schedules.pickChannelFirst")}</option>
             {agentIds.map((id) => {
               const agent = agents.find((a) => a.id === id);
               return (
@@ -194,7 +195,7 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
         </label>
       )}
       <label class="field field-wide">
-        <span>{form.targetType === "agent" ? "Prompt" : "Chain input"}</span>
+        <span>{form.targetType === "agent" ? t("schedules.prompt") : t("schedules.chainInput")}</span>
         <textarea
           rows={3}
           value={form.prompt}
@@ -203,14 +204,14 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
         />
       </label>
       <label class="field">
-        <span>If runs were missed while the server was down</span>
+        <span>{t("schedules.missed")}</span>
         <select
           value={form.missedPolicy}
           onChange={(e) => set("missedPolicy", e.currentTarget.value === "run_once" ? "run_once" : "skip")}
           data-testid="schedule-missed"
         >
-          <option value="skip">Skip them</option>
-          <option value="run_once">Run once on start</option>
+          <option value="skip">{t("schedules.missedSkip")}</option>
+          <option value="run_once">{t("schedules.missedRunOnce")}</option>
         </select>
       </label>
       {problem && (
@@ -220,7 +221,7 @@ export function ScheduleCreateForm({ onCreated }: ScheduleFormProps) {
       )}
       <div class="form-actions">
         <button type="submit" class="btn btn-primary" disabled={busy} data-testid="schedule-create">
-          Create schedule
+          {t("schedules.create")}
         </button>
       </div>
     </form>

@@ -3,6 +3,7 @@
  * missing (the agent then runs without one). Controlled, so the agent form can reuse it on create.
  */
 import { useState } from "preact/hooks";
+import { t } from "../i18n/index.js";
 import type { SoulFile } from "../types.js";
 import { MarkdownView } from "./markdown-view.js";
 
@@ -22,9 +23,7 @@ export function SoulEditor({ value, onChange, status, readOnly }: SoulEditorProp
     <div class="soul-editor" data-testid="soul-editor">
       {shownStatus !== "ok" && (
         <p class="notice notice-warning" data-testid="soul-warning" data-status={shownStatus}>
-          {shownStatus === "missing"
-            ? "⚠ This agent has no SOUL.md: it runs without a persona. Write one and save it."
-            : "⚠ The persona is empty: the agent runs without one. Describe who it is and how it works."}
+          {shownStatus === "missing" ? t("agents.soulMissing") : t("agents.soulEmpty")}
         </p>
       )}
       <div class="tabs" role="tablist">
@@ -36,7 +35,7 @@ export function SoulEditor({ value, onChange, status, readOnly }: SoulEditorProp
           onClick={() => setTab("edit")}
           data-testid="soul-tab-edit"
         >
-          Edit
+          {t("agents.soulEdit")}
         </button>
         <button
           type="button"
@@ -46,7 +45,7 @@ export function SoulEditor({ value, onChange, status, readOnly }: SoulEditorProp
           onClick={() => setTab("preview")}
           data-testid="soul-tab-preview"
         >
-          Preview
+          {t("agents.soulPreview")}
         </button>
       </div>
       {tab === "edit" ? (
@@ -56,7 +55,7 @@ export function SoulEditor({ value, onChange, status, readOnly }: SoulEditorProp
           value={value}
           readOnly={readOnly}
           spellcheck={true}
-          placeholder={"# Who you are\nYou are …\n\n## How you work\n- …"}
+          placeholder={t("agents.soulPlaceholder")}
           onInput={(e) => onChange(e.currentTarget.value)}
           data-testid="soul-input"
         />
@@ -65,7 +64,7 @@ export function SoulEditor({ value, onChange, status, readOnly }: SoulEditorProp
           {value.trim() ? (
             <MarkdownView text={value} testId="soul-preview" />
           ) : (
-            <p class="muted">Nothing to preview.</p>
+            <p class="muted">{t("agents.soulNothing")}</p>
           )}
         </div>
       )}

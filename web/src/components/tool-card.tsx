@@ -5,16 +5,17 @@
  */
 import { formatDuration, formatJson, oneLine } from "../format.js";
 import { useSelector } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ToolCallView } from "../state/chat.js";
 import { ApprovalCard, ApprovalOutcome } from "./approval-card.js";
 import { McpAppFrame } from "./mcp-app-frame.js";
 import { McpConnectAction, mcpSignInNeed } from "./mcp-connect-action.js";
 
-const STATUS_LABEL: Record<ToolCallView["status"], string> = {
-  running: "running",
-  waiting: "waiting",
-  ok: "done",
-  error: "failed",
+const STATUS_LABEL: Record<ToolCallView["status"], () => string> = {
+  running: () => t("tools.status.running"),
+  waiting: () => t("tools.status.waiting"),
+  ok: () => t("tools.status.ok"),
+  error: () => t("tools.status.error"),
 };
 
 /** A tool-call card; a failed MCP call that needs the person's sign-in offers to connect under it. */
@@ -48,18 +49,18 @@ export function ToolCard({ call, runId }: { call: ToolCallView; runId?: string |
               </span>
             )}
             <span class={`badge badge-${call.status}`} data-testid="tool-status">
-              {STATUS_LABEL[call.status]}
+              {STATUS_LABEL[call.status]()}
             </span>
           </span>
         </summary>
         <div class="tool-body">
-          <h4>Arguments</h4>
+          <h4>{t("tools.arguments")}</h4>
           <pre class="tool-pre" data-testid="tool-args">
             {args}
           </pre>
-          <h4>Result</h4>
+          <h4>{t("tools.result")}</h4>
           {call.output === undefined ? (
-            <p class="muted">Waiting for the tool…</p>
+            <p class="muted">{t("tools.waiting")}</p>
           ) : (
             <pre class="tool-pre" data-testid="tool-output">
               {call.output}

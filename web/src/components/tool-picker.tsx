@@ -4,17 +4,18 @@
  * can be unticked.
  */
 import { useState } from "preact/hooks";
+import { t } from "../i18n/index.js";
 import { toggleName } from "../state/agent-form.js";
 import type { CatalogueEntry, ToolSource } from "../types.js";
 
-const SOURCES: Array<[ToolSource, string]> = [
-  ["builtin", "Built-in"],
-  ["memory", "Memory"],
-  ["knowledge", "Knowledge"],
-  ["mcp", "MCP servers"],
-  ["http", "HTTP tools"],
-  ["plugin", "Plugins"],
-  ["team", "Team"],
+const SOURCES: Array<[ToolSource, () => string]> = [
+  ["builtin", () => t("tools.source.builtin")],
+  ["memory", () => t("tools.source.memory")],
+  ["knowledge", () => t("tools.source.knowledge")],
+  ["mcp", () => t("tools.source.mcp")],
+  ["http", () => t("tools.source.http")],
+  ["plugin", () => t("tools.source.plugin")],
+  ["team", () => t("tools.source.team")],
 ];
 
 export interface ToolPickerProps {
@@ -89,7 +90,7 @@ export function ToolPicker({ catalogue, picked, onChange, testId, grantOnlyNote 
   const toggle = (name: string) => (on: boolean) => onChange(toggleName(picked, name, on));
   const groups = SOURCES.map(([source, label]) => ({
     source,
-    label,
+    label: label(),
     tools: catalogue.filter((t) => t.source === source && matches(t, filter)),
   })).filter((g) => g.tools.length > 0);
   return (
@@ -99,23 +100,23 @@ export function ToolPicker({ catalogue, picked, onChange, testId, grantOnlyNote 
           <input
             type="search"
             value={filter}
-            placeholder="Filter tools"
-            aria-label="Filter tools"
+            placeholder={t("tools.filter")}
+            aria-label={t("tools.filter")}
             onInput={(e) => setFilter(e.currentTarget.value)}
             data-testid={`${testId}-filter`}
           />
-          <span class="muted">{picked.length} picked</span>
+          <span class="muted">{t("tools.picked", { count: picked.length })}</span>
         </div>
       )}
       {picked.length > 0 && (
-        <ul class="tool-chips" aria-label="Picked tools" data-testid={`${testId}-picked`}>
+        <ul class="tool-chips" aria-label={t("tools.pickedLabel")} data-testid={`${testId}-picked`}>
           {picked.map((name) => (
             <li key={name} class="tool-chip">
               <code>{name}</code>
               <button
                 type="button"
                 class="icon-btn"
-                aria-label={`Remove ${name}`}
+                aria-label={t("tools.remove", { name })}
                 onClick={() => onChange(toggleName(picked, name, false))}
               >
                 ×
@@ -145,16 +146,16 @@ export function ToolPicker({ catalogue, picked, onChange, testId, grantOnlyNote 
           </ul>
         </fieldset>
       ))}
-      {groups.length === 0 && <p class="muted">No tool matches “{filter}”.</p>}
+      {groups.length === 0 && <p class="muted">{t("tools.noMatch", { filter })}</p>}
       {unknown.length > 0 && (
         <fieldset class="tool-group" data-testid={`${testId}-group-unknown`}>
-          <legend>Not in the catalogue now</legend>
+          <legend>{t("tools.unknown")}</legend>
           <ul class="tool-options">
             {unknown.map((name) => (
               <Option
                 key={name}
                 name={name}
-                description="Not offered right now (an MCP server that is not connected, or a removed tool)."
+                description={t("tools.unknownHelp")}
                 grantOnly={false}
                 checked
                 onToggle={toggle(name)}

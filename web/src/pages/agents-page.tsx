@@ -4,6 +4,7 @@ import { AgentForm } from "../components/agent-form.js";
 import { formatUsd } from "../components/answer-usage.js";
 import { Link } from "../components/link.js";
 import { useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { AgentWithSoul, SessionUser, SpendReport } from "../types.js";
 
 /** Each agent's cost over the last 30 days, from the spend report (everyone's for admins, else one's own). */
@@ -35,19 +36,19 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
     <section class={`page split${selected ? " has-detail" : ""}`} data-testid="agents-page">
       <div class="split-list">
         <header class="page-head">
-          <h2>Agents</h2>
+          <h2>{t("agents.title")}</h2>
           {canManage && (
             <Link to={{ name: "agent_new" }} class="btn btn-primary btn-small" testId="agent-new">
-              + New agent
+              {t("agents.new")}
             </Link>
           )}
           {me.role !== "guest" && (
             <Link to={{ name: "templates" }} class="btn btn-small" testId="agents-templates">
-              🧩 Templates
+              {t("agents.templates")}
             </Link>
           )}
         </header>
-        {!loaded && <p class="muted">Loading…</p>}
+        {!loaded && <p class="muted">{t("common.loading")}</p>}
         <ul class="agent-list" data-testid="agent-list">
           {agents.map((a) => (
             <li key={a.id}>
@@ -62,11 +63,11 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
                 <span class="agent-link-text">
                   <strong>{a.name}</strong> <code>@{a.id}</code>
                   <span class="muted agent-model">
-                    {a.model ?? "default model"}
+                    {a.model ?? t("agents.defaultModel")}
                     {spend.has(a.id) && (
-                      <span data-testid="agent-spend" title="cost over the last 30 days">
+                      <span data-testid="agent-spend" title={t("agents.spendTitle")}>
                         {" "}
-                        · {formatUsd(spend.get(a.id))} / 30 days
+                        · {t("agents.spend30", { cost: formatUsd(spend.get(a.id)) })}
                       </span>
                     )}
                   </span>
@@ -74,10 +75,10 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
                 {a.soulStatus && a.soulStatus !== "ok" && (
                   <span
                     class="badge badge-warning"
-                    title={`SOUL.md is ${a.soulStatus}`}
+                    title={t("agents.soulStatusTitle", { status: a.soulStatus })}
                     data-testid="agent-soul-warning"
                   >
-                    ⚠ persona {a.soulStatus}
+                    ⚠ {t("agents.soulStatus", { status: a.soulStatus })}
                   </span>
                 )}
               </Link>
@@ -88,7 +89,7 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
       <div class="split-detail">
         {selected && (
           <Link to={{ name: "agents" }} class="back-link" testId="agents-back">
-            ← Agents
+            {t("agents.back")}
           </Link>
         )}
         {selected === "new" ? (
@@ -96,9 +97,9 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
         ) : agent ? (
           <AgentForm agent={agent} canManage={canManage} />
         ) : selected ? (
-          <p class="muted">{loaded ? `No agent @${selected}.` : "Loading…"}</p>
+          <p class="muted">{loaded ? t("agents.notFound", { id: selected }) : t("common.loading")}</p>
         ) : (
-          <p class="muted placeholder">Pick an agent to edit it{canManage ? ", or create a new one" : ""}.</p>
+          <p class="muted placeholder">{canManage ? t("agents.pickOrCreate") : t("agents.pick")}</p>
         )}
       </div>
     </section>

@@ -6,6 +6,7 @@ import { describeTiming, type Schedule, type ScheduleRun, scheduleApi } from "..
 import { ScheduleCreateForm } from "../components/schedule-form.js";
 import { formatTime, oneLine } from "../format.js";
 import { useAction, useReportError, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { SessionUser } from "../types.js";
 
 // Runs end on their own; the page looks again this often while it is open.
@@ -34,8 +35,8 @@ function RunList({ schedule }: { schedule: Schedule }) {
     };
   }, [api, schedule.id, schedule.lastRunAt]);
 
-  if (runs === undefined) return <p class="muted">Loading runs…</p>;
-  if (runs.length === 0) return <p class="muted">No runs yet.</p>;
+  if (runs === undefined) return <p class="muted">{t("schedules.loadingRuns")}</p>;
+  if (runs.length === 0) return <p class="muted">{t("schedules.noRuns")}</p>;
   return (
     <ul class="session-list" data-testid="schedule-runs">
       {runs.map((run) => (
@@ -80,7 +81,9 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
     async (s: Schedule) => {
       await client.update(s.id, { enabled: !s.enabled });
       await reload();
-      return `Schedule "${s.name}" turned ${s.enabled ? "off" : "on"}.`;
+      return s.enabled
+        ? t("schedules.turnedOff", { name: s.name })
+        : t("schedules.turnedOn", { name: s.name });
     },
     (text) => text,
   );
@@ -94,15 +97,15 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
     async (s: Schedule) => {
       if (
         !(await askConfirm({
-          title: `Delete the schedule "${s.name}"?`,
-          message: "Its run history is deleted too.",
+          title: t("schedules.deleteTitle", { name: s.name }),
+          message: t("schedules.deleteMessage"),
         }))
       )
         return;
       await client.remove(s.id);
       if (selected === s.id) setSelected(undefined);
       await reload();
-      return `Schedule "${s.name}" deleted.`;
+      return t("schedules.deleted", { name: s.name });
     },
     (text) => text,
   );
@@ -113,24 +116,24 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
   return (
     <section class="page" data-testid="schedules-page">
       <header class="page-head">
-        <h2>Schedules</h2>
-        <span class="muted">Agents that answer on their own, at set times.</span>
+        <h2>{t("schedules.title")}</h2>
+        <span class="muted">{t("schedules.intro")}</span>
       </header>
       <div class="page-body">
         {schedules === undefined ? (
-          <p class="muted">Loading…</p>
+          <p class="muted">{t("common.loading")}</p>
         ) : schedules.length === 0 ? (
           <p class="muted" data-testid="schedules-empty">
-            No schedules yet.
+            {t("schedules.empty")}
           </p>
         ) : (
           <table class="table" data-testid="schedule-list">
             <thead>
               <tr>
-                <th>Name</th>
-                <th>When</th>
-                <th>What</th>
-                <th>Next run</th>
+                <th>{t("schedules.name")}</th>
+                <th>{t("schedules.when")}</th>
+                <th>{t("schedules.what")}</th>
+                <th>{t("schedules.next")}</th>
                 <th>On</th>
                 <th />
               </tr>
@@ -143,13 +146,13 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
                       type="button"
                       class="btn btn-small"
                       aria-pressed={selected === s.id}
-                      title="Show recent runs"
+                      title={t("schedules.showRuns")}
                       onClick={() => setSelected(selected === s.id ? undefined : s.id)}
                       data-testid="schedule-show-runs"
                     >
                       {s.name}
                     </button>
-                    {s.running && <span class="badge badge-running">running</span>}
+                    {s.running && <span class="badge badge-running">{t("tools.status.running")}</span>}
                   </td>
                   <td data-label="When">{describeTiming(s.timing)}</td>
                   <td data-label="What">
@@ -164,7 +167,7 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
                     <input
                       type="checkbox"
                       checked={s.enabled}
-                      aria-label={s.enabled ? "Turn off" : "Turn on"}
+                      aria-label={s.enabled ? t("schedules.turnOff") : t("schedules.turnOn")}
                       onChange={() => void toggle(s)}
                       data-testid="schedule-enabled"
                     />
@@ -177,7 +180,7 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
                       onClick={() => void runNow(s)}
                       data-testid="schedule-run-now"
                     >
-                      Run now
+                      {t("schedules.runNow")}
                     </button>{" "}
                     <button
                       type="button"
@@ -185,7 +188,7 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
                       onClick={() => void remove(s)}
                       data-testid="schedule-delete"
                     >
-                      Delete
+                      {t("common.delete")}
                     </button>
                   </td>
                 </tr>
