@@ -180,4 +180,26 @@ export const en = {
   "templates.intro":
     "Ready teams of agents that work together in a group: one click creates the agents with their personas, the group and its collaboration chain. Export any agent (Agents page) or group (its settings) to a file and import it on another Dimsum.",
   "templates.askAdmin": "Only owners and admins can create agents, so ask one to create a team for you.",
+  // http34: Settings → HTTP tools
+  "settings.tab.httpTools": "HTTP tools",
+  "httpTools.intro":
+    "REST endpoints described in JSON that every agent may call, from its next run (no restart). Header values such as API keys are sealed and never shown again.",
+  "httpTools.loading": "Loading…",
+  "httpTools.empty": "No HTTP tools yet. Add one below, or in tools/http in the Dimsum home folder.",
+  "httpTools.keySaved": "key saved",
+  "httpTools.off": "off",
+  "httpTools.edit": "Edit",
+  "httpTools.turnOff": "Turn off",
+  "httpTools.turnOn": "Turn on",
+  "httpTools.remove": "Remove",
+  "httpTools.fromFile": "from a file (read-only)",
+  "httpTools.editing": "Edit {name}",
+  "httpTools.add": "Add an HTTP tool",
+  "httpTools.formatHint": 'The format of tools/http/*.json. A header value left as "" keeps the saved one.',
+  "httpTools.definition": "Definition (JSON)",
+  "httpTools.save": "Save",
+  "httpTools.cancel": "Cancel",
+  "httpTools.saved": "Saved: agents can call it from their next run.",
+  "httpTools.removed": 'Removed the HTTP tool "{name}".',
+  "httpTools.badJson": "The definition is not valid JSON ({error}): fix it and save again.",
 };

@@ -176,4 +176,26 @@ export const zhCN: Translation = {
   "templates.intro":
     "现成的智能体团队，在群组中协同工作：一键创建带人设的智能体、群组及其协作链。任何智能体（智能体页面）或群组（群组设置）都可以导出成文件，在另一台 Dimsum 上导入。",
   "templates.askAdmin": "只有所有者和管理员可以创建智能体，请让他们为你创建团队。",
+  // http34: Settings → HTTP tools
+  "settings.tab.httpTools": "HTTP 工具",
+  "httpTools.intro":
+    "用 JSON 描述的 REST 接口，所有智能体从下一次运行起即可调用（无需重启）。API 密钥等请求头的值会加密保存，之后不再显示。",
+  "httpTools.loading": "加载中…",
+  "httpTools.empty": "还没有 HTTP 工具。可在下方添加，或放在 Dimsum 主目录的 tools/http 中。",
+  "httpTools.keySaved": "密钥已保存",
+  "httpTools.off": "已停用",
+  "httpTools.edit": "编辑",
+  "httpTools.turnOff": "停用",
+  "httpTools.turnOn": "启用",
+  "httpTools.remove": "删除",
+  "httpTools.fromFile": "来自文件（只读）",
+  "httpTools.editing": "编辑 {name}",
+  "httpTools.add": "添加 HTTP 工具",
+  "httpTools.formatHint": '格式与 tools/http/*.json 相同。请求头的值留空（""）则保留已保存的值。',
+  "httpTools.definition": "定义（JSON）",
+  "httpTools.save": "保存",
+  "httpTools.cancel": "取消",
+  "httpTools.saved": "已保存：智能体从下一次运行起即可调用。",
+  "httpTools.removed": "已删除 HTTP 工具“{name}”。",
+  "httpTools.badJson": "定义不是有效的 JSON（{error}）：请修正后再保存。",
 };
