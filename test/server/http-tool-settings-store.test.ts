@@ -84,7 +84,9 @@ async function exercise(repo: HttpToolSettingsRepository, raw: () => Promise<str
 describe("HTTP tool settings", () => {
   it("on SQLite", async () => {
     const db = openDatabase(join(home, "dimsum.db"));
-    cleanups.push(() => db.close());
+    cleanups.push(() => {
+      db.close();
+    });
     await exercise(new HttpToolSettings(db, box), async () => {
       const row = db.prepare("SELECT value_json FROM server_settings WHERE key = 'httpTools'").get() as {
         value_json: string;
