@@ -22,6 +22,7 @@ import { createTeam, type TeamDeps } from "../team/team.js";
 import type { Team } from "../team/types.js";
 import { type UserRepository, UserStore } from "./auth/user-store.js";
 import type { ServerLog } from "./context.js";
+import { type HttpTools, loadHttpToolSettings } from "./http-tools.js";
 import { personalMcpCredentials } from "./mcp-credentials.js";
 import { loadRemoteAgents, type RemoteAgents } from "./remote-agents.js";
 import type { McpCredentialRepository } from "./settings/mcp-credential-store.js";
@@ -54,6 +55,8 @@ export interface TeamContext {
   shell?: ShellOffer;
   /** The remote A2A agents (shared with `/api/remote-agents`); default: a2a.json's and Settings'. */
   remoteAgents?: RemoteAgents;
+  /** The HTTP tools saved in Settings (shared with `/api/http-tools`); default: the settings store's. */
+  httpTools?: HttpTools;
 }
 
 /**
@@ -76,6 +79,8 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       }
     : { db: db as Database };
   const extensions = await loadExtensions(config, context.cwd ?? process.cwd());
+  const httpTools = context.httpTools ?? loadHttpToolSettings(settings.httpTools, config);
+  httpTools.setFileTools(extensions.http);
   const shell = context.shell ?? (await resolveShellOffer(config.tools.shell));
   const memory =
     context.memory ??
@@ -109,6 +114,8 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       context.remoteAgents ??
         loadRemoteAgents(config, context.cwd ?? process.cwd(), log, settings.remoteAgents),
     ),
+    // Read at the start of each run, so a tool added in Settings is offered from the next one.
+    httpTools: () => httpTools.forRuns(),
     // One cooldown store for every run of this instance, or of all instances with Redis.
     fallback: fallbackSettings(config.modelFallback, context.cluster?.cooldowns),
     userName: async (id) => (await users.get(id))?.username ?? id,

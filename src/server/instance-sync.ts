@@ -3,7 +3,7 @@
  * (`dimsum:server`, Redis): MCP servers added or removed in Settings (each instance runs its own
  * processes and connections), a member's MCP sign-out (their connection closes everywhere), connectors
  * changed, started, stopped or deleted, remote A2A agents changed in Settings (each instance keeps
- * the list its runs read), and the browser's OAuth callback of an MCP sign-in, which a load balancer
+ * the list its runs read; HTTP tools likewise), and the browser's OAuth callback of an MCP sign-in, which a load balancer
  * may send to another instance than the one waiting for it.
  */
 import { randomUUID } from "node:crypto";
@@ -11,6 +11,7 @@ import type { ConnectorManager } from "../connectors/connector-manager.js";
 import { DimsumError, type ErrorCode, toDimsumError } from "../errors.js";
 import type { McpControl, McpServerPool, McpServerView } from "../mcp/server-pool.js";
 import type { MessageRelay } from "../store/redis/redis-relay.js";
+import type { HttpTools } from "./http-tools.js";
 import type { McpSignIns } from "./mcp-signin.js";
 import type { RemoteAgents } from "./remote-agents.js";
 import type { McpServerSettingsRepository } from "./settings/mcp-server-settings.js";
@@ -22,6 +23,7 @@ export type ServerRelayMessage =
   | { type: "mcp_signout"; person: string; server: string }
   | { type: "connector"; id: string }
   | { type: "remote_agents" }
+  | { type: "http_tools" }
   | { type: "signin_callback"; id: string; state: string; code?: string; error?: string; iss?: string }
   | { type: "signin_held"; id: string }
   | { type: "signin_done"; id: string; view?: McpServerView; error?: RelayError };
@@ -36,6 +38,8 @@ export interface InstanceSyncDeps {
   connectors?: () => ConnectorManager | undefined;
   /** The remote A2A agents' list this instance's runs read. */
   remoteAgents?: RemoteAgents;
+  /** The HTTP tools saved in Settings this instance's runs read. */
+  httpTools?: HttpTools;
   onError: (err: unknown) => void;
 }
 
@@ -82,6 +86,9 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
         return;
       case "remote_agents":
         deps.remoteAgents?.invalidate();
+        return;
+      case "http_tools":
+        deps.httpTools?.invalidate();
         return;
       case "connector": {
         const connectors = deps.connectors?.();
@@ -160,6 +167,8 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
   if (mcp) mcp.signIns.forward = forward;
   const remoteAgents = deps.remoteAgents;
   if (remoteAgents) remoteAgents.onChanged = () => relay.publish({ type: "remote_agents" });
+  const httpTools = deps.httpTools;
+  if (httpTools) httpTools.onChanged = () => relay.publish({ type: "http_tools" });
 
   return {
     mcp: mcp ? toldMcp(mcp.pool, relay) : undefined,
@@ -168,6 +177,7 @@ export function joinInstanceSync(deps: InstanceSyncDeps): InstanceSync {
       unsubscribe();
       if (mcp) mcp.signIns.forward = undefined;
       if (remoteAgents) remoteAgents.onChanged = undefined;
+      if (httpTools) httpTools.onChanged = undefined;
       for (const waiter of callbacks.values())
         waiter.fail(new DimsumError("aborted", "The server is stopping."));
       callbacks.clear();

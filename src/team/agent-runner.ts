@@ -15,6 +15,7 @@ import { type AttachedFile, userContent } from "../attachments/to-parts.js";
 import { DimsumError, notFound, toDimsumError } from "../errors.js";
 import type { Message, Usage, UserMessage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
+import type { Tool } from "../tools/types.js";
 import { runAgentTurn, type TurnRuntime } from "./agent-turn.js";
 import { type CallScope, createCallAgentTool } from "./call-agent-tool.js";
 import type { EventBus } from "./event-bus.js";
@@ -65,6 +66,8 @@ export interface AgentRunnerDeps {
    * run, its call shown as a nested run.
    */
   remoteAgents?: () => Promise<readonly RemoteAgentConfig[]>;
+  /** Tools read at the start of each run and offered to it (HTTP tools saved in Settings). */
+  httpTools?: () => Promise<readonly Tool[]>;
   /** Told when a chat answer was posted (first run or resumed), e.g. to start the agents it hands over to. */
   onAnswered?: (done: AnsweredRun) => Promise<void>;
 }
@@ -905,7 +908,8 @@ export class AgentRunner {
       asking,
     );
     const remotes = (await this.#deps.remoteAgents?.()) ?? [];
-    if (remotes.length === 0) return [callAgent];
+    const http = (await this.#deps.httpTools?.()) ?? [];
+    if (remotes.length === 0) return [callAgent, ...http];
     const scope: CallScope = {
       channelId,
       triggerMessageId,
@@ -919,6 +923,7 @@ export class AgentRunner {
     return [
       callAgent,
       ...remoteAgentTools(remotes, (remote, task, signal) => this.runRemote(remote, scope, task, signal)),
+      ...http,
     ];
   }
 

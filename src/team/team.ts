@@ -128,6 +128,8 @@ export interface TeamDeps {
    * read at the start of each run (the server's: a2a.json and those added in Settings).
    */
   remoteAgents?: readonly RemoteAgentConfig[] | (() => Promise<readonly RemoteAgentConfig[]>);
+  /** Tools every agent is offered besides its catalogue, read at the start of each run (the server's HTTP tools saved in Settings). */
+  httpTools?: () => Promise<readonly Tool[]>;
 }
 
 export interface GrantableTools {
@@ -312,6 +314,7 @@ export function createTeam(deps: TeamDeps): Team {
     workspaceFor,
     nameOf,
     ...(deps.remoteAgents ? { remoteAgents: remoteAgentsGetter(deps.remoteAgents) } : {}),
+    ...(deps.httpTools ? { httpTools: deps.httpTools } : {}),
     onAnswered: (done): Promise<void> => handoffs.answered(done).catch(onError),
   });
   const handoffs: Handoffs = new Handoffs({

@@ -11,6 +11,7 @@ import { type McpControl, McpServerPool } from "../../src/mcp/server-pool.js";
 import type { MemoryStore } from "../../src/memory/types.js";
 import { createServer, type DimsumServer } from "../../src/server/app.js";
 import { buildMemory, buildTeam } from "../../src/server/compose.js";
+import { loadHttpToolSettings } from "../../src/server/http-tools.js";
 import { loadRemoteAgents } from "../../src/server/remote-agents.js";
 import { mountTeamRoutes, type TeamRoutesOptions } from "../../src/server/routes/team.js";
 import type { RateLimitConfig } from "../../src/server/security/rate-limit.js";
@@ -84,13 +85,14 @@ export async function startTeamServer(options: TeamServerOptions = {}): Promise<
   const pool = mcp instanceof McpServerPool ? mcp : undefined;
   // a2a.json of the home and those added in Settings, as `dimsum serve` has them.
   const remoteAgents = loadRemoteAgents(config, home, log, settings.remoteAgents);
+  const httpTools = loadHttpToolSettings(settings.httpTools, config);
   const inner = await buildTeam(
-    { db, config, settings, log, remoteAgents, ...(pool ? { mcp: pool } : {}) },
+    { db, config, settings, log, remoteAgents, httpTools, ...(pool ? { mcp: pool } : {}) },
     { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );
   const team = options.wrap ? options.wrap(inner) : inner;
   const memory = options.memory === false ? undefined : buildMemory(db, log);
-  const routes: TeamRoutesOptions = { team, remoteAgents };
+  const routes: TeamRoutesOptions = { team, remoteAgents, httpTools };
   if (memory) routes.memory = memory;
   if (mcp) routes.mcp = mcp;
   const server = createServer({

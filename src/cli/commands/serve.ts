@@ -19,6 +19,7 @@ import { AuthEvents } from "../../server/auth/auth-events.js";
 import { relayAuthEvents } from "../../server/auth/auth-relay.js";
 import { buildMcp, buildTeam, knowledgeOf } from "../../server/compose.js";
 import type { ServerLog } from "../../server/context.js";
+import { loadHttpToolSettings } from "../../server/http-tools.js";
 import { type InstanceSync, joinInstanceSync } from "../../server/instance-sync.js";
 import { McpSignIns } from "../../server/mcp-signin.js";
 import { loadRemoteAgents } from "../../server/remote-agents.js";
@@ -142,12 +143,14 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     void mcp?.startAll();
     const mcpSignIns = new McpSignIns();
     const remoteAgents = loadRemoteAgents(config, io.cwd, log, settings.remoteAgents);
+    const httpTools = loadHttpToolSettings(settings.httpTools, config);
     // Several instances: what one changes in memory-held state (MCP servers, sign-ins, connectors,
     // the remote agents' list) the others hear.
     if (cluster) {
       sync = joinInstanceSync({
         relay: cluster.server,
         remoteAgents,
+        httpTools,
         ...(mcp ? { mcp: { pool: mcp, saved: settings.mcp, signIns: mcpSignIns } } : {}),
         connectors: () => connectors,
         onError: (err) => log.error("applying another instance's change failed", err),
@@ -161,6 +164,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       {
         storage,
         remoteAgents,
+        httpTools,
         ...(cluster ? { cluster } : {}),
         users,
         config,
@@ -200,7 +204,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         ? { kind: "sqlite", db: storage.sqlite }
         : { kind: "postgres", url: config.server.databaseUrl ?? "" },
     );
-    const routeOptions: TeamRoutesOptions = { team, memory, mcpSignIns, a2aTasks, remoteAgents };
+    const routeOptions: TeamRoutesOptions = { team, memory, mcpSignIns, a2aTasks, remoteAgents, httpTools };
     const mcpControl = sync?.mcp ?? mcp;
     if (mcpControl) routeOptions.mcp = mcpControl;
     scheduling = createScheduling({

@@ -11,12 +11,14 @@ import type { MemoryStore } from "../../memory/types.js";
 import type { TemplateSchedules } from "../../team/templates/index.js";
 import type { Team } from "../../team/types.js";
 import type { AppEnv, DimsumApp } from "../context.js";
+import type { HttpTools } from "../http-tools.js";
 import type { McpSignIns } from "../mcp-signin.js";
 import type { RemoteAgents } from "../remote-agents.js";
 import { mountA2aRoutes } from "./a2a.js";
 import { agentRoutes } from "./agents.js";
 import { channelRoutes } from "./channels.js";
 import { flowRoutes } from "./flows.js";
+import { httpToolRoutes } from "./http-tools.js";
 import { mcpRoutes } from "./mcp.js";
 import { mcpAppRoutes } from "./mcp-apps.js";
 import { meetingRoutes } from "./meetings.js";
@@ -44,6 +46,8 @@ export interface TeamRoutesOptions {
   a2aTasks?: TaskStore;
   /** The remote A2A agents the team calls (a2a.json's and Settings'); without it `/api/remote-agents` answers 501. */
   remoteAgents?: RemoteAgents;
+  /** The HTTP tools (files' and Settings'); without it `/api/http-tools` answers 501. */
+  httpTools?: HttpTools;
 }
 
 /** Builds the mount function for `ServerDeps.routes`. */
@@ -65,6 +69,7 @@ export function mountTeamRoutes(options: TeamRoutesOptions): (app: DimsumApp) =>
     api.route("/memory", memoryRoutes(options.memory));
     api.route("/mcp", mcpRoutes(options.mcp, options.mcpSignIns));
     api.route("/remote-agents", remoteAgentRoutes(options.remoteAgents));
+    api.route("/http-tools", httpToolRoutes(options.httpTools));
     api.route("/", templateRoutes(options.schedules ? { team, schedules: options.schedules } : { team }));
     app.route("/api", api);
     app.route("/v1", openAiRoutes(team));

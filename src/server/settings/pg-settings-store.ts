@@ -10,6 +10,18 @@ import { canonicalProviderName } from "../../config/providers.js";
 import type { McpServerConfig } from "../../mcp/config.js";
 import type { EnvMap } from "../../shared/env-map.js";
 import type { PgDatabase, PgQueryable } from "../../store/postgres/pg-database.js";
+import {
+  HTTP_TOOLS_KEY,
+  type HttpToolDefinitionInput,
+  type HttpToolSettingsRepository,
+  httpToolConfigOf,
+  patchedHttpTools,
+  type SavedHttpToolConfig,
+  type SavedHttpToolView,
+  type StoredHttpTool,
+  savedHttpToolView,
+  storedHttpToolOf,
+} from "./http-tool-settings.js";
 import { credentialKey, type McpCredentialRepository } from "./mcp-credential-store.js";
 import {
   MCP_SERVERS_KEY,
@@ -186,10 +198,71 @@ export class PgRemoteAgentSettings implements RemoteAgentSettingsRepository {
   }
 }
 
+/** The HTTP tools saved from the UI, on PostgreSQL. */
+export class PgHttpToolSettings implements HttpToolSettingsRepository {
+  constructor(
+    private readonly db: PgDatabase,
+    private readonly box: SecretBox,
+  ) {}
+
+  async #stored(q: PgQueryable): Promise<StoredHttpTool[]> {
+    const row = await q.one<{ value_json: string }>("SELECT value_json FROM server_settings WHERE key = $1", [
+      HTTP_TOOLS_KEY,
+    ]);
+    return row ? (JSON.parse(row.value_json) as StoredHttpTool[]) : [];
+  }
+
+  async list(): Promise<SavedHttpToolView[]> {
+    return (await this.#stored(this.db)).map(savedHttpToolView);
+  }
+
+  async configs(): Promise<SavedHttpToolConfig[]> {
+    return (await this.#stored(this.db)).filter((t) => t.enabled).map((t) => httpToolConfigOf(t, this.box));
+  }
+
+  async add(definition: HttpToolDefinitionInput, enabled: boolean): Promise<boolean> {
+    const stored = storedHttpToolOf(definition, enabled, this.box);
+    return this.db.transaction(async (tx) => {
+      await lockSettings(tx);
+      const tools = await this.#stored(tx);
+      if (tools.some((t) => t.definition.name === definition.name)) return false;
+      await tx.run(UPSERT_SETTING, [HTTP_TOOLS_KEY, JSON.stringify([...tools, stored]), Date.now()]);
+      return true;
+    });
+  }
+
+  async update(
+    name: string,
+    definition: HttpToolDefinitionInput | undefined,
+    enabled?: boolean,
+  ): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await lockSettings(tx);
+      const next = patchedHttpTools(await this.#stored(tx), name, definition, enabled, this.box);
+      if (next) await tx.run(UPSERT_SETTING, [HTTP_TOOLS_KEY, JSON.stringify(next), Date.now()]);
+      return next !== undefined;
+    });
+  }
+
+  async remove(name: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await lockSettings(tx);
+      const tools = await this.#stored(tx);
+      const found = tools.some((t) => t.definition.name === name);
+      if (found) {
+        const rest = tools.filter((t) => t.definition.name !== name);
+        await tx.run(UPSERT_SETTING, [HTTP_TOOLS_KEY, JSON.stringify(rest), Date.now()]);
+      }
+      return found;
+    });
+  }
+}
+
 /** The settings repository on PostgreSQL. */
 export class PgSettingsStore implements SettingsRepository {
   readonly mcp: PgMcpServerSettings;
   readonly remoteAgents: PgRemoteAgentSettings;
+  readonly httpTools: PgHttpToolSettings;
 
   constructor(
     private readonly db: PgDatabase,
@@ -197,6 +270,7 @@ export class PgSettingsStore implements SettingsRepository {
   ) {
     this.mcp = new PgMcpServerSettings(db, box);
     this.remoteAgents = new PgRemoteAgentSettings(db, box);
+    this.httpTools = new PgHttpToolSettings(db, box);
   }
 
   async getDefaultModel(): Promise<string | undefined> {

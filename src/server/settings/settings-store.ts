@@ -12,6 +12,7 @@ import type { EnvMap } from "../../shared/env-map.js";
 import type { Database } from "../../store/database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
 import { webSearchConfigFromEnv } from "../../tools/web-search/config.js";
+import { HttpToolSettings, type HttpToolSettingsRepository } from "./http-tool-settings.js";
 import { McpServerSettings, type McpServerSettingsRepository } from "./mcp-server-settings.js";
 import { RemoteAgentSettings, type RemoteAgentSettingsRepository } from "./remote-agent-settings.js";
 import type { SecretBox } from "./secret-box.js";
@@ -81,6 +82,8 @@ export interface SettingsRepository {
   readonly mcp: McpServerSettingsRepository;
   /** Remote A2A agents added in the UI. */
   readonly remoteAgents: RemoteAgentSettingsRepository;
+  /** HTTP tools added in the UI. */
+  readonly httpTools: HttpToolSettingsRepository;
   /** The stored default model, if one was set in the UI. */
   getDefaultModel(): Promise<string | undefined>;
   /** What the settings page shows: never a key, only whether there is one and a preview. */
@@ -208,6 +211,7 @@ export function configWithSettings(
 export class SettingsStore implements SettingsRepository {
   readonly mcp: McpServerSettings;
   readonly remoteAgents: RemoteAgentSettings;
+  readonly httpTools: HttpToolSettings;
 
   constructor(
     private readonly db: Database,
@@ -215,6 +219,7 @@ export class SettingsStore implements SettingsRepository {
   ) {
     this.mcp = new McpServerSettings(db, box);
     this.remoteAgents = new RemoteAgentSettings(db, box);
+    this.httpTools = new HttpToolSettings(db, box);
   }
 
   #rows(): ProviderRow[] {

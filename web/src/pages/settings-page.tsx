@@ -4,6 +4,7 @@
  */
 import { Link } from "../components/link.js";
 import { AccountSection } from "../components/settings/account-section.js";
+import { HttpToolsSection } from "../components/settings/http-tools-section.js";
 import { McpSection } from "../components/settings/mcp-section.js";
 import { NotificationsSection } from "../components/settings/notifications-section.js";
 import { ProvidersSection } from "../components/settings/providers-section.js";
@@ -22,6 +23,7 @@ const TABS: ReadonlyArray<{ id: SettingsSection; label: MessageKey; adminOnly: b
   { id: "tokens", label: "settings.tab.tokens", adminOnly: false },
   { id: "mcp", label: "settings.tab.mcp", adminOnly: false },
   { id: "remote-agents", label: "settings.tab.remoteAgents", adminOnly: true },
+  { id: "http-tools", label: "settings.tab.httpTools", adminOnly: true },
   { id: "shell", label: "settings.tab.shell", adminOnly: true },
   { id: "people", label: "settings.tab.people", adminOnly: true },
   { id: "account", label: "settings.tab.account", adminOnly: false },
@@ -39,6 +41,8 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
       return <McpSection isAdmin={me.role === "owner" || me.role === "admin"} />;
     case "remote-agents":
       return <RemoteAgentsSection />;
+    case "http-tools":
+      return <HttpToolsSection />;
     case "shell":
       return <ShellSection />;
     case "people":

@@ -6,6 +6,7 @@ export const SETTINGS_SECTIONS = [
   "tokens",
   "mcp",
   "remote-agents",
+  "http-tools",
   "shell",
   "people",
   "account",
