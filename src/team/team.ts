@@ -184,6 +184,11 @@ function resumable(run: TeamRun): boolean {
   return run.channelId !== "" && run.depth === 0 && run.flowId === undefined;
 }
 
+/** A meeting's turn: the meeting runner, not the restart, decides what becomes of it. */
+function isMeetingTurn(stored: StoredRun): boolean {
+  return stored.ref.userId.startsWith("meeting:");
+}
+
 function fail(message: string): never {
   throw new DimsumError("internal", message);
 }
@@ -275,7 +280,9 @@ export function createTeam(deps: TeamDeps): Team {
             // Its answer is kept in the chat with what it did and why it ended.
             onExpired: (stored: StoredRun) =>
               void interruptedFailure(stored, INSTANCE_LOST)
-                .then((failure) => runner.postInterrupted(stored, failure))
+                .then((failure) =>
+                  isMeetingTurn(stored) ? undefined : runner.postInterrupted(stored, failure),
+                )
                 .then(() => sessions.recoverInterruptedRuns(stored.ref))
                 .catch(onError),
             // A chat answer whose instance died goes on here from its last checkpoint.
@@ -413,7 +420,8 @@ export function createTeam(deps: TeamDeps): Team {
         const failure = await interruptedFailure(stored, INTERRUPTED);
         const run: TeamRun = { ...stored.run, status: "error", error: failure.message, endedAt: now() };
         await store.runs.update(run);
-        await runner.postInterrupted({ ...stored, run }, failure).catch(onError);
+        // A meeting's turn is spoken again by the meeting (meetingRunner.recover), not posted cut off.
+        if (!isMeetingTurn(stored)) await runner.postInterrupted({ ...stored, run }, failure).catch(onError);
         await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
       }
     }
@@ -438,7 +446,7 @@ export function createTeam(deps: TeamDeps): Team {
     const { run } = stored;
     if (!resumable(run) || run.status !== "running") return false;
     // A meeting's turn cut off by the restart is spoken again by the meeting (meeting-runner.ts).
-    if (stored.ref.userId.startsWith("meeting:")) return false;
+    if (isMeetingTurn(stored)) return false;
     const key = `run_resumes:${run.id}`;
     const resumes = Number((await store.meta.get(key)) ?? "0");
     if (resumes >= deps.config.runs.maxResumes) return false;

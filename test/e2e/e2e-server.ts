@@ -18,6 +18,7 @@ import { createServer, type ServerDeps } from "../../src/server/app.js";
 import { UserStore } from "../../src/server/auth/user-store.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
+import { loadHttpToolSettings } from "../../src/server/http-tools.js";
 import { loadRemoteAgents } from "../../src/server/remote-agents.js";
 import {
   connectorUsersFrom,
@@ -130,8 +131,9 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
   const pool = mcp instanceof McpServerPool ? mcp : undefined;
   // a2a.json of the home and those added in Settings, as `dimsum serve` has them.
   const remoteAgents = loadRemoteAgents(config, home, log, settings.remoteAgents);
+  const httpTools = loadHttpToolSettings(settings.httpTools, config);
   const team = await buildTeam(
-    { db, config, settings, log, remoteAgents, ...(pool ? { mcp: pool } : {}) },
+    { db, config, settings, log, remoteAgents, httpTools, ...(pool ? { mcp: pool } : {}) },
     { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );
   const connectors = options.connectors
@@ -176,6 +178,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       mountTeamRoutes({
         team,
         remoteAgents,
+        httpTools,
         memory: buildMemory(db, log),
         ...(mcp ? { mcp } : {}),
         ...(scheduling ? { schedules: scheduling.service } : {}),
