@@ -187,6 +187,11 @@ export class AnswerRouter {
     if (message.author.type !== "agent") return;
     // A failed or stopped answer is reported when its run ends (see #runEnded).
     if (endPartOf(message.parts)) return;
+    // An answer paused for approval (or updated with a decision) is not finished: its card asks below
+    // the text so far, and the answer goes out once, when it ends.
+    if (message.parts.some((p) => p.type === "tool" && (p.status === "waiting" || p.status === "running"))) {
+      return;
+    }
     const previewId = message.runId ? await this.#deps.previews.finish(message.runId) : undefined;
     const speaker = (await this.#isGroup(message.channelId))
       ? await this.#agentLabel(message.author.id)

@@ -136,11 +136,28 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("answers resumed by anoth
     );
   }
 
-  async function answerOf(url: string, owner: Session, channelId: string, runId: string) {
-    const messages = await json<ChannelMessage[]>(
-      call(url, `/api/channels/${channelId}/messages`, { session: owner }),
+  /**
+   * The run's one answer in the chat. An answer given up on a lost instance is posted just after its
+   * run is marked failed (the instance that took the lease over posts it), so it is waited for.
+   */
+  async function answerOf(
+    url: string,
+    owner: Session,
+    channelId: string,
+    runId: string,
+    final: (answer: ChannelMessage) => boolean = () => true,
+  ) {
+    const answers = await until(
+      async () => {
+        const messages = await json<ChannelMessage[]>(
+          call(url, `/api/channels/${channelId}/messages`, { session: owner }),
+        );
+        const found = messages.filter((m) => m.runId === runId);
+        return found.some(final) ? found : undefined;
+      },
+      30_000,
+      "the run's answer in the chat",
     );
-    const answers = messages.filter((m) => m.runId === runId);
     expect(answers).toHaveLength(1);
     return answers[0] as ChannelMessage;
   }
@@ -202,7 +219,13 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("answers resumed by anoth
     const run = await settled(holder.url, owner, runId);
     expect(run.status).toBe("error");
     expect(llm.requests).toHaveLength(3);
-    const answer = await answerOf(holder.url, owner, channelId, runId);
+    const answer = await answerOf(
+      holder.url,
+      owner,
+      channelId,
+      runId,
+      (m) => m.parts.at(-1)?.type === "error",
+    );
     expect(shapeOf(answer.parts)).toEqual([
       "text",
       expect.stringMatching(/^tool:call_1:/),

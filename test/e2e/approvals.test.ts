@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentRecord, ApprovalGrant, ChannelRecord } from "../../src/team/types.js";
 import type { RecordedRequest } from "../../src/testing/fake-llm-server.js";
 import { AgentScripts, agentOf, messagesOf } from "../team/harness.js";
-import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
+import { animationsSettled, flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -115,7 +115,7 @@ async function expectNoSidewaysScroll(target: Page): Promise<void> {
 
 async function resize(target: Page, size: { width: number; height: number }): Promise<void> {
   await target.setViewportSize(size);
-  await target.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+  await animationsSettled(target);
 }
 
 /** The pending card at both sizes, scrolled into view. */

@@ -13,7 +13,14 @@ import type { FakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { call, type Session, withUsers } from "../server/helpers.js";
 import { pdfDocument, pngImage } from "../support/attachment-files.js";
 import { AgentScripts } from "../team/harness.js";
-import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
+import {
+  animationsSettled,
+  flow,
+  type PageLog,
+  resetArtifacts,
+  screenshot,
+  sidewaysOverflow,
+} from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack } from "./stack.js";
 
@@ -49,7 +56,7 @@ async function api<T>(path: string, body?: unknown, status = body === undefined 
 /** Resizes the page and waits for the layout's transitions (the sidebar sliding away) to end. */
 async function resize(size: { width: number; height: number }): Promise<void> {
   await page.setViewportSize(size);
-  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+  await animationsSettled(page);
 }
 
 /** Dispatches `type` (a drag event or a paste) carrying a file built in the page from base64 bytes. */

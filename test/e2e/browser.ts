@@ -162,6 +162,22 @@ export function sidewaysOverflow(page: Page): Promise<number> {
   });
 }
 
+/**
+ * Waits for the page's finite animations (a layout's transitions after a resize, say) to end. Looping
+ * ones (a running answer's indicator) are left alone, and one cancelled meanwhile (its element
+ * re-rendered, so `finished` rejects with AbortError) counts as ended.
+ */
+export async function animationsSettled(page: Page): Promise<void> {
+  await page.evaluate(() =>
+    Promise.all(
+      document
+        .getAnimations()
+        .filter((a) => a.effect?.getComputedTiming().endTime !== Number.POSITIVE_INFINITY)
+        .map((a) => a.finished.catch(() => undefined)),
+    ),
+  );
+}
+
 /** Saves a full-page screenshot as `test-artifacts/e2e/<name>.png`. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(ARTIFACTS_DIR, `${name}.png`);

@@ -10,7 +10,7 @@ import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import type { ChannelMessage, FlowRecord } from "../../src/team/types.js";
 import { AgentScripts } from "../team/harness.js";
-import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
+import { animationsSettled, flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -75,7 +75,7 @@ async function expectNoSidewaysScroll(): Promise<void> {
 /** Resizes the page and waits for the layout's transitions (the sidebar sliding away) to end. */
 async function resize(size: { width: number; height: number }): Promise<void> {
   await page.setViewportSize(size);
-  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+  await animationsSettled(page);
 }
 
 async function shots(name: string): Promise<void> {

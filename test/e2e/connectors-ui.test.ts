@@ -7,7 +7,14 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { FakeFeishu } from "../../src/testing/fake-feishu.js";
-import { flow, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
+import {
+  animationsSettled,
+  flow,
+  type PageLog,
+  resetArtifacts,
+  screenshot,
+  sidewaysOverflow,
+} from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -20,7 +27,7 @@ const SIZES = [
 /** Resizes and waits for the layout's transitions (the sidebar drawer) to finish. */
 async function resize(page: Page, size: { width: number; height: number }): Promise<void> {
   await page.setViewportSize(size);
-  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+  await animationsSettled(page);
 }
 
 describe("Connectors page", () => {

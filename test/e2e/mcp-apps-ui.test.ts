@@ -16,7 +16,7 @@ import { loadMcpConfig } from "../../src/mcp/config.js";
 import { McpServerPool } from "../../src/mcp/server-pool.js";
 import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-types.js";
 import { BASIC_APP } from "../mcp/helpers.js";
-import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
+import { animationsSettled, flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -61,14 +61,7 @@ const serverTime = async (frame: Frame) => ((await frame.locator("#server-time")
 
 async function resize(size: { width: number; height: number }): Promise<void> {
   await page.setViewportSize(size);
-  await page.evaluate(() =>
-    Promise.all(
-      document
-        .getAnimations()
-        .filter((a) => a.effect?.getComputedTiming().endTime !== Number.POSITIVE_INFINITY)
-        .map((a) => a.finished),
-    ),
-  );
+  await animationsSettled(page);
 }
 
 /** Both sizes, `focus` (default: the app) scrolled into view; the phone layout must not scroll sideways. */

@@ -20,7 +20,7 @@ import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-types
 // @ts-expect-error: a plain .mjs fixture without type declarations
 import { startOAuthMcpServer } from "../mcp/fixtures/oauth-mcp-server.mjs";
 import { AgentScripts, lastToolResult } from "../team/harness.js";
-import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
+import { animationsSettled, flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -78,14 +78,7 @@ async function api(method: "GET" | "POST", path: string, data?: unknown): Promis
 
 async function resize(size: { width: number; height: number }): Promise<void> {
   await page.setViewportSize(size);
-  await page.evaluate(() =>
-    Promise.all(
-      document
-        .getAnimations()
-        .filter((a) => a.effect?.getComputedTiming().endTime !== Number.POSITIVE_INFINITY)
-        .map((a) => a.finished),
-    ),
-  );
+  await animationsSettled(page);
 }
 
 /** Both sizes, with `focus` (default: the chat's end) in view; the phone layout must not scroll sideways. */

@@ -17,7 +17,7 @@ import { McpServerPool } from "../../src/mcp/server-pool.js";
 import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-types.js";
 import { FIXTURES } from "../mcp/helpers.js";
 import { AgentScripts, lastUserText } from "../team/harness.js";
-import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
+import { animationsSettled, flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -57,14 +57,7 @@ async function api(method: "GET" | "POST", path: string, data?: unknown): Promis
 async function resize(size: { width: number; height: number }): Promise<void> {
   await page.setViewportSize(size);
   // The running run's indicator loops forever; wait only for the layout's transitions.
-  await page.evaluate(() =>
-    Promise.all(
-      document
-        .getAnimations()
-        .filter((a) => a.effect?.getComputedTiming().endTime !== Number.POSITIVE_INFINITY)
-        .map((a) => a.finished),
-    ),
-  );
+  await animationsSettled(page);
 }
 
 /** Both sizes; the phone layout must not scroll sideways. */

@@ -7,7 +7,7 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-server.js";
-import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
+import { animationsSettled, flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -55,14 +55,7 @@ const until = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 20_000
 
 /** Waits for the page's finite animations (a streaming cursor blinks for ever; a removed one aborts). */
 async function settle(): Promise<void> {
-  await page.evaluate(() =>
-    Promise.allSettled(
-      document
-        .getAnimations()
-        .filter((a) => a.effect?.getTiming().iterations !== Number.POSITIVE_INFINITY)
-        .map((a) => a.finished),
-    ),
-  );
+  await animationsSettled(page);
 }
 
 async function shots(name: string): Promise<void> {

@@ -8,7 +8,7 @@ import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import type { AgentRecord, ChannelRecord } from "../../src/team/types.js";
 import type { FakeTurn, RecordedRequest } from "../../src/testing/fake-llm-server.js";
-import { flow, type PageLog, pageApi, resetArtifacts } from "./browser.js";
+import { animationsSettled, flow, type PageLog, pageApi, resetArtifacts } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -102,7 +102,7 @@ describe("model chains in the web UI", () => {
     await step("model-fallback/02-answer-phone", async () => {
       await page.setViewportSize(PHONE);
       // The sidebar slides away at phone width: the shot waits for it.
-      await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+      await animationsSettled(page);
       const answer = page.locator('[data-testid="message"][data-author-id="steady"]');
       await answer.getByTestId("message-model").waitFor();
       const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -6,7 +6,7 @@
  */
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
+import { animationsSettled, flow, type PageLog, pageApi, resetArtifacts, screenshot } from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack, setUpOwner } from "./stack.js";
 
@@ -24,10 +24,10 @@ const until = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000
 
 async function shots(name: string): Promise<void> {
   await page.setViewportSize(WIDE);
-  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+  await animationsSettled(page);
   await screenshot(page, `usage/${name}-1440`);
   await page.setViewportSize(PHONE);
-  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished)));
+  await animationsSettled(page);
   const [scroll, client] = await page.evaluate(() => [
     document.documentElement.scrollWidth,
     document.documentElement.clientWidth,

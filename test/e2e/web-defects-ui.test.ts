@@ -13,7 +13,15 @@ import { describe, expect, it } from "vitest";
 import type { ChannelRecord, FlowRecord, PostResult, TeamRun } from "../../src/team/types.js";
 import { call, type Session, withUsers } from "../server/helpers.js";
 import { AgentScripts } from "../team/harness.js";
-import { flow, openPage, type PageLog, resetArtifacts, screenshot, sidewaysOverflow } from "./browser.js";
+import {
+  animationsSettled,
+  flow,
+  openPage,
+  type PageLog,
+  resetArtifacts,
+  screenshot,
+  sidewaysOverflow,
+} from "./browser.js";
 import type { E2eServer } from "./e2e-server.js";
 import { e2eStack } from "./stack.js";
 
@@ -60,14 +68,7 @@ async function shots(target: Page, name: string, check?: () => Promise<void>): P
   ] as const) {
     await target.setViewportSize(size);
     // The sidebar slides away as the page narrows: shoot once it has.
-    await target.evaluate(() =>
-      Promise.all(
-        document
-          .getAnimations()
-          .filter((a) => a.effect?.getComputedTiming().endTime !== Number.POSITIVE_INFINITY)
-          .map((a) => a.finished.catch(() => undefined)),
-      ),
-    );
+    await animationsSettled(target);
     await check?.();
     await screenshot(target, `defects/${name}-${label}`);
   }
