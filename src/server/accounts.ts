@@ -5,16 +5,20 @@
  */
 import type { Database } from "../store/database.js";
 import type { PgDatabase } from "../store/postgres/pg-database.js";
+import { postgresDatabase, sqliteDatabase } from "../store/sql-database.js";
 import { type ApiTokenRepository, ApiTokenStore, PgApiTokenStore } from "./auth/api-token-store.js";
 import type { AuthEvents } from "./auth/auth-events.js";
 import type { ScryptParams } from "./auth/passwords.js";
 import { type LoginSessionRepository, PgSessionStore, SessionStore } from "./auth/session-store.js";
 import { PgUserStore, type UserRepository, UserStore } from "./auth/user-store.js";
+import { SsoStore } from "./sso/sso-store.js";
 
 export interface AccountStores {
   users: UserRepository;
   sessions: LoginSessionRepository;
   apiTokens: ApiTokenRepository;
+  /** Single sign-on providers and the identities linked to accounts. */
+  sso: SsoStore;
 }
 
 export interface AccountStoreOptions {
@@ -50,6 +54,7 @@ export function sqliteAccounts(db: Database): AccountsFactory {
       users: new UserStore(db, o.users),
       sessions: new SessionStore(db, o.sessions),
       apiTokens: new ApiTokenStore(db),
+      sso: new SsoStore(sqliteDatabase(db)),
     };
   };
 }
@@ -62,6 +67,7 @@ export function postgresAccounts(db: PgDatabase): AccountsFactory {
       users: new PgUserStore(db, o.users),
       sessions: new PgSessionStore(db, o.sessions),
       apiTokens: new PgApiTokenStore(db),
+      sso: new SsoStore(postgresDatabase(db)),
     };
   };
 }

@@ -33,6 +33,7 @@ import { limitStreamedBody, readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
 import { modelRoutes } from "./routes/models.js";
 import { settingsRoutes } from "./routes/settings.js";
+import { ssoSettingsRoutes, ssoSignInRoutes } from "./routes/sso.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { userRoutes } from "./routes/users.js";
 import { csrfGuard } from "./security/csrf.js";
@@ -42,6 +43,7 @@ import { clientIpOf, isSecureRequest, sameOrigin } from "./security/request-orig
 import type { SharedLimits } from "./security/shared-limits.js";
 import { openSecretBox } from "./settings/secret-box.js";
 import { type SettingsRepository, SettingsStore } from "./settings/settings-store.js";
+import { OidcClients } from "./sso/oidc-client.js";
 import { defaultStaticDir } from "./static/default-dir.js";
 import { isApiPath, staticSite } from "./static/static-files.js";
 import { WsHub, type WsHubOptions } from "./ws/hub.js";
@@ -192,6 +194,8 @@ export function createApp(
   app.use("/a2a/*", limit);
   // These answer without calling next(), so the session guards below never see their requests.
   for (const mount of deps.publicRoutes ?? []) mount(app);
+  // Single sign-on's way out to the provider and back: before the guards, as nobody is signed in yet.
+  app.route("/api/auth/sso", ssoSignInRoutes());
   app.use("/api/*", authenticate, csrfGuard, requireAuth);
 
   const { team } = deps;
@@ -212,6 +216,7 @@ export function createApp(
   app.route("/api/settings", settingsRoutes());
   app.route("/api/models", modelRoutes());
   app.route("/api/tokens", tokenRoutes());
+  app.route("/api/sso", ssoSettingsRoutes());
 
   // Team routes (src/server/routes/team.ts, mountTeamRoutes) and the OpenAI endpoint plug in here,
   // after the guards above and before the SPA fallback below.
@@ -232,16 +237,15 @@ export function createServer(deps: ServerDeps): DimsumServer {
       ? undefined
       : startBackgroundCheckpoints(db, { onError: (err) => log.error("WAL checkpoints", err) });
   const accounts = deps.accounts ?? (db ? sqliteAccounts(db) : undefined);
-  const settings =
-    deps.settings ??
-    (db ? new SettingsStore(db, openSecretBox(deps.home, { key: deps.config.server.secretKey })) : undefined);
+  const box = openSecretBox(deps.home, { key: deps.config.server.secretKey });
+  const settings = deps.settings ?? (db ? new SettingsStore(db, box) : undefined);
   if (!accounts || !settings) {
     throw new DimsumError("internal", "createServer needs the SQLite `db`, or `accounts` and `settings`.");
   }
   // Role changes, ended sessions and deleted accounts reach the WebSocket hub through this, at once.
   const authEvents =
     deps.authEvents ?? new AuthEvents((err) => log.error("an auth event listener failed", err));
-  const { users, sessions, apiTokens } = accounts({
+  const { users, sessions, apiTokens, sso } = accounts({
     events: authEvents,
     ...(deps.passwordHashParams ? { hashParams: deps.passwordHashParams } : {}),
     ...(deps.sessionTtlMs ? { sessionTtlMs: deps.sessionTtlMs } : {}),
@@ -252,6 +256,7 @@ export function createServer(deps: ServerDeps): DimsumServer {
     sessions,
     apiTokens,
     settings,
+    sso: { store: sso, oidc: new OidcClients(), box },
     limits: createRateLimits(deps.rateLimits, deps.sharedLimits, sharedLimitsWarning(log)),
     log,
     trustProxy: deps.trustProxy ?? false,

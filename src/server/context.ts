@@ -12,7 +12,10 @@ import type { LoginSessionRepository, SessionRecord } from "./auth/session-store
 import type { UserRecord, UserRepository } from "./auth/user-store.js";
 import { unauthenticated } from "./http/errors.js";
 import type { ServerRateLimits } from "./security/rate-limit.js";
+import type { SecretBox } from "./settings/secret-box.js";
 import type { SettingsRepository } from "./settings/settings-store.js";
+import type { OidcClients } from "./sso/oidc-client.js";
+import type { SsoStore } from "./sso/sso-store.js";
 
 /** Where the server writes what operators should see. */
 export interface ServerLog {
@@ -28,6 +31,8 @@ export interface ServerServices {
   sessions: LoginSessionRepository;
   apiTokens: ApiTokenRepository;
   settings: SettingsRepository;
+  /** Single sign-on: its settings and links, the OpenID Connect client, the box sealing its secrets. */
+  sso: { store: SsoStore; oidc: OidcClients; box: SecretBox };
   limits: ServerRateLimits;
   log: ServerLog;
   trustProxy: boolean;

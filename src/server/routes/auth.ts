@@ -21,7 +21,8 @@ export async function publicUser(user: UserRecord, users: UserRepository) {
   };
 }
 
-async function startSession(c: AppContext, user: UserRecord) {
+/** Signs `user` in: a new login session, its cookie, and what the sign-in answers. */
+export async function startSession(c: AppContext, user: UserRecord) {
   const { sessions, users } = c.get("services");
   const { token, session } = await sessions.create(user.id, {
     userAgent: c.req.header("user-agent"),
@@ -60,12 +61,17 @@ export function authRoutes(options: AuthRoutesOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   // `signedIn`: whether the caller's session is valid, so a page can tell without a 401 from `/me`.
-  app.get("/status", async (c) =>
-    c.json({
-      needsSetup: (await c.get("services").users.count()) === 0,
+  // `providers`: the single sign-on buttons of the sign-in page; `passwordSignIn`: whether its form
+  // is for everyone (off, only the owner signs in with a password).
+  app.get("/status", async (c) => {
+    const { users, sso } = c.get("services");
+    return c.json({
+      needsSetup: (await users.count()) === 0,
       signedIn: c.get("auth") !== undefined,
-    }),
-  );
+      passwordSignIn: await sso.store.passwordSignIn(),
+      providers: (await sso.store.views()).map((p) => ({ id: p.id, name: p.name })),
+    });
+  });
 
   app.post("/setup", jsonBody(setupSchema), async (c) => {
     const { users, limits } = c.get("services");
@@ -94,6 +100,9 @@ export function authRoutes(options: AuthRoutesOptions = {}): Hono<AppEnv> {
     const user = await users.verifyLogin(username, password);
     if (!user) throw wrongPassword(limits.loginPairs.outlook(failures));
     await limits.loginPairs.succeeded(pair);
+    if (user.role !== "owner" && !(await c.get("services").sso.store.passwordSignIn())) {
+      throw forbidden("password sign-in is turned off on this server; use a sign-in button above the form");
+    }
     return c.json(await startSession(c, user));
   });
 

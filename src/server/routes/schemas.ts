@@ -6,8 +6,9 @@ export const usernameSchema = z
   .string()
   .trim()
   .regex(
-    /^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/,
-    "1-40 letters, digits, '.', '_' or '-', starting with a letter or digit",
+    // An email is a username too: an account made for someone who signs in through single sign-on.
+    /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}(@[A-Za-z0-9.-]{1,200})?$/,
+    "1-40 letters, digits, '.', '_', '+' or '-', starting with a letter or digit (or an email address)",
   );
 
 /** New passwords: long enough to resist guessing, short enough to keep hashing cheap. */
