@@ -81,6 +81,41 @@ const ERROR_CODE_KEYS: Readonly<Record<string, MessageKey>> = {
 };
 
 /** An API call that failed: the server's error code and message, or a network failure (status 0). */
+/** A single sign-on provider as admins enter it. */
+export interface SignInProviderInput {
+  name: string;
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  allowedDomains: string[];
+  roleClaim: string;
+  roleMap: Record<string, "admin" | "member" | "guest">;
+  newAccounts: "create" | "invited";
+}
+
+/** A provider as admins see it: never its secret. */
+export interface SignInProvider extends Omit<SignInProviderInput, "clientSecret"> {
+  id: string;
+  hasSecret: boolean;
+}
+
+export interface SignInSettings {
+  passwordSignIn: boolean;
+  providers: SignInProvider[];
+  /** The redirect URI to register with providers (`:id` stands for the provider's id). */
+  callbackUrl: string;
+}
+
+/** What the sign-in page needs before anyone is signed in. */
+export interface AuthStatus {
+  needsSetup: boolean;
+  signedIn?: boolean;
+  /** Single sign-on buttons ("Sign in with …"). */
+  providers?: Array<{ id: string; name: string }>;
+  /** False: only the owner signs in with a password. */
+  passwordSignIn?: boolean;
+}
+
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
@@ -197,7 +232,7 @@ export class ApiClient {
 
   // --- auth ---
   /** Whether the server still needs its first (owner) account. */
-  authStatus(): Promise<{ needsSetup: boolean; signedIn?: boolean }> {
+  authStatus(): Promise<AuthStatus> {
     return this.request("GET", "/api/auth/status");
   }
   /** Creates the owner account and logs in. */
@@ -576,6 +611,20 @@ export class ApiClient {
     return this.request("DELETE", `/api/mcp/${enc(name)}`);
   }
   /** Remote A2A agents: a2a.json's and those added in Settings (owners and admins). */
+  /** Single sign-on set-up (owners and admins): providers, and whether password sign-in stays on. */
+  getSignIn(): Promise<SignInSettings> {
+    return this.request("GET", "/api/sso");
+  }
+  /** Adds or replaces a provider; a secret left out keeps the saved one. */
+  saveSignInProvider(id: string, provider: SignInProviderInput): Promise<SignInProvider> {
+    return this.request("PUT", `/api/sso/providers/${enc(id)}`, provider);
+  }
+  removeSignInProvider(id: string): Promise<void> {
+    return this.request("DELETE", `/api/sso/providers/${enc(id)}`);
+  }
+  setPasswordSignIn(enabled: boolean): Promise<void> {
+    return this.request("PUT", "/api/sso/password-sign-in", { enabled });
+  }
   listRemoteAgents(): Promise<RemoteAgentInfo[]> {
     return this.request("GET", "/api/remote-agents");
   }

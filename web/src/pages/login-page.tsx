@@ -1,6 +1,6 @@
 /** Login form, or the first-run form that creates the owner account when no user exists yet. */
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, errorText } from "../api.js";
+import { ApiError, type AuthStatus, errorText } from "../api.js";
 import { LanguageSelect } from "../components/language-select.js";
 import { useServices } from "../hooks.js";
 import { currentLocale, t } from "../i18n/index.js";
@@ -11,13 +11,62 @@ export interface LoginPageProps {
   reason?: string | undefined;
 }
 
+/** The reason a single sign-on came back refused (`/?signInError=…`), taken out of the address. */
+function takeSignInError(): string | undefined {
+  const params = new URLSearchParams(window.location.search);
+  const error = params.get("signInError");
+  if (error === null) return undefined;
+  params.delete("signInError");
+  const rest = params.toString();
+  window.history.replaceState(
+    window.history.state,
+    "",
+    `${window.location.pathname}${rest ? `?${rest}` : ""}`,
+  );
+  return error;
+}
+
+/** "Sign in with …" for each provider the server has; they lead to the provider and back. */
+function SingleSignOn({ providers }: { providers: NonNullable<AuthStatus["providers"]> }) {
+  if (providers.length === 0) return null;
+  const back = encodeURIComponent(`${window.location.pathname}${window.location.search}`);
+  return (
+    <div class="sso-buttons" data-testid="sso-buttons">
+      {providers.map((p) => (
+        <a
+          key={p.id}
+          class="btn btn-block"
+          href={`/api/auth/sso/${encodeURIComponent(p.id)}/start?returnTo=${back}`}
+          data-testid={`sso-${p.id}`}
+        >
+          {t("login.signInWith", { name: p.name })}
+        </a>
+      ))}
+      <p class="sso-or muted">
+        <span>{t("login.or")}</span>
+      </p>
+    </div>
+  );
+}
+
 /** The page shown to anyone not logged in. */
 export function LoginPage({ needsSetup, reason }: LoginPageProps) {
   const services = useServices();
   const [username, setUsername] = useState(needsSetup ? "owner" : "");
   const [password, setPassword] = useState("");
   const [confirm, setConfirm] = useState("");
-  const [error, setError] = useState<string | undefined>(undefined);
+  const [ssoError] = useState(takeSignInError);
+  const [error, setError] = useState<string | undefined>(
+    ssoError ? t("login.ssoFailed", { reason: ssoError }) : undefined,
+  );
+  const [status, setStatus] = useState<AuthStatus | undefined>(undefined);
+  useEffect(() => {
+    if (needsSetup) return;
+    services.api
+      .authStatus()
+      .then(setStatus)
+      .catch(() => undefined);
+  }, [needsSetup, services]);
   const [busy, setBusy] = useState(false);
   // Seconds until the server takes another attempt (after too many wrong passwords).
   const [wait, setWait] = useState(0);
@@ -63,6 +112,12 @@ export function LoginPage({ needsSetup, reason }: LoginPageProps) {
         {reason && (
           <p class="notice notice-info" data-testid="login-reason">
             {reason}
+          </p>
+        )}
+        {!needsSetup && <SingleSignOn providers={status?.providers ?? []} />}
+        {status?.passwordSignIn === false && (
+          <p class="muted" data-testid="password-owner-only">
+            {t("login.passwordOwnerOnly")}
           </p>
         )}
         <label class="field">

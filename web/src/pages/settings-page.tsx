@@ -10,6 +10,7 @@ import { NotificationsSection } from "../components/settings/notifications-secti
 import { ProvidersSection } from "../components/settings/providers-section.js";
 import { RemoteAgentsSection } from "../components/settings/remote-agents-section.js";
 import { ShellSection } from "../components/settings/shell-section.js";
+import { SignInSection } from "../components/settings/sign-in-section.js";
 import { SpendSection } from "../components/settings/spend-section.js";
 import { TokensSection } from "../components/settings/tokens-section.js";
 import { UsersSection } from "../components/settings/users-section.js";
@@ -26,6 +27,7 @@ const TABS: ReadonlyArray<{ id: SettingsSection; label: MessageKey; adminOnly: b
   { id: "http-tools", label: "settings.tab.httpTools", adminOnly: true },
   { id: "shell", label: "settings.tab.shell", adminOnly: true },
   { id: "people", label: "settings.tab.people", adminOnly: true },
+  { id: "sign-in", label: "settings.tab.signIn", adminOnly: true },
   { id: "account", label: "settings.tab.account", adminOnly: false },
   { id: "notifications", label: "settings.tab.notifications", adminOnly: false },
   { id: "spend", label: "settings.tab.spend", adminOnly: false },
@@ -47,6 +49,8 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
       return <ShellSection />;
     case "people":
       return <UsersSection me={me} />;
+    case "sign-in":
+      return <SignInSection />;
     case "account":
       return <AccountSection me={me} />;
     case "notifications":

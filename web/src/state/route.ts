@@ -9,6 +9,7 @@ export const SETTINGS_SECTIONS = [
   "http-tools",
   "shell",
   "people",
+  "sign-in",
   "account",
   "notifications",
   "spend",
