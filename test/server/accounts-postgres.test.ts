@@ -59,7 +59,7 @@ describe.skipIf(!postgresAvailable)("two servers on one PostgreSQL for accounts"
   it("a sign-in on one works on the other; signing out there ends it everywhere at once", async () => {
     const { a, b } = await twoInstances();
     const { owner } = await withUsers(a.url);
-    expect(await (await call(b.url, "/api/auth/status")).json()).toEqual({
+    expect(await (await call(b.url, "/api/auth/status")).json()).toMatchObject({
       needsSetup: false,
       signedIn: false,
     });

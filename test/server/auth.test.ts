@@ -4,7 +4,10 @@ import { call, login, sessionCookieFrom, startServer, withUsers } from "./helper
 describe("first start and accounts", () => {
   it("needs setup until the owner exists, then refuses a second setup", async () => {
     const { url } = await startServer();
-    expect(await (await call(url, "/api/auth/status")).json()).toEqual({ needsSetup: true, signedIn: false });
+    expect(await (await call(url, "/api/auth/status")).json()).toMatchObject({
+      needsSetup: true,
+      signedIn: false,
+    });
     const res = await call(url, "/api/auth/setup", {
       body: { username: "alice", password: "owner-password-1" },
     });
@@ -17,7 +20,7 @@ describe("first start and accounts", () => {
     expect(body.user).toMatchObject({ username: "alice", role: "owner" });
     expect(body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(body.csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await (await call(url, "/api/auth/status")).json()).toEqual({
+    expect(await (await call(url, "/api/auth/status")).json()).toMatchObject({
       needsSetup: false,
       signedIn: false,
     });
@@ -219,7 +222,7 @@ describe("ensureOwner at start", () => {
     const line = log.lines.find((l) => l.includes("one-time password"));
     const password = /one-time password: (\S+)/.exec(line ?? "")?.[1];
     expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
-    expect(await (await call(url, "/api/auth/status")).json()).toEqual({
+    expect(await (await call(url, "/api/auth/status")).json()).toMatchObject({
       needsSetup: false,
       signedIn: false,
     });

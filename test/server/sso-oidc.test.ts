@@ -174,6 +174,14 @@ describe("single sign-on over OpenID Connect", () => {
     expect(made.status).toBe(201);
     const linked = await signIn("invited");
     expect(await me(sessionOf(linked.res) as string)).toMatchObject({ username: "sun@corp.example" });
+    // A disabled account does not get in through the provider either.
+    const sun = ((await made.json()) as { id: string }).id;
+    await call(server.url, `/api/users/${sun}`, {
+      method: "PATCH",
+      session: owner,
+      body: { disabled: true },
+    });
+    expect(refusal((await signIn("invited")).res)).toMatch(/sun@corp\.example is disabled/);
     // Nobody made an account for the outsider on the way.
     const users = (await (await call(server.url, "/api/users", { session: owner })).json()) as Array<{
       username: string;

@@ -206,6 +206,43 @@ describe("ending the session closes its sockets at once", () => {
   });
 });
 
+describe("disabling an account", () => {
+  it("ends its sessions, sockets and API tokens, refuses its sign-in, and enabling lets it back", async () => {
+    const { s, owner, admin, member } = await setUp();
+    const socket = await openSocket(s, member);
+    const token = await expectJson<{ token: string }>(
+      await call(s.url, "/api/tokens", { session: member, body: { name: "script" } }),
+      201,
+    );
+    const disable = (session: Session, userId: string, disabled: boolean) =>
+      call(s.url, `/api/users/${userId}`, { session, method: "PATCH", body: { disabled } });
+
+    expect((await disable(admin, admin.userId, true)).status).toBe(409);
+    const disabled = await expectJson<{ disabled: boolean }>(await disable(owner, member.userId, true), 200);
+    expect(disabled.disabled).toBe(true);
+    expect(await closedSoon(socket)).toEqual({ code: 4401, reason: "account disabled" });
+    expect((await call(s.url, "/api/auth/me", { session: member })).status).toBe(401);
+    const byToken = await fetch(`${s.url}/v1/models`, {
+      headers: { authorization: `Bearer ${token.token}` },
+    });
+    expect(byToken.status).toBe(401);
+    const refused = await call(s.url, "/api/auth/login", {
+      body: { username: "member-user", password: "member-password-1" },
+    });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/disabled/);
+    const listed = await expectJson<Array<{ id: string; disabled: boolean }>>(
+      await call(s.url, "/api/users", { session: owner }),
+      200,
+    );
+    expect(listed.find((u) => u.id === member.userId)?.disabled).toBe(true);
+
+    await expectJson(await disable(owner, member.userId, false), 200);
+    const back = await login(s.url, "member-user", "member-password-1");
+    expect((await call(s.url, "/api/auth/me", { session: back })).status).toBe(200);
+  });
+});
+
 describe("a role change with an in-memory event source", () => {
   async function fakeSetUp() {
     const team = new FakeTeam();

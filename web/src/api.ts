@@ -286,7 +286,10 @@ export class ApiClient {
     return this.request("POST", "/api/users", input);
   }
   /** Changes a user's role or password. */
-  updateUser(id: string, patch: Partial<Omit<UserInput, "username">>): Promise<SessionUser> {
+  updateUser(
+    id: string,
+    patch: Partial<Omit<UserInput, "username">> & { disabled?: boolean },
+  ): Promise<SessionUser> {
     return this.request("PATCH", `/api/users/${enc(id)}`, patch);
   }
   /** Deletes a user. */

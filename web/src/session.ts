@@ -54,6 +54,7 @@ const SESSION_END_TEXT: Record<string, MessageKey> = {
   "signed out": "session.signedOut",
   "session revoked": "session.revoked",
   "password changed": "session.passwordChanged",
+  "account disabled": "session.accountDisabled",
   "account deleted": "session.accountDeleted",
 };
 

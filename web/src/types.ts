@@ -94,6 +94,8 @@ export interface SessionUser {
   mustChangePassword?: boolean;
   /** The language the person chose for the web UI; null until they choose (the browser's languages then). */
   locale?: string | null;
+  /** Listed in Settings → People: an admin disabled the account (it cannot sign in). */
+  disabled?: boolean;
 }
 
 /** What login and first-run setup return; the session token itself lives in the HttpOnly cookie. */

@@ -7,7 +7,7 @@
 import type { Role } from "./user-store.js";
 
 /** Why sessions ended (for logs and the close reason). */
-export type SessionEndReason = "logout" | "revoked" | "password_changed";
+export type SessionEndReason = "logout" | "revoked" | "password_changed" | "account_disabled";
 
 export type AuthEvent =
   | { type: "role_changed"; userId: string; role: Role; previousRole: Role }

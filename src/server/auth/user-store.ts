@@ -74,6 +74,10 @@ export interface UserRepository {
   getLocale(id: string): Promise<string | undefined>;
   /** Keeps the person's language, so it follows them to every browser and device. */
   setLocale(id: string, locale: string): Promise<void>;
+  /** Whether an admin disabled the account (it cannot sign in). */
+  isDisabled(id: string): Promise<boolean>;
+  /** Disables or enables the account; the caller ends its sessions and tokens. */
+  setDisabled(id: string, disabled: boolean): Promise<void>;
 }
 
 export interface UserStoreOptions {
@@ -86,6 +90,11 @@ export interface UserStoreOptions {
 /** The `server_settings` key of the language an account chose for the web UI. */
 export function localeKey(id: string): string {
   return `locale:${id}`;
+}
+
+/** The `server_settings` key marking an account an admin disabled. */
+export function disabledKey(id: string): string {
+  return `disabled:${id}`;
 }
 
 /** The `server_settings` key marking an account whose password was generated and printed once. */
@@ -276,6 +285,7 @@ export class Users implements UserRepository {
     const removed = await this.db.transaction(SAVE, function* () {
       yield* run(SQL.clearPerson, [oneTimeKey(id), personCredentialPrefix(id)]);
       yield* run(SQL.clearLocale, [localeKey(id)]);
+      yield* run(SQL.clearLocale, [disabledKey(id)]);
       return (yield* run(SQL.delete, [id])) > 0;
     });
     if (removed) this.#events?.emit({ type: "user_deleted", userId: id });
@@ -299,6 +309,15 @@ export class Users implements UserRepository {
 
   async setLocale(id: string, locale: string): Promise<void> {
     await this.db.run(SAVE, SQL.setLocale, [localeKey(id), JSON.stringify(locale), Date.now()]);
+  }
+
+  async isDisabled(id: string): Promise<boolean> {
+    return (await this.db.one(READ, SQL.oneTime, [disabledKey(id)])) !== undefined;
+  }
+
+  async setDisabled(id: string, disabled: boolean): Promise<void> {
+    if (disabled) await this.db.run(SAVE, SQL.setLocale, [disabledKey(id), "true", Date.now()]);
+    else await this.db.run(SAVE, SQL.clearLocale, [disabledKey(id)]);
   }
 }
 

@@ -100,6 +100,9 @@ export function authRoutes(options: AuthRoutesOptions = {}): Hono<AppEnv> {
     const user = await users.verifyLogin(username, password);
     if (!user) throw wrongPassword(limits.loginPairs.outlook(failures));
     await limits.loginPairs.succeeded(pair);
+    if (await users.isDisabled(user.id)) {
+      throw forbidden("this account is disabled; ask an admin to enable it");
+    }
     if (user.role !== "owner" && !(await c.get("services").sso.store.passwordSignIn())) {
       throw forbidden("password sign-in is turned off on this server; use a sign-in button above the form");
     }

@@ -50,7 +50,15 @@ export const createUserSchema = z.object({
 });
 
 export const patchUserSchema = z
-  .object({ role: roleSchema.optional(), password: newPasswordSchema.optional() })
-  .refine((p) => p.role !== undefined || p.password !== undefined, "give a role or a password to change");
+  .object({
+    role: roleSchema.optional(),
+    password: newPasswordSchema.optional(),
+    /** True: the account's sessions and API tokens end, and it cannot sign in until enabled again. */
+    disabled: z.boolean().optional(),
+  })
+  .refine(
+    (p) => p.role !== undefined || p.password !== undefined || p.disabled !== undefined,
+    "give a role, a password or disabled to change",
+  );
 
 export const tokenNameSchema = z.object({ name: z.string().trim().min(1).max(100) });

@@ -10,11 +10,12 @@ import { type AppEnv, authOf } from "../context.js";
 import { jsonBody } from "../http/validate.js";
 import { createUserSchema, patchUserSchema } from "./schemas.js";
 
-function userView(user: UserRecord) {
+function userView(user: UserRecord, disabled: boolean) {
   return {
     id: user.id,
     username: user.username,
     role: user.role,
+    disabled,
     createdAt: user.createdAt,
     updatedAt: user.updatedAt,
   };
@@ -31,18 +32,22 @@ export function userRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requireRole("owner", "admin"));
 
-  app.get("/", async (c) => c.json((await c.get("services").users.list()).map(userView)));
+  app.get("/", async (c) => {
+    const { users } = c.get("services");
+    const list = await users.list();
+    return c.json(await Promise.all(list.map(async (u) => userView(u, await users.isDisabled(u.id)))));
+  });
 
   app.post("/", jsonBody(createUserSchema), async (c) => {
     const body = c.req.valid("json");
     checkMayTouchOwner(authOf(c).actor.role, undefined, body.role);
     const user = await c.get("services").users.create(body);
-    return c.json(userView(user), 201);
+    return c.json(userView(user, false), 201);
   });
 
   app.patch("/:id", jsonBody(patchUserSchema), async (c) => {
     const auth = authOf(c);
-    const { users, sessions } = c.get("services");
+    const { users, sessions, apiTokens } = c.get("services");
     const target = await users.get(c.req.param("id"));
     if (!target) throw notFound(`user ${c.req.param("id")} not found`);
     const body = c.req.valid("json");
@@ -55,12 +60,27 @@ export function userRoutes(): Hono<AppEnv> {
     ) {
       throw conflict("this is the last owner; make someone else owner first");
     }
-    const updated = await users.update(target.id, body);
+    if (body.disabled === true && target.id === auth.user.id) {
+      throw conflict("you cannot disable your own account");
+    }
+    const { disabled, ...changes } = body;
+    const updated =
+      changes.role !== undefined || changes.password !== undefined
+        ? await users.update(target.id, changes)
+        : target;
     // A reset password signs the account out everywhere (except the caller's own current session).
     if (body.password !== undefined)
       await sessions.revokeAll(target.id, auth.session?.id, "password_changed");
+    if (disabled !== undefined) {
+      await users.setDisabled(target.id, disabled);
+      if (disabled) {
+        // Everything it was signed in with ends now: sessions (their sockets close) and API tokens.
+        await sessions.revokeAll(target.id, undefined, "account_disabled");
+        for (const token of await apiTokens.list(target.id)) await apiTokens.delete(target.id, token.id);
+      }
+    }
     if (!updated) throw notFound(`user ${target.id} not found`);
-    return c.json(userView(updated));
+    return c.json(userView(updated, await users.isDisabled(target.id)));
   });
 
   app.delete("/:id", async (c) => {

@@ -54,6 +54,9 @@ export async function accountFor(
   }
   const role = mappedRole(provider, claims.all);
   const existing = await linked(provider, claims.subject, email, users, store);
+  if (existing && (await users.isDisabled(existing.id))) {
+    throw refuse(`the account ${existing.username} is disabled`, "ask an admin to enable it");
+  }
   if (existing) {
     // The provider's groups are the source of truth for roles it maps; the owner stays owner.
     if (role && existing.role !== "owner" && existing.role !== role) {

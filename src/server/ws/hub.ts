@@ -51,6 +51,7 @@ const SESSION_END_REASONS: Record<SessionEndReason, string> = {
   logout: "signed out",
   revoked: "session revoked",
   password_changed: "password changed",
+  account_disabled: "account disabled",
 };
 
 function text(data: RawData): string {

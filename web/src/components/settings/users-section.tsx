@@ -1,4 +1,4 @@
-/** People on this server (owner/admin): add, change role, remove. */
+/** People on this server (owner/admin): add, change role, disable and enable, remove. */
 
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
@@ -31,6 +31,15 @@ export function UsersSection({ me }: { me: SessionUser }) {
     await api.updateUser(id, { role: next });
     await reload();
   });
+  const [setDisabled, disabling] = useAction(
+    async (user: SessionUser, disabled: boolean) => {
+      await api.updateUser(user.id, { disabled });
+      await reload();
+      return { name: user.username, disabled };
+    },
+    ({ name, disabled }) =>
+      disabled ? t("settings.users.disabledNotice", { name }) : t("settings.users.enabledNotice", { name }),
+  );
   const [remove, removing] = useAction(async (user: SessionUser) => {
     const message = t("settings.users.removeMessage", { name: user.username });
     if (
@@ -55,6 +64,11 @@ export function UsersSection({ me }: { me: SessionUser }) {
           {users.map((user) => (
             <li key={user.id} class="user-row" data-testid="user-row" data-username={user.username}>
               <strong>{user.username}</strong>
+              {user.disabled && (
+                <span class="badge" data-testid="user-disabled">
+                  {t("settings.users.disabled")}
+                </span>
+              )}
               <select
                 value={user.role}
                 disabled={changing || user.id === me.id}
@@ -67,6 +81,17 @@ export function UsersSection({ me }: { me: SessionUser }) {
                   </option>
                 ))}
               </select>
+              {user.id !== me.id && (
+                <button
+                  type="button"
+                  class="btn btn-small"
+                  disabled={disabling}
+                  onClick={() => void setDisabled(user, !user.disabled)}
+                  data-testid="user-disable"
+                >
+                  {user.disabled ? t("settings.users.enable") : t("settings.users.disable")}
+                </button>
+              )}
               {user.id !== me.id && (
                 <button
                   type="button"
