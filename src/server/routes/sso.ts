@@ -157,7 +157,8 @@ export function ssoSettingsRoutes(): Hono<AppEnv> {
     return c.json({
       passwordSignIn: await store.passwordSignIn(),
       providers: await store.views(),
-      callbackUrl: callbackUrl(c, ":id"),
+      // `:id` stands for each provider's id (the page fills it in).
+      callbackUrl: `${new URL(c.req.url).origin}/api/auth/sso/:id/callback`,
     });
   });
 

@@ -72,7 +72,7 @@ export const en = {
   "settings.tab.signIn": "Sign-in",
   "settings.signIn.title": "Single sign-on",
   "settings.signIn.intro":
-    "Let people sign in with your company's identity provider over OpenID Connect (Keycloak, Entra ID, Okta, Google Workspace, Feishu…). Register Dimsum with the provider as a web application with the redirect URI shown below.",
+    "Let people sign in with your company's identity provider over OpenID Connect (Keycloak, Entra ID, Okta, Google Workspace…). Register Dimsum with the provider as a web application with the redirect URI shown below.",
   "settings.signIn.empty": "No provider yet: everyone signs in with a password.",
   "settings.signIn.add": "Add a provider",
   "settings.signIn.edit": "Edit",

@@ -69,7 +69,7 @@ export const zhCN: Translation = {
   "settings.tab.signIn": "登录方式",
   "settings.signIn.title": "单点登录",
   "settings.signIn.intro":
-    "让成员通过公司的身份提供方（OpenID Connect：Keycloak、Entra ID、Okta、Google Workspace、飞书等）登录。在身份提供方处把 Dimsum 注册为 Web 应用，并填写下方显示的回调地址。",
+    "让成员通过公司的身份提供方（OpenID Connect：Keycloak、Entra ID、Okta、Google Workspace 等）登录。在身份提供方处把 Dimsum 注册为 Web 应用，并填写下方显示的回调地址。",
   "settings.signIn.empty": "尚未添加身份提供方：所有人都使用密码登录。",
   "settings.signIn.add": "添加身份提供方",
   "settings.signIn.edit": "编辑",

@@ -1,6 +1,6 @@
 /**
  * Settings → Sign-in (owners and admins): the OpenID Connect providers people sign in with (Keycloak,
- * Entra ID, Okta, Google Workspace, Feishu…), what each lets in (email domains, new accounts or
+ * Entra ID, Okta, Google Workspace…), what each lets in (email domains, new accounts or
  * invited people only) and which role its groups give; and whether password sign-in stays on for
  * everyone or only for the owner. Client secrets are never shown, only that one is saved.
  */
