@@ -22,6 +22,7 @@ import {
   decodeButtonData,
   encodeButtonData,
 } from "../approval-buttons.js";
+import { FLOW_BUTTONS } from "../flow-cards.js";
 import { holdConnection } from "../held-connection.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
@@ -33,6 +34,7 @@ import type {
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
+  FlowCard,
   InboundFile,
   InboundMessage,
   InboundOutcome,
@@ -271,6 +273,36 @@ export function approvalCard(prompt: ApprovalPrompt): Record<string, unknown> {
   };
 }
 
+const FLOW_TEMPLATES = { running: "blue", paused: "orange", error: "red", ended: "green" } as const;
+
+/** A flow's progress as a shared card (JSON 1.0): the steps, and its buttons while it can take them. */
+export function flowCardJson(card: FlowCard): Record<string, unknown> {
+  const elements: unknown[] = [{ tag: "div", text: { tag: "plain_text", content: card.lines.join("\n") } }];
+  if (card.buttons.length > 0) {
+    elements.push({
+      tag: "action",
+      actions: card.buttons.map((choice) => ({
+        tag: "button",
+        text: { tag: "plain_text", content: FLOW_BUTTONS[choice] },
+        type: choice === "pause" ? "default" : "primary",
+        value: { dimsum: encodeButtonData(card.token, choice) },
+      })),
+    });
+  }
+  const template = card.ended
+    ? FLOW_TEMPLATES.ended
+    : card.buttons.includes("resume")
+      ? FLOW_TEMPLATES.paused
+      : card.buttons.includes("retry")
+        ? FLOW_TEMPLATES.error
+        : FLOW_TEMPLATES.running;
+  return {
+    config: { wide_screen_mode: true, update_multi: true },
+    header: { template, title: { tag: "plain_text", content: card.title } },
+    elements,
+  };
+}
+
 /** The answer to a card callback: a toast for the presser, and the settled card when it changed. */
 export function cardActionResponse(result: ApprovalPressResult): Record<string, unknown> {
   return {
@@ -408,7 +440,15 @@ class FeishuDriver implements ConnectorDriver {
       this.#api.updateCard(messageId, approvalCard(prompt), signal),
   };
 
+  readonly flowCards = {
+    update: (_chatId: string, messageId: string, card: FlowCard, signal?: AbortSignal) =>
+      this.#api.updateCard(messageId, flowCardJson(card), signal),
+  };
+
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    if (message.flow) {
+      return this.#api.sendCard(message.chatId, flowCardJson(message.flow), message.deliveryId, signal);
+    }
     if (message.approval) {
       return this.#api.sendCard(message.chatId, approvalCard(message.approval), message.deliveryId, signal);
     }
