@@ -34,7 +34,7 @@ export function wecomApprovalCard(prompt: ApprovalPrompt): Record<string, unknow
 /**
  * A flow's progress card: the title (step k of n, who works) and the steps, with its buttons. WeCom
  * updates a card once per `response_code`, so it is updated when the flow ends (its buttons replaced
- * by the final state), and on a press (whose callback brings a fresh code).
+ * by the final state); a press's callback brings the fresh code that update then uses.
  */
 export function wecomFlowCard(card: FlowCard): Record<string, unknown> {
   return {
@@ -45,7 +45,9 @@ export function wecomFlowCard(card: FlowCard): Record<string, unknown> {
     },
     sub_title_text: clip(card.lines.join("\n"), 1000),
     task_id: `dfl-${card.token}`,
-    button_list: card.buttons.map((choice) => ({
+    // The card cannot change its buttons as the flow moves on: it offers them all, and a press the
+    // flow cannot take now is answered with why.
+    button_list: (["pause", "resume", "skip", "retry"] as const).map((choice) => ({
       text: FLOW_BUTTONS[choice].replace(/^\S+\s/, ""),
       style: 1,
       key: encodeButtonData(card.token, choice),
