@@ -221,6 +221,22 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
       help: "Same page as the Client ID. In HTTP mode it also checks each callback's signature.",
     },
     {
+      key: "cardTemplateId",
+      label: "Card template ID",
+      kind: "setting",
+      input: "text",
+      placeholder: "….schema",
+      help: "Cards with buttons for approvals and flows, and answers streamed into a card (Stream mode only): the template built in the card platform (卡片平台) as the README says.",
+      showWhen: { key: "mode", is: ["stream"] },
+    },
+    {
+      key: "streaming",
+      label: "Stream answers (into a card)",
+      kind: "setting",
+      input: "checkbox",
+      showWhen: { key: "mode", is: ["stream"] },
+    },
+    {
       key: "baseUrl",
       label: "OpenAPI URL",
       kind: "setting",
