@@ -12,7 +12,9 @@
  * A tool call waiting for approval is asked with an interactive card (Approve / Always / Reject
  * buttons whose `value` holds only a ticket token). Presses arrive as `card.action.trigger` callbacks
  * (configure the same request URL under "Callback configuration"), verified like events, and are
- * answered with a toast and the card updated to show the decision.
+ * answered with a toast and the card updated to show the decision. A flow's progress is one card
+ * updated in place (PATCH) with its Pause / Resume / Skip / Retry buttons; with `streaming`, an
+ * answer is streamed into a card updated at most once a second, which then holds the whole answer.
  */
 import * as z from "zod";
 import {
@@ -55,6 +57,8 @@ const settingsSchema = z
     mode: z.enum(["long-connection", "webhook"]).default("webhook"),
     /** https://open.feishu.cn (Feishu) or https://open.larksuite.com (Lark). */
     baseUrl: httpUrl.default(FEISHU_API),
+    /** Stream answers into a card updated in place (PATCH), then the whole answer into the same card. */
+    streaming: z.boolean().default(false),
   })
   .strict()
   .refine((s) => s.mode !== "long-connection" || LONG_CONNECTION_APP_ID.test(s.appId), {
@@ -303,6 +307,14 @@ export function flowCardJson(card: FlowCard): Record<string, unknown> {
   };
 }
 
+/** A streamed answer's card (shared, so it can be updated): the text so far as Markdown. */
+export function answerCard(text: string): Record<string, unknown> {
+  return {
+    config: { wide_screen_mode: true, update_multi: true },
+    elements: [{ tag: "div", text: { tag: "lark_md", content: text } }],
+  };
+}
+
 /** The answer to a card callback: a toast for the presser, and the settled card when it changed. */
 export function cardActionResponse(result: ApprovalPressResult): Record<string, unknown> {
   return {
@@ -445,12 +457,24 @@ class FeishuDriver implements ConnectorDriver {
       this.#api.updateCard(messageId, flowCardJson(card), signal),
   };
 
+  readonly preview = {
+    send: (chatId: string, text: string) => this.#api.sendCard(chatId, answerCard(text)),
+    edit: (_chatId: string, messageId: string, text: string) =>
+      this.#api.updateCard(messageId, answerCard(text)),
+  };
+
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
     if (message.flow) {
       return this.#api.sendCard(message.chatId, flowCardJson(message.flow), message.deliveryId, signal);
     }
     if (message.approval) {
       return this.#api.sendCard(message.chatId, approvalCard(message.approval), message.deliveryId, signal);
+    }
+    if (message.editMessageId !== undefined) {
+      // The streamed preview card becomes the whole answer.
+      const card = message.speaker ? speakerCard(message.speaker, message.text) : answerCard(message.text);
+      await this.#api.updateCard(message.editMessageId, card, signal);
+      return message.editMessageId;
     }
     if (message.speaker) {
       const card = speakerCard(message.speaker, message.text);
@@ -479,11 +503,12 @@ export const feishuKind: ConnectorKind = {
       appId: "App ID",
       mode: "Receive by",
       baseUrl: "Open API URL",
+      streaming: "Stream answers",
     }),
   createDefaults: { mode: "long-connection" },
   // Text messages may be up to 150 KB; 30,000 bytes keeps a message readable and far inside that.
   limit: () => ({ max: 30_000, unit: "utf8" }),
-  streams: () => false,
+  streams: (settings) => settings.streaming === true,
   approvals: true,
   create: (context) => new FeishuDriver(context),
 };

@@ -192,6 +192,7 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
       placeholder: "https://open.feishu.cn",
       help: "Lark (international): https://open.larksuite.com.",
     },
+    { key: "streaming", label: "Stream answers (update a card)", kind: "setting", input: "checkbox" },
   ],
   dingtalk: [
     {
