@@ -63,6 +63,7 @@ export const CONNECTOR_GUIDES: Record<ConnectorType, string[]> = {
     "Stream mode (no public address): in the robot's settings choose “Stream mode” as the message receiving mode, then start this connector.",
     "HTTP mode: choose “HTTP mode” and set the message receiving address to this connector's inbound URL.",
     "To answer after a chat's session ran out (about 90 minutes), grant the app the robot's “send messages” permission.",
+    "Cards (Stream mode: approval buttons, flow progress, streamed answers): in the card platform build a template with the string variables title, markdown, buttons (a JSON list of {text, action}; each button calls back with the parameter action) and notice; grant Card.Instance.Write and paste the template ID below.",
   ],
   wecom: [
     "In the WeCom admin console (work.weixin.qq.com), open App Management and create a self-built app.",
