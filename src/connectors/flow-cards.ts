@@ -66,8 +66,8 @@ export interface FlowCardsDeps {
   onError(err: unknown): void;
 }
 
-const ended = (flow: FlowRecord) =>
-  flow.status === "done" || flow.status === "error" || flow.status === "stopped";
+/** Done or stopped: nothing more can happen to it (a failed step can still be retried or skipped). */
+const ended = (flow: FlowRecord) => flow.status === "done" || flow.status === "stopped";
 
 /** The step a Skip press skips: the current one when it failed or waits, else the next waiting one. */
 function skippable(flow: FlowRecord): number | undefined {

@@ -169,7 +169,7 @@ export interface FlowCard {
   title: string;
   lines: string[];
   buttons: FlowChoice[];
-  /** The flow ended (done, failed or stopped): this is the card's last state. */
+  /** The flow ended (done or stopped): this is the card's last state. */
   ended: boolean;
 }
 
