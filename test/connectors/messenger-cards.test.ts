@@ -3,7 +3,8 @@
  * `/flow` in a chat bound to a group shows the flow's progress as ONE card updated in place (never a
  * message per step), whose buttons act on the flow: the chain's first step needs approval, so the
  * flow pauses on it; an unlinked guest's press of Resume is refused and the flow stays paused, the
- * linked admin's press resumes it, and the card ends showing the flow done, its buttons gone.
+ * linked admin's press resumes it, and the card ends showing the flow done, its buttons gone. A
+ * failed step shows on the card with Retry, whose press runs it again.
  */
 import { describe, expect, it } from "vitest";
 import { LINK_FIRST } from "../../src/connectors/approval-buttons.js";
@@ -11,7 +12,7 @@ import type { FlowRecord } from "../../src/team/types.js";
 import { type ConnectorServer, eventually, startConnectorServer } from "./harness.js";
 import { PLATFORMS, type Posted, type Rig } from "./messenger-platforms.js";
 
-async function groupWithGatedChain(server: ConnectorServer): Promise<string> {
+async function groupWithChain(server: ConnectorServer, gated: boolean): Promise<string> {
   const owner = server.ownerActor;
   await server.team.createAgent(owner, { id: "lead", name: "Lead", emoji: "🧭" });
   const group = await server.team.createChannel(owner, {
@@ -22,7 +23,7 @@ async function groupWithGatedChain(server: ConnectorServer): Promise<string> {
     userIds: [owner.userId],
   });
   await server.team.setChain(owner, group.id, [
-    { agentId: "lead", requiresApproval: true },
+    { agentId: "lead", requiresApproval: gated },
     { agentId: "coder", requiresApproval: false },
   ]);
   await server.team.updateChannel(owner, group.id, { queueMode: "followup" });
@@ -50,7 +51,7 @@ async function onlyFlow(server: ConnectorServer, channelId: string): Promise<Flo
 describe.each(PLATFORMS)("$name: a flow's progress card", (platform) => {
   it("is one card updated in place, whose buttons only a linked person may press", async () => {
     const server = await startConnectorServer();
-    const channelId = await groupWithGatedChain(server);
+    const channelId = await groupWithChain(server, true);
     const rig = await platform.start(server, "assistant");
     await linkAndBind(server, rig);
     if (rig.groupChat !== rig.adminChat) {
@@ -100,5 +101,28 @@ describe.each(PLATFORMS)("$name: a flow's progress card", (platform) => {
     // WeCom shows no toast: the presser is told in a message.
     const notices = others.filter((p) => p.title === undefined).map((p) => p.text);
     expect(notices).toEqual(platform.name === "WeCom" ? ["✅ Resumed"] : []);
+  });
+
+  it("offers Retry on a failed step: the linked admin's press runs it again and the flow finishes", async () => {
+    const server = await startConnectorServer();
+    const channelId = await groupWithChain(server, false);
+    const rig = await platform.start(server, "assistant");
+    await linkAndBind(server, rig);
+
+    // The first step's model call fails for good.
+    server.llm.enqueue({ error: { status: 400 } });
+    await rig.say(rig.groupChat, "admin", "/flow ship the release");
+    await eventually(async () => (await onlyFlow(server, channelId))?.status === "error", "the failed flow");
+    const [card] = flowCards(rig) as [Posted];
+    if (platform.name !== "WeCom") {
+      await eventually(
+        () => (flowCards(rig)[0]?.text ?? "").includes("failed at step 1 of 2"),
+        "the card showing the failure",
+      );
+    }
+    expect(await rig.press?.(rig.groupChat, card, "admin", "Retry")).toBe("Retrying");
+    await eventually(async () => (await onlyFlow(server, channelId))?.status === "done", "the flow done");
+    await eventually(() => (flowCards(rig)[0]?.text ?? "").includes("Flow done"), "the card showing it done");
+    expect(flowCards(rig)).toHaveLength(1);
   });
 });
