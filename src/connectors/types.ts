@@ -365,8 +365,10 @@ export interface ConnectorKind {
   /** Whether answers are streamed into an edited preview message (needs `driver.preview`). */
   streams(settings: ConnectorSettings): boolean;
   /**
-   * Whether tool calls waiting for approval are asked in the chat with buttons: the driver sends
-   * `approval` messages as prompts, reports presses (`press`) and implements `driver.approvals`.
+   * Whether the chats get cards with buttons (per settings where that depends on them, as DingTalk's
+   * card template): tool calls waiting for approval are asked with buttons (the driver sends
+   * `approval` messages as prompts, reports presses and implements `driver.approvals`), and a flow's
+   * progress is one card (`flow` messages, updated with `driver.flowCards`).
    */
   approvals?: boolean | ((settings: ConnectorSettings) => boolean);
   /** Whether its inbound endpoint also takes a signed GET (WeCom's URL verification). */

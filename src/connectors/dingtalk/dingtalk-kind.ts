@@ -6,7 +6,10 @@
  * stored. One-to-one chats and group messages that @ the robot reach the agent; answers go back as
  * DingTalk markdown through the message's session webhook while it is valid, else through the robot
  * OpenAPI. Each chat's route (its session webhook, whether it is a group, the sender's staff id) is
- * kept in the connector's state, so any instance can deliver the answer.
+ * kept in the connector's state, so any instance can deliver the answer. With a card template
+ * (`cardTemplateId`, Stream mode) approvals and a flow's progress are interactive cards with buttons,
+ * pressed over Stream mode, and answers are streamed into a card updated in place (see
+ * `dingtalk-card.ts`).
  */
 import { randomUUID } from "node:crypto";
 import * as z from "zod";
