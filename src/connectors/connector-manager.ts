@@ -209,10 +209,11 @@ export class ConnectorManager {
   /** Whether a connector's chats get cards with buttons (approval prompts, flow progress). */
   async #cards(connectorId: string): Promise<boolean> {
     const record = this.#running.get(connectorId)?.record ?? (await this.#repo.record(connectorId));
-    const approvals = record ? this.#kinds.get(record.type)?.approvals : undefined;
+    if (!record) return false;
+    const approvals = this.#kinds.get(record.type)?.approvals;
     if (typeof approvals !== "function") return approvals === true;
     try {
-      return approvals(this.#kind(record?.type ?? "webhook").parseSettings(record?.settings ?? {}));
+      return approvals(this.#kind(record.type).parseSettings(record.settings));
     } catch {
       return false;
     }
