@@ -113,6 +113,7 @@ describe.each(PLATFORMS)("$name: a flow's progress card", (platform) => {
     server.llm.enqueue({ error: { status: 400 } });
     await rig.say(rig.groupChat, "admin", "/flow ship the release");
     await eventually(async () => (await onlyFlow(server, channelId))?.status === "error", "the failed flow");
+    await eventually(() => flowCards(rig).some((p) => p.buttons), "the card's buttons");
     const [card] = flowCards(rig) as [Posted];
     if (platform.name !== "WeCom") {
       await eventually(
