@@ -11,6 +11,7 @@ import { KeyedLock } from "../team/keyed-lock.js";
 import { endPartOf } from "../team/message-parts.js";
 import type { ChannelMessage, Team, TeamEvent, TeamRun } from "../team/types.js";
 import type { ApprovalButtons } from "./approval-buttons.js";
+import type { FlowCards } from "./flow-cards.js";
 import type { MessageOrigins } from "./message-origins.js";
 import { SPEAKER_ROOM } from "./speaker-label.js";
 import { splitText } from "./split-text.js";
@@ -38,6 +39,8 @@ export interface AnswerRouterDeps {
   enqueue(connectorId: string, messages: OutboundMessage[]): Promise<void>;
   /** Approval prompts with buttons (absent: none are asked in chats). */
   approvals?: ApprovalButtons;
+  /** Flow progress cards (absent: flows show only their steps' answers). */
+  flows?: FlowCards;
   /** Messages posted from external chats (the others, from the web, are mirrored to bound groups). */
   origins?: MessageOrigins;
   /** Whether web messages of a chat's group are posted to it. */
@@ -51,11 +54,15 @@ export interface AnswerRouterDeps {
 /** How long a channel's chat is remembered before it is looked up again (binding on another instance). */
 const CHAT_TTL_MS = 5000;
 
-type RoutedEvent = Extract<TeamEvent, { type: "agent" | "message" | "run" | "approval" }>;
+type RoutedEvent = Extract<TeamEvent, { type: "agent" | "message" | "run" | "approval" | "flow" }>;
 
 function routed(event: TeamEvent): event is RoutedEvent {
   return (
-    event.type === "agent" || event.type === "message" || event.type === "run" || event.type === "approval"
+    event.type === "agent" ||
+    event.type === "message" ||
+    event.type === "run" ||
+    event.type === "approval" ||
+    event.type === "flow"
   );
 }
 
@@ -156,6 +163,10 @@ export class AnswerRouter {
     } else if (event.type === "approval") {
       if (!approvals) return;
       work = () => approvals.decided(chat, event);
+    } else if (event.type === "flow") {
+      const flows = this.#deps.flows;
+      if (!flows) return;
+      work = () => flows.changed(chat, event.flow);
     } else if (event.type === "message") {
       work = () => this.#answer(chat, event.message);
     } else {

@@ -25,10 +25,12 @@ import type {
   ApprovalPress,
   ApprovalPressResult,
   ApprovalPrompt,
+  CardChoice,
   ConnectorDriver,
   ConnectorRecord,
   ConnectorUsers,
   DriverState,
+  FlowChoice,
   OutboundMessage,
 } from "./types.js";
 
@@ -45,9 +47,22 @@ const DECIDE_ON_WEB = "Approve or reject it in the Dimsum web UI (the chat's run
 const TICKET_PREFIX = "approval:";
 const CALL_PREFIX = "approval-call:";
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{22}$/;
-/** Compact choice codes for button data. */
-const CODES: Record<ApprovalChoice, string> = { approve: "a", always: "w", reject: "r" };
-const BUTTON_DATA = /^dap:([awr]):([A-Za-z0-9_-]{22})$/;
+/** Compact choice codes for button data (approvals, and flow cards' actions). */
+const CODES: Record<CardChoice, string> = {
+  approve: "a",
+  always: "w",
+  reject: "r",
+  pause: "p",
+  resume: "u",
+  skip: "s",
+  retry: "y",
+};
+const BUTTON_DATA = /^dap:([awrpusy]):([A-Za-z0-9_-]{22})$/;
+
+/** Whether a press acts on a flow card rather than an approval prompt. */
+export function isFlowChoice(choice: CardChoice): choice is FlowChoice {
+  return choice === "pause" || choice === "resume" || choice === "skip" || choice === "retry";
+}
 
 const LIMITS = { tool: 100, summary: 1500, reason: 500, note: 300 } as const;
 
@@ -76,16 +91,16 @@ export function newApprovalToken(): string {
 }
 
 /** Compact button data (at most 28 bytes; Telegram allows 64): `dap:<choice>:<token>`. */
-export function encodeButtonData(token: string, choice: ApprovalChoice): string {
+export function encodeButtonData(token: string, choice: CardChoice): string {
   return `dap:${CODES[choice]}:${token}`;
 }
 
 /** The token and choice of button data; undefined for anything else. */
-export function decodeButtonData(data: unknown): { token: string; choice: ApprovalChoice } | undefined {
+export function decodeButtonData(data: unknown): { token: string; choice: CardChoice } | undefined {
   if (typeof data !== "string") return undefined;
   const match = BUTTON_DATA.exec(data);
   if (!match) return undefined;
-  const choice = (Object.keys(CODES) as ApprovalChoice[]).find((c) => CODES[c] === match[1]);
+  const choice = (Object.keys(CODES) as CardChoice[]).find((c) => CODES[c] === match[1]);
   return choice && match[2] ? { token: match[2], choice } : undefined;
 }
 
@@ -268,6 +283,7 @@ export class ApprovalButtons {
     const { team, users, mappings, now } = this.#deps;
     const state = mappings.stateOf(connector.id);
     const token = press.token;
+    if (isFlowChoice(press.choice)) return { ok: false, notice: NOT_OPEN };
     const ticket = isApprovalToken(token) ? await this.#ticket(state, token) : undefined;
     if (
       !ticket ||

@@ -9,9 +9,10 @@ import type { SpeechToTextConfig } from "../config/speech-to-text.js";
 import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
-import { ApprovalButtons } from "./approval-buttons.js";
+import { ApprovalButtons, isFlowChoice } from "./approval-buttons.js";
 import { ChatBinder, type ChatView } from "./chat-binder.js";
 import { applyPatch, missingSecrets, recordFromInput, viewOf } from "./connector-config.js";
+import { FlowCards } from "./flow-cards.js";
 import { InboundPipeline, serviceActor } from "./inbound-pipeline.js";
 import { messageOf } from "./kind-helpers.js";
 import { BUILTIN_KINDS } from "./kinds.js";
@@ -26,6 +27,8 @@ import type { MappingRepo } from "./store/mapping-repo.js";
 import type { OutboxRepo } from "./store/outbox-repo.js";
 import { PreviewStreams } from "./stream-preview.js";
 import type {
+  ApprovalPress,
+  ApprovalPressResult,
   ConnectorDriver,
   ConnectorInput,
   ConnectorKind,
@@ -104,6 +107,7 @@ export class ConnectorManager {
   readonly #pipeline: InboundPipeline;
   readonly #router: AnswerRouter;
   readonly #buttons: ApprovalButtons;
+  readonly #flowCards: FlowCards;
   readonly #previews: PreviewStreams;
   readonly #binder: ChatBinder;
   readonly #links: PersonLinks;
@@ -162,13 +166,19 @@ export class ConnectorManager {
       users: deps.users,
       now: this.#now,
       ...(deps.approvalTicketTtlMs !== undefined ? { ttlMs: deps.approvalTicketTtlMs } : {}),
-      asks: async (connectorId) => {
-        const record = this.#running.get(connectorId)?.record ?? (await this.#repo.record(connectorId));
-        return record ? this.#kinds.get(record.type)?.approvals === true : false;
-      },
+      asks: (connectorId) => this.#cards(connectorId),
       enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
       updater: (connectorId) => this.#running.get(connectorId)?.driver.approvals,
       onError: (err) => deps.log.warn(`connector approval prompt: ${messageOf(err)}`),
+    });
+    this.#flowCards = new FlowCards({
+      team: deps.team,
+      mappings: this.#mappings,
+      users: deps.users,
+      shows: (connectorId) => this.#cards(connectorId),
+      enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
+      updater: (connectorId) => this.#running.get(connectorId)?.driver.flowCards,
+      onError: (err) => deps.log.warn(`connector flow card: ${messageOf(err)}`),
     });
     this.#router = new AnswerRouter({
       team: deps.team,
@@ -186,6 +196,7 @@ export class ConnectorManager {
       },
       enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
       approvals: this.#buttons,
+      flows: this.#flowCards,
       origins: this.#origins,
       mirrors: (chat) => this.#binder.mirrors(chat.connectorId, chat.chatId),
       nameOf: async (userId) => (await deps.users.get(userId))?.username,
@@ -193,6 +204,26 @@ export class ConnectorManager {
       onError: (err) => deps.log.error("connector answer routing failed", err),
     });
     this.#router.start();
+  }
+
+  /** Whether a connector's chats get cards with buttons (approval prompts, flow progress). */
+  async #cards(connectorId: string): Promise<boolean> {
+    const record = this.#running.get(connectorId)?.record ?? (await this.#repo.record(connectorId));
+    if (!record) return false;
+    const approvals = this.#kinds.get(record.type)?.approvals;
+    if (typeof approvals !== "function") return approvals === true;
+    try {
+      return approvals(this.#kind(record.type).parseSettings(record.settings));
+    } catch {
+      return false;
+    }
+  }
+
+  /** Decides a press of a card's button: an approval prompt's or a flow card's. */
+  #press(record: ConnectorRecord, press: ApprovalPress): Promise<ApprovalPressResult> {
+    return isFlowChoice(press.choice)
+      ? this.#flowCards.press(record, press)
+      : this.#buttons.press(record, press);
   }
 
   #kind(type: ConnectorType): ConnectorKind {
@@ -457,7 +488,7 @@ export class ConnectorManager {
     if (outcome.kind === "reply") return { status: 200, body: outcome.body };
     if (outcome.kind === "press") {
       this.#status.set(id, { lastInboundAt: this.#now() });
-      const result = await this.#buttons.press(record, outcome.press);
+      const result = await this.#press(record, outcome.press);
       try {
         return { status: 200, body: (await outcome.reply(result)) ?? { ok: true } };
       } catch (err) {
@@ -532,7 +563,7 @@ export class ConnectorManager {
       }),
       log: this.#deps.log,
       receive: (messages) => this.#receive(record, messages),
-      press: (press) => this.#buttons.press(record, press),
+      press: (press) => this.#press(record, press),
       report: report ?? (() => undefined),
       backoff: (attempt) => backoffDelayMs(attempt, this.#backoff, this.#random),
       now: this.#now,
@@ -569,6 +600,11 @@ export class ConnectorManager {
           await this.#buttons
             .delivered(id, message.approval, messageId)
             .catch((err: unknown) => log.warn(`connector "${name}": approval prompt: ${messageOf(err)}`));
+        }
+        if (message.flow) {
+          await this.#flowCards
+            .delivered(id, message.flow, messageId)
+            .catch((err: unknown) => log.warn(`connector "${name}": flow card: ${messageOf(err)}`));
         }
         return messageId;
       },

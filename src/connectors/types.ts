@@ -153,10 +153,30 @@ export interface ApprovalPrompt {
   };
 }
 
-/** A press of an approval prompt's button, in platform-neutral terms (not yet trusted). */
+/** A button of a flow's progress card: pause, resume, skip or retry the step it is on. */
+export type FlowChoice = "pause" | "resume" | "skip" | "retry";
+
+/** What a card button does: decide an approval, or act on a flow. */
+export type CardChoice = ApprovalChoice | FlowChoice;
+
+/**
+ * A collaboration flow's progress as one card updated in place (see `flow-cards.ts`): the title says
+ * step k of n and who works on it, the lines list the steps, and `buttons` act on the flow while it
+ * can take them (none once it ended). `token` names its ticket; buttons carry only it and the choice.
+ */
+export interface FlowCard {
+  token: string;
+  title: string;
+  lines: string[];
+  buttons: FlowChoice[];
+  /** The flow ended (done or stopped): this is the card's last state. */
+  ended: boolean;
+}
+
+/** A press of an approval prompt's or a flow card's button, in platform-neutral terms (not yet trusted). */
 export interface ApprovalPress {
   token: string;
-  choice: ApprovalChoice;
+  choice: CardChoice;
   /** The external chat the pressed message is in, when the platform says. */
   chatId?: string;
   /** The external user who pressed. */
@@ -182,6 +202,8 @@ export interface OutboundMessage {
   speaker?: { name: string; emoji?: string };
   /** Send as an approval prompt with buttons (drivers of kinds with `approvals`). */
   approval?: ApprovalPrompt;
+  /** Send as a flow's progress card (drivers with `flowCards`), later updated in place. */
+  flow?: FlowCard;
   /** Replace this platform message (a streamed preview) instead of sending a new one. */
   editMessageId?: string;
   /** Part number and count when an answer was split. */
@@ -304,6 +326,13 @@ export interface ConnectorDriver {
   approvals?: {
     update(chatId: string, messageId: string, prompt: ApprovalPrompt, signal?: AbortSignal): Promise<void>;
   };
+  /**
+   * Flow progress cards (kinds with `approvals`): updates a sent card in place. A platform that can
+   * update a card only once (WeCom) updates it when the flow ended and skips the rest.
+   */
+  flowCards?: {
+    update(chatId: string, messageId: string, card: FlowCard, signal?: AbortSignal): Promise<void>;
+  };
   /** Checks the credentials against the platform; resolves with a short description. */
   test(): Promise<string>;
 }
@@ -336,10 +365,12 @@ export interface ConnectorKind {
   /** Whether answers are streamed into an edited preview message (needs `driver.preview`). */
   streams(settings: ConnectorSettings): boolean;
   /**
-   * Whether tool calls waiting for approval are asked in the chat with buttons: the driver sends
-   * `approval` messages as prompts, reports presses (`press`) and implements `driver.approvals`.
+   * Whether the chats get cards with buttons (per settings where that depends on them, as DingTalk's
+   * card template): tool calls waiting for approval are asked with buttons (the driver sends
+   * `approval` messages as prompts, reports presses and implements `driver.approvals`), and a flow's
+   * progress is one card (`flow` messages, updated with `driver.flowCards`).
    */
-  approvals?: boolean;
+  approvals?: boolean | ((settings: ConnectorSettings) => boolean);
   /** Whether its inbound endpoint also takes a signed GET (WeCom's URL verification). */
   inboundGet?: boolean;
   /** Fills secrets the connector can make itself (e.g. a webhook secret token), at creation. */

@@ -5,7 +5,9 @@
  * `/v1.0/robot/oToMessages/batchSend`), and the Stream mode gateway: `POST
  * /v1.0/gateway/connections/open` hands out a WebSocket endpoint and ticket, and the WebSocket
  * speaks the Stream protocol (JSON frames `{specVersion, type: "CALLBACK", headers: {messageId,
- * topic, …}, data}`, acknowledged by the client with `{code: 200, headers: {messageId}, data}`).
+ * topic, …}, data}`, acknowledged by the client with `{code: 200, headers: {messageId}, data}`),
+ * including card button callbacks (`pressCard`); and interactive cards from a template
+ * (`POST /v1.0/card/instances/createAndDeliver`, updated by `PUT /v1.0/card/instances`).
  * `buildDingTalkCallback` signs a robot message the way DingTalk's HTTP callback sends it.
  */
 import { randomBytes } from "node:crypto";
@@ -16,14 +18,24 @@ import { type DingTalkRobotMessage, dingTalkSign } from "../connectors/dingtalk/
 import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } from "./fake-platform-server.js";
 
 export const DINGTALK_ROBOT_TOPIC = "/v1.0/im/bot/messages/get";
+export const DINGTALK_CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback";
 
-/** A message the robot sent. */
+/** A message the robot sent (a card: its present state, updates applied). */
 export interface FakeDingTalkMessage {
-  via: "session" | "group" | "user";
+  via: "session" | "group" | "user" | "card";
   /** The session id, the group's openConversationId, or the person's staff id. */
   target: string;
   title: string;
   text: string;
+  /** A card's id and variables (`title`, `markdown`, `buttons`, as the template takes them). */
+  outTrackId?: string;
+  params?: Record<string, string>;
+}
+
+/** A button of a card (from its `buttons` variable). */
+export interface FakeDingTalkButton {
+  text: string;
+  action: string;
 }
 
 /** The fake platform of one app. */
@@ -42,6 +54,10 @@ export class FakeDingTalk {
   readonly connections: string[] = [];
   /** Stream messageIds the client acknowledged. */
   readonly acks: string[] = [];
+  /** Every card update (`PUT /v1.0/card/instances`), in order. */
+  readonly cardUpdates: Array<{ outTrackId: string; params: Record<string, string> }> = [];
+  /** The `data` of the client's answers to Stream callbacks, by messageId. */
+  readonly #answers = new Map<string, unknown>();
   #tickets = new Set<string>();
   #sockets = new Set<WebSocket>();
   #sessionError: { errcode: number; errmsg: string } | undefined;
@@ -143,8 +159,56 @@ export class FakeDingTalk {
     };
   }
 
+  /** The buttons of a card, while it has them. */
+  buttons(message: FakeDingTalkMessage): FakeDingTalkButton[] {
+    try {
+      return JSON.parse(message.params?.buttons ?? "[]") as FakeDingTalkButton[];
+    } catch {
+      return [];
+    }
+  }
+
+  /**
+   * A person presses a card's button: its callback goes down the Stream connections as DingTalk sends
+   * it; resolves with the client's answer (`{response: {cardData?, userPrivateData?, …}}`), the card's
+   * variables updated from `cardData` as DingTalk would.
+   */
+  async pressCard(options: { outTrackId: string; userId: string; action: string }): Promise<{
+    response?: {
+      cardData?: { cardParamMap?: Record<string, string> };
+      userPrivateData?: { cardParamMap?: Record<string, string> };
+    };
+  }> {
+    const data = {
+      outTrackId: options.outTrackId,
+      corpId: "dingfakecorp",
+      userId: options.userId,
+      type: "actionCallback",
+      content: JSON.stringify({
+        cardPrivateData: { actionIds: ["dimsum"], params: { action: options.action } },
+      }),
+    };
+    const messageId = this.#push(DINGTALK_CARD_CALLBACK_TOPIC, JSON.stringify(data));
+    await this.waitUntil(() => this.#answers.has(messageId), "the card callback's answer");
+    const answer = this.#answers.get(messageId) as Awaited<ReturnType<FakeDingTalk["pressCard"]>>;
+    const params = answer?.response?.cardData?.cardParamMap;
+    const card = this.messages.find((m) => m.outTrackId === options.outTrackId);
+    if (card && params) this.#apply(card, params);
+    return answer ?? {};
+  }
+
+  #apply(card: FakeDingTalkMessage, params: Record<string, string>): void {
+    card.params = { ...card.params, ...params };
+    card.title = card.params.title ?? "";
+    card.text = card.params.markdown ?? "";
+  }
+
   /** Pushes a robot message down every open Stream connection; resolves with its messageId. */
   pushRobotMessage(message: DingTalkRobotMessage): string {
+    return this.#push(DINGTALK_ROBOT_TOPIC, JSON.stringify(message));
+  }
+
+  #push(topic: string, data: string): string {
     const messageId = `stream-${randomBytes(8).toString("hex")}`;
     const frame = {
       specVersion: "1.0",
@@ -155,9 +219,9 @@ export class FakeDingTalk {
         contentType: "application/json",
         messageId,
         time: String(Date.now()),
-        topic: DINGTALK_ROBOT_TOPIC,
+        topic,
       },
-      data: JSON.stringify(message),
+      data,
     };
     for (const socket of this.#sockets)
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
@@ -178,8 +242,15 @@ export class FakeDingTalk {
     });
     socket.on("message", (data) => {
       try {
-        const frame = JSON.parse(String(data)) as { code?: number; headers?: { messageId?: string } };
-        if (frame.code === 200 && frame.headers?.messageId) this.acks.push(frame.headers.messageId);
+        const frame = JSON.parse(String(data)) as {
+          code?: number;
+          headers?: { messageId?: string };
+          data?: string;
+        };
+        if (frame.code === 200 && frame.headers?.messageId) {
+          this.acks.push(frame.headers.messageId);
+          this.#answers.set(frame.headers.messageId, JSON.parse(frame.data ?? "null"));
+        }
       } catch {
         // Not JSON: ignored, as the gateway would.
       }
@@ -260,9 +331,70 @@ export class FakeDingTalk {
       case "/v1.0/robot/groupMessages/send":
       case "/v1.0/robot/oToMessages/batchSend":
         return this.#robotSend(req, url.pathname, body);
+      case "/v1.0/card/instances/createAndDeliver":
+        return this.#createCard(req, body);
+      case "/v1.0/card/instances":
+        return req.method === "PUT" ? this.#updateCard(req, body) : reply(404, { code: "NotFound" });
       default:
         return reply(404, { code: "NotFound", message: "no such API" });
     }
+  }
+
+  #authorized(req: IncomingMessage): boolean {
+    const token = req.headers["x-acs-dingtalk-access-token"];
+    return typeof token === "string" && this.tokens.includes(token);
+  }
+
+  #createCard(req: IncomingMessage, body: Record<string, unknown>): FakeReply {
+    if (!this.#authorized(req))
+      return reply(401, { code: "InvalidAuthentication", message: "不合法的access_token" });
+    const params = (body.cardData as { cardParamMap?: Record<string, unknown> } | undefined)?.cardParamMap;
+    const space = /^dtv1\.card\/\/(IM_GROUP|IM_ROBOT)\.(.+)$/.exec(String(body.openSpaceId ?? ""));
+    const deliver = (
+      space?.[1] === "IM_GROUP" ? body.imGroupOpenDeliverModel : body.imRobotOpenDeliverModel
+    ) as { robotCode?: unknown } | undefined;
+    if (
+      typeof body.cardTemplateId !== "string" ||
+      typeof body.outTrackId !== "string" ||
+      body.callbackType !== "STREAM" ||
+      !space ||
+      deliver?.robotCode !== this.clientId ||
+      !params ||
+      Object.values(params).some((v) => typeof v !== "string")
+    ) {
+      return reply(400, {
+        code: "InvalidParameter",
+        message: "a card needs its template, outTrackId, space and string variables",
+      });
+    }
+    if (this.messages.some((m) => m.outTrackId === body.outTrackId))
+      return reply(400, { code: "param.outTrackIdExist", message: "outTrackId 已存在" });
+    const card: FakeDingTalkMessage = {
+      via: "card",
+      target: space[2] ?? "",
+      title: "",
+      text: "",
+      outTrackId: body.outTrackId,
+      params: {},
+    };
+    this.#apply(card, params as Record<string, string>);
+    this.messages.push(card);
+    return reply(200, {
+      success: true,
+      result: { outTrackId: body.outTrackId, deliverResults: [{ spaceId: space[2], success: true }] },
+    });
+  }
+
+  #updateCard(req: IncomingMessage, body: Record<string, unknown>): FakeReply {
+    if (!this.#authorized(req))
+      return reply(401, { code: "InvalidAuthentication", message: "不合法的access_token" });
+    const card = this.messages.find((m) => m.outTrackId !== undefined && m.outTrackId === body.outTrackId);
+    if (!card) return reply(400, { code: "param.outTrackIdNotExist", message: "卡片不存在" });
+    const params = (body.cardData as { cardParamMap?: Record<string, string> } | undefined)?.cardParamMap;
+    if (!params) return reply(400, { code: "InvalidParameter", message: "cardData.cardParamMap is missing" });
+    this.#apply(card, params);
+    this.cardUpdates.push({ outTrackId: card.outTrackId ?? "", params: structuredClone(params) });
+    return reply(200, { success: true, result: true });
   }
 
   #robotSend(req: IncomingMessage, path: string, body: Record<string, unknown>): FakeReply {

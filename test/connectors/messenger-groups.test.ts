@@ -43,7 +43,10 @@ async function answers(
   count: number,
 ): Promise<Posted[]> {
   const labelled = () =>
-    rig.posted(rig.groupChat).filter((p) => p.title !== undefined && !p.title.startsWith("💬"));
+    rig
+      .posted(rig.groupChat)
+      // Answers only: not a web message mirrored, nor a flow's progress card.
+      .filter((p) => p.title !== undefined && !p.title.startsWith("💬") && !p.title.includes("Flow"));
   await eventually(() => labelled().length >= before + count, `${count} labelled answers`);
   await eventually(async () => {
     const runs: TeamRun[] = await server.team.listChannelRuns(server.ownerActor, channelId);

@@ -4,7 +4,7 @@
  * a chat (real HTTP or the platform's own connection, as the connector takes it) and reads back what
  * the bot posted in a chat, with the label each platform shows for who speaks.
  */
-import { buildDingTalkCallback, FakeDingTalk } from "../../src/testing/fake-dingtalk.js";
+import { FakeDingTalk, type FakeDingTalkMessage } from "../../src/testing/fake-dingtalk.js";
 import {
   buildFeishuCardAction,
   buildFeishuEvent,
@@ -37,8 +37,13 @@ export interface Rig {
   adminChat: string;
   say(chatId: string, person: Person, text: string): Promise<void>;
   posted(chatId: string): Posted[];
-  /** Presses an approval button (platforms with buttons); resolves with the notice the presser saw. */
-  press?(chatId: string, message: Posted, person: Person, choice: "Approve" | "Reject"): Promise<string>;
+  /**
+   * Presses a card's button by (part of) its label, e.g. "Approve" or "Resume" (platforms with
+   * buttons); resolves with the notice the presser saw.
+   */
+  press?(chatId: string, message: Posted, person: Person, choice: string): Promise<string>;
+  /** How many times the platform updated a message in place (card updates, message edits). */
+  updates(ref: string): number;
 }
 
 export interface Platform {
@@ -88,6 +93,7 @@ const telegram: Platform = {
         });
       },
       posted: (chatId) => fake.sent.filter((m) => m.chatId === chatId).map(view),
+      updates: (ref) => fake.edits.filter((m) => String(m.messageId) === ref).length,
       async press(chatId, message, person, choice) {
         const sent = fake.sent.find((m) => m.chatId === chatId && String(m.messageId) === message.ref);
         if (!sent) throw new Error("no such message");
@@ -152,6 +158,7 @@ const feishu: Platform = {
               buttons: cardButtons(m.card).length > 0,
             };
           }),
+      updates: (ref) => fake.cardUpdates.filter((u) => u.messageId === ref).length,
       async press(chatId, message, person, choice) {
         const sent = fake.messages.find((m) => m.messageId === message.ref);
         const button = cardButtons(sent?.card).find((b) => b.label.includes(choice));
@@ -178,16 +185,26 @@ const dingtalk: Platform = {
   async start(server, agentId) {
     const fake = await FakeDingTalk.start();
     onCleanup(() => fake.close());
+    // Stream mode with a card template: cards for approvals and flows, answers streamed into cards.
     const created = await server.createConnector({
       type: "dingtalk",
       name: "DingTalk bot",
       agentId,
-      settings: { clientId: fake.clientId, baseUrl: fake.url, mode: "webhook" },
+      settings: {
+        clientId: fake.clientId,
+        baseUrl: fake.url,
+        mode: "stream",
+        cardTemplateId: "dimsum-card.schema",
+      },
       secrets: { clientSecret: fake.clientSecret },
     });
     await startConnector(server, created.id);
+    await fake.waitUntil(() => fake.openStreams > 0, "the Stream connection");
     const sessions = new Map<string, string>();
     const staff: Record<Person, string> = { admin: "staff-admin", guest: "staff-guest" };
+    // A card to one person's chat with the robot names the person.
+    const chatOf = (m: FakeDingTalkMessage) =>
+      m.via === "session" ? sessions.get(m.target) : m.target === staff.admin ? "cid-admin" : m.target;
     return {
       connectorId: created.id,
       groupChat: "cid-group",
@@ -201,20 +218,34 @@ const dingtalk: Platform = {
           group: chatId === "cid-group",
         });
         sessions.set(new URL(message.sessionWebhook ?? "").searchParams.get("session") ?? "", chatId);
-        const res = await fetch(`${server.url}${created.inboundPath}`, {
-          method: "POST",
-          ...buildDingTalkCallback(fake.clientSecret, message),
-        });
-        await checked(res, "a DingTalk callback");
+        const id = fake.pushRobotMessage(message);
+        await fake.waitUntil(() => fake.acks.includes(id), "the robot message's acknowledgement");
       },
       posted: (chatId) =>
         fake.messages
-          .filter((m) => (m.via === "session" ? sessions.get(m.target) : m.target) === chatId)
+          .filter((m) => chatOf(m) === chatId)
           .map((m, i) => {
             // The notification title is always set; a speaker also heads the text.
             const title = m.text.startsWith(`**${m.title}**\n\n`) ? m.title : undefined;
-            return { ...(title ? { title } : {}), text: m.text, ref: String(i), buttons: false };
+            return {
+              ...(title ? { title } : {}),
+              text: m.via === "card" ? `${m.title}\n${m.text}` : m.text,
+              ref: m.outTrackId ?? String(i),
+              buttons: fake.buttons(m).length > 0,
+            };
           }),
+      async press(_chatId, message, person, choice) {
+        const card = fake.messages.find((m) => m.outTrackId === message.ref);
+        const button = card ? fake.buttons(card).find((b) => b.text.includes(choice)) : undefined;
+        if (!button) throw new Error(`no ${choice} button`);
+        const answer = await fake.pressCard({
+          outTrackId: message.ref,
+          userId: staff[person],
+          action: button.action,
+        });
+        return (answer.response?.userPrivateData?.cardParamMap?.notice ?? "").replace(/^\S+ /, "");
+      },
+      updates: (ref) => fake.cardUpdates.filter((u) => u.outTrackId === ref).length,
     };
   },
 };
@@ -259,22 +290,27 @@ const wecom: Platform = {
         if (!card) throw new Error("no such card");
         const before = fake.messages.length;
         await post(fake.pressCard(keys, { from: users[person], message: card, button: choice }));
+        const told = fake.messages.slice(before).find((m) => m.msgtype === "text")?.content ?? "";
+        // A flow card's press is told in a text message (the card is updated when the flow ends).
+        if (String(card.card?.task_id ?? "").startsWith("dfl-")) return told.replace(/^\S+ /, "");
         // A decision replaces the buttons; a refusal is told in a text message.
         if (card.replacedBy !== undefined) return card.replacedBy;
-        return fake.messages.slice(before).find((m) => m.msgtype === "text")?.content ?? "";
+        return told;
       },
       posted: (chatId) =>
         fake.messages
-          .filter((m) => m.touser === chatId)
-          .map((m, i) => {
+          .map((m, i) => ({ m, i }))
+          .filter(({ m }) => m.touser === chatId)
+          .map(({ m, i }) => {
             const title = /^\*\*(.+?)\*\*\n\n/.exec(m.content)?.[1];
             return {
               ...(title ? { title } : {}),
-              text: m.content,
+              text: m.replacedBy !== undefined ? `${m.content}\n${m.replacedBy}` : m.content,
               ref: String(i),
               buttons: fake.buttons(m).length > 0,
             };
           }),
+      updates: (ref) => (fake.messages[Number(ref)]?.replacedBy !== undefined ? 1 : 0),
     };
   },
 };

@@ -151,6 +151,87 @@ export class DingTalkApi {
     );
   }
 
+  /**
+   * Creates a card from the app's card template and delivers it to a group (by its
+   * openConversationId) or to one person's chat with the robot (by staff id), with button callbacks
+   * over Stream mode: `POST /v1.0/card/instances/createAndDeliver`.
+   */
+  async createCard(
+    card: {
+      templateId: string;
+      outTrackId: string;
+      robotCode: string;
+      params: Record<string, string>;
+      target: { group: string } | { user: string };
+    },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const space =
+      "group" in card.target
+        ? {
+            openSpaceId: `dtv1.card//IM_GROUP.${card.target.group}`,
+            imGroupOpenSpaceModel: { supportForward: false },
+            imGroupOpenDeliverModel: { robotCode: card.robotCode },
+          }
+        : {
+            openSpaceId: `dtv1.card//IM_ROBOT.${card.target.user}`,
+            imRobotOpenSpaceModel: { supportForward: false },
+            imRobotOpenDeliverModel: { spaceType: "IM_ROBOT", robotCode: card.robotCode },
+          };
+    await this.#cardCall(
+      "card create",
+      "POST",
+      "/v1.0/card/instances/createAndDeliver",
+      {
+        cardTemplateId: card.templateId,
+        outTrackId: card.outTrackId,
+        callbackType: "STREAM",
+        cardData: { cardParamMap: card.params },
+        ...space,
+      },
+      signal,
+    );
+  }
+
+  /** Updates a card's variables in place (those given; the rest stay): `PUT /v1.0/card/instances`. */
+  async updateCard(outTrackId: string, params: Record<string, string>, signal?: AbortSignal): Promise<void> {
+    await this.#cardCall(
+      "card update",
+      "PUT",
+      "/v1.0/card/instances",
+      {
+        outTrackId,
+        cardData: { cardParamMap: params },
+        cardUpdateOptions: { updateCardDataByKey: true },
+      },
+      signal,
+    );
+  }
+
+  async #cardCall(
+    what: string,
+    method: "POST" | "PUT",
+    path: string,
+    body: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const call = async () =>
+      requestJson(`${this.#base}${path}`, {
+        method,
+        headers: { "x-acs-dingtalk-access-token": await this.accessToken(signal) },
+        body,
+        ...(signal ? { signal } : {}),
+      });
+    let response = await call();
+    if (response.status === 401 || response.status === 403) {
+      this.#token = undefined;
+      response = await call();
+    }
+    const reply = replyOf(response.body) as OpenApiReply & { success?: boolean };
+    if (response.status === 200 && reply.success !== false) return;
+    throw this.#failure(what, response.status, response.body, response.headers);
+  }
+
   /** A short-lived URL of a file a robot message carries (`downloadCode`). */
   async downloadUrl(robotCode: string, downloadCode: string, signal?: AbortSignal): Promise<string> {
     const token = await this.accessToken(signal);

@@ -6,23 +6,37 @@
  * stored. One-to-one chats and group messages that @ the robot reach the agent; answers go back as
  * DingTalk markdown through the message's session webhook while it is valid, else through the robot
  * OpenAPI. Each chat's route (its session webhook, whether it is a group, the sender's staff id) is
- * kept in the connector's state, so any instance can deliver the answer.
+ * kept in the connector's state, so any instance can deliver the answer. With a card template
+ * (`cardTemplateId`, Stream mode) approvals and a flow's progress are interactive cards with buttons,
+ * pressed over Stream mode, and answers are streamed into a card updated in place (see
+ * `dingtalk-card.ts`).
  */
+import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import { downloadFile } from "../file-download.js";
 import { holdConnection } from "../held-connection.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
 import { speakerMarkdown, speakerTitle } from "../speaker-label.js";
 import {
+  type ApprovalPrompt,
   type ConnectorDriver,
   type ConnectorKind,
+  type ConnectorSettings,
   DeliveryError,
   type DriverContext,
+  type FlowCard,
   type InboundOutcome,
   type InboundRequest,
   type OutboundMessage,
 } from "../types.js";
 import { DINGTALK_API, DingTalkApi, markdownTitle } from "./dingtalk-api.js";
+import {
+  answerCardParams,
+  approvalCardParams,
+  cardCallbackResponse,
+  flowCardParams,
+  pressOfCardCallback,
+} from "./dingtalk-card.js";
 import {
   checkDingTalkSign,
   type DingTalkChatRoute,
@@ -41,8 +55,17 @@ const settingsSchema = z
     clientId: z.string().trim().min(1).max(100),
     mode: z.enum(["stream", "webhook"]).default("stream"),
     baseUrl: httpUrl.default(DINGTALK_API),
+    /** The app's card template (see `dingtalk-card.ts`): approval and flow cards, streamed answers. */
+    cardTemplateId: z.string().trim().min(1).max(200).optional(),
+    /** Stream answers into a card updated in place (needs the card template). */
+    streaming: z.boolean().default(true),
   })
   .strict();
+
+/** Whether the connector shows cards: a card template, and Stream mode (where card presses arrive). */
+function cardsOn(settings: ConnectorSettings): boolean {
+  return settings.mode !== "webhook" && typeof settings.cardTemplateId === "string";
+}
 
 class DingTalkDriver implements ConnectorDriver {
   readonly #context: DriverContext;
@@ -82,6 +105,7 @@ class DingTalkDriver implements ConnectorDriver {
           clientId: String(context.settings.clientId),
           clientSecret: context.secrets.clientSecret ?? "",
           onMessage: (message) => this.#take(message),
+          ...(cardsOn(context.settings) ? { onCardAction: (data: string) => this.#cardAction(data) } : {}),
           report: context.report,
           backoff: context.backoff,
         });
@@ -103,6 +127,60 @@ class DingTalkDriver implements ConnectorDriver {
     const url = await this.#api.downloadUrl(String(this.#context.settings.clientId), downloadCode, signal);
     return downloadFile(url, { what: "DingTalk file download", maxBytes, signal });
   };
+
+  /** A press of a card button: decided by the manager, answered with the card's update. */
+  async #cardAction(data: string): Promise<unknown> {
+    const press = pressOfCardCallback(data);
+    if (!press) return {};
+    return cardCallbackResponse(await this.#context.press(press));
+  }
+
+  readonly approvals = {
+    update: (_chatId: string, messageId: string, prompt: ApprovalPrompt, signal?: AbortSignal) =>
+      this.#api.updateCard(messageId, approvalCardParams(prompt), signal),
+  };
+
+  readonly flowCards = {
+    update: (_chatId: string, messageId: string, card: FlowCard, signal?: AbortSignal) =>
+      this.#api.updateCard(messageId, flowCardParams(card), signal),
+  };
+
+  readonly preview = {
+    send: async (chatId: string, text: string) =>
+      this.#sendCard(chatId, answerCardParams(markdownTitle(text), text), `dan-${randomUUID()}`),
+    edit: (_chatId: string, messageId: string, text: string) =>
+      this.#api.updateCard(messageId, { markdown: text }),
+  };
+
+  /** Sends a card from the template to the chat; resolves with its outTrackId. */
+  async #sendCard(
+    chatId: string,
+    params: Record<string, string>,
+    outTrackId: string,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const route = await this.#route(chatId);
+    const staffId = route.staffId;
+    if (!route.group && !staffId) {
+      throw new DeliveryError("DingTalk gave no staff id to send the person a card", { retryable: false });
+    }
+    await this.#api.createCard(
+      {
+        templateId: String(this.#context.settings.cardTemplateId),
+        outTrackId,
+        robotCode: route.robotCode ?? String(this.#context.settings.clientId),
+        params,
+        target: route.group ? { group: chatId } : { user: staffId ?? "" },
+      },
+      signal,
+    );
+    return outTrackId;
+  }
+
+  async #route(chatId: string): Promise<DingTalkChatRoute> {
+    const stored = await this.#context.state.get(`${ROUTE_KEY}${chatId}`);
+    return stored ? (JSON.parse(stored) as DingTalkChatRoute) : { group: true };
+  }
 
   /** Remembers how to answer the message's chat, then hands the message to the pipeline. */
   async #take(robot: DingTalkRobotMessage): Promise<void> {
@@ -140,11 +218,33 @@ class DingTalkDriver implements ConnectorDriver {
   }
 
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
-    const stored = await this.#context.state.get(`${ROUTE_KEY}${message.chatId}`);
-    const route = stored ? (JSON.parse(stored) as DingTalkChatRoute) : { group: true };
     const markdown = message.speaker
       ? { title: speakerTitle(message.speaker), text: speakerMarkdown(message.speaker, message.text) }
       : { title: markdownTitle(message.text), text: message.text };
+    if (cardsOn(this.#context.settings)) {
+      if (message.approval) {
+        const params = approvalCardParams(message.approval);
+        return this.#sendCard(message.chatId, params, `dap-${message.approval.token}`, signal);
+      }
+      if (message.flow) {
+        return this.#sendCard(
+          message.chatId,
+          flowCardParams(message.flow),
+          `dfl-${message.flow.token}`,
+          signal,
+        );
+      }
+      if (message.editMessageId !== undefined) {
+        // The streamed preview card becomes the whole answer.
+        await this.#api.updateCard(
+          message.editMessageId,
+          answerCardParams(markdown.title, markdown.text),
+          signal,
+        );
+        return message.editMessageId;
+      }
+    }
+    const route = await this.#route(message.chatId);
     const webhook = route.webhook && this.#trusted(route.webhook) ? route.webhook : undefined;
     if (webhook && (route.expiresAt ?? 0) > this.#context.now() + WEBHOOK_MARGIN_MS) {
       if (await this.#api.sendBySession(webhook, markdown, signal)) return undefined;
@@ -191,9 +291,12 @@ export const dingtalkKind: ConnectorKind = {
       clientId: "Client ID (AppKey)",
       mode: "Receive by",
       baseUrl: "OpenAPI URL",
+      cardTemplateId: "Card template ID",
+      streaming: "Stream answers",
     }),
   // A conservative size per markdown message; longer answers are split.
   limit: () => ({ max: 5000, unit: "utf16" }),
-  streams: () => false,
+  streams: (settings) => cardsOn(settings) && settings.streaming !== false,
+  approvals: cardsOn,
   create: (context) => new DingTalkDriver(context),
 };

@@ -2,7 +2,8 @@
  * DingTalk Stream mode through the official `dingtalk-stream` SDK (loaded only when a Stream-mode
  * connector starts): the SDK's `DWClient` keeps the WebSocket, answers the gateway's pings and
  * reconnects by itself; robot messages arrive as callbacks on `/v1.0/im/bot/messages/get` and are
- * acknowledged only once stored, so DingTalk redelivers what could not be taken.
+ * acknowledged only once stored, so DingTalk redelivers what could not be taken. Presses of card
+ * buttons arrive on `/v1.0/card/instances/callback` and are answered with the card's update.
  *
  * The one part replaced is how the client gets its endpoint: the SDK posts to a fixed
  * `https://api.dingtalk.com/v1.0/gateway/connections/open`; this subclass posts the same request to
@@ -22,6 +23,11 @@ export interface DingTalkStreamOptions {
   clientSecret: string;
   /** Takes one robot message; resolves once it is stored (then it is acknowledged). */
   onMessage(message: DingTalkRobotMessage): Promise<void>;
+  /**
+   * Takes a card callback (its raw JSON data, see `dingtalk-card.ts`); resolves with the response
+   * DingTalk applies to the card. Absent: card callbacks are not subscribed.
+   */
+  onCardAction?(data: string): Promise<unknown>;
   /** Reports a failure (`undefined`: recovered). */
   report(error: string | undefined): void;
   backoff(attempt: number): number;
@@ -33,7 +39,7 @@ export interface DingTalkStream {
 
 /** Connects (in the background: the SDK retries by itself) and returns a handle to close it. */
 export async function openDingTalkStream(options: DingTalkStreamOptions): Promise<DingTalkStream> {
-  const { DWClient, TOPIC_ROBOT } = (await importExternal(
+  const { DWClient, TOPIC_CARD, TOPIC_ROBOT } = (await importExternal(
     "dingtalk-stream",
   )) as typeof import("dingtalk-stream");
   const closing = new AbortController();
@@ -104,6 +110,19 @@ export async function openDingTalkStream(options: DingTalkStreamOptions): Promis
       (err: unknown) => options.report(`a DingTalk message could not be stored: ${messageOf(err)}`),
     );
   });
+  const onCardAction = options.onCardAction;
+  if (onCardAction) {
+    client.registerCallbackListener(TOPIC_CARD, (downstream) => {
+      const messageId = downstream.headers.messageId;
+      onCardAction(downstream.data).then(
+        (response) => client.socketCallBackResponse(messageId, response),
+        (err: unknown) => {
+          options.report(`a DingTalk card press could not be taken: ${messageOf(err)}`);
+          client.socketCallBackResponse(messageId, {});
+        },
+      );
+    });
+  }
   void client.connect();
   return {
     close() {

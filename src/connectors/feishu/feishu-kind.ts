@@ -12,7 +12,9 @@
  * A tool call waiting for approval is asked with an interactive card (Approve / Always / Reject
  * buttons whose `value` holds only a ticket token). Presses arrive as `card.action.trigger` callbacks
  * (configure the same request URL under "Callback configuration"), verified like events, and are
- * answered with a toast and the card updated to show the decision.
+ * answered with a toast and the card updated to show the decision. A flow's progress is one card
+ * updated in place (PATCH) with its Pause / Resume / Skip / Retry buttons; with `streaming`, an
+ * answer is streamed into a card updated at most once a second, which then holds the whole answer.
  */
 import * as z from "zod";
 import {
@@ -22,6 +24,7 @@ import {
   decodeButtonData,
   encodeButtonData,
 } from "../approval-buttons.js";
+import { FLOW_BUTTONS } from "../flow-cards.js";
 import { holdConnection } from "../held-connection.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
@@ -33,6 +36,7 @@ import type {
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
+  FlowCard,
   InboundFile,
   InboundMessage,
   InboundOutcome,
@@ -53,6 +57,8 @@ const settingsSchema = z
     mode: z.enum(["long-connection", "webhook"]).default("webhook"),
     /** https://open.feishu.cn (Feishu) or https://open.larksuite.com (Lark). */
     baseUrl: httpUrl.default(FEISHU_API),
+    /** Stream answers into a card updated in place (PATCH), then the whole answer into the same card. */
+    streaming: z.boolean().default(false),
   })
   .strict()
   .refine((s) => s.mode !== "long-connection" || LONG_CONNECTION_APP_ID.test(s.appId), {
@@ -271,6 +277,44 @@ export function approvalCard(prompt: ApprovalPrompt): Record<string, unknown> {
   };
 }
 
+const FLOW_TEMPLATES = { running: "blue", paused: "orange", error: "red", ended: "green" } as const;
+
+/** A flow's progress as a shared card (JSON 1.0): the steps, and its buttons while it can take them. */
+export function flowCardJson(card: FlowCard): Record<string, unknown> {
+  const elements: unknown[] = [{ tag: "div", text: { tag: "plain_text", content: card.lines.join("\n") } }];
+  if (card.buttons.length > 0) {
+    elements.push({
+      tag: "action",
+      actions: card.buttons.map((choice) => ({
+        tag: "button",
+        text: { tag: "plain_text", content: FLOW_BUTTONS[choice] },
+        type: choice === "pause" ? "default" : "primary",
+        value: { dimsum: encodeButtonData(card.token, choice) },
+      })),
+    });
+  }
+  const template = card.ended
+    ? FLOW_TEMPLATES.ended
+    : card.buttons.includes("resume")
+      ? FLOW_TEMPLATES.paused
+      : card.buttons.includes("retry")
+        ? FLOW_TEMPLATES.error
+        : FLOW_TEMPLATES.running;
+  return {
+    config: { wide_screen_mode: true, update_multi: true },
+    header: { template, title: { tag: "plain_text", content: card.title } },
+    elements,
+  };
+}
+
+/** A streamed answer's card (shared, so it can be updated): the text so far as Markdown. */
+export function answerCard(text: string): Record<string, unknown> {
+  return {
+    config: { wide_screen_mode: true, update_multi: true },
+    elements: [{ tag: "div", text: { tag: "lark_md", content: text } }],
+  };
+}
+
 /** The answer to a card callback: a toast for the presser, and the settled card when it changed. */
 export function cardActionResponse(result: ApprovalPressResult): Record<string, unknown> {
   return {
@@ -408,9 +452,29 @@ class FeishuDriver implements ConnectorDriver {
       this.#api.updateCard(messageId, approvalCard(prompt), signal),
   };
 
+  readonly flowCards = {
+    update: (_chatId: string, messageId: string, card: FlowCard, signal?: AbortSignal) =>
+      this.#api.updateCard(messageId, flowCardJson(card), signal),
+  };
+
+  readonly preview = {
+    send: (chatId: string, text: string) => this.#api.sendCard(chatId, answerCard(text)),
+    edit: (_chatId: string, messageId: string, text: string) =>
+      this.#api.updateCard(messageId, answerCard(text)),
+  };
+
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    if (message.flow) {
+      return this.#api.sendCard(message.chatId, flowCardJson(message.flow), message.deliveryId, signal);
+    }
     if (message.approval) {
       return this.#api.sendCard(message.chatId, approvalCard(message.approval), message.deliveryId, signal);
+    }
+    if (message.editMessageId !== undefined) {
+      // The streamed preview card becomes the whole answer.
+      const card = message.speaker ? speakerCard(message.speaker, message.text) : answerCard(message.text);
+      await this.#api.updateCard(message.editMessageId, card, signal);
+      return message.editMessageId;
     }
     if (message.speaker) {
       const card = speakerCard(message.speaker, message.text);
@@ -439,11 +503,12 @@ export const feishuKind: ConnectorKind = {
       appId: "App ID",
       mode: "Receive by",
       baseUrl: "Open API URL",
+      streaming: "Stream answers",
     }),
   createDefaults: { mode: "long-connection" },
   // Text messages may be up to 150 KB; 30,000 bytes keeps a message readable and far inside that.
   limit: () => ({ max: 30_000, unit: "utf8" }),
-  streams: () => false,
+  streams: (settings) => settings.streaming === true,
   approvals: true,
   create: (context) => new FeishuDriver(context),
 };

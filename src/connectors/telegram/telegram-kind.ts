@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto";
 import * as z from "zod";
 import { approvalText, BUTTONS, decodeButtonData, encodeButtonData } from "../approval-buttons.js";
+import { FLOW_BUTTONS, flowCardText } from "../flow-cards.js";
 import { httpUrl, messageOf, parseWith, retryUntilDone } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
 import { speakerPlain } from "../speaker-label.js";
@@ -23,6 +24,7 @@ import type {
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
+  FlowCard,
   InboundFile,
   InboundMessage,
   InboundOutcome,
@@ -88,6 +90,21 @@ export function approvalKeyboard(prompt: ApprovalPrompt): InlineKeyboard {
     inline_keyboard: [
       BUTTONS.map((b) => ({ text: b.label, callback_data: encodeButtonData(prompt.token, b.choice) })),
     ],
+  };
+}
+
+/** The inline keyboard of a flow card: its buttons in one row (none once the flow ended). */
+export function flowKeyboard(card: FlowCard): InlineKeyboard {
+  return {
+    inline_keyboard:
+      card.buttons.length === 0
+        ? []
+        : [
+            card.buttons.map((choice) => ({
+              text: FLOW_BUTTONS[choice],
+              callback_data: encodeButtonData(card.token, choice),
+            })),
+          ],
   };
 }
 
@@ -191,6 +208,17 @@ class TelegramDriver implements ConnectorDriver {
         truncateText(approvalText(prompt), LIMIT),
         signal,
         NO_BUTTONS,
+      ),
+  };
+
+  readonly flowCards = {
+    update: (chatId: string, messageId: string, card: FlowCard, signal?: AbortSignal) =>
+      this.#api.editMessageText(
+        chatId,
+        messageId,
+        truncateText(flowCardText(card), LIMIT),
+        signal,
+        flowKeyboard(card),
       ),
   };
 
@@ -357,6 +385,10 @@ class TelegramDriver implements ConnectorDriver {
   }
 
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    if (message.flow) {
+      const text = truncateText(flowCardText(message.flow), LIMIT);
+      return this.#api.sendMessage(message.chatId, text, signal, flowKeyboard(message.flow));
+    }
     if (message.approval) {
       const text = truncateText(approvalText(message.approval), LIMIT);
       return this.#api.sendMessage(message.chatId, text, signal, approvalKeyboard(message.approval));

@@ -6,7 +6,8 @@
  * is then settled with `update_template_card`, its buttons replaced by the decision.
  */
 import { approvalTitle, BUTTONS, decodeButtonData, encodeButtonData } from "../approval-buttons.js";
-import type { ApprovalPress, ApprovalPrompt } from "../types.js";
+import { FLOW_BUTTONS } from "../flow-cards.js";
+import type { ApprovalPress, ApprovalPrompt, FlowCard } from "../types.js";
 
 const STYLES = { approve: 1, always: 1, reject: 2 } as const;
 
@@ -26,6 +27,30 @@ export function wecomApprovalCard(prompt: ApprovalPrompt): Record<string, unknow
       text: b.label.replace(/^\S+\s/, ""),
       style: STYLES[b.choice],
       key: encodeButtonData(prompt.token, b.choice),
+    })),
+  };
+}
+
+/**
+ * A flow's progress card: the title (step k of n, who works) and the steps, with its buttons. WeCom
+ * updates a card once per `response_code`, so it is updated when the flow ends (its buttons replaced
+ * by the final state); a press's callback brings the fresh code that update then uses.
+ */
+export function wecomFlowCard(card: FlowCard): Record<string, unknown> {
+  return {
+    card_type: "button_interaction",
+    main_title: {
+      title: clip(card.title, 36),
+      desc: clip(card.lines.length > 0 ? `${card.lines.length} steps` : "", 44),
+    },
+    sub_title_text: clip(card.lines.join("\n"), 1000),
+    task_id: `dfl-${card.token}`,
+    // The card cannot change its buttons as the flow moves on: it offers them all, and a press the
+    // flow cannot take now is answered with why.
+    button_list: (["pause", "resume", "skip", "retry"] as const).map((choice) => ({
+      text: FLOW_BUTTONS[choice].replace(/^\S+\s/, ""),
+      style: 1,
+      key: encodeButtonData(card.token, choice),
     })),
   };
 }

@@ -8,7 +8,7 @@
  * split at WeCom's 2,048-byte limit.
  */
 import * as z from "zod";
-import { decisionLine } from "../approval-buttons.js";
+import { decisionLine, isFlowChoice } from "../approval-buttons.js";
 import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
 import { speakerMarkdown, speakerTitle } from "../speaker-label.js";
 import type {
@@ -16,6 +16,7 @@ import type {
   ConnectorDriver,
   ConnectorKind,
   DriverContext,
+  FlowCard,
   InboundFile,
   InboundMessage,
   InboundOutcome,
@@ -23,9 +24,12 @@ import type {
   OutboundMessage,
 } from "../types.js";
 import { WECOM_API, WecomApi } from "./wecom-api.js";
-import { pressOfWecomEvent, wecomApprovalCard } from "./wecom-card.js";
+import { pressOfWecomEvent, wecomApprovalCard, wecomFlowCard } from "./wecom-card.js";
 import { openWecomCiphertext } from "./wecom-crypto.js";
 import { parseWecomXml } from "./wecom-xml.js";
+
+/** The `response_code` of a flow card's last press (`wecom.flow-code:<token>`), which can update it once. */
+const FLOW_CODE_KEY = "wecom.flow-code:";
 
 const settingsSchema = z
   .object({
@@ -149,7 +153,11 @@ class WecomDriver implements ConnectorDriver {
         kind: "press",
         press,
         reply: async (result) => {
-          if (result.ok && result.prompt?.decision && responseCode) {
+          if (isFlowChoice(press.choice)) {
+            // The press's fresh code is the one that can update the card (when the flow ends).
+            if (responseCode) await this.#context.state.set(`${FLOW_CODE_KEY}${press.token}`, responseCode);
+            await this.#api.send(press.user.id, "text", `${result.ok ? "✅" : "⚠️"} ${result.notice}`);
+          } else if (result.ok && result.prompt?.decision && responseCode) {
             await this.#settleCard(press.user.id, responseCode, result.prompt);
           } else {
             // WeCom shows no toast: the presser is told in the chat; the card keeps its buttons.
@@ -172,6 +180,17 @@ class WecomDriver implements ConnectorDriver {
       this.#settleCard(chatId, messageId, prompt, signal),
   };
 
+  readonly flowCards = {
+    update: async (chatId: string, messageId: string, card: FlowCard, signal?: AbortSignal) => {
+      // One update per code: the final state only.
+      if (!card.ended) return;
+      const key = `${FLOW_CODE_KEY}${card.token}`;
+      const code = (await this.#context.state.get(key)) ?? messageId;
+      await this.#context.state.delete(key);
+      await this.#api.updateTemplateCard([chatId], code, card.title.slice(0, 60), signal);
+    },
+  };
+
   /** Replaces a card's buttons with its decision (`responseCode`: from the send or the press). */
   #settleCard(
     userId: string,
@@ -184,6 +203,9 @@ class WecomDriver implements ConnectorDriver {
   }
 
   async send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined> {
+    if (message.flow && message.flow.buttons.length > 0) {
+      return this.#api.sendTemplateCard(message.chatId, wecomFlowCard(message.flow), signal);
+    }
     if (message.approval) {
       return this.#api.sendTemplateCard(message.chatId, wecomApprovalCard(message.approval), signal);
     }

@@ -63,6 +63,7 @@ export const CONNECTOR_GUIDES: Record<ConnectorType, string[]> = {
     "Stream mode (no public address): in the robot's settings choose “Stream mode” as the message receiving mode, then start this connector.",
     "HTTP mode: choose “HTTP mode” and set the message receiving address to this connector's inbound URL.",
     "To answer after a chat's session ran out (about 90 minutes), grant the app the robot's “send messages” permission.",
+    "Cards (Stream mode: approval buttons, flow progress, streamed answers): in the card platform build a template with the string variables title, markdown, buttons (a JSON list of {text, action}; each button calls back with the parameter action) and notice; grant Card.Instance.Write and paste the template ID below.",
   ],
   wecom: [
     "In the WeCom admin console (work.weixin.qq.com), open App Management and create a self-built app.",
@@ -192,6 +193,7 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
       placeholder: "https://open.feishu.cn",
       help: "Lark (international): https://open.larksuite.com.",
     },
+    { key: "streaming", label: "Stream answers (update a card)", kind: "setting", input: "checkbox" },
   ],
   dingtalk: [
     {
@@ -219,6 +221,22 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
       input: "text",
       required: true,
       help: "Same page as the Client ID. In HTTP mode it also checks each callback's signature.",
+    },
+    {
+      key: "cardTemplateId",
+      label: "Card template ID",
+      kind: "setting",
+      input: "text",
+      placeholder: "….schema",
+      help: "Cards with buttons for approvals and flows, and answers streamed into a card (Stream mode only): the template built in the card platform (卡片平台) as the README says.",
+      showWhen: { key: "mode", is: ["stream"] },
+    },
+    {
+      key: "streaming",
+      label: "Stream answers (into a card)",
+      kind: "setting",
+      input: "checkbox",
+      showWhen: { key: "mode", is: ["stream"] },
     },
     {
       key: "baseUrl",
