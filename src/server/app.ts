@@ -5,17 +5,22 @@
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { hostname } from "node:os";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import type { ShellOffer } from "../capabilities/shell-offer.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
+import { AuditLog } from "../store/audit/audit-log.js";
 import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
 import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
+import { sqliteDatabase } from "../store/sql-database.js";
 import { localizeStarterAgents } from "../team/localize-starters.js";
 import type { Actor, Team } from "../team/types.js";
 import { type AccountsFactory, sqliteAccounts } from "./accounts.js";
+import { auditRequests } from "./audit/audit-points.js";
+import { auditRoutes } from "./audit/audit-routes.js";
 import { AuthEvents } from "./auth/auth-events.js";
 import { sessionTokenFromCookieHeader } from "./auth/cookies.js";
 import { ensureOwner, type OwnerCreated } from "./auth/ensure-owner.js";
@@ -107,6 +112,8 @@ export interface ServerDeps {
   authEvents?: AuthEvents;
   /** Where accounts, login sessions and API tokens live (default: the SQLite file `db`). */
   accounts?: AccountsFactory;
+  /** The audit log (default: in the SQLite file `db`; none without it). */
+  audit?: AuditLog;
 }
 
 export interface Listening {
@@ -193,6 +200,8 @@ export function createApp(
   // These answer without calling next(), so the session guards below never see their requests.
   for (const mount of deps.publicRoutes ?? []) mount(app);
   app.use("/api/*", authenticate, csrfGuard, requireAuth);
+  // Records the security-relevant requests (audit/audit-points.ts) once each route has answered.
+  app.use("/api/*", auditRequests());
 
   const { team } = deps;
   app.route(
@@ -212,6 +221,7 @@ export function createApp(
   app.route("/api/settings", settingsRoutes());
   app.route("/api/models", modelRoutes());
   app.route("/api/tokens", tokenRoutes());
+  app.route("/api/audit", auditRoutes());
 
   // Team routes (src/server/routes/team.ts, mountTeamRoutes) and the OpenAI endpoint plug in here,
   // after the guards above and before the SPA fallback below.
@@ -257,6 +267,8 @@ export function createServer(deps: ServerDeps): DimsumServer {
     trustProxy: deps.trustProxy ?? false,
     shell: deps.shell,
   };
+  const audit = deps.audit ?? (db ? new AuditLog(sqliteDatabase(db), { instance: hostname() }) : undefined);
+  if (audit) services.audit = audit;
   const app = createApp(services, deps);
 
   const identityFor = async (token: string): Promise<WsIdentity | undefined> => {

@@ -232,6 +232,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     server = createServer({
       ...(storage.sqlite ? { db: storage.sqlite } : {}),
       accounts: storage.accounts,
+      audit: storage.audit,
       authEvents,
       config,
       home: config.home,
