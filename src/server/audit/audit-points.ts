@@ -214,7 +214,7 @@ export const AUDIT_POINTS: readonly Point[] = [
   },
   // Exports and imports
   { method: "GET", path: p("/agents/:s/export"), action: "export.agent", after: nothing },
-  { method: "GET", path: p("/channels/:s/export"), action: "export.chat", after: nothing },
+  { method: "GET", path: p("/channels/:s/export"), action: "export.team", after: nothing },
   {
     method: "POST",
     path: p("/templates/import"),
@@ -238,6 +238,7 @@ export const AUDIT_POINTS: readonly Point[] = [
   { method: "DELETE", path: p("/messages/:s"), action: "message.delete", after: nothing },
   { method: "DELETE", path: p("/memory/:s"), action: "memory.delete", after: nothing },
   { method: "DELETE", path: p("/memory/core/:s"), action: "memory.core_delete", after: nothing },
+  { method: "POST", path: p("/kb"), action: "knowledge.create", target: (_m, a) => str(field(a, "name")) },
   { method: "DELETE", path: p("/kb/:s"), action: "knowledge.delete", after: nothing },
   {
     method: "DELETE",
