@@ -8,7 +8,7 @@ export const REDACTED = "[redacted]";
 
 /** Keys whose values are secrets, by how the key ends (case and `-`/`_` ignored): `apiKey`, `x-api-key`, `newPassword`, `env`. */
 const SECRET_KEY =
-  /(password|passphrase|passwd|secret|token|key|credentials?|authorization|cookie|headers?|env|privatekey)$/;
+  /(password|passphrase|passwd|secrets?|token|key|credentials?|authorization|cookie|headers?|env|privatekey)$/;
 
 function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key.toLowerCase().replace(/[-_]/g, ""));
