@@ -13,6 +13,7 @@ import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
 import { AuditLog } from "../store/audit/audit-log.js";
 import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
+import { BudgetStore } from "../store/budgets/budget-store.js";
 import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
 import { sqliteDatabase } from "../store/sql-database.js";
@@ -36,6 +37,7 @@ import {
 } from "./http/errors.js";
 import { limitStreamedBody, readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
+import { budgetRoutes } from "./routes/budgets.js";
 import { modelRoutes } from "./routes/models.js";
 import { settingsRoutes } from "./routes/settings.js";
 import { tokenRoutes } from "./routes/tokens.js";
@@ -114,6 +116,8 @@ export interface ServerDeps {
   accounts?: AccountsFactory;
   /** The audit log (default: in the SQLite file `db`; none without it). */
   audit?: AuditLog;
+  /** The budgets (default: in the SQLite file `db`; none without it). */
+  budgets?: BudgetStore;
 }
 
 export interface Listening {
@@ -222,6 +226,7 @@ export function createApp(
   app.route("/api/models", modelRoutes());
   app.route("/api/tokens", tokenRoutes());
   app.route("/api/audit", auditRoutes());
+  app.route("/api/budgets", budgetRoutes());
 
   // Team routes (src/server/routes/team.ts, mountTeamRoutes) and the OpenAI endpoint plug in here,
   // after the guards above and before the SPA fallback below.
@@ -269,6 +274,8 @@ export function createServer(deps: ServerDeps): DimsumServer {
   };
   const audit = deps.audit ?? (db ? new AuditLog(sqliteDatabase(db), { instance: hostname() }) : undefined);
   if (audit) services.audit = audit;
+  const budgets = deps.budgets ?? (db ? new BudgetStore(sqliteDatabase(db)) : undefined);
+  if (budgets) services.budgets = budgets;
   const app = createApp(services, deps);
 
   const identityFor = async (token: string): Promise<WsIdentity | undefined> => {

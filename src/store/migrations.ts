@@ -791,6 +791,34 @@ CREATE TABLE audit_head (
 );
 `),
   },
+  {
+    version: 22,
+    name: "budgets of people, agents and groups, and what was spent against them per period",
+    up: (db) =>
+      db.exec(`
+CREATE TABLE budgets (
+  id TEXT PRIMARY KEY,
+  scope TEXT NOT NULL CHECK (scope IN ('person', 'agent', 'group')),
+  scope_id TEXT NOT NULL,
+  period TEXT NOT NULL CHECK (period IN ('day', 'month')),
+  unit TEXT NOT NULL CHECK (unit IN ('usd', 'tokens')),
+  soft_limit REAL,
+  hard_limit REAL,
+  cheaper_model TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (scope, scope_id, period, unit)
+);
+CREATE TABLE budget_counters (
+  budget_id TEXT NOT NULL REFERENCES budgets (id) ON DELETE CASCADE,
+  period_key TEXT NOT NULL,
+  spent REAL NOT NULL,
+  reserved REAL NOT NULL,
+  last_run REAL NOT NULL,
+  PRIMARY KEY (budget_id, period_key)
+);
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

@@ -233,6 +233,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       ...(storage.sqlite ? { db: storage.sqlite } : {}),
       accounts: storage.accounts,
       audit: storage.audit,
+      budgets: storage.budgets,
       authEvents,
       config,
       home: config.home,

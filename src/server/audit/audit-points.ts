@@ -248,6 +248,21 @@ export const AUDIT_POINTS: readonly Point[] = [
     after: nothing,
   },
   { method: "DELETE", path: p("/agents/:s"), action: "agent.delete", after: nothing },
+  // Budgets
+  { method: "POST", path: p("/budgets"), action: "budget.create" },
+  {
+    method: "PUT",
+    path: p("/budgets/:s"),
+    action: "budget.update",
+    before: async (c, m) => (await c.get("services").budgets?.get(decode(m[1]) ?? "")) ?? null,
+  },
+  {
+    method: "DELETE",
+    path: p("/budgets/:s"),
+    action: "budget.delete",
+    before: async (c, m) => (await c.get("services").budgets?.get(decode(m[1]) ?? "")) ?? null,
+    after: nothing,
+  },
 ];
 
 async function settingsBefore(c: AppContext): Promise<unknown> {

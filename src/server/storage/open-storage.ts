@@ -27,6 +27,7 @@ import {
   type ScheduleStore,
 } from "../../schedules/schedule-store.js";
 import { AuditLog } from "../../store/audit/audit-log.js";
+import { BudgetStore } from "../../store/budgets/budget-store.js";
 import { type Database, openDatabase } from "../../store/database.js";
 import { openPostgres, type PgDatabase, redactUrl } from "../../store/postgres/pg-database.js";
 import { PgSessionStore } from "../../store/postgres/pg-session-store.js";
@@ -70,6 +71,8 @@ export interface ServerStorage {
   readonly connectors: ConnectorStore;
   /** The audit log (server/audit). */
   readonly audit: AuditLog;
+  /** The budgets runs are held to. */
+  readonly budgets: BudgetStore;
   memory(options: MemoryStoreOptions): MemoryStore;
   knowledge(options: KnowledgeServiceOptions): KnowledgeService;
   /** Resolves when the database answers a trivial query (the readiness probe, routes/health.ts). */
@@ -106,6 +109,7 @@ function sqliteStorage(db: Database, box: SecretBox, label: string): ServerStora
     schedules: createSqliteScheduleStore(db),
     connectors: createSqliteConnectorStore(db, box),
     audit: new AuditLog(sqliteDatabase(db), { instance: hostname() }),
+    budgets: new BudgetStore(sqliteDatabase(db)),
     memory: (options) => new SqliteMemoryStore(db, options),
     knowledge: (options) => KnowledgeService.sqlite(db, options),
     async ping() {
@@ -133,6 +137,7 @@ function postgresStorage(db: PgDatabase, box: SecretBox): ServerStorage {
     schedules: createPostgresScheduleStore(db),
     connectors: createPostgresConnectorStore(db, box),
     audit: new AuditLog(postgresDatabase(db), { instance: hostname() }),
+    budgets: new BudgetStore(postgresDatabase(db)),
     memory: (options) => createPostgresMemoryStore(db, options),
     knowledge: (options) => createPostgresKnowledgeService(db, options),
     async ping() {

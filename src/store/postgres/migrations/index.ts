@@ -19,6 +19,7 @@ import { a2aTasks } from "./013-a2a-tasks.js";
 import { appCalls } from "./014-app-calls.js";
 import { meetings } from "./015-meetings.js";
 import { auditLog } from "./016-audit-log.js";
+import { budgets } from "./017-budgets.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -37,4 +38,5 @@ export const pgMigrations: readonly PgMigration[] = [
   appCalls,
   meetings,
   auditLog,
+  budgets,
 ];
