@@ -76,7 +76,10 @@ export class BudgetGuard {
     try {
       holds = await this.store.admit(budgets, { enforce: !scope.resumed });
     } catch (err) {
-      if (err instanceof BudgetExceeded) throw budgetRefusal(err, scope);
+      // The databases wrap what a transaction throws: the refusal is in the chain of causes.
+      for (let e: unknown = err; e instanceof Error; e = e.cause) {
+        if (e instanceof BudgetExceeded) throw budgetRefusal(e, scope);
+      }
       throw err;
     }
     const soft = holds.find((h) => h.budget.softLimit !== null && h.spentBefore >= h.budget.softLimit);
