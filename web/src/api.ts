@@ -17,6 +17,8 @@ import type {
   AuditFilters,
   AuditVerification,
   AuthResult,
+  BudgetInput,
+  BudgetStatus,
   CatalogueEntry,
   ChainStep,
   ChannelInput,
@@ -440,6 +442,20 @@ export class ApiClient {
     return this.request("GET", `/api/channels/${enc(channelId)}/runs`);
   }
   /** Spend per day and provider and per day and agent (admins: everyone's; others: their own). */
+  /** Every budget with what was spent in its period (owners and admins). */
+  budgets(): Promise<BudgetStatus[]> {
+    return this.request("GET", "/api/budgets");
+  }
+  /** The caller's own budgets and what remains of them. */
+  myBudgets(): Promise<BudgetStatus[]> {
+    return this.request("GET", "/api/budgets/mine");
+  }
+  createBudget(input: BudgetInput): Promise<BudgetStatus> {
+    return this.request("POST", "/api/budgets", input);
+  }
+  deleteBudget(id: string): Promise<void> {
+    return this.request("DELETE", `/api/budgets/${enc(id)}`);
+  }
   /** Audit log entries (owners and admins), newest first. */
   auditEntries(filters: AuditFilters, before?: number): Promise<{ entries: AuditEntry[] }> {
     return this.request("GET", `/api/audit${query({ ...filters, before, limit: 100 })}`);

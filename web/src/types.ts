@@ -301,3 +301,23 @@ export interface AuditVerification {
   prunedThrough: number;
   problems: Array<{ seq: number; problem: string; message: string }>;
 }
+
+/** A budget as the settings page edits it. */
+export interface BudgetInput {
+  scope: "person" | "agent" | "group";
+  scopeId: string;
+  period: "day" | "month";
+  unit: "usd" | "tokens";
+  softLimit: number | null;
+  hardLimit: number | null;
+  cheaperModel: string | null;
+}
+
+/** A budget and what was spent in its current period. */
+export interface BudgetStatus extends BudgetInput {
+  id: string;
+  periodKey: string;
+  spent: number;
+  remaining: number | null;
+  resetsAt: number;
+}

@@ -54,7 +54,7 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
     case "notifications":
       return <NotificationsSection />;
     case "spend":
-      return <SpendSection />;
+      return <SpendSection isAdmin={me.role === "owner" || me.role === "admin"} />;
     case "audit":
       return <AuditSection />;
   }
