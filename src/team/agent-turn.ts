@@ -236,6 +236,18 @@ async function runTurn(
     request.onEvent?.(event, seq);
   };
   const deltas = new DeltaBatcher(forward);
+  // Past a budget's soft limit the answer says so, with the cheaper model it moved to.
+  if (gate?.cheaperModel && gate.softReason) {
+    forward({
+      type: "model_fallback",
+      runId,
+      from: request.agent.model ?? "the default model",
+      to: `${model.provider}:${model.id}`,
+      reason: gate.softReason,
+      code: "rate_limited",
+      skipped: true,
+    });
+  }
   // Text said before a tool call stays part of the message; each later turn starts a new paragraph.
   let shown = "";
   let newTurn = false;

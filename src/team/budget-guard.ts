@@ -17,6 +17,8 @@ import {
 export interface BudgetGate {
   /** The model (or chain) to use instead of the agent's: a soft limit was passed. */
   readonly cheaperModel: string | undefined;
+  /** Why (shown with the answer): which soft limit was passed. */
+  readonly softReason: string | undefined;
   /** Counts a model call (the agent's `usage` event). */
   counted(event: Extract<AgentEvent, { type: "usage" }>): Promise<void>;
   /** Throws when a hard limit was passed during the turn (call before each further step). */
@@ -91,8 +93,12 @@ export class BudgetGuard {
     let costSoFar = 0;
     let passed: BudgetHold | undefined;
     const store = this.store;
+    const softReason = soft
+      ? `${whose(soft.budget, scope)} ${soft.budget.period === "day" ? "daily" : "monthly"} budget passed its soft limit of ${amount(soft.budget, soft.budget.softLimit ?? 0)} (${amount(soft.budget, soft.spentBefore)} used)`
+      : undefined;
     return {
       cheaperModel: soft ? cheaperModel : undefined,
+      softReason,
       async counted(event) {
         const usd = event.costUsd === undefined ? 0 : Math.max(0, event.costUsd - costSoFar);
         if (event.costUsd !== undefined) costSoFar = event.costUsd;

@@ -115,6 +115,19 @@ describe("budgets", () => {
     expect(cheap.status).toBe("done");
     expect((llm.requests.at(-1)?.body as { model?: string } | undefined)?.model).toBe("gpt-test-cheap");
     expect(cheap.model).toBe("openai:gpt-test-cheap");
+    // The answer says why it moved.
+    const answer = await expectJson<Array<{ runId?: string; parts?: Array<Record<string, unknown>> }>>(
+      await call(s.url, `/api/channels/${cheap.channelId}/messages`, { session: other }),
+      200,
+    );
+    expect(answer.flatMap((m) => m.parts ?? [])).toContainEqual(
+      expect.objectContaining({
+        type: "model_fallback",
+        to: "openai:gpt-test-cheap",
+        skipped: true,
+        reason: expect.stringContaining("your monthly budget passed its soft limit of $0.005 ($0.006 used)"),
+      }),
+    );
 
     // Raised: the member answers again. Removed: no limit.
     await expectJson(
