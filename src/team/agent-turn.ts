@@ -80,6 +80,8 @@ export interface TurnRequest {
    * call_agent, a schedule's owner). Their memories are recalled and written; "system" or absent: none.
    */
   requestedBy?: string;
+  /** Whose budgets the turn counts against when not `requestedBy` (a `/v1` caller). */
+  billedTo?: string;
   /**
    * The person is at the chat (they just posted, regenerated or edited in the web UI), so MCP
    * servers' requests for input are put to them; otherwise (schedules, /v1, connectors, flows)
@@ -171,7 +173,7 @@ function isAppOnly(tool: Tool): boolean {
 export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): Promise<TurnResult> {
   // Refused here, before anything runs, when a hard limit is reached; counted call by call.
   const gate = await runtime.budgets?.admit({
-    person: request.requestedBy,
+    person: request.billedTo ?? personOf(request),
     agentId: request.agent.id,
     channelId: request.channelId,
     ...(request.resume ? { resumed: true } : {}),

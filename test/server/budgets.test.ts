@@ -89,6 +89,18 @@ describe("budgets", () => {
       Array<{ parts?: Array<{ type: string; message?: string; hint?: string }> }>
     >(await call(s.url, `/api/channels/${refused.channelId}/messages`, { session: member }), 200);
     expect(JSON.stringify(chat)).toContain("Settings → Spend");
+    // The same through `/v1`: a 429 that says why.
+    const token = await expectJson<{ token: string }>(
+      await call(s.url, "/api/tokens", { session: member, body: { name: "script" } }),
+      201,
+    );
+    const completion = await fetch(`${s.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "assistant", messages: [{ role: "user", content: "hello" }] }),
+    });
+    expect(completion.status).toBe(429);
+    expect(await completion.text()).toContain("daily budget of $0.01 is spent");
     // Someone else is not held to it.
     expect((await ask(s, other, "other")).status).toBe("done");
 
