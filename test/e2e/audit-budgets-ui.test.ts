@@ -61,6 +61,7 @@ describe("budgets and the audit log in headless Chromium", () => {
       await byTest("budgets-panel").waitFor();
       await byTest("budget-scope-id").fill(me.user.id);
       await byTest("budget-period").selectOption("day");
+      await byTest("budget-soft").fill("0.005");
       await byTest("budget-hard").fill("0.01");
       await byTest("budget-add").click();
       await byTest("all-budgets").waitFor();
@@ -87,6 +88,15 @@ describe("budgets and the audit log in headless Chromium", () => {
       await byTest("run-error").waitFor();
       expect(await byTest("run-error").textContent()).toContain("your daily budget of $0.01 is spent");
       await shots("chat-refused");
+      // The person sees where they stand: spent, nothing left, past the soft limit.
+      await page.goto(`${server.url}/settings/spend`);
+      const mine = byTest("my-budgets");
+      await mine.waitFor();
+      expect(await mine.locator("[data-testid=budget-soft-passed]").textContent()).toBe(
+        "past the soft limit of $0.00500",
+      );
+      expect(await mine.locator("[data-testid=budget-remaining]").textContent()).toContain("$0.00400");
+      await shots("spend-soft-passed");
     });
 
     await step("audit/03-audit-page", async () => {

@@ -795,4 +795,5 @@ export const en = {
   "settings.budgets.added": "Budget added.",
   "settings.budgets.remove": "Remove",
   "settings.budgets.removed": "Budget removed.",
+  "settings.budgets.softPassed": "past the soft limit of {soft}",
 };

@@ -779,4 +779,5 @@ export const zhCN: Translation = {
   "settings.budgets.added": "已添加预算。",
   "settings.budgets.remove": "删除",
   "settings.budgets.removed": "已删除预算。",
+  "settings.budgets.softPassed": "已超过软上限 {soft}",
 };

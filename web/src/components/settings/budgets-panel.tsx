@@ -63,6 +63,11 @@ function BudgetTable({
               <td class="num">{amount(b.unit, b.spent)}</td>
               <td class="num" data-testid="budget-remaining">
                 {amount(b.unit, b.remaining)}
+                {b.softLimit !== null && b.spent >= b.softLimit ? (
+                  <div class="run-error" data-testid="budget-soft-passed">
+                    {t("settings.budgets.softPassed", { soft: amount(b.unit, b.softLimit) })}
+                  </div>
+                ) : null}
               </td>
               <td class="wide-only">{formatTime(b.resetsAt)}</td>
               {onDelete && (
