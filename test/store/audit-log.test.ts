@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AuditLog } from "../../src/store/audit/audit-log.js";
 import { redactSecrets } from "../../src/store/audit/redact.js";
 import { openDatabase } from "../../src/store/database.js";
+import { copyFromSqlite } from "../../src/store/postgres/copy-from-sqlite.js";
 import { openPostgres } from "../../src/store/postgres/pg-database.js";
 import { postgresDatabase, sqliteDatabase } from "../../src/store/sql-database.js";
 import { cleanEnv, runCli } from "../support/cli.js";
@@ -111,6 +112,23 @@ describe("AuditLog on SQLite", () => {
 });
 
 describe.skipIf(!postgresAvailable)("AuditLog on PostgreSQL", () => {
+  it("keeps its chain through dimsum migrate's copy from SQLite, and goes on from it", async () => {
+    const { db, log } = sqliteLog();
+    await log.record({ actor: { id: "u1", name: "alice" }, action: "auth.sign_in", origin: { ip: "::1" } });
+    await log.record({ action: "settings.update", before: { a: 1 }, after: { a: 2, note: "ü ✓" } });
+    const created = await createTestDatabase();
+    const target = await openPostgres(created.url);
+    cleanups.push(async () => {
+      await target.close();
+      await created.drop();
+    });
+    await copyFromSqlite(db, target, []);
+    const copied = new AuditLog(postgresDatabase(target));
+    expect(await copied.verify()).toEqual({ ok: true, checked: 2, prunedThrough: 0, problems: [] });
+    await copied.record({ action: "auth.sign_out" });
+    expect(await copied.verify()).toMatchObject({ ok: true, checked: 3 });
+  });
+
   it("two instances appending at once keep one unbroken chain; dimsum audit verify agrees", async () => {
     const created = await createTestDatabase();
     const a = await openPostgres(created.url);
