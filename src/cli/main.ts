@@ -231,6 +231,16 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command("audit")
+    .description("check the audit log's hash chain: reports edited and deleted entries (exit 1)")
+    .argument("<action>", "verify")
+    .option("--json", "JSON output")
+    .action(async (action, options) => {
+      const { auditCommand } = await import("./commands/audit.js");
+      exitCode = await auditCommand(action, options, io);
+    });
+
+  program
     .command("migrate")
     .description("copy this home's SQLite database into PostgreSQL, to run several instances (idempotent)")
     .option("--to <url>", "postgres://user@host:5432/database (default DIMSUM_DATABASE_URL)")

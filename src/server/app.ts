@@ -5,17 +5,23 @@
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { hostname } from "node:os";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import type { ShellOffer } from "../capabilities/shell-offer.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError } from "../errors.js";
+import { AuditLog } from "../store/audit/audit-log.js";
 import { startBackgroundCheckpoints } from "../store/background-checkpoint.js";
+import { BudgetStore } from "../store/budgets/budget-store.js";
 import type { Database } from "../store/database.js";
 import { enableGroupCommit } from "../store/group-commit.js";
+import { sqliteDatabase } from "../store/sql-database.js";
 import { localizeStarterAgents } from "../team/localize-starters.js";
 import type { Actor, Team } from "../team/types.js";
 import { type AccountsFactory, sqliteAccounts } from "./accounts.js";
+import { auditRequests } from "./audit/audit-points.js";
+import { auditRoutes } from "./audit/audit-routes.js";
 import { AuthEvents } from "./auth/auth-events.js";
 import { sessionTokenFromCookieHeader } from "./auth/cookies.js";
 import { ensureOwner, type OwnerCreated } from "./auth/ensure-owner.js";
@@ -31,6 +37,7 @@ import {
 } from "./http/errors.js";
 import { limitStreamedBody, readBody } from "./http/read-body.js";
 import { authRoutes } from "./routes/auth.js";
+import { budgetRoutes } from "./routes/budgets.js";
 import { modelRoutes } from "./routes/models.js";
 import { settingsRoutes } from "./routes/settings.js";
 import { ssoSettingsRoutes, ssoSignInRoutes } from "./routes/sso.js";
@@ -109,6 +116,10 @@ export interface ServerDeps {
   authEvents?: AuthEvents;
   /** Where accounts, login sessions and API tokens live (default: the SQLite file `db`). */
   accounts?: AccountsFactory;
+  /** The audit log (default: in the SQLite file `db`; none without it). */
+  audit?: AuditLog;
+  /** The budgets (default: in the SQLite file `db`; none without it). */
+  budgets?: BudgetStore;
 }
 
 export interface Listening {
@@ -197,6 +208,8 @@ export function createApp(
   // Single sign-on's way out to the provider and back: before the guards, as nobody is signed in yet.
   app.route("/api/auth/sso", ssoSignInRoutes());
   app.use("/api/*", authenticate, csrfGuard, requireAuth);
+  // Records the security-relevant requests (audit/audit-points.ts) once each route has answered.
+  app.use("/api/*", auditRequests());
 
   const { team } = deps;
   app.route(
@@ -217,6 +230,8 @@ export function createApp(
   app.route("/api/models", modelRoutes());
   app.route("/api/tokens", tokenRoutes());
   app.route("/api/sso", ssoSettingsRoutes());
+  app.route("/api/audit", auditRoutes());
+  app.route("/api/budgets", budgetRoutes());
 
   // Team routes (src/server/routes/team.ts, mountTeamRoutes) and the OpenAI endpoint plug in here,
   // after the guards above and before the SPA fallback below.
@@ -262,6 +277,10 @@ export function createServer(deps: ServerDeps): DimsumServer {
     trustProxy: deps.trustProxy ?? false,
     shell: deps.shell,
   };
+  const audit = deps.audit ?? (db ? new AuditLog(sqliteDatabase(db), { instance: hostname() }) : undefined);
+  if (audit) services.audit = audit;
+  const budgets = deps.budgets ?? (db ? new BudgetStore(sqliteDatabase(db)) : undefined);
+  if (budgets) services.budgets = budgets;
   const app = createApp(services, deps);
 
   const identityFor = async (token: string): Promise<WsIdentity | undefined> => {

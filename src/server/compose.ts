@@ -17,7 +17,9 @@ import { createEmbedder } from "../memory/embedder.js";
 import { resolveEmbeddingModel } from "../memory/embedding-config.js";
 import { SqliteMemoryStore } from "../memory/sqlite-memory-store.js";
 import type { MemoryStore } from "../memory/types.js";
+import { BudgetStore } from "../store/budgets/budget-store.js";
 import type { Database } from "../store/database.js";
+import { sqliteDatabase } from "../store/sql-database.js";
 import { createTeam, type TeamDeps } from "../team/team.js";
 import type { Team } from "../team/types.js";
 import { type UserRepository, UserStore } from "./auth/user-store.js";
@@ -98,6 +100,7 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
         }
       : {}),
     home: config.home,
+    budgets: storage?.budgets ?? new BudgetStore(sqliteDatabase(sqlite as Database)),
     config: await settings.effectiveConfig(config),
     capabilities: {
       extensions,

@@ -6,6 +6,8 @@ import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
 import type { ShellOffer } from "../capabilities/shell-offer.js";
 import type { DimsumConfig } from "../config/load-config.js";
+import type { AuditLog } from "../store/audit/audit-log.js";
+import type { BudgetStore } from "../store/budgets/budget-store.js";
 import type { Actor } from "../team/types.js";
 import type { ApiTokenRepository } from "./auth/api-token-store.js";
 import type { LoginSessionRepository, SessionRecord } from "./auth/session-store.js";
@@ -38,6 +40,10 @@ export interface ServerServices {
   trustProxy: boolean;
   /** Whether agents get `execute_command` and why (undefined when no team is served). */
   shell: ShellOffer | undefined;
+  /** The audit log (see server/audit); absent: nothing is recorded. */
+  audit?: AuditLog;
+  /** The budgets (Settings → Spend); absent: `/api/budgets` answers 503. */
+  budgets?: BudgetStore;
 }
 
 /** How the caller proved who they are. */

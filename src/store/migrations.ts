@@ -758,6 +758,67 @@ CREATE INDEX team_meetings_channel ON team_meetings (channel_id, created_at);
 CREATE INDEX team_meetings_status ON team_meetings (status);
 `),
   },
+  {
+    version: 21,
+    name: "audit_log: security-relevant actions, chained by hash, and the chain's head",
+    up: (db) =>
+      db.exec(`
+CREATE TABLE audit_log (
+  seq INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  actor_id TEXT,
+  actor_name TEXT,
+  action TEXT NOT NULL,
+  target TEXT,
+  ip TEXT,
+  user_agent TEXT,
+  instance TEXT,
+  before_json TEXT,
+  after_json TEXT,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE INDEX audit_log_at ON audit_log (at);
+CREATE INDEX audit_log_actor ON audit_log (actor_id, seq);
+CREATE INDEX audit_log_action ON audit_log (action, seq);
+CREATE TABLE audit_head (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  seq INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  pruned_seq INTEGER NOT NULL,
+  pruned_hash TEXT NOT NULL,
+  retention_days INTEGER NOT NULL
+);
+`),
+  },
+  {
+    version: 22,
+    name: "budgets of people, agents and groups, and what was spent against them per period",
+    up: (db) =>
+      db.exec(`
+CREATE TABLE budgets (
+  id TEXT PRIMARY KEY,
+  scope TEXT NOT NULL CHECK (scope IN ('person', 'agent', 'group')),
+  scope_id TEXT NOT NULL,
+  period TEXT NOT NULL CHECK (period IN ('day', 'month')),
+  unit TEXT NOT NULL CHECK (unit IN ('usd', 'tokens')),
+  soft_limit REAL,
+  hard_limit REAL,
+  cheaper_model TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (scope, scope_id, period, unit)
+);
+CREATE TABLE budget_counters (
+  budget_id TEXT NOT NULL REFERENCES budgets (id) ON DELETE CASCADE,
+  period_key TEXT NOT NULL,
+  spent REAL NOT NULL,
+  reserved REAL NOT NULL,
+  last_run REAL NOT NULL,
+  PRIMARY KEY (budget_id, period_key)
+);
+`),
+  },
 ];
 
 /** The schema version recorded in the database file. */

@@ -748,6 +748,7 @@ export class AgentRunner {
           system: directSystemText(agent, systemExtra),
           workspace,
           signal,
+          billedTo: userId,
           extraTools: await this.#callTools(runId, "", 0, 0, [agent.id], userId, workspace),
           ...(options.onDelta ? { onDelta: options.onDelta } : {}),
           ...(options.output ? { output: options.output } : {}),

@@ -20,6 +20,7 @@ import type { ModelSpec, StreamFunction, StreamOptions, Usage, UserMessage } fro
 import type { SessionRef, SessionStore } from "../store/types.js";
 import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
 import type { ElicitPerson, SamplePerson, Tool } from "../tools/types.js";
+import type { BudgetGate, BudgetGuard } from "./budget-guard.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
 import type { PersonaStore } from "./personas.js";
@@ -35,6 +36,8 @@ export interface TurnRuntime {
   /** Builds each run's tools and context layers (the same assembly the CLI uses). */
   capabilities: CapabilityAssembly;
   resolveModel: (agent: AgentRecord) => ModelSpec | Promise<ModelSpec>;
+  /** The budgets turns run under (budget-guard.ts); none: unlimited. */
+  budgets?: BudgetGuard;
   emit: (event: TeamEvent) => void;
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
@@ -77,6 +80,8 @@ export interface TurnRequest {
    * call_agent, a schedule's owner). Their memories are recalled and written; "system" or absent: none.
    */
   requestedBy?: string;
+  /** Whose budgets the turn counts against when not `requestedBy` (a `/v1` caller). */
+  billedTo?: string;
   /**
    * The person is at the chat (they just posted, regenerated or edited in the web UI), so MCP
    * servers' requests for input are put to them; otherwise (schedules, /v1, connectors, flows)
@@ -166,7 +171,28 @@ function isAppOnly(tool: Tool): boolean {
 
 /** Runs the turn to its end; throws a DimsumError when the agent run fails or is aborted. */
 export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): Promise<TurnResult> {
-  const { agent, runId, channelId } = request;
+  // Refused here, before anything runs, when a hard limit is reached; counted call by call.
+  const gate = await runtime.budgets?.admit({
+    person: request.billedTo ?? personOf(request),
+    agentId: request.agent.id,
+    channelId: request.channelId,
+    ...(request.resume ? { resumed: true } : {}),
+  });
+  try {
+    return await runTurn(runtime, request, gate);
+  } finally {
+    await gate?.end();
+  }
+}
+
+async function runTurn(
+  runtime: TurnRuntime,
+  request: TurnRequest,
+  gate: BudgetGate | undefined,
+): Promise<TurnResult> {
+  const { runId, channelId } = request;
+  // Past a soft limit with a cheaper model set, the turn uses it instead of the agent's.
+  const agent = gate?.cheaperModel ? { ...request.agent, model: gate.cheaperModel } : request.agent;
   const model = await runtime.resolveModel(agent);
   request.onModel?.(`${model.provider}:${model.id}`);
   const person = personOf(request);
@@ -212,6 +238,18 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
     request.onEvent?.(event, seq);
   };
   const deltas = new DeltaBatcher(forward);
+  // Past a budget's soft limit the answer says so, with the cheaper model it moved to.
+  if (gate?.cheaperModel && gate.softReason) {
+    forward({
+      type: "model_fallback",
+      runId,
+      from: request.agent.model ?? "the default model",
+      to: `${model.provider}:${model.id}`,
+      reason: gate.softReason,
+      code: "rate_limited",
+      skipped: true,
+    });
+  }
   // Text said before a tool call stays part of the message; each later turn starts a new paragraph.
   let shown = "";
   let newTurn = false;
@@ -265,12 +303,15 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
       // Checkpoints are the store's; a waiting run says so in its run state.
       if (event.type !== "messages" && event.type !== "checkpoint" && event.type !== "waiting")
         forward(event);
+      if (event.type === "usage") await gate?.counted(event);
       switch (event.type) {
         case "waiting":
           result = { answer: "", text: shown, usage: event.checkpoint.usage, waiting: event.approvals };
           break;
         case "turn_start":
           newTurn = event.iteration > 1;
+          // A hard limit passed during the turn: the step under way finished, no further one starts.
+          if (newTurn) gate?.checkStep();
           break;
         case "done":
           result =

@@ -3,6 +3,7 @@
  * talks to. It checks access, routes messages to agents (mentions, @all, leader, flows) and wires the
  * runs, flows and events together.
  */
+
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +18,7 @@ import { resolveModel } from "../config/resolve-model.js";
 import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
 import { type FallbackSettings, fallbackSettings } from "../llm/fallback-chain.js";
 import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
+import type { BudgetStore } from "../store/budgets/budget-store.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
 import type { Tool } from "../tools/types.js";
@@ -24,6 +26,7 @@ import { assertCanManage, assertNotGuest, canSeeChannel, isAdmin } from "./acces
 import { AgentRunner } from "./agent-runner.js";
 import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
+import { BudgetGuard } from "./budget-guard.js";
 import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
 import { chatTitle } from "./chat-title.js";
@@ -93,6 +96,8 @@ export interface TeamDeps {
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
   /** Provider cooldowns of model chains (default: this team's own, in memory, at the configured lengths). */
   fallback?: FallbackSettings;
+  /** The budgets runs are held to (Settings → Spend); none: unlimited. */
+  budgets?: BudgetStore;
   /** The model of an agent (default: its `model`, else the configured default). */
   resolveAgentModel?: (agent: AgentRecord) => ModelSpec | Promise<ModelSpec>;
   /** The tools' workspace for a channel (default `<home>/workspaces/<channelId>`, created). */
@@ -240,6 +245,7 @@ export function createTeam(deps: TeamDeps): Team {
       ? { canReadKnowledge: async (userId: string) => ((await roleOf(userId)) ?? "guest") !== "guest" }
       : {}),
     resolveModel: deps.resolveAgentModel ?? ((agent) => resolveModel(deps.config, agent.model)),
+    ...(deps.budgets ? { budgets: new BudgetGuard(deps.budgets) } : {}),
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),

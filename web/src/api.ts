@@ -13,7 +13,12 @@ import type {
   ApiTokenInfo,
   ApprovalDecisionInput,
   ApprovalGrant,
+  AuditEntry,
+  AuditFilters,
+  AuditVerification,
   AuthResult,
+  BudgetInput,
+  BudgetStatus,
   CatalogueEntry,
   ChainStep,
   ChannelInput,
@@ -475,6 +480,38 @@ export class ApiClient {
     return this.request("GET", `/api/channels/${enc(channelId)}/runs`);
   }
   /** Spend per day and provider and per day and agent (admins: everyone's; others: their own). */
+  /** Every budget with what was spent in its period (owners and admins). */
+  budgets(): Promise<BudgetStatus[]> {
+    return this.request("GET", "/api/budgets");
+  }
+  /** The caller's own budgets and what remains of them. */
+  myBudgets(): Promise<BudgetStatus[]> {
+    return this.request("GET", "/api/budgets/mine");
+  }
+  createBudget(input: BudgetInput): Promise<BudgetStatus> {
+    return this.request("POST", "/api/budgets", input);
+  }
+  deleteBudget(id: string): Promise<void> {
+    return this.request("DELETE", `/api/budgets/${enc(id)}`);
+  }
+  /** Audit log entries (owners and admins), newest first. */
+  auditEntries(filters: AuditFilters, before?: number): Promise<{ entries: AuditEntry[] }> {
+    return this.request("GET", `/api/audit${query({ ...filters, before, limit: 100 })}`);
+  }
+  /** The address that downloads the filtered audit log as CSV or JSON Lines. */
+  auditExportUrl(filters: AuditFilters, format: "csv" | "jsonl"): string {
+    return `${this.baseUrl}/api/audit/export${query({ ...filters, format })}`;
+  }
+  /** Checks the audit log's hash chain. */
+  auditVerify(): Promise<AuditVerification> {
+    return this.request("GET", "/api/audit/verify");
+  }
+  auditSettings(): Promise<{ retentionDays: number }> {
+    return this.request("GET", "/api/audit/settings");
+  }
+  setAuditRetention(retentionDays: number): Promise<{ retentionDays: number }> {
+    return this.request("PUT", "/api/audit/settings", { retentionDays });
+  }
   spend(days: number): Promise<SpendReport> {
     return this.request("GET", `/api/spend${query({ days: String(days) })}`);
   }

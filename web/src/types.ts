@@ -271,3 +271,55 @@ export type ClientFrame =
   /** Hear of new messages and approval requests in every channel one may see (unread counts, notifications). */
   | { type: "watch" }
   | { type: "ping" };
+
+/** One audit log entry as `/api/audit` returns it. */
+export interface AuditEntry {
+  seq: number;
+  at: number;
+  actorId: string | null;
+  actorName: string | null;
+  action: string;
+  target: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  instance: string | null;
+  before: unknown;
+  after: unknown;
+  hash: string;
+}
+
+/** The audit page's filters (times in ms). */
+export interface AuditFilters {
+  actor?: string;
+  action?: string;
+  from?: number;
+  to?: number;
+}
+
+/** What checking the audit log's hash chain found. */
+export interface AuditVerification {
+  ok: boolean;
+  checked: number;
+  prunedThrough: number;
+  problems: Array<{ seq: number; problem: string; message: string }>;
+}
+
+/** A budget as the settings page edits it. */
+export interface BudgetInput {
+  scope: "person" | "agent" | "group";
+  scopeId: string;
+  period: "day" | "month";
+  unit: "usd" | "tokens";
+  softLimit: number | null;
+  hardLimit: number | null;
+  cheaperModel: string | null;
+}
+
+/** A budget and what was spent in its current period. */
+export interface BudgetStatus extends BudgetInput {
+  id: string;
+  periodKey: string;
+  spent: number;
+  remaining: number | null;
+  resetsAt: number;
+}

@@ -232,6 +232,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     server = createServer({
       ...(storage.sqlite ? { db: storage.sqlite } : {}),
       accounts: storage.accounts,
+      audit: storage.audit,
+      budgets: storage.budgets,
       authEvents,
       config,
       home: config.home,

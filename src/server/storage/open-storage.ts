@@ -5,6 +5,7 @@
  * knows which one it got. With PostgreSQL, `DIMSUM_REDIS_URL` adds the relay that carries live events
  * between the instances.
  */
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { DimsumConfig } from "../../config/load-config.js";
 import {
@@ -25,10 +26,13 @@ import {
   createSqliteScheduleStore,
   type ScheduleStore,
 } from "../../schedules/schedule-store.js";
+import { AuditLog } from "../../store/audit/audit-log.js";
+import { BudgetStore } from "../../store/budgets/budget-store.js";
 import { type Database, openDatabase } from "../../store/database.js";
 import { openPostgres, type PgDatabase, redactUrl } from "../../store/postgres/pg-database.js";
 import { PgSessionStore } from "../../store/postgres/pg-session-store.js";
 import { type MessageRelay, openRedisRelay } from "../../store/redis/redis-relay.js";
+import { postgresDatabase, sqliteDatabase } from "../../store/sql-database.js";
 import { SqliteSessionStore } from "../../store/sqlite-session-store.js";
 import type { SessionStore } from "../../store/types.js";
 import type { PersonaStore } from "../../team/personas.js";
@@ -65,6 +69,10 @@ export interface ServerStorage {
   readonly personas: PersonaStore | undefined;
   readonly schedules: ScheduleStore;
   readonly connectors: ConnectorStore;
+  /** The audit log (server/audit). */
+  readonly audit: AuditLog;
+  /** The budgets runs are held to. */
+  readonly budgets: BudgetStore;
   memory(options: MemoryStoreOptions): MemoryStore;
   knowledge(options: KnowledgeServiceOptions): KnowledgeService;
   /** Resolves when the database answers a trivial query (the readiness probe, routes/health.ts). */
@@ -100,6 +108,8 @@ function sqliteStorage(db: Database, box: SecretBox, label: string): ServerStora
     personas: undefined,
     schedules: createSqliteScheduleStore(db),
     connectors: createSqliteConnectorStore(db, box),
+    audit: new AuditLog(sqliteDatabase(db), { instance: hostname() }),
+    budgets: new BudgetStore(sqliteDatabase(db)),
     memory: (options) => new SqliteMemoryStore(db, options),
     knowledge: (options) => KnowledgeService.sqlite(db, options),
     async ping() {
@@ -126,6 +136,8 @@ function postgresStorage(db: PgDatabase, box: SecretBox): ServerStorage {
     personas: new PgPersonaStore(db),
     schedules: createPostgresScheduleStore(db),
     connectors: createPostgresConnectorStore(db, box),
+    audit: new AuditLog(postgresDatabase(db), { instance: hostname() }),
+    budgets: new BudgetStore(postgresDatabase(db)),
     memory: (options) => createPostgresMemoryStore(db, options),
     knowledge: (options) => createPostgresKnowledgeService(db, options),
     async ping() {

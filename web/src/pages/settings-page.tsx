@@ -1,9 +1,10 @@
 /**
  * Settings, one tab at a time (`/settings/<section>`): providers and the default model, API tokens,
- * MCP servers, remote A2A agents, people, your account and this browser's notifications. Admin-only tabs are hidden from other roles.
+ * MCP servers, remote A2A agents, people, your account, this browser's notifications, spend and the audit log. Admin-only tabs are hidden from other roles.
  */
 import { Link } from "../components/link.js";
 import { AccountSection } from "../components/settings/account-section.js";
+import { AuditSection } from "../components/settings/audit-section.js";
 import { HttpToolsSection } from "../components/settings/http-tools-section.js";
 import { McpSection } from "../components/settings/mcp-section.js";
 import { NotificationsSection } from "../components/settings/notifications-section.js";
@@ -31,6 +32,7 @@ const TABS: ReadonlyArray<{ id: SettingsSection; label: MessageKey; adminOnly: b
   { id: "account", label: "settings.tab.account", adminOnly: false },
   { id: "notifications", label: "settings.tab.notifications", adminOnly: false },
   { id: "spend", label: "settings.tab.spend", adminOnly: false },
+  { id: "audit", label: "settings.tab.audit", adminOnly: true },
 ];
 
 function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
@@ -56,7 +58,9 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
     case "notifications":
       return <NotificationsSection />;
     case "spend":
-      return <SpendSection />;
+      return <SpendSection isAdmin={me.role === "owner" || me.role === "admin"} />;
+    case "audit":
+      return <AuditSection />;
   }
 }
 

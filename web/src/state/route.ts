@@ -13,6 +13,7 @@ export const SETTINGS_SECTIONS = [
   "account",
   "notifications",
   "spend",
+  "audit",
 ] as const;
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
 

@@ -18,6 +18,8 @@ import { attachments } from "./012-attachments.js";
 import { a2aTasks } from "./013-a2a-tasks.js";
 import { appCalls } from "./014-app-calls.js";
 import { meetings } from "./015-meetings.js";
+import { auditLog } from "./016-audit-log.js";
+import { budgets } from "./017-budgets.js";
 
 export const pgMigrations: readonly PgMigration[] = [
   sessionsAndTeam,
@@ -35,4 +37,6 @@ export const pgMigrations: readonly PgMigration[] = [
   a2aTasks,
   appCalls,
   meetings,
+  auditLog,
+  budgets,
 ];

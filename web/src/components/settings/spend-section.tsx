@@ -8,6 +8,7 @@ import { useReportError, useServices } from "../../hooks.js";
 import { t } from "../../i18n/index.js";
 import type { SpendReport, SpendRow } from "../../types.js";
 import { formatTokens, formatUsd } from "../answer-usage.js";
+import { BudgetsPanel } from "./budgets-panel.js";
 
 function SpendTable({ rows, keyLabel, testId }: { rows: SpendRow[]; keyLabel: string; testId: string }) {
   if (rows.length === 0) return <p class="muted">{t("settings.spend.empty")}</p>;
@@ -53,7 +54,7 @@ function SpendTable({ rows, keyLabel, testId }: { rows: SpendRow[]; keyLabel: st
 }
 
 /** The Spend tab. */
-export function SpendSection() {
+export function SpendSection({ isAdmin }: { isAdmin: boolean }) {
   const { api } = useServices();
   const report = useReportError();
   const [days, setDays] = useState(30);
@@ -105,6 +106,7 @@ export function SpendSection() {
       ) : (
         <p class="muted">{t("common.loading")}</p>
       )}
+      <BudgetsPanel isAdmin={isAdmin} />
     </div>
   );
 }
