@@ -87,7 +87,7 @@ export class FakeWecom {
     return this.#server.close();
   }
 
-  /** Stores a media file (a voice message's AMR) and returns its media_id for a callback. */
+  /** Stores a media file (a voice message's AMR, a picture) and returns its media_id for a callback. */
   addMedia(data: Buffer, contentType = "voice/amr"): string {
     const mediaId = `media-${randomBytes(8).toString("hex")}`;
     this.#media.set(mediaId, { data, contentType });
@@ -285,6 +285,23 @@ export function buildWecomVoice(
     MediaId: options.mediaId ?? `media-${randomBytes(6).toString("hex")}`,
     Format: "amr",
     ...(options.recognition !== undefined ? { Recognition: options.recognition } : {}),
+    MsgId: options.msgId ?? String(Math.floor(Math.random() * 1e15)),
+    AgentID: options.agentId,
+  });
+}
+
+/** A picture as WeCom posts it: `mediaId` of an image added with `addMedia`, for the download. */
+export function buildWecomImage(
+  keys: WecomCallbackKeys,
+  options: { from: string; agentId: number; mediaId: string; msgId?: string },
+): { query: Record<string, string>; body: string } {
+  return buildWecomCallback(keys, {
+    ToUserName: keys.corpId,
+    FromUserName: options.from,
+    CreateTime: Math.floor(Date.now() / 1000),
+    MsgType: "image",
+    PicUrl: `https://wework.qpic.cn/fake/${options.mediaId}`,
+    MediaId: options.mediaId,
     MsgId: options.msgId ?? String(Math.floor(Math.random() * 1e15)),
     AgentID: options.agentId,
   });
