@@ -735,4 +735,10 @@ export const en = {
   "httpTools.saved": "Saved: agents can call it from their next run.",
   "httpTools.removed": 'Removed the HTTP tool "{name}".',
   "httpTools.badJson": "The definition is not valid JSON ({error}): fix it and save again.",
+  "messenger.via": "via {platform}",
+  "messenger.telegram": "Telegram",
+  "messenger.feishu": "Feishu",
+  "messenger.dingtalk": "DingTalk",
+  "messenger.wecom": "WeCom",
+  "messenger.webhook": "Webhook",
 };

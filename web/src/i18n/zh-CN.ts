@@ -723,4 +723,10 @@ export const zhCN: Translation = {
   "httpTools.saved": "已保存：智能体从下一次运行起即可调用。",
   "httpTools.removed": "已删除 HTTP 工具“{name}”。",
   "httpTools.badJson": "定义不是有效的 JSON（{error}）：请修正后再保存。",
+  "messenger.via": "来自{platform}",
+  "messenger.telegram": "Telegram",
+  "messenger.feishu": "飞书",
+  "messenger.dingtalk": "钉钉",
+  "messenger.wecom": "企业微信",
+  "messenger.webhook": "Webhook",
 };
