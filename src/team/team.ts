@@ -322,6 +322,7 @@ export function createTeam(deps: TeamDeps): Team {
     nameOf,
     ...(deps.remoteAgents ? { remoteAgents: remoteAgentsGetter(deps.remoteAgents) } : {}),
     ...(deps.httpTools ? { httpTools: deps.httpTools } : {}),
+    shareFileLimits: deps.config.attachments,
     onAnswered: (done): Promise<void> => handoffs.answered(done).catch(onError),
   });
   const handoffs: Handoffs = new Handoffs({

@@ -27,6 +27,7 @@ import type {
   InboundMessage,
   InboundOutcome,
   InboundRequest,
+  OutboundFile,
   OutboundMessage,
 } from "../types.js";
 import {
@@ -374,6 +375,17 @@ class TelegramDriver implements ConnectorDriver {
       return message.editMessageId;
     }
     return this.#api.sendMessage(message.chatId, text, signal, undefined, entities);
+  }
+
+  async sendFile(
+    chatId: string,
+    file: OutboundFile,
+    speaker: OutboundMessage["speaker"],
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
+    // A photo's caption is at most 1,024 characters: the speaker's label and the file's name fit.
+    const caption = speaker ? speakerPlain(speaker, file.name) : undefined;
+    return this.#api.sendFile(chatId, file, caption, signal);
   }
 
   async test(): Promise<string> {

@@ -1,0 +1,104 @@
+/**
+ * A file an agent produces goes back to the messenger as a file: the agent writes a report in its
+ * workspace and shares it with `share_file`; the answer's text arrives as usual, then the file as
+ * Telegram's `sendDocument` (an image as `sendPhoto`), labelled with the agent in a bound group. The
+ * file is in the web chat's answer too, as an attachment.
+ */
+import { describe, expect, it } from "vitest";
+import { FakeTelegram } from "../../src/testing/fake-telegram.js";
+import { pngImage } from "../support/attachment-files.js";
+import { eventually, onCleanup, startConnector, startConnectorServer } from "./harness.js";
+
+const REPORT = "# Weekly report\n\nAll builds green.\n";
+
+async function telegramSetup() {
+  const server = await startConnectorServer();
+  const telegram = await FakeTelegram.start();
+  onCleanup(() => telegram.close());
+  const created = await server.createConnector({
+    type: "telegram",
+    name: "Tg bot",
+    agentId: "assistant",
+    settings: { mode: "polling", baseUrl: telegram.url, pollTimeoutSec: 1, streaming: false },
+    secrets: { botToken: telegram.token },
+  });
+  await startConnector(server, created.id);
+  return { server, telegram, created };
+}
+
+describe("files agents share, sent to the messenger", () => {
+  it("Telegram: a shared report arrives as a document after the answer, and is in the web answer", async () => {
+    const { server, telegram, created } = await telegramSetup();
+    server.llm.enqueue(
+      { toolCalls: [{ name: "write_file", args: { path: "report.md", content: REPORT } }] },
+      { toolCalls: [{ name: "share_file", args: { path: "report.md" } }] },
+      { text: "Here is the weekly report." },
+    );
+    telegram.userMessage({ chatId: 44, userId: 44, text: "send me the weekly report", username: "ana" });
+    await telegram.waitUntil(() => telegram.sentFiles.length === 1, "the document");
+    const [file] = telegram.sentFiles;
+    expect(file).toMatchObject({ chatId: "44", method: "sendDocument", name: "report.md" });
+    expect(file?.data.toString("utf8")).toBe(REPORT);
+    // The answer's text went first.
+    const answer = telegram.sent.find((m) => m.text.includes("Here is the weekly report."));
+    expect(answer).toBeDefined();
+    expect(answer?.messageId).toBeLessThan(file?.messageId ?? 0);
+    const stored = (await server.channelMessages(created.id, "44")).find((m) => m.author.type === "agent");
+    expect(stored?.parts).toContainEqual(
+      expect.objectContaining({
+        type: "attachment",
+        name: "report.md",
+        mimeType: expect.stringMatching(/^text\//),
+      }),
+    );
+    await eventually(
+      async () => (await server.connectors.outbox(created.id)).length === 0,
+      "an empty outbox",
+    );
+  });
+
+  it("Telegram: an image goes as a photo, labelled with the agent in a bound group", async () => {
+    const { server, telegram, created } = await telegramSetup();
+    const group = await server.team.createChannel(server.ownerActor, {
+      kind: "group",
+      name: "Charts",
+      leaderAgentId: "assistant",
+      agentIds: ["assistant", "coder"],
+      userIds: [server.owner.userId],
+    });
+    await server.team.updateChannel(server.ownerActor, group.id, { queueMode: "followup" });
+    telegram.userMessage({ chatId: -5005, userId: 45, text: "hi", username: "bo", chatTitle: "Charts" });
+    await telegram.waitUntil(() => telegram.sent.some((m) => m.chatId === "-5005"), "the first answer");
+    const bound = await server.api(`/api/connectors/${created.id}/chats/-5005`, {
+      method: "PATCH",
+      body: { mode: "group", channelId: group.id },
+    });
+    expect(bound.status).toBe(200);
+
+    const chart = pngImage(8, 6).toString("base64");
+    server.llm.enqueue(
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            args: { command: `echo ${chart} | base64 -d > chart.png` },
+          },
+        ],
+      },
+      { toolCalls: [{ name: "share_file", args: { path: "chart.png", name: "sales chart.png" } }] },
+      { text: "The chart." },
+    );
+    telegram.userMessage({
+      chatId: -5005,
+      userId: 45,
+      text: "draw the chart",
+      username: "bo",
+      chatTitle: "Charts",
+    });
+    await telegram.waitUntil(() => telegram.sentFiles.length === 1, "the photo");
+    const [photo] = telegram.sentFiles;
+    expect(photo).toMatchObject({ chatId: "-5005", method: "sendPhoto", name: "sales chart.png" });
+    expect(photo?.data.equals(pngImage(8, 6))).toBe(true);
+    expect(photo?.bold?.[0]).toMatch(/Assistant/);
+  });
+});
