@@ -19,10 +19,5 @@ export async function sendFile(
   const { file: ref, ...line } = message;
   if (!ref || !driver.sendFile) return driver.send(line, signal);
   const { meta, data } = await team.readAttachment(FILE_READER, ref.channelId, ref.id);
-  return driver.sendFile(
-    message.chatId,
-    { name: ref.name, mimeType: meta.mimeType, kind: meta.kind, data },
-    message.speaker,
-    signal,
-  );
+  return driver.sendFile(message, { name: ref.name, mimeType: meta.mimeType, kind: meta.kind, data }, signal);
 }

@@ -315,15 +315,11 @@ export interface ConnectorDriver {
   /** Delivers one reply; returns the platform's message id; throws DeliveryError. */
   send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined>;
   /**
-   * Posts a file as the platform's file message (with the speaker's label where it shows one);
-   * returns its message id; throws DeliveryError. Absent: the file is named in a text line instead.
+   * Posts the file of `message` (its bytes in `file`) as the platform's file message, with the
+   * speaker's label where the platform shows one; returns its message id; throws DeliveryError.
+   * Absent: the file is named in a text line instead.
    */
-  sendFile?(
-    chatId: string,
-    file: OutboundFile,
-    speaker: OutboundMessage["speaker"],
-    signal?: AbortSignal,
-  ): Promise<string | undefined>;
+  sendFile?(message: OutboundMessage, file: OutboundFile, signal?: AbortSignal): Promise<string | undefined>;
   /** Streaming previews where the platform can edit messages. */
   preview?: {
     send(chatId: string, text: string): Promise<string>;

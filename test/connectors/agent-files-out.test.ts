@@ -1,10 +1,12 @@
 /**
  * A file an agent produces goes back to the messenger as a file: the agent writes a report in its
  * workspace and shares it with `share_file`; the answer's text arrives as usual, then the file as
- * Telegram's `sendDocument` (an image as `sendPhoto`), labelled with the agent in a bound group. The
- * file is in the web chat's answer too, as an attachment.
+ * Telegram's `sendDocument` (an image as `sendPhoto`), labelled with the agent in a bound group, and
+ * as a Feishu file message (uploaded to `/im/v1/files`; an image to `/im/v1/images`). The file is in
+ * the web chat's answer too, as an attachment.
  */
 import { describe, expect, it } from "vitest";
+import { buildFeishuEvent, FakeFeishu } from "../../src/testing/fake-feishu.js";
 import { FakeTelegram } from "../../src/testing/fake-telegram.js";
 import { pngImage } from "../support/attachment-files.js";
 import { eventually, onCleanup, startConnector, startConnectorServer } from "./harness.js";
@@ -100,5 +102,75 @@ describe("files agents share, sent to the messenger", () => {
     expect(photo).toMatchObject({ chatId: "-5005", method: "sendPhoto", name: "sales chart.png" });
     expect(photo?.data.equals(pngImage(8, 6))).toBe(true);
     expect(photo?.bold?.[0]).toMatch(/Assistant/);
+  });
+
+  it("Feishu: a shared PDF is uploaded and sent as a file message, a chart as an image message", async () => {
+    const server = await startConnectorServer();
+    const feishu = await FakeFeishu.start();
+    onCleanup(() => feishu.close());
+    const keys = { encryptKey: "fake-encrypt-key-abc", verificationToken: "fake-verification-token" };
+    const created = await server.createConnector({
+      type: "feishu",
+      name: "Lark bot",
+      agentId: "assistant",
+      settings: { appId: feishu.appId, baseUrl: feishu.url, mode: "webhook" },
+      secrets: { appSecret: feishu.appSecret, ...keys },
+    });
+    await startConnector(server, created.id);
+    const say = async (text: string) => {
+      const event = buildFeishuEvent({
+        ...keys,
+        chatId: "oc_files",
+        openId: "ou_files",
+        text,
+        chatType: "p2p",
+      });
+      const res = await fetch(`${server.url}${created.inboundPath}`, {
+        method: "POST",
+        headers: event.headers,
+        body: event.body,
+      });
+      expect(res.status).toBe(200);
+    };
+    const pdf = Buffer.from("%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n");
+    server.llm.enqueue(
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            args: { command: `echo ${pdf.toString("base64")} | base64 -d > q3.pdf` },
+          },
+        ],
+      },
+      { toolCalls: [{ name: "share_file", args: { path: "q3.pdf" } }] },
+      { text: "The Q3 summary is attached." },
+    );
+    await say("the Q3 summary please");
+    await feishu.waitUntil(() => feishu.messages.some((m) => m.msgType === "file"), "the file message");
+    const sent = feishu.messages.filter((m) => m.chatId === "oc_files");
+    const answerAt = sent.findIndex((m) => m.text.includes("The Q3 summary is attached."));
+    const fileAt = sent.findIndex((m) => m.msgType === "file");
+    expect(answerAt).toBeGreaterThanOrEqual(0);
+    expect(fileAt).toBeGreaterThan(answerAt);
+    expect(sent[fileAt]?.upload).toMatchObject({ kind: "file", name: "q3.pdf", fileType: "pdf" });
+    expect(sent[fileAt]?.upload?.data.equals(pdf)).toBe(true);
+
+    server.llm.enqueue(
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            args: { command: `echo ${pngImage(4, 4).toString("base64")} | base64 -d > chart.png` },
+          },
+        ],
+      },
+      { toolCalls: [{ name: "share_file", args: { path: "chart.png" } }] },
+      { text: "Chart." },
+    );
+    await say("and a chart");
+    await feishu.waitUntil(() => feishu.messages.some((m) => m.msgType === "image"), "the image message");
+    const image = feishu.messages.find((m) => m.msgType === "image");
+    expect(image?.upload).toMatchObject({ kind: "image", name: "chart.png" });
+    expect(image?.upload?.data.equals(pngImage(4, 4))).toBe(true);
   });
 });

@@ -378,14 +378,13 @@ class TelegramDriver implements ConnectorDriver {
   }
 
   async sendFile(
-    chatId: string,
+    message: OutboundMessage,
     file: OutboundFile,
-    speaker: OutboundMessage["speaker"],
     signal?: AbortSignal,
   ): Promise<string | undefined> {
     // A photo's caption is at most 1,024 characters: the speaker's label and the file's name fit.
-    const caption = speaker ? speakerPlain(speaker, file.name) : undefined;
-    return this.#api.sendFile(chatId, file, caption, signal);
+    const caption = message.speaker ? speakerPlain(message.speaker, file.name) : undefined;
+    return this.#api.sendFile(message.chatId, file, caption, signal);
   }
 
   async test(): Promise<string> {
