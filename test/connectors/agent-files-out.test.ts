@@ -3,11 +3,14 @@
  * workspace and shares it with `share_file`; the answer's text arrives as usual, then the file as
  * Telegram's `sendDocument` (an image as `sendPhoto`), labelled with the agent in a bound group, and
  * as a Feishu file message (uploaded to `/im/v1/files`; an image to `/im/v1/images`). The file is in
- * the web chat's answer too, as an attachment.
+ * the web chat's answer too, as an attachment. WeCom uploads it as temporary media and sends a file
+ * message; DingTalk (whose robot sends no files here) gets a line naming the file.
  */
 import { describe, expect, it } from "vitest";
+import { buildDingTalkCallback, FakeDingTalk } from "../../src/testing/fake-dingtalk.js";
 import { buildFeishuEvent, FakeFeishu } from "../../src/testing/fake-feishu.js";
 import { FakeTelegram } from "../../src/testing/fake-telegram.js";
+import { buildWecomText, FakeWecom, randomEncodingAESKey } from "../../src/testing/fake-wecom.js";
 import { pngImage } from "../support/attachment-files.js";
 import { eventually, onCleanup, startConnector, startConnectorServer } from "./harness.js";
 
@@ -172,5 +175,73 @@ describe("files agents share, sent to the messenger", () => {
     const image = feishu.messages.find((m) => m.msgType === "image");
     expect(image?.upload).toMatchObject({ kind: "image", name: "chart.png" });
     expect(image?.upload?.data.equals(pngImage(4, 4))).toBe(true);
+  });
+
+  it("WeCom: a shared report is uploaded as temporary media and sent as a file message", async () => {
+    const server = await startConnectorServer();
+    const wecom = await FakeWecom.start();
+    onCleanup(() => wecom.close());
+    const keys = {
+      token: "FakeCallbackToken01",
+      encodingAESKey: randomEncodingAESKey(),
+      corpId: wecom.corpId,
+    };
+    const created = await server.createConnector({
+      type: "wecom",
+      name: "WeCom app",
+      agentId: "assistant",
+      settings: { corpId: wecom.corpId, appAgentId: String(wecom.agentId), baseUrl: wecom.url },
+      secrets: { token: keys.token, encodingAESKey: keys.encodingAESKey, corpSecret: wecom.corpSecret },
+    });
+    await startConnector(server, created.id);
+    server.llm.enqueue(
+      { toolCalls: [{ name: "write_file", args: { path: "report.md", content: REPORT } }] },
+      { toolCalls: [{ name: "share_file", args: { path: "report.md" } }] },
+      { text: "Report attached." },
+    );
+    const request = buildWecomText(keys, { from: "wangwu", text: "the report", agentId: wecom.agentId });
+    const res = await fetch(`${server.url}${created.inboundPath}?${new URLSearchParams(request.query)}`, {
+      method: "POST",
+      headers: { "content-type": "text/xml" },
+      body: request.body,
+    });
+    expect(res.status).toBe(200);
+    await wecom.waitUntil(() => wecom.messages.some((m) => m.msgtype === "file"), "the file message");
+    const sent = wecom.messages.filter((m) => m.touser === "wangwu");
+    expect(sent.map((m) => m.msgtype)).toEqual(["markdown", "file"]);
+    expect(sent[1]?.upload).toMatchObject({ type: "file", name: "report.md" });
+    expect(sent[1]?.upload?.data.toString("utf8")).toBe(REPORT);
+  });
+
+  it("DingTalk: the chat gets a line naming the file", async () => {
+    const server = await startConnectorServer();
+    const dingtalk = await FakeDingTalk.start();
+    onCleanup(() => dingtalk.close());
+    const created = await server.createConnector({
+      type: "dingtalk",
+      name: "DingTalk bot",
+      agentId: "assistant",
+      settings: { clientId: dingtalk.clientId, baseUrl: dingtalk.url, mode: "webhook" },
+      secrets: { clientSecret: dingtalk.clientSecret },
+    });
+    await startConnector(server, created.id);
+    server.llm.enqueue(
+      { toolCalls: [{ name: "write_file", args: { path: "report.md", content: REPORT } }] },
+      { toolCalls: [{ name: "share_file", args: { path: "report.md" } }] },
+      { text: "Report attached." },
+    );
+    const message = dingtalk.robotMessage({
+      conversationId: "cid-files",
+      text: "the report",
+      senderStaffId: "s1",
+    });
+    const res = await fetch(`${server.url}${created.inboundPath}`, {
+      method: "POST",
+      ...buildDingTalkCallback(dingtalk.clientSecret, message),
+    });
+    expect(res.status).toBe(200);
+    await dingtalk.waitUntil(() => dingtalk.messages.length === 2, "the answer and the file's line");
+    expect(dingtalk.messages[0]?.text).toContain("Report attached.");
+    expect(dingtalk.messages[1]?.text).toContain("📎 report.md (open the chat in Dimsum to download it)");
   });
 });

@@ -21,6 +21,7 @@ import type {
   InboundMessage,
   InboundOutcome,
   InboundRequest,
+  OutboundFile,
   OutboundMessage,
 } from "../types.js";
 import { WECOM_API, WecomApi } from "./wecom-api.js";
@@ -217,6 +218,14 @@ class WecomDriver implements ConnectorDriver {
           ? `【${speakerTitle(message.speaker)}】\n${message.text}`
           : message.text;
     return this.#api.send(message.chatId, format, text, signal);
+  }
+
+  async sendFile(
+    message: OutboundMessage,
+    file: OutboundFile,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
+    return this.#api.sendFile(message.chatId, file, signal);
   }
 
   async test(): Promise<string> {
