@@ -11,7 +11,7 @@ import { type AttachmentLimits, cleanFileName } from "../attachments/kinds.js";
 import { attachBytes } from "../attachments/to-parts.js";
 import { toolFailure } from "../tools/builtin/tool-error.js";
 import { resolveInWorkspace } from "../tools/builtin/workspace-path.js";
-import { defineTool, type Tool, type ToolFile } from "../tools/types.js";
+import { defineTool, type ToolFile, type ZodTool } from "../tools/types.js";
 import type { AgentRecord } from "./types.js";
 
 export const SHARE_FILE_TOOL = "share_file";
@@ -34,7 +34,7 @@ export function mayShareFiles(agent: Pick<AgentRecord, "toolsAllow" | "toolsDeny
 }
 
 /** Builds the share_file tool of one chat run. */
-export function createShareFileTool(deps: ShareFileDeps): Tool {
+export function createShareFileTool(deps: ShareFileDeps): ZodTool {
   const largest = Math.max(deps.limits.imageBytes, deps.limits.pdfBytes, deps.limits.textBytes);
   return defineTool({
     name: SHARE_FILE_TOOL,
