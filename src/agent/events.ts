@@ -4,7 +4,7 @@
  */
 import type { DimsumError, ErrorCode } from "../errors.js";
 import type { AssistantMessage, FinishReason, ToolResultMessage, Usage, UserMessage } from "../llm/types.js";
-import type { ToolAppLink } from "../tools/types.js";
+import type { ToolAppLink, ToolFile } from "../tools/types.js";
 import type { PendingApproval } from "./approvals.js";
 import type { RunCheckpoint } from "./checkpoint.js";
 
@@ -40,6 +40,8 @@ export type AgentEvent =
       truncatedChars?: number;
       /** The MCP App that shows this result. */
       app?: ToolAppLink;
+      /** A file the call put into the chat. */
+      file?: ToolFile;
     }
   /**
    * Messages appended to the conversation as one unit: a final assistant message, or an assistant

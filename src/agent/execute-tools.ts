@@ -293,6 +293,7 @@ async function runOne(
   };
   if (cutChars > 0) event.truncatedChars = cutChars;
   if (result.app && event.type === "tool_result") event.app = result.app;
+  if (result.file && event.type === "tool_result") event.file = result.file;
   return { message, event };
 }
 

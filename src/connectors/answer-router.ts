@@ -66,6 +66,29 @@ function routed(event: TeamEvent): event is RoutedEvent {
   );
 }
 
+/** The files an agent shared in its answer (share_file), as messages after the answer's text. */
+function filesOf(
+  chat: ChatRef,
+  message: ChannelMessage,
+  speaker: OutboundMessage["speaker"],
+): OutboundMessage[] {
+  const out: OutboundMessage[] = [];
+  for (const part of message.parts) {
+    if (part.type !== "attachment") continue;
+    const { id, name, mimeType, kind } = part;
+    out.push({
+      chatId: chat.chatId,
+      text: `📎 ${name} (open the chat in Dimsum to download it)`,
+      part: 1,
+      parts: 1,
+      ...(message.runId ? { runId: message.runId } : {}),
+      ...(speaker ? { speaker } : {}),
+      file: { channelId: message.channelId, id, name, mimeType, kind },
+    });
+  }
+  return out;
+}
+
 /** Agent answers from connector channels to their external chats. */
 export class AnswerRouter {
   readonly #deps: AnswerRouterDeps;
@@ -208,6 +231,7 @@ export class AnswerRouter {
       ? await this.#agentLabel(message.author.id)
       : undefined;
     await this.#queue(chat, message.text, previewId, message.runId, speaker);
+    await this.#deps.enqueue(chat.connectorId, filesOf(chat, message, speaker));
   }
 
   /** A web message in a bound group goes to the external chat too, labelled with the person's name. */

@@ -17,6 +17,7 @@ import { InboundPipeline, serviceActor } from "./inbound-pipeline.js";
 import { messageOf } from "./kind-helpers.js";
 import { BUILTIN_KINDS } from "./kinds.js";
 import { MessageOrigins } from "./message-origins.js";
+import { sendFile } from "./outbound-files.js";
 import { type BackoffPolicy, backoffDelayMs, DEFAULT_BACKOFF, OutboxWorker } from "./outbox-worker.js";
 import { type LinkCodeView, PersonLinks } from "./person-links.js";
 import { PollLease } from "./poll-lease.js";
@@ -594,7 +595,9 @@ export class ConnectorManager {
       holder: `${this.#instance}:outbox`,
       outbox: this.#outbox,
       send: async (message, signal) => {
-        const messageId = await driver.send(message, signal);
+        const messageId = message.file
+          ? await sendFile(driver, message, this.#deps.team, signal)
+          : await driver.send(message, signal);
         // Sent: a failure to remember its id must not send it again.
         if (message.approval) {
           await this.#buttons

@@ -14,7 +14,7 @@ export interface JsonResponse {
 export interface JsonRequest {
   method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   headers?: Record<string, string>;
-  /** Sent as is when a string (already serialised), else as JSON. */
+  /** Sent as is when a string (already serialised) or FormData (multipart), else as JSON. */
   body?: unknown;
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -42,8 +42,10 @@ export async function requestJson(url: string, request: JsonRequest = {}): Promi
   const timeout = AbortSignal.timeout(request.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
   const headers: Record<string, string> = { accept: "application/json", ...request.headers };
-  let body: string | undefined;
-  if (request.body !== undefined) {
+  let body: string | FormData | undefined;
+  // A multipart upload: fetch writes the boundary into the content type.
+  if (request.body instanceof FormData) body = request.body;
+  else if (request.body !== undefined) {
     body = typeof request.body === "string" ? request.body : JSON.stringify(request.body);
     headers["content-type"] ??= "application/json; charset=utf-8";
   }

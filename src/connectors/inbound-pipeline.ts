@@ -166,7 +166,10 @@ export class InboundPipeline {
       const posted = text !== "" ? text : names.map((name) => `📎 ${name}`).join("\n");
       if (posted !== "") {
         this.#deps.origins.mark(channelId, actor.userId, posted);
-        await this.#deps.team.postMessage(actor, channelId, posted, { attachments: ids });
+        await this.#deps.team.postMessage(actor, channelId, posted, {
+          attachments: ids,
+          messenger: { platform: connector.type, name: message.user.name ?? message.user.id },
+        });
       }
       for (const line of refused) await this.#deps.notify(connector, message.chat.id, line);
       for (const what of message.unsupported ?? []) {

@@ -212,6 +212,25 @@ export interface OutboundMessage {
   runId?: string;
   /** Stable per outbox row, for platforms that de-duplicate retried sends (Feishu's `uuid`). */
   deliveryId?: string;
+  /** Send a file an agent shared in the chat (`text` is the line for platforms that take no files). */
+  file?: OutboundFileRef;
+}
+
+/** A file of a chat's attachments to send out (its bytes are read when it is sent). */
+export interface OutboundFileRef {
+  channelId: string;
+  id: string;
+  name: string;
+  mimeType: string;
+  kind: "image" | "pdf" | "text";
+}
+
+/** A file to post, with its bytes. */
+export interface OutboundFile {
+  name: string;
+  mimeType: string;
+  kind: "image" | "pdf" | "text";
+  data: Buffer;
 }
 
 /** The raw inbound HTTP request as the server received it (the body unparsed, for signatures). */
@@ -317,6 +336,12 @@ export interface ConnectorDriver {
   inbound?(request: InboundRequest): Promise<InboundOutcome>;
   /** Delivers one reply; returns the platform's message id; throws DeliveryError. */
   send(message: OutboundMessage, signal?: AbortSignal): Promise<string | undefined>;
+  /**
+   * Posts the file of `message` (its bytes in `file`) as the platform's file message, with the
+   * speaker's label where the platform shows one; returns its message id; throws DeliveryError.
+   * Absent: the file is named in a text line instead.
+   */
+  sendFile?(message: OutboundMessage, file: OutboundFile, signal?: AbortSignal): Promise<string | undefined>;
   /** Streaming previews where the platform can edit messages. */
   preview?: {
     send(chatId: string, text: string): Promise<string>;

@@ -4,13 +4,14 @@
  * run around one agent turn, in its own session.
  */
 
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { RemoteAgentConfig } from "../a2a/remote-config.js";
 import { remoteAgentTools } from "../a2a/remote-tools.js";
 import type { ApprovalDecision, Approver } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { OutputSpec } from "../agent/structured-output.js";
 import { emptyUsage } from "../agent/usage.js";
+import type { AttachmentLimits } from "../attachments/kinds.js";
 import { type AttachedFile, userContent } from "../attachments/to-parts.js";
 import { DimsumError, notFound, toDimsumError } from "../errors.js";
 import type { Message, Usage, UserMessage } from "../llm/types.js";
@@ -32,6 +33,7 @@ import {
   updateChildRun,
 } from "./message-parts.js";
 import { laneOf, type RunBody, type RunHandle, type RunManager, type RunRequest } from "./run-manager.js";
+import { createShareFileTool, mayShareFiles } from "./share-file-tool.js";
 import { SteeringInbox } from "./steering-inbox.js";
 import { mergeStoredParts, readStoredRunParts } from "./stored-run-parts.js";
 import {
@@ -68,6 +70,8 @@ export interface AgentRunnerDeps {
   remoteAgents?: () => Promise<readonly RemoteAgentConfig[]>;
   /** Tools read at the start of each run and offered to it (HTTP tools saved in Settings). */
   httpTools?: () => Promise<readonly Tool[]>;
+  /** The attachment limits a file an agent shares in a chat is checked against (absent: no share_file). */
+  shareFileLimits?: AttachmentLimits;
   /** Told when a chat answer was posted (first run or resumed), e.g. to start the agents it hands over to. */
   onAnswered?: (done: AnsweredRun) => Promise<void>;
 }
@@ -909,7 +913,7 @@ export class AgentRunner {
       asking,
     );
     const remotes = (await this.#deps.remoteAgents?.()) ?? [];
-    const http = (await this.#deps.httpTools?.()) ?? [];
+    const http = [...(await this.#shareTool(channelId, chain)), ...((await this.#deps.httpTools?.()) ?? [])];
     if (remotes.length === 0) return [callAgent, ...http];
     const scope: CallScope = {
       channelId,
@@ -925,6 +929,28 @@ export class AgentRunner {
       callAgent,
       ...remoteAgentTools(remotes, (remote, task, signal) => this.runRemote(remote, scope, task, signal)),
       ...http,
+    ];
+  }
+
+  /** share_file for a chat run of an agent that may read its workspace. */
+  async #shareTool(channelId: string, chain: readonly string[]): Promise<Tool[]> {
+    const limits = this.#deps.shareFileLimits;
+    const agentId = chain[chain.length - 1];
+    if (!limits || channelId === "" || !agentId) return [];
+    const agent = await this.#deps.store.agents.get(agentId);
+    if (!agent || !mayShareFiles(agent)) return [];
+    const { store, now } = this.#deps;
+    return [
+      createShareFileTool({
+        limits,
+        put: async ({ name, ...file }) => {
+          const id = createHash("sha256").update(file.data).digest("hex");
+          return store.attachments.put(
+            { id, ...file },
+            { channelId, name, by: `agent:${agentId}`, at: now() },
+          );
+        },
+      }),
     ];
   }
 

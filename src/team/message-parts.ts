@@ -86,9 +86,15 @@ export function applyAgentEvent(parts: readonly MessagePart[], event: AgentEvent
         ...(event.app ? { app: event.app } : {}),
       });
       const index = parts.findIndex((p) => p.type === "tool" && p.callId === event.id);
-      if (index < 0) return [...parts, ended()];
+      // A file the call put into the chat is shown right after the call (once).
+      const { file } = event;
+      const shared: MessagePart[] =
+        file && !parts.some((p) => p.type === "attachment" && p.id === file.id)
+          ? [{ type: "attachment", ...file }]
+          : [];
+      if (index < 0) return [...parts, ended(), ...shared];
       const current = parts[index] as Part<"tool">;
-      return parts.map((p, i) => (i === index ? ended(current) : p));
+      return parts.flatMap((p, i) => (i === index ? [ended(current), ...shared] : [p]));
     }
     case "approval": {
       const approval: ApprovalView = {

@@ -328,6 +328,7 @@ export function createTeam(deps: TeamDeps): Team {
     nameOf,
     ...(deps.remoteAgents ? { remoteAgents: remoteAgentsGetter(deps.remoteAgents) } : {}),
     ...(deps.httpTools ? { httpTools: deps.httpTools } : {}),
+    shareFileLimits: deps.config.attachments,
     onAnswered: (done): Promise<void> => handoffs.answered(done).catch(onError),
   });
   const handoffs: Handoffs = new Handoffs({
@@ -538,6 +539,7 @@ export function createTeam(deps: TeamDeps): Team {
     mode?: QueueMode,
     scheduled?: { scheduleId: string; name: string },
     files: MessagePart[] = [],
+    messenger?: { platform: string; name: string },
   ): Promise<PostResult> {
     const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
@@ -551,11 +553,12 @@ export function createTeam(deps: TeamDeps): Team {
         channelId: channel.id,
         author: { type: "user", id: actor.userId },
         text,
-        ...(scheduled || files.length > 0
+        ...(scheduled || messenger || files.length > 0
           ? {
               parts: [
                 { type: "text", text },
                 ...(scheduled ? [{ type: "scheduled" as const, ...scheduled }] : []),
+                ...(messenger ? [{ type: "messenger" as const, ...messenger }] : []),
                 ...files,
               ] satisfies MessagePart[],
             }
@@ -755,6 +758,7 @@ export function createTeam(deps: TeamDeps): Team {
         options.mode,
         options.scheduled,
         files,
+        options.messenger,
       );
     },
     async uploadAttachment(actor, channelId, name, data) {

@@ -196,6 +196,11 @@ export type MessagePart =
   | { type: "edited"; by: string; name: string }
   /** A schedule posted this message in its creator's name (chats show it as the schedule's, not "You"). */
   | { type: "scheduled"; scheduleId: string; name: string }
+  /**
+   * Posted from a messenger chat (a connector's `platform`: telegram, feishu, dingtalk, wecom, …) by
+   * `name` as the platform knows them: the web UI labels the message with both.
+   */
+  | { type: "messenger"; platform: string; name: string }
   /** The model call moved to the next model of the agent's chain (`to` answered, unless it moved again). */
   | { type: "model_fallback"; from: string; to: string; reason: string; skipped?: boolean }
   /** A meeting's minutes, shown as a card (the message's text is their Markdown). */
@@ -482,6 +487,8 @@ export interface Team {
       present?: boolean;
       mode?: QueueMode;
       scheduled?: { scheduleId: string; name: string };
+      /** The messenger chat the message came from, and its sender's name there. */
+      messenger?: { platform: string; name: string };
       /** Files uploaded to the chat before (their ids), sent with the text. */
       attachments?: string[];
     },

@@ -26,9 +26,21 @@ export interface FakeFeishuMessage {
   /** The text; for a card, its plain-text contents (title and text blocks, one a line). */
   text: string;
   uuid: string | undefined;
-  msgType: "text" | "interactive";
+  msgType: "text" | "interactive" | "image" | "file";
   /** The card's current JSON (updates applied). */
   card?: Record<string, unknown>;
+  /** An image or file message's upload. */
+  upload?: FakeFeishuUpload;
+}
+
+/** A file the app uploaded (`POST /open-apis/im/v1/images` or `/files`, multipart). */
+export interface FakeFeishuUpload {
+  key: string;
+  kind: "image" | "file";
+  name: string;
+  /** `file_type` of a file (pdf, stream, …). */
+  fileType?: string;
+  data: Buffer;
 }
 
 /** A button of a card: its label and callback value. */
@@ -82,6 +94,8 @@ export class FakeFeishu {
   readonly #server: FakePlatformServer;
   /** Messages the app sent (one per uuid). */
   readonly messages: FakeFeishuMessage[] = [];
+  /** Images and files the app uploaded, in order. */
+  readonly uploads: FakeFeishuUpload[] = [];
   /** Tenant tokens handed out, oldest first. */
   readonly tokens: string[] = [];
   /** Every card update (`PATCH`), in order. */
@@ -106,7 +120,12 @@ export class FakeFeishu {
     appSecret = "fake-app-secret-0123456789",
   ): Promise<FakeFeishu> {
     let fake: FakeFeishu | undefined;
-    const server = await FakePlatformServer.start((req, body) => fake?.handle(req, body) ?? reply(503, {}));
+    const server = await FakePlatformServer.start((req, body, _closed, bytes) => {
+      if (!fake) return reply(503, {});
+      if ((req.headers["content-type"] ?? "").startsWith("multipart/form-data"))
+        return fake.upload(req, bytes);
+      return fake.handle(req, body);
+    });
     fake = new FakeFeishu(appId, appSecret, server);
     return fake;
   }
@@ -171,6 +190,38 @@ export class FakeFeishu {
   }
 
   /** Answers one Open API request. */
+  /** Answers an image or file upload (multipart), keeping it for a message that sends it. */
+  async upload(req: IncomingMessage, bytes: Buffer): Promise<FakeReply> {
+    const path = (req.url ?? "").split("?")[0];
+    const kind =
+      path === "/open-apis/im/v1/images" ? "image" : path === "/open-apis/im/v1/files" ? "file" : undefined;
+    if (!kind || req.method !== "POST") return reply(404, { code: 404, msg: "404 page not found" });
+    const refused = this.#unauthorized(req);
+    if (refused) return refused;
+    const form = await new Response(new Uint8Array(bytes), {
+      headers: { "content-type": req.headers["content-type"] ?? "" },
+    }).formData();
+    const file = form.get(kind);
+    const invalid = reply(400, { code: 234001, msg: "Invalid request param." });
+    if (!(file instanceof Blob) || file.size === 0) return invalid;
+    if (kind === "image" && form.get("image_type") !== "message") return invalid;
+    const fileType = kind === "file" ? String(form.get("file_type") ?? "") : undefined;
+    if (kind === "file" && (!fileType || typeof form.get("file_name") !== "string")) return invalid;
+    const upload: FakeFeishuUpload = {
+      key: `${kind === "image" ? "img" : "file"}_v3_${randomBytes(6).toString("hex")}`,
+      kind,
+      name: kind === "file" ? String(form.get("file_name")) : file instanceof File ? file.name : "image",
+      ...(fileType ? { fileType } : {}),
+      data: Buffer.from(await file.arrayBuffer()),
+    };
+    this.uploads.push(upload);
+    return reply(200, {
+      code: 0,
+      msg: "success",
+      data: kind === "image" ? { image_key: upload.key } : { file_key: upload.key },
+    });
+  }
+
   handle(req: IncomingMessage, raw: string): FakeReply {
     const path = (req.url ?? "").split("?")[0];
     let body: Record<string, unknown> = {};
@@ -246,7 +297,13 @@ export class FakeFeishu {
     if (typeof body.receive_id !== "string" || !content) return invalid;
     let text: string;
     let card: Record<string, unknown> | undefined;
-    if (body.msg_type === "text" && typeof content.text === "string") {
+    let upload: FakeFeishuUpload | undefined;
+    if (body.msg_type === "image" || body.msg_type === "file") {
+      const key = body.msg_type === "image" ? content.image_key : content.file_key;
+      upload = this.uploads.find((u) => u.key === key && u.kind === body.msg_type);
+      if (!upload) return reply(400, { code: 230001, msg: "invalid file key" });
+      text = `[${upload.kind}] ${upload.name}`;
+    } else if (body.msg_type === "text" && typeof content.text === "string") {
       text = content.text;
     } else if (body.msg_type === "interactive" && Array.isArray(content.elements)) {
       card = content;
@@ -263,6 +320,7 @@ export class FakeFeishu {
       uuid,
       msgType: body.msg_type,
       ...(card ? { card } : {}),
+      ...(upload ? { upload } : {}),
     };
     if (!earlier) this.messages.push(message);
     return reply(200, {

@@ -20,6 +20,8 @@ export type FakeHandler = (
   req: IncomingMessage,
   body: string,
   closed: AbortSignal,
+  /** The body's bytes (multipart uploads). */
+  bytes: Buffer,
 ) => FakeReply | Promise<FakeReply>;
 
 /** A JSON reply. */
@@ -99,7 +101,8 @@ export class FakePlatformServer {
         }
         const closed = new AbortController();
         res.on("close", () => closed.abort());
-        Promise.resolve(this.#handler(req, Buffer.concat(chunks).toString("utf8"), closed.signal))
+        const bytes = Buffer.concat(chunks);
+        Promise.resolve(this.#handler(req, bytes.toString("utf8"), closed.signal, bytes))
           .then((answer) => sendReply(res, answer))
           .catch((err: unknown) => sendJson(res, 500, { error: String(err) }))
           .finally(() => this.changed());

@@ -46,6 +46,18 @@ function boldOf(text: string, entities: unknown): string[] | string | undefined 
   return out;
 }
 
+/** A file the bot sent (`sendDocument` or `sendPhoto`). */
+export interface FakeTelegramFile {
+  chatId: string;
+  messageId: number;
+  method: "sendDocument" | "sendPhoto";
+  name: string;
+  data: Buffer;
+  caption?: string;
+  /** The bold spans of the caption (the speaker). */
+  bold?: string[];
+}
+
 /** An `answerCallbackQuery` call. */
 export interface FakeCallbackAnswer {
   queryId: string;
@@ -75,6 +87,8 @@ const BOT = { id: 777000111, is_bot: true, first_name: "Dimsum Test Bot", userna
 export class FakeTelegram {
   readonly token: string;
   readonly #server: FakePlatformServer;
+  /** Files the bot sent, in order. */
+  readonly sentFiles: FakeTelegramFile[] = [];
   /** Every call, in order (`getUpdates` too). */
   readonly calls: FakeTelegramCall[] = [];
   /** Messages the bot sent, with their current text (edits applied). */
@@ -107,9 +121,12 @@ export class FakeTelegram {
   /** Starts the fake for a bot token (the default is a well-formed dummy). */
   static async start(token = "123456789:AAFakeTokenForTestsOnly_abcdefghij"): Promise<FakeTelegram> {
     let fake: FakeTelegram | undefined;
-    const server = await FakePlatformServer.start(
-      (req, body, closed) => fake?.handle(req.url ?? "", body, closed) ?? reply(503, {}),
-    );
+    const server = await FakePlatformServer.start((req, body, closed, bytes) => {
+      if (!fake) return reply(503, {});
+      const type = req.headers["content-type"] ?? "";
+      if (type.startsWith("multipart/form-data")) return fake.upload(req.url ?? "", type, bytes);
+      return fake.handle(req.url ?? "", body, closed);
+    });
     fake = new FakeTelegram(token, server);
     return fake;
   }
@@ -311,6 +328,46 @@ export class FakeTelegram {
   #pending(offset: number): Update[] {
     if (offset > 0) this.#updates = this.#updates.filter((u) => u.update_id >= offset);
     return [...this.#updates];
+  }
+
+  /** Answers `sendDocument` and `sendPhoto` as multipart uploads (the only file sends modelled). */
+  async upload(url: string, contentType: string, bytes: Buffer): Promise<FakeReply> {
+    const match = /^\/bot([^/]+)\/(sendDocument|sendPhoto)$/.exec(url.split("?")[0] ?? "");
+    if (!match) return reply(404, { ok: false, error_code: 404, description: "Not Found: method not found" });
+    if (match[1] !== this.token)
+      return reply(401, { ok: false, error_code: 401, description: "Unauthorized" });
+    const method = match[2] as "sendDocument" | "sendPhoto";
+    const form = await new Response(new Uint8Array(bytes), {
+      headers: { "content-type": contentType },
+    }).formData();
+    const file = form.get(method === "sendPhoto" ? "photo" : "document");
+    if (!(file instanceof Blob))
+      return bad(`there is no ${method === "sendPhoto" ? "photo" : "document"} in the request`);
+    const chatId = String(form.get("chat_id") ?? "");
+    if (chatId === "") return bad("chat_id is empty");
+    const caption = typeof form.get("caption") === "string" ? String(form.get("caption")) : undefined;
+    const entities = form.get("caption_entities");
+    const bold =
+      caption !== undefined && typeof entities === "string"
+        ? boldOf(caption, JSON.parse(entities))
+        : undefined;
+    if (typeof bold === "string") return bad(bold);
+    const sent: FakeTelegramFile = {
+      chatId,
+      messageId: this.#nextMessageId++,
+      method,
+      name: file instanceof File ? file.name : "file",
+      data: Buffer.from(await file.arrayBuffer()),
+      ...(caption !== undefined ? { caption } : {}),
+      ...(bold && bold.length > 0 ? { bold } : {}),
+    };
+    this.calls.push({ method, body: { chat_id: chatId, name: sent.name } });
+    this.sentFiles.push(sent);
+    return ok({
+      message_id: sent.messageId,
+      chat: { id: Number(chatId) },
+      date: Math.floor(Date.now() / 1000),
+    });
   }
 
   /** Answers one Bot API request. */

@@ -13,7 +13,7 @@ import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } fro
 
 export interface FakeWecomMessage {
   touser: string;
-  msgtype: "text" | "markdown" | "template_card";
+  msgtype: "text" | "markdown" | "template_card" | "image" | "file";
   agentid: number;
   /** The text; for a template card its title, description and sub-title, one a line. */
   content: string;
@@ -23,6 +23,16 @@ export interface FakeWecomMessage {
   replacedBy?: string;
   /** The `response_code` the send returned (template cards). */
   responseCode?: string;
+  /** An image or file message's upload. */
+  upload?: FakeWecomUpload;
+}
+
+/** Temporary media the app uploaded (`media/upload`). */
+export interface FakeWecomUpload {
+  mediaId: string;
+  type: "image" | "file";
+  name: string;
+  data: Buffer;
 }
 
 /** A button of a template card. */
@@ -38,6 +48,8 @@ export class FakeWecom {
   readonly agentId: number;
   readonly #server: FakePlatformServer;
   readonly messages: FakeWecomMessage[] = [];
+  /** Temporary media the app uploaded, in order. */
+  readonly uploads: FakeWecomUpload[] = [];
   /** Access tokens handed out. */
   readonly tokens: string[] = [];
   /** Live response codes (each updates its card once): code → the card's message. */
@@ -61,7 +73,12 @@ export class FakeWecom {
     agentId = 1000002,
   ): Promise<FakeWecom> {
     let fake: FakeWecom | undefined;
-    const server = await FakePlatformServer.start((req, body) => fake?.handle(req, body) ?? reply(503, {}));
+    const server = await FakePlatformServer.start((req, body, _closed, bytes) => {
+      if (!fake) return reply(503, {});
+      if ((req.headers["content-type"] ?? "").startsWith("multipart/form-data"))
+        return fake.upload(req, bytes);
+      return fake.handle(req, body);
+    });
     fake = new FakeWecom(corpId, corpSecret, agentId, server);
     return fake;
   }
@@ -87,11 +104,38 @@ export class FakeWecom {
     return this.#server.close();
   }
 
-  /** Stores a media file (a voice message's AMR) and returns its media_id for a callback. */
+  /** Stores a media file (a voice message's AMR, a picture) and returns its media_id for a callback. */
   addMedia(data: Buffer, contentType = "voice/amr"): string {
     const mediaId = `media-${randomBytes(8).toString("hex")}`;
     this.#media.set(mediaId, { data, contentType });
     return mediaId;
+  }
+
+  /** Answers `media/upload` (multipart `media`), keeping the file for a message that sends it. */
+  async upload(req: IncomingMessage, bytes: Buffer): Promise<FakeReply> {
+    const url = new URL(req.url ?? "", this.url);
+    if (url.pathname !== "/cgi-bin/media/upload" || req.method !== "POST")
+      return reply(404, { errcode: 404, errmsg: "not found" });
+    if (!this.#valid.has(url.searchParams.get("access_token") ?? ""))
+      return reply(200, { errcode: 42001, errmsg: "access_token expired" });
+    const type = url.searchParams.get("type");
+    if (type !== "image" && type !== "file")
+      return reply(200, { errcode: 40004, errmsg: "invalid media type" });
+    const form = await new Response(new Uint8Array(bytes), {
+      headers: { "content-type": req.headers["content-type"] ?? "" },
+    }).formData();
+    const media = form.get("media");
+    // Every file must be larger than 5 bytes.
+    if (!(media instanceof File) || media.size <= 5)
+      return reply(200, { errcode: 40005, errmsg: "invalid file" });
+    const upload: FakeWecomUpload = {
+      mediaId: `up-${randomBytes(8).toString("hex")}`,
+      type,
+      name: media.name,
+      data: Buffer.from(await media.arrayBuffer()),
+    };
+    this.uploads.push(upload);
+    return reply(200, { errcode: 0, errmsg: "ok", type, media_id: upload.mediaId, created_at: "1380000000" });
   }
 
   handle(req: IncomingMessage, raw: string): FakeReply {
@@ -128,6 +172,21 @@ export class FakeWecom {
       }
       const msgtype = body.msgtype;
       if (msgtype === "template_card") return this.#sendCard(body);
+      if (msgtype === "image" || msgtype === "file") {
+        const mediaId = (body[msgtype] as { media_id?: unknown } | undefined)?.media_id;
+        const upload = this.uploads.find((u) => u.mediaId === mediaId && u.type === msgtype);
+        if (!upload) return reply(200, { errcode: 40007, errmsg: "invalid media_id" });
+        if (typeof body.touser !== "string" || body.agentid !== this.agentId)
+          return reply(200, { errcode: 41009, errmsg: "missing touser or invalid agentid" });
+        this.messages.push({
+          touser: body.touser,
+          msgtype,
+          agentid: body.agentid,
+          content: `[${msgtype}] ${upload.name}`,
+          upload,
+        });
+        return reply(200, { errcode: 0, errmsg: "ok", msgid: `msg-${this.messages.length}` });
+      }
       if (msgtype !== "text" && msgtype !== "markdown")
         return reply(200, { errcode: 40008, errmsg: "invalid message type" });
       const content = (body[msgtype] as { content?: unknown } | undefined)?.content;
@@ -285,6 +344,23 @@ export function buildWecomVoice(
     MediaId: options.mediaId ?? `media-${randomBytes(6).toString("hex")}`,
     Format: "amr",
     ...(options.recognition !== undefined ? { Recognition: options.recognition } : {}),
+    MsgId: options.msgId ?? String(Math.floor(Math.random() * 1e15)),
+    AgentID: options.agentId,
+  });
+}
+
+/** A picture as WeCom posts it: `mediaId` of an image added with `addMedia`, for the download. */
+export function buildWecomImage(
+  keys: WecomCallbackKeys,
+  options: { from: string; agentId: number; mediaId: string; msgId?: string },
+): { query: Record<string, string>; body: string } {
+  return buildWecomCallback(keys, {
+    ToUserName: keys.corpId,
+    FromUserName: options.from,
+    CreateTime: Math.floor(Date.now() / 1000),
+    MsgType: "image",
+    PicUrl: `https://wework.qpic.cn/fake/${options.mediaId}`,
+    MediaId: options.mediaId,
     MsgId: options.msgId ?? String(Math.floor(Math.random() * 1e15)),
     AgentID: options.agentId,
   });

@@ -14,6 +14,17 @@ export interface ToolResult {
   data?: unknown;
   /** The call renders in an MCP App: the web chat shows its `ui://` resource with this result. */
   app?: ToolAppLink;
+  /** A file the call put into the chat (a report, a chart): shown with the answer and sent to messengers. */
+  file?: ToolFile;
+}
+
+/** A file a tool stored in the chat's attachments (its bytes at `/api/channels/:channel/attachments/:id`). */
+export interface ToolFile {
+  id: string;
+  name: string;
+  mimeType: string;
+  kind: "image" | "pdf" | "text";
+  size: number;
 }
 
 /** A tool result's link to the MCP App that shows it (MCP Apps, SEP-1865). */

@@ -67,7 +67,8 @@ export function checkDingTalkSign(
 /**
  * The platform-neutral message of a robot message; undefined for messages the connector ignores.
  * Text is taken as it is; a picture or file is downloaded by its `downloadCode` (with `download`); a
- * voice message is taken as the text DingTalk recognised in it (`recognition`), or said unread.
+ * voice message is taken as the text DingTalk recognised in it (`recognition`); without it, its audio
+ * (`downloadCode`) is left to the configured speech-to-text endpoint, or said unread when there is none.
  */
 export function inboundOfRobotMessage(
   message: DingTalkRobotMessage,
@@ -96,9 +97,14 @@ export function inboundOfRobotMessage(
     }
     case "audio": {
       const heard = (message.content?.recognition ?? "").trim();
-      return heard !== ""
-        ? { ...base, text: `🎤 ${heard}` }
-        : { ...base, text: "", unsupported: ["a voice message"] };
+      if (heard !== "") return { ...base, text: `🎤 ${heard}` };
+      // No recognition (turned off, or not given in that chat): the audio goes to speech-to-text.
+      if (!code || !download) return { ...base, text: "", unsupported: ["a voice message"] };
+      return {
+        ...base,
+        text: "",
+        voice: { name: `voice-${message.msgId ?? "1"}.amr`, download: download(code) },
+      };
     }
     case "picture":
     case "file": {

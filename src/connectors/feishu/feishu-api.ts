@@ -98,6 +98,52 @@ export class FeishuApi {
     return this.#send(chatId, "text", JSON.stringify({ text }), uuid, signal);
   }
 
+  /**
+   * Uploads a file and sends it to a chat as a file message (an image as an image message); resolves
+   * with its message id. Images go to `/im/v1/images`, other files to `/im/v1/files` (as a PDF or a
+   * stream).
+   */
+  async sendFile(
+    chatId: string,
+    file: { name: string; mimeType: string; kind: string; data: Buffer },
+    uuid?: string,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const image = file.kind === "image";
+    const form = new FormData();
+    const blob = new Blob([new Uint8Array(file.data)], { type: file.mimeType });
+    if (image) {
+      form.set("image_type", "message");
+      form.set("image", blob, file.name);
+    } else {
+      form.set("file_type", file.kind === "pdf" ? "pdf" : "stream");
+      form.set("file_name", file.name);
+      form.set("file", blob, file.name);
+    }
+    const token = await this.tenantToken(signal);
+    const response = await requestJson(`${this.#base}/open-apis/im/v1/${image ? "images" : "files"}`, {
+      headers: { authorization: `Bearer ${token}` },
+      body: form,
+      timeoutMs: 120_000,
+      ...(signal ? { signal } : {}),
+    });
+    const reply = response.body as
+      | { code?: number; data?: { image_key?: string; file_key?: string } }
+      | undefined;
+    const key = image ? reply?.data?.image_key : reply?.data?.file_key;
+    if (response.status !== 200 || reply?.code !== 0 || !key) {
+      if (reply?.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token = undefined;
+      throw this.#failure(
+        `upload ${image ? "image" : "file"}`,
+        response.status,
+        response.body,
+        response.headers,
+      );
+    }
+    const content = JSON.stringify(image ? { image_key: key } : { file_key: key });
+    return this.#send(chatId, image ? "image" : "file", content, uuid, signal);
+  }
+
   /** Sends an interactive card (card JSON) to a chat; resolves with its message id. */
   sendCard(chatId: string, card: unknown, uuid?: string, signal?: AbortSignal): Promise<string> {
     return this.#send(chatId, "interactive", JSON.stringify(card), uuid, signal);
@@ -123,7 +169,7 @@ export class FeishuApi {
 
   async #send(
     chatId: string,
-    msgType: "text" | "interactive",
+    msgType: "text" | "interactive" | "image" | "file",
     content: string,
     uuid: string | undefined,
     signal: AbortSignal | undefined,

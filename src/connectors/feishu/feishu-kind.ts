@@ -41,6 +41,7 @@ import type {
   InboundMessage,
   InboundOutcome,
   InboundRequest,
+  OutboundFile,
   OutboundMessage,
 } from "../types.js";
 import { FEISHU_API, FeishuApi } from "./feishu-api.js";
@@ -481,6 +482,15 @@ class FeishuDriver implements ConnectorDriver {
       return this.#api.sendCard(message.chatId, card, message.deliveryId, signal);
     }
     return this.#api.sendText(message.chatId, message.text, message.deliveryId, signal);
+  }
+
+  async sendFile(
+    message: OutboundMessage,
+    file: OutboundFile,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
+    // A file message has no header: in a group the answer's card just above says who speaks.
+    return this.#api.sendFile(message.chatId, file, message.deliveryId, signal);
   }
 
   async test(): Promise<string> {

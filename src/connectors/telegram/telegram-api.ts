@@ -130,7 +130,7 @@ export class TelegramApi {
   /** Calls a method; resolves with `result`, throws TelegramError or a retryable DeliveryError. */
   async call<T>(
     method: string,
-    params: Record<string, unknown>,
+    params: Record<string, unknown> | FormData,
     options: { signal?: AbortSignal; timeoutMs?: number } = {},
   ): Promise<T> {
     const response = await requestJson(`${this.#base}/bot${this.#token}/${method}`, {
@@ -144,6 +144,37 @@ export class TelegramApi {
     const code = typeof reply.error_code === "number" ? reply.error_code : response.status;
     const description = reply.description ?? `HTTP ${response.status}: ${bodyExcerpt(response.body)}`;
     throw new TelegramError(method, code, description, reply.parameters?.retry_after);
+  }
+
+  /**
+   * Sends a file: an image as a photo, anything else as a document, with a caption (and its bold
+   * entities); resolves with its message id.
+   */
+  async sendFile(
+    chatId: string,
+    file: { name: string; mimeType: string; kind: string; data: Buffer },
+    caption: { text: string; entities?: TextEntity[] } | undefined,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const photo = file.kind === "image";
+    const form = new FormData();
+    form.set("chat_id", chatId);
+    form.set(
+      photo ? "photo" : "document",
+      new Blob([new Uint8Array(file.data)], { type: file.mimeType }),
+      file.name,
+    );
+    if (caption && caption.text !== "") {
+      form.set("caption", caption.text);
+      if (caption.entities) form.set("caption_entities", JSON.stringify(caption.entities));
+    }
+    const sent = await this.call<TelegramMessage>(
+      photo ? "sendPhoto" : "sendDocument",
+      form,
+      // An upload takes longer than a text message.
+      { timeoutMs: 120_000, ...(signal ? { signal } : {}) },
+    );
+    return String(sent.message_id);
   }
 
   /** Sends a text message (with an inline keyboard); resolves with its message id. */

@@ -29,6 +29,7 @@ import type {
   InboundMessage,
   InboundOutcome,
   InboundRequest,
+  OutboundFile,
   OutboundMessage,
 } from "../types.js";
 import {
@@ -406,6 +407,16 @@ class TelegramDriver implements ConnectorDriver {
       return message.editMessageId;
     }
     return this.#api.sendMessage(message.chatId, text, signal, undefined, entities);
+  }
+
+  async sendFile(
+    message: OutboundMessage,
+    file: OutboundFile,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
+    // A photo's caption is at most 1,024 characters: the speaker's label and the file's name fit.
+    const caption = message.speaker ? speakerPlain(message.speaker, file.name) : undefined;
+    return this.#api.sendFile(message.chatId, file, caption, signal);
   }
 
   async test(): Promise<string> {

@@ -154,6 +154,35 @@ export class WecomApi {
     return data;
   }
 
+  /**
+   * Uploads a file as temporary media (`media/upload`, multipart `media`) and sends it to the person
+   * as an image or file message; resolves with the message id.
+   */
+  async sendFile(
+    userId: string,
+    file: { name: string; mimeType: string; kind: string; data: Buffer },
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const type = file.kind === "image" ? "image" : "file";
+    const token = await this.accessToken(signal);
+    const form = new FormData();
+    form.set("media", new Blob([new Uint8Array(file.data)], { type: file.mimeType }), file.name);
+    const query = new URLSearchParams({ access_token: token, type });
+    const response = await requestJson(`${this.#base}/cgi-bin/media/upload?${query}`, {
+      body: form,
+      timeoutMs: 120_000,
+      ...(signal ? { signal } : {}),
+    });
+    const reply = replyOf(response.body);
+    const mediaId = (response.body as { media_id?: unknown } | undefined)?.media_id;
+    if (response.status !== 200 || reply.errcode !== 0 || typeof mediaId !== "string") {
+      if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token = undefined;
+      throw this.#failure("media/upload", response.status, response.body, response.headers);
+    }
+    const body = { touser: userId, msgtype: type, agentid: this.#agentId, [type]: { media_id: mediaId } };
+    return (await this.#post("message/send", body, signal)).msgid ?? "";
+  }
+
   async #post(path: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<WecomReply> {
     const token = await this.accessToken(signal);
     const response = await requestJson(

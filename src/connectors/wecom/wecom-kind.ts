@@ -2,10 +2,11 @@
  * The WeCom (企业微信) connector for a self-built app. Its "receive messages" callback points at
  * `/api/connectors/<id>/inbound`: WeCom first verifies the URL with a signed `GET` whose `echostr`
  * is answered decrypted; messages then arrive as `POST`ed XML whose `Encrypt` field is verified
- * (`msg_signature`) and decrypted (see wecom-crypto.ts) before anything is stored. Text messages
- * reach the agent (WeCom retries a callback it got no answer to within 5 s with the same MsgId:
- * those are taken once); answers go back to the person with `message/send` as markdown (or text),
- * split at WeCom's 2,048-byte limit.
+ * (`msg_signature`) and decrypted (see wecom-crypto.ts) before anything is stored. Text messages,
+ * pictures (as attachments) and voice (WeCom's `Recognition`, or speech-to-text) reach the agent
+ * (WeCom retries a callback it got no answer to within 5 s with the same MsgId: those are taken
+ * once); answers go back to the person with `message/send` as markdown (or text), split at WeCom's
+ * 2,048-byte limit.
  */
 import * as z from "zod";
 import { decisionLine, isFlowChoice } from "../approval-buttons.js";
@@ -21,6 +22,7 @@ import type {
   InboundMessage,
   InboundOutcome,
   InboundRequest,
+  OutboundFile,
   OutboundMessage,
 } from "../types.js";
 import { WECOM_API, WecomApi } from "./wecom-api.js";
@@ -47,6 +49,14 @@ const settingsSchema = z
   })
   .strict();
 
+/** What a callback's other message kinds are called when the chat is told Dimsum does not read them. */
+const UNREAD: Record<string, string> = {
+  video: "a video",
+  shortvideo: "a video",
+  location: "a location",
+  link: "a link",
+};
+
 /** Downloads a media file of a callback by its `MediaId`. */
 export type WecomDownload = (mediaId: string) => InboundFile["download"];
 
@@ -54,7 +64,8 @@ export type WecomDownload = (mediaId: string) => InboundFile["download"];
  * The platform-neutral message of a decrypted callback; undefined for events and other kinds. A voice
  * message is taken as the text WeCom recognised in it (`Recognition`, when the app has speech
  * recognition on); without it, its audio (`MediaId`, with `download`) is left to the configured
- * speech-to-text endpoint, and the chat is told it was not read when there is none.
+ * speech-to-text endpoint, and the chat is told it was not read when there is none. A picture
+ * (`MediaId`) is downloaded as an attachment; videos, locations and links are said unread.
  */
 export function inboundOfWecomMessage(
   fields: Record<string, string>,
@@ -80,6 +91,18 @@ export function inboundOfWecomMessage(
       voice: { name: `voice-${fields.MsgId ?? "1"}.${format}`, download: download(mediaId) },
     };
   }
+  if (fields.MsgType === "image") {
+    const mediaId = fields.MediaId;
+    if (!mediaId || !download) return { ...base, text: "", unsupported: ["a picture"] };
+    return {
+      ...base,
+      text: "",
+      files: [{ name: `picture-${fields.MsgId ?? "1"}.jpg`, download: download(mediaId) }],
+    };
+  }
+  // An app's callback has no file messages; these kinds are said unread.
+  const unread = UNREAD[fields.MsgType ?? ""];
+  if (unread) return { ...base, text: "", unsupported: [unread] };
   if (fields.MsgType !== "text") return undefined;
   const text = (fields.Content ?? "").trim();
   if (text === "") return undefined;
@@ -217,6 +240,14 @@ class WecomDriver implements ConnectorDriver {
           ? `【${speakerTitle(message.speaker)}】\n${message.text}`
           : message.text;
     return this.#api.send(message.chatId, format, text, signal);
+  }
+
+  async sendFile(
+    message: OutboundMessage,
+    file: OutboundFile,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
+    return this.#api.sendFile(message.chatId, file, signal);
   }
 
   async test(): Promise<string> {

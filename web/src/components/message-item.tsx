@@ -24,6 +24,7 @@ import { AttachmentChips } from "./attachment-chips.js";
 import { askConfirm } from "./confirm-dialog.js";
 import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
+import { MessengerBadge, messengerOf } from "./messenger-label.js";
 import { EndBadge, Parts, RunControls } from "./run-parts.js";
 import { SamplingApproval } from "./sampling-approval.js";
 
@@ -120,6 +121,8 @@ export function MessageItem({
   // A schedule's prompt is posted in its creator's name, but it is the schedule's: not "You", not editable.
   const schedule = scheduleOf(message);
   const mine = author.type === "user" && author.id === me.id && !schedule;
+  // Posted in a messenger chat bound to this channel: labelled with the platform and the sender there.
+  const messenger = author.type === "user" ? messengerOf(message) : undefined;
   const canDelete =
     mine ||
     (schedule !== undefined && author.type === "user" && author.id === me.id) ||
@@ -199,8 +202,13 @@ export function MessageItem({
               {author.type === "system" ? "ℹ️" : "🙂"}
             </span>
             <span class="author" data-testid="message-author">
-              {author.type === "system" ? "system" : mine ? "You" : (people?.get(author.id) ?? "someone")}
+              {author.type === "system"
+                ? "system"
+                : mine
+                  ? "You"
+                  : (messenger?.name ?? people?.get(author.id) ?? "someone")}
             </span>
+            {messenger && <MessengerBadge platform={messenger.platform} />}
           </>
         )}
         <time class="msg-time muted" dateTime={new Date(message.createdAt).toISOString()}>

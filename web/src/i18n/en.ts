@@ -834,4 +834,10 @@ export const en = {
   "settings.budgets.remove": "Remove",
   "settings.budgets.removed": "Budget removed.",
   "settings.budgets.softPassed": "past the soft limit of {soft}",
+  "messenger.via": "via {platform}",
+  "messenger.telegram": "Telegram",
+  "messenger.feishu": "Feishu",
+  "messenger.dingtalk": "DingTalk",
+  "messenger.wecom": "WeCom",
+  "messenger.webhook": "Webhook",
 };

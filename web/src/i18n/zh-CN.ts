@@ -818,4 +818,10 @@ export const zhCN: Translation = {
   "settings.budgets.remove": "删除",
   "settings.budgets.removed": "已删除预算。",
   "settings.budgets.softPassed": "已超过软上限 {soft}",
+  "messenger.via": "来自{platform}",
+  "messenger.telegram": "Telegram",
+  "messenger.feishu": "飞书",
+  "messenger.dingtalk": "钉钉",
+  "messenger.wecom": "企业微信",
+  "messenger.webhook": "Webhook",
 };
