@@ -47,7 +47,7 @@ import {
   type UserNamer,
 } from "./team-prompt.js";
 import type { RunJob, StoredRun, TeamStore } from "./team-store.js";
-import type { AgentRecord, ChannelMessage, ChannelRecord, MessagePart } from "./types.js";
+import type { AgentRecord, ChannelMessage, ChannelRecord, FlowRecord, MessagePart } from "./types.js";
 
 /** How many unseen channel messages an agent gets at most as its input. */
 const MAX_INPUT_MESSAGES = 40;
@@ -260,25 +260,7 @@ export class AgentRunner {
   ): Promise<RunHandle> {
     const { store, runtime } = this.#deps;
     const { run } = stored;
-    const existing = await store.messages.byRun(run.id);
-    const place: AnswerPlace = {};
-    if (existing?.replyTo !== undefined) place.replyTo = existing.replyTo;
-    if (existing?.versionOf !== undefined) place.versionOf = existing.versionOf;
-    let firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
-    if (reason === "restart") {
-      // The process that died numbered events past the last one stored: a new process numbers its
-      // own from the next block, so a page that saw the old ones never takes the new ones for repeats.
-      firstSeq = (Math.floor(firstSeq / RESTART_SEQ_BLOCK) + 1) * RESTART_SEQ_BLOCK;
-      await store.meta.set(seqKey(run.id), String(firstSeq));
-    }
-    // After a crash the answer goes on from everything the run did, stored or not in its message.
-    const start =
-      reason === "restart"
-        ? mergeStoredParts(
-            existing?.parts ?? [],
-            await readStoredRunParts(this.#deps.sessions, stored.ref, run.id),
-          )
-        : undefined;
+    const { existing, place, firstSeq, start } = await this.#resumePoint(stored, reason);
     return this.#deps.runs.resume(
       stored,
       laneOf(stored.ref),
@@ -337,6 +319,77 @@ export class AgentRunner {
       },
       fence,
     );
+  }
+
+  /** Where a resumed run goes on: its answer message so far, its place, event numbers and parts. */
+  async #resumePoint(stored: StoredRun, reason: "approval" | "restart") {
+    const { store } = this.#deps;
+    const { run } = stored;
+    const existing = await store.messages.byRun(run.id);
+    const place: AnswerPlace = {};
+    if (existing?.replyTo !== undefined) place.replyTo = existing.replyTo;
+    if (existing?.versionOf !== undefined) place.versionOf = existing.versionOf;
+    let firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
+    if (reason === "restart") {
+      // The process that died numbered events past the last one stored: a new process numbers its
+      // own from the next block, so a page that saw the old ones never takes the new ones for repeats.
+      firstSeq = (Math.floor(firstSeq / RESTART_SEQ_BLOCK) + 1) * RESTART_SEQ_BLOCK;
+      await store.meta.set(seqKey(run.id), String(firstSeq));
+    }
+    // After a crash the answer goes on from everything the run did, stored or not in its message.
+    const start =
+      reason === "restart"
+        ? mergeStoredParts(
+            existing?.parts ?? [],
+            await readStoredRunParts(this.#deps.sessions, stored.ref, run.id),
+          )
+        : undefined;
+    return { existing, place, firstSeq, start };
+  }
+
+  /**
+   * Continues a flow step whose process died (the caller holds its run), from its checkpoint like a
+   * chat answer; `done` settles with its output, which the flow then hands to the next step.
+   */
+  async resumeFlowStep(
+    stored: StoredRun,
+    flow: FlowRecord,
+    fence?: number,
+  ): Promise<{ runId: string; done: Promise<StepOutcome> }> {
+    const { run } = stored;
+    const index = run.stepIndex ?? flow.currentStep;
+    const { existing, firstSeq, start } = await this.#resumePoint(stored, "restart");
+    let output = "";
+    const handle = await this.#deps.runs.resume(
+      stored,
+      laneOf(stored.ref),
+      async ({ signal, setModel }) =>
+        outcomeOf(
+          await this.#answering(
+            run.channelId,
+            run.agentId,
+            run.id,
+            signal,
+            {},
+            existing,
+            async (onEvent) => {
+              const result = await runAgentTurn(this.#deps.runtime, {
+                ...(await this.#stepTurn(flow, index, run.id, stored.ref, stored.requestedBy, signal)),
+                input: "",
+                resume: { reason: "restart", decisions: {} },
+                firstSeq,
+                onEvent,
+                onModel: setModel,
+              });
+              output = result.answer;
+              return result;
+            },
+            start,
+          ),
+        ),
+      fence,
+    );
+    return { runId: run.id, done: stepOutcome(handle, () => output) };
   }
 
   /**
@@ -538,7 +591,7 @@ export class AgentRunner {
 
   /** Starts the run of a flow step; its output is posted to the channel and handed to the flow. */
   readonly launchStep: StepLauncher = async (flow, index) => {
-    const { store, runtime } = this.#deps;
+    const { store } = this.#deps;
     const step = flow.steps[index];
     if (!step) throw notFound(`Flow ${flow.id} has no step ${index}.`);
     const trigger = await store.messages.get(flow.triggerMessageId);
@@ -558,31 +611,9 @@ export class AgentRunner {
       },
       (runId, signal, setModel) =>
         this.#answering(flow.channelId, step.agentId, runId, signal, {}, undefined, async (onEvent) => {
-          const channel = await store.channels.get(flow.channelId);
-          if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
-          const agent = await this.#agent(step.agentId);
-          const nextStep = flow.steps[index + 1];
-          const next = nextStep ? await store.agents.get(nextStep.agentId) : undefined;
-          const workspace = this.#deps.workspaceFor(channel.id);
-          const result = await runAgentTurn(runtime, {
-            agent,
-            runId,
-            channelId: channel.id,
-            ref,
+          const result = await runAgentTurn(this.#deps.runtime, {
+            ...(await this.#stepTurn(flow, index, runId, ref, requestedBy, signal)),
             input: stepInput(step.instruction, inputFor(flow, index)),
-            system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
-            workspace,
-            signal,
-            extraTools: await this.#callTools(
-              runId,
-              channel.id,
-              flow.triggerMessageId,
-              0,
-              [agent.id],
-              requestedBy,
-              workspace,
-            ),
-            requestedBy,
             onEvent,
             onModel: setModel,
           });
@@ -590,14 +621,47 @@ export class AgentRunner {
           return result;
         }),
     );
-    const done = handle.finished.then(
-      (run): StepOutcome =>
-        run.status === "done"
-          ? { ok: true, output }
-          : { ok: false, error: run.error ?? `The step's run ended ${run.status}.` },
-    );
-    return { runId: handle.run.id, done };
+    return { runId: handle.run.id, done: stepOutcome(handle, () => output) };
   };
+
+  /** What a flow step's turn is, first run or resumed (its input aside). */
+  async #stepTurn(
+    flow: FlowRecord,
+    index: number,
+    runId: string,
+    ref: SessionRef,
+    requestedBy: string,
+    signal: AbortSignal,
+  ) {
+    const { store } = this.#deps;
+    const step = flow.steps[index];
+    if (!step) throw notFound(`Flow ${flow.id} has no step ${index}.`);
+    const channel = await store.channels.get(flow.channelId);
+    if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
+    const agent = await this.#agent(step.agentId);
+    const nextStep = flow.steps[index + 1];
+    const next = nextStep ? await store.agents.get(nextStep.agentId) : undefined;
+    const workspace = this.#deps.workspaceFor(channel.id);
+    return {
+      agent,
+      runId,
+      channelId: channel.id,
+      ref,
+      system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
+      workspace,
+      signal,
+      extraTools: await this.#callTools(
+        runId,
+        channel.id,
+        flow.triggerMessageId,
+        0,
+        [agent.id],
+        requestedBy,
+        workspace,
+      ),
+      requestedBy,
+    };
+  }
 
   /**
    * Starts a turn of `agentId` with a given system text and input (a meeting's speaker or its
@@ -1095,6 +1159,16 @@ function outcomeOf(result: TurnReport): Awaited<ReturnType<RunBody>> {
     ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
     ...(result.waiting ? { waiting: true } : {}),
   };
+}
+
+/** How a flow step's run ended, for the flow: its output, or why it has none. */
+function stepOutcome(handle: RunHandle, output: () => string): Promise<StepOutcome> {
+  return handle.finished.then(
+    (run): StepOutcome =>
+      run.status === "done"
+        ? { ok: true, output: output() }
+        : { ok: false, error: run.error ?? `The step's run ended ${run.status}.` },
+  );
 }
 
 /** The parts with the final answer as text when no text was streamed (a model that did not stream). */

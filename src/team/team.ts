@@ -179,9 +179,12 @@ function remoteAgentsGetter(
   return typeof remotes === "function" ? remotes : async () => remotes;
 }
 
-/** The runs that go on after their process died: chat answers. */
+/**
+ * The runs that go on after their process died: chat answers and flow steps (a nested call goes on
+ * inside its caller's; a /v1 completion's client went with the process).
+ */
 function resumable(run: TeamRun): boolean {
-  return run.channelId !== "" && run.depth === 0 && run.flowId === undefined;
+  return run.channelId !== "" && run.depth === 0;
 }
 
 /** A meeting's turn: the meeting runner, not the restart, decides what becomes of it. */
@@ -284,6 +287,8 @@ export function createTeam(deps: TeamDeps): Team {
                   isMeetingTurn(stored) ? undefined : runner.postInterrupted(stored, failure),
                 )
                 .then(() => sessions.recoverInterruptedRuns(stored.ref))
+                // A flow whose step was closed waits for a person, as after a restart.
+                .then(() => (stored.run.flowId ? flows.stepLost(stored.run.flowId, stored.run.id) : undefined))
                 .catch(onError),
             // A chat answer whose instance died goes on here from its last checkpoint.
             adopt: (stored: StoredRun, fence: number) => resumeAfterRestart(stored, fence),
@@ -425,7 +430,11 @@ export function createTeam(deps: TeamDeps): Team {
         await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
       }
     }
-    await flows.recover();
+    // A flow whose step's run goes on (here, or on another instance) is left running.
+    await flows.recover(async (runId) => {
+      const status = (await store.runs.get(runId))?.run.status;
+      return status === "queued" || status === "running" || status === "waiting";
+    });
     // Alone on the database, this process goes on with the meetings the previous one left open.
     if (!cluster) await meetingRunner.recover();
     // Claimed first, so of several instances starting together only one creates them.
@@ -452,6 +461,12 @@ export function createTeam(deps: TeamDeps): Team {
     if (resumes >= deps.config.runs.maxResumes) return false;
     await store.meta.set(key, String(resumes + 1));
     try {
+      // A flow step goes on when its flow still waits for it; the flow then moves to the next step.
+      if (run.flowId !== undefined) {
+        return await flows.resumeStep(run.flowId, run.id, (flow) =>
+          runner.resumeFlowStep(stored, flow, fence),
+        );
+      }
       await runner.resumeChannelRun(stored, {}, "restart", fence);
       return true;
     } catch (err) {
