@@ -9,6 +9,7 @@ import type { RemoteAgentConfig } from "../a2a/remote-config.js";
 import { remoteAgentTools } from "../a2a/remote-tools.js";
 import type { ApprovalDecision, Approver } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
+import { INTERRUPTED_BY_RESTART } from "../agent/execute-tools.js";
 import type { OutputSpec } from "../agent/structured-output.js";
 import { emptyUsage } from "../agent/usage.js";
 import { type AttachedFile, userContent } from "../attachments/to-parts.js";
@@ -68,6 +69,11 @@ export interface AgentRunnerDeps {
   remoteAgents?: () => Promise<readonly RemoteAgentConfig[]>;
   /** Tools read at the start of each run and offered to it (HTTP tools saved in Settings). */
   httpTools?: () => Promise<readonly Tool[]>;
+  /**
+   * The nested run of `agentId` under `parentRunId` that a restart (or a lost instance) cut off, set
+   * aside for the caller's resumed call_agent; each is handed out once.
+   */
+  adoptNested?: (parentRunId: string, agentId: string) => StoredRun | undefined;
   /** Told when a chat answer was posted (first run or resumed), e.g. to start the agents it hands over to. */
   onAnswered?: (done: AnsweredRun) => Promise<void>;
 }
@@ -107,6 +113,14 @@ export interface TurnSpec {
 export type TurnOutcome =
   | { ok: true; answer: string; tokens: number; costUsd: number }
   | { ok: false; cancelled: boolean; error: string };
+
+/** Where a resumed run goes on (see `AgentRunner.#resumePoint`). */
+interface ResumePoint {
+  existing: ChannelMessage | undefined;
+  place: AnswerPlace;
+  firstSeq: number;
+  start: MessagePart[] | undefined;
+}
 
 /** The session an agent's turns in a channel are stored in. */
 export function channelRef(channelId: string, agentId: string): SessionRef {
@@ -322,7 +336,7 @@ export class AgentRunner {
   }
 
   /** Where a resumed run goes on: its answer message so far, its place, event numbers and parts. */
-  async #resumePoint(stored: StoredRun, reason: "approval" | "restart") {
+  async #resumePoint(stored: StoredRun, reason: "approval" | "restart"): Promise<ResumePoint> {
     const { store } = this.#deps;
     const { run } = stored;
     const existing = await store.messages.byRun(run.id);
@@ -729,10 +743,27 @@ export class AgentRunner {
     return { runId: handle.run.id, done };
   }
 
-  /** Runs `target` for call_agent, nested under the calling run; returns its answer. */
-  async runNested(target: AgentRecord, scope: CallScope, task: string, signal: AbortSignal): Promise<string> {
+  /**
+   * Runs `target` for call_agent, nested under the calling run; returns its answer. `restarted`: the
+   * call was running when the process died; the nested run it started goes on from its checkpoint
+   * (its finished tool calls are not run again), or, when none is left to go on with, the call says
+   * it was interrupted.
+   */
+  async runNested(
+    target: AgentRecord,
+    scope: CallScope,
+    task: string,
+    signal: AbortSignal,
+    restarted = false,
+  ): Promise<string> {
     const ref = { userId: `call:${scope.parentRunId}`, sessionId: `agent:${target.id}` };
     const chain = [...scope.chain, target.id];
+    let resumed: (ResumePoint & { stored: StoredRun }) | undefined;
+    if (restarted) {
+      const stored = this.#deps.adoptNested?.(scope.parentRunId, target.id);
+      if (!stored) throw new DimsumError("tool_failed", INTERRUPTED_BY_RESTART);
+      resumed = { stored, ...(await this.#resumePoint(stored, "restart")) };
+    }
     return this.#runChild(
       scope,
       target.id,
@@ -748,8 +779,11 @@ export class AgentRunner {
           agent: target,
           runId,
           channelId: scope.channelId,
-          ref,
-          input: task,
+          ref: resumed?.stored.ref ?? ref,
+          input: resumed ? "" : task,
+          ...(resumed
+            ? { resume: { reason: "restart" as const, decisions: {} }, firstSeq: resumed.firstSeq }
+            : {}),
           system: callSystemText(target, caller, chain),
           workspace: scope.workspace,
           signal: runSignal,
@@ -771,6 +805,7 @@ export class AgentRunner {
         });
         return { answer: result.answer, shown: result.text, outcome: result };
       },
+      resumed ? { stored: resumed.stored, parts: resumed.start ?? [] } : undefined,
     );
   }
 
@@ -909,42 +944,53 @@ export class AgentRunner {
       runSignal: AbortSignal,
       setModel: (model: string) => void,
     ) => Promise<{ answer: string; shown: string; outcome: TurnReport }>,
+    /** The nested run a restart cut off, going on (with what it did before). */
+    resumed?: { stored: StoredRun; parts: MessagePart[] },
   ): Promise<string> {
     let answer = "";
     let failure: DimsumError | undefined;
-    const handle = await this.#start(
-      {
-        channelId: scope.channelId,
-        agentId,
-        triggerMessageId: scope.triggerMessageId,
-        depth: scope.depth + 1,
-        parentRunId: scope.parentRunId,
-        ref,
-        requestedBy: scope.requestedBy,
-        signal,
-      },
-      async (runId, runSignal, setModel) => {
-        this.#parts.set(runId, []);
-        this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, agentId));
-        let status: "done" | "error" | "cancelled" = "done";
-        try {
-          const done = await work(runId, runSignal, setModel);
-          answer = done.answer;
-          this.#updateParts(runId, (parts) => withAnswer(parts, done.shown));
-          return done.outcome;
-        } catch (err) {
-          failure = toDimsumError(err);
-          status = runSignal.aborted ? "cancelled" : "error";
-          this.#updateParts(runId, (parts) => endParts(parts, this.#failure(err, runSignal)));
-          throw err;
-        } finally {
-          const childParts = this.#parts.get(runId) ?? [];
-          this.#parts.delete(runId);
-          this.#seqs.delete(runId);
-          this.#updateParts(scope.parentRunId, (parts) => updateChildRun(parts, runId, status, childParts));
-        }
-      },
-    );
+    const body = async (runId: string, runSignal: AbortSignal, setModel: (model: string) => void) => {
+      this.#parts.set(runId, resumed ? [...resumed.parts] : []);
+      this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, agentId));
+      let status: "done" | "error" | "cancelled" = "done";
+      try {
+        const done = await work(runId, runSignal, setModel);
+        answer = done.answer;
+        this.#updateParts(runId, (parts) => withAnswer(parts, done.shown));
+        return done.outcome;
+      } catch (err) {
+        failure = toDimsumError(err);
+        status = runSignal.aborted ? "cancelled" : "error";
+        this.#updateParts(runId, (parts) => endParts(parts, this.#failure(err, runSignal)));
+        throw err;
+      } finally {
+        const childParts = this.#parts.get(runId) ?? [];
+        this.#parts.delete(runId);
+        this.#seqs.delete(runId);
+        this.#updateParts(scope.parentRunId, (parts) => updateChildRun(parts, runId, status, childParts));
+      }
+    };
+    const handle = resumed
+      ? await this.#deps.runs.resume(
+          resumed.stored,
+          laneOf(resumed.stored.ref),
+          async ({ run, signal: runSignal, setModel }) => outcomeOf(await body(run.id, runSignal, setModel)),
+          undefined,
+          signal,
+        )
+      : await this.#start(
+          {
+            channelId: scope.channelId,
+            agentId,
+            triggerMessageId: scope.triggerMessageId,
+            depth: scope.depth + 1,
+            parentRunId: scope.parentRunId,
+            ref,
+            requestedBy: scope.requestedBy,
+            signal,
+          },
+          body,
+        );
     const run = await handle.finished;
     if (run.status !== "done") throw says.failed(failure?.message ?? run.error ?? run.status, failure);
     return answer.trim() === "" ? says.empty : answer;
