@@ -1062,7 +1062,8 @@ export class AgentRunner {
       {
         getAgent: (id) => store.agents.get(id),
         listAgentIds: async () => (await store.agents.list()).map((a) => a.id),
-        runNested: (target, scope, task, signal) => this.runNested(target, scope, task, signal),
+        runNested: (target, scope, task, signal, restarted) =>
+          this.runNested(target, scope, task, signal, restarted),
       },
       {
         channelId,
