@@ -256,6 +256,7 @@ export class AgentRunner {
           agentId: agent.id,
           triggerMessageId: trigger.id,
           requestedBy,
+          channelKind: channel.kind,
         });
       }
       return outcomeOf(result);
