@@ -296,8 +296,11 @@ export function createTeam(deps: TeamDeps): Team {
                 .catch(onError),
             // A chat answer or flow step whose instance died goes on here from its last checkpoint;
             // a nested call is set aside for its caller's resumed call_agent.
-            adopt: async (stored: StoredRun, fence: number) =>
-              setAside(stored, fence) || resumeAfterRestart(stored, fence),
+            adopt: async (stored: StoredRun, fence: number) => {
+              if (setAside(stored, fence)) return true;
+              await takeNested(stored);
+              return resumeAfterRestart(stored, fence);
+            },
             afterTakeOver: () => void closeOrphans().catch(onError),
           },
         }
@@ -501,6 +504,22 @@ export function createTeam(deps: TeamDeps): Team {
     if (run.depth === 0 || run.parentRunId === undefined || run.status !== "running") return false;
     orphans.set(run.id, fence !== undefined ? { stored, fence } : { stored });
     return true;
+  }
+
+  /**
+   * Takes over the open nested runs under a run taken over from a dead instance (their leases may
+   * run out later than its own) and sets them aside for its resumed calls.
+   */
+  async function takeNested(stored: StoredRun): Promise<void> {
+    if (!cluster || !leases || stored.run.depth !== 0) return;
+    const open = (await store.runs.listOpen()).sort((a, b) => a.run.depth - b.run.depth);
+    const under = new Set([stored.run.id]);
+    for (const child of open) {
+      if (child.run.parentRunId === undefined || !under.has(child.run.parentRunId)) continue;
+      under.add(child.run.id);
+      const until = now() + (cluster.leaseTtlMs ?? 30_000);
+      setAside(child, await leases.acquire(child.run.id, cluster.instanceId, until));
+    }
   }
 
   /**
