@@ -42,7 +42,8 @@ export interface ExecuteToolsOptions {
   steering?: SteeringSource;
   /**
    * The calls were running when the process died: a call without a known result is run again only
-   * when its tool is idempotent; otherwise its result says it was interrupted.
+   * when its tool is idempotent, or goes on with its earlier work (`resumesAfterRestart`); otherwise
+   * its result says it was interrupted.
    */
   interrupted?: boolean;
   now?: () => number;
@@ -130,7 +131,7 @@ type Gate =
 async function* checkApproval(item: Planned, options: ExecuteToolsOptions): AsyncGenerator<AgentEvent, Gate> {
   if (!("tool" in item)) return { kind: "run", approved: false };
   const { call } = item;
-  if (options.interrupted && item.tool.idempotent !== true) {
+  if (options.interrupted && item.tool.idempotent !== true && item.tool.resumesAfterRestart !== true) {
     return { kind: "result", result: errorResult(call, INTERRUPTED_BY_RESTART) };
   }
   const decided = options.decided?.get(call.id);
@@ -261,7 +262,9 @@ async function runOne(
   let result: ToolResult;
   if ("tool" in item) {
     // An approved call is not asked again by the tool itself (the shell checks its policy too).
-    const context = approved ? { ...options.context, approve: yes } : options.context;
+    let context = approved ? { ...options.context, approve: yes } : options.context;
+    // A call a restart interrupted goes on with what it started (see `resumesAfterRestart`).
+    if (options.interrupted && item.tool.resumesAfterRestart) context = { ...context, restarted: true };
     try {
       result = await options.registry.execute({ tool: item.tool, args: item.args }, context);
     } catch (err) {

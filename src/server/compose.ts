@@ -72,6 +72,7 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
   if (!context.users && !sqlite)
     throw new DimsumError("internal", "buildTeam needs `users` without a SQLite file.");
   const users = context.users ?? new UserStore(sqlite as Database);
+  const usernames = new Map<string, string>();
   const stores = storage
     ? {
         teamStore: storage.team,
@@ -121,7 +122,14 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
     httpTools: () => httpTools.forRuns(),
     // One cooldown store for every run of this instance, or of all instances with Redis.
     fallback: fallbackSettings(config.modelFallback, context.cluster?.cooldowns),
-    userName: async (id) => (await users.get(id))?.username ?? id,
+    userName: async (id) => {
+      // A username never changes (an account changes only its role and password): read once here.
+      const known = usernames.get(id);
+      if (known !== undefined) return known;
+      const user = await users.get(id);
+      if (user) usernames.set(id, user.username);
+      return user?.username ?? id;
+    },
     roleOf: async (id) => (await users.get(id))?.role,
     onError: (err) => log.error("team", err),
     ...overrides,

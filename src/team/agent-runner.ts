@@ -9,6 +9,7 @@ import type { RemoteAgentConfig } from "../a2a/remote-config.js";
 import { remoteAgentTools } from "../a2a/remote-tools.js";
 import type { ApprovalDecision, Approver } from "../agent/approvals.js";
 import type { AgentEvent } from "../agent/events.js";
+import { INTERRUPTED_BY_RESTART } from "../agent/execute-tools.js";
 import type { OutputSpec } from "../agent/structured-output.js";
 import { emptyUsage } from "../agent/usage.js";
 import type { AttachmentLimits } from "../attachments/kinds.js";
@@ -49,7 +50,7 @@ import {
   type UserNamer,
 } from "./team-prompt.js";
 import type { RunJob, StoredRun, TeamStore } from "./team-store.js";
-import type { AgentRecord, ChannelMessage, ChannelRecord, MessagePart } from "./types.js";
+import type { AgentRecord, ChannelMessage, ChannelRecord, FlowRecord, MessagePart } from "./types.js";
 
 /** How many unseen channel messages an agent gets at most as its input. */
 const MAX_INPUT_MESSAGES = 40;
@@ -72,6 +73,11 @@ export interface AgentRunnerDeps {
   httpTools?: () => Promise<readonly Tool[]>;
   /** The attachment limits a file an agent shares in a chat is checked against (absent: no share_file). */
   shareFileLimits?: AttachmentLimits;
+  /**
+   * The nested run of `agentId` under `parentRunId` that a restart (or a lost instance) cut off, set
+   * aside for the caller's resumed call_agent; each is handed out once.
+   */
+  adoptNested?: (parentRunId: string, agentId: string) => StoredRun | undefined;
   /** Told when a chat answer was posted (first run or resumed), e.g. to start the agents it hands over to. */
   onAnswered?: (done: AnsweredRun) => Promise<void>;
 }
@@ -111,6 +117,14 @@ export interface TurnSpec {
 export type TurnOutcome =
   | { ok: true; answer: string; tokens: number; costUsd: number }
   | { ok: false; cancelled: boolean; error: string };
+
+/** Where a resumed run goes on (see `AgentRunner.#resumePoint`). */
+interface ResumePoint {
+  existing: ChannelMessage | undefined;
+  place: AnswerPlace;
+  firstSeq: number;
+  start: MessagePart[] | undefined;
+}
 
 /** The session an agent's turns in a channel are stored in. */
 export function channelRef(channelId: string, agentId: string): SessionRef {
@@ -246,6 +260,7 @@ export class AgentRunner {
           agentId: agent.id,
           triggerMessageId: trigger.id,
           requestedBy,
+          channelKind: channel.kind,
         });
       }
       return outcomeOf(result);
@@ -264,25 +279,7 @@ export class AgentRunner {
   ): Promise<RunHandle> {
     const { store, runtime } = this.#deps;
     const { run } = stored;
-    const existing = await store.messages.byRun(run.id);
-    const place: AnswerPlace = {};
-    if (existing?.replyTo !== undefined) place.replyTo = existing.replyTo;
-    if (existing?.versionOf !== undefined) place.versionOf = existing.versionOf;
-    let firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
-    if (reason === "restart") {
-      // The process that died numbered events past the last one stored: a new process numbers its
-      // own from the next block, so a page that saw the old ones never takes the new ones for repeats.
-      firstSeq = (Math.floor(firstSeq / RESTART_SEQ_BLOCK) + 1) * RESTART_SEQ_BLOCK;
-      await store.meta.set(seqKey(run.id), String(firstSeq));
-    }
-    // After a crash the answer goes on from everything the run did, stored or not in its message.
-    const start =
-      reason === "restart"
-        ? mergeStoredParts(
-            existing?.parts ?? [],
-            await readStoredRunParts(this.#deps.sessions, stored.ref, run.id),
-          )
-        : undefined;
+    const { existing, place, firstSeq, start } = await this.#resumePoint(stored, reason);
     return this.#deps.runs.resume(
       stored,
       laneOf(stored.ref),
@@ -341,6 +338,77 @@ export class AgentRunner {
       },
       fence,
     );
+  }
+
+  /** Where a resumed run goes on: its answer message so far, its place, event numbers and parts. */
+  async #resumePoint(stored: StoredRun, reason: "approval" | "restart"): Promise<ResumePoint> {
+    const { store } = this.#deps;
+    const { run } = stored;
+    const existing = await store.messages.byRun(run.id);
+    const place: AnswerPlace = {};
+    if (existing?.replyTo !== undefined) place.replyTo = existing.replyTo;
+    if (existing?.versionOf !== undefined) place.versionOf = existing.versionOf;
+    let firstSeq = Number((await store.meta.get(seqKey(run.id))) ?? "0");
+    if (reason === "restart") {
+      // The process that died numbered events past the last one stored: a new process numbers its
+      // own from the next block, so a page that saw the old ones never takes the new ones for repeats.
+      firstSeq = (Math.floor(firstSeq / RESTART_SEQ_BLOCK) + 1) * RESTART_SEQ_BLOCK;
+      await store.meta.set(seqKey(run.id), String(firstSeq));
+    }
+    // After a crash the answer goes on from everything the run did, stored or not in its message.
+    const start =
+      reason === "restart"
+        ? mergeStoredParts(
+            existing?.parts ?? [],
+            await readStoredRunParts(this.#deps.sessions, stored.ref, run.id),
+          )
+        : undefined;
+    return { existing, place, firstSeq, start };
+  }
+
+  /**
+   * Continues a flow step whose process died (the caller holds its run), from its checkpoint like a
+   * chat answer; `done` settles with its output, which the flow then hands to the next step.
+   */
+  async resumeFlowStep(
+    stored: StoredRun,
+    flow: FlowRecord,
+    fence?: number,
+  ): Promise<{ runId: string; done: Promise<StepOutcome> }> {
+    const { run } = stored;
+    const index = run.stepIndex ?? flow.currentStep;
+    const { existing, firstSeq, start } = await this.#resumePoint(stored, "restart");
+    let output = "";
+    const handle = await this.#deps.runs.resume(
+      stored,
+      laneOf(stored.ref),
+      async ({ signal, setModel }) =>
+        outcomeOf(
+          await this.#answering(
+            run.channelId,
+            run.agentId,
+            run.id,
+            signal,
+            {},
+            existing,
+            async (onEvent) => {
+              const result = await runAgentTurn(this.#deps.runtime, {
+                ...(await this.#stepTurn(flow, index, run.id, stored.ref, stored.requestedBy, signal)),
+                input: "",
+                resume: { reason: "restart", decisions: {} },
+                firstSeq,
+                onEvent,
+                onModel: setModel,
+              });
+              output = result.answer;
+              return result;
+            },
+            start,
+          ),
+        ),
+      fence,
+    );
+    return { runId: run.id, done: stepOutcome(handle, () => output) };
   }
 
   /**
@@ -542,7 +610,7 @@ export class AgentRunner {
 
   /** Starts the run of a flow step; its output is posted to the channel and handed to the flow. */
   readonly launchStep: StepLauncher = async (flow, index) => {
-    const { store, runtime } = this.#deps;
+    const { store } = this.#deps;
     const step = flow.steps[index];
     if (!step) throw notFound(`Flow ${flow.id} has no step ${index}.`);
     const trigger = await store.messages.get(flow.triggerMessageId);
@@ -562,31 +630,9 @@ export class AgentRunner {
       },
       (runId, signal, setModel) =>
         this.#answering(flow.channelId, step.agentId, runId, signal, {}, undefined, async (onEvent) => {
-          const channel = await store.channels.get(flow.channelId);
-          if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
-          const agent = await this.#agent(step.agentId);
-          const nextStep = flow.steps[index + 1];
-          const next = nextStep ? await store.agents.get(nextStep.agentId) : undefined;
-          const workspace = this.#deps.workspaceFor(channel.id);
-          const result = await runAgentTurn(runtime, {
-            agent,
-            runId,
-            channelId: channel.id,
-            ref,
+          const result = await runAgentTurn(this.#deps.runtime, {
+            ...(await this.#stepTurn(flow, index, runId, ref, requestedBy, signal)),
             input: stepInput(step.instruction, inputFor(flow, index)),
-            system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
-            workspace,
-            signal,
-            extraTools: await this.#callTools(
-              runId,
-              channel.id,
-              flow.triggerMessageId,
-              0,
-              [agent.id],
-              requestedBy,
-              workspace,
-            ),
-            requestedBy,
             onEvent,
             onModel: setModel,
           });
@@ -594,14 +640,47 @@ export class AgentRunner {
           return result;
         }),
     );
-    const done = handle.finished.then(
-      (run): StepOutcome =>
-        run.status === "done"
-          ? { ok: true, output }
-          : { ok: false, error: run.error ?? `The step's run ended ${run.status}.` },
-    );
-    return { runId: handle.run.id, done };
+    return { runId: handle.run.id, done: stepOutcome(handle, () => output) };
   };
+
+  /** What a flow step's turn is, first run or resumed (its input aside). */
+  async #stepTurn(
+    flow: FlowRecord,
+    index: number,
+    runId: string,
+    ref: SessionRef,
+    requestedBy: string,
+    signal: AbortSignal,
+  ) {
+    const { store } = this.#deps;
+    const step = flow.steps[index];
+    if (!step) throw notFound(`Flow ${flow.id} has no step ${index}.`);
+    const channel = await store.channels.get(flow.channelId);
+    if (!channel) throw notFound(`The flow's channel ${flow.channelId} no longer exists.`);
+    const agent = await this.#agent(step.agentId);
+    const nextStep = flow.steps[index + 1];
+    const next = nextStep ? await store.agents.get(nextStep.agentId) : undefined;
+    const workspace = this.#deps.workspaceFor(channel.id);
+    return {
+      agent,
+      runId,
+      channelId: channel.id,
+      ref,
+      system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
+      workspace,
+      signal,
+      extraTools: await this.#callTools(
+        runId,
+        channel.id,
+        flow.triggerMessageId,
+        0,
+        [agent.id],
+        requestedBy,
+        workspace,
+      ),
+      requestedBy,
+    };
+  }
 
   /**
    * Starts a turn of `agentId` with a given system text and input (a meeting's speaker or its
@@ -669,10 +748,27 @@ export class AgentRunner {
     return { runId: handle.run.id, done };
   }
 
-  /** Runs `target` for call_agent, nested under the calling run; returns its answer. */
-  async runNested(target: AgentRecord, scope: CallScope, task: string, signal: AbortSignal): Promise<string> {
+  /**
+   * Runs `target` for call_agent, nested under the calling run; returns its answer. `restarted`: the
+   * call was running when the process died; the nested run it started goes on from its checkpoint
+   * (its finished tool calls are not run again), or, when none is left to go on with, the call says
+   * it was interrupted.
+   */
+  async runNested(
+    target: AgentRecord,
+    scope: CallScope,
+    task: string,
+    signal: AbortSignal,
+    restarted = false,
+  ): Promise<string> {
     const ref = { userId: `call:${scope.parentRunId}`, sessionId: `agent:${target.id}` };
     const chain = [...scope.chain, target.id];
+    let resumed: (ResumePoint & { stored: StoredRun }) | undefined;
+    if (restarted) {
+      const stored = this.#deps.adoptNested?.(scope.parentRunId, target.id);
+      if (!stored) throw new DimsumError("tool_failed", INTERRUPTED_BY_RESTART);
+      resumed = { stored, ...(await this.#resumePoint(stored, "restart")) };
+    }
     return this.#runChild(
       scope,
       target.id,
@@ -688,8 +784,11 @@ export class AgentRunner {
           agent: target,
           runId,
           channelId: scope.channelId,
-          ref,
-          input: task,
+          ref: resumed?.stored.ref ?? ref,
+          input: resumed ? "" : task,
+          ...(resumed
+            ? { resume: { reason: "restart" as const, decisions: {} }, firstSeq: resumed.firstSeq }
+            : {}),
           system: callSystemText(target, caller, chain),
           workspace: scope.workspace,
           signal: runSignal,
@@ -711,6 +810,7 @@ export class AgentRunner {
         });
         return { answer: result.answer, shown: result.text, outcome: result };
       },
+      resumed ? { stored: resumed.stored, parts: resumed.start ?? [] } : undefined,
     );
   }
 
@@ -850,42 +950,53 @@ export class AgentRunner {
       runSignal: AbortSignal,
       setModel: (model: string) => void,
     ) => Promise<{ answer: string; shown: string; outcome: TurnReport }>,
+    /** The nested run a restart cut off, going on (with what it did before). */
+    resumed?: { stored: StoredRun; parts: MessagePart[] },
   ): Promise<string> {
     let answer = "";
     let failure: DimsumError | undefined;
-    const handle = await this.#start(
-      {
-        channelId: scope.channelId,
-        agentId,
-        triggerMessageId: scope.triggerMessageId,
-        depth: scope.depth + 1,
-        parentRunId: scope.parentRunId,
-        ref,
-        requestedBy: scope.requestedBy,
-        signal,
-      },
-      async (runId, runSignal, setModel) => {
-        this.#parts.set(runId, []);
-        this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, agentId));
-        let status: "done" | "error" | "cancelled" = "done";
-        try {
-          const done = await work(runId, runSignal, setModel);
-          answer = done.answer;
-          this.#updateParts(runId, (parts) => withAnswer(parts, done.shown));
-          return done.outcome;
-        } catch (err) {
-          failure = toDimsumError(err);
-          status = runSignal.aborted ? "cancelled" : "error";
-          this.#updateParts(runId, (parts) => endParts(parts, this.#failure(err, runSignal)));
-          throw err;
-        } finally {
-          const childParts = this.#parts.get(runId) ?? [];
-          this.#parts.delete(runId);
-          this.#seqs.delete(runId);
-          this.#updateParts(scope.parentRunId, (parts) => updateChildRun(parts, runId, status, childParts));
-        }
-      },
-    );
+    const body = async (runId: string, runSignal: AbortSignal, setModel: (model: string) => void) => {
+      this.#parts.set(runId, resumed ? [...resumed.parts] : []);
+      this.#updateParts(scope.parentRunId, (parts) => startChildRun(parts, runId, agentId));
+      let status: "done" | "error" | "cancelled" = "done";
+      try {
+        const done = await work(runId, runSignal, setModel);
+        answer = done.answer;
+        this.#updateParts(runId, (parts) => withAnswer(parts, done.shown));
+        return done.outcome;
+      } catch (err) {
+        failure = toDimsumError(err);
+        status = runSignal.aborted ? "cancelled" : "error";
+        this.#updateParts(runId, (parts) => endParts(parts, this.#failure(err, runSignal)));
+        throw err;
+      } finally {
+        const childParts = this.#parts.get(runId) ?? [];
+        this.#parts.delete(runId);
+        this.#seqs.delete(runId);
+        this.#updateParts(scope.parentRunId, (parts) => updateChildRun(parts, runId, status, childParts));
+      }
+    };
+    const handle = resumed
+      ? await this.#deps.runs.resume(
+          resumed.stored,
+          laneOf(resumed.stored.ref),
+          async ({ run, signal: runSignal, setModel }) => outcomeOf(await body(run.id, runSignal, setModel)),
+          undefined,
+          signal,
+        )
+      : await this.#start(
+          {
+            channelId: scope.channelId,
+            agentId,
+            triggerMessageId: scope.triggerMessageId,
+            depth: scope.depth + 1,
+            parentRunId: scope.parentRunId,
+            ref,
+            requestedBy: scope.requestedBy,
+            signal,
+          },
+          body,
+        );
     const run = await handle.finished;
     if (run.status !== "done") throw says.failed(failure?.message ?? run.error ?? run.status, failure);
     return answer.trim() === "" ? says.empty : answer;
@@ -979,7 +1090,8 @@ export class AgentRunner {
       {
         getAgent: (id) => store.agents.get(id),
         listAgentIds: async () => (await store.agents.list()).map((a) => a.id),
-        runNested: (target, scope, task, signal) => this.runNested(target, scope, task, signal),
+        runNested: (target, scope, task, signal, restarted) =>
+          this.runNested(target, scope, task, signal, restarted),
       },
       {
         channelId,
@@ -1122,6 +1234,16 @@ function outcomeOf(result: TurnReport): Awaited<ReturnType<RunBody>> {
     ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
     ...(result.waiting ? { waiting: true } : {}),
   };
+}
+
+/** How a flow step's run ended, for the flow: its output, or why it has none. */
+function stepOutcome(handle: RunHandle, output: () => string): Promise<StepOutcome> {
+  return handle.finished.then(
+    (run): StepOutcome =>
+      run.status === "done"
+        ? { ok: true, output: output() }
+        : { ok: false, error: run.error ?? `The step's run ended ${run.status}.` },
+  );
 }
 
 /** The parts with the final answer as text when no text was streamed (a model that did not stream). */

@@ -37,8 +37,18 @@ export interface CallScope {
 export interface CallAgentDeps {
   getAgent(id: string): Promise<AgentRecord | undefined>;
   listAgentIds(): Promise<string[]>;
-  /** Runs the target as a nested run of the caller and returns its answer; throws when it fails. */
-  runNested(target: AgentRecord, scope: CallScope, task: string, signal: AbortSignal): Promise<string>;
+  /**
+   * Runs the target as a nested run of the caller and returns its answer; throws when it fails.
+   * `restarted`: the call was running when the process died; its nested run goes on from its
+   * checkpoint (never started afresh, so a tool it ran does not run twice).
+   */
+  runNested(
+    target: AgentRecord,
+    scope: CallScope,
+    task: string,
+    signal: AbortSignal,
+    restarted?: boolean,
+  ): Promise<string>;
 }
 
 const parameters = z.object({
@@ -60,6 +70,7 @@ export function createCallAgentTool(deps: CallAgentDeps, scope: CallScope): Tool
       "Ask another agent of the team to do a task and wait for its answer, which is returned as this tool's result. Give the agent id, a complete task, and any context it needs.",
     parameters,
     timeoutMs: CALL_TIMEOUT_MS,
+    resumesAfterRestart: true,
     async execute(args, ctx) {
       const id = args.agentId.trim().replace(/^@/, "").toLowerCase();
       const target = await deps.getAgent(id);
@@ -86,7 +97,7 @@ export function createCallAgentTool(deps: CallAgentDeps, scope: CallScope): Tool
           { hint: "finish the task yourself with what you have" },
         );
       }
-      return deps.runNested(target, scope, callInput(args.task, args.context), ctx.signal);
+      return deps.runNested(target, scope, callInput(args.task, args.context), ctx.signal, ctx.restarted);
     },
   });
 }

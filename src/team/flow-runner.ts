@@ -47,15 +47,52 @@ export class FlowRunner {
     this.#options = options;
   }
 
-  /** After a restart, flows that were running wait for a person to resume them. */
-  async recover(): Promise<void> {
+  /**
+   * After a restart, flows that were running wait for a person to resume them, unless the run of
+   * their running step is still open (`isOpen`): resumed here, or live on another instance.
+   */
+  async recover(isOpen: (runId: string) => Promise<boolean>): Promise<void> {
     const { flows, now } = this.#options;
     for (const status of ["idle", "running", "paused"] as const) {
-      for (const flow of await flows.listByStatus(status)) {
-        if (status === "paused" && !flow.steps.some((s) => s.status === "running")) continue;
-        await flows.save(suspendFlow(flow, now()));
+      for (const listed of await flows.listByStatus(status)) {
+        await this.#lock.run(listed.id, async () => {
+          const flow = await flows.get(listed.id);
+          if (!flow || flow.status !== status) return;
+          const running = flow.steps.find((s) => s.status === "running");
+          if (status === "paused" && !running) return;
+          if (running?.runId && (await isOpen(running.runId))) return;
+          await this.#save(suspendFlow(flow, now()));
+        });
       }
     }
+  }
+
+  /**
+   * A step's run whose instance died goes on (`resume`, from its checkpoint) and the flow with it,
+   * when the flow still waits for that run; false otherwise (nothing was started).
+   */
+  resumeStep(
+    flowId: string,
+    runId: string,
+    resume: (flow: FlowRecord) => Promise<{ runId: string; done: Promise<StepOutcome> }>,
+  ): Promise<boolean> {
+    return this.#lock.run(flowId, async () => {
+      const flow = await this.#options.flows.get(flowId);
+      const index = flow?.steps.findIndex((s) => s.runId === runId && s.status === "running") ?? -1;
+      if (!flow || index < 0 || flow.status === "stopped" || flow.status === "done") return false;
+      const { done } = await resume(flow);
+      this.#track(done.then((outcome) => this.#finished(flow.id, index, runId, outcome)));
+      return true;
+    });
+  }
+
+  /** A step's run was closed after its instance died (not resumed): the flow waits for a person. */
+  stepLost(flowId: string, runId: string): Promise<void> {
+    return this.#lock.run(flowId, async () => {
+      const flow = await this.#options.flows.get(flowId);
+      if (!flow?.steps.some((s) => s.runId === runId && s.status === "running")) return;
+      await this.#save(suspendFlow(flow, this.#options.now()));
+    });
   }
 
   /** Creates a flow for the chain and starts step 0. */

@@ -45,6 +45,8 @@ export interface AnsweredRun {
   /** The message the answer replied to. */
   triggerMessageId: number;
   requestedBy: string;
+  /** The chat's kind, when the caller knows it: only a group's answers hand over (others: no read). */
+  channelKind?: ChannelRecord["kind"];
 }
 
 const chainKey = (triggerId: number, agentId: string) => `handoff:${triggerId}:${agentId}`;
@@ -89,6 +91,7 @@ export class Handoffs {
   async answered(done: AnsweredRun): Promise<void> {
     const { store, now } = this.#deps;
     this.#forget(done.runId);
+    if (done.channelKind !== undefined && done.channelKind !== "group") return;
     const { channel, agents } = await store.channels.getWithAgents(done.channelId);
     if (channel?.kind !== "group") return;
     const answer = await store.messages.byRun(done.runId);

@@ -83,6 +83,8 @@ export interface RunLeasing {
    * resolves true when it was resumed here; false: it is closed as an error.
    */
   adopt?: (stored: StoredRun, fence: number) => Promise<boolean>;
+  /** Called after runs were taken over (each adopted or closed). */
+  afterTakeOver?: () => void;
 }
 
 /** What a run whose instance died ends with. */
@@ -215,11 +217,10 @@ export class RunManager {
       for (const id of live) {
         if (!held.has(id)) this.#active.get(id)?.controller.abort(new DimsumError("aborted", LEASE_LOST));
       }
-      for (const { stored, fence } of await leasing.leases.takeOver(
-        leasing.owner,
-        now(),
-        now() + this.#ttl(),
-      )) {
+      const taken = await leasing.leases.takeOver(leasing.owner, now(), now() + this.#ttl());
+      // Nested runs first: one is set aside for its caller before the caller resumes and asks for it.
+      taken.sort((a, b) => b.stored.run.depth - a.stored.run.depth);
+      for (const { stored, fence } of taken) {
         // A job claimed by an instance that died before starting it goes back in the queue.
         if (
           stored.run.status === "queued" &&
@@ -234,6 +235,7 @@ export class RunManager {
         this.#emitRun(run);
         leasing.onExpired({ ...stored, run });
       }
+      if (taken.length > 0) leasing.afterTakeOver?.();
     } catch (err) {
       onError(err);
     }
@@ -277,7 +279,13 @@ export class RunManager {
    * Runs a stored run again from where it stopped (a waiting run whose approvals were decided, which
    * the caller already claimed from `waiting`), in its lane.
    */
-  async resume(stored: StoredRun, lane: string, body: RunBody, leased?: number): Promise<RunHandle> {
+  async resume(
+    stored: StoredRun,
+    lane: string,
+    body: RunBody,
+    leased?: number,
+    signal?: AbortSignal,
+  ): Promise<RunHandle> {
     const leasing = this.#options.leasing;
     const run: TeamRun = { ...stored.run, status: "queued" };
     delete run.endedAt;
@@ -286,7 +294,7 @@ export class RunManager {
     if (leasing && fence === undefined) {
       fence = await leasing.leases.acquire(run.id, leasing.owner, this.#options.now() + this.#ttl());
     }
-    return this.#launch(run, lane, body, fence);
+    return this.#launch(run, lane, body, fence, signal);
   }
 
   #launch(

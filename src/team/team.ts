@@ -162,6 +162,8 @@ const STARTERS_KEY = "starter_agents_created";
 const APPROVAL_SWEEP_MS = 60_000;
 const MAX_MESSAGE_BYTES = 32 * 1024;
 const INTERRUPTED = "interrupted: the server stopped before the run finished";
+const COMPLETION_INTERRUPTED =
+  "interrupted: the server stopped during this /v1 completion and its client's connection closed with it; the client sends the request again.";
 
 function defaultWorkspaces(home: string): (key: string) => string {
   // Resolving the real path walks every folder above it; remember it while the folder exists.
@@ -184,9 +186,12 @@ function remoteAgentsGetter(
   return typeof remotes === "function" ? remotes : async () => remotes;
 }
 
-/** The runs that go on after their process died: chat answers. */
+/**
+ * The runs that go on after their process died: chat answers and flow steps (a nested call goes on
+ * inside its caller's; a /v1 completion's client went with the process).
+ */
 function resumable(run: TeamRun): boolean {
-  return run.channelId !== "" && run.depth === 0 && run.flowId === undefined;
+  return run.channelId !== "" && run.depth === 0;
 }
 
 /** A meeting's turn: the meeting runner, not the restart, decides what becomes of it. */
@@ -290,9 +295,19 @@ export function createTeam(deps: TeamDeps): Team {
                   isMeetingTurn(stored) ? undefined : runner.postInterrupted(stored, failure),
                 )
                 .then(() => sessions.recoverInterruptedRuns(stored.ref))
+                // A flow whose step was closed waits for a person, as after a restart.
+                .then(() =>
+                  stored.run.flowId ? flows.stepLost(stored.run.flowId, stored.run.id) : undefined,
+                )
                 .catch(onError),
-            // A chat answer whose instance died goes on here from its last checkpoint.
-            adopt: (stored: StoredRun, fence: number) => resumeAfterRestart(stored, fence),
+            // A chat answer or flow step whose instance died goes on here from its last checkpoint;
+            // a nested call is set aside for its caller's resumed call_agent.
+            adopt: async (stored: StoredRun, fence: number) => {
+              if (setAside(stored, fence)) return true;
+              await takeNested(stored);
+              return resumeAfterRestart(stored, fence);
+            },
+            afterTakeOver: () => void closeOrphans().catch(onError),
           },
         }
       : {}),
@@ -317,6 +332,8 @@ export function createTeam(deps: TeamDeps): Team {
     liveParts: (runId) => runner.liveParts(runId)?.parts,
     now,
   });
+  /** Nested runs a restart or a lost instance cut off, by id: each goes on inside its caller's resumed call. */
+  const orphans = new Map<string, { stored: StoredRun; fence?: number }>();
   const runner = new AgentRunner({
     store,
     sessions,
@@ -329,6 +346,14 @@ export function createTeam(deps: TeamDeps): Team {
     ...(deps.remoteAgents ? { remoteAgents: remoteAgentsGetter(deps.remoteAgents) } : {}),
     ...(deps.httpTools ? { httpTools: deps.httpTools } : {}),
     shareFileLimits: deps.config.attachments,
+    adoptNested: (parentRunId, agentId) => {
+      for (const [id, orphan] of orphans) {
+        if (orphan.stored.run.parentRunId !== parentRunId || orphan.stored.run.agentId !== agentId) continue;
+        orphans.delete(id);
+        return orphan.stored;
+      }
+      return undefined;
+    },
     onAnswered: (done): Promise<void> => handoffs.answered(done).catch(onError),
   });
   const handoffs: Handoffs = new Handoffs({
@@ -421,9 +446,11 @@ export function createTeam(deps: TeamDeps): Team {
       await runs.checkLeases();
     } else {
       // This process owns the database: a run still open was the previous process's. An answer in a
-      // chat goes on from its last checkpoint; other runs (flow steps, nested, /v1) end interrupted.
-      for (const stored of await store.runs.listOpen()) {
-        if (await resumeAfterRestart(stored)) continue;
+      // chat or a flow step goes on from its last checkpoint, a nested call inside its caller's (set
+      // aside first, deepest first, for the caller to find); a /v1 completion ends interrupted.
+      const open = (await store.runs.listOpen()).sort((a, b) => b.run.depth - a.run.depth);
+      for (const stored of open) {
+        if (setAside(stored) || (await resumeAfterRestart(stored))) continue;
         const failure = await interruptedFailure(stored, INTERRUPTED);
         const run: TeamRun = { ...stored.run, status: "error", error: failure.message, endedAt: now() };
         await store.runs.update(run);
@@ -431,8 +458,13 @@ export function createTeam(deps: TeamDeps): Team {
         if (!isMeetingTurn(stored)) await runner.postInterrupted({ ...stored, run }, failure).catch(onError);
         await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
       }
+      await closeOrphans();
     }
-    await flows.recover();
+    // A flow whose step's run goes on (here, or on another instance) is left running.
+    await flows.recover(async (runId) => {
+      const status = (await store.runs.get(runId))?.run.status;
+      return status === "queued" || status === "running" || status === "waiting";
+    });
     // Alone on the database, this process goes on with the meetings the previous one left open.
     if (!cluster) await meetingRunner.recover();
     // Claimed first, so of several instances starting together only one creates them.
@@ -459,12 +491,81 @@ export function createTeam(deps: TeamDeps): Team {
     if (resumes >= deps.config.runs.maxResumes) return false;
     await store.meta.set(key, String(resumes + 1));
     try {
+      // A flow step goes on when its flow still waits for it; the flow then moves to the next step.
+      if (run.flowId !== undefined) {
+        return await flows.resumeStep(run.flowId, run.id, (flow) =>
+          runner.resumeFlowStep(stored, flow, fence),
+        );
+      }
       await runner.resumeChannelRun(stored, {}, "restart", fence);
       return true;
     } catch (err) {
       onError(err);
       return false;
     }
+  }
+
+  /** Sets a nested run that was running aside for its caller (true), when it has one. */
+  function setAside(stored: StoredRun, fence?: number): boolean {
+    const { run } = stored;
+    if (run.depth === 0 || run.parentRunId === undefined || run.status !== "running") return false;
+    orphans.set(run.id, fence !== undefined ? { stored, fence } : { stored });
+    return true;
+  }
+
+  /**
+   * Takes over the open nested runs under a run taken over from a dead instance (their leases may
+   * run out later than its own) and sets them aside for its resumed calls.
+   */
+  async function takeNested(stored: StoredRun): Promise<void> {
+    if (!cluster || !leases || stored.run.depth !== 0) return;
+    const open = (await store.runs.listOpen()).sort((a, b) => a.run.depth - b.run.depth);
+    const under = new Set([stored.run.id]);
+    for (const child of open) {
+      if (child.run.parentRunId === undefined || !under.has(child.run.parentRunId)) continue;
+      under.add(child.run.id);
+      const until = now() + (cluster.leaseTtlMs ?? 30_000);
+      setAside(child, await leases.acquire(child.run.id, cluster.instanceId, until));
+    }
+  }
+
+  /**
+   * Closes, as interrupted, the nested runs set aside whose caller does not go on here; those whose
+   * caller runs here are closed once it ends, if its resumed call did not take them.
+   */
+  async function closeOrphans(): Promise<void> {
+    for (;;) {
+      const lost = [...orphans.values()].filter(({ stored }) => {
+        const parent = stored.run.parentRunId ?? "";
+        return !runs.isActive(parent) && !orphans.has(parent);
+      });
+      if (lost.length === 0) break;
+      for (const orphan of lost) {
+        orphans.delete(orphan.stored.run.id);
+        await closeInterrupted(orphan.stored, orphan.fence);
+      }
+    }
+    for (const { stored } of orphans.values()) {
+      const parent = stored.run.parentRunId ?? "";
+      if (runs.isActive(parent)) void runs.settled(parent).then(() => closeOrphans().catch(onError));
+    }
+  }
+
+  /** Ends a run whose process died and that does not go on (where leased, while `fence` holds). */
+  async function closeInterrupted(stored: StoredRun, fence?: number): Promise<void> {
+    const run: TeamRun = {
+      ...stored.run,
+      status: "error",
+      error: cluster ? INSTANCE_LOST : INTERRUPTED,
+      endedAt: now(),
+    };
+    if (leases && fence !== undefined) {
+      if (!(await leases.updateFenced(run, fence))) return;
+    } else {
+      await store.runs.update(run);
+    }
+    emit({ type: "run", channelId: run.channelId, run });
+    await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
   }
 
   /**
@@ -475,6 +576,8 @@ export function createTeam(deps: TeamDeps): Team {
     stored: StoredRun,
     otherwise: string,
   ): Promise<{ message: string; hint?: string }> {
+    // A /v1 completion's client connection closed with the process: nobody is left to answer.
+    if (stored.run.channelId === "") return { message: COMPLETION_INTERRUPTED };
     const resumes = Number((await store.meta.get(`run_resumes:${stored.run.id}`)) ?? "0");
     const max = deps.config.runs.maxResumes;
     if (!resumable(stored.run) || resumes < max) return { message: otherwise };

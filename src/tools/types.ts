@@ -141,6 +141,8 @@ export interface ToolContext {
    * model (MCP sampling) and, approved, runs it. Absent when nobody is there: such requests are refused.
    */
   sample?: SamplePerson;
+  /** The call is run again after a restart interrupted it (tools with `resumesAfterRestart`). */
+  restarted?: boolean;
 }
 
 /** What a server asks the person (an MCP elicitation's params: message, mode, schema or URL). */
@@ -198,6 +200,12 @@ interface ToolBase {
    * is answered with a note that it may or may not have taken effect.
    */
   idempotent?: boolean;
+  /**
+   * After a crash interrupted it, run again with `restarted` set in its context: the tool goes on
+   * with the work the interrupted call started (call_agent resumes its nested run), never starts it
+   * afresh, and says it was interrupted when there is nothing to go on with.
+   */
+  resumesAfterRestart?: boolean;
 }
 
 /** A tool with a zod schema: arguments are parsed (with defaults applied) before `execute`. */
