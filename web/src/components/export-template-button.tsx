@@ -2,6 +2,7 @@
 import { useAction } from "../hooks.js";
 import { downloadTemplate } from "../template-file.js";
 import type { Template } from "../types.js";
+import { t } from "../i18n/index.js";
 
 export interface ExportTemplateButtonProps {
   /** Asks the server for the template. */
@@ -19,8 +20,7 @@ export function ExportTemplateButton({ load, label, title, testId }: ExportTempl
       downloadTemplate(template);
       return template;
     },
-    (t) =>
-      `Exported “${t.name}” as a template file (check your downloads). Import it under Templates on any Dimsum.`,
+    (template) => t("exportTemplate.done", { name: template.name }),
   );
   return (
     <button
