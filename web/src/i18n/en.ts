@@ -1098,4 +1098,11 @@ export const en = {
   "usage.duration": "Duration",
   "usage.seconds": "{s} s",
   "usage.minutes": "{m} min {s} s",
+  // h36: API error codes
+  "error.bad_request": "The request was not accepted.",
+  "error.aborted": "Stopped.",
+  "error.tool_args": "The model gave a tool arguments that do not fit.",
+  "error.tool_failed": "A tool failed.",
+  "error.output_invalid": "The answer does not follow the requested format.",
+  "error.unreachable": "Cannot reach the Dimsum server ({reason}); check that it is running.",
 };

@@ -1086,4 +1086,11 @@ export const zhCN: Translation = {
   "usage.duration": "耗时",
   "usage.seconds": "{s} 秒",
   "usage.minutes": "{m} 分 {s} 秒",
+  // h36: API error codes
+  "error.bad_request": "请求未被接受",
+  "error.aborted": "已停止",
+  "error.tool_args": "模型给工具的参数不符合要求",
+  "error.tool_failed": "工具执行失败",
+  "error.output_invalid": "回答不符合要求的格式",
+  "error.unreachable": "无法连接 Dimsum 服务器（{reason}），请检查它是否在运行。",
 };
