@@ -5,14 +5,15 @@
 
 import { FileIcon, kindAndSize } from "./attachment-chips.js";
 import type { PendingFile } from "./use-attachments.js";
+import { t } from "../i18n/index.js";
 
 function RemoveButton({ file, onRemove }: { file: PendingFile; onRemove: (key: string) => void }) {
   return (
     <button
       type="button"
       class="tray-remove"
-      aria-label={`Remove ${file.name}`}
-      title="Remove"
+      aria-label={t("attach.removeNamed", { name: file.name })}
+      title={t("attach.remove")}
       onClick={() => onRemove(file.key)}
       data-testid="attachment-remove"
     >
@@ -28,7 +29,7 @@ function Progress({ file }: { file: PendingFile }) {
     <span
       class="tray-progress"
       role="progressbar"
-      aria-label={`Uploading ${file.name}`}
+      aria-label={t("attach.uploadingNamed", { name: file.name })}
       aria-valuemin={0}
       aria-valuemax={100}
       aria-valuenow={percent}

@@ -26,6 +26,7 @@ import type {
   TeamEvent,
   TeamRun,
 } from "../types.js";
+import { t } from "../i18n/index.js";
 
 export type ToolCallView = Extract<MessagePart, { type: "tool" }>;
 
@@ -134,7 +135,7 @@ function upsertRun(state: ChatState, run: TeamRun): ChatState {
         parts,
         failurePart(
           run.status === "cancelled" ? "aborted" : "failed",
-          run.error ?? `The run ended ${run.status}.`,
+          run.error ?? t("state.runEnded", { status: run.status }),
         ),
       );
     }
