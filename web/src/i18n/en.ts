@@ -1155,4 +1155,12 @@ export const en = {
   "chain.check.notMember": "Step {step} uses @{agent}, who is not in this group; add the agent as a member first.",
   "mention.all": "Every agent in the group",
   "mention.chain": "Run the collaboration chain",
+  // h36: prompt picker, code blocks, diagrams
+  "prompt.fillIn": "Fill in {names}.",
+  "prompt.use": "Use prompt",
+  "message.copyFailedShort": "Copy failed",
+  "diagram.showSource": "Show source",
+  "diagram.showDiagram": "Show diagram",
+  "diagram.label": "diagram",
+  "diagram.failed": "This diagram could not be drawn ({reason}); its source is shown.",
 };

@@ -1143,4 +1143,12 @@ export const zhCN: Translation = {
   "chain.check.notMember": "第 {step} 步使用了 @{agent}，但它不在此群组中；请先把它添加为成员。",
   "mention.all": "群组中的所有智能体",
   "mention.chain": "运行协作链",
+  // h36: prompt picker, code blocks, diagrams
+  "prompt.fillIn": "请填写 {names}。",
+  "prompt.use": "使用提示词",
+  "message.copyFailedShort": "复制失败",
+  "diagram.showSource": "显示源码",
+  "diagram.showDiagram": "显示图表",
+  "diagram.label": "图表",
+  "diagram.failed": "无法绘制此图表（{reason}），已显示其源码。",
 };
