@@ -49,7 +49,7 @@ export function AttachmentTray({
 }) {
   if (files.length === 0) return null;
   return (
-    <ul class="attachment-tray" aria-label="Files to send" data-testid="attachment-tray">
+    <ul class="attachment-tray" aria-label={t("attach.tray")} data-testid="attachment-tray">
       {files.map((file) => {
         const thumb = file.preview !== undefined && file.status !== "error";
         return (

@@ -446,7 +446,7 @@ function ModelLabel({ parts, model }: { parts: readonly MessagePart[]; model: st
   const answered = answeringModelOf(parts) ?? model?.split(",")[0]?.trim();
   if (!answered) return null;
   return (
-    <span class="msg-model muted" data-testid="message-model" title={`Answered by ${answered}`}>
+    <span class="msg-model muted" data-testid="message-model" title={t("message.answeredBy", { model: answered })}>
       {answered}
     </span>
   );

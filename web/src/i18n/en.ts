@@ -1163,4 +1163,9 @@ export const en = {
   "diagram.showDiagram": "Show diagram",
   "diagram.label": "diagram",
   "diagram.failed": "This diagram could not be drawn ({reason}); its source is shown.",
+  // h36: leftovers: schedules table, tray, model, notifications
+  "schedules.on": "On",
+  "attach.tray": "Files to send",
+  "message.answeredBy": "Answered by {model}",
+  "notify.anAgent": "An agent",
 };

@@ -1151,4 +1151,9 @@ export const zhCN: Translation = {
   "diagram.showDiagram": "显示图表",
   "diagram.label": "图表",
   "diagram.failed": "无法绘制此图表（{reason}），已显示其源码。",
+  // h36: leftovers: schedules table, tray, model, notifications
+  "schedules.on": "启用",
+  "attach.tray": "待发送的文件",
+  "message.answeredBy": "由 {model} 回答",
+  "notify.anAgent": "一个智能体",
 };
