@@ -8,14 +8,48 @@
 import { readFileSync } from "node:fs";
 import type { Plugin } from "vite";
 
-/** Each key of the English catalogue's source and its number, in catalogue order. */
-export function catalogueIds(enSource: string): Map<string, number> {
-  const ids = new Map<string, number>();
-  for (const match of enSource.matchAll(/^ {2}"([^"\n]+)":/gm)) {
-    const key = match[1];
-    if (key !== undefined && !ids.has(key)) ids.set(key, ids.size);
+/** One top-level entry of the English catalogue's source: its key and its value as written. */
+export interface CatalogueEntry {
+  key: string;
+  value: string;
+}
+
+/** The entries of en.ts (`  "key": value,` at the top level, a value may run over several lines). */
+export function catalogueEntries(enSource: string): CatalogueEntry[] {
+  const entries: CatalogueEntry[] = [];
+  let open: { key: string; lines: string[] } | undefined;
+  const close = () => {
+    if (!open) return;
+    const value = open.lines.join("\n").trim().replace(/,$/, "");
+    entries.push({ key: open.key, value });
+    open = undefined;
+  };
+  for (const line of enSource.split("\n")) {
+    const start = /^ {2}"([^"\n]+)":(.*)$/.exec(line);
+    if (start) {
+      close();
+      open = { key: start[1] ?? "", lines: [start[2] ?? ""] };
+    } else if (/^ {2}\/\/|^\S/.test(line)) close();
+    else if (open) open.lines.push(line);
   }
-  return ids;
+  close();
+  return entries;
+}
+
+/**
+ * Each key's number. The numbers follow the English texts' alphabetical order: similar texts sit
+ * together in the array, which gzip compresses a little better than the file's order (73 bytes).
+ */
+export function catalogueIds(entries: readonly CatalogueEntry[]): Map<string, number> {
+  const sorted = [...entries].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+  return new Map(sorted.map((entry, id) => [entry.key, id]));
+}
+
+/** The English catalogue as an array indexed by key number: the smallest form of what the first load carries. */
+export function catalogueArray(entries: readonly CatalogueEntry[], ids: ReadonlyMap<string, number>): string {
+  const values: string[] = [];
+  for (const entry of entries) values[ids.get(entry.key) ?? -1] = entry.value;
+  return `export const en = [\n${values.join(",\n")}\n];\n`;
 }
 
 const KEY_LITERAL = /(["'])([A-Za-z][\w-]*(?:\.[\w-]+)+)\1/g;
@@ -33,39 +67,23 @@ export function shortenKeys(code: string, ids: ReadonlyMap<string, number>, file
   });
 }
 
-/**
- * The English catalogue, its keys already numbered in order, as an array: `{0: "…", 1: "…"}` becomes
- * `["…", "…"]`, the smallest form of what the first load must carry anyway.
- */
-export function catalogueAsArray(code: string, size: number): string {
-  let next = 0;
-  const body = code.replace(/^ {2}(\d+):\s*/gm, (_whole, id: string) => {
-    if (Number(id) !== next) throw new Error(`en.ts: key number ${id} where ${next} was expected`);
-    next += 1;
-    return "  ";
-  });
-  if (next !== size) throw new Error(`en.ts: ${next} of ${size} keys found at the top level`);
-  const open = body.indexOf("export const en = {");
-  const close = body.lastIndexOf("\n};");
-  if (open < 0 || close < open) throw new Error("en.ts: expected `export const en = { … };`");
-  return `${body.slice(0, open)}export const en = [${body.slice(open + 19, close)}\n];${body.slice(close + 4)}`;
-}
-
 /** The Vite plugin: `enCatalogue` is the path of web/src/i18n/en.ts, `sourceDir` the folder it rewrites. */
 export function i18nShortIds(enCatalogue: string, sourceDir: string): Plugin {
+  let entries: CatalogueEntry[] = [];
   let ids: ReadonlyMap<string, number> = new Map();
   return {
     name: "dimsum-i18n-short-ids",
     apply: "build",
     enforce: "pre",
     buildStart() {
-      ids = catalogueIds(readFileSync(enCatalogue, "utf8"));
+      entries = catalogueEntries(readFileSync(enCatalogue, "utf8"));
+      ids = catalogueIds(entries);
       if (ids.size === 0) this.error(`no message keys found in ${enCatalogue}`);
     },
     transform(code, id) {
       if (!id.startsWith(sourceDir) || !/\.tsx?$/.test(id)) return null;
-      const short = shortenKeys(code, ids, id);
-      return { code: id === enCatalogue ? catalogueAsArray(short, ids.size) : short, map: null };
+      if (id === enCatalogue) return { code: catalogueArray(entries, ids), map: null };
+      return { code: shortenKeys(code, ids, id), map: null };
     },
   };
 }
