@@ -898,7 +898,7 @@ export const zhCN: Translation = {
   "connector.type.feishu": "飞书 / Lark",
   "connector.type.dingtalk": "钉钉",
   "connector.type.wecom": "企业微信",
-  "connector.heading": "连接器",
+  "connector.heading": "消息渠道",
   "connector.intro": "通过 Telegram、飞书/Lark、钉钉、企业微信或任何签名的 Webhook 联系智能体。",
   "connector.adminOnly": "只有所有者和管理员可以管理连接器。",
   "connector.empty": "还没有连接器。",

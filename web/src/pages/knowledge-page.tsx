@@ -13,8 +13,8 @@ import { KnowledgeSearch } from "../components/knowledge-search.js";
 import { KnowledgeUpload } from "../components/knowledge-upload.js";
 import { formatTime } from "../format.js";
 import { useAction, useReportError, useServices } from "../hooks.js";
-import type { SessionUser } from "../types.js";
 import { t } from "../i18n/index.js";
+import type { SessionUser } from "../types.js";
 
 /** How retrieval runs, in the person's language (the server's `note` is English). */
 function modeNote(status: KnowledgeStatus): string {
@@ -52,7 +52,13 @@ function Documents({
   }, [kb, version]);
   const [remove] = useAction(
     async (doc: KnowledgeDocument) => {
-      if (!(await askConfirm({ title: t("kb.doc.removeTitle", { title: doc.title, kb }), confirmLabel: t("kb.doc.remove") }))) return;
+      if (
+        !(await askConfirm({
+          title: t("kb.doc.removeTitle", { title: doc.title, kb }),
+          confirmLabel: t("kb.doc.remove"),
+        }))
+      )
+        return;
       await client.removeDocument(kb, doc.id);
       // Bumps `version`, which reloads this list too.
       onChanged();
@@ -97,14 +103,18 @@ function Documents({
                 </>
               )}
             </td>
-            <td data-testid="kb-document-source">{d.source}</td>
+            <td data-label={t("kb.doc.source")} data-testid="kb-document-source">
+              {d.source}
+            </td>
             <td>
               {d.mime}
               {d.pages ? ` · ${t("kb.doc.pages", { count: d.pages })}` : ""}
             </td>
-            <td class="nowrap">{sizeText(d.size)}</td>
-            <td>{d.childChunks}</td>
-            <td>{formatTime(d.updatedAt)}</td>
+            <td class="nowrap" data-label={t("kb.doc.size")}>
+              {sizeText(d.size)}
+            </td>
+            <td data-label={t("kb.chunks")}>{d.childChunks}</td>
+            <td data-label={t("kb.doc.updated")}>{formatTime(d.updatedAt)}</td>
             {manage && (
               <td>
                 <button
@@ -242,9 +252,13 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
                       {b.name}
                     </button>
                   </td>
-                  <td>{b.agentId ? `@${b.agentId}` : t("kb.shared")}</td>
-                  <td data-testid="kb-row-documents">{b.documents}</td>
-                  <td data-testid="kb-row-chunks">{b.chunks}</td>
+                  <td data-label={t("kb.agent")}>{b.agentId ? `@${b.agentId}` : t("kb.shared")}</td>
+                  <td data-label={t("kb.documents")} data-testid="kb-row-documents">
+                    {b.documents}
+                  </td>
+                  <td data-label={t("kb.chunks")} data-testid="kb-row-chunks">
+                    {b.chunks}
+                  </td>
                   {manage && (
                     <td>
                       <button
