@@ -2,8 +2,9 @@
  * Under an answer: the model that gave it and, behind a details toggle, its tokens (input, of which
  * cached, output), cost and duration. Also the totals of a chat.
  */
-import type { TeamRun } from "../types.js";
+
 import { t } from "../i18n/index.js";
+import type { TeamRun } from "../types.js";
 
 /** `$0.0123`, with more digits for tiny amounts; `—` when the price is unknown. */
 export function formatUsd(usd: number | undefined): string {
@@ -51,7 +52,9 @@ export function AnswerUsage({ run }: { run: TeamRun }) {
             <dt>{t("usage.input")}</dt>
             <dd data-testid="usage-input">{t("usage.tokens", { n: formatTokens(usage.inputTokens) })}</dd>
             <dt>{t("usage.cached")}</dt>
-            <dd data-testid="usage-cached">{t("usage.tokens", { n: formatTokens(usage.cachedInputTokens ?? 0) })}</dd>
+            <dd data-testid="usage-cached">
+              {t("usage.tokens", { n: formatTokens(usage.cachedInputTokens ?? 0) })}
+            </dd>
             <dt>{t("usage.output")}</dt>
             <dd data-testid="usage-output">{t("usage.tokens", { n: formatTokens(usage.outputTokens) })}</dd>
           </>
@@ -89,11 +92,15 @@ export function runTotals(runs: readonly TeamRun[]): {
 /** "1.2k in · 300 out · $0.0012" for a chat's or an agent's runs. */
 export function TotalsLine({ runs, testId }: { runs: readonly TeamRun[]; testId: string }) {
   if (runs.length === 0) return null;
-  const t = runTotals(runs);
+  const sums = runTotals(runs);
   return (
     <span class="usage-totals muted" data-testid={testId}>
-      {formatTokens(t.input)} in ({formatTokens(t.cached)} cached) · {formatTokens(t.output)} out ·{" "}
-      {formatUsd(t.cost)}
+      {t("usage.totals", {
+        input: formatTokens(sums.input),
+        cached: formatTokens(sums.cached),
+        output: formatTokens(sums.output),
+      })}{" "}
+      {formatUsd(sums.cost)}
     </span>
   );
 }

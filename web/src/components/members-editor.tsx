@@ -1,9 +1,9 @@
 /** A channel's members (agents and people): list, remove, add. */
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { AgentRecord, ChannelMember, ChannelRecord, SessionUser } from "../types.js";
 import { useChannelPeople } from "./people.js";
-import { t } from "../i18n/index.js";
 
 export interface MembersEditorProps {
   channel: ChannelRecord;
@@ -48,7 +48,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
       const agent = agentById.get(m.id);
       return `${agent?.emoji ?? "🤖"} ${agent?.name ?? m.id} (@${m.id})`;
     }
-    if (m.id === me.id) return `🙂 ${me.username} (you)`;
+    if (m.id === me.id) return `🙂 ${me.username} ${t("memory.youMark")}`;
     return `🙂 ${userById.get(m.id)?.username ?? people.get(m.id) ?? m.id}`;
   };
 

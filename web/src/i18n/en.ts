@@ -1168,4 +1168,10 @@ export const en = {
   "attach.tray": "Files to send",
   "message.answeredBy": "Answered by {model}",
   "notify.anAgent": "An agent",
+  // h36: chat head, totals, members
+  "chat.agents": {"one": "{count} agent", "other": "{count} agents"},
+  "chat.people": {"one": "{count} person", "other": "{count} people"},
+  "chat.direct": "direct chat",
+  "chat.chainOf": "chain of {count}",
+  "usage.totals": "{input} in ({cached} cached) · {output} out ·",
 };

@@ -1156,4 +1156,10 @@ export const zhCN: Translation = {
   "attach.tray": "待发送的文件",
   "message.answeredBy": "由 {model} 回答",
   "notify.anAgent": "一个智能体",
+  // h36: chat head, totals, members
+  "chat.agents": {"other": "{count} 个智能体"},
+  "chat.people": {"other": "{count} 人"},
+  "chat.direct": "单聊",
+  "chat.chainOf": "{count} 步协作链",
+  "usage.totals": "输入 {input}（缓存 {cached}）· 输出 {output} ·",
 };
