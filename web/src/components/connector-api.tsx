@@ -46,13 +46,8 @@ export const CONNECTOR_LABELS: Record<ConnectorType, MessageKey> = {
 
 /** Setup steps shown above each type's fields. */
 export const CONNECTOR_GUIDES: Record<ConnectorType, MessageKey[]> = {
-  telegram: [
-    "connector.telegram.guide1",
-    "connector.telegram.guide2",
-  ],
-  webhook: [
-    "connector.webhook.guide1",
-  ],
+  telegram: ["connector.telegram.guide1", "connector.telegram.guide2"],
+  webhook: ["connector.webhook.guide1"],
   feishu: [
     "connector.feishu.guide1",
     "connector.feishu.guide2",
@@ -65,11 +60,7 @@ export const CONNECTOR_GUIDES: Record<ConnectorType, MessageKey[]> = {
     "connector.dingtalk.guide3",
     "connector.dingtalk.guide4",
   ],
-  wecom: [
-    "connector.wecom.guide1",
-    "connector.wecom.guide2",
-    "connector.wecom.guide3",
-  ],
+  wecom: ["connector.wecom.guide1", "connector.wecom.guide2", "connector.wecom.guide3"],
 };
 
 /** What each type asks for, in form order. */
@@ -81,7 +72,7 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
       kind: "secret",
       input: "text",
       required: true,
-      placeholder: "123456:ABC… from @BotFather",
+      placeholder: "123456:ABC…",
       help: "connector.telegram.botToken.help",
     },
     {
@@ -90,7 +81,10 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
       kind: "setting",
       input: "select",
       options: ["polling", "webhook"],
-      optionLabels: { polling: "connector.telegram.mode.option.polling", webhook: "connector.telegram.mode.option.webhook" },
+      optionLabels: {
+        polling: "connector.telegram.mode.option.polling",
+        webhook: "connector.telegram.mode.option.webhook",
+      },
       help: "connector.telegram.mode.help",
     },
     {
@@ -147,7 +141,10 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
       kind: "setting",
       input: "select",
       options: ["long-connection", "webhook"],
-      optionLabels: { "long-connection": "connector.feishu.mode.option.long-connection", webhook: "connector.feishu.mode.option.webhook" },
+      optionLabels: {
+        "long-connection": "connector.feishu.mode.option.long-connection",
+        webhook: "connector.feishu.mode.option.webhook",
+      },
       help: "connector.feishu.mode.help",
     },
     {
@@ -201,7 +198,10 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
       kind: "setting",
       input: "select",
       options: ["stream", "webhook"],
-      optionLabels: { stream: "connector.dingtalk.mode.option.stream", webhook: "connector.dingtalk.mode.option.webhook" },
+      optionLabels: {
+        stream: "connector.dingtalk.mode.option.stream",
+        webhook: "connector.dingtalk.mode.option.webhook",
+      },
       help: "connector.dingtalk.mode.help",
     },
     {
@@ -280,7 +280,10 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
       kind: "setting",
       input: "select",
       options: ["markdown", "text"],
-      optionLabels: { markdown: "connector.wecom.format.option.markdown", text: "connector.wecom.format.option.text" },
+      optionLabels: {
+        markdown: "connector.wecom.format.option.markdown",
+        text: "connector.wecom.format.option.text",
+      },
       help: "connector.wecom.format.help",
     },
     {

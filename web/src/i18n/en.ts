@@ -1174,4 +1174,7 @@ export const en = {
   "chat.direct": "direct chat",
   "chat.chainOf": "chain of {count}",
   "usage.totals": "{input} in ({cached} cached) · {output} out ·",
+  // h36: unread badge, placeholders
+  "sidebar.unread": "{count} unread",
+  "agents.answerFormatPlaceholder": "e.g. {example}",
 };

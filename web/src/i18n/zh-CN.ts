@@ -1162,4 +1162,7 @@ export const zhCN: Translation = {
   "chat.direct": "单聊",
   "chat.chainOf": "{count} 步协作链",
   "usage.totals": "输入 {input}（缓存 {cached}）· 输出 {output} ·",
+  // h36: unread badge, placeholders
+  "sidebar.unread": "{count} 条未读",
+  "agents.answerFormatPlaceholder": "例如 {example}",
 };
