@@ -728,7 +728,8 @@ export const zhCN: Translation = {
   "kb.intro": "智能体据以回答并注明出处的文档。",
   "kb.mode.bm25": "仅 BM25：未配置嵌入模型（设置 DIMSUM_EMBEDDING_MODEL 以启用混合检索）",
   "kb.mode.hybrid": "混合检索（BM25 + {model}）",
-  "kb.mode.hybridPending": "混合检索（BM25 + {model}）；{count} 个片段尚无该模型的向量（运行 dimsum kb reindex）",
+  "kb.mode.hybridPending":
+    "混合检索（BM25 + {model}）；{count} 个片段尚无该模型的向量（运行 dimsum kb reindex）",
   "kb.empty": "还没有知识库。",
   "kb.name": "名称",
   "kb.agent": "智能体",
@@ -756,7 +757,7 @@ export const zhCN: Translation = {
   "kb.doc.removeTitle": "从 {kb} 中移除“{title}”？",
   "kb.doc.removed": "已从 {kb} 中移除“{title}”。",
   // h36: knowledge upload and search
-  "kb.doc.pages": {"other": "{count} 页"},
+  "kb.doc.pages": { other: "{count} 页" },
   "kb.page": "第 {page} 页",
   "kb.pages": "第 {start}–{end} 页",
   "kb.search.heading": "搜索",
@@ -780,7 +781,7 @@ export const zhCN: Translation = {
   "kb.upload.outcomeUnchanged": "未变化",
   "kb.upload.outcomeFailed": "失败",
   "kb.upload.outcomeSkipped": "已跳过",
-  "kb.upload.chunks": {"other": "{count} 个片段"},
+  "kb.upload.chunks": { other: "{count} 个片段" },
   "kb.upload.lostTrack": "无法跟踪索引进度：{reason}。刷新页面查看已添加的文档。",
   "kb.upload.refused": "上传被拒绝：{reason}。这些文件均未添加。",
   "kb.upload.zoneLabel": "将文件拖放到这里以添加",
@@ -788,25 +789,36 @@ export const zhCN: Translation = {
   "kb.upload.dropOr": "将文件拖放到这里，或 ",
   "kb.upload.choose": "选择文件",
   "kb.upload.types": "支持 Markdown、纯文本、HTML、PDF 和源代码。",
-  "kb.upload.typesLimits": {"other": "支持 Markdown、纯文本、HTML、PDF 和源代码；最多 {count} 个文件，每个不超过 {size}。"},
-  "kb.upload.uploading": {"other": "正在上传 {count} 个文件…"},
+  "kb.upload.typesLimits": {
+    other: "支持 Markdown、纯文本、HTML、PDF 和源代码；最多 {count} 个文件，每个不超过 {size}。",
+  },
+  "kb.upload.uploading": { other: "正在上传 {count} 个文件…" },
   "kb.upload.indexing": "正在索引 {done}/{total}",
   "kb.upload.cancelFailed": "无法取消索引：{reason}。",
   // h36: connector setup steps and fields
   "connector.telegram.guide1": "在 Telegram 中与 @BotFather 对话，发送 /newbot，复制它给你的机器人令牌。",
   "connector.telegram.guide2": "轮询不需要公网地址；Webhook 模式需要这台服务器可通过 HTTPS 访问。",
-  "connector.webhook.guide1": "你的系统把签名的 JSON POST 到创建后显示的入站 URL；回答以同样方式签名，POST 到出站 URL。",
-  "connector.feishu.guide1": "在飞书开发者后台（open.feishu.cn/app；Lark：open.larksuite.com/app）创建企业自建应用，并添加“机器人”能力。",
-  "connector.feishu.guide2": "权限：im:message.p2p_msg:readonly、im:message.group_at_msg:readonly 和 im:message:send_as_bot；若要接收用户发送的图片和文件，还需 im:message:readonly。",
-  "connector.feishu.guide3": "长连接（无需公网地址）：先创建并启动此连接器，然后在“事件与回调”中选择“使用长连接接收事件”，并添加事件 im.message.receive_v1。",
-  "connector.feishu.guide4": "Webhook：在“事件与回调”中把请求地址设为此连接器的入站 URL，并复制 Encrypt Key 和 Verification Token。",
-  "connector.dingtalk.guide1": "在钉钉开发者后台（open-dev.dingtalk.com）创建企业内部应用，并添加“机器人”能力。",
-  "connector.dingtalk.guide2": "Stream 模式（无需公网地址）：在机器人设置中把消息接收模式设为“Stream 模式”，然后启动此连接器。",
+  "connector.webhook.guide1":
+    "你的系统把签名的 JSON POST 到创建后显示的入站 URL；回答以同样方式签名，POST 到出站 URL。",
+  "connector.feishu.guide1":
+    "在飞书开发者后台（open.feishu.cn/app；Lark：open.larksuite.com/app）创建企业自建应用，并添加“机器人”能力。",
+  "connector.feishu.guide2":
+    "权限：im:message.p2p_msg:readonly、im:message.group_at_msg:readonly 和 im:message:send_as_bot；若要接收用户发送的图片和文件，还需 im:message:readonly。",
+  "connector.feishu.guide3":
+    "长连接（无需公网地址）：先创建并启动此连接器，然后在“事件与回调”中选择“使用长连接接收事件”，并添加事件 im.message.receive_v1。",
+  "connector.feishu.guide4":
+    "Webhook：在“事件与回调”中把请求地址设为此连接器的入站 URL，并复制 Encrypt Key 和 Verification Token。",
+  "connector.dingtalk.guide1":
+    "在钉钉开发者后台（open-dev.dingtalk.com）创建企业内部应用，并添加“机器人”能力。",
+  "connector.dingtalk.guide2":
+    "Stream 模式（无需公网地址）：在机器人设置中把消息接收模式设为“Stream 模式”，然后启动此连接器。",
   "connector.dingtalk.guide3": "HTTP 模式：选择“HTTP 模式”，把消息接收地址设为此连接器的入站 URL。",
   "connector.dingtalk.guide4": "若要在会话过期（约 90 分钟）后仍能回复，请为应用开通机器人的“发送消息”权限。",
   "connector.wecom.guide1": "在企业微信管理后台（work.weixin.qq.com）打开“应用管理”，创建自建应用。",
-  "connector.wecom.guide2": "创建并启动此连接器，然后在应用页面打开“接收消息 → 设置API接收”：URL 填此连接器的入站 URL，Token 和 EncodingAESKey 与这里填写的一致。保存时企业微信会校验该 URL。",
-  "connector.wecom.guide3": "企业微信只接受可信 IP 的 API 调用：在应用的“企业可信IP”中添加这台服务器的公网 IP。",
+  "connector.wecom.guide2":
+    "创建并启动此连接器，然后在应用页面打开“接收消息 → 设置API接收”：URL 填此连接器的入站 URL，Token 和 EncodingAESKey 与这里填写的一致。保存时企业微信会校验该 URL。",
+  "connector.wecom.guide3":
+    "企业微信只接受可信 IP 的 API 调用：在应用的“企业可信IP”中添加这台服务器的公网 IP。",
   "connector.telegram.botToken.label": "机器人令牌",
   "connector.telegram.botToken.help": "来自 @BotFather：/newbot，已有机器人用 /token。",
   "connector.telegram.mode.label": "接收方式",
@@ -906,7 +918,8 @@ export const zhCN: Translation = {
   "connector.platform": "平台",
   "connector.namePlaceholder": "客服机器人",
   "connector.agent": "负责回答的智能体",
-  "connector.secretsNote": "密钥加密保存在服务器上，之后不再显示。每位外部用户成为访客；每个外部聊天成为与该智能体的私聊。",
+  "connector.secretsNote":
+    "密钥加密保存在服务器上，之后不再显示。每位外部用户成为访客；每个外部聊天成为与该智能体的私聊。",
   "connector.create": "创建连接器",
   "connector.nameMissing": "请为连接器起个名字。",
   "connector.fillIn": "请填写{field}。",
@@ -1029,7 +1042,7 @@ export const zhCN: Translation = {
   "search.typeAll": "输入内容以搜索所有会话。",
   "search.searching": "正在搜索…",
   "search.failed": "搜索失败。",
-  "search.found": {"other": "找到 {count} 条消息。"},
+  "search.found": { other: "找到 {count} 条消息。" },
   "search.close": "关闭搜索",
   "search.placeholderIn": "在 {scope} 中搜索",
   "search.placeholderAll": "搜索所有会话",
@@ -1157,12 +1170,36 @@ export const zhCN: Translation = {
   "message.answeredBy": "由 {model} 回答",
   "notify.anAgent": "一个智能体",
   // h36: chat head, totals, members
-  "chat.agents": {"other": "{count} 个智能体"},
-  "chat.people": {"other": "{count} 人"},
+  "chat.agents": { other: "{count} 个智能体" },
+  "chat.people": { other: "{count} 人" },
   "chat.direct": "单聊",
   "chat.chainOf": "{count} 步协作链",
   "usage.totals": "输入 {input}（缓存 {cached}）· 输出 {output} ·",
   // h36: unread badge, placeholders
   "sidebar.unread": "{count} 条未读",
   "agents.answerFormatPlaceholder": "例如 {example}",
+};
+
+/**
+ * What the built-in tools do, for the tool picker. The server describes tools to the model in English;
+ * English pages show those descriptions, so only the Chinese catalogue's chunk carries these.
+ */
+export const zhToolDescriptions: Readonly<Record<string, string>> = {
+  memory_search: "搜索关于用户的长期记忆。",
+  web_search: "搜索网络，返回编号的结果列表。",
+  recall_search: "在用户以前的对话中搜索包含这些词的消息。",
+  rag_query: "搜索用户的文档（知识库），返回最相关的段落及出处。",
+  memory_write: "为以后的对话保存一条关于用户的长期记忆。",
+  execute_command: "在工作区中运行 shell 命令，返回退出码、标准输出和标准错误。",
+  core_memory_replace: "替换核心记忆块中的文字。",
+  core_memory_append: "向核心记忆块追加一行（智能体始终可见）。",
+  edit_file: "替换文件中一段完全匹配的文字。",
+  read_file: "读取工作区中的文本文件。",
+  write_file: "创建文件或替换其全部内容。",
+  list_directory: "列出工作区文件夹中的文件和文件夹。",
+  todo: "为当前任务维护待办清单。",
+  current_time: "获取当前日期和时间，可指定 IANA 时区。",
+  fetch_url: "获取公开的 http(s) 网址，以文本返回其内容。",
+  calculator: "计算算术表达式并返回结果。",
+  call_agent: "请团队中的另一个智能体完成任务，并等待它的回答。",
 };
