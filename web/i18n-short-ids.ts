@@ -38,18 +38,52 @@ export function catalogueEntries(enSource: string): CatalogueEntry[] {
 
 /**
  * Each key's number. The numbers follow the English texts' alphabetical order: similar texts sit
- * together in the array, which gzip compresses a little better than the file's order (73 bytes).
+ * together in the array, which gzip compresses a little better than the file's order. Keys whose
+ * English and Chinese are both the same ("Remove" → "移除" in five places) share one number.
  */
-export function catalogueIds(entries: readonly CatalogueEntry[]): Map<string, number> {
+export function catalogueIds(
+  entries: readonly CatalogueEntry[],
+  translations: readonly CatalogueEntry[] = [],
+): Map<string, number> {
+  const translated = new Map(translations.map((entry) => [entry.key, entry.value]));
+  const sameText = (entry: CatalogueEntry) => `${entry.value}\u0000${translated.get(entry.key) ?? entry.key}`;
   const sorted = [...entries].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
-  return new Map(sorted.map((entry, id) => [entry.key, id]));
+  const idOfText = new Map<string, number>();
+  const ids = new Map<string, number>();
+  for (const entry of sorted) {
+    const text = sameText(entry);
+    let id = idOfText.get(text);
+    if (id === undefined) {
+      id = idOfText.size;
+      idOfText.set(text, id);
+    }
+    ids.set(entry.key, id);
+  }
+  return ids;
 }
 
 /** The English catalogue as an array indexed by key number: the smallest form of what the first load carries. */
 export function catalogueArray(entries: readonly CatalogueEntry[], ids: ReadonlyMap<string, number>): string {
   const values: string[] = [];
   for (const entry of entries) values[ids.get(entry.key) ?? -1] = entry.value;
+  if (values.some((value) => value === undefined)) throw new Error("en.ts: the key numbers leave a gap");
   return `export const en = [\n${values.join(",\n")}\n];\n`;
+}
+
+/** Numbers valid for both numberings: keys share one only where both shared it. */
+function intersect(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): Map<string, number> {
+  const byPair = new Map<string, number>();
+  const ids = new Map<string, number>();
+  for (const [key, id] of a) {
+    const pair = `${id}/${b.get(key)}`;
+    let shared = byPair.get(pair);
+    if (shared === undefined) {
+      shared = byPair.size;
+      byPair.set(pair, shared);
+    }
+    ids.set(key, shared);
+  }
+  return ids;
 }
 
 const KEY_LITERAL = /(["'])([A-Za-z][\w-]*(?:\.[\w-]+)+)\1/g;
@@ -67,8 +101,15 @@ export function shortenKeys(code: string, ids: ReadonlyMap<string, number>, file
   });
 }
 
-/** The Vite plugin: `enCatalogue` is the path of web/src/i18n/en.ts, `sourceDir` the folder it rewrites. */
-export function i18nShortIds(enCatalogue: string, sourceDir: string): Plugin {
+/**
+ * The Vite plugin: `enCatalogue` and `translations` are the paths of web/src/i18n/en.ts and the other
+ * catalogues, `sourceDir` the folder it rewrites.
+ */
+export function i18nShortIds(
+  enCatalogue: string,
+  translations: readonly string[],
+  sourceDir: string,
+): Plugin {
   let entries: CatalogueEntry[] = [];
   let ids: ReadonlyMap<string, number> = new Map();
   return {
@@ -77,7 +118,14 @@ export function i18nShortIds(enCatalogue: string, sourceDir: string): Plugin {
     enforce: "pre",
     buildStart() {
       entries = catalogueEntries(readFileSync(enCatalogue, "utf8"));
-      ids = catalogueIds(entries);
+      // A number is shared only where every catalogue has the same text for the keys.
+      const others = translations.map((path) => catalogueEntries(readFileSync(path, "utf8")));
+      ids = others
+        .slice(1)
+        .reduce(
+          (shared, other) => intersect(shared, catalogueIds(entries, other)),
+          catalogueIds(entries, others[0] ?? []),
+        );
       if (ids.size === 0) this.error(`no message keys found in ${enCatalogue}`);
     },
     transform(code, id) {

@@ -16,7 +16,7 @@ export default defineConfig({
   // The installable app's files, served as they are at the root: manifest, icons, service worker, offline page.
   publicDir: "public",
   // Message keys become small numbers in the built bundle (see i18n-short-ids.ts).
-  plugins: [i18nShortIds(`${webRoot}src/i18n/en.ts`, `${webRoot}src/`)],
+  plugins: [i18nShortIds(`${webRoot}src/i18n/en.ts`, [`${webRoot}src/i18n/zh-CN.ts`], `${webRoot}src/`)],
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   build: {
     outDir: "dist",

@@ -26,6 +26,23 @@ describe("i18n short ids", () => {
     for (const [key, message] of Object.entries(en)) expect(array[ids.get(key) ?? -1], key).toEqual(message);
   });
 
+  it("gives keys one number only where English and Chinese are both the same", () => {
+    const entries = [
+      { key: "a.remove", value: '"Remove"' },
+      { key: "b.remove", value: '"Remove"' },
+      { key: "c.remove", value: '"Remove"' },
+    ];
+    const zh = [
+      { key: "a.remove", value: '"移除"' },
+      { key: "b.remove", value: '"移除"' },
+      { key: "c.remove", value: '"删除"' },
+    ];
+    const ids = catalogueIds(entries, zh);
+    expect(ids.get("a.remove")).toBe(ids.get("b.remove"));
+    expect(ids.get("c.remove")).not.toBe(ids.get("a.remove"));
+    expect(new Set(ids.values()).size).toBe(2);
+  });
+
   it("replaces whole key literals only", () => {
     const ids = new Map([
       ["kb.heading", 0],
