@@ -89,25 +89,6 @@ async function check(name: string): Promise<void> {
     await page.setViewportSize(viewport);
     await until(() => sidewaysOverflow(page)).toBeLessThanOrEqual(0);
     expect(await englishOnPage(page), `${name} at ${size}`).toEqual([]);
-    const latin = await page.evaluate(() => {
-      const out: string[] = [];
-      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const text = (node.textContent ?? "").trim();
-        const parent = node.parentElement;
-        if (!parent || !/[A-Za-z]{3}/.test(text)) continue;
-        if (parent.closest("code, pre, kbd")) continue;
-        if (parent.offsetParent === null && getComputedStyle(parent).position !== "fixed") continue;
-        out.push(text);
-      }
-      for (const el of Array.from(document.querySelectorAll<HTMLElement>("[placeholder], [aria-label], [title]")))
-        for (const n of ["placeholder", "aria-label", "title"]) {
-          const v = el.getAttribute(n);
-          if (v && /[A-Za-z]{3}/.test(v)) out.push(`${n}=${v}`);
-        }
-      return out;
-    });
-    (await import("node:fs")).appendFileSync("/tmp/h36/latin.txt", latin.map((l) => `${name}: ${l}\n`).join(""));
     // The side panel slides away when the viewport narrows: the screenshot waits out its transition.
     if (size === "phone") await page.waitForTimeout(400);
     await screenshot(page, `i18n-pages/${name}-${size}`);
