@@ -181,11 +181,7 @@ export class ApiClient {
       });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      throw new ApiError(
-        0,
-        "network",
-        t("error.unreachable", { reason }),
-      );
+      throw new ApiError(0, "network", t("error.unreachable", { reason }));
     }
     if (!response.ok) throw await this.toError(response, path);
     if (response.status === 204) return undefined as T;

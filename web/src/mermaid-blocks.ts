@@ -1,4 +1,5 @@
 import { t } from "./i18n/index.js";
+
 /**
  * Draws the Mermaid diagrams of rendered Markdown: the `mermaid` library is loaded (its own chunk)
  * only when a message has a diagram, runs with `securityLevel: "strict"`, and each block gets a

@@ -3,9 +3,9 @@
  * with its hidden file picker, the note under the tray, and what a paste attaches.
  */
 import { useRef } from "preact/hooks";
+import { t } from "../i18n/index.js";
 import { AttachmentTray } from "./attachment-tray.js";
 import type { Attachments } from "./use-attachments.js";
-import { t } from "../i18n/index.js";
 
 function PaperclipIcon() {
   return (

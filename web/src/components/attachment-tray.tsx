@@ -3,9 +3,9 @@
  * other file, each with its upload progress, the refusal beside it, and a remove button.
  */
 
+import { t } from "../i18n/index.js";
 import { FileIcon, kindAndSize } from "./attachment-chips.js";
 import type { PendingFile } from "./use-attachments.js";
-import { t } from "../i18n/index.js";
 
 function RemoveButton({ file, onRemove }: { file: PendingFile; onRemove: (key: string) => void }) {
   return (

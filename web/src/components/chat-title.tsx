@@ -4,9 +4,9 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ChatState } from "../state/chat.js";
 import type { AgentRecord, ChannelSummary, SessionUser } from "../types.js";
-import { t } from "../i18n/index.js";
 
 /** Whether a direct chat still has the name it got by default: its agent's, maybe numbered ("Writer 2"). */
 export function hasDefaultName(channel: ChannelSummary, agents: AgentRecord[]): boolean {

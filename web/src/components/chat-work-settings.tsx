@@ -7,11 +7,11 @@ import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { formatTime } from "../format.js";
 import { useAction, useReportError, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { defaultQueueMode, QUEUE_MODE_INFO, QUEUE_MODES, queueModeOf } from "../state/queue-mode.js";
 import type { AgentRecord, ApprovalGrant, ChannelRecord, QueueMode, SessionUser } from "../types.js";
 import { notifySuccess } from "./notices.js";
 import { usePersonName } from "./people.js";
-import { t } from "../i18n/index.js";
 
 /** "When you write while an agent is working": the chat's queue mode, saved as it is picked. */
 export function QueueModeSection({ channel, canEdit }: { channel: ChannelRecord; canEdit: boolean }) {
@@ -119,9 +119,7 @@ export function ApprovalGrantsSection({
   return (
     <section class="form" data-testid="approval-grants">
       <h3>{t("grants.title")}</h3>
-      <p class="muted field-help">
-        {t("grants.intro")}
-      </p>
+      <p class="muted field-help">{t("grants.intro")}</p>
       {grants.state === "loading" && <p class="muted">{t("common.loading")}</p>}
       {grants.state === "failed" && (
         <p class="form-error" role="alert" data-testid="approval-grants-error">
@@ -148,7 +146,8 @@ export function ApprovalGrantsSection({
               >
                 <span class="grant-what">
                   <span aria-hidden="true">{agent?.emoji ?? "🤖"} </span>
-                  <strong>{agent?.name ?? grant.agentId}</strong> {t("grants.mayRun")} <code>{grant.tool}</code>
+                  <strong>{agent?.name ?? grant.agentId}</strong> {t("grants.mayRun")}{" "}
+                  <code>{grant.tool}</code>
                 </span>
                 <span class="muted grant-meta">
                   {t("grants.allowedBy", { name: nameOf(grant.grantedBy) ?? t("grants.anotherMember") })} ·{" "}

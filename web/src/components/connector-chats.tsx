@@ -6,9 +6,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useReportError, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ChannelSummary, SessionUser } from "../types.js";
 import { type ChatView, type ConnectorView, connectorApi, type PersonView } from "./connector-api.js";
-import { t } from "../i18n/index.js";
 
 const DIRECT = "direct";
 const TEMPLATE = "template:";
@@ -124,9 +124,11 @@ function PersonRow(props: {
   return (
     <li class="inline-form" data-testid="connector-person">
       <strong>{person.name ?? person.externalUserId}</strong>
-      <span class="muted">{person.linkedTo
+      <span class="muted">
+        {person.linkedTo
           ? t("connector.person.linked", { name: person.linkedTo.username })
-          : t("connector.person.guest")}</span>
+          : t("connector.person.guest")}
+      </span>
       <select
         value={userId}
         onChange={(e) => setUserId(e.currentTarget.value)}

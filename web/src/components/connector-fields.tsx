@@ -4,6 +4,7 @@
  * apply to one mode only (Feishu's Encrypt Key in webhook mode) show while that mode is chosen.
  */
 import { useId } from "preact/hooks";
+import { type MessageKey, t } from "../i18n/index.js";
 import {
   CONNECTOR_GUIDES,
   type ConnectorType,
@@ -12,7 +13,6 @@ import {
   type FieldValues,
   visibleFields,
 } from "./connector-api.js";
-import { type MessageKey, t } from "../i18n/index.js";
 
 export interface ConnectorFieldsProps {
   type: ConnectorType;

@@ -2,6 +2,7 @@
 import { useId, useRef, useState } from "preact/hooks";
 import { ApiError } from "../api.js";
 import { useAction, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import {
   CONNECTOR_LABELS,
   type ConnectorType,
@@ -11,7 +12,6 @@ import {
   missingFields,
 } from "./connector-api.js";
 import { ConnectorFields, ConnectorGuide } from "./connector-fields.js";
-import { t } from "../i18n/index.js";
 
 const TYPES = Object.keys(CONNECTOR_LABELS) as ConnectorType[];
 
@@ -37,7 +37,8 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
   const [create, creating] = useAction(async () => {
     const found: Record<string, string> = {};
     if (!name.trim()) found.name = t("connector.nameMissing");
-    for (const field of missingFields(type, values)) found[field.key] = t("connector.fillIn", { field: field.label });
+    for (const field of missingFields(type, values))
+      found[field.key] = t("connector.fillIn", { field: field.label });
     setErrors(found);
     if (Object.keys(found).length > 0) {
       focusFirstInvalid(form.current);
@@ -133,9 +134,7 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
       </div>
       <ConnectorGuide type={type} />
       <ConnectorFields type={type} values={values} onChange={setValues} errors={errors} />
-      <p class="muted">
-        {t("connector.secretsNote")}
-      </p>
+      <p class="muted">{t("connector.secretsNote")}</p>
       <div class="form-actions">
         <button
           type="submit"

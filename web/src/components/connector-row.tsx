@@ -3,6 +3,7 @@
 import { useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { askConfirm } from "./confirm-dialog.js";
 import {
   CONNECTOR_LABELS,
@@ -15,7 +16,6 @@ import {
 } from "./connector-api.js";
 import { ConnectorChats } from "./connector-chats.js";
 import { ConnectorFields, valuesOf } from "./connector-fields.js";
-import { t } from "../i18n/index.js";
 
 const STATE_BADGE: Record<ConnectorView["status"]["state"], string> = {
   running: "badge badge-ok",
@@ -126,8 +126,12 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
         <span class={STATE_BADGE[view.status.state]} data-testid="connector-state">
           {t(STATE_TEXT[view.status.state])}
         </span>
-        {view.status.pending > 0 && <span class="badge badge-warning">{t("connector.waiting", { count: view.status.pending })}</span>}
-        {view.status.failed > 0 && <span class="badge badge-error">{t("connector.failed", { count: view.status.failed })}</span>}
+        {view.status.pending > 0 && (
+          <span class="badge badge-warning">{t("connector.waiting", { count: view.status.pending })}</span>
+        )}
+        {view.status.failed > 0 && (
+          <span class="badge badge-error">{t("connector.failed", { count: view.status.failed })}</span>
+        )}
       </div>
       {view.status.error && (
         <p class="form-error" data-testid="connector-error">
@@ -137,16 +141,16 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
           {view.status.error}
         </p>
       )}
-      {missing.length > 0 && <p class="muted">{t("connector.stillToEnter", { fields: missing.join(", ") })}</p>}
+      {missing.length > 0 && (
+        <p class="muted">{t("connector.stillToEnter", { fields: missing.join(", ") })}</p>
+      )}
       <p class="muted connector-inbound">
         {takesInbound(view) ? (
           <>
             {t("connector.inboundUrl")} <code data-testid="connector-inbound-url">{inboundUrl}</code>
           </>
         ) : (
-          <span data-testid="connector-no-inbound">
-            {t("connector.connectsOut")}
-          </span>
+          <span data-testid="connector-no-inbound">{t("connector.connectsOut")}</span>
         )}
         {view.status.lastInboundAt
           ? ` · ${t("connector.lastMessage", { time: formatTime(view.status.lastInboundAt) })}`

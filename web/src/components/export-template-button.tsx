@@ -1,8 +1,8 @@
 /** "Export": downloads an agent or a group as a template file (JSON) another Dimsum can import. */
 import { useAction } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { downloadTemplate } from "../template-file.js";
 import type { Template } from "../types.js";
-import { t } from "../i18n/index.js";
 
 export interface ExportTemplateButtonProps {
   /** Asks the server for the template. */

@@ -21,6 +21,7 @@ export type {
   KnowledgeStatus,
   Passage,
 } from "../../../src/knowledge/types.js";
+
 import { t } from "../i18n/index.js";
 export type KnowledgeBase = KnowledgeBaseInfo;
 export type KnowledgeDocument = DocumentRecord;

@@ -1,8 +1,8 @@
 /** Searching one knowledge base: a query box and the passages found, each with its citation. */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
-import { citationHref, knowledgeApi, type Passage, pageLabel, type SearchResult } from "./knowledge-api.js";
 import { t } from "../i18n/index.js";
+import { citationHref, knowledgeApi, type Passage, pageLabel, type SearchResult } from "./knowledge-api.js";
 
 function CitationLine({ passage }: { passage: Passage }) {
   const c = passage.citation;

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import {
   type IngestFileResult,
   type IngestJob,
@@ -14,7 +15,6 @@ import {
   type UploadLimits,
   uploadFiles,
 } from "./knowledge-api.js";
-import { t } from "../i18n/index.js";
 
 const POLL_MS = 500;
 
@@ -50,7 +50,8 @@ const OUTCOME = {
 } as const;
 
 function summary(job: IngestJob): string {
-  if (job.status === "failed") return t("kb.upload.failed", { error: job.error ?? t("kb.upload.unknownError") });
+  if (job.status === "failed")
+    return t("kb.upload.failed", { error: job.error ?? t("kb.upload.unknownError") });
   const r = job.result;
   const counts = r
     ? COUNTED.filter((k) => r[k] > 0)
@@ -69,7 +70,9 @@ function reason(err: unknown): string {
 
 function fileLine(f: IngestFileResult): string {
   const chunks =
-    f.chunks !== undefined && f.outcome !== "failed" ? ` (${t("kb.upload.chunks", { count: f.chunks })})` : "";
+    f.chunks !== undefined && f.outcome !== "failed"
+      ? ` (${t("kb.upload.chunks", { count: f.chunks })})`
+      : "";
   const why = f.reason ?? f.warning;
   const outcome = f.outcome in OUTCOME ? t(OUTCOME[f.outcome as keyof typeof OUTCOME]) : f.outcome;
   return `${f.source}: ${outcome}${chunks}${why ? ` — ${why}` : ""}`;

@@ -2,8 +2,8 @@
 import DOMPurify from "dompurify";
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import { copyText } from "../clipboard.js";
-import { markdownToHtml } from "../markdown.js";
 import { t } from "../i18n/index.js";
+import { markdownToHtml } from "../markdown.js";
 
 let hooked = false;
 

@@ -11,9 +11,9 @@ import type { AppBridge, McpUiStyles } from "@modelcontextprotocol/ext-apps/app-
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ToolCallView } from "../state/chat.js";
 import type { McpAppCallOutcome, McpAppCallResult } from "../types.js";
-import { t } from "../i18n/index.js";
 
 const MIN_HEIGHT = 48;
 const MAX_HEIGHT = 720;
@@ -190,11 +190,7 @@ export function McpAppFrame({
         data-testid="mcp-app-frame"
       />
       {ask && (
-        <section
-          class="approval mcp-app-ask"
-          data-testid="mcp-app-approval"
-          aria-label={t("mcpApp.asks")}
-        >
+        <section class="approval mcp-app-ask" data-testid="mcp-app-approval" aria-label={t("mcpApp.asks")}>
           <div class="approval-head">
             <span class="tool-dot dot-waiting" aria-hidden="true" />
             <span class="tool-name">{ask.tool}</span>

@@ -7,6 +7,7 @@ import { answeringModelOf } from "../../../src/team/message-parts.js";
 import { copyText } from "../clipboard.js";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { isImeKey } from "../ime.js";
 import { isTerminal, type RunView, scheduleOf } from "../state/chat.js";
 import type {
@@ -26,7 +27,6 @@ import { ElicitationForm } from "./elicitation-form.js";
 import { MarkdownView } from "./markdown-view.js";
 import { EndBadge, Parts, RunControls } from "./run-parts.js";
 import { SamplingApproval } from "./sampling-approval.js";
-import { t } from "../i18n/index.js";
 
 function AgentName({ agentId, agents }: { agentId: string; agents: Map<string, AgentRecord> }) {
   const agent = agents.get(agentId);
@@ -446,7 +446,11 @@ function ModelLabel({ parts, model }: { parts: readonly MessagePart[]; model: st
   const answered = answeringModelOf(parts) ?? model?.split(",")[0]?.trim();
   if (!answered) return null;
   return (
-    <span class="msg-model muted" data-testid="message-model" title={t("message.answeredBy", { model: answered })}>
+    <span
+      class="msg-model muted"
+      data-testid="message-model"
+      title={t("message.answeredBy", { model: answered })}
+    >
       {answered}
     </span>
   );

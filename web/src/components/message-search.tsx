@@ -7,12 +7,12 @@
 import { useCallback, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { parseRoute } from "../state/route.js";
 import type { ChannelMessage, SessionUser } from "../types.js";
 import { SearchResultItem } from "./search-result-item.js";
 import { revealMessage } from "./search-reveal.js";
 import { MAX_QUERY_CHARS, type SearchView, useMessageSearch } from "./use-message-search.js";
-import { t } from "../i18n/index.js";
 
 /** What the panel remembers between openings. */
 export interface SearchMemory {
@@ -152,7 +152,9 @@ export function MessageSearch({ me, channelId, memory, onClose }: MessageSearchP
             type="search"
             value={query}
             maxLength={MAX_QUERY_CHARS}
-            placeholder={scopeName ? t("search.placeholderIn", { scope: scopeName }) : t("search.placeholderAll")}
+            placeholder={
+              scopeName ? t("search.placeholderIn", { scope: scopeName }) : t("search.placeholderAll")
+            }
             aria-label={t("app.searchMessages")}
             aria-describedby="message-search-status"
             autoComplete="off"

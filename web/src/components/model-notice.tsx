@@ -5,8 +5,8 @@
  */
 import { useEffect } from "preact/hooks";
 import { useSelector, useServices } from "../hooks.js";
-import { Link } from "./link.js";
 import { t } from "../i18n/index.js";
+import { Link } from "./link.js";
 
 /** Nothing when the default model can run; otherwise what is wrong and where to fix it. */
 export function ModelNotice() {

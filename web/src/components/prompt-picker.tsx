@@ -6,9 +6,9 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { isImeKey } from "../ime.js";
 import type { McpPromptInfo } from "../types.js";
-import { t } from "../i18n/index.js";
 
 /** The query after a leading `/` (no spaces yet), or undefined when the text is no slash command. */
 export function slashQuery(text: string): string | undefined {

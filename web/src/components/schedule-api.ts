@@ -18,6 +18,7 @@ export type {
   ScheduleTarget,
   ScheduleTiming,
 } from "../../../src/schedules/types.js";
+
 import { currentLocale, t } from "../i18n/index.js";
 
 /** A schedule as the API lists it: the stored record plus whether a run is in progress. */
@@ -99,8 +100,7 @@ export function formToScheduleInput(form: ScheduleForm): { input: ScheduleInput 
     timing = { kind: "once", at: at.toISOString() };
   } else {
     const minutes = Number(form.minutes);
-    if (!Number.isInteger(minutes) || minutes < 1)
-      return { problem: t("schedule.check.minutes") };
+    if (!Number.isInteger(minutes) || minutes < 1) return { problem: t("schedule.check.minutes") };
     timing = { kind: "interval", seconds: minutes * 60 };
   }
   if (!form.channelId) return { problem: t("schedule.check.channel") };

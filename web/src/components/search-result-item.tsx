@@ -1,10 +1,10 @@
 /** One search hit: where it was said, by whom and when, and an excerpt with the matches marked. */
 import { formatTime } from "../format.js";
+import { t } from "../i18n/index.js";
 import { routePath } from "../state/route.js";
 import type { AgentRecord, ChannelMessage, ChannelSummary, SessionUser } from "../types.js";
 import { searchExcerpt } from "./search-highlight.js";
 import { channelIcon } from "./sidebar.js";
-import { t } from "../i18n/index.js";
 
 export interface SearchResultItemProps {
   message: ChannelMessage;

@@ -738,9 +738,11 @@ export const en = {
   // h36: knowledge page
   "kb.heading": "Knowledge",
   "kb.intro": "Documents your agents answer from, with citations.",
-  "kb.mode.bm25": "BM25 only: no embedding model is configured (set DIMSUM_EMBEDDING_MODEL for hybrid retrieval)",
+  "kb.mode.bm25":
+    "BM25 only: no embedding model is configured (set DIMSUM_EMBEDDING_MODEL for hybrid retrieval)",
   "kb.mode.hybrid": "hybrid (BM25 + {model})",
-  "kb.mode.hybridPending": "hybrid (BM25 + {model}); {count} chunks have no vector of this model yet (run dimsum kb reindex)",
+  "kb.mode.hybridPending":
+    "hybrid (BM25 + {model}); {count} chunks have no vector of this model yet (run dimsum kb reindex)",
   "kb.empty": "No knowledge bases yet.",
   "kb.name": "Name",
   "kb.agent": "Agent",
@@ -751,10 +753,10 @@ export const en = {
   "kb.namePlaceholder": "name, e.g. handbook",
   "kb.nameLabel": "Knowledge base name",
   "kb.create": "Create",
-  "kb.created": "Knowledge base \"{name}\" created.",
-  "kb.deleteTitle": "Delete the knowledge base \"{name}\"?",
+  "kb.created": 'Knowledge base "{name}" created.',
+  "kb.deleteTitle": 'Delete the knowledge base "{name}"?',
   "kb.deleteMessage": "All its documents are deleted too.",
-  "kb.deleted": "Knowledge base \"{name}\" deleted.",
+  "kb.deleted": 'Knowledge base "{name}" deleted.',
   "kb.doc.loading": "Loading documents…",
   "kb.doc.empty": "No documents yet.",
   "kb.doc.title": "Title",
@@ -765,10 +767,10 @@ export const en = {
   "kb.doc.failed": "failed",
   "kb.doc.unreadable": "could not be read",
   "kb.doc.remove": "Remove",
-  "kb.doc.removeTitle": "Remove \"{title}\" from {kb}?",
-  "kb.doc.removed": "Removed \"{title}\" from {kb}.",
+  "kb.doc.removeTitle": 'Remove "{title}" from {kb}?',
+  "kb.doc.removed": 'Removed "{title}" from {kb}.',
   // h36: knowledge upload and search
-  "kb.doc.pages": {"one": "{count} page", "other": "{count} pages"},
+  "kb.doc.pages": { one: "{count} page", other: "{count} pages" },
   "kb.page": "p. {page}",
   "kb.pages": "pp. {start}–{end}",
   "kb.search.heading": "Search",
@@ -792,41 +794,61 @@ export const en = {
   "kb.upload.outcomeUnchanged": "unchanged",
   "kb.upload.outcomeFailed": "failed",
   "kb.upload.outcomeSkipped": "skipped",
-  "kb.upload.chunks": {"one": "{count} chunk", "other": "{count} chunks"},
-  "kb.upload.lostTrack": "Lost track of the indexing: {reason}. Reload the page to see which documents were added.",
+  "kb.upload.chunks": { one: "{count} chunk", other: "{count} chunks" },
+  "kb.upload.lostTrack":
+    "Lost track of the indexing: {reason}. Reload the page to see which documents were added.",
   "kb.upload.refused": "Upload refused: {reason}. Nothing from these files was added.",
   "kb.upload.zoneLabel": "Drop files here to add them",
   "kb.upload.wait": "Wait for this upload to finish before adding more.",
   "kb.upload.dropOr": "Drop files here, or ",
   "kb.upload.choose": "choose files",
   "kb.upload.types": "Markdown, plain text, HTML, PDF and source code.",
-  "kb.upload.typesLimits": {"one": "Markdown, plain text, HTML, PDF and source code; up to {count} file of {size} each.", "other": "Markdown, plain text, HTML, PDF and source code; up to {count} files of {size} each."},
-  "kb.upload.uploading": {"one": "Uploading {count} file…", "other": "Uploading {count} files…"},
+  "kb.upload.typesLimits": {
+    one: "Markdown, plain text, HTML, PDF and source code; up to {count} file of {size} each.",
+    other: "Markdown, plain text, HTML, PDF and source code; up to {count} files of {size} each.",
+  },
+  "kb.upload.uploading": { one: "Uploading {count} file…", other: "Uploading {count} files…" },
   "kb.upload.indexing": "Indexing {done}/{total}",
   "kb.upload.cancelFailed": "Could not cancel the indexing: {reason}.",
   // h36: connector setup steps and fields
-  "connector.telegram.guide1": "Talk to @BotFather in Telegram, send /newbot and copy the bot token it gives you.",
-  "connector.telegram.guide2": "Polling needs no public address; webhook mode needs this server reachable over HTTPS.",
-  "connector.webhook.guide1": "Your system POSTs signed JSON to the inbound URL shown after creating; answers are POSTed, signed the same way, to the outbound URL.",
-  "connector.feishu.guide1": "In the Feishu developer console (open.feishu.cn/app; Lark: open.larksuite.com/app), create a self-built app and add the Bot feature.",
-  "connector.feishu.guide2": "Permissions: im:message.p2p_msg:readonly, im:message.group_at_msg:readonly and im:message:send_as_bot; for images and files people send, also im:message:readonly.",
-  "connector.feishu.guide3": "Long connection (no public address): create and start this connector first, then under Events & Callbacks choose “Receive events through persistent connection” and add the event im.message.receive_v1.",
-  "connector.feishu.guide4": "Webhook: under Events & Callbacks set the request URL to this connector's inbound URL and copy the Encrypt Key and Verification Token.",
-  "connector.dingtalk.guide1": "In the DingTalk developer console (open-dev.dingtalk.com), create an internal app and add the Robot capability.",
-  "connector.dingtalk.guide2": "Stream mode (no public address): in the robot's settings choose “Stream mode” as the message receiving mode, then start this connector.",
-  "connector.dingtalk.guide3": "HTTP mode: choose “HTTP mode” and set the message receiving address to this connector's inbound URL.",
-  "connector.dingtalk.guide4": "To answer after a chat's session ran out (about 90 minutes), grant the app the robot's “send messages” permission.",
-  "connector.wecom.guide1": "In the WeCom admin console (work.weixin.qq.com), open App Management and create a self-built app.",
-  "connector.wecom.guide2": "Create this connector and start it, then on the app's page open Receive Messages → Set API Receiving: URL = this connector's inbound URL, with the Token and EncodingAESKey entered here. WeCom checks the URL when you save.",
-  "connector.wecom.guide3": "WeCom only takes API calls from trusted IPs: add this server's public IP under the app's Trusted IP setting.",
+  "connector.telegram.guide1":
+    "Talk to @BotFather in Telegram, send /newbot and copy the bot token it gives you.",
+  "connector.telegram.guide2":
+    "Polling needs no public address; webhook mode needs this server reachable over HTTPS.",
+  "connector.webhook.guide1":
+    "Your system POSTs signed JSON to the inbound URL shown after creating; answers are POSTed, signed the same way, to the outbound URL.",
+  "connector.feishu.guide1":
+    "In the Feishu developer console (open.feishu.cn/app; Lark: open.larksuite.com/app), create a self-built app and add the Bot feature.",
+  "connector.feishu.guide2":
+    "Permissions: im:message.p2p_msg:readonly, im:message.group_at_msg:readonly and im:message:send_as_bot; for images and files people send, also im:message:readonly.",
+  "connector.feishu.guide3":
+    "Long connection (no public address): create and start this connector first, then under Events & Callbacks choose “Receive events through persistent connection” and add the event im.message.receive_v1.",
+  "connector.feishu.guide4":
+    "Webhook: under Events & Callbacks set the request URL to this connector's inbound URL and copy the Encrypt Key and Verification Token.",
+  "connector.dingtalk.guide1":
+    "In the DingTalk developer console (open-dev.dingtalk.com), create an internal app and add the Robot capability.",
+  "connector.dingtalk.guide2":
+    "Stream mode (no public address): in the robot's settings choose “Stream mode” as the message receiving mode, then start this connector.",
+  "connector.dingtalk.guide3":
+    "HTTP mode: choose “HTTP mode” and set the message receiving address to this connector's inbound URL.",
+  "connector.dingtalk.guide4":
+    "To answer after a chat's session ran out (about 90 minutes), grant the app the robot's “send messages” permission.",
+  "connector.wecom.guide1":
+    "In the WeCom admin console (work.weixin.qq.com), open App Management and create a self-built app.",
+  "connector.wecom.guide2":
+    "Create this connector and start it, then on the app's page open Receive Messages → Set API Receiving: URL = this connector's inbound URL, with the Token and EncodingAESKey entered here. WeCom checks the URL when you save.",
+  "connector.wecom.guide3":
+    "WeCom only takes API calls from trusted IPs: add this server's public IP under the app's Trusted IP setting.",
   "connector.telegram.botToken.label": "Bot token",
   "connector.telegram.botToken.help": "From @BotFather: /newbot, or /token for an existing bot.",
   "connector.telegram.mode.label": "Receive by",
   "connector.telegram.mode.option.polling": "Polling",
   "connector.telegram.mode.option.webhook": "Webhook",
-  "connector.telegram.mode.help": "Polling needs no public address; a webhook needs this server reachable over HTTPS.",
+  "connector.telegram.mode.help":
+    "Polling needs no public address; a webhook needs this server reachable over HTTPS.",
   "connector.telegram.publicUrl.label": "Public URL of this server",
-  "connector.telegram.publicUrl.help": "The HTTPS address Telegram can reach this server at; the webhook is registered for you.",
+  "connector.telegram.publicUrl.help":
+    "The HTTPS address Telegram can reach this server at; the webhook is registered for you.",
   "connector.telegram.streaming.label": "Stream answers (edit a preview)",
   "connector.telegram.baseUrl.label": "Bot API URL",
   "connector.telegram.baseUrl.help": "Change only for a self-hosted Bot API server.",
@@ -834,12 +856,14 @@ export const en = {
   "connector.webhook.outboundUrl.help": "Where answers are POSTed.",
   "connector.webhook.secret.label": "Shared secret (HMAC-SHA256)",
   "connector.webhook.secret.hint": "16+ characters",
-  "connector.webhook.secret.help": "Both sides sign and check requests with it; make one up and give it to the other system.",
+  "connector.webhook.secret.help":
+    "Both sides sign and check requests with it; make one up and give it to the other system.",
   "connector.webhook.maxChars.label": "Characters per message",
   "connector.feishu.mode.label": "Receive by",
   "connector.feishu.mode.option.long-connection": "Long connection",
   "connector.feishu.mode.option.webhook": "Webhook",
-  "connector.feishu.mode.help": "The long connection needs no public address; the webhook needs this server reachable from Feishu.",
+  "connector.feishu.mode.help":
+    "The long connection needs no public address; the webhook needs this server reachable from Feishu.",
   "connector.feishu.appId.label": "App ID",
   "connector.feishu.appId.help": "Developer console → your app → Credentials & Basic Info (凭证与基础信息).",
   "connector.feishu.appSecret.label": "App Secret",
@@ -847,44 +871,52 @@ export const en = {
   "connector.feishu.encryptKey.label": "Encrypt Key",
   "connector.feishu.encryptKey.help": "Events & Callbacks → Encryption Strategy (加密策略).",
   "connector.feishu.verificationToken.label": "Verification Token",
-  "connector.feishu.verificationToken.help": "Events & Callbacks → Encryption Strategy, beside the Encrypt Key.",
+  "connector.feishu.verificationToken.help":
+    "Events & Callbacks → Encryption Strategy, beside the Encrypt Key.",
   "connector.feishu.baseUrl.label": "Open API URL",
   "connector.feishu.baseUrl.help": "Lark (international): https://open.larksuite.com.",
   "connector.dingtalk.mode.label": "Receive by",
   "connector.dingtalk.mode.option.stream": "Stream mode",
   "connector.dingtalk.mode.option.webhook": "HTTP callback",
-  "connector.dingtalk.mode.help": "Stream mode needs no public address; the HTTP callback needs this server reachable from DingTalk.",
+  "connector.dingtalk.mode.help":
+    "Stream mode needs no public address; the HTTP callback needs this server reachable from DingTalk.",
   "connector.dingtalk.clientId.label": "Client ID (AppKey)",
-  "connector.dingtalk.clientId.help": "Developer console → your app → Credentials & Basic Info (凭证与基础信息).",
+  "connector.dingtalk.clientId.help":
+    "Developer console → your app → Credentials & Basic Info (凭证与基础信息).",
   "connector.dingtalk.clientSecret.label": "Client Secret (AppSecret)",
-  "connector.dingtalk.clientSecret.help": "Same page as the Client ID. In HTTP mode it also checks each callback's signature.",
+  "connector.dingtalk.clientSecret.help":
+    "Same page as the Client ID. In HTTP mode it also checks each callback's signature.",
   "connector.dingtalk.baseUrl.label": "OpenAPI URL",
   "connector.dingtalk.baseUrl.help": "Change only for a proxy.",
   "connector.wecom.corpId.label": "Corp ID",
-  "connector.wecom.corpId.help": "Admin console → My Company (我的企业) → Company Information, at the bottom (企业ID).",
+  "connector.wecom.corpId.help":
+    "Admin console → My Company (我的企业) → Company Information, at the bottom (企业ID).",
   "connector.wecom.appAgentId.label": "AgentId",
   "connector.wecom.appAgentId.help": "App Management (应用管理) → your self-built app → AgentId.",
   "connector.wecom.corpSecret.label": "App Secret",
-  "connector.wecom.corpSecret.help": "The app's page → Secret (WeCom shows it in the WeCom app when you press View).",
+  "connector.wecom.corpSecret.help":
+    "The app's page → Secret (WeCom shows it in the WeCom app when you press View).",
   "connector.wecom.token.label": "Token",
-  "connector.wecom.token.help": "The app's page → Receive Messages → Set API Receiving (设置API接收): press Random, copy it here.",
+  "connector.wecom.token.help":
+    "The app's page → Receive Messages → Set API Receiving (设置API接收): press Random, copy it here.",
   "connector.wecom.encodingAESKey.label": "EncodingAESKey",
   "connector.wecom.encodingAESKey.hint": "43 characters",
   "connector.wecom.encodingAESKey.help": "Same dialog as the Token: press Random, copy it here.",
   "connector.wecom.format.label": "Answer as",
   "connector.wecom.format.option.markdown": "Markdown",
   "connector.wecom.format.option.text": "Plain text",
-  "connector.wecom.format.help": "Markdown shows in the WeCom app; plain text also reaches people who use WeChat.",
+  "connector.wecom.format.help":
+    "Markdown shows in the WeCom app; plain text also reaches people who use WeChat.",
   "connector.wecom.baseUrl.label": "API URL",
   "connector.wecom.baseUrl.help": "Change only for a proxy.",
   // h36: connector fields
   "connector.secretSet": "set ({preview}); type to replace",
   // h36: connector row
-  "connector.saved": "Connector \"{name}\" saved.",
+  "connector.saved": 'Connector "{name}" saved.',
   "connector.name": "Name",
   "connector.save": "Save",
   "connector.saveRestart": "Save and restart",
-  "connector.deleteTitle": "Delete the connector \"{name}\"?",
+  "connector.deleteTitle": 'Delete the connector "{name}"?',
   "connector.deleteMessage": "Its chats stay as channels.",
   "connector.state.running": "running",
   "connector.state.starting": "starting",
@@ -918,11 +950,12 @@ export const en = {
   "connector.platform": "Platform",
   "connector.namePlaceholder": "Support bot",
   "connector.agent": "Agent that answers",
-  "connector.secretsNote": "Secrets are stored encrypted on the server and never shown again. Each external person becomes a guest user; each external chat becomes a direct chat with the agent.",
+  "connector.secretsNote":
+    "Secrets are stored encrypted on the server and never shown again. Each external person becomes a guest user; each external chat becomes a direct chat with the agent.",
   "connector.create": "Create connector",
   "connector.nameMissing": "Give the connector a name.",
   "connector.fillIn": "Fill in {field}.",
-  "connector.created": "Connector \"{name}\" created; start it when ready.",
+  "connector.created": 'Connector "{name}" created; start it when ready.',
   // h36: connector chats and people
   "connector.chat.noGroup": "The template made no group; pick a team template.",
   "connector.chat.bound": "Chat binding saved.",
@@ -968,7 +1001,8 @@ export const en = {
   "memory.countMatching": "({count} matching)",
   "memory.rememberedHint": "Facts, events and preferences recalled when they are relevant.",
   "memory.noMatch": "Nothing remembered matches “{query}”.",
-  "memory.empty": "Nothing remembered yet. When an agent with long-term memory learns something worth keeping, it shows up here.",
+  "memory.empty":
+    "Nothing remembered yet. When an agent with long-term memory learns something worth keeping, it shows up here.",
   "memory.updated": "Memory updated.",
   "memory.forgotten": "Memory forgotten.",
   // h36: memory entries
@@ -992,15 +1026,19 @@ export const en = {
   // h36: chat settings: queue mode, always allowed, general
   "queue.steer.label": "Add it to the running answer",
   "queue.steer.explanation": "The agent reads your message before its next step and takes it into account.",
-  "queue.steer.hint": "your message will reach the agent at its next step, or be answered right after this answer",
+  "queue.steer.hint":
+    "your message will reach the agent at its next step, or be answered right after this answer",
   "queue.followup.label": "Answer it afterwards",
-  "queue.followup.explanation": "The current answer finishes undisturbed; then the agent answers your message.",
+  "queue.followup.explanation":
+    "The current answer finishes undisturbed; then the agent answers your message.",
   "queue.followup.hint": "your message will be answered after the current answer",
   "queue.collect.label": "Collect messages into one answer",
-  "queue.collect.explanation": "Messages sent meanwhile are gathered and answered together, once the agent is free.",
+  "queue.collect.explanation":
+    "Messages sent meanwhile are gathered and answered together, once the agent is free.",
   "queue.collect.hint": "your message will be answered together with the others sent meanwhile",
   "queue.interrupt.label": "Stop and answer again",
-  "queue.interrupt.explanation": "Sending stops the current answer; the agent answers everything again from there.",
+  "queue.interrupt.explanation":
+    "Sending stops the current answer; the agent answers everything again from there.",
   "queue.interrupt.hint": "your message will stop the current answer",
   "queue.waitsOne": "{who} waits for approval: your message will wait until it is decided.",
   "queue.waitsMany": "{count} agents wait for approval: your message will wait until it is decided.",
@@ -1012,7 +1050,8 @@ export const en = {
   "queue.readonly": "Only the chat's creator and admins can change this.",
   "grants.revoked": "@{agent} asks again before running {tool} here.",
   "grants.title": "Always allowed",
-  "grants.intro": "Tools agents run in this chat without asking first, because someone answered a request for approval with “Always allow”.",
+  "grants.intro":
+    "Tools agents run in this chat without asking first, because someone answered a request for approval with “Always allow”.",
   "grants.loadFailed": "The list could not be loaded: {reason}",
   "grants.empty": "Nothing yet: agents ask before every call that needs approval.",
   "grants.mayRun": "may run",
@@ -1020,7 +1059,7 @@ export const en = {
   "grants.anotherMember": "another member",
   "grants.revoke": "Revoke",
   "channelSettings.saved": "Channel saved.",
-  "channelSettings.deleteTitle": "Delete \"{name}\"?",
+  "channelSettings.deleteTitle": 'Delete "{name}"?',
   "channelSettings.deleteMessage": "All its messages are deleted too.",
   "channelSettings.name": "Name",
   "channelSettings.leader": "Leader agent (answers messages without a mention)",
@@ -1041,7 +1080,7 @@ export const en = {
   "search.typeAll": "Type to search all channels.",
   "search.searching": "Searching…",
   "search.failed": "The search failed.",
-  "search.found": {"one": "{count} message found.", "other": "{count} messages found."},
+  "search.found": { one: "{count} message found.", other: "{count} messages found." },
   "search.close": "Close search",
   "search.placeholderIn": "Search in {scope}",
   "search.placeholderAll": "Search all channels",
@@ -1061,7 +1100,8 @@ export const en = {
   "members.add": "Add",
   "members.addPerson": "Add a person…",
   "members.userIdPlaceholder": "User id to invite",
-  "exportTemplate.done": "Exported “{name}” as a template file (check your downloads). Import it under Templates on any Dimsum.",
+  "exportTemplate.done":
+    "Exported “{name}” as a template file (check your downloads). Import it under Templates on any Dimsum.",
   // h36: messages
   "message.queued.steer": "sent to the running answer",
   "message.queued.collect": "collecting…",
@@ -1106,7 +1146,8 @@ export const en = {
   "error.output_invalid": "The answer does not follow the requested format.",
   "error.unreachable": "Cannot reach the Dimsum server ({reason}); check that it is running.",
   // h36: model notice, attachments, schedule form checks
-  "modelNotice.noKey": "The default model {model} needs an API key for {provider}, so agents cannot answer yet.",
+  "modelNotice.noKey":
+    "The default model {model} needs an API key for {provider}, so agents cannot answer yet.",
   "modelNotice.itsProvider": "its provider",
   "modelNotice.noModel": "No model is set up yet, so agents cannot answer.",
   "modelNotice.unusable": "No usable model is set up, so agents cannot answer.",
@@ -1143,16 +1184,20 @@ export const en = {
   "attach.removeNamed": "Remove {name}",
   "attach.remove": "Remove",
   "attach.uploadingNamed": "Uploading {name}",
-  "agentForm.check.id": "Use 1–40 lowercase letters, digits, - or _, starting with a letter or digit (it is the @mention).",
+  "agentForm.check.id":
+    "Use 1–40 lowercase letters, digits, - or _, starting with a letter or digit (it is the @mention).",
   "agentForm.check.name": "Give the agent a name.",
   "agentForm.check.nameLength": "Keep the name to {max} characters or fewer (it has {length}).",
-  "agentForm.check.model": "Write the model as provider:model (or a fallback chain a:x, b:y), or leave it empty for the default.",
+  "agentForm.check.model":
+    "Write the model as provider:model (or a fallback chain a:x, b:y), or leave it empty for the default.",
   "agentForm.check.tools": "Pick at least one tool, or choose “Every tool”.",
-  "agentForm.check.askFirst": "“{pattern}”: write a tool name, or the start of names followed by one * at the end (like github_*).",
+  "agentForm.check.askFirst":
+    "“{pattern}”: write a tool name, or the start of names followed by one * at the end (like github_*).",
   "state.accessLost": "You no longer have access to this chat.",
   "state.runEnded": "The run ended {status}.",
   "chain.check.noAgent": "Step {step} has no agent; pick one or remove the step.",
-  "chain.check.notMember": "Step {step} uses @{agent}, who is not in this group; add the agent as a member first.",
+  "chain.check.notMember":
+    "Step {step} uses @{agent}, who is not in this group; add the agent as a member first.",
   "mention.all": "Every agent in the group",
   "mention.chain": "Run the collaboration chain",
   // h36: prompt picker, code blocks, diagrams
@@ -1169,8 +1214,8 @@ export const en = {
   "message.answeredBy": "Answered by {model}",
   "notify.anAgent": "An agent",
   // h36: chat head, totals, members
-  "chat.agents": {"one": "{count} agent", "other": "{count} agents"},
-  "chat.people": {"one": "{count} person", "other": "{count} people"},
+  "chat.agents": { one: "{count} agent", other: "{count} agents" },
+  "chat.people": { one: "{count} person", other: "{count} people" },
   "chat.direct": "direct chat",
   "chat.chainOf": "chain of {count}",
   "usage.totals": "{input} in ({cached} cached) · {output} out ·",

@@ -12,10 +12,10 @@ import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
 import { MembersEditor } from "../components/members-editor.js";
 import { useAction, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { currentFlow } from "../state/chat.js";
 import type { ChannelSummary, SessionUser } from "../types.js";
 import { useOpenChannel } from "../use-open-channel.js";
-import { t } from "../i18n/index.js";
 
 function GeneralSection({ channel, canEdit }: { channel: ChannelSummary; canEdit: boolean }) {
   const { api, store, navigate } = useServices();
@@ -114,9 +114,7 @@ export function ChannelSettingsPage({ channelId, me }: { channelId: string; me: 
   if (!channel) {
     return (
       <section class="page" data-testid="channel-settings-page">
-        <p class="muted">
-          {channels.loaded ? t("channelSettings.missing") : t("common.loading")}
-        </p>
+        <p class="muted">{channels.loaded ? t("channelSettings.missing") : t("common.loading")}</p>
       </section>
     );
   }

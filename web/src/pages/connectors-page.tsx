@@ -4,8 +4,8 @@ import { type ConnectorView, connectorApi } from "../components/connector-api.js
 import { ConnectorCreateForm } from "../components/connector-form.js";
 import { ConnectorRow } from "../components/connector-row.js";
 import { useReportError, useServices } from "../hooks.js";
-import type { SessionUser } from "../types.js";
 import { t } from "../i18n/index.js";
+import type { SessionUser } from "../types.js";
 
 // Status (running, errors, waiting replies) changes on its own; look again this often.
 const REFRESH_MS = 5000;
@@ -29,9 +29,7 @@ export function ConnectorsPage({ me }: { me: SessionUser }) {
     <section class="page" data-testid="connectors-page">
       <header class="page-head">
         <h2>{t("connector.heading")}</h2>
-        <span class="muted">
-          {t("connector.intro")}
-        </span>
+        <span class="muted">{t("connector.intro")}</span>
       </header>
       <div class="page-body">
         {!isAdmin ? (

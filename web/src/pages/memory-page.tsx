@@ -9,8 +9,8 @@ import { CoreBlockItem } from "../components/memory/core-block-item.js";
 import { MemoryItem } from "../components/memory/memory-item.js";
 import { notifySuccess } from "../components/notices.js";
 import { useSelector, useServices } from "../hooks.js";
-import type { CoreBlock, MemoryRecord, SessionUser } from "../types.js";
 import { t } from "../i18n/index.js";
+import type { CoreBlock, MemoryRecord, SessionUser } from "../types.js";
 
 export interface MemoryPageProps {
   me: SessionUser;
@@ -55,7 +55,8 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
   const [version, setVersion] = useState(0);
   const userId = person === me.id ? undefined : person;
   const agent = agents.find((a) => a.id === agentId);
-  const whose = person === me.id ? t("memory.you") : (people.find((p) => p.id === person)?.username ?? person);
+  const whose =
+    person === me.id ? t("memory.you") : (people.find((p) => p.id === person)?.username ?? person);
 
   useEffect(() => {
     if (!isAdmin) return;
@@ -100,9 +101,7 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
       <header class="page-head">
         <h2>{t("memory.heading")}</h2>
         <span class="muted">
-          {agent
-            ? t("memory.introAgent", { agent: `@${agent.id}`, whose })
-            : t("memory.introAll", { whose })}
+          {agent ? t("memory.introAgent", { agent: `@${agent.id}`, whose }) : t("memory.introAll", { whose })}
         </span>
       </header>
       <div class="memory-toolbar">
@@ -211,9 +210,7 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
         {memories === undefined && !problem && <p class="muted">{t("common.loading")}</p>}
         {memories !== undefined && memories.length === 0 && (
           <p class="muted" data-testid="memory-empty">
-            {q
-              ? t("memory.noMatch", { query: q })
-              : t("memory.empty")}
+            {q ? t("memory.noMatch", { query: q }) : t("memory.empty")}
           </p>
         )}
         <ul class="memory-list">

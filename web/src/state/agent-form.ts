@@ -1,6 +1,7 @@
 /** The agent editor's form model: fields as edited, and their conversion to the API's shapes. */
-import type { AgentInput, AgentPatchBody, AgentRecord } from "../types.js";
+
 import { t } from "../i18n/index.js";
+import type { AgentInput, AgentPatchBody, AgentRecord } from "../types.js";
 
 export interface AgentFormValues {
   id: string;
@@ -97,8 +98,7 @@ export function validateAgentForm(values: AgentFormValues, creating: boolean): A
   if (values.toolsMode === "list" && values.toolsAllow.length === 0)
     errors.toolsAllow = t("agentForm.check.tools");
   const badPattern = splitList(values.askFirst).find((entry) => !ASK_FIRST_PATTERN.test(entry));
-  if (badPattern !== undefined)
-    errors.askFirst = t("agentForm.check.askFirst", { pattern: badPattern });
+  if (badPattern !== undefined) errors.askFirst = t("agentForm.check.askFirst", { pattern: badPattern });
   if (values.answerFormat.trim() !== "" && parseAnswerFormat(values.answerFormat) === undefined)
     errors.answerFormat =
       'Write a JSON Schema object, like {"type": "object", "properties": {"title": {"type": "string"}}}, or leave it empty.';

@@ -4,6 +4,7 @@
  * as-is and fanned out here, so every effect of a frame is testable without a socket.
  */
 
+import { t } from "../i18n/index.js";
 import type { AgentRecord, ModelStatus, ServerFrame, SessionUser } from "../types.js";
 import type { WsStatus } from "../ws.js";
 import {
@@ -15,7 +16,6 @@ import {
   upsertChannel,
 } from "./channels.js";
 import { type ChatAction, type ChatState, chatReducer, emptyChat } from "./chat.js";
-import { t } from "../i18n/index.js";
 
 export type AuthState =
   | { phase: "loading" }

@@ -1,6 +1,7 @@
 /** Editing a collaboration chain as pure list operations, and checking it before it is saved. */
-import type { ChainStep } from "../types.js";
+
 import { t } from "../i18n/index.js";
+import type { ChainStep } from "../types.js";
 
 /** The steps with step `index` moved by `delta` places (clamped to the list). */
 export function moveStep(steps: ChainStep[], index: number, delta: number): ChainStep[] {

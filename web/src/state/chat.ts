@@ -14,6 +14,7 @@ import {
   startChildRun,
   updateChildRun,
 } from "../../../src/team/message-parts.js";
+import { t } from "../i18n/index.js";
 import type {
   ChannelMessage,
   ElicitationView,
@@ -26,7 +27,6 @@ import type {
   TeamEvent,
   TeamRun,
 } from "../types.js";
-import { t } from "../i18n/index.js";
 
 export type ToolCallView = Extract<MessagePart, { type: "tool" }>;
 

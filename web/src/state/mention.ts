@@ -2,8 +2,9 @@
  * `@` autocomplete for the composer, as pure functions: find the mention being typed at the caret,
  * rank the channel's agents against it, react to keys, and splice the pick into the text.
  */
-import type { AgentRecord, ChannelRecord } from "../types.js";
+
 import { t } from "../i18n/index.js";
+import type { AgentRecord, ChannelRecord } from "../types.js";
 
 export interface MentionCandidate {
   id: string;

@@ -23,7 +23,11 @@ export const QUEUE_MODE_INFO: Record<QueueMode, QueueModeInfo> = {
     explanation: "queue.followup.explanation",
     hint: "queue.followup.hint",
   },
-  collect: { label: "queue.collect.label", explanation: "queue.collect.explanation", hint: "queue.collect.hint" },
+  collect: {
+    label: "queue.collect.label",
+    explanation: "queue.collect.explanation",
+    hint: "queue.collect.hint",
+  },
   interrupt: {
     label: "queue.interrupt.label",
     explanation: "queue.interrupt.explanation",

@@ -1,8 +1,8 @@
 /** One core memory block (always in the agent's context): read, rewrite, or delete it. */
 import { formatTime } from "../../format.js";
+import { t } from "../../i18n/index.js";
 import type { CoreBlock } from "../../types.js";
 import { EntryActions, EntryEditor, useEditableEntry } from "./editable-entry.js";
-import { t } from "../../i18n/index.js";
 
 export interface CoreBlockItemProps {
   block: CoreBlock;
@@ -19,10 +19,15 @@ export function CoreBlockItem({ block, onSave, onForget }: CoreBlockItemProps) {
         <strong class="core-label">{block.label}</strong>
         <span class="badge">{block.agentId ? `@${block.agentId}` : t("memory.allAgents")}</span>
         <span class="muted">
-          {t("memory.characters", { used: block.value.length, limit: block.limit })} · {formatTime(block.updatedAt)}
+          {t("memory.characters", { used: block.value.length, limit: block.limit })} ·{" "}
+          {formatTime(block.updatedAt)}
         </span>
-        <EntryActions entry={entry} testId="core" question={t("memory.deleteBlock")}
-          confirmLabel={t("common.delete")} />
+        <EntryActions
+          entry={entry}
+          testId="core"
+          question={t("memory.deleteBlock")}
+          confirmLabel={t("common.delete")}
+        />
       </div>
       {entry.editing ? (
         <EntryEditor

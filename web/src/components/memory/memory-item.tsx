@@ -1,8 +1,8 @@
 /** One archival memory on the memory page: read, edit its text in place, or forget it. */
 import { formatTime } from "../../format.js";
+import { t } from "../../i18n/index.js";
 import type { MemoryRecord } from "../../types.js";
 import { EntryActions, EntryEditor, useEditableEntry } from "./editable-entry.js";
-import { t } from "../../i18n/index.js";
 
 export interface MemoryItemProps {
   memory: MemoryRecord;
@@ -46,8 +46,12 @@ export function MemoryItem({ memory, onSave, onForget }: MemoryItemProps) {
           {t("memory.importance", { value: memory.importance })}
         </span>
         <span class="muted">· {formatTime(memory.updatedAt)}</span>
-        <EntryActions entry={entry} testId="memory" question={t("memory.forgetQuestion")}
-          confirmLabel={t("memory.forget")} />
+        <EntryActions
+          entry={entry}
+          testId="memory"
+          question={t("memory.forgetQuestion")}
+          confirmLabel={t("memory.forget")}
+        />
       </div>
     </li>
   );
