@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vite";
+import { i18nShortIds } from "./i18n-short-ids.js";
 
 const webRoot = fileURLToPath(new URL(".", import.meta.url));
 const apiTarget = process.env.DIMSUM_DEV_API ?? "http://127.0.0.1:18800";
@@ -14,6 +15,8 @@ export default defineConfig({
   base: "/",
   // The installable app's files, served as they are at the root: manifest, icons, service worker, offline page.
   publicDir: "public",
+  // Message keys become small numbers in the built bundle (see i18n-short-ids.ts).
+  plugins: [i18nShortIds(`${webRoot}src/i18n/en.ts`, [`${webRoot}src/i18n/zh-CN.ts`], `${webRoot}src/`)],
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   build: {
     outDir: "dist",

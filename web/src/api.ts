@@ -83,7 +83,25 @@ const ERROR_CODE_KEYS: Readonly<Record<string, MessageKey>> = {
   rate_limit: "error.rate_limit",
   provider_unavailable: "error.provider_unavailable",
   timeout: "error.timeout",
+  bad_request: "error.bad_request",
+  aborted: "error.aborted",
+  tool_args: "error.tool_args",
+  tool_failed: "error.tool_failed",
+  output_invalid: "error.output_invalid",
 };
+
+/** A reply that was not the API's JSON (a proxy's page, say): its status's meaning. */
+function statusKey(code: string): MessageKey | undefined {
+  const status = Number(code.slice("http_".length));
+  if (!code.startsWith("http_") || !Number.isInteger(status)) return undefined;
+  if (status === 401) return "error.unauthenticated";
+  if (status === 403) return "error.forbidden";
+  if (status === 404) return "error.not_found";
+  if (status === 413) return "error.too_large";
+  if (status === 429) return "error.rate_limited";
+  if (status >= 500) return "error.internal";
+  return status >= 400 ? "error.bad_request" : undefined;
+}
 
 /** An API call that failed: the server's error code and message, or a network failure (status 0). */
 /** A single sign-on provider as admins enter it. */
@@ -203,11 +221,7 @@ export class ApiClient {
       });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      throw new ApiError(
-        0,
-        "network",
-        `Cannot reach the Dimsum server (${reason}); check that it is running.`,
-      );
+      throw new ApiError(0, "network", t("error.unreachable", { reason }));
     }
     if (!response.ok) throw await this.toError(response, path);
     if (response.status === 204) return undefined as T;
@@ -728,7 +742,8 @@ export function errorText(err: unknown): string {
     const first = err.issues[0];
     const detail = first ? issueText(first) : err.message;
     // The server answers in English with a stable code: other languages lead with the code's meaning.
-    const key = ERROR_CODE_KEYS[err.code];
+    if (err.code === "network") return detail;
+    const key = ERROR_CODE_KEYS[err.code] ?? statusKey(err.code);
     return key && currentLocale() !== "en" ? `${t(key)}（${detail}）` : detail;
   }
   return err instanceof Error ? err.message : String(err);

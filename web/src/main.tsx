@@ -15,8 +15,11 @@ import { createStore } from "./state/store.js";
 import { applyTheme, loadTheme } from "./theme.js";
 
 applyTheme(loadTheme());
-// The Chinese catalogue is fetched before the first render, so the page never flashes English.
-await setLocale(initialLocale(), false);
+// The Chinese catalogue is fetched before the first render, so the page never flashes English (a
+// promise, not a top-level await: that would make the bundler split shared code out of the entry).
+const localeReady = setLocale(initialLocale(), false).catch(() => {
+  // The catalogue did not load (offline?): the page starts in English.
+});
 
 const store = createStore(appReducer, initialAppState());
 let expiring = false;
@@ -53,8 +56,10 @@ const services: Services = {
 
 const root = document.getElementById("app");
 if (!root) throw new Error("index.html has no #app element; the UI cannot start.");
-render(<App services={services} />, root);
-void bootstrap(services);
+void localeReady.then(() => {
+  render(<App services={services} />, root);
+  void bootstrap(services);
+});
 
 // The installable app: a service worker keeps the app shell (never API answers) and an offline page.
 if ("serviceWorker" in navigator && window.isSecureContext) {

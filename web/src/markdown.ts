@@ -17,6 +17,7 @@ import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
 import { Marked, type Tokens } from "marked";
+import { t } from "./i18n/index.js";
 
 const languages = { bash, css, diff, javascript, json, python, sql, typescript, xml, yaml };
 for (const [name, language] of Object.entries(languages)) hljs.registerLanguage(name, language);
@@ -71,7 +72,7 @@ marked.use({
       const cls = language ? `hljs language-${escapeHtml(language)}` : "hljs";
       // A head with the language and a copy button (the view handles its click).
       const label = escapeHtml(named || "text");
-      const head = `<div class="code-head"><span class="code-lang">${label}</span><button type="button" class="code-copy">Copy</button></div>`;
+      const head = `<div class="code-head"><span class="code-lang">${label}</span><button type="button" class="code-copy">${escapeHtml(t("message.copy"))}</button></div>`;
       return `<div class="code-block">${head}<pre><code class="${cls}">${html}</code></pre></div>\n`;
     },
     html({ text }: Tokens.HTML | Tokens.Tag): string {

@@ -1,3 +1,5 @@
+import { t } from "./i18n/index.js";
+
 /**
  * Draws the Mermaid diagrams of rendered Markdown: the `mermaid` library is loaded (its own chunk)
  * only when a message has a diagram, runs with `securityLevel: "strict"`, and each block gets a
@@ -33,11 +35,11 @@ function toggleButton(block: HTMLElement): HTMLButtonElement {
   button.type = "button";
   button.className = "code-copy mermaid-toggle";
   button.dataset.testid = "mermaid-toggle";
-  button.textContent = "Show source";
+  button.textContent = t("diagram.showSource");
   button.addEventListener("click", () => {
     const showing = block.dataset.view === "source";
     block.dataset.view = showing ? "diagram" : "source";
-    button.textContent = showing ? "Show source" : "Show diagram";
+    button.textContent = showing ? t("diagram.showSource") : t("diagram.showDiagram");
   });
   return button;
 }
@@ -57,7 +59,7 @@ async function draw(block: HTMLElement, mermaid: MermaidApi): Promise<void> {
     head.className = "code-head";
     const label = document.createElement("span");
     label.className = "code-lang";
-    label.textContent = "diagram";
+    label.textContent = t("diagram.label");
     head.append(label, toggleButton(block));
     block.prepend(head, diagram);
     block.dataset.view = "diagram";
@@ -67,7 +69,7 @@ async function draw(block: HTMLElement, mermaid: MermaidApi): Promise<void> {
     note.className = "mermaid-error muted";
     note.dataset.testid = "mermaid-error";
     const reason = err instanceof Error ? err.message.split("\n")[0] : String(err);
-    note.textContent = `This diagram could not be drawn (${reason}); its source is shown.`;
+    note.textContent = t("diagram.failed", { reason: reason ?? "" });
     block.append(note);
     block.dataset.mermaid = "failed";
     // mermaid leaves an error graphic in the body on a failed render; drop it.

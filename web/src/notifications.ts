@@ -133,7 +133,7 @@ export function notificationFor(
   const event = frame.event;
   if (event.type !== "approval" || event.state !== "requested" || !prefs.approvals) return undefined;
   const agentId = state.chat?.runs[frame.runId]?.run?.agentId;
-  const agent = state.agents.find((a) => a.id === agentId)?.name ?? "An agent";
+  const agent = state.agents.find((a) => a.id === agentId)?.name ?? t("notify.anAgent");
   return {
     kind: "approvals",
     title: t("notify.approval", { name: agent, channel: channel.name }),

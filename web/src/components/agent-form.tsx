@@ -354,7 +354,10 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
               class="code-input answer-format-input"
               rows={3}
               value={values.answerFormat}
-              placeholder='e.g. {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}'
+              placeholder={t("agents.answerFormatPlaceholder", {
+                example:
+                  '{"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}',
+              })}
               aria-invalid={shown("answerFormat") ? "true" : undefined}
               aria-describedby="agent-answer-format-help"
               onInput={(e) => set("answerFormat", e.currentTarget.value)}

@@ -2,6 +2,8 @@
  * Under an answer: the model that gave it and, behind a details toggle, its tokens (input, of which
  * cached, output), cost and duration. Also the totals of a chat.
  */
+
+import { t } from "../i18n/index.js";
 import type { TeamRun } from "../types.js";
 
 /** `$0.0123`, with more digits for tiny amounts; `—` when the price is unknown. */
@@ -18,8 +20,8 @@ export function formatTokens(n: number): string {
 
 function formatDuration(ms: number): string {
   return ms < 60_000
-    ? `${(ms / 1000).toFixed(1)} s`
-    : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+    ? t("usage.seconds", { s: (ms / 1000).toFixed(1) })
+    : t("usage.minutes", { m: String(Math.floor(ms / 60_000)), s: String(Math.round((ms % 60_000) / 1000)) });
 }
 
 /** The model name without its provider, for the answer's line. */
@@ -34,32 +36,34 @@ export function AnswerUsage({ run }: { run: TeamRun }) {
     <details class="answer-usage" data-testid="answer-usage">
       <summary>
         <span class="answer-model" data-testid="answer-model" title={run.model}>
-          {run.model ? shortModel(run.model) : "model unknown"}
+          {run.model ? shortModel(run.model) : t("usage.modelUnknown")}
         </span>
-        <span class="answer-usage-toggle muted">details</span>
+        <span class="answer-usage-toggle muted">{t("usage.details")}</span>
       </summary>
       <dl class="answer-usage-grid" data-testid="answer-usage-details">
         {run.model && (
           <>
-            <dt>Model</dt>
+            <dt>{t("usage.model")}</dt>
             <dd>{run.model}</dd>
           </>
         )}
         {usage && (
           <>
-            <dt>Input</dt>
-            <dd data-testid="usage-input">{formatTokens(usage.inputTokens)} tokens</dd>
-            <dt>Cached</dt>
-            <dd data-testid="usage-cached">{formatTokens(usage.cachedInputTokens ?? 0)} tokens</dd>
-            <dt>Output</dt>
-            <dd data-testid="usage-output">{formatTokens(usage.outputTokens)} tokens</dd>
+            <dt>{t("usage.input")}</dt>
+            <dd data-testid="usage-input">{t("usage.tokens", { n: formatTokens(usage.inputTokens) })}</dd>
+            <dt>{t("usage.cached")}</dt>
+            <dd data-testid="usage-cached">
+              {t("usage.tokens", { n: formatTokens(usage.cachedInputTokens ?? 0) })}
+            </dd>
+            <dt>{t("usage.output")}</dt>
+            <dd data-testid="usage-output">{t("usage.tokens", { n: formatTokens(usage.outputTokens) })}</dd>
           </>
         )}
-        <dt>Cost</dt>
+        <dt>{t("usage.cost")}</dt>
         <dd data-testid="usage-cost">{formatUsd(run.costUsd)}</dd>
         {run.endedAt !== undefined && (
           <>
-            <dt>Duration</dt>
+            <dt>{t("usage.duration")}</dt>
             <dd data-testid="usage-duration">{formatDuration(run.endedAt - run.startedAt)}</dd>
           </>
         )}
@@ -88,11 +92,15 @@ export function runTotals(runs: readonly TeamRun[]): {
 /** "1.2k in · 300 out · $0.0012" for a chat's or an agent's runs. */
 export function TotalsLine({ runs, testId }: { runs: readonly TeamRun[]; testId: string }) {
   if (runs.length === 0) return null;
-  const t = runTotals(runs);
+  const sums = runTotals(runs);
   return (
     <span class="usage-totals muted" data-testid={testId}>
-      {formatTokens(t.input)} in ({formatTokens(t.cached)} cached) · {formatTokens(t.output)} out ·{" "}
-      {formatUsd(t.cost)}
+      {t("usage.totals", {
+        input: formatTokens(sums.input),
+        cached: formatTokens(sums.cached),
+        output: formatTokens(sums.output),
+      })}{" "}
+      {formatUsd(sums.cost)}
     </span>
   );
 }

@@ -3,6 +3,7 @@
  * with its hidden file picker, the note under the tray, and what a paste attaches.
  */
 import { useRef } from "preact/hooks";
+import { t } from "../i18n/index.js";
 import { AttachmentTray } from "./attachment-tray.js";
 import type { Attachments } from "./use-attachments.js";
 
@@ -38,8 +39,8 @@ export function AttachButton({
       <button
         type="button"
         class="icon-btn composer-attach"
-        aria-label="Attach files"
-        title="Attach images, PDFs or text files"
+        aria-label={t("attach.label")}
+        title={t("attach.title")}
         disabled={disabled}
         onClick={() => picker.current?.click()}
         data-testid={`${testId}-attach`}
@@ -65,12 +66,12 @@ export function AttachButton({
 /** Under the tray: what still stops the files from going (the server needs some text with them). */
 function AttachNote({ busy, failed, hasText }: { busy: boolean; failed: boolean; hasText: boolean }) {
   const note = failed
-    ? "Remove the files that cannot be attached to send."
+    ? t("attach.removeFailed")
     : busy
-      ? "Uploading… Send once the files are ready."
+      ? t("attach.uploading")
       : hasText
         ? undefined
-        : "Add a message to send with the files.";
+        : t("attach.addText");
   if (!note) return null;
   return (
     <p class="composer-hint muted" data-testid="attach-note">

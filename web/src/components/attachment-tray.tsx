@@ -3,6 +3,7 @@
  * other file, each with its upload progress, the refusal beside it, and a remove button.
  */
 
+import { t } from "../i18n/index.js";
 import { FileIcon, kindAndSize } from "./attachment-chips.js";
 import type { PendingFile } from "./use-attachments.js";
 
@@ -11,8 +12,8 @@ function RemoveButton({ file, onRemove }: { file: PendingFile; onRemove: (key: s
     <button
       type="button"
       class="tray-remove"
-      aria-label={`Remove ${file.name}`}
-      title="Remove"
+      aria-label={t("attach.removeNamed", { name: file.name })}
+      title={t("attach.remove")}
       onClick={() => onRemove(file.key)}
       data-testid="attachment-remove"
     >
@@ -28,7 +29,7 @@ function Progress({ file }: { file: PendingFile }) {
     <span
       class="tray-progress"
       role="progressbar"
-      aria-label={`Uploading ${file.name}`}
+      aria-label={t("attach.uploadingNamed", { name: file.name })}
       aria-valuemin={0}
       aria-valuemax={100}
       aria-valuenow={percent}
@@ -48,7 +49,7 @@ export function AttachmentTray({
 }) {
   if (files.length === 0) return null;
   return (
-    <ul class="attachment-tray" aria-label="Files to send" data-testid="attachment-tray">
+    <ul class="attachment-tray" aria-label={t("attach.tray")} data-testid="attachment-tray">
       {files.map((file) => {
         const thumb = file.preview !== undefined && file.status !== "error";
         return (

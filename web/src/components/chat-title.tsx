@@ -4,6 +4,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ChatState } from "../state/chat.js";
 import type { AgentRecord, ChannelSummary, SessionUser } from "../types.js";
 
@@ -90,7 +91,7 @@ export function ChatTitle({ channel, canRename }: { channel: ChannelSummary; can
           class="chat-rename-input"
           value={draft}
           maxLength={100}
-          aria-label="Chat name"
+          aria-label={t("chatTitle.name")}
           disabled={saving}
           onInput={(e) => setDraft(e.currentTarget.value)}
           onKeyDown={(e) => {
@@ -111,7 +112,7 @@ export function ChatTitle({ channel, canRename }: { channel: ChannelSummary; can
         <button
           type="button"
           class="chat-title-button"
-          title="Rename this chat"
+          title={t("chatTitle.rename")}
           onClick={() => setDraft(channel.name)}
           data-testid="chat-rename"
         >

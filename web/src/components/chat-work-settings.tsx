@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { formatTime } from "../format.js";
 import { useAction, useReportError, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { defaultQueueMode, QUEUE_MODE_INFO, QUEUE_MODES, queueModeOf } from "../state/queue-mode.js";
 import type { AgentRecord, ApprovalGrant, ChannelRecord, QueueMode, SessionUser } from "../types.js";
 import { notifySuccess } from "./notices.js";
@@ -28,7 +29,7 @@ export function QueueModeSection({ channel, canEdit }: { channel: ChannelRecord;
     try {
       const updated = await api.updateChannel(channel.id, { queueMode: next });
       store.dispatch({ type: "channel_saved", channel: updated });
-      notifySuccess(store, "Saved: messages sent while an agent works follow the new setting.");
+      notifySuccess(store, t("queue.saved"));
     } catch (err) {
       setMode(saved);
       report(err);
@@ -39,7 +40,7 @@ export function QueueModeSection({ channel, canEdit }: { channel: ChannelRecord;
 
   return (
     <section class="form" data-testid="queue-mode-section">
-      <h3 id="queue-mode-title">When you write while an agent is working</h3>
+      <h3 id="queue-mode-title">{t("queue.title")}</h3>
       <div class="field queue-mode-field">
         <select
           value={mode}
@@ -51,18 +52,18 @@ export function QueueModeSection({ channel, canEdit }: { channel: ChannelRecord;
         >
           {QUEUE_MODES.map((m) => (
             <option key={m} value={m}>
-              {QUEUE_MODE_INFO[m].label}
-              {m === fallback ? " (default)" : ""}
+              {t(QUEUE_MODE_INFO[m].label)}
+              {m === fallback ? ` ${t("queue.default")}` : ""}
             </option>
           ))}
         </select>
         <p id="queue-mode-explanation" class="muted field-help" data-testid="queue-mode-explanation">
-          {QUEUE_MODE_INFO[mode].explanation}
+          {t(QUEUE_MODE_INFO[mode].explanation)}
         </p>
       </div>
       {!canEdit && (
         <p class="muted field-help" data-testid="queue-mode-readonly">
-          Only the chat's creator and admins can change this.
+          {t("queue.readonly")}
         </p>
       )}
     </section>
@@ -111,26 +112,23 @@ export function ApprovalGrantsSection({
           }
         : g,
     );
-    notifySuccess(store, `@${grant.agentId} asks again before running ${grant.tool} here.`);
+    notifySuccess(store, t("grants.revoked", { agent: grant.agentId, tool: grant.tool }));
   });
   const agentById = new Map(agents.map((a) => [a.id, a]));
 
   return (
     <section class="form" data-testid="approval-grants">
-      <h3>Always allowed</h3>
-      <p class="muted field-help">
-        Tools agents run in this chat without asking first, because someone answered a request for approval
-        with “Always allow”.
-      </p>
-      {grants.state === "loading" && <p class="muted">Loading…</p>}
+      <h3>{t("grants.title")}</h3>
+      <p class="muted field-help">{t("grants.intro")}</p>
+      {grants.state === "loading" && <p class="muted">{t("common.loading")}</p>}
       {grants.state === "failed" && (
         <p class="form-error" role="alert" data-testid="approval-grants-error">
-          The list could not be loaded: {grants.reason}
+          {t("grants.loadFailed", { reason: grants.reason })}
         </p>
       )}
       {grants.state === "ready" && grants.list.length === 0 && (
         <p class="muted" data-testid="approval-grants-empty">
-          Nothing yet: agents ask before every call that needs approval.
+          {t("grants.empty")}
         </p>
       )}
       {grants.state === "ready" && grants.list.length > 0 && (
@@ -148,10 +146,12 @@ export function ApprovalGrantsSection({
               >
                 <span class="grant-what">
                   <span aria-hidden="true">{agent?.emoji ?? "🤖"} </span>
-                  <strong>{agent?.name ?? grant.agentId}</strong> may run <code>{grant.tool}</code>
+                  <strong>{agent?.name ?? grant.agentId}</strong> {t("grants.mayRun")}{" "}
+                  <code>{grant.tool}</code>
                 </span>
                 <span class="muted grant-meta">
-                  allowed by {nameOf(grant.grantedBy) ?? "another member"} · {formatTime(grant.grantedAt)}
+                  {t("grants.allowedBy", { name: nameOf(grant.grantedBy) ?? t("grants.anotherMember") })} ·{" "}
+                  {formatTime(grant.grantedAt)}
                 </span>
                 {mayRevoke && (
                   <button
@@ -161,7 +161,7 @@ export function ApprovalGrantsSection({
                     onClick={() => void revoke(grant)}
                     data-testid="approval-grant-revoke"
                   >
-                    Revoke
+                    {t("grants.revoke")}
                   </button>
                 )}
               </li>

@@ -6,6 +6,7 @@
 
 import type { ConnectorType, ConnectorView } from "../../../src/connectors/types.js";
 import type { ApiClient } from "../api.js";
+import { type MessageKey, t } from "../i18n/index.js";
 
 export type { ConnectorType, ConnectorView };
 
@@ -19,57 +20,48 @@ export interface ConnectorBody {
 
 export interface ConnectorField {
   key: string;
-  label: string;
+  label: MessageKey;
   /** Settings are shown and edited; secrets are write-only. */
   kind: "setting" | "secret";
   input: "text" | "url" | "number" | "select" | "checkbox";
   options?: string[];
   /** How each option is shown (default: the option itself). */
-  optionLabels?: Record<string, string>;
+  optionLabels?: Record<string, MessageKey>;
   placeholder?: string;
   required?: boolean;
-  hint?: string;
+  hint?: MessageKey;
   /** What it is and where to find it in the platform's console. */
-  help?: string;
+  help?: MessageKey;
   /** Shown (and required) only while another field has one of these values. */
   showWhen?: { key: string; is: string[] };
 }
 
-export const CONNECTOR_LABELS: Record<ConnectorType, string> = {
-  telegram: "Telegram",
-  webhook: "Webhook",
-  feishu: "Feishu / Lark",
-  dingtalk: "DingTalk",
-  wecom: "WeCom (企业微信)",
+export const CONNECTOR_LABELS: Record<ConnectorType, MessageKey> = {
+  telegram: "connector.type.telegram",
+  webhook: "connector.type.webhook",
+  feishu: "connector.type.feishu",
+  dingtalk: "connector.type.dingtalk",
+  wecom: "connector.type.wecom",
 };
 
 /** Setup steps shown above each type's fields. */
-export const CONNECTOR_GUIDES: Record<ConnectorType, string[]> = {
-  telegram: [
-    "Talk to @BotFather in Telegram, send /newbot and copy the bot token it gives you.",
-    "Polling needs no public address; webhook mode needs this server reachable over HTTPS.",
-  ],
-  webhook: [
-    "Your system POSTs signed JSON to the inbound URL shown after creating; answers are POSTed, signed the same way, to the outbound URL.",
-  ],
+export const CONNECTOR_GUIDES: Record<ConnectorType, MessageKey[]> = {
+  telegram: ["connector.telegram.guide1", "connector.telegram.guide2"],
+  webhook: ["connector.webhook.guide1"],
   feishu: [
-    "In the Feishu developer console (open.feishu.cn/app; Lark: open.larksuite.com/app), create a self-built app and add the Bot feature.",
-    "Permissions: im:message.p2p_msg:readonly, im:message.group_at_msg:readonly and im:message:send_as_bot; for images and files people send, also im:message:readonly.",
-    "Long connection (no public address): create and start this connector first, then under Events & Callbacks choose “Receive events through persistent connection” and add the event im.message.receive_v1.",
-    "Webhook: under Events & Callbacks set the request URL to this connector's inbound URL and copy the Encrypt Key and Verification Token.",
+    "connector.feishu.guide1",
+    "connector.feishu.guide2",
+    "connector.feishu.guide3",
+    "connector.feishu.guide4",
   ],
   dingtalk: [
-    "In the DingTalk developer console (open-dev.dingtalk.com), create an internal app and add the Robot capability.",
-    "Stream mode (no public address): in the robot's settings choose “Stream mode” as the message receiving mode, then start this connector.",
-    "HTTP mode: choose “HTTP mode” and set the message receiving address to this connector's inbound URL.",
-    "To answer after a chat's session ran out (about 90 minutes), grant the app the robot's “send messages” permission.",
-    "Cards (Stream mode: approval buttons, flow progress, streamed answers): in the card platform build a template with the string variables title, markdown, buttons (a JSON list of {text, action}; each button calls back with the parameter action) and notice; grant Card.Instance.Write and paste the template ID below.",
+    "connector.dingtalk.guide1",
+    "connector.dingtalk.guide2",
+    "connector.dingtalk.guide3",
+    "connector.dingtalk.guide4",
+    "connector.dingtalk.guide5",
   ],
-  wecom: [
-    "In the WeCom admin console (work.weixin.qq.com), open App Management and create a self-built app.",
-    "Create this connector and start it, then on the app's page open Receive Messages → Set API Receiving: URL = this connector's inbound URL, with the Token and EncodingAESKey entered here. WeCom checks the URL when you save.",
-    "WeCom only takes API calls from trusted IPs: add this server's public IP under the app's Trusted IP setting.",
-  ],
+  wecom: ["connector.wecom.guide1", "connector.wecom.guide2", "connector.wecom.guide3"],
 };
 
 /** What each type asks for, in form order. */
@@ -77,64 +69,67 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
   telegram: [
     {
       key: "botToken",
-      label: "Bot token",
+      label: "connector.telegram.botToken.label",
       kind: "secret",
       input: "text",
       required: true,
-      placeholder: "123456:ABC… from @BotFather",
-      help: "From @BotFather: /newbot, or /token for an existing bot.",
+      placeholder: "123456:ABC…",
+      help: "connector.telegram.botToken.help",
     },
     {
       key: "mode",
-      label: "Receive by",
+      label: "connector.telegram.mode.label",
       kind: "setting",
       input: "select",
       options: ["polling", "webhook"],
-      optionLabels: { polling: "Polling", webhook: "Webhook" },
-      help: "Polling needs no public address; a webhook needs this server reachable over HTTPS.",
+      optionLabels: {
+        polling: "connector.telegram.mode.option.polling",
+        webhook: "connector.telegram.mode.option.webhook",
+      },
+      help: "connector.telegram.mode.help",
     },
     {
       key: "publicUrl",
-      label: "Public URL of this server",
+      label: "connector.telegram.publicUrl.label",
       kind: "setting",
       input: "url",
       required: true,
       placeholder: "https://dimsum.example.com",
-      help: "The HTTPS address Telegram can reach this server at; the webhook is registered for you.",
+      help: "connector.telegram.publicUrl.help",
       showWhen: { key: "mode", is: ["webhook"] },
     },
-    { key: "streaming", label: "Stream answers (edit a preview)", kind: "setting", input: "checkbox" },
+    { key: "streaming", label: "connector.telegram.streaming.label", kind: "setting", input: "checkbox" },
     {
       key: "baseUrl",
-      label: "Bot API URL",
+      label: "connector.telegram.baseUrl.label",
       kind: "setting",
       input: "url",
       placeholder: "https://api.telegram.org",
-      help: "Change only for a self-hosted Bot API server.",
+      help: "connector.telegram.baseUrl.help",
     },
   ],
   webhook: [
     {
       key: "outboundUrl",
-      label: "Outbound URL",
+      label: "connector.webhook.outboundUrl.label",
       kind: "setting",
       input: "url",
       required: true,
       placeholder: "https://example.com/dimsum",
-      help: "Where answers are POSTed.",
+      help: "connector.webhook.outboundUrl.help",
     },
     {
       key: "secret",
-      label: "Shared secret (HMAC-SHA256)",
+      label: "connector.webhook.secret.label",
       kind: "secret",
       input: "text",
       required: true,
-      hint: "16+ characters",
-      help: "Both sides sign and check requests with it; make one up and give it to the other system.",
+      hint: "connector.webhook.secret.hint",
+      help: "connector.webhook.secret.help",
     },
     {
       key: "maxChars",
-      label: "Characters per message",
+      label: "connector.webhook.maxChars.label",
       kind: "setting",
       input: "number",
       placeholder: "20000",
@@ -143,170 +138,179 @@ export const CONNECTOR_FIELDS: Record<ConnectorType, ConnectorField[]> = {
   feishu: [
     {
       key: "mode",
-      label: "Receive by",
+      label: "connector.feishu.mode.label",
       kind: "setting",
       input: "select",
       options: ["long-connection", "webhook"],
-      optionLabels: { "long-connection": "Long connection", webhook: "Webhook" },
-      help: "The long connection needs no public address; the webhook needs this server reachable from Feishu.",
+      optionLabels: {
+        "long-connection": "connector.feishu.mode.option.long-connection",
+        webhook: "connector.feishu.mode.option.webhook",
+      },
+      help: "connector.feishu.mode.help",
     },
     {
       key: "appId",
-      label: "App ID",
+      label: "connector.feishu.appId.label",
       kind: "setting",
       input: "text",
       required: true,
       placeholder: "cli_…",
-      help: "Developer console → your app → Credentials & Basic Info (凭证与基础信息).",
+      help: "connector.feishu.appId.help",
     },
     {
       key: "appSecret",
-      label: "App Secret",
+      label: "connector.feishu.appSecret.label",
       kind: "secret",
       input: "text",
       required: true,
-      help: "Same page as the App ID.",
+      help: "connector.feishu.appSecret.help",
     },
     {
       key: "encryptKey",
-      label: "Encrypt Key",
+      label: "connector.feishu.encryptKey.label",
       kind: "secret",
       input: "text",
       required: true,
-      help: "Events & Callbacks → Encryption Strategy (加密策略).",
+      help: "connector.feishu.encryptKey.help",
       showWhen: { key: "mode", is: ["webhook"] },
     },
     {
       key: "verificationToken",
-      label: "Verification Token",
+      label: "connector.feishu.verificationToken.label",
       kind: "secret",
       input: "text",
       required: true,
-      help: "Events & Callbacks → Encryption Strategy, beside the Encrypt Key.",
+      help: "connector.feishu.verificationToken.help",
       showWhen: { key: "mode", is: ["webhook"] },
     },
     {
       key: "baseUrl",
-      label: "Open API URL",
+      label: "connector.feishu.baseUrl.label",
       kind: "setting",
       input: "url",
       placeholder: "https://open.feishu.cn",
-      help: "Lark (international): https://open.larksuite.com.",
+      help: "connector.feishu.baseUrl.help",
     },
-    { key: "streaming", label: "Stream answers (update a card)", kind: "setting", input: "checkbox" },
+    { key: "streaming", label: "connector.feishu.streaming.label", kind: "setting", input: "checkbox" },
   ],
   dingtalk: [
     {
       key: "mode",
-      label: "Receive by",
+      label: "connector.dingtalk.mode.label",
       kind: "setting",
       input: "select",
       options: ["stream", "webhook"],
-      optionLabels: { stream: "Stream mode", webhook: "HTTP callback" },
-      help: "Stream mode needs no public address; the HTTP callback needs this server reachable from DingTalk.",
+      optionLabels: {
+        stream: "connector.dingtalk.mode.option.stream",
+        webhook: "connector.dingtalk.mode.option.webhook",
+      },
+      help: "connector.dingtalk.mode.help",
     },
     {
       key: "clientId",
-      label: "Client ID (AppKey)",
+      label: "connector.dingtalk.clientId.label",
       kind: "setting",
       input: "text",
       required: true,
       placeholder: "ding…",
-      help: "Developer console → your app → Credentials & Basic Info (凭证与基础信息).",
+      help: "connector.dingtalk.clientId.help",
     },
     {
       key: "clientSecret",
-      label: "Client Secret (AppSecret)",
+      label: "connector.dingtalk.clientSecret.label",
       kind: "secret",
       input: "text",
       required: true,
-      help: "Same page as the Client ID. In HTTP mode it also checks each callback's signature.",
+      help: "connector.dingtalk.clientSecret.help",
     },
     {
       key: "cardTemplateId",
-      label: "Card template ID",
+      label: "connector.dingtalk.cardTemplateId.label",
       kind: "setting",
       input: "text",
       placeholder: "….schema",
-      help: "Cards with buttons for approvals and flows, and answers streamed into a card (Stream mode only): the template built in the card platform (卡片平台) as the README says.",
+      help: "connector.dingtalk.cardTemplateId.help",
       showWhen: { key: "mode", is: ["stream"] },
     },
     {
       key: "streaming",
-      label: "Stream answers (into a card)",
+      label: "connector.dingtalk.streaming.label",
       kind: "setting",
       input: "checkbox",
       showWhen: { key: "mode", is: ["stream"] },
     },
     {
       key: "baseUrl",
-      label: "OpenAPI URL",
+      label: "connector.dingtalk.baseUrl.label",
       kind: "setting",
       input: "url",
       placeholder: "https://api.dingtalk.com",
-      help: "Change only for a proxy.",
+      help: "connector.dingtalk.baseUrl.help",
     },
   ],
   wecom: [
     {
       key: "corpId",
-      label: "Corp ID",
+      label: "connector.wecom.corpId.label",
       kind: "setting",
       input: "text",
       required: true,
       placeholder: "ww…",
-      help: "Admin console → My Company (我的企业) → Company Information, at the bottom (企业ID).",
+      help: "connector.wecom.corpId.help",
     },
     {
       key: "appAgentId",
-      label: "AgentId",
+      label: "connector.wecom.appAgentId.label",
       kind: "setting",
       input: "text",
       required: true,
       placeholder: "1000002",
-      help: "App Management (应用管理) → your self-built app → AgentId.",
+      help: "connector.wecom.appAgentId.help",
     },
     {
       key: "corpSecret",
-      label: "App Secret",
+      label: "connector.wecom.corpSecret.label",
       kind: "secret",
       input: "text",
       required: true,
-      help: "The app's page → Secret (WeCom shows it in the WeCom app when you press View).",
+      help: "connector.wecom.corpSecret.help",
     },
     {
       key: "token",
-      label: "Token",
+      label: "connector.wecom.token.label",
       kind: "secret",
       input: "text",
       required: true,
-      help: "The app's page → Receive Messages → Set API Receiving (设置API接收): press Random, copy it here.",
+      help: "connector.wecom.token.help",
     },
     {
       key: "encodingAESKey",
-      label: "EncodingAESKey",
+      label: "connector.wecom.encodingAESKey.label",
       kind: "secret",
       input: "text",
       required: true,
-      hint: "43 characters",
-      help: "Same dialog as the Token: press Random, copy it here.",
+      hint: "connector.wecom.encodingAESKey.hint",
+      help: "connector.wecom.encodingAESKey.help",
     },
     {
       key: "format",
-      label: "Answer as",
+      label: "connector.wecom.format.label",
       kind: "setting",
       input: "select",
       options: ["markdown", "text"],
-      optionLabels: { markdown: "Markdown", text: "Plain text" },
-      help: "Markdown shows in the WeCom app; plain text also reaches people who use WeChat.",
+      optionLabels: {
+        markdown: "connector.wecom.format.option.markdown",
+        text: "connector.wecom.format.option.text",
+      },
+      help: "connector.wecom.format.help",
     },
     {
       key: "baseUrl",
-      label: "API URL",
+      label: "connector.wecom.baseUrl.label",
       kind: "setting",
       input: "url",
       placeholder: "https://qyapi.weixin.qq.com",
-      help: "Change only for a proxy.",
+      help: "connector.wecom.baseUrl.help",
     },
   ],
 };
@@ -336,7 +340,8 @@ export function visibleFields(
 
 /** A secret's or setting's label, by key. */
 export function fieldLabel(type: ConnectorType, key: string): string {
-  return CONNECTOR_FIELDS[type].find((f) => f.key === key)?.label ?? key;
+  const label = CONNECTOR_FIELDS[type].find((f) => f.key === key)?.label;
+  return label ? t(label) : key;
 }
 
 /** Whether a connector takes calls at its inbound URL (the other modes need no public address). */
@@ -384,7 +389,7 @@ export function missingFields(
     .filter(
       (f) => f.required && !(values[f.key]?.trim() || (f.kind === "secret" && stored?.secrets[f.key]?.set)),
     )
-    .map((f) => ({ key: f.key, label: f.label }));
+    .map((f) => ({ key: f.key, label: t(f.label) }));
 }
 
 const enc = encodeURIComponent;

@@ -6,6 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useReportError, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ChannelSummary, SessionUser } from "../types.js";
 import { type ChatView, type ConnectorView, connectorApi, type PersonView } from "./connector-api.js";
 
@@ -35,11 +36,11 @@ function ChatRow(props: {
     else if (choice.startsWith(TEMPLATE)) {
       const entry = props.templates.find((t) => t.id === choice.slice(TEMPLATE.length));
       const made = entry ? await api.importTemplate(entry.template) : undefined;
-      if (!made?.channel) throw new Error("The template made no group; pick a team template.");
+      if (!made?.channel) throw new Error(t("connector.chat.noGroup"));
       await client.bindChat(connector.id, chat.chatId, { mode: "group", channelId: made.channel.id });
     } else await client.bindChat(connector.id, chat.chatId, { mode: "group", channelId: choice });
     props.onChanged();
-  }, "Chat binding saved.");
+  }, t("connector.chat.bound"));
   const [mirror, mirroring] = useAction(async (on: boolean) => {
     await client.bindChat(connector.id, chat.chatId, { mirror: on });
     props.onChanged();
@@ -49,28 +50,31 @@ function ChatRow(props: {
       <div class="inline-form">
         <strong>{chat.name ?? chat.chatId}</strong>
         <span class="muted">
-          {chat.group ? "group chat" : "private chat"} · last message {formatTime(chat.lastAt)}
+          {chat.group ? t("connector.chat.group") : t("connector.chat.private")} ·{" "}
+          {t("connector.lastMessage", { time: formatTime(chat.lastAt) })}
         </span>
         <span class={chat.mode === "group" ? "badge badge-ok" : "badge"} data-testid="connector-chat-mode">
-          {chat.mode === "group" ? `group: ${chat.channelName ?? ""}` : `direct: @${connector.agentId}`}
+          {chat.mode === "group"
+            ? t("connector.chat.modeGroup", { name: chat.channelName ?? "" })
+            : t("connector.chat.modeDirect", { agent: connector.agentId })}
         </span>
       </div>
       <div class="inline-form">
         <select
           value={choice}
           onChange={(e) => setChoice(e.currentTarget.value)}
-          aria-label="Answer this chat as"
+          aria-label={t("connector.chat.answerAs")}
           data-testid="connector-chat-choice"
         >
-          <option value={DIRECT}>Keep direct (@{connector.agentId})</option>
+          <option value={DIRECT}>{t("connector.chat.keepDirect", { agent: connector.agentId })}</option>
           {props.groups.map((g) => (
             <option key={g.id} value={g.id}>
-              Group: {g.name}
+              {t("connector.chat.groupOption", { name: g.name })}
             </option>
           ))}
-          {props.templates.map((t) => (
-            <option key={t.id} value={`${TEMPLATE}${t.id}`}>
-              New group from template: {t.name}
+          {props.templates.map((tpl) => (
+            <option key={tpl.id} value={`${TEMPLATE}${tpl.id}`}>
+              {t("connector.chat.fromTemplate", { name: tpl.name })}
             </option>
           ))}
         </select>
@@ -81,7 +85,7 @@ function ChatRow(props: {
           onClick={() => void bind()}
           data-testid="connector-chat-bind"
         >
-          Bind
+          {t("connector.chat.bind")}
         </button>
         {chat.mode === "group" && (
           <label class="check">
@@ -92,7 +96,7 @@ function ChatRow(props: {
               onChange={(e) => void mirror(e.currentTarget.checked)}
               data-testid="connector-chat-mirror"
             />
-            Post web messages to this chat
+            {t("connector.chat.mirror")}
           </label>
         )}
       </div>
@@ -116,17 +120,21 @@ function PersonRow(props: {
       userId === "" ? null : userId,
     );
     props.onChanged();
-  }, "Saved.");
+  }, t("connector.person.saved"));
   return (
     <li class="inline-form" data-testid="connector-person">
       <strong>{person.name ?? person.externalUserId}</strong>
-      <span class="muted">{person.linkedTo ? `linked to ${person.linkedTo.username}` : "guest"}</span>
+      <span class="muted">
+        {person.linkedTo
+          ? t("connector.person.linked", { name: person.linkedTo.username })
+          : t("connector.person.guest")}
+      </span>
       <select
         value={userId}
         onChange={(e) => setUserId(e.currentTarget.value)}
-        aria-label={`Web account of ${person.name ?? person.externalUserId}`}
+        aria-label={t("connector.person.account", { name: person.name ?? person.externalUserId })}
       >
-        <option value="">Guest (not linked)</option>
+        <option value="">{t("connector.person.notLinked")}</option>
         {props.users
           .filter((u) => u.role !== "guest")
           .map((u) => (
@@ -141,7 +149,7 @@ function PersonRow(props: {
         disabled={saving || userId === (person.linkedTo?.userId ?? "")}
         onClick={() => void save()}
       >
-        Save
+        {t("connector.save")}
       </button>
     </li>
   );
@@ -183,12 +191,12 @@ export function ConnectorChats({ connector }: { connector: ConnectorView }) {
     api.listUsers().then(setUsers).catch(report);
   }, [api, connector.id]);
 
-  if (chats === undefined) return <p class="muted">Loading chats…</p>;
+  if (chats === undefined) return <p class="muted">{t("connector.chat.loading")}</p>;
   return (
     <div class="connector-chats" data-testid="connector-chats">
-      <h4>Chats</h4>
+      <h4>{t("connector.chats")}</h4>
       {chats.length === 0 ? (
-        <p class="muted">No chats yet: write to the bot, then bind the chat here.</p>
+        <p class="muted">{t("connector.chat.empty")}</p>
       ) : (
         <ul class="mcp-list">
           {chats.map((chat) => (
@@ -203,9 +211,9 @@ export function ConnectorChats({ connector }: { connector: ConnectorView }) {
           ))}
         </ul>
       )}
-      <h4>People</h4>
+      <h4>{t("connector.people")}</h4>
       {people.length === 0 ? (
-        <p class="muted">Nobody has written yet.</p>
+        <p class="muted">{t("connector.person.empty")}</p>
       ) : (
         <ul class="mcp-list">
           {people.map((person) => (

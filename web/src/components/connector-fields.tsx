@@ -4,6 +4,7 @@
  * apply to one mode only (Feishu's Encrypt Key in webhook mode) show while that mode is chosen.
  */
 import { useId } from "preact/hooks";
+import { type MessageKey, t } from "../i18n/index.js";
 import {
   CONNECTOR_GUIDES,
   type ConnectorType,
@@ -23,12 +24,16 @@ export interface ConnectorFieldsProps {
   errors?: Readonly<Record<string, string>>;
 }
 
+function optionLabel(key: MessageKey | undefined, option: string): string {
+  return key ? t(key) : option;
+}
+
 /** The numbered setup steps of a type. */
 export function ConnectorGuide({ type }: { type: ConnectorType }) {
   return (
     <ol class="connector-guide muted" data-testid="connector-guide">
       {CONNECTOR_GUIDES[type].map((step) => (
-        <li key={step}>{step}</li>
+        <li key={step}>{t(step)}</li>
       ))}
     </ol>
   );
@@ -42,7 +47,7 @@ export function ConnectorFields({ type, values, onChange, stored, errors = {} }:
   const set = (key: string, value: string) => onChange({ ...values, [key]: value });
   const secretHint = (key: string) => {
     const secret = stored?.secrets[key];
-    return secret?.set ? `set (${secret.preview ?? "…"}); type to replace` : undefined;
+    return secret?.set ? t("connector.secretSet", { preview: secret.preview ?? "…" }) : undefined;
   };
   const text = (key: string, placeholder: string | undefined) => ({
     id: idOf(key),
@@ -60,7 +65,7 @@ export function ConnectorFields({ type, values, onChange, stored, errors = {} }:
         const testId = `connector-field-${field.key}`;
         const help = field.help ? (
           <small class="field-help muted" id={`${idOf(field.key)}-help`}>
-            {field.help}
+            {t(field.help)}
           </small>
         ) : null;
         if (field.input === "checkbox") {
@@ -72,16 +77,16 @@ export function ConnectorFields({ type, values, onChange, stored, errors = {} }:
                 onChange={(e) => set(field.key, e.currentTarget.checked ? "true" : "false")}
                 data-testid={testId}
               />
-              {field.label}
+              {t(field.label)}
             </label>
           );
         }
         return (
           <label key={field.key} class={`field${errors[field.key] ? " invalid" : ""}`} for={idOf(field.key)}>
             <span>
-              {field.label}
+              {t(field.label)}
               {field.required ? " *" : ""}
-              {field.hint ? <span class="muted"> ({field.hint})</span> : null}
+              {field.hint ? <span class="muted"> ({t(field.hint)})</span> : null}
             </span>
             {field.input === "select" ? (
               <select
@@ -92,7 +97,7 @@ export function ConnectorFields({ type, values, onChange, stored, errors = {} }:
               >
                 {field.options?.map((o) => (
                   <option key={o} value={o}>
-                    {field.optionLabels?.[o] ?? o}
+                    {optionLabel(field.optionLabels?.[o], o)}
                   </option>
                 ))}
               </select>

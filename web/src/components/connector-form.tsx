@@ -2,6 +2,7 @@
 import { useId, useRef, useState } from "preact/hooks";
 import { ApiError } from "../api.js";
 import { useAction, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import {
   CONNECTOR_LABELS,
   type ConnectorType,
@@ -35,8 +36,9 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
 
   const [create, creating] = useAction(async () => {
     const found: Record<string, string> = {};
-    if (!name.trim()) found.name = "Give the connector a name.";
-    for (const field of missingFields(type, values)) found[field.key] = `Fill in ${field.label}.`;
+    if (!name.trim()) found.name = t("connector.nameMissing");
+    for (const field of missingFields(type, values))
+      found[field.key] = t("connector.fillIn", { field: field.label });
     setErrors(found);
     if (Object.keys(found).length > 0) {
       focusFirstInvalid(form.current);
@@ -62,7 +64,7 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
     store.dispatch({
       type: "notice",
       kind: "info",
-      text: `Connector "${created.name}" created; start it when ready.`,
+      text: t("connector.created", { name: created.name }),
     });
     setName("");
     setValues({});
@@ -79,10 +81,10 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
         void create();
       }}
     >
-      <h3>New connector</h3>
+      <h3>{t("connector.new")}</h3>
       <div class="form-grid">
         <label class="field">
-          <span>Platform</span>
+          <span>{t("connector.platform")}</span>
           <select
             value={type}
             onChange={(e) => {
@@ -91,19 +93,19 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
             }}
             data-testid="connector-type"
           >
-            {TYPES.map((t) => (
-              <option key={t} value={t}>
-                {CONNECTOR_LABELS[t]}
+            {TYPES.map((kind) => (
+              <option key={kind} value={kind}>
+                {t(CONNECTOR_LABELS[kind])}
               </option>
             ))}
           </select>
         </label>
         <label class={`field${errors.name ? " invalid" : ""}`}>
-          <span>Name *</span>
+          <span>{t("connector.name")} *</span>
           <input
             value={name}
             maxLength={60}
-            placeholder="Support bot"
+            placeholder={t("connector.namePlaceholder")}
             aria-invalid={errors.name ? "true" : undefined}
             aria-describedby={errors.name ? nameErrorId : undefined}
             onInput={(e) => setName(e.currentTarget.value)}
@@ -116,7 +118,7 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
           )}
         </label>
         <label class="field">
-          <span>Agent that answers</span>
+          <span>{t("connector.agent")}</span>
           <select
             value={chosenAgent}
             onChange={(e) => setAgentId(e.currentTarget.value)}
@@ -132,10 +134,7 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
       </div>
       <ConnectorGuide type={type} />
       <ConnectorFields type={type} values={values} onChange={setValues} errors={errors} />
-      <p class="muted">
-        Secrets are stored encrypted on the server and never shown again. Each external person becomes a guest
-        user; each external chat becomes a direct chat with the agent.
-      </p>
+      <p class="muted">{t("connector.secretsNote")}</p>
       <div class="form-actions">
         <button
           type="submit"
@@ -143,7 +142,7 @@ export function ConnectorCreateForm({ onCreated }: { onCreated: () => void }) {
           disabled={creating || !chosenAgent}
           data-testid="connector-create-submit"
         >
-          Create connector
+          {t("connector.create")}
         </button>
       </div>
     </form>

@@ -3,6 +3,7 @@
 import { useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { askConfirm } from "./confirm-dialog.js";
 import {
   CONNECTOR_LABELS,
@@ -24,13 +25,21 @@ const STATE_BADGE: Record<ConnectorView["status"]["state"], string> = {
   error: "badge badge-error",
 };
 
+const STATE_TEXT = {
+  running: "connector.state.running",
+  starting: "connector.state.starting",
+  failing: "connector.state.failing",
+  stopped: "connector.state.stopped",
+  error: "connector.state.error",
+} as const;
+
 function ConnectorEditor({ view, onSaved }: { view: ConnectorView; onSaved: () => void }) {
   const { api, store } = useServices();
   const [name, setName] = useState(view.name);
   const [values, setValues] = useState<FieldValues>(() => valuesOf(view));
   const [save, saving] = useAction(async () => {
     await connectorApi(api).update(view.id, { name: name.trim(), ...fieldsToBody(view.type, values, view) });
-    store.dispatch({ type: "notice", kind: "info", text: `Connector "${name.trim()}" saved.` });
+    store.dispatch({ type: "notice", kind: "info", text: t("connector.saved", { name: name.trim() }) });
     onSaved();
   });
   return (
@@ -43,7 +52,7 @@ function ConnectorEditor({ view, onSaved }: { view: ConnectorView; onSaved: () =
       }}
     >
       <label class="field">
-        <span>Name</span>
+        <span>{t("connector.name")}</span>
         <input
           value={name}
           maxLength={60}
@@ -59,7 +68,9 @@ function ConnectorEditor({ view, onSaved }: { view: ConnectorView; onSaved: () =
           disabled={saving}
           data-testid="connector-save"
         >
-          Save{view.status.state === "running" || view.status.state === "failing" ? " and restart" : ""}
+          {view.status.state === "running" || view.status.state === "failing"
+            ? t("connector.saveRestart")
+            : t("connector.save")}
         </button>
       </div>
     </form>
@@ -78,7 +89,7 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
   // Secrets this connector's mode needs that are not set yet (Feishu's long connection needs no Encrypt Key).
   const missing = visibleFields(view.type, {}, view)
     .filter((f) => f.kind === "secret" && f.required && !view.secrets[f.key]?.set)
-    .map((f) => f.label);
+    .map((f) => t(f.label));
 
   const [toggle, toggling] = useAction(async () => {
     if (running) await client.stop(view.id);
@@ -96,8 +107,8 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
   const [remove, removing] = useAction(async () => {
     if (
       !(await askConfirm({
-        title: `Delete the connector "${view.name}"?`,
-        message: "Its chats stay as channels.",
+        title: t("connector.deleteTitle", { name: view.name }),
+        message: t("connector.deleteMessage"),
       }))
     )
       return;
@@ -110,33 +121,41 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
       <div class="inline-form">
         <strong data-testid="connector-row-name">{view.name}</strong>
         <span class="muted">
-          {CONNECTOR_LABELS[view.type]} → @{view.agentId}
+          {t(CONNECTOR_LABELS[view.type])} → @{view.agentId}
         </span>
         <span class={STATE_BADGE[view.status.state]} data-testid="connector-state">
-          {view.status.state}
+          {t(STATE_TEXT[view.status.state])}
         </span>
-        {view.status.pending > 0 && <span class="badge badge-warning">{view.status.pending} waiting</span>}
-        {view.status.failed > 0 && <span class="badge badge-error">{view.status.failed} failed</span>}
+        {view.status.pending > 0 && (
+          <span class="badge badge-warning">{t("connector.waiting", { count: view.status.pending })}</span>
+        )}
+        {view.status.failed > 0 && (
+          <span class="badge badge-error">{t("connector.failed", { count: view.status.failed })}</span>
+        )}
       </div>
       {view.status.error && (
         <p class="form-error" data-testid="connector-error">
-          {view.status.state === "failing" ? `${CONNECTOR_LABELS[view.type]} calls are failing: ` : ""}
+          {view.status.state === "failing"
+            ? t("connector.callsFailing", { platform: t(CONNECTOR_LABELS[view.type]) })
+            : ""}
           {view.status.error}
         </p>
       )}
-      {missing.length > 0 && <p class="muted">Still to enter: {missing.join(", ")}</p>}
+      {missing.length > 0 && (
+        <p class="muted">{t("connector.stillToEnter", { fields: missing.join(", ") })}</p>
+      )}
       <p class="muted connector-inbound">
         {takesInbound(view) ? (
           <>
-            Inbound URL: <code data-testid="connector-inbound-url">{inboundUrl}</code>
+            {t("connector.inboundUrl")} <code data-testid="connector-inbound-url">{inboundUrl}</code>
           </>
         ) : (
-          <span data-testid="connector-no-inbound">
-            Connects out to the platform: no public address needed.
-          </span>
+          <span data-testid="connector-no-inbound">{t("connector.connectsOut")}</span>
         )}
-        {view.status.lastInboundAt ? ` · last message ${formatTime(view.status.lastInboundAt)}` : ""}
-        {view.status.rejected > 0 ? ` · ${view.status.rejected} refused` : ""}
+        {view.status.lastInboundAt
+          ? ` · ${t("connector.lastMessage", { time: formatTime(view.status.lastInboundAt) })}`
+          : ""}
+        {view.status.rejected > 0 ? ` · ${t("connector.refused", { count: view.status.rejected })}` : ""}
       </p>
       <div class="form-actions">
         <button
@@ -146,7 +165,7 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
           onClick={() => void toggle()}
           data-testid="connector-toggle"
         >
-          {running ? "Stop" : "Start"}
+          {running ? t("connector.stop") : t("connector.start")}
         </button>
         <button
           type="button"
@@ -155,7 +174,7 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
           onClick={() => void test()}
           data-testid="connector-test"
         >
-          Test
+          {t("connector.test")}
         </button>
         <button
           type="button"
@@ -164,7 +183,7 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
           onClick={() => setEditing(!editing)}
           data-testid="connector-edit"
         >
-          Edit
+          {t("connector.edit")}
         </button>
         <button
           type="button"
@@ -173,7 +192,7 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
           onClick={() => setShowChats(!showChats)}
           data-testid="connector-chats-toggle"
         >
-          Chats
+          {t("connector.chats")}
         </button>
         <button
           type="button"
@@ -182,7 +201,7 @@ export function ConnectorRow({ view, onChanged }: { view: ConnectorView; onChang
           onClick={() => void remove()}
           data-testid="connector-delete"
         >
-          Delete
+          {t("common.delete")}
         </button>
       </div>
       {showChats && <ConnectorChats connector={view} />}

@@ -1,5 +1,6 @@
 /** "Export": downloads an agent or a group as a template file (JSON) another Dimsum can import. */
 import { useAction } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { downloadTemplate } from "../template-file.js";
 import type { Template } from "../types.js";
 
@@ -19,8 +20,7 @@ export function ExportTemplateButton({ load, label, title, testId }: ExportTempl
       downloadTemplate(template);
       return template;
     },
-    (t) =>
-      `Exported “${t.name}” as a template file (check your downloads). Import it under Templates on any Dimsum.`,
+    (template) => t("exportTemplate.done", { name: template.name }),
   );
   return (
     <button

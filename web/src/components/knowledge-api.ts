@@ -21,6 +21,8 @@ export type {
   KnowledgeStatus,
   Passage,
 } from "../../../src/knowledge/types.js";
+
+import { t } from "../i18n/index.js";
 export type KnowledgeBase = KnowledgeBaseInfo;
 export type KnowledgeDocument = DocumentRecord;
 export type IngestJob = IngestJobSnapshot;
@@ -58,7 +60,9 @@ export function knowledgeApi(api: ApiClient) {
 export function pageLabel(citation: Citation): string | undefined {
   const { pageStart, pageEnd } = citation;
   if (pageStart === undefined) return undefined;
-  return pageEnd !== undefined && pageEnd !== pageStart ? `pp. ${pageStart}–${pageEnd}` : `p. ${pageStart}`;
+  return pageEnd !== undefined && pageEnd !== pageStart
+    ? t("kb.pages", { start: pageStart, end: pageEnd })
+    : t("kb.page", { page: pageStart });
 }
 
 /** The link a citation opens: the source itself when it is a web address, else the passage in the list. */

@@ -1,6 +1,7 @@
 /** Searching one knowledge base: a query box and the passages found, each with its citation. */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { citationHref, knowledgeApi, type Passage, pageLabel, type SearchResult } from "./knowledge-api.js";
 
 function CitationLine({ passage }: { passage: Passage }) {
@@ -66,7 +67,7 @@ export function KnowledgeSearch({ kb, revision }: { kb: string; revision: number
 
   return (
     <section class="form" data-testid="kb-search" data-searches={searches} aria-busy={busy}>
-      <h3>Search</h3>
+      <h3>{t("kb.search.heading")}</h3>
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -76,8 +77,8 @@ export function KnowledgeSearch({ kb, revision }: { kb: string; revision: number
         <input
           type="search"
           value={query}
-          placeholder="What are you looking for?"
-          aria-label="Search query"
+          placeholder={t("kb.search.placeholder")}
+          aria-label={t("kb.search.label")}
           class="kb-search-input"
           onInput={(e) => setQuery(e.currentTarget.value)}
           data-testid="kb-search-input"
@@ -88,12 +89,12 @@ export function KnowledgeSearch({ kb, revision }: { kb: string; revision: number
           disabled={busy || query.trim() === ""}
           data-testid="kb-search-submit"
         >
-          Search
+          {t("kb.search.submit")}
         </button>
       </form>
       {result && result.passages.length === 0 && (
         <p class="muted" data-testid="kb-search-empty">
-          Nothing in {kb} matches “{asked}”.
+          {t("kb.search.none", { kb, query: asked })}
         </p>
       )}
       {result && result.passages.length > 0 && (

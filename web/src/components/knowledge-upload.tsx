@@ -6,8 +6,8 @@
 
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
-import { plural } from "../format.js";
 import { useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import {
   type IngestFileResult,
   type IngestJob,
@@ -33,16 +33,34 @@ type Phase =
 
 const COUNTED = ["added", "updated", "unchanged", "failed", "skipped"] as const;
 
+const OUTCOME_COUNT = {
+  added: "kb.upload.countAdded",
+  updated: "kb.upload.countUpdated",
+  unchanged: "kb.upload.countUnchanged",
+  failed: "kb.upload.countFailed",
+  skipped: "kb.upload.countSkipped",
+} as const;
+
+const OUTCOME = {
+  added: "kb.upload.outcomeAdded",
+  updated: "kb.upload.outcomeUpdated",
+  unchanged: "kb.upload.outcomeUnchanged",
+  failed: "kb.upload.outcomeFailed",
+  skipped: "kb.upload.outcomeSkipped",
+} as const;
+
 function summary(job: IngestJob): string {
-  if (job.status === "failed") return `Indexing failed: ${job.error ?? "unknown error"}`;
+  if (job.status === "failed")
+    return t("kb.upload.failed", { error: job.error ?? t("kb.upload.unknownError") });
   const r = job.result;
   const counts = r
     ? COUNTED.filter((k) => r[k] > 0)
-        .map((k) => `${r[k]} ${k}`)
+        .map((k) => t(OUTCOME_COUNT[k], { count: r[k] }))
         .join(", ")
     : "";
-  if (job.status === "cancelled") return `Cancelled${counts ? `; ${counts} before stopping` : ""}.`;
-  return `Done: ${counts || "nothing to index"}.`;
+  if (job.status === "cancelled")
+    return counts ? t("kb.upload.cancelledAfter", { counts }) : t("kb.upload.cancelled");
+  return t("kb.upload.done", { counts: counts || t("kb.upload.nothing") });
 }
 
 /** The error's message as a sentence part: no trailing full stop, since the caller adds one. */
@@ -51,9 +69,13 @@ function reason(err: unknown): string {
 }
 
 function fileLine(f: IngestFileResult): string {
-  const chunks = f.chunks !== undefined && f.outcome !== "failed" ? ` (${plural(f.chunks, "chunk")})` : "";
+  const chunks =
+    f.chunks !== undefined && f.outcome !== "failed"
+      ? ` (${t("kb.upload.chunks", { count: f.chunks })})`
+      : "";
   const why = f.reason ?? f.warning;
-  return `${f.source}: ${f.outcome}${chunks}${why ? ` — ${why}` : ""}`;
+  const outcome = f.outcome in OUTCOME ? t(OUTCOME[f.outcome as keyof typeof OUTCOME]) : f.outcome;
+  return `${f.source}: ${outcome}${chunks}${why ? ` — ${why}` : ""}`;
 }
 
 /** Upload area for one base; calls `onIngested` when a job ends so the documents list can refresh. */
@@ -96,7 +118,7 @@ export function KnowledgeUpload({
           if (!live) return;
           setPhase({
             step: "problem",
-            text: `Lost track of the indexing: ${reason(err)}. Reload the page to see which documents were added.`,
+            text: t("kb.upload.lostTrack", { reason: reason(err) }),
           });
           onIngested();
         });
@@ -129,7 +151,7 @@ export function KnowledgeUpload({
     } catch (err) {
       setPhase({
         step: "problem",
-        text: `Upload refused: ${reason(err)}. Nothing from these files was added.`,
+        text: t("kb.upload.refused", { reason: reason(err) }),
       });
     }
   };
@@ -138,7 +160,7 @@ export function KnowledgeUpload({
     <div data-testid="kb-upload" data-phase={phase.step}>
       {/* The zone is not the button: a disabled button would let a drop through to the browser, which then opens the file in place of the app. */}
       <section
-        aria-label="Drop files here to add them"
+        aria-label={t("kb.upload.zoneLabel")}
         data-testid="kb-dropzone"
         data-over={over ? "true" : "false"}
         class={`kb-dropzone${over ? " is-over" : ""}${busy ? " is-busy" : ""}`}
@@ -162,7 +184,7 @@ export function KnowledgeUpload({
         }}
       >
         <p>
-          {busy ? "Wait for this upload to finish before adding more." : "Drop files here, or "}
+          {busy ? t("kb.upload.wait") : t("kb.upload.dropOr")}
           {!busy && (
             <button
               type="button"
@@ -170,16 +192,14 @@ export function KnowledgeUpload({
               onClick={() => picker.current?.click()}
               data-testid="kb-pick"
             >
-              choose files
+              {t("kb.upload.choose")}
             </button>
           )}
         </p>
         <p class="muted" data-testid="kb-upload-limits">
-          Markdown, plain text, HTML, PDF and source code
           {limits
-            ? `; up to ${plural(limits.maxFiles, "file")} of ${formatLimit(limits.maxFileBytes)} each`
-            : ""}
-          .
+            ? t("kb.upload.typesLimits", { count: limits.maxFiles, size: formatLimit(limits.maxFileBytes) })
+            : t("kb.upload.types")}
         </p>
       </section>
       <input
@@ -198,13 +218,13 @@ export function KnowledgeUpload({
       />
       {phase.step === "uploading" && (
         <p data-testid="kb-upload-progress">
-          Uploading {plural(phase.count, "file")}… <progress max={1} value={phase.fraction} />{" "}
+          {t("kb.upload.uploading", { count: phase.count })} <progress max={1} value={phase.fraction} />{" "}
           {Math.round(phase.fraction * 100)}%
         </p>
       )}
       {phase.step === "ingesting" && (
         <p data-testid="kb-ingest-progress">
-          Indexing {phase.job.progress.done}/{phase.job.progress.total}
+          {t("kb.upload.indexing", { done: phase.job.progress.done, total: phase.job.progress.total })}
           {phase.job.progress.current ? ` (${phase.job.progress.current})` : ""}{" "}
           <progress max={Math.max(phase.job.progress.total, 1)} value={phase.job.progress.done} />{" "}
           <button
@@ -212,13 +232,13 @@ export function KnowledgeUpload({
             class="btn btn-small"
             onClick={() =>
               void client.cancel(phase.job.id).catch((err: unknown) => {
-                setPhase({ step: "problem", text: `Could not cancel the indexing: ${reason(err)}.` });
+                setPhase({ step: "problem", text: t("kb.upload.cancelFailed", { reason: reason(err) }) });
                 onIngested();
               })
             }
             data-testid="kb-ingest-cancel"
           >
-            Cancel
+            {t("common.cancel")}
           </button>
         </p>
       )}
@@ -248,7 +268,7 @@ export function KnowledgeUpload({
             onClick={() => setPhase({ step: "idle" })}
             data-testid="kb-upload-error-dismiss"
           >
-            Dismiss
+            {t("common.dismiss")}
           </button>
         </p>
       )}

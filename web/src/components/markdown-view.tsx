@@ -2,6 +2,7 @@
 import DOMPurify from "dompurify";
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import { copyText } from "../clipboard.js";
+import { t } from "../i18n/index.js";
 import { markdownToHtml } from "../markdown.js";
 
 let hooked = false;
@@ -46,13 +47,13 @@ export function MarkdownView({ text, class: cls, testId }: MarkdownViewProps) {
     const code = button.closest(".code-block")?.querySelector("pre code")?.textContent ?? "";
     copyText(code).then(
       () => {
-        button.textContent = "✓ Copied";
+        button.textContent = `✓ ${t("message.copied")}`;
         setTimeout(() => {
-          button.textContent = "Copy";
+          button.textContent = t("message.copy");
         }, 1500);
       },
       () => {
-        button.textContent = "Copy failed";
+        button.textContent = t("message.copyFailedShort");
       },
     );
   };

@@ -11,6 +11,7 @@ import type { AppBridge, McpUiStyles } from "@modelcontextprotocol/ext-apps/app-
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { ToolCallView } from "../state/chat.js";
 import type { McpAppCallOutcome, McpAppCallResult } from "../types.js";
 
@@ -149,7 +150,7 @@ export function McpAppFrame({
       b.onmessage = async () => ({ isError: true });
       await b.connect(new PostMessageTransport(win, win));
       if (!closed) setConnected(true);
-    })().catch((err: unknown) => setProblem(`The app could not start: ${errorText(err)}`));
+    })().catch((err: unknown) => setProblem(t("mcpApp.startFailed", { error: errorText(err) })));
     return () => {
       closed = true;
       latest.current.ask?.settle(errorResult("The app was closed before the call was approved."));
@@ -169,7 +170,7 @@ export function McpAppFrame({
       ask.settle(outcome.status === "done" ? outcome.result : errorResult("The call was not approved."));
       setAsk(undefined);
     } catch (err) {
-      setProblem(`The decision was not sent: ${errorText(err)}`);
+      setProblem(t("approval.notSent", { error: errorText(err) }));
     } finally {
       setSending(false);
     }
@@ -189,15 +190,11 @@ export function McpAppFrame({
         data-testid="mcp-app-frame"
       />
       {ask && (
-        <section
-          class="approval mcp-app-ask"
-          data-testid="mcp-app-approval"
-          aria-label="The app asks to run a tool"
-        >
+        <section class="approval mcp-app-ask" data-testid="mcp-app-approval" aria-label={t("mcpApp.asks")}>
           <div class="approval-head">
             <span class="tool-dot dot-waiting" aria-hidden="true" />
             <span class="tool-name">{ask.tool}</span>
-            <span class="approval-asks muted">the app wants to run — needs your approval</span>
+            <span class="approval-asks muted">{t("mcpApp.wantsRun")}</span>
           </div>
           <pre class="approval-summary">{ask.summary}</pre>
           {ask.reason && <p class="approval-reason muted">{ask.reason}.</p>}
@@ -209,17 +206,17 @@ export function McpAppFrame({
               onClick={() => void decide("approve")}
               data-testid="mcp-app-approve"
             >
-              Approve
+              {t("approval.approve")}
             </button>
             <button
               type="button"
               class="btn btn-small"
               disabled={sending}
-              title={`Approve, and let this agent run ${ask.tool} in this chat from now on without asking`}
+              title={t("approval.alwaysTitle", { tool: ask.tool })}
               onClick={() => void decide("always")}
               data-testid="mcp-app-always"
             >
-              Always allow
+              {t("approval.alwaysAllow")}
             </button>
             <button
               type="button"
@@ -228,7 +225,7 @@ export function McpAppFrame({
               onClick={() => void decide("reject")}
               data-testid="mcp-app-decline"
             >
-              Decline
+              {t("sampling.decline")}
             </button>
           </div>
         </section>

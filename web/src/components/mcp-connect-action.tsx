@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 
 /** What the failure says the server needs; undefined when it is not a sign-in problem. */
 export interface McpSignInNeed {
@@ -98,11 +99,11 @@ export function McpConnectAction({ need }: { need: McpSignInNeed }) {
           <span>
             {need.scope ? (
               <>
-                <strong>{need.server}</strong> needs more access (<code>{need.scope}</code>).
+                <strong>{need.server}</strong> {t("mcpConnect.moreAccess")} (<code>{need.scope}</code>)
               </>
             ) : (
               <>
-                <strong>{need.server}</strong> needs you to sign in.
+                <strong>{need.server}</strong> {t("mcpConnect.signIn")}
               </>
             )}
           </span>
@@ -113,7 +114,11 @@ export function McpConnectAction({ need }: { need: McpSignInNeed }) {
             onClick={() => void connect()}
             data-testid="mcp-connect-action-button"
           >
-            {state === "waiting" ? "Waiting for sign-in…" : need.scope ? "Connect again" : "Connect"}
+            {state === "waiting"
+              ? t("mcpConnect.waiting")
+              : need.scope
+                ? t("mcpConnect.again")
+                : t("mcpConnect.connect")}
           </button>
         </>
       )}

@@ -1,6 +1,7 @@
 /** A channel's members (agents and people): list, remove, add. */
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { AgentRecord, ChannelMember, ChannelRecord, SessionUser } from "../types.js";
 import { useChannelPeople } from "./people.js";
 
@@ -47,13 +48,13 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
       const agent = agentById.get(m.id);
       return `${agent?.emoji ?? "🤖"} ${agent?.name ?? m.id} (@${m.id})`;
     }
-    if (m.id === me.id) return `🙂 ${me.username} (you)`;
+    if (m.id === me.id) return `🙂 ${me.username} ${t("memory.youMark")}`;
     return `🙂 ${userById.get(m.id)?.username ?? people.get(m.id) ?? m.id}`;
   };
 
   return (
     <section class="form" data-testid="members-editor">
-      <h3>Members</h3>
+      <h3>{t("members.title")}</h3>
       <ul class="member-list">
         {channel.members.map((member) => (
           <li
@@ -65,7 +66,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
           >
             <span>{label(member)}</span>
             {channel.leaderAgentId === member.id && member.type === "agent" && (
-              <span class="badge">leader</span>
+              <span class="badge">{t("members.leader")}</span>
             )}
             {canEdit && (
               <button
@@ -75,7 +76,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
                 onClick={() => void change(member, false)}
                 data-testid="member-remove"
               >
-                Remove
+                {t("members.remove")}
               </button>
             )}
           </li>
@@ -88,7 +89,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
             onChange={(e) => setAgentToAdd(e.currentTarget.value)}
             data-testid="member-add-agent"
           >
-            <option value="">Add an agent…</option>
+            <option value="">{t("members.addAgent")}</option>
             {addableAgents.map((a) => (
               <option key={a.id} value={a.id}>
                 {a.emoji} {a.name}
@@ -102,7 +103,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
             onClick={() => void change({ type: "agent", id: agentToAdd }, true).then(() => setAgentToAdd(""))}
             data-testid="member-add-agent-submit"
           >
-            Add
+            {t("members.add")}
           </button>
           {users ? (
             <select
@@ -110,7 +111,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
               onChange={(e) => setUserToAdd(e.currentTarget.value)}
               data-testid="member-add-user"
             >
-              <option value="">Add a person…</option>
+              <option value="">{t("members.addPerson")}</option>
               {addableUsers.map((u) => (
                 <option key={u.id} value={u.id}>
                   {u.username} ({u.role})
@@ -119,7 +120,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
             </select>
           ) : (
             <input
-              placeholder="User id to invite"
+              placeholder={t("members.userIdPlaceholder")}
               value={userToAdd}
               onInput={(e) => setUserToAdd(e.currentTarget.value.trim())}
               data-testid="member-add-user"
@@ -132,7 +133,7 @@ export function MembersEditor({ channel, agents, me, canEdit }: MembersEditorPro
             onClick={() => void change({ type: "user", id: userToAdd }, true).then(() => setUserToAdd(""))}
             data-testid="member-add-user-submit"
           >
-            Add
+            {t("members.add")}
           </button>
         </div>
       )}

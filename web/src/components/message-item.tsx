@@ -7,6 +7,7 @@ import { answeringModelOf } from "../../../src/team/message-parts.js";
 import { copyText } from "../clipboard.js";
 import { formatTime } from "../format.js";
 import { useAction, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { isImeKey } from "../ime.js";
 import { isTerminal, type RunView, scheduleOf } from "../state/chat.js";
 import type {
@@ -58,11 +59,11 @@ export interface MessageItemProps {
   answerRuns?: Record<string, TeamRun> | undefined;
 }
 
-const QUEUED_LABEL: Record<QueuedDelivery["mode"], string> = {
-  steer: "sent to the running answer",
-  collect: "collecting…",
-  waiting: "waits for approval",
-};
+const QUEUED_LABEL = {
+  steer: "message.queued.steer",
+  collect: "message.queued.collect",
+  waiting: "message.queued.waiting",
+} as const;
 
 /** Under a message that went to agents already at work: what became of it, per agent. */
 function QueuedLabels({ entries, agents }: { entries: QueuedDelivery[]; agents: Map<string, AgentRecord> }) {
@@ -77,7 +78,7 @@ function QueuedLabels({ entries, agents }: { entries: QueuedDelivery[]; agents: 
           data-agent-id={entry.agentId}
         >
           {entries.length > 1 && `${agents.get(entry.agentId)?.name ?? entry.agentId}: `}
-          {QUEUED_LABEL[entry.mode]}
+          {t(QUEUED_LABEL[entry.mode])}
         </span>
       ))}
     </p>
@@ -164,7 +165,7 @@ export function MessageItem({
         setCopied(true);
         setTimeout(() => setCopied(false), 1500);
       },
-      () => store.dispatch({ type: "notice", kind: "error", text: "Could not copy to the clipboard." }),
+      () => store.dispatch({ type: "notice", kind: "error", text: t("message.copyFailed") }),
     );
   };
   const isAnswer = author.type === "agent";
@@ -203,10 +204,10 @@ export function MessageItem({
             </span>
             <span class="author" data-testid="message-author">
               {author.type === "system"
-                ? "system"
+                ? t("search.system")
                 : mine
-                  ? "You"
-                  : (messenger?.name ?? people?.get(author.id) ?? "someone")}
+                  ? t("search.you")
+                  : (messenger?.name ?? people?.get(author.id) ?? t("message.someone"))}
             </span>
             {messenger && <MessengerBadge platform={messenger.platform} />}
           </>
@@ -233,13 +234,13 @@ export function MessageItem({
           <button
             type="button"
             class="icon-btn msg-delete"
-            aria-label="Delete message"
-            title="Delete message"
+            aria-label={t("message.delete")}
+            title={t("message.delete")}
             disabled={busy}
             onClick={() => {
               void askConfirm({
-                title: "Delete this message?",
-                message: "It is removed for everyone in this chat.",
+                title: t("message.deleteTitle"),
+                message: t("message.deleteMessage"),
               }).then((yes) => {
                 if (yes) void remove();
               });
@@ -277,7 +278,7 @@ export function MessageItem({
           />
           <div class="msg-edit-actions">
             <button type="button" class="btn btn-small" onClick={() => setEditing(undefined)}>
-              Cancel
+              {t("common.cancel")}
             </button>
             <button
               type="submit"
@@ -285,7 +286,7 @@ export function MessageItem({
               disabled={saving || editing.trim() === ""}
               data-testid="message-edit-save"
             >
-              Save &amp; send
+              {t("message.saveSend")}
             </button>
           </div>
         </form>
@@ -316,7 +317,7 @@ export function MessageItem({
               <button
                 type="button"
                 class="icon-btn"
-                aria-label="Previous version"
+                aria-label={t("message.previousVersion")}
                 disabled={index === 0}
                 onClick={() => setPicked(index - 1)}
                 data-testid="version-prev"
@@ -329,7 +330,7 @@ export function MessageItem({
               <button
                 type="button"
                 class="icon-btn"
-                aria-label="Next version"
+                aria-label={t("message.nextVersion")}
                 disabled={index === versions.length - 1}
                 onClick={() => setPicked(index + 1 === versions.length - 1 ? undefined : index + 1)}
                 data-testid="version-next"
@@ -343,11 +344,11 @@ export function MessageItem({
               type="button"
               class="icon-btn msg-action"
               onClick={copy}
-              title="Copy"
-              aria-label="Copy message"
+              title={t("message.copy")}
+              aria-label={t("message.copyLabel")}
               data-testid="message-copy"
             >
-              {copied ? "✓ Copied" : "Copy"}
+              {copied ? `✓ ${t("message.copied")}` : t("message.copy")}
             </button>
           )}
           {isAnswer && message.replyTo !== undefined && !going && (
@@ -356,11 +357,11 @@ export function MessageItem({
               class="icon-btn msg-action"
               onClick={() => void regenerate()}
               disabled={regenerating}
-              title="Regenerate"
-              aria-label="Regenerate answer"
+              title={t("message.regenerate")}
+              aria-label={t("message.regenerateLabel")}
               data-testid="message-regenerate"
             >
-              ↻ Regenerate
+              ↻ {t("message.regenerate")}
             </button>
           )}
           {canEdit && (
@@ -368,11 +369,11 @@ export function MessageItem({
               type="button"
               class="icon-btn msg-action"
               onClick={() => setEditing(message.text)}
-              title="Edit and resend"
-              aria-label="Edit message"
+              title={t("message.editTitle")}
+              aria-label={t("message.editLabel")}
               data-testid="message-edit"
             >
-              ✎ Edit
+              ✎ {t("message.edit")}
             </button>
           )}
         </footer>
@@ -420,7 +421,7 @@ export function RunBubble({
       )}
       {active && view.retry && (
         <p class="muted run-retry" data-testid="run-retry">
-          Retrying (attempt {view.retry.attempt}): {view.retry.reason}
+          {t("message.retrying", { attempt: view.retry.attempt, reason: view.retry.reason })}
         </p>
       )}
       {active &&
@@ -433,7 +434,11 @@ export function RunBubble({
         )}
       {!said && active && asks.length === 0 && (
         <p class="typing muted" data-testid="run-waiting">
-          {status === "queued" ? "Queued…" : status === "waiting" ? "Waiting for approval…" : "Thinking…"}
+          {status === "queued"
+            ? t("message.queuedRun")
+            : status === "waiting"
+              ? t("message.waitingApproval")
+              : t("message.thinking")}
         </p>
       )}
     </article>
@@ -445,7 +450,11 @@ function ModelLabel({ parts, model }: { parts: readonly MessagePart[]; model: st
   const answered = answeringModelOf(parts) ?? model?.split(",")[0]?.trim();
   if (!answered) return null;
   return (
-    <span class="msg-model muted" data-testid="message-model" title={`Answered by ${answered}`}>
+    <span
+      class="msg-model muted"
+      data-testid="message-model"
+      title={t("message.answeredBy", { model: answered })}
+    >
       {answered}
     </span>
   );

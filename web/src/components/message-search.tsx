@@ -6,8 +6,8 @@
 
 import { useCallback, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
-import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { parseRoute } from "../state/route.js";
 import type { ChannelMessage, SessionUser } from "../types.js";
 import { SearchResultItem } from "./search-result-item.js";
@@ -29,17 +29,17 @@ export interface MessageSearchProps {
 }
 
 const REVEAL_NOTICE = {
-  too_old: "That message is far back in the channel; use “Load earlier messages” to reach it.",
-  missing: "That message is no longer in the channel (it may have been deleted).",
+  too_old: "search.tooOld",
+  missing: "search.missing",
 } as const;
 
 function statusText(view: SearchView, scopeName: string | undefined): string {
   if (view.phase === "idle")
-    return scopeName ? `Type to search ${scopeName}.` : "Type to search all channels.";
-  if (view.phase === "loading") return "Searching…";
-  if (view.phase === "error") return "The search failed.";
+    return scopeName ? t("search.typeIn", { scope: scopeName }) : t("search.typeAll");
+  if (view.phase === "loading") return t("search.searching");
+  if (view.phase === "error") return t("search.failed");
   const n = view.results.length;
-  return n === 0 ? "" : `${plural(n, "message")} found.`;
+  return n === 0 ? "" : t("search.found", { count: n });
 }
 
 /** The search dialog. */
@@ -90,7 +90,7 @@ export function MessageSearch({ me, channelId, memory, onClose }: MessageSearchP
     revealMessage(services, message.channelId, message.id, wanted).then(
       (outcome) => {
         if (outcome === "too_old" || outcome === "missing") {
-          store.dispatch({ type: "notice", kind: "info", text: REVEAL_NOTICE[outcome] });
+          store.dispatch({ type: "notice", kind: "info", text: t(REVEAL_NOTICE[outcome]) });
         }
       },
       (err: unknown) => store.dispatch({ type: "notice", kind: "error", text: errorText(err) }),
@@ -129,11 +129,11 @@ export function MessageSearch({ me, channelId, memory, onClose }: MessageSearchP
         data-testid="message-search"
       >
         <div class="search-head">
-          <h2 id="message-search-title">Search messages</h2>
+          <h2 id="message-search-title">{t("app.searchMessages")}</h2>
           <button
             type="button"
             class="icon-btn"
-            aria-label="Close search"
+            aria-label={t("search.close")}
             onClick={close}
             data-testid="search-close"
           >
@@ -152,8 +152,10 @@ export function MessageSearch({ me, channelId, memory, onClose }: MessageSearchP
             type="search"
             value={query}
             maxLength={MAX_QUERY_CHARS}
-            placeholder={scopeName ? `Search in ${scopeName}` : "Search all channels"}
-            aria-label="Search messages"
+            placeholder={
+              scopeName ? t("search.placeholderIn", { scope: scopeName }) : t("search.placeholderAll")
+            }
+            aria-label={t("app.searchMessages")}
             aria-describedby="message-search-status"
             autoComplete="off"
             enterKeyHint="search"
@@ -161,7 +163,7 @@ export function MessageSearch({ me, channelId, memory, onClose }: MessageSearchP
             data-testid="search-input"
           />
           <button type="submit" class="btn btn-primary" data-testid="search-submit">
-            Search
+            {t("search.submit")}
           </button>
         </form>
         {channelId !== undefined && (
@@ -172,7 +174,7 @@ export function MessageSearch({ me, channelId, memory, onClose }: MessageSearchP
               onChange={(e) => setOnlyThis(e.currentTarget.checked)}
               data-testid="search-this-channel"
             />
-            Only in {openChannel ? openChannel.name : "this channel"}
+            {t("search.onlyIn", { scope: openChannel ? openChannel.name : t("search.thisChannel") })}
           </label>
         )}
         <p
@@ -188,19 +190,21 @@ export function MessageSearch({ me, channelId, memory, onClose }: MessageSearchP
         </p>
         {view.phase === "error" && (
           <p class="search-error" role="alert" data-testid="search-error">
-            Could not search messages: {view.error}
+            {t("search.error", { error: view.error })}
           </p>
         )}
         {view.phase === "done" && view.results.length === 0 && (
           <p class="search-empty muted" data-testid="search-empty">
-            No messages match “{view.query}”{scopeName ? ` in ${scopeName}` : ""}. Try other or fewer words.
+            {scopeName
+              ? t("search.noneIn", { query: view.query, scope: scopeName })
+              : t("search.none", { query: view.query })}
           </p>
         )}
         {listed.length > 0 && (
           <ul
             ref={list}
             class={`search-results${view.phase === "loading" ? " stale" : ""}`}
-            aria-label="Search results"
+            aria-label={t("search.results")}
             data-testid="search-results"
           >
             {listed.map((message) => (

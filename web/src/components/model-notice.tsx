@@ -5,6 +5,7 @@
  */
 import { useEffect } from "preact/hooks";
 import { useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { Link } from "./link.js";
 
 /** Nothing when the default model can run; otherwise what is wrong and where to fix it. */
@@ -22,10 +23,13 @@ export function ModelNotice() {
   const isAdmin = role === "owner" || role === "admin";
   const text =
     status.problem === "no_key"
-      ? `The default model ${status.defaultModel ?? ""} needs an API key for ${status.provider ?? "its provider"}, so agents cannot answer yet.`
+      ? t("modelNotice.noKey", {
+          model: status.defaultModel ?? "",
+          provider: status.provider ?? t("modelNotice.itsProvider"),
+        })
       : status.problem === "no_default_model"
-        ? "No model is set up yet, so agents cannot answer."
-        : (status.message ?? "No usable model is set up, so agents cannot answer.");
+        ? t("modelNotice.noModel")
+        : (status.message ?? t("modelNotice.unusable"));
   return (
     <p
       class="model-notice"
@@ -36,10 +40,10 @@ export function ModelNotice() {
       <span>{text}</span>
       {isAdmin ? (
         <Link to={{ name: "settings", section: "providers" }} testId="model-notice-link">
-          Set it up in Settings → Providers
+          {t("modelNotice.setUp")}
         </Link>
       ) : (
-        <span class="muted">Ask an admin to set it up in Settings → Providers.</span>
+        <span class="muted">{t("modelNotice.askAdmin")}</span>
       )}
     </p>
   );

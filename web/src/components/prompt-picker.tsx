@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api.js";
 import { useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { isImeKey } from "../ime.js";
 import type { McpPromptInfo } from "../types.js";
 
@@ -100,7 +101,7 @@ export function PromptArguments({
   const submit = async (e: Event) => {
     e.preventDefault();
     if (missing.length > 0) {
-      setProblem(`Fill in ${missing.map((a) => a.name).join(", ")}.`);
+      setProblem(t("prompt.fillIn", { names: missing.map((a) => a.name).join(", ") }));
       return;
     }
     setBusy(true);
@@ -160,10 +161,10 @@ export function PromptArguments({
           onClick={(e) => void submit(e)}
           data-testid="prompt-insert"
         >
-          Use prompt
+          {t("prompt.use")}
         </button>
         <button type="button" class="btn btn-small" onClick={onClose} data-testid="prompt-close">
-          Cancel
+          {t("common.cancel")}
         </button>
       </div>
     </div>

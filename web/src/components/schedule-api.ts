@@ -19,6 +19,8 @@ export type {
   ScheduleTiming,
 } from "../../../src/schedules/types.js";
 
+import { currentLocale, t } from "../i18n/index.js";
+
 /** A schedule as the API lists it: the stored record plus whether a run is in progress. */
 export interface Schedule extends ScheduleRecord {
   running: boolean;
@@ -87,28 +89,27 @@ export function emptyScheduleForm(timezone = browserTimezone()): ScheduleForm {
 /** The request body for a filled form, or the first problem to show. */
 export function formToScheduleInput(form: ScheduleForm): { input: ScheduleInput } | { problem: string } {
   const name = form.name.trim();
-  if (!name) return { problem: "Give the schedule a name." };
+  if (!name) return { problem: t("schedule.check.name") };
   let timing: ScheduleTiming;
   if (form.kind === "cron") {
-    if (!form.expression.trim()) return { problem: "Enter a cron expression, e.g. 0 9 * * 1-5." };
+    if (!form.expression.trim()) return { problem: t("schedule.check.cron") };
     timing = { kind: "cron", expression: form.expression.trim(), timezone: form.timezone.trim() || "UTC" };
   } else if (form.kind === "once") {
     const at = new Date(form.at);
-    if (!form.at || Number.isNaN(at.getTime())) return { problem: "Pick the date and time to run at." };
+    if (!form.at || Number.isNaN(at.getTime())) return { problem: t("schedule.check.at") };
     timing = { kind: "once", at: at.toISOString() };
   } else {
     const minutes = Number(form.minutes);
-    if (!Number.isInteger(minutes) || minutes < 1)
-      return { problem: "Run at most once a minute (1 or more)." };
+    if (!Number.isInteger(minutes) || minutes < 1) return { problem: t("schedule.check.minutes") };
     timing = { kind: "interval", seconds: minutes * 60 };
   }
-  if (!form.channelId) return { problem: "Pick the channel to post in." };
+  if (!form.channelId) return { problem: t("schedule.check.channel") };
   const prompt = form.prompt.trim();
   if (!prompt)
-    return { problem: form.targetType === "agent" ? "Write the prompt." : "Write the chain's input." };
+    return { problem: form.targetType === "agent" ? t("schedule.check.prompt") : t("schedule.check.input") };
   let target: ScheduleTarget;
   if (form.targetType === "agent") {
-    if (!form.agentId) return { problem: "Pick the agent that answers." };
+    if (!form.agentId) return { problem: t("schedule.check.agent") };
     target = { type: "agent", agentId: form.agentId, channelId: form.channelId, prompt };
   } else {
     target = { type: "chain", channelId: form.channelId, input: prompt };
@@ -120,10 +121,12 @@ export function formToScheduleInput(form: ScheduleForm): { input: ScheduleInput 
 export function describeTiming(timing: ScheduleTiming): string {
   switch (timing.kind) {
     case "cron":
-      return `cron ${timing.expression} (${timing.timezone})`;
+      return t("schedule.timing.cron", { expression: timing.expression, timezone: timing.timezone });
     case "once":
-      return `once at ${new Date(timing.at).toLocaleString()}`;
+      return t("schedule.timing.once", { at: new Date(timing.at).toLocaleString(currentLocale()) });
     case "interval":
-      return timing.seconds % 60 === 0 ? `every ${timing.seconds / 60} min` : `every ${timing.seconds} s`;
+      return timing.seconds % 60 === 0
+        ? t("schedule.timing.minutes", { n: timing.seconds / 60 })
+        : t("schedule.timing.seconds", { n: timing.seconds });
   }
 }

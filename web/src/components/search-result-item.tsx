@@ -1,5 +1,6 @@
 /** One search hit: where it was said, by whom and when, and an excerpt with the matches marked. */
 import { formatTime } from "../format.js";
+import { t } from "../i18n/index.js";
 import { routePath } from "../state/route.js";
 import type { AgentRecord, ChannelMessage, ChannelSummary, SessionUser } from "../types.js";
 import { searchExcerpt } from "./search-highlight.js";
@@ -20,8 +21,8 @@ function authorOf(message: ChannelMessage, agents: AgentRecord[], me: SessionUse
     const agent = agents.find((a) => a.id === author.id);
     return [agent?.emoji ?? "🤖", agent?.name ?? author.id];
   }
-  if (author.type === "system") return ["ℹ️", "system"];
-  return ["🙂", author.id === me.id ? "You" : author.id];
+  if (author.type === "system") return ["ℹ️", t("search.system")];
+  return ["🙂", author.id === me.id ? t("search.you") : author.id];
 }
 
 /** A result row; a plain click opens the channel at the message, other clicks act as a link. */

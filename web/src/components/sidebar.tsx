@@ -92,7 +92,7 @@ function ChannelSection({
                 <span
                   class="badge badge-unread"
                   data-testid="channel-unread"
-                  title={`${channel.unread} unread`}
+                  title={t("sidebar.unread", { count: channel.unread })}
                 >
                   {channel.unread > 99 ? "99+" : channel.unread}
                 </span>

@@ -4,7 +4,7 @@
  * can be unticked.
  */
 import { useState } from "preact/hooks";
-import { t } from "../i18n/index.js";
+import { t, toolDescription } from "../i18n/index.js";
 import { toggleName } from "../state/agent-form.js";
 import type { CatalogueEntry, ToolSource } from "../types.js";
 
@@ -31,6 +31,11 @@ export interface ToolPickerProps {
 function matches(entry: CatalogueEntry, filter: string): boolean {
   const needle = filter.trim().toLowerCase();
   return needle === "" || `${entry.name} ${entry.description}`.toLowerCase().includes(needle);
+}
+
+/** A tool's description for people: the built-in ones in their language, others as their server gives them. */
+function describe(name: string, description: string): string {
+  return toolDescription(name) ?? description;
 }
 
 /** First sentence of a description, for the one-line list. */
@@ -135,7 +140,7 @@ export function ToolPicker({ catalogue, picked, onChange, testId, grantOnlyNote 
               <Option
                 key={tool.name}
                 name={tool.name}
-                description={tool.description}
+                description={describe(tool.name, tool.description)}
                 grantOnly={tool.grantOnly}
                 checked={picked.includes(tool.name)}
                 onToggle={toggle(tool.name)}

@@ -24,9 +24,22 @@ let current: Locale = "en";
 let messages: Readonly<Record<MessageKey, Message>> = en;
 const listeners = new Set<(locale: Locale) => void>();
 
-const loaders: Record<Exclude<Locale, "en">, () => Promise<Translation>> = {
-  "zh-CN": () => import("./zh-CN.js").then((m) => m.zhCN),
+/** A locale's catalogue and its descriptions of the built-in tools (English has the server's own). */
+interface Loaded {
+  messages: Translation;
+  tools: Readonly<Record<string, string>>;
+}
+
+let toolTexts: Readonly<Record<string, string>> = {};
+
+const loaders: Record<Exclude<Locale, "en">, () => Promise<Loaded>> = {
+  "zh-CN": () => import("./zh-CN.js").then((m) => ({ messages: m.zhCN, tools: m.zhToolDescriptions })),
 };
+
+/** What the built-in tool `name` does, in the current locale; undefined where the server's words serve. */
+export function toolDescription(name: string): string | undefined {
+  return toolTexts[name];
+}
 
 /** The UI text for `key` in the current locale. */
 export function t(key: MessageKey, params?: MessageParams): string {
@@ -69,9 +82,10 @@ export function initialLocale(): Locale {
  * this browser's next visit (a choice, or the account's), unlike a guess from the browser's languages.
  */
 export async function setLocale(locale: Locale, remember = true): Promise<void> {
-  const next = locale === "en" ? en : await loaders[locale]();
+  const next = locale === "en" ? { messages: en, tools: {} } : await loaders[locale]();
   current = locale;
-  messages = next;
+  messages = next.messages;
+  toolTexts = next.tools;
   if (typeof document !== "undefined") document.documentElement.lang = locale;
   try {
     if (remember) localStorage.setItem(STORAGE_KEY, locale);

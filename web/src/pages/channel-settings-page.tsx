@@ -12,6 +12,7 @@ import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
 import { MembersEditor } from "../components/members-editor.js";
 import { useAction, useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import { currentFlow } from "../state/chat.js";
 import type { ChannelSummary, SessionUser } from "../types.js";
 import { useOpenChannel } from "../use-open-channel.js";
@@ -30,13 +31,13 @@ function GeneralSection({ channel, canEdit }: { channel: ChannelSummary; canEdit
   const [save, saving] = useAction(async () => {
     const updated = await api.updateChannel(channel.id, { name: name.trim(), leaderAgentId: leader || null });
     store.dispatch({ type: "channel_saved", channel: updated });
-    store.dispatch({ type: "notice", kind: "info", text: "Channel saved." });
+    store.dispatch({ type: "notice", kind: "info", text: t("channelSettings.saved") });
   });
   const [remove, removing] = useAction(async () => {
     if (
       !(await askConfirm({
-        title: `Delete "${channel.name}"?`,
-        message: "All its messages are deleted too.",
+        title: t("channelSettings.deleteTitle", { name: channel.name }),
+        message: t("channelSettings.deleteMessage"),
       }))
     )
       return;
@@ -56,7 +57,7 @@ function GeneralSection({ channel, canEdit }: { channel: ChannelSummary; canEdit
     >
       <fieldset class="form-grid" disabled={!canEdit}>
         <label class="field">
-          <span>Name</span>
+          <span>{t("channelSettings.name")}</span>
           <input
             value={name}
             required
@@ -66,13 +67,13 @@ function GeneralSection({ channel, canEdit }: { channel: ChannelSummary; canEdit
         </label>
         {channel.kind === "group" && (
           <label class="field">
-            <span>Leader agent (answers messages without a mention)</span>
+            <span>{t("channelSettings.leader")}</span>
             <select
               value={leader}
               onChange={(e) => setLeader(e.currentTarget.value)}
               data-testid="channel-leader"
             >
-              <option value="">No leader</option>
+              <option value="">{t("channelSettings.noLeader")}</option>
               {memberAgents.map((a) => (
                 <option key={a.id} value={a.id}>
                   {a.emoji} {a.name}
@@ -91,10 +92,10 @@ function GeneralSection({ channel, canEdit }: { channel: ChannelSummary; canEdit
             onClick={() => void remove()}
             data-testid="channel-delete"
           >
-            Delete channel
+            {t("channelSettings.delete")}
           </button>
           <button type="submit" class="btn btn-primary" disabled={saving} data-testid="channel-save">
-            Save
+            {t("channelSettings.save")}
           </button>
         </div>
       )}
@@ -113,9 +114,7 @@ export function ChannelSettingsPage({ channelId, me }: { channelId: string; me: 
   if (!channel) {
     return (
       <section class="page" data-testid="channel-settings-page">
-        <p class="muted">
-          {channels.loaded ? "This channel does not exist or you are not a member." : "Loading…"}
-        </p>
+        <p class="muted">{channels.loaded ? t("channelSettings.missing") : t("common.loading")}</p>
       </section>
     );
   }
@@ -128,14 +127,14 @@ export function ChannelSettingsPage({ channelId, me }: { channelId: string; me: 
         <Link to={{ name: "channel", channelId }} class="back-link" testId="channel-back">
           ← {channel.name}
         </Link>
-        <h2>Settings</h2>
+        <h2>{t("channelSettings.heading")}</h2>
         {channel.kind === "group" && me.role !== "guest" && (
           <>
             <span class="topbar-spacer" />
             <ExportTemplateButton
               load={() => api.exportChannel(channelId)}
-              label="Export as template"
-              title="Download this group, its agents and chain as a template file"
+              label={t("channelSettings.export")}
+              title={t("channelSettings.exportTitle")}
               testId="channel-export"
             />
           </>
@@ -158,7 +157,8 @@ export function ChannelSettingsPage({ channelId, me }: { channelId: string; me: 
               <FlowPanel flow={flow} agents={agents} />
             ) : (
               <p class="muted" data-testid="flow-none">
-                No collaboration flow seen yet. Send <code>/flow your task</code> in the channel to start one.
+                {t("channelSettings.noFlowBefore")} <code>{t("channelSettings.noFlowCommand")}</code>{" "}
+                {t("channelSettings.noFlowAfter")}
               </p>
             )}
           </section>

@@ -8,7 +8,6 @@ import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
 import { MeetingBar, MeetingButtons } from "../components/meeting-bar.js";
 import { MessageList } from "../components/message-list.js";
-import { plural } from "../format.js";
 import { useSelector, useServices } from "../hooks.js";
 import { t } from "../i18n/index.js";
 import { currentFlow, lastMessageId } from "../state/chat.js";
@@ -69,9 +68,9 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
           <ChatTitle channel={channel} canRename={canManageChannel(channel, me)} />
           <span class="muted chat-sub">
             {channel.kind === "group"
-              ? `${plural(agentCount, "agent")} · ${plural(peopleCount, "person", "people")}`
-              : "direct chat"}
-            {channel.chain.length > 0 && ` · chain of ${channel.chain.length}`}
+              ? `${t("chat.agents", { count: agentCount })} · ${t("chat.people", { count: peopleCount })}`
+              : t("chat.direct")}
+            {channel.chain.length > 0 && ` · ${t("chat.chainOf", { count: channel.chain.length })}`}
           </span>
           {open?.answerRuns && <TotalsLine runs={Object.values(open.answerRuns)} testId="chat-totals" />}
         </div>
@@ -81,7 +80,7 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
           class="btn btn-small"
           testId="channel-settings-link"
         >
-          ⚙ Settings
+          ⚙ {t("channelSettings.heading")}
         </Link>
       </header>
       {channel.kind === "group" && <MeetingBar channelId={channel.id} live={open?.meeting} agents={agents} />}

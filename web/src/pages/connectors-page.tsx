@@ -4,6 +4,7 @@ import { type ConnectorView, connectorApi } from "../components/connector-api.js
 import { ConnectorCreateForm } from "../components/connector-form.js";
 import { ConnectorRow } from "../components/connector-row.js";
 import { useReportError, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { SessionUser } from "../types.js";
 
 // Status (running, errors, waiting replies) changes on its own; look again this often.
@@ -27,19 +28,17 @@ export function ConnectorsPage({ me }: { me: SessionUser }) {
   return (
     <section class="page" data-testid="connectors-page">
       <header class="page-head">
-        <h2>Connectors</h2>
-        <span class="muted">
-          Reach agents from Telegram, Feishu/Lark, DingTalk, WeCom or any signed webhook.
-        </span>
+        <h2>{t("connector.heading")}</h2>
+        <span class="muted">{t("connector.intro")}</span>
       </header>
       <div class="page-body">
         {!isAdmin ? (
-          <p class="muted">Only owners and admins manage connectors.</p>
+          <p class="muted">{t("connector.adminOnly")}</p>
         ) : connectors === undefined ? (
-          <p class="muted">Loading…</p>
+          <p class="muted">{t("common.loading")}</p>
         ) : connectors.length === 0 ? (
           <p class="muted" data-testid="connectors-empty">
-            No connectors yet.
+            {t("connector.empty")}
           </p>
         ) : (
           <ul class="mcp-list" data-testid="connector-list">

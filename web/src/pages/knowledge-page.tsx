@@ -13,7 +13,16 @@ import { KnowledgeSearch } from "../components/knowledge-search.js";
 import { KnowledgeUpload } from "../components/knowledge-upload.js";
 import { formatTime } from "../format.js";
 import { useAction, useReportError, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { SessionUser } from "../types.js";
+
+/** How retrieval runs, in the person's language (the server's `note` is English). */
+function modeNote(status: KnowledgeStatus): string {
+  if (status.mode !== "hybrid" || !status.embeddingModel) return t("kb.mode.bm25");
+  if (status.chunksWithoutVectors > 0)
+    return t("kb.mode.hybridPending", { model: status.embeddingModel, count: status.chunksWithoutVectors });
+  return t("kb.mode.hybrid", { model: status.embeddingModel });
+}
 
 function sizeText(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -43,32 +52,38 @@ function Documents({
   }, [kb, version]);
   const [remove] = useAction(
     async (doc: KnowledgeDocument) => {
-      if (!(await askConfirm({ title: `Remove "${doc.title}" from ${kb}?`, confirmLabel: "Remove" }))) return;
+      if (
+        !(await askConfirm({
+          title: t("kb.doc.removeTitle", { title: doc.title, kb }),
+          confirmLabel: t("kb.doc.remove"),
+        }))
+      )
+        return;
       await client.removeDocument(kb, doc.id);
       // Bumps `version`, which reloads this list too.
       onChanged();
-      return `Removed "${doc.title}" from ${kb}.`;
+      return t("kb.doc.removed", { title: doc.title, kb });
     },
     (text) => text,
   );
 
-  if (docs === undefined) return <p class="muted">Loading documents…</p>;
+  if (docs === undefined) return <p class="muted">{t("kb.doc.loading")}</p>;
   if (docs.length === 0)
     return (
       <p class="muted" data-testid="kb-documents-empty">
-        No documents yet.
+        {t("kb.doc.empty")}
       </p>
     );
   return (
     <table class="table" data-testid="kb-documents">
       <thead>
         <tr>
-          <th>Title</th>
-          <th>Source</th>
-          <th>Type</th>
-          <th>Size</th>
-          <th>Chunks</th>
-          <th>Updated</th>
+          <th>{t("kb.doc.title")}</th>
+          <th>{t("kb.doc.source")}</th>
+          <th>{t("kb.doc.type")}</th>
+          <th>{t("kb.doc.size")}</th>
+          <th>{t("kb.chunks")}</th>
+          <th>{t("kb.doc.updated")}</th>
           {manage && <th />}
         </tr>
       </thead>
@@ -80,22 +95,26 @@ function Documents({
               {d.status === "failed" && (
                 <>
                   {" "}
-                  <span class="badge badge-error">failed</span>
+                  <span class="badge badge-error">{t("kb.doc.failed")}</span>
                   <br />
                   <span class="form-error" data-testid="kb-document-error">
-                    {d.error ?? "could not be read"}
+                    {d.error ?? t("kb.doc.unreadable")}
                   </span>
                 </>
               )}
             </td>
-            <td data-testid="kb-document-source">{d.source}</td>
+            <td data-label={t("kb.doc.source")} data-testid="kb-document-source">
+              {d.source}
+            </td>
             <td>
               {d.mime}
-              {d.pages ? ` · ${d.pages} pages` : ""}
+              {d.pages ? ` · ${t("kb.doc.pages", { count: d.pages })}` : ""}
             </td>
-            <td class="nowrap">{sizeText(d.size)}</td>
-            <td>{d.childChunks}</td>
-            <td>{formatTime(d.updatedAt)}</td>
+            <td class="nowrap" data-label={t("kb.doc.size")}>
+              {sizeText(d.size)}
+            </td>
+            <td data-label={t("kb.chunks")}>{d.childChunks}</td>
+            <td data-label={t("kb.doc.updated")}>{formatTime(d.updatedAt)}</td>
             {manage && (
               <td>
                 <button
@@ -104,7 +123,7 @@ function Documents({
                   onClick={() => void remove(d)}
                   data-testid="kb-document-delete"
                 >
-                  Remove
+                  {t("kb.doc.remove")}
                 </button>
               </td>
             )}
@@ -123,7 +142,7 @@ function CreateBase({ onCreated }: { onCreated: (name: string) => void }) {
       const base = await knowledgeApi(api).create(name.trim());
       setName("");
       onCreated(base.name);
-      return `Knowledge base "${base.name}" created.`;
+      return t("kb.created", { name: base.name });
     },
     (text) => text,
   );
@@ -136,16 +155,16 @@ function CreateBase({ onCreated }: { onCreated: (name: string) => void }) {
         if (name.trim()) void create();
       }}
     >
-      <h3>New knowledge base</h3>
+      <h3>{t("kb.new")}</h3>
       <input
         value={name}
-        placeholder="name, e.g. handbook"
-        aria-label="Knowledge base name"
+        placeholder={t("kb.namePlaceholder")}
+        aria-label={t("kb.nameLabel")}
         onInput={(e) => setName(e.currentTarget.value)}
         data-testid="kb-create-name"
       />{" "}
       <button type="submit" class="btn" disabled={busy || !name.trim()} data-testid="kb-create-submit">
-        Create
+        {t("kb.create")}
       </button>
     </form>
   );
@@ -178,12 +197,12 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
 
   const [remove] = useAction(
     async (base: KnowledgeBase) => {
-      const message = "All its documents are deleted too.";
-      if (!(await askConfirm({ title: `Delete the knowledge base "${base.name}"?`, message }))) return;
+      const message = t("kb.deleteMessage");
+      if (!(await askConfirm({ title: t("kb.deleteTitle", { name: base.name }), message }))) return;
       await client.remove(base.name);
       if (selected === base.name) setSelected(undefined);
       await reload();
-      return `Knowledge base "${base.name}" deleted.`;
+      return t("kb.deleted", { name: base.name });
     },
     (text) => text,
   );
@@ -196,26 +215,26 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
   return (
     <section class="page" data-testid="knowledge-page">
       <header class="page-head">
-        <h2>Knowledge</h2>
+        <h2>{t("kb.heading")}</h2>
         <span class="muted" data-testid="kb-mode" data-mode={status?.mode ?? ""}>
-          {status?.note ?? "Documents your agents answer from, with citations."}
+          {status ? modeNote(status) : t("kb.intro")}
         </span>
       </header>
       <div class="page-body">
         {bases === undefined ? (
-          <p class="muted">Loading…</p>
+          <p class="muted">{t("common.loading")}</p>
         ) : bases.length === 0 ? (
           <p class="muted" data-testid="kb-empty">
-            No knowledge bases yet.
+            {t("kb.empty")}
           </p>
         ) : (
           <table class="table" data-testid="kb-list">
             <thead>
               <tr>
-                <th>Name</th>
-                <th>Agent</th>
-                <th>Documents</th>
-                <th>Chunks</th>
+                <th>{t("kb.name")}</th>
+                <th>{t("kb.agent")}</th>
+                <th>{t("kb.documents")}</th>
+                <th>{t("kb.chunks")}</th>
                 {manage && <th />}
               </tr>
             </thead>
@@ -233,9 +252,13 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
                       {b.name}
                     </button>
                   </td>
-                  <td>{b.agentId ? `@${b.agentId}` : "shared"}</td>
-                  <td data-testid="kb-row-documents">{b.documents}</td>
-                  <td data-testid="kb-row-chunks">{b.chunks}</td>
+                  <td data-label={t("kb.agent")}>{b.agentId ? `@${b.agentId}` : t("kb.shared")}</td>
+                  <td data-label={t("kb.documents")} data-testid="kb-row-documents">
+                    {b.documents}
+                  </td>
+                  <td data-label={t("kb.chunks")} data-testid="kb-row-chunks">
+                    {b.chunks}
+                  </td>
                   {manage && (
                     <td>
                       <button
@@ -244,7 +267,7 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
                         onClick={() => void remove(b)}
                         data-testid="kb-delete"
                       >
-                        Delete
+                        {t("common.delete")}
                       </button>
                     </td>
                   )}

@@ -9,6 +9,7 @@ import { CoreBlockItem } from "../components/memory/core-block-item.js";
 import { MemoryItem } from "../components/memory/memory-item.js";
 import { notifySuccess } from "../components/notices.js";
 import { useSelector, useServices } from "../hooks.js";
+import { t } from "../i18n/index.js";
 import type { CoreBlock, MemoryRecord, SessionUser } from "../types.js";
 
 export interface MemoryPageProps {
@@ -54,7 +55,8 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
   const [version, setVersion] = useState(0);
   const userId = person === me.id ? undefined : person;
   const agent = agents.find((a) => a.id === agentId);
-  const whose = person === me.id ? "you" : (people.find((p) => p.id === person)?.username ?? person);
+  const whose =
+    person === me.id ? t("memory.you") : (people.find((p) => p.id === person)?.username ?? person);
 
   useEffect(() => {
     if (!isAdmin) return;
@@ -97,15 +99,15 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
   return (
     <section class="page memory-page" data-testid="memory-page">
       <header class="page-head">
-        <h2>Memory</h2>
+        <h2>{t("memory.heading")}</h2>
         <span class="muted">
-          What {agent ? `@${agent.id}` : "your agents"} remember{agent ? "s" : ""} about {whose}
+          {agent ? t("memory.introAgent", { agent: `@${agent.id}`, whose }) : t("memory.introAll", { whose })}
         </span>
       </header>
       <div class="memory-toolbar">
         {isAdmin && people.length > 0 && (
           <label class="field">
-            <span class="field-label">Person</span>
+            <span class="field-label">{t("memory.person")}</span>
             <select
               value={person}
               onChange={(e) => setPerson(e.currentTarget.value)}
@@ -114,14 +116,14 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
               {people.map((p) => (
                 <option key={p.id} value={p.id}>
                   {p.username}
-                  {p.id === me.id ? " (you)" : ""}
+                  {p.id === me.id ? ` ${t("memory.youMark")}` : ""}
                 </option>
               ))}
             </select>
           </label>
         )}
         <label class="field">
-          <span class="field-label">Agent</span>
+          <span class="field-label">{t("memory.agent")}</span>
           <select
             value={agentId ?? ""}
             onChange={(e) => {
@@ -130,7 +132,7 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
             }}
             data-testid="memory-agent-filter"
           >
-            <option value="">Every agent</option>
+            <option value="">{t("memory.everyAgent")}</option>
             {agents.map((a) => (
               <option key={a.id} value={a.id}>
                 {a.emoji} {a.name} (@{a.id})
@@ -139,11 +141,11 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
           </select>
         </label>
         <label class="field memory-search">
-          <span class="field-label">Search</span>
+          <span class="field-label">{t("memory.search")}</span>
           <input
             type="search"
             value={typed}
-            placeholder="Search memories"
+            placeholder={t("memory.searchPlaceholder")}
             onInput={(e) => setTyped(e.currentTarget.value)}
             data-testid="memory-search"
           />
@@ -151,7 +153,7 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
       </div>
       {agent && !agent.memory && (
         <p class="notice notice-warning" data-testid="memory-off">
-          @{agent.id} has long-term memory turned off, so it neither reads nor adds to what is below.
+          {t("memory.off", { agent: agent.id })}
         </p>
       )}
       {problem && (
@@ -161,12 +163,12 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
       )}
 
       <section class="form memory-section" data-testid="core-section">
-        <h3>Always in mind</h3>
-        <p class="muted memory-hint">Core memory: short notes the agent keeps in every conversation.</p>
-        {blocks === undefined && !problem && <p class="muted">Loading…</p>}
+        <h3>{t("memory.core")}</h3>
+        <p class="muted memory-hint">{t("memory.coreHint")}</p>
+        {blocks === undefined && !problem && <p class="muted">{t("common.loading")}</p>}
         {blocks !== undefined && shownBlocks.length === 0 && (
           <p class="muted" data-testid="core-empty">
-            {needle ? "No core note matches." : "No core notes yet."}
+            {needle ? t("memory.coreNoMatch") : t("memory.coreEmpty")}
           </p>
         )}
         <ul class="memory-list">
@@ -179,14 +181,14 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
                 if (userId) scope.userId = userId;
                 if (block.agentId) scope.agentId = block.agentId;
                 await api.setCoreBlock(block.label, value, scope);
-                done(`Core note “${block.label}” saved.`);
+                done(t("memory.coreSaved", { label: block.label }));
               }}
               onForget={async () => {
                 const scope: { userId?: string; agentId?: string } = {};
                 if (userId) scope.userId = userId;
                 if (block.agentId) scope.agentId = block.agentId;
                 await api.deleteCoreBlock(block.label, scope);
-                done(`Core note “${block.label}” deleted.`);
+                done(t("memory.coreDeleted", { label: block.label }));
               }}
             />
           ))}
@@ -195,21 +197,20 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
 
       <section class="form memory-section" data-testid="archival-section">
         <h3>
-          Remembered{" "}
+          {t("memory.remembered")}{" "}
           {memories && (
             <span class="muted" data-testid="memory-count">
-              ({memories.length}
-              {q ? " matching" : ""})
+              {q
+                ? t("memory.countMatching", { count: memories.length })
+                : t("memory.count", { count: memories.length })}
             </span>
           )}
         </h3>
-        <p class="muted memory-hint">Facts, events and preferences recalled when they are relevant.</p>
-        {memories === undefined && !problem && <p class="muted">Loading…</p>}
+        <p class="muted memory-hint">{t("memory.rememberedHint")}</p>
+        {memories === undefined && !problem && <p class="muted">{t("common.loading")}</p>}
         {memories !== undefined && memories.length === 0 && (
           <p class="muted" data-testid="memory-empty">
-            {q
-              ? `Nothing remembered matches “${q}”.`
-              : "Nothing remembered yet. When an agent with long-term memory learns something worth keeping, it shows up here."}
+            {q ? t("memory.noMatch", { query: q }) : t("memory.empty")}
           </p>
         )}
         <ul class="memory-list">
@@ -219,11 +220,11 @@ export function MemoryPage({ me, agentId }: MemoryPageProps) {
               memory={memory}
               onSave={async (text) => {
                 await api.updateMemory(memory.id, { text }, userId);
-                done("Memory updated.");
+                done(t("memory.updated"));
               }}
               onForget={async () => {
                 await api.forgetMemory(memory.id, userId);
-                done("Memory forgotten.");
+                done(t("memory.forgotten"));
               }}
             />
           ))}

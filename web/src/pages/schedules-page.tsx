@@ -134,7 +134,7 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
                 <th>{t("schedules.when")}</th>
                 <th>{t("schedules.what")}</th>
                 <th>{t("schedules.next")}</th>
-                <th>On</th>
+                <th>{t("schedules.on")}</th>
                 <th />
               </tr>
             </thead>
@@ -154,16 +154,16 @@ export function SchedulesPage({ me }: { me: SessionUser }) {
                     </button>
                     {s.running && <span class="badge badge-running">{t("tools.status.running")}</span>}
                   </td>
-                  <td data-label="When">{describeTiming(s.timing)}</td>
-                  <td data-label="What">
+                  <td data-label={t("schedules.when")}>{describeTiming(s.timing)}</td>
+                  <td data-label={t("schedules.what")}>
                     {s.target.type === "agent"
                       ? `@${s.target.agentId} in ${channelName(s.target.channelId)}`
                       : `chain in ${channelName(s.target.channelId)}`}
                   </td>
-                  <td data-label="Next run" data-testid="schedule-next">
+                  <td data-label={t("schedules.next")} data-testid="schedule-next">
                     {s.nextRunAt ? formatTime(s.nextRunAt) : "—"}
                   </td>
-                  <td data-label="On">
+                  <td data-label={t("schedules.on")}>
                     <input
                       type="checkbox"
                       checked={s.enabled}

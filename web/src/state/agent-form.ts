@@ -1,4 +1,6 @@
 /** The agent editor's form model: fields as edited, and their conversion to the API's shapes. */
+
+import { t } from "../i18n/index.js";
 import type { AgentInput, AgentPatchBody, AgentRecord } from "../types.js";
 
 export interface AgentFormValues {
@@ -83,23 +85,20 @@ export const AGENT_NAME_MAX = 80;
 export function validateAgentForm(values: AgentFormValues, creating: boolean): AgentFormErrors {
   const errors: AgentFormErrors = {};
   if (creating && !AGENT_ID_PATTERN.test(values.id)) {
-    errors.id =
-      "Use 1–40 lowercase letters, digits, - or _, starting with a letter or digit (it is the @mention).";
+    errors.id = t("agentForm.check.id");
   }
   const name = values.name.trim();
-  if (name === "") errors.name = "Give the agent a name.";
+  if (name === "") errors.name = t("agentForm.check.name");
   else if (name.length > AGENT_NAME_MAX)
-    errors.name = `Keep the name to ${AGENT_NAME_MAX} characters or fewer (it has ${name.length}).`;
+    errors.name = t("agentForm.check.nameLength", { max: AGENT_NAME_MAX, length: name.length });
   // One model, or a fallback chain: models separated by commas, tried in order.
   const model = values.model.trim();
   if (model !== "" && !model.split(",").every((item) => /^[^:\s]+:\S+$/.test(item.trim())))
-    errors.model =
-      "Write the model as provider:model (or a fallback chain a:x, b:y), or leave it empty for the default.";
+    errors.model = t("agentForm.check.model");
   if (values.toolsMode === "list" && values.toolsAllow.length === 0)
-    errors.toolsAllow = "Pick at least one tool, or choose “Every tool”.";
+    errors.toolsAllow = t("agentForm.check.tools");
   const badPattern = splitList(values.askFirst).find((entry) => !ASK_FIRST_PATTERN.test(entry));
-  if (badPattern !== undefined)
-    errors.askFirst = `“${badPattern}”: write a tool name, or the start of names followed by one * at the end (like github_*).`;
+  if (badPattern !== undefined) errors.askFirst = t("agentForm.check.askFirst", { pattern: badPattern });
   if (values.answerFormat.trim() !== "" && parseAnswerFormat(values.answerFormat) === undefined)
     errors.answerFormat =
       'Write a JSON Schema object, like {"type": "object", "properties": {"title": {"type": "string"}}}, or leave it empty.';

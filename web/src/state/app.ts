@@ -4,6 +4,7 @@
  * as-is and fanned out here, so every effect of a frame is testable without a socket.
  */
 
+import { t } from "../i18n/index.js";
 import type { AgentRecord, ModelStatus, ServerFrame, SessionUser } from "../types.js";
 import type { WsStatus } from "../ws.js";
 import {
@@ -88,7 +89,7 @@ function withChat(state: AppState, action: ChatAction): AppState {
 }
 
 /** What the notice says when the open chat is closed because its access was lost. */
-export const ACCESS_LOST_TEXT = "You no longer have access to this chat.";
+export const ACCESS_LOST_TEXT = "state.accessLost";
 
 function applyFrame(state: AppState, frame: ServerFrame): AppState {
   switch (frame.type) {
@@ -110,7 +111,7 @@ function applyFrame(state: AppState, frame: ServerFrame): AppState {
       if (state.chat?.channelId !== frame.channelId) return next;
       return appReducer(
         { ...next, chat: undefined },
-        { type: "notice", kind: "error", text: ACCESS_LOST_TEXT },
+        { type: "notice", kind: "error", text: t(ACCESS_LOST_TEXT) },
       );
     }
     case "error":

@@ -1,4 +1,6 @@
 /** Editing a collaboration chain as pure list operations, and checking it before it is saved. */
+
+import { t } from "../i18n/index.js";
 import type { ChainStep } from "../types.js";
 
 /** The steps with step `index` moved by `delta` places (clamped to the list). */
@@ -35,9 +37,9 @@ export function normaliseChain(steps: ChainStep[]): ChainStep[] {
 export function chainProblem(steps: ChainStep[], memberAgentIds: string[]): string | undefined {
   const members = new Set(memberAgentIds);
   for (const [index, step] of steps.entries()) {
-    if (!step.agentId) return `Step ${index + 1} has no agent; pick one or remove the step.`;
+    if (!step.agentId) return t("chain.check.noAgent", { step: index + 1 });
     if (!members.has(step.agentId)) {
-      return `Step ${index + 1} uses @${step.agentId}, who is not in this group; add the agent as a member first.`;
+      return t("chain.check.notMember", { step: index + 1, agent: step.agentId });
     }
   }
   return undefined;

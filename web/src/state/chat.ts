@@ -14,6 +14,7 @@ import {
   startChildRun,
   updateChildRun,
 } from "../../../src/team/message-parts.js";
+import { t } from "../i18n/index.js";
 import type {
   ChannelMessage,
   ElicitationView,
@@ -134,7 +135,7 @@ function upsertRun(state: ChatState, run: TeamRun): ChatState {
         parts,
         failurePart(
           run.status === "cancelled" ? "aborted" : "failed",
-          run.error ?? `The run ended ${run.status}.`,
+          run.error ?? t("state.runEnded", { status: run.status }),
         ),
       );
     }

@@ -2,6 +2,8 @@
  * `@` autocomplete for the composer, as pure functions: find the mention being typed at the caret,
  * rank the channel's agents against it, react to keys, and splice the pick into the text.
  */
+
+import { t } from "../i18n/index.js";
 import type { AgentRecord, ChannelRecord } from "../types.js";
 
 export interface MentionCandidate {
@@ -82,8 +84,8 @@ export function mentionCandidates(channel: ChannelRecord, agents: AgentRecord[])
     .sort((a, b) => a.name.localeCompare(b.name));
   if (channel.kind !== "group") return members;
   const extra: MentionCandidate[] = [];
-  if (members.length > 1) extra.push({ id: "all", name: "Every agent in the group", emoji: "👥" });
-  if (channel.chain.length > 0) extra.push({ id: "chain", name: "Run the collaboration chain", emoji: "⛓️" });
+  if (members.length > 1) extra.push({ id: "all", name: t("mention.all"), emoji: "👥" });
+  if (channel.chain.length > 0) extra.push({ id: "chain", name: t("mention.chain"), emoji: "⛓️" });
   return [...members, ...extra];
 }
 

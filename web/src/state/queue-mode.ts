@@ -2,39 +2,36 @@
  * What happens to a message sent while an agent of the chat is working (the chat's queue mode): the
  * words the chat settings and the composer use for each mode, and which mode a chat has.
  */
+import { type MessageKey, t } from "../i18n/index.js";
 import type { ChannelRecord, QueueMode, TeamRun } from "../types.js";
 
 export const QUEUE_MODES: readonly QueueMode[] = ["steer", "followup", "collect", "interrupt"];
 
 export interface QueueModeInfo {
   /** The choice in the chat settings. */
-  label: string;
+  label: MessageKey;
   /** One line under it. */
-  explanation: string;
+  explanation: MessageKey;
   /** The composer's hint while an agent works: what sending now does. */
-  hint: string;
+  hint: MessageKey;
 }
 
 export const QUEUE_MODE_INFO: Record<QueueMode, QueueModeInfo> = {
-  steer: {
-    label: "Add it to the running answer",
-    explanation: "The agent reads your message before its next step and takes it into account.",
-    hint: "your message will reach the agent at its next step, or be answered right after this answer",
-  },
+  steer: { label: "queue.steer.label", explanation: "queue.steer.explanation", hint: "queue.steer.hint" },
   followup: {
-    label: "Answer it afterwards",
-    explanation: "The current answer finishes undisturbed; then the agent answers your message.",
-    hint: "your message will be answered after the current answer",
+    label: "queue.followup.label",
+    explanation: "queue.followup.explanation",
+    hint: "queue.followup.hint",
   },
   collect: {
-    label: "Collect messages into one answer",
-    explanation: "Messages sent meanwhile are gathered and answered together, once the agent is free.",
-    hint: "your message will be answered together with the others sent meanwhile",
+    label: "queue.collect.label",
+    explanation: "queue.collect.explanation",
+    hint: "queue.collect.hint",
   },
   interrupt: {
-    label: "Stop and answer again",
-    explanation: "Sending stops the current answer; the agent answers everything again from there.",
-    hint: "your message will stop the current answer",
+    label: "queue.interrupt.label",
+    explanation: "queue.interrupt.explanation",
+    hint: "queue.interrupt.hint",
   },
 };
 
@@ -59,18 +56,16 @@ export function composerHint(
 ): { text: string; waiting: boolean } | undefined {
   if (working.length === 0) return undefined;
   const agentIds = [...new Set(working.map((r) => r.agentId))];
-  const who = agentIds.length === 1 ? nameOf(agentIds[0] as string) : `${agentIds.length} agents`;
+  const one = agentIds.length === 1;
+  const who = one ? nameOf(agentIds[0] as string) : "";
+  const count = agentIds.length;
   if (working.every((r) => r.status === "waiting")) {
-    const waits = agentIds.length === 1 ? "waits" : "wait";
-    return {
-      text: `${who} ${waits} for approval: your message will wait until it is decided.`,
-      waiting: true,
-    };
+    return { text: one ? t("queue.waitsOne", { who }) : t("queue.waitsMany", { count }), waiting: true };
   }
-  const verb = agentIds.length === 1 ? "is answering" : "are answering";
   // Esc (useStopOnEscape) stops the answers and what was sent to them meanwhile.
+  const hint = t(QUEUE_MODE_INFO[queueModeOf(channel)].hint);
   return {
-    text: `${who} ${verb}: ${QUEUE_MODE_INFO[queueModeOf(channel)].hint}. Esc stops it all.`,
+    text: one ? t("queue.answeringOne", { who, hint }) : t("queue.answeringMany", { count, hint }),
     waiting: false,
   };
 }

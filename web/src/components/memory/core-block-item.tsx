@@ -1,5 +1,6 @@
 /** One core memory block (always in the agent's context): read, rewrite, or delete it. */
 import { formatTime } from "../../format.js";
+import { t } from "../../i18n/index.js";
 import type { CoreBlock } from "../../types.js";
 import { EntryActions, EntryEditor, useEditableEntry } from "./editable-entry.js";
 
@@ -16,24 +17,30 @@ export function CoreBlockItem({ block, onSave, onForget }: CoreBlockItemProps) {
     <li class="core-block" data-testid="core-block" data-label={block.label}>
       <div class="memory-meta">
         <strong class="core-label">{block.label}</strong>
-        <span class="badge">{block.agentId ? `@${block.agentId}` : "every agent"}</span>
+        <span class="badge">{block.agentId ? `@${block.agentId}` : t("memory.allAgents")}</span>
         <span class="muted">
-          {block.value.length}/{block.limit} characters · {formatTime(block.updatedAt)}
+          {t("memory.characters", { used: block.value.length, limit: block.limit })} ·{" "}
+          {formatTime(block.updatedAt)}
         </span>
-        <EntryActions entry={entry} testId="core" question="Delete the whole block?" confirmLabel="Delete" />
+        <EntryActions
+          entry={entry}
+          testId="core"
+          question={t("memory.deleteBlock")}
+          confirmLabel={t("common.delete")}
+        />
       </div>
       {entry.editing ? (
         <EntryEditor
           entry={entry}
           testId="core"
-          label={`Core block ${block.label}`}
+          label={t("memory.blockLabel", { label: block.label })}
           rows={Math.min(12, Math.max(3, entry.draft.split("\n").length + 1))}
           maxLength={block.limit}
           allowEmpty
         />
       ) : (
         <p class="core-value" data-testid="core-value">
-          {block.value || <span class="muted">(empty)</span>}
+          {block.value || <span class="muted">{t("memory.blockEmpty")}</span>}
         </p>
       )}
     </li>

@@ -5,6 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import { useAction } from "../../hooks.js";
+import { t } from "../../i18n/index.js";
 
 export interface EditableEntryOptions {
   text: string;
@@ -88,7 +89,7 @@ export function EntryActions({
           {confirmLabel}
         </button>
         <button type="button" class="btn btn-small" onClick={() => entry.setConfirming(false)}>
-          Keep
+          {t("memory.keep")}
         </button>
       </span>
     );
@@ -96,7 +97,7 @@ export function EntryActions({
   return (
     <span class="memory-actions">
       <button type="button" class="btn btn-small" onClick={entry.startEditing} data-testid={`${testId}-edit`}>
-        Edit
+        {t("memory.edit")}
       </button>
       <button
         type="button"
@@ -104,7 +105,7 @@ export function EntryActions({
         onClick={() => entry.setConfirming(true)}
         data-testid={`${testId}-forget`}
       >
-        Forget
+        {t("memory.forget")}
       </button>
     </span>
   );
@@ -145,7 +146,7 @@ export function EntryEditor({
       />
       <div class="form-actions">
         <button type="button" class="btn btn-small" onClick={entry.cancelEditing}>
-          Cancel
+          {t("common.cancel")}
         </button>
         <button
           type="submit"
@@ -153,7 +154,7 @@ export function EntryEditor({
           disabled={entry.saving || (!allowEmpty && entry.draft.trim() === "")}
           data-testid={`${testId}-edit-save`}
         >
-          Save
+          {t("memory.save")}
         </button>
       </div>
     </form>

@@ -1,5 +1,6 @@
 /** One archival memory on the memory page: read, edit its text in place, or forget it. */
 import { formatTime } from "../../format.js";
+import { t } from "../../i18n/index.js";
 import type { MemoryRecord } from "../../types.js";
 import { EntryActions, EntryEditor, useEditableEntry } from "./editable-entry.js";
 
@@ -9,11 +10,11 @@ export interface MemoryItemProps {
   onForget: () => Promise<void>;
 }
 
-const TYPE_LABEL: Record<MemoryRecord["type"], string> = {
-  semantic: "fact",
-  episodic: "event",
-  procedural: "how-to",
-};
+const TYPE_LABEL = {
+  semantic: "memory.type.semantic",
+  episodic: "memory.type.episodic",
+  procedural: "memory.type.procedural",
+} as const;
 
 /** The item. */
 export function MemoryItem({ memory, onSave, onForget }: MemoryItemProps) {
@@ -24,7 +25,7 @@ export function MemoryItem({ memory, onSave, onForget }: MemoryItemProps) {
         <EntryEditor
           entry={entry}
           testId="memory"
-          label="Memory text"
+          label={t("memory.textLabel")}
           rows={3}
           maxLength={2000}
           allowEmpty={false}
@@ -35,17 +36,22 @@ export function MemoryItem({ memory, onSave, onForget }: MemoryItemProps) {
         </p>
       )}
       <div class="memory-meta">
-        <span class="badge" title={`type: ${memory.type}`}>
-          {TYPE_LABEL[memory.type]}
+        <span class="badge" title={t("memory.typeTitle", { type: memory.type })}>
+          {t(TYPE_LABEL[memory.type])}
         </span>
         <span class="badge" data-testid="memory-agent">
-          {memory.agentId ? `@${memory.agentId}` : "every agent"}
+          {memory.agentId ? `@${memory.agentId}` : t("memory.allAgents")}
         </span>
-        <span class="muted" title={`importance ${memory.importance} of 10`}>
-          importance {memory.importance}
+        <span class="muted" title={t("memory.importanceTitle", { value: memory.importance })}>
+          {t("memory.importance", { value: memory.importance })}
         </span>
         <span class="muted">· {formatTime(memory.updatedAt)}</span>
-        <EntryActions entry={entry} testId="memory" question="Forget this for good?" confirmLabel="Forget" />
+        <EntryActions
+          entry={entry}
+          testId="memory"
+          question={t("memory.forgetQuestion")}
+          confirmLabel={t("memory.forget")}
+        />
       </div>
     </li>
   );

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { useAction, useReportError, useServices } from "../../hooks.js";
 import { t } from "../../i18n/index.js";
+import { roleName } from "../../role-name.js";
 import type { Role, SessionUser } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
 
@@ -77,7 +78,7 @@ export function UsersSection({ me }: { me: SessionUser }) {
               >
                 {ROLES.map((r) => (
                   <option key={r} value={r}>
-                    {t(`role.${r}`)}
+                    {roleName(r)}
                   </option>
                 ))}
               </select>
@@ -145,7 +146,7 @@ export function UsersSection({ me }: { me: SessionUser }) {
           >
             {ROLES.filter((r) => r !== "owner").map((r) => (
               <option key={r} value={r}>
-                {t(`role.${r}`)}
+                {roleName(r)}
               </option>
             ))}
           </select>
