@@ -12,6 +12,7 @@
  * connection (statement-cache.ts), as the hand-written repositories did.
  */
 import type { Database } from "better-sqlite3";
+import { joinGroupCommit } from "./group-commit.js";
 import type { PgDatabase, PgQueryable } from "./postgres/pg-database.js";
 import { storeError } from "./sqlite-errors.js";
 import { cachedStatement } from "./statement-cache.js";
@@ -135,8 +136,18 @@ export interface SqlDatabase {
   transaction<T>(action: string, plan: () => Plan<T>): Promise<T>;
 }
 
+/** Options of the SQLite interface. */
+export interface SqliteDatabaseOptions {
+  /**
+   * Every call first joins the turn's shared transaction where the server turned group commit on
+   * (store/group-commit.ts), as the team's and the session store's writes do.
+   */
+  groupCommit?: boolean;
+}
+
 /** The interface over a better-sqlite3 connection: every call settles in the same turn. */
-export function sqliteDatabase(db: Database): SqlDatabase {
+export function sqliteDatabase(db: Database, options: SqliteDatabaseOptions = {}): SqlDatabase {
+  const join = options.groupCommit === true;
   const values = (statement: Sql, params: readonly unknown[]): readonly unknown[] =>
     statement.sqliteOrder ? statement.sqliteOrder.map((i) => params[i]) : params;
   const step = (s: Step): unknown => {
@@ -146,8 +157,16 @@ export function sqliteDatabase(db: Database): SqlDatabase {
     if (s.op === "one") return statement.get(...params);
     return statement.all(...params);
   };
+  // One transaction function for every plan (better-sqlite3 makes a savepoint of it when nested).
+  const drive = db.transaction((plan: () => Plan<unknown>): unknown => {
+    const steps = plan();
+    let next = steps.next();
+    while (!next.done) next = steps.next(step(next.value));
+    return next.value;
+  });
   const attempt = <T>(action: string, body: () => T): Promise<T> => {
     try {
+      if (join) joinGroupCommit(db);
       return Promise.resolve(body());
     } catch (err) {
       return Promise.reject(storeError(err, db.name, action));
@@ -164,15 +183,7 @@ export function sqliteDatabase(db: Database): SqlDatabase {
       ),
     many: <T>(action: string, statement: Sql, params: readonly unknown[] = []) =>
       attempt(action, () => cachedStatement(db, statement.sqlite).all(...values(statement, params)) as T[]),
-    transaction: <T>(action: string, plan: () => Plan<T>) =>
-      attempt(action, () =>
-        db.transaction(() => {
-          const steps = plan();
-          let next = steps.next();
-          while (!next.done) next = steps.next(step(next.value));
-          return next.value;
-        })(),
-      ),
+    transaction: <T>(action: string, plan: () => Plan<T>) => attempt(action, () => drive(plan) as T),
   };
 }
 
