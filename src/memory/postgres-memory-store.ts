@@ -4,9 +4,10 @@
  * database: writes of one user are serialized by a row lock, and vector caches follow a version.
  */
 import { type PgDatabase, pgError } from "../store/postgres/pg-database.js";
+import { postgresDatabase } from "../store/sql-database.js";
 import type { ArchivalOptions } from "./archival-rules.js";
+import { CoreMemoryRepo } from "./core-memory.js";
 import { PgArchival } from "./postgres/archival.js";
-import { PgCoreMemory } from "./postgres/core-memory.js";
 import { PgRecall } from "./postgres/recall.js";
 import { type MemoryBackend, MemoryStoreFront, type MemoryStoreOptions } from "./store-front.js";
 
@@ -27,7 +28,7 @@ export class PostgresMemoryStore extends MemoryStoreFront {
     const coreOptions: { defaultLimit?: number; now?: () => number } = {};
     if (options.coreLimit !== undefined) coreOptions.defaultLimit = options.coreLimit;
     if (options.now !== undefined) coreOptions.now = options.now;
-    const core = new PgCoreMemory(db, coreOptions);
+    const core = new CoreMemoryRepo(postgresDatabase(db), coreOptions);
     const recall = new PgRecall(db);
     this.backend = {
       write: (pending) => archival.write(pending),

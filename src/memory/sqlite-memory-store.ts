@@ -1,10 +1,11 @@
 /** MemoryStore on SQLite: archival memories, core blocks and recall search over one connection. */
 import type { Database } from "better-sqlite3";
 import { joinGroupCommit } from "../store/group-commit.js";
+import { sqliteDatabase } from "../store/sql-database.js";
 import { storeError } from "../store/sqlite-errors.js";
 import type { ArchivalOptions } from "./archival-rules.js";
+import { CoreMemoryRepo } from "./core-memory.js";
 import { ArchivalMemory } from "./sqlite/archival.js";
-import { SqliteCoreMemory } from "./sqlite/core-memory.js";
 import { RecallSearch } from "./sqlite/recall.js";
 import {
   type MemoryBackend,
@@ -34,7 +35,7 @@ export class SqliteMemoryStore extends MemoryStoreFront {
     const coreOptions: { defaultLimit?: number; now?: () => number } = {};
     if (options.coreLimit !== undefined) coreOptions.defaultLimit = options.coreLimit;
     if (options.now !== undefined) coreOptions.now = options.now;
-    const core = new SqliteCoreMemory(db, coreOptions);
+    const core = new CoreMemoryRepo(sqliteDatabase(db, { groupCommit: true }), coreOptions);
     const recall = new RecallSearch(db);
     const rememberTx = db.transaction((inputs: PendingWrite[]): RememberResult[] =>
       inputs.map(({ input, vector, merge }) => archival.remember(input, vector, merge)),
