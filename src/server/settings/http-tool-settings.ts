@@ -113,27 +113,22 @@ export function patchedHttpTools(
 }
 
 /** The HTTP tools saved from the UI. */
-export class HttpToolSettings implements HttpToolSettingsRepository {
-  readonly #list: SettingList<StoredHttpTool>;
-
-  constructor(
-    db: SqlDatabase,
-    private readonly box: SecretBox,
-  ) {
-    this.#list = new SettingList(db, HTTP_TOOLS_KEY);
+export class HttpToolSettings extends SettingList<StoredHttpTool> implements HttpToolSettingsRepository {
+  constructor(db: SqlDatabase, box: SecretBox) {
+    super(db, box, HTTP_TOOLS_KEY);
   }
 
   async list(): Promise<SavedHttpToolView[]> {
-    return (await this.#list.read()).map(savedHttpToolView);
+    return (await this.saved()).map(savedHttpToolView);
   }
 
   async configs(): Promise<SavedHttpToolConfig[]> {
-    return (await this.#list.read()).filter((t) => t.enabled).map((t) => httpToolConfigOf(t, this.box));
+    return (await this.saved()).filter((t) => t.enabled).map((t) => httpToolConfigOf(t, this.box));
   }
 
   async add(definition: HttpToolDefinitionInput, enabled: boolean): Promise<boolean> {
     const stored = storedHttpToolOf(definition, enabled, this.box);
-    return this.#list.modify((tools) =>
+    return this.modify((tools) =>
       tools.some((t) => t.definition.name === definition.name)
         ? { result: false }
         : { result: true, next: [...tools, stored] },
@@ -145,14 +140,14 @@ export class HttpToolSettings implements HttpToolSettingsRepository {
     definition: HttpToolDefinitionInput | undefined,
     enabled?: boolean,
   ): Promise<boolean> {
-    return this.#list.modify((tools) => {
+    return this.modify((tools) => {
       const next = patchedHttpTools(tools, name, definition, enabled, this.box);
       return { result: next !== undefined, ...(next ? { next } : {}) };
     });
   }
 
   async remove(name: string): Promise<boolean> {
-    return this.#list.modify((tools) => {
+    return this.modify((tools) => {
       const found = tools.some((t) => t.definition.name === name);
       return found
         ? { result: true, next: tools.filter((t) => t.definition.name !== name) }

@@ -72,23 +72,18 @@ export function storedServerOf(input: McpServerInput, box: SecretBox): StoredSer
 }
 
 /** The servers saved from the UI. */
-export class McpServerSettings implements McpServerSettingsRepository {
-  readonly #list: SettingList<StoredServer>;
-
-  constructor(
-    db: SqlDatabase,
-    private readonly box: SecretBox,
-  ) {
-    this.#list = new SettingList(db, MCP_SERVERS_KEY);
+export class McpServerSettings extends SettingList<StoredServer> implements McpServerSettingsRepository {
+  constructor(db: SqlDatabase, box: SecretBox) {
+    super(db, box, MCP_SERVERS_KEY);
   }
 
   async configs(): Promise<McpServerConfig[]> {
-    return (await this.#list.read()).map((s) => toConfig(s, this.box));
+    return (await this.saved()).map((s) => toConfig(s, this.box));
   }
 
   async add(input: McpServerInput): Promise<McpServerConfig> {
     const stored = storedServerOf(input, this.box);
-    await this.#list.modify((servers) => ({
+    await this.modify((servers) => ({
       result: undefined,
       next: [...servers.filter((s) => s.name !== input.name), stored],
     }));
@@ -96,7 +91,7 @@ export class McpServerSettings implements McpServerSettingsRepository {
   }
 
   async remove(name: string): Promise<boolean> {
-    return this.#list.modify((servers) => {
+    return this.modify((servers) => {
       const found = servers.some((s) => s.name === name);
       return found ? { result: true, next: servers.filter((s) => s.name !== name) } : { result: false };
     });

@@ -135,27 +135,25 @@ export function remoteAgentConfigOf(stored: StoredRemoteAgent, box: SecretBox): 
 }
 
 /** The remote agents saved from the UI. */
-export class RemoteAgentSettings implements RemoteAgentSettingsRepository {
-  readonly #list: SettingList<StoredRemoteAgent>;
-
-  constructor(
-    db: SqlDatabase,
-    private readonly box: SecretBox,
-  ) {
-    this.#list = new SettingList(db, REMOTE_AGENTS_KEY);
+export class RemoteAgentSettings
+  extends SettingList<StoredRemoteAgent>
+  implements RemoteAgentSettingsRepository
+{
+  constructor(db: SqlDatabase, box: SecretBox) {
+    super(db, box, REMOTE_AGENTS_KEY);
   }
 
   async list(): Promise<SavedRemoteAgentView[]> {
-    return (await this.#list.read()).map(savedRemoteAgentView);
+    return (await this.saved()).map(savedRemoteAgentView);
   }
 
   async configs(): Promise<RemoteAgentConfig[]> {
-    return (await this.#list.read()).filter((a) => a.enabled).map((a) => remoteAgentConfigOf(a, this.box));
+    return (await this.saved()).filter((a) => a.enabled).map((a) => remoteAgentConfigOf(a, this.box));
   }
 
   async add(input: RemoteAgentInput): Promise<boolean> {
     const stored = storedRemoteAgentOf(input, this.box);
-    return this.#list.modify((agents) =>
+    return this.modify((agents) =>
       agents.some((a) => a.name === input.name)
         ? { result: false }
         : { result: true, next: [...agents, stored] },
@@ -163,14 +161,14 @@ export class RemoteAgentSettings implements RemoteAgentSettingsRepository {
   }
 
   async remove(name: string): Promise<boolean> {
-    return this.#list.modify((agents) => {
+    return this.modify((agents) => {
       const found = agents.some((a) => a.name === name);
       return found ? { result: true, next: agents.filter((a) => a.name !== name) } : { result: false };
     });
   }
 
   async update(name: string, patch: RemoteAgentPatch): Promise<boolean> {
-    return this.#list.modify((agents) => {
+    return this.modify((agents) => {
       const next = patchedRemoteAgents(agents, name, patch, this.box);
       return { result: next !== undefined, ...(next ? { next } : {}) };
     });

@@ -5,6 +5,7 @@
  * a write (SQLite's transaction already holds the only write lock).
  */
 import { one, type Plan, run, type SqlDatabase, sql } from "../../store/sql-database.js";
+import type { SecretBox } from "./secret-box.js";
 
 // Any fixed 64-bit number: held by every settings write (they are rare; losing one is not).
 const SETTINGS_LOCK = 7_412_226_003;
@@ -44,14 +45,18 @@ export async function readSetting<T>(db: SqlDatabase, key: string): Promise<T | 
   return row ? (JSON.parse(row.value_json) as T) : undefined;
 }
 
-/** One list kept as one JSON value (the MCP servers, remote agents and HTTP tools saved from the UI). */
+/**
+ * One list kept as one JSON value under `key` (the MCP servers, remote agents and HTTP tools saved
+ * from the UI extend it), with the secret box that seals what the list keeps secret.
+ */
 export class SettingList<T> {
   constructor(
     private readonly db: SqlDatabase,
+    protected readonly box: SecretBox,
     private readonly key: string,
   ) {}
 
-  async read(): Promise<T[]> {
+  protected async saved(): Promise<T[]> {
     return (await readSetting<T[]>(this.db, this.key)) ?? [];
   }
 
@@ -59,7 +64,7 @@ export class SettingList<T> {
    * Reads the list, lets `change` decide, and stores `next` when it gives one, in one transaction
    * under the settings lock; resolves to `change`'s result.
    */
-  modify<R>(change: (list: T[]) => { result: R; next?: T[] }): Promise<R> {
+  protected modify<R>(change: (list: T[]) => { result: R; next?: T[] }): Promise<R> {
     const key = this.key;
     return this.db.transaction(SAVE_SETTINGS, function* () {
       yield* lockSettings();
