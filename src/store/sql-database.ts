@@ -100,7 +100,7 @@ export function marks(count: number): string {
 
 /** One statement of a plan. */
 export interface Step {
-  readonly op: "run" | "one" | "many";
+  readonly op: "run" | "one" | "many" | "insert";
   readonly sql: Sql;
   readonly params: readonly unknown[];
 }
@@ -111,6 +111,15 @@ export type Plan<T> = Generator<Step, T, unknown>;
 /** In a plan: runs a statement; the number of rows it touched. */
 export function* run(statement: Sql, params: readonly unknown[] = []): Generator<Step, number, unknown> {
   return (yield { op: "run", sql: statement, params }) as number;
+}
+
+/**
+ * In a plan: runs an INSERT and gives the new row's id: SQLite's last rowid (no RETURNING, which
+ * costs SQLite a materialised result inside a transaction), PostgreSQL's `RETURNING id` (the
+ * statement's PostgreSQL text ends with it).
+ */
+export function* insertId(statement: Sql, params: readonly unknown[] = []): Generator<Step, number, unknown> {
+  return (yield { op: "insert", sql: statement, params }) as number;
 }
 
 /** In a plan: the first row of a statement, or undefined. */
@@ -154,6 +163,7 @@ export function sqliteDatabase(db: Database, options: SqliteDatabaseOptions = {}
     const statement = cachedStatement(db, s.sql.sqlite);
     const params = values(s.sql, s.params);
     if (s.op === "run") return statement.run(...params).changes;
+    if (s.op === "insert") return Number(statement.run(...params).lastInsertRowid);
     if (s.op === "one") return statement.get(...params);
     return statement.all(...params);
   };
@@ -189,8 +199,9 @@ export function sqliteDatabase(db: Database, options: SqliteDatabaseOptions = {}
 
 /** The interface over a PostgreSQL pool (errors are worded by pg-database.ts, as before). */
 export function postgresDatabase(db: PgDatabase): SqlDatabase {
-  const step = (q: PgQueryable, s: Step): Promise<unknown> => {
+  const step = async (q: PgQueryable, s: Step): Promise<unknown> => {
     if (s.op === "run") return q.run(s.sql.postgres, s.params);
+    if (s.op === "insert") return Number((await q.one<{ id: number }>(s.sql.postgres, s.params))?.id ?? 0);
     if (s.op === "one") return q.one(s.sql.postgres, s.params);
     return q.many(s.sql.postgres, s.params);
   };

@@ -5,7 +5,7 @@
  * PostgreSQL does in one statement what SQLite does in a short transaction (insert, edit, unseen),
  * each keeps its own shape: a round trip costs PostgreSQL what a statement costs SQLite.
  */
-import { type Dialect, many, one, run, type SqlDatabase, sql } from "../../store/sql-database.js";
+import { type Dialect, insertId, many, one, run, type SqlDatabase, sql } from "../../store/sql-database.js";
 import { searchDocument, searchExpression } from "../search-text.js";
 import type { ChannelMessage, MessagePart } from "../types.js";
 import { messageLexemes, messageTsQuery } from "./postgres/lexemes.js";
@@ -34,7 +34,7 @@ const PG_INSERT = `${INSERT_COLUMNS}, search_terms)
 
 const SQL = {
   insert: sql({
-    sqlite: `${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    sqlite: `${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     postgres: `${PG_INSERT} RETURNING id`,
   }),
   /** PostgreSQL: the insert, with the marker of the reader $12 moved to the new message in the same statement. */
@@ -48,7 +48,7 @@ const SQL = {
   index: sql("INSERT INTO team_messages_fts (rowid, terms) VALUES (?, ?)"),
   unindex: sql("DELETE FROM team_messages_fts WHERE rowid = ?"),
   edit: sql({
-    sqlite: `UPDATE team_messages SET text = $1, parts_json = $2, edited_at = $3 WHERE id = $5 RETURNING ${COLUMNS}`,
+    sqlite: "UPDATE team_messages SET text = $1, parts_json = $2, edited_at = $3 WHERE id = $5",
     postgres: `UPDATE team_messages SET text = $1, parts_json = $2, edited_at = $3,
       search_terms = array_to_tsvector($4::text[]) WHERE id = $5 RETURNING ${COLUMNS}`,
   }),
@@ -151,7 +151,7 @@ export class MessageRepo implements MessageRepository {
       id = row?.id ?? 0;
     } else {
       id = await this.db.transaction("save a message in", function* () {
-        const messageId = (yield* one<{ id: number }>(SQL.insert, params))?.id ?? 0;
+        const messageId = yield* insertId(SQL.insert, params);
         const terms = searchDocument(message.text);
         if (terms !== "") yield* run(SQL.index, [messageId, terms]);
         if (readBy !== undefined) {
@@ -187,11 +187,11 @@ export class MessageRepo implements MessageRepository {
     const row = postgres
       ? await this.db.one<MessageRow>(action, SQL.edit, params)
       : await this.db.transaction(action, function* () {
-          const edited = yield* one<MessageRow>(SQL.edit, params);
+          const changed = yield* run(SQL.edit, params);
           yield* run(SQL.unindex, [id]);
           const terms = searchDocument(text);
-          if (terms !== "" && edited) yield* run(SQL.index, [id, terms]);
-          return edited;
+          if (terms !== "" && changed > 0) yield* run(SQL.index, [id, terms]);
+          return yield* one<MessageRow>(SQL.get, [id]);
         });
     return row ? toMessage(row) : undefined;
   }
