@@ -4,11 +4,17 @@
  * database: writes of one user are serialized by a row lock, and vector caches follow a version.
  */
 import { type PgDatabase, pgError } from "../store/postgres/pg-database.js";
-import type { ArchivalOptions } from "./archival-rules.js";
+import { postgresDatabase } from "../store/sql-database.js";
+import { CoreMemoryRepo } from "./core-memory.js";
 import { PgArchival } from "./postgres/archival.js";
-import { PgCoreMemory } from "./postgres/core-memory.js";
 import { PgRecall } from "./postgres/recall.js";
-import { type MemoryBackend, MemoryStoreFront, type MemoryStoreOptions } from "./store-front.js";
+import {
+  backendOptions,
+  type MemoryBackend,
+  MemoryStoreFront,
+  type MemoryStoreOptions,
+  memoryBackend,
+} from "./store-front.js";
 
 export type PostgresMemoryStoreOptions = MemoryStoreOptions;
 
@@ -21,29 +27,14 @@ export class PostgresMemoryStore extends MemoryStoreFront {
     options: PostgresMemoryStoreOptions = {},
   ) {
     super(options);
-    const archivalOptions: ArchivalOptions = { ...options };
-    if (options.embedder) archivalOptions.embeddingModel = options.embedder.model;
+    const { archival: archivalOptions, core: coreOptions } = backendOptions(options);
     const archival = new PgArchival(db, archivalOptions);
-    const coreOptions: { defaultLimit?: number; now?: () => number } = {};
-    if (options.coreLimit !== undefined) coreOptions.defaultLimit = options.coreLimit;
-    if (options.now !== undefined) coreOptions.now = options.now;
-    const core = new PgCoreMemory(db, coreOptions);
-    const recall = new PgRecall(db);
-    this.backend = {
-      write: (pending) => archival.write(pending),
-      search: (query) => archival.search(query),
-      get: (userId, id) => archival.get(userId, id),
-      list: (userId, agentId, type, limit, offset) => archival.list(userId, agentId, type, limit, offset),
-      count: (userId) => archival.count(userId),
-      forget: (userId, id) => archival.forget(userId, id),
-      edit: (userId, id, next, vector) => archival.edit(userId, id, next, vector),
-      touch: (userId, ids) => archival.touch(userId, ids),
-      coreBlocks: (scope) => core.blocks(scope),
-      allCoreBlocks: (userId) => core.all(userId),
-      deleteCoreBlock: (scope, label) => core.remove(scope, label),
-      coreEdit: (scope, label, edit) => core.edit(scope, label, edit),
-      recall: (query) => recall.search(query),
-    };
+    this.backend = memoryBackend(
+      (pending) => archival.write(pending),
+      archival,
+      new CoreMemoryRepo(postgresDatabase(db), coreOptions),
+      new PgRecall(db),
+    );
   }
 
   protected async guard<T>(action: "read" | "write to", body: () => T | Promise<T>): Promise<T> {

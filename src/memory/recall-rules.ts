@@ -103,3 +103,31 @@ export function recallHits(
     ];
   });
 }
+
+/** Who a recall search reads: the owners' sessions, but one. */
+export type RecallScope = ReturnType<typeof recallScope>;
+
+/** What one database runs for a recall search (each returns message ids, best first). */
+export interface RecallQueries {
+  /** Phrases of three or more characters, ranked by BM25 over trigrams. */
+  phrases(phrases: string[], scope: RecallScope): Promise<Array<{ id: number }>>;
+  /** Shorter pieces, by how many of them a message contains, then newest. */
+  substrings(substrings: string[], scope: RecallScope): Promise<Array<{ id: number }>>;
+  /** The rows of the fused ids. */
+  rows(ids: number[]): Promise<RecallRow[]>;
+}
+
+/** The user's messages that best match the query, best first: both searches fused, then read. */
+export async function searchRecall(query: RecallQuery, queries: RecallQueries): Promise<RecallHit[]> {
+  const limit = recallLimit(query);
+  const { phrases, substrings } = recallTerms(query.query);
+  const scope = recallScope(query);
+  const searches: Array<Promise<Array<{ id: number }>>> = [];
+  if (phrases.length > 0) searches.push(queries.phrases(phrases, scope));
+  if (substrings.length > 0) searches.push(queries.substrings(substrings, scope));
+  const lists = (await Promise.all(searches)).map((rows) => rows.map((r) => String(r.id)));
+  const fused = fuseRecall(lists, limit);
+  if (fused.length === 0) return [];
+  const rows = await queries.rows(fused.map(([id]) => Number(id)));
+  return recallHits(fused, rows, [...phrases, ...substrings]);
+}

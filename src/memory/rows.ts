@@ -1,5 +1,7 @@
 /** Maps `memories` rows to MemoryRecords, and the conventions the SQL shares. */
+import type { CleanInput } from "./input.js";
 import type { MemoryRecord, MemoryType } from "./types.js";
+import { vectorToBlob } from "./vectors/blob.js";
 
 /** The columns every read selects (the embedding BLOB is read only where vectors are needed). */
 export const MEMORY_COLUMNS = `id, user_id, agent_id, type, text, tags_json, importance, confidence, source_session_id,
@@ -64,4 +66,33 @@ export function toMemoryRecord(row: MemoryRow): MemoryRecord {
   if (row.embedding_model !== null) record.embeddingModel = row.embedding_model;
   if (row.embedding_dims !== null) record.embeddingDims = row.embedding_dims;
   return record;
+}
+
+/** user, agent, type, text, tags, importance, confidence, source session, source run: a new memory's columns. */
+export function memoryInputColumns(
+  input: CleanInput,
+): [string, string, string, string, string, number, number, string | null, string | null] {
+  return [
+    input.userId,
+    agentKey(input.agentId),
+    input.type,
+    input.text,
+    JSON.stringify(input.tags),
+    input.importance,
+    input.confidence,
+    ...sourceColumns(input),
+  ];
+}
+
+/** The source session and run of an input (or null). */
+export function sourceColumns(input: CleanInput): [string | null, string | null] {
+  return [input.sourceSessionId ?? null, input.sourceRunId ?? null];
+}
+
+/** embedding, embedding_model, embedding_dims of a memory's vector (all null without one). */
+export function vectorColumns(
+  vector: Float32Array | undefined,
+  model: string | undefined,
+): [Buffer | null, string | null, number | null] {
+  return vector ? [vectorToBlob(vector), model ?? null, vector.length] : [null, null, null];
 }

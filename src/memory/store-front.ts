@@ -7,7 +7,7 @@
 import { DimsumError } from "../errors.js";
 import { queryTerms } from "../store/text/terms.js";
 import type { ArchivalOptions, ArchivalSearch } from "./archival-rules.js";
-import type { CoreEdit } from "./core-rules.js";
+import type { CoreEdit, CoreMemory } from "./core-rules.js";
 import { type CleanInput, cleanInput, requireUser } from "./input.js";
 import type { SearchWeights } from "./ranking.js";
 import { parseMemoryId } from "./rows.js";
@@ -90,6 +90,49 @@ export interface MemoryBackend {
   deleteCoreBlock(scope: MemoryScope, label: string): Awaitable<boolean>;
   coreEdit(scope: MemoryScope, label: string, edit: CoreEdit): Awaitable<CoreEditResult>;
   recall(query: RecallQuery): Awaitable<RecallHit[]>;
+}
+
+/** The archival side of a backend, as each database's archival module gives it. */
+export type ArchivalBackend = Pick<
+  MemoryBackend,
+  "search" | "get" | "list" | "count" | "forget" | "edit" | "touch"
+>;
+
+/** A backend of its parts: `write` (the memories, in one transaction), archival, core and recall. */
+export function memoryBackend(
+  write: MemoryBackend["write"],
+  archival: ArchivalBackend,
+  core: CoreMemory,
+  recall: { search(query: RecallQuery): Awaitable<RecallHit[]> },
+): MemoryBackend {
+  return {
+    write,
+    search: (query) => archival.search(query),
+    get: (userId, id) => archival.get(userId, id),
+    list: (userId, agentId, type, limit, offset) => archival.list(userId, agentId, type, limit, offset),
+    count: (userId) => archival.count(userId),
+    forget: (userId, id) => archival.forget(userId, id),
+    edit: (userId, id, next, vector) => archival.edit(userId, id, next, vector),
+    touch: (userId, ids) => archival.touch(userId, ids),
+    coreBlocks: (scope) => core.blocks(scope),
+    allCoreBlocks: (userId) => core.all(userId),
+    deleteCoreBlock: (scope, label) => core.remove(scope, label),
+    coreEdit: (scope, label, edit) => core.edit(scope, label, edit),
+    recall: (query) => recall.search(query),
+  };
+}
+
+/** The archival and core options of the store's options. */
+export function backendOptions(options: MemoryStoreOptions): {
+  archival: ArchivalOptions;
+  core: { defaultLimit?: number; now?: () => number };
+} {
+  const archival: ArchivalOptions = { ...options };
+  if (options.embedder) archival.embeddingModel = options.embedder.model;
+  const core: { defaultLimit?: number; now?: () => number } = {};
+  if (options.coreLimit !== undefined) core.defaultLimit = options.coreLimit;
+  if (options.now !== undefined) core.now = options.now;
+  return { archival, core };
 }
 
 const DEFAULT_LIMIT = 10;

@@ -12,6 +12,7 @@
  * connection (statement-cache.ts), as the hand-written repositories did.
  */
 import type { Database } from "better-sqlite3";
+import { joinGroupCommit } from "./group-commit.js";
 import type { PgDatabase, PgQueryable } from "./postgres/pg-database.js";
 import { storeError } from "./sqlite-errors.js";
 import { cachedStatement } from "./statement-cache.js";
@@ -99,7 +100,7 @@ export function marks(count: number): string {
 
 /** One statement of a plan. */
 export interface Step {
-  readonly op: "run" | "one" | "many";
+  readonly op: "run" | "one" | "many" | "insert";
   readonly sql: Sql;
   readonly params: readonly unknown[];
 }
@@ -110,6 +111,15 @@ export type Plan<T> = Generator<Step, T, unknown>;
 /** In a plan: runs a statement; the number of rows it touched. */
 export function* run(statement: Sql, params: readonly unknown[] = []): Generator<Step, number, unknown> {
   return (yield { op: "run", sql: statement, params }) as number;
+}
+
+/**
+ * In a plan: runs an INSERT and gives the new row's id: SQLite's last rowid (no RETURNING, which
+ * costs SQLite a materialised result inside a transaction), PostgreSQL's `RETURNING id` (the
+ * statement's PostgreSQL text ends with it).
+ */
+export function* insertId(statement: Sql, params: readonly unknown[] = []): Generator<Step, number, unknown> {
+  return (yield { op: "insert", sql: statement, params }) as number;
 }
 
 /** In a plan: the first row of a statement, or undefined. */
@@ -135,19 +145,38 @@ export interface SqlDatabase {
   transaction<T>(action: string, plan: () => Plan<T>): Promise<T>;
 }
 
+/** Options of the SQLite interface. */
+export interface SqliteDatabaseOptions {
+  /**
+   * Every call first joins the turn's shared transaction where the server turned group commit on
+   * (store/group-commit.ts), as the team's and the session store's writes do.
+   */
+  groupCommit?: boolean;
+}
+
 /** The interface over a better-sqlite3 connection: every call settles in the same turn. */
-export function sqliteDatabase(db: Database): SqlDatabase {
+export function sqliteDatabase(db: Database, options: SqliteDatabaseOptions = {}): SqlDatabase {
+  const join = options.groupCommit === true;
   const values = (statement: Sql, params: readonly unknown[]): readonly unknown[] =>
     statement.sqliteOrder ? statement.sqliteOrder.map((i) => params[i]) : params;
   const step = (s: Step): unknown => {
     const statement = cachedStatement(db, s.sql.sqlite);
     const params = values(s.sql, s.params);
     if (s.op === "run") return statement.run(...params).changes;
+    if (s.op === "insert") return Number(statement.run(...params).lastInsertRowid);
     if (s.op === "one") return statement.get(...params);
     return statement.all(...params);
   };
+  // One transaction function for every plan (better-sqlite3 makes a savepoint of it when nested).
+  const drive = db.transaction((plan: () => Plan<unknown>): unknown => {
+    const steps = plan();
+    let next = steps.next();
+    while (!next.done) next = steps.next(step(next.value));
+    return next.value;
+  });
   const attempt = <T>(action: string, body: () => T): Promise<T> => {
     try {
+      if (join) joinGroupCommit(db);
       return Promise.resolve(body());
     } catch (err) {
       return Promise.reject(storeError(err, db.name, action));
@@ -164,22 +193,15 @@ export function sqliteDatabase(db: Database): SqlDatabase {
       ),
     many: <T>(action: string, statement: Sql, params: readonly unknown[] = []) =>
       attempt(action, () => cachedStatement(db, statement.sqlite).all(...values(statement, params)) as T[]),
-    transaction: <T>(action: string, plan: () => Plan<T>) =>
-      attempt(action, () =>
-        db.transaction(() => {
-          const steps = plan();
-          let next = steps.next();
-          while (!next.done) next = steps.next(step(next.value));
-          return next.value;
-        })(),
-      ),
+    transaction: <T>(action: string, plan: () => Plan<T>) => attempt(action, () => drive(plan) as T),
   };
 }
 
 /** The interface over a PostgreSQL pool (errors are worded by pg-database.ts, as before). */
 export function postgresDatabase(db: PgDatabase): SqlDatabase {
-  const step = (q: PgQueryable, s: Step): Promise<unknown> => {
+  const step = async (q: PgQueryable, s: Step): Promise<unknown> => {
     if (s.op === "run") return q.run(s.sql.postgres, s.params);
+    if (s.op === "insert") return Number((await q.one<{ id: number }>(s.sql.postgres, s.params))?.id ?? 0);
     if (s.op === "one") return q.one(s.sql.postgres, s.params);
     return q.many(s.sql.postgres, s.params);
   };

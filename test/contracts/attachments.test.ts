@@ -1,9 +1,9 @@
 /** The attachment repository on SQLite and PostgreSQL: bytes once by content, readable per linked chat. */
 import { createHash } from "node:crypto";
 import { expect, it } from "vitest";
-import { PgAttachmentRepo } from "../../src/team/store/postgres/attachment-repo.js";
+import { postgresDatabase, sqliteDatabase } from "../../src/store/sql-database.js";
+import { AttachmentRepo } from "../../src/team/store/attachment-repo.js";
 import type { AttachmentRepository } from "../../src/team/store/repositories.js";
-import { SqliteAttachmentRepo } from "../../src/team/store/sqlite/attachment-repo.js";
 import { pngImage } from "../support/attachment-files.js";
 import { type Backend, describeBackends } from "./backends.js";
 
@@ -21,8 +21,9 @@ async function count(backend: Backend): Promise<number> {
 describeBackends("attachment repository", (open) => {
   it("stores the bytes once and serves them only through the chats they are linked to", async () => {
     const backend = await open();
-    const repo: AttachmentRepository =
-      backend.kind === "sqlite" ? new SqliteAttachmentRepo(backend.db) : new PgAttachmentRepo(backend.db);
+    const repo: AttachmentRepository = new AttachmentRepo(
+      backend.kind === "sqlite" ? sqliteDatabase(backend.db) : postgresDatabase(backend.db),
+    );
     for (const id of ["a", "b", "c"]) {
       await exec(
         backend,

@@ -11,9 +11,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { HttpTools } from "../../src/server/http-tools.js";
 import type { HttpToolSettingsRepository } from "../../src/server/settings/http-tool-settings.js";
 import { HttpToolSettings } from "../../src/server/settings/http-tool-settings.js";
-import { PgHttpToolSettings } from "../../src/server/settings/pg-settings-store.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { openDatabase } from "../../src/store/database.js";
+import { postgresDatabase, sqliteDatabase } from "../../src/store/sql-database.js";
 import { openTestPostgres, postgresAvailable } from "../support/postgres.js";
 
 const KEY = "store-secret-key-90210";
@@ -87,7 +87,7 @@ describe("HTTP tool settings", () => {
     cleanups.push(() => {
       db.close();
     });
-    await exercise(new HttpToolSettings(db, box), async () => {
+    await exercise(new HttpToolSettings(sqliteDatabase(db), box), async () => {
       const row = db.prepare("SELECT value_json FROM server_settings WHERE key = 'httpTools'").get() as {
         value_json: string;
       };
@@ -98,7 +98,7 @@ describe("HTTP tool settings", () => {
   it.runIf(postgresAvailable)("on PostgreSQL", async () => {
     const pg = await openTestPostgres();
     cleanups.push(() => pg.dispose());
-    await exercise(new PgHttpToolSettings(pg, box), async () => {
+    await exercise(new HttpToolSettings(postgresDatabase(pg), box), async () => {
       const row = await pg.one<{ value_json: string }>(
         "SELECT value_json FROM server_settings WHERE key = 'httpTools'",
         [],

@@ -15,6 +15,7 @@ import {
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { openDatabase } from "../../src/store/database.js";
 import { openRedisRelay } from "../../src/store/redis/redis-relay.js";
+import { sqliteDatabase } from "../../src/store/sql-database.js";
 import { REDIS_URL, redisAvailable } from "../support/redis.js";
 import { tempDir } from "./helpers.js";
 
@@ -55,7 +56,7 @@ async function until(
 const names = (list: readonly RemoteAgentConfig[]) => list.map((r) => r.name);
 
 function openRepo(home: string): RemoteAgentSettings {
-  return new RemoteAgentSettings(openDatabase(join(home, "dimsum.db")), openSecretBox(home));
+  return new RemoteAgentSettings(sqliteDatabase(openDatabase(join(home, "dimsum.db"))), openSecretBox(home));
 }
 
 it("reads the list once for many runs, and again after a change made here", async () => {

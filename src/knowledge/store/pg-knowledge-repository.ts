@@ -8,41 +8,26 @@
 import { DimsumError } from "../../errors.js";
 import { blobToVector, vectorToBlob } from "../../memory/vectors/blob.js";
 import type { PgDatabase } from "../../store/postgres/pg-database.js";
+import { postgresDatabase } from "../../store/sql-database.js";
 import type { SearchFilter } from "../types.js";
 import { DEFAULT_MAX_POSTINGS } from "./chunk-bm25.js";
+import { KnowledgeReads } from "./knowledge-reads.js";
 import type {
   Bm25Hit,
   FailedDocument,
   KnowledgeRepository,
   PreparedDocument,
-  StoredChild,
   WriteReport,
 } from "./knowledge-repository.js";
 import { searchChunkTerms } from "./pg-chunk-terms.js";
 import { clean, lockBase, unindexDocuments, writeDocumentsIn } from "./pg-knowledge-writes.js";
-import {
-  agentKey,
-  type BaseRow,
-  type ChildRow,
-  DOCUMENT_COLUMNS,
-  type DocumentRow,
-  GLOB,
-  globPattern,
-  type PassageRow,
-  pathSegment,
-} from "./rows.js";
+import { GLOB, globPattern, pathSegment } from "./rows.js";
 
 export interface PgKnowledgeOptions {
   now?: () => number;
   /** BM25 work cap in postings (see chunk-bm25.ts). */
   maxPostings?: number;
 }
-
-const BASE_COLUMNS = "b.id, b.name, b.agent_id, b.description, b.version, b.created_at, b.updated_at";
-const BASE_COUNTS = `${BASE_COLUMNS}, (SELECT count(*) FROM kb_documents d WHERE d.kb_id = b.id) AS documents,
-  (SELECT coalesce(sum(chunk_count), 0) FROM kb_documents d WHERE d.kb_id = b.id) AS chunks`;
-// SQLite compares text bytewise; "C" orders the same way whatever the database's collation.
-const BY_NAME = `ORDER BY b.name COLLATE "C", b.agent_id COLLATE "C"`;
 
 /** A SQLite GLOB pattern (`*`, `?`, `[…]`, `[^…]`, case-sensitive) as an anchored POSIX regex. */
 export function globToRegex(glob: string): string {
@@ -70,74 +55,15 @@ export function globToRegex(glob: string): string {
 }
 
 /** The PostgreSQL implementation of KnowledgeRepository. */
-export class PgKnowledgeRepository implements KnowledgeRepository {
-  private readonly now: () => number;
+export class PgKnowledgeRepository extends KnowledgeReads implements KnowledgeRepository {
   private readonly maxPostings: number;
 
   constructor(
     private readonly db: PgDatabase,
     options: PgKnowledgeOptions = {},
   ) {
-    this.now = options.now ?? Date.now;
+    super(postgresDatabase(db), options.now ?? Date.now);
     this.maxPostings = options.maxPostings ?? DEFAULT_MAX_POSTINGS;
-  }
-
-  async findBase(name: string, agentId?: string): Promise<BaseRow | undefined> {
-    // The agent's own base sorts first ('' is the shared one).
-    return this.db.one<BaseRow>(
-      `SELECT ${BASE_COLUMNS} FROM kb_bases b WHERE b.name = $1 AND b.agent_id IN ('', $2)
-       ORDER BY b.agent_id = '' LIMIT 1`,
-      [name, agentKey(agentId)],
-    );
-  }
-
-  async ensureBase(name: string, agentId?: string, description = ""): Promise<BaseRow> {
-    const now = this.now();
-    await this.db.run(
-      `INSERT INTO kb_bases (name, agent_id, description, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
-       ON CONFLICT (agent_id, name) DO NOTHING`,
-      [name, agentKey(agentId), description, now],
-    );
-    const row = await this.db.one<BaseRow>(
-      `SELECT ${BASE_COLUMNS} FROM kb_bases b WHERE b.agent_id = $1 AND b.name = $2`,
-      [agentKey(agentId), name],
-    );
-    if (!row) {
-      throw new DimsumError(
-        "internal",
-        `the knowledge base "${name}" was removed while it was being created`,
-        {
-          retryable: true,
-        },
-      );
-    }
-    return row;
-  }
-
-  async withCounts(row: BaseRow): Promise<BaseRow> {
-    return (
-      (await this.db.one<BaseRow>(`SELECT ${BASE_COUNTS} FROM kb_bases b WHERE b.id = $1`, [row.id])) ?? row
-    );
-  }
-
-  async visibleBases(agentId: string | undefined): Promise<BaseRow[]> {
-    return this.db.many<BaseRow>(
-      `SELECT ${BASE_COLUMNS} FROM kb_bases b WHERE b.agent_id IN ('', $1) ORDER BY b.name COLLATE "C"`,
-      [agentKey(agentId)],
-    );
-  }
-
-  async listBases(agentId: string | null): Promise<BaseRow[]> {
-    return agentId === null
-      ? this.db.many<BaseRow>(`SELECT ${BASE_COUNTS} FROM kb_bases b ${BY_NAME}`)
-      : this.db.many<BaseRow>(
-          `SELECT ${BASE_COUNTS} FROM kb_bases b WHERE b.agent_id IN ('', $1) ${BY_NAME}`,
-          [agentId],
-        );
-  }
-
-  async baseCount(): Promise<number> {
-    return (await this.db.one<{ n: number }>("SELECT count(*) AS n FROM kb_bases"))?.n ?? 0;
   }
 
   async deleteBase(id: number): Promise<void> {
@@ -148,28 +74,6 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
       // Documents, chunks and term counts go with it (ON DELETE CASCADE).
       await tx.run("DELETE FROM kb_bases WHERE id = $1", [id]);
     });
-  }
-
-  async documentBySource(kbId: number, source: string): Promise<DocumentRow | undefined> {
-    return this.db.one<DocumentRow>(
-      `SELECT ${DOCUMENT_COLUMNS} FROM kb_documents d JOIN kb_bases b ON b.id = d.kb_id WHERE d.kb_id = $1 AND d.source = $2`,
-      [kbId, source],
-    );
-  }
-
-  async documentById(kbId: number, id: number): Promise<DocumentRow | undefined> {
-    return this.db.one<DocumentRow>(
-      `SELECT ${DOCUMENT_COLUMNS} FROM kb_documents d JOIN kb_bases b ON b.id = d.kb_id WHERE d.kb_id = $1 AND d.id = $2`,
-      [kbId, id],
-    );
-  }
-
-  async documents(kbId: number): Promise<DocumentRow[]> {
-    return this.db.many<DocumentRow>(
-      `SELECT ${DOCUMENT_COLUMNS} FROM kb_documents d JOIN kb_bases b ON b.id = d.kb_id WHERE d.kb_id = $1
-       ORDER BY d.source COLLATE "C"`,
-      [kbId],
-    );
   }
 
   async writeDocuments(docs: PreparedDocument[]): Promise<WriteReport> {
@@ -240,14 +144,6 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
     });
   }
 
-  async childrenOf(documentId: number): Promise<StoredChild[]> {
-    return this.db.many<StoredChild>(
-      `SELECT c.id, c.parent_id, c.document_id, c.text, c.section, c.seq FROM kb_parent_chunks p
-       JOIN kb_child_chunks c ON c.parent_id = p.id WHERE p.document_id = $1 ORDER BY c.id`,
-      [documentId],
-    );
-  }
-
   async setVectors(
     documentId: number,
     kbId: number,
@@ -270,24 +166,6 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
         documentId,
       ]);
     });
-  }
-
-  async children(ids: readonly number[]): Promise<ChildRow[]> {
-    if (ids.length === 0) return [];
-    return this.db.many<ChildRow>(
-      "SELECT id, parent_id, document_id, text, section FROM kb_child_chunks WHERE id = ANY($1::bigint[])",
-      [ids],
-    );
-  }
-
-  async passages(ids: readonly number[]): Promise<PassageRow[]> {
-    if (ids.length === 0) return [];
-    return this.db.many<PassageRow>(
-      `SELECT p.id, p.text, p.section, p.page_start, p.page_end, p.document_id, d.title, d.source, d.mime, b.name AS kb_name
-       FROM kb_parent_chunks p JOIN kb_documents d ON d.id = p.document_id JOIN kb_bases b ON b.id = d.kb_id
-       WHERE p.id = ANY($1::bigint[])`,
-      [ids],
-    );
   }
 
   async filteredDocuments(kbIds: readonly number[], filter: SearchFilter): Promise<number[]> {
@@ -317,23 +195,6 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
     return rows.map((r) => r.id);
   }
 
-  async counts(
-    model: string | undefined,
-  ): Promise<{ documents: number; chunks: number; withVectors: number }> {
-    const totals = await this.db.one<{ documents: number; chunks: number }>(
-      "SELECT count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks FROM kb_documents",
-    );
-    const withVectors = model
-      ? ((
-          await this.db.one<{ n: number }>(
-            "SELECT count(*) AS n FROM kb_child_chunks WHERE embedding_model = $1 AND embedding IS NOT NULL",
-            [model],
-          )
-        )?.n ?? 0)
-      : 0;
-    return { documents: totals?.documents ?? 0, chunks: totals?.chunks ?? 0, withVectors };
-  }
-
   async searchText(
     terms: readonly string[],
     limit: number,
@@ -341,15 +202,6 @@ export class PgKnowledgeRepository implements KnowledgeRepository {
     documentIds?: readonly number[],
   ): Promise<Bm25Hit[]> {
     return searchChunkTerms(this.db, terms, limit, this.maxPostings, kbIds, documentIds);
-  }
-
-  async baseVersions(kbIds: readonly number[]): Promise<Map<number, number>> {
-    if (kbIds.length === 0) return new Map();
-    const rows = await this.db.many<{ id: number; version: number }>(
-      "SELECT id, version FROM kb_bases WHERE id = ANY($1::bigint[])",
-      [kbIds],
-    );
-    return new Map(rows.map((r) => [r.id, r.version] as const));
   }
 
   async loadVectors(

@@ -6,31 +6,23 @@
 import type { Database } from "better-sqlite3";
 import { DimsumError } from "../../errors.js";
 import { blobToVector, vectorToBlob } from "../../memory/vectors/blob.js";
+import { sqliteDatabase } from "../../store/sql-database.js";
 import { sqliteCode, storeError } from "../../store/sqlite-errors.js";
 import type { SearchFilter } from "../types.js";
 import { ChunkBm25 } from "./chunk-bm25.js";
+import { KnowledgeReads } from "./knowledge-reads.js";
 import type {
   Bm25Hit,
   FailedDocument,
   KnowledgeRepository,
   PreparedDocument,
-  StoredChild,
   WriteReport,
 } from "./knowledge-repository.js";
-import {
-  agentKey,
-  type BaseRow,
-  type ChildRow,
-  type DocumentRow,
-  GLOB,
-  globPattern,
-  type PassageRow,
-  pathSegment,
-} from "./rows.js";
+import { GLOB, globPattern, pathSegment } from "./rows.js";
 import { type KnowledgeStatements, prepareKnowledge } from "./statements.js";
 
 /** The SQLite implementation of KnowledgeRepository on one connection from `openDatabase`. */
-export class SqliteKnowledgeRepository implements KnowledgeRepository {
+export class SqliteKnowledgeRepository extends KnowledgeReads implements KnowledgeRepository {
   /** The FTS5 index, for callers that search it synchronously. */
   readonly bm25: ChunkBm25;
   private readonly sql: KnowledgeStatements;
@@ -46,9 +38,10 @@ export class SqliteKnowledgeRepository implements KnowledgeRepository {
 
   constructor(
     private readonly db: Database,
-    private readonly now: () => number = Date.now,
+    now: () => number = Date.now,
     maxPostings?: number,
   ) {
+    super(sqliteDatabase(db), now);
     this.sql = prepareKnowledge(db);
     this.bm25 = new ChunkBm25(db, maxPostings);
     this.vectorRows = db.prepare<
@@ -89,58 +82,8 @@ export class SqliteKnowledgeRepository implements KnowledgeRepository {
     });
   }
 
-  async findBase(name: string, agentId?: string): Promise<BaseRow | undefined> {
-    return this.guard("read", () => {
-      if (agentId) {
-        const own = this.sql.base.get(agentKey(agentId), name);
-        if (own) return own;
-      }
-      return this.sql.base.get("", name);
-    });
-  }
-
-  async ensureBase(name: string, agentId?: string, description = ""): Promise<BaseRow> {
-    return this.guard("write to", () => {
-      const existing = this.sql.base.get(agentKey(agentId), name);
-      if (existing) return existing;
-      const now = this.now();
-      this.sql.insertBase.run(name, agentKey(agentId), description, now, now);
-      return this.sql.base.get(agentKey(agentId), name)!;
-    });
-  }
-
-  async withCounts(row: BaseRow): Promise<BaseRow> {
-    return this.guard("read", () => this.sql.baseWithCounts.get(row.id) ?? row);
-  }
-
-  async visibleBases(agentId: string | undefined): Promise<BaseRow[]> {
-    return this.guard("read", () => this.sql.visibleBases.all(agentKey(agentId)));
-  }
-
-  async listBases(agentId: string | null): Promise<BaseRow[]> {
-    return this.guard("read", () =>
-      agentId === null ? this.sql.allBases.all() : this.sql.bases.all({ agent: agentId }),
-    );
-  }
-
-  async baseCount(): Promise<number> {
-    return this.guard("read", () => this.sql.baseCount.get() ?? 0);
-  }
-
   async deleteBase(id: number): Promise<void> {
     this.guard("write to", () => this.sql.deleteBase.run(id));
-  }
-
-  async documentBySource(kbId: number, source: string): Promise<DocumentRow | undefined> {
-    return this.guard("read", () => this.sql.documentBySource.get(kbId, source));
-  }
-
-  async documentById(kbId: number, id: number): Promise<DocumentRow | undefined> {
-    return this.guard("read", () => this.sql.documentById.get(kbId, id));
-  }
-
-  async documents(kbId: number): Promise<DocumentRow[]> {
-    return this.guard("read", () => this.sql.documents.all(kbId));
   }
 
   async writeDocuments(docs: PreparedDocument[]): Promise<WriteReport> {
@@ -177,10 +120,6 @@ export class SqliteKnowledgeRepository implements KnowledgeRepository {
     return this.guard("write to", () => this.deleteTx(kbId, documentId));
   }
 
-  async childrenOf(documentId: number): Promise<StoredChild[]> {
-    return this.guard("read", () => this.sql.childrenOfDocument.all(documentId));
-  }
-
   async setVectors(
     documentId: number,
     kbId: number,
@@ -188,14 +127,6 @@ export class SqliteKnowledgeRepository implements KnowledgeRepository {
     vectors: Map<number, Float32Array>,
   ): Promise<void> {
     this.guard("write to", () => this.vectorsTx(documentId, kbId, model, vectors));
-  }
-
-  async children(ids: readonly number[]): Promise<ChildRow[]> {
-    return ids.length === 0 ? [] : this.guard("read", () => this.sql.children.all(JSON.stringify(ids)));
-  }
-
-  async passages(ids: readonly number[]): Promise<PassageRow[]> {
-    return ids.length === 0 ? [] : this.guard("read", () => this.sql.passages.all(JSON.stringify(ids)));
   }
 
   async filteredDocuments(kbIds: readonly number[], filter: SearchFilter): Promise<number[]> {
@@ -224,16 +155,6 @@ export class SqliteKnowledgeRepository implements KnowledgeRepository {
     );
   }
 
-  async counts(
-    model: string | undefined,
-  ): Promise<{ documents: number; chunks: number; withVectors: number }> {
-    return this.guard("read", () => {
-      const { documents, chunks } = this.sql.counts.get() ?? { documents: 0, chunks: 0 };
-      const withVectors = model ? (this.sql.chunksWithVectors.get(model) ?? 0) : 0;
-      return { documents, chunks, withVectors };
-    });
-  }
-
   async searchText(
     terms: readonly string[],
     limit: number,
@@ -245,17 +166,6 @@ export class SqliteKnowledgeRepository implements KnowledgeRepository {
       const everyBase =
         kbIds !== undefined && kbIds.length > 0 && new Set(kbIds).size >= (this.sql.baseCount.get() ?? 0);
       return this.bm25.search(terms, limit, everyBase ? undefined : kbIds, documentIds);
-    });
-  }
-
-  async baseVersions(kbIds: readonly number[]): Promise<Map<number, number>> {
-    return this.guard("read", () => {
-      const versions = new Map<number, number>();
-      for (const id of kbIds) {
-        const version = this.sql.version.get(id);
-        if (version !== undefined) versions.set(id, version);
-      }
-      return versions;
     });
   }
 

@@ -27,7 +27,15 @@ import {
   vectorFilter,
 } from "../archival-rules.js";
 import type { CleanInput } from "../input.js";
-import { agentKey, MEMORY_COLUMNS, type MemoryRow, toMemoryRecord } from "../rows.js";
+import {
+  agentKey,
+  MEMORY_COLUMNS,
+  type MemoryRow,
+  memoryInputColumns,
+  sourceColumns,
+  toMemoryRecord,
+  vectorColumns,
+} from "../rows.js";
 import type { EditedFields, PendingWrite } from "../store-front.js";
 import type { MemoryRecord, MemorySearchHit, MemoryType, RememberResult } from "../types.js";
 import { blobToVector, vectorToBlob } from "../vectors/blob.js";
@@ -465,19 +473,9 @@ export class PgArchival {
          UPDATE memory_user_state SET count = count + 1, tokens = tokens + $14 WHERE user_id = $1)
        SELECT * FROM ins`,
       [
-        input.userId,
-        agentKey(input.agentId),
-        input.type,
-        input.text,
-        JSON.stringify(input.tags),
-        input.importance,
-        input.confidence,
-        input.sourceSessionId ?? null,
-        input.sourceRunId ?? null,
+        ...memoryInputColumns(input),
         now,
-        vector ? vectorToBlob(vector) : null,
-        vector ? (this.settings.embeddingModel ?? null) : null,
-        vector ? vector.length : null,
+        ...vectorColumns(vector, this.settings.embeddingModel),
         postings.tokens,
         postings.terms,
         postings.tfs,
@@ -516,11 +514,8 @@ export class PgArchival {
         change.importance,
         change.confidence,
         now,
-        input.sourceSessionId ?? null,
-        input.sourceRunId ?? null,
-        vector ? vectorToBlob(vector) : null,
-        vector ? (this.settings.embeddingModel ?? null) : null,
-        vector ? vector.length : null,
+        ...sourceColumns(input),
+        ...vectorColumns(vector, this.settings.embeddingModel),
       ],
     );
     await this.reindex(tx, merged!, change.text);

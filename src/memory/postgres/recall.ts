@@ -8,21 +8,18 @@
  * (the people and channels asked for), which a per-person search can read from an index.
  */
 import type { PgDatabase } from "../../store/postgres/pg-database.js";
-import {
-  fuseRecall,
-  RECALL_CANDIDATES,
-  type RecallRow,
-  recallHits,
-  recallLimit,
-  recallScope,
-  recallTerms,
-} from "../recall-rules.js";
+import { RECALL_CANDIDATES, type RecallRow, type RecallScope, searchRecall } from "../recall-rules.js";
 import type { RecallHit, RecallQuery } from "../types.js";
 
 // The searched sessions: $1 owners, $2/$3 the owner and key of the session left out (or NULL).
 const SCOPE = `sessions s JOIN messages_recall r ON r.session_id = s.id
   WHERE s.user_id = ANY($1::text[])
     AND NOT (s.user_id IS NOT DISTINCT FROM $2::text AND s.session_key IS NOT DISTINCT FROM $3::text)`;
+
+/** $1, $2 and $3 of SCOPE. */
+function scopeParams(scope: RecallScope): unknown[] {
+  return [scope.owners, scope.excludeOwner, scope.exclude];
+}
 
 function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -32,35 +29,26 @@ export class PgRecall {
   constructor(private readonly db: PgDatabase) {}
 
   /** The user's messages that best match the query, best first. */
-  async search(query: RecallQuery): Promise<RecallHit[]> {
-    const limit = recallLimit(query);
-    const { phrases, substrings } = recallTerms(query.query);
-    const scope = recallScope(query);
-    const base = [scope.owners, scope.excludeOwner, scope.exclude];
-    const searches: Array<Promise<Array<{ id: number }>>> = [];
-    if (phrases.length > 0) searches.push(this.phraseSearch(base, phrases));
-    if (substrings.length > 0) {
-      searches.push(
+  search(query: RecallQuery): Promise<RecallHit[]> {
+    return searchRecall(query, {
+      phrases: (phrases, scope) => this.phraseSearch(scopeParams(scope), phrases),
+      substrings: (substrings, scope) =>
         this.db.many<{ id: number }>(
           `SELECT id FROM (
              SELECT r.message_id AS id,
                (SELECT count(*) FROM unnest($4::text[]) AS q (p) WHERE strpos(r.folded, q.p) > 0) AS hits
              FROM ${SCOPE}) h
            WHERE hits > 0 ORDER BY hits DESC, id DESC LIMIT $5`,
-          [...base, substrings, RECALL_CANDIDATES],
+          [...scopeParams(scope), substrings, RECALL_CANDIDATES],
         ),
-      );
-    }
-    const lists = (await Promise.all(searches)).map((rows) => rows.map((r) => String(r.id)));
-    const fused = fuseRecall(lists, limit);
-    if (fused.length === 0) return [];
-    const rows = await this.db.many<RecallRow>(
-      `SELECT m.id, s.session_key, m.role, r.text, m.created_at
-       FROM messages_recall r JOIN messages m ON m.id = r.message_id JOIN sessions s ON s.id = m.session_id
-       WHERE r.message_id = ANY($1::bigint[])`,
-      [fused.map(([id]) => Number(id))],
-    );
-    return recallHits(fused, rows, [...phrases, ...substrings]);
+      rows: (ids) =>
+        this.db.many<RecallRow>(
+          `SELECT m.id, s.session_key, m.role, r.text, m.created_at
+           FROM messages_recall r JOIN messages m ON m.id = r.message_id JOIN sessions s ON s.id = m.session_id
+           WHERE r.message_id = ANY($1::bigint[])`,
+          [ids],
+        ),
+    });
   }
 
   /** FTS5's bm25() over trigrams for the phrases, best first; the trigram index finds candidates. */

@@ -21,7 +21,14 @@ import {
   vectorFilter,
 } from "../archival-rules.js";
 import type { CleanInput } from "../input.js";
-import { agentKey, type MemoryRow, toMemoryRecord } from "../rows.js";
+import {
+  agentKey,
+  type MemoryRow,
+  memoryInputColumns,
+  sourceColumns,
+  toMemoryRecord,
+  vectorColumns,
+} from "../rows.js";
 import type { MemoryRecord, MemorySearchHit, MemoryType, RememberResult } from "../types.js";
 import { blobToVector, vectorToBlob } from "../vectors/blob.js";
 import { type ArchivalStatements, prepareArchival } from "./archival-statements.js";
@@ -205,20 +212,10 @@ export class ArchivalMemory {
   private insert(input: CleanInput, vector: Float32Array | undefined): number {
     const now = this.settings.now();
     const result = this.sql.insert.run(
-      input.userId,
-      agentKey(input.agentId),
-      input.type,
-      input.text,
-      JSON.stringify(input.tags),
-      input.importance,
-      input.confidence,
-      input.sourceSessionId ?? null,
-      input.sourceRunId ?? null,
+      ...memoryInputColumns(input),
       now,
       now,
-      vector ? vectorToBlob(vector) : null,
-      vector ? (this.settings.embeddingModel ?? null) : null,
-      vector ? vector.length : null,
+      ...vectorColumns(vector, this.settings.embeddingModel),
     );
     const id = Number(result.lastInsertRowid);
     this.bm25.put(id, input.text);
@@ -243,11 +240,8 @@ export class ArchivalMemory {
       change.importance,
       change.confidence,
       now,
-      input.sourceSessionId ?? null,
-      input.sourceRunId ?? null,
-      vector ? vectorToBlob(vector) : null,
-      vector ? (this.settings.embeddingModel ?? null) : null,
-      vector ? vector.length : null,
+      ...sourceColumns(input),
+      ...vectorColumns(vector, this.settings.embeddingModel),
       row.id,
     );
     this.bm25.put(row.id, change.text);

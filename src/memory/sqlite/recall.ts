@@ -5,15 +5,7 @@
  * The rules (terms, fusion, excerpts) are in ../recall-rules.ts.
  */
 import type { Database, Statement } from "better-sqlite3";
-import {
-  fuseRecall,
-  RECALL_CANDIDATES,
-  type RecallRow,
-  recallHits,
-  recallLimit,
-  recallScope,
-  recallTerms,
-} from "../recall-rules.js";
+import { RECALL_CANDIDATES, type RecallRow, searchRecall } from "../recall-rules.js";
 import type { RecallHit, RecallQuery } from "../types.js";
 
 /** Recall search statements for one connection. */
@@ -40,34 +32,28 @@ export class RecallSearch {
   }
 
   /** The user's messages that best match the query, best first. */
-  search(query: RecallQuery): RecallHit[] {
-    const limit = recallLimit(query);
-    const { phrases, substrings } = recallTerms(query.query);
-    const scope = recallScope(query);
-    const owners = JSON.stringify(scope.owners);
-    const lists: string[][] = [];
-    if (phrases.length > 0) {
-      const match = phrases.map((p) => `"${p.replaceAll('"', '""')}"`).join(" OR ");
-      lists.push(
-        this.phraseStatement
-          .all(match, owners, scope.excludeOwner, scope.exclude, RECALL_CANDIDATES)
-          .map((r) => String(r.id)),
-      );
-    }
-    if (substrings.length > 0) {
-      const rows = this.substringStatement(substrings.length).all(
-        ...substrings,
-        owners,
-        scope.excludeOwner,
-        scope.exclude,
-        RECALL_CANDIDATES,
-      );
-      lists.push(rows.map((r) => String(r.id)));
-    }
-    const fused = fuseRecall(lists, limit);
-    if (fused.length === 0) return [];
-    const rows = this.rowsById.all(JSON.stringify(fused.map(([id]) => Number(id))));
-    return recallHits(fused, rows, [...phrases, ...substrings]);
+  search(query: RecallQuery): Promise<RecallHit[]> {
+    return searchRecall(query, {
+      phrases: async (phrases, scope) => {
+        const match = phrases.map((p) => `"${p.replaceAll('"', '""')}"`).join(" OR ");
+        return this.phraseStatement.all(
+          match,
+          JSON.stringify(scope.owners),
+          scope.excludeOwner,
+          scope.exclude,
+          RECALL_CANDIDATES,
+        );
+      },
+      substrings: async (substrings, scope) =>
+        this.substringStatement(substrings.length).all(
+          ...substrings,
+          JSON.stringify(scope.owners),
+          scope.excludeOwner,
+          scope.exclude,
+          RECALL_CANDIDATES,
+        ),
+      rows: async (ids) => this.rowsById.all(JSON.stringify(ids)),
+    });
   }
 
   /** Counts how many of the n substrings each of the user's messages contains; most first, then newest. */

@@ -4,9 +4,9 @@
  * is sealed with the secret box before it reaches the row and is opened only to build the tool a run
  * calls; views show the header names, never their values.
  */
-import type { Database } from "../../store/database.js";
-import { cachedStatement } from "../../store/statement-cache.js";
+import type { SqlDatabase } from "../../store/sql-database.js";
 import type { SecretBox } from "./secret-box.js";
+import { SettingList } from "./setting-values.js";
 
 /** The `server_settings` key the list is kept under. */
 export const HTTP_TOOLS_KEY = "httpTools";
@@ -36,8 +36,7 @@ export interface SavedHttpToolConfig {
 }
 
 /**
- * The HTTP tools saved from the UI, over SQLite (`HttpToolSettings`) and PostgreSQL
- * (`PgHttpToolSettings`). Changes are read-modify-write of one list, done atomically.
+ * The HTTP tools saved from the UI (`HttpToolSettings`, over SQLite or PostgreSQL). Changes are read-modify-write of one list, done atomically.
  */
 export interface HttpToolSettingsRepository {
   list(): Promise<SavedHttpToolView[]>;
@@ -113,46 +112,27 @@ export function patchedHttpTools(
   });
 }
 
-/** The HTTP tools saved from the UI, on SQLite. */
-export class HttpToolSettings implements HttpToolSettingsRepository {
-  constructor(
-    private readonly db: Database,
-    private readonly box: SecretBox,
-  ) {}
-
-  #stored(): StoredHttpTool[] {
-    const row = cachedStatement(this.db, "SELECT value_json FROM server_settings WHERE key = ?").get(
-      HTTP_TOOLS_KEY,
-    ) as { value_json: string } | undefined;
-    return row ? (JSON.parse(row.value_json) as StoredHttpTool[]) : [];
-  }
-
-  #write(tools: StoredHttpTool[]): void {
-    cachedStatement(
-      this.db,
-      `INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
-    ).run(HTTP_TOOLS_KEY, JSON.stringify(tools), Date.now());
+/** The HTTP tools saved from the UI. */
+export class HttpToolSettings extends SettingList<StoredHttpTool> implements HttpToolSettingsRepository {
+  constructor(db: SqlDatabase, box: SecretBox) {
+    super(db, box, HTTP_TOOLS_KEY);
   }
 
   async list(): Promise<SavedHttpToolView[]> {
-    return this.#stored().map(savedHttpToolView);
+    return (await this.saved()).map(savedHttpToolView);
   }
 
   async configs(): Promise<SavedHttpToolConfig[]> {
-    return this.#stored()
-      .filter((t) => t.enabled)
-      .map((t) => httpToolConfigOf(t, this.box));
+    return (await this.saved()).filter((t) => t.enabled).map((t) => httpToolConfigOf(t, this.box));
   }
 
   async add(definition: HttpToolDefinitionInput, enabled: boolean): Promise<boolean> {
     const stored = storedHttpToolOf(definition, enabled, this.box);
-    return this.db.transaction(() => {
-      const tools = this.#stored();
-      if (tools.some((t) => t.definition.name === definition.name)) return false;
-      this.#write([...tools, stored]);
-      return true;
-    })();
+    return this.modify((tools) =>
+      tools.some((t) => t.definition.name === definition.name)
+        ? { result: false }
+        : { result: true, next: [...tools, stored] },
+    );
   }
 
   async update(
@@ -160,19 +140,18 @@ export class HttpToolSettings implements HttpToolSettingsRepository {
     definition: HttpToolDefinitionInput | undefined,
     enabled?: boolean,
   ): Promise<boolean> {
-    return this.db.transaction(() => {
-      const next = patchedHttpTools(this.#stored(), name, definition, enabled, this.box);
-      if (next) this.#write(next);
-      return next !== undefined;
-    })();
+    return this.modify((tools) => {
+      const next = patchedHttpTools(tools, name, definition, enabled, this.box);
+      return { result: next !== undefined, ...(next ? { next } : {}) };
+    });
   }
 
   async remove(name: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      const tools = this.#stored();
+    return this.modify((tools) => {
       const found = tools.some((t) => t.definition.name === name);
-      if (found) this.#write(tools.filter((t) => t.definition.name !== name));
-      return found;
-    })();
+      return found
+        ? { result: true, next: tools.filter((t) => t.definition.name !== name) }
+        : { result: false };
+    });
   }
 }

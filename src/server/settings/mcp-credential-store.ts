@@ -8,7 +8,9 @@ import { readdir, readFile, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
 import { hashedName } from "../../mcp/oauth/file-store.js";
 import type { Database } from "../../store/database.js";
+import { type SqlDatabase, sqliteDatabase } from "../../store/sql-database.js";
 import { cachedStatement } from "../../store/statement-cache.js";
+import { readSetting, SAVE_SETTINGS, SETTING_SQL } from "./setting-values.js";
 
 /** Sealed sign-in records by person and server, implemented over SQLite and PostgreSQL. */
 export interface McpCredentialRepository {
@@ -66,26 +68,30 @@ export async function importLegacySignIns(db: Database, home: string): Promise<n
   return moved;
 }
 
-/** The records on SQLite. */
-export class SqliteMcpCredentials implements McpCredentialRepository {
-  constructor(private readonly db: Database) {}
+/** The records, over SQLite or PostgreSQL. */
+export class McpCredentials implements McpCredentialRepository {
+  constructor(private readonly db: SqlDatabase) {}
 
-  async read(person: string, server: string): Promise<string | undefined> {
-    const row = cachedStatement(this.db, "SELECT value_json FROM server_settings WHERE key = ?").get(
-      credentialKey(person, server),
-    ) as { value_json: string } | undefined;
-    return row ? (JSON.parse(row.value_json) as string) : undefined;
+  read(person: string, server: string): Promise<string | undefined> {
+    return readSetting<string>(this.db, credentialKey(person, server));
   }
 
   async write(person: string, server: string, sealed: string): Promise<void> {
-    cachedStatement(
-      this.db,
-      `INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
-    ).run(credentialKey(person, server), JSON.stringify(sealed), Date.now());
+    await this.db.run(SAVE_SETTINGS, SETTING_SQL.upsert, [
+      credentialKey(person, server),
+      JSON.stringify(sealed),
+      Date.now(),
+    ]);
   }
 
   async remove(person: string, server: string): Promise<void> {
-    cachedStatement(this.db, "DELETE FROM server_settings WHERE key = ?").run(credentialKey(person, server));
+    await this.db.run(SAVE_SETTINGS, SETTING_SQL.delete, [credentialKey(person, server)]);
+  }
+}
+
+/** The records on SQLite. */
+export class SqliteMcpCredentials extends McpCredentials {
+  constructor(db: Database) {
+    super(sqliteDatabase(db));
   }
 }

@@ -8,9 +8,9 @@ import {
   type McpOAuthAuthorizationCode,
   type McpServerConfig,
 } from "../../mcp/config.js";
-import type { Database } from "../../store/database.js";
-import { cachedStatement } from "../../store/statement-cache.js";
+import type { SqlDatabase } from "../../store/sql-database.js";
 import type { SecretBox } from "./secret-box.js";
+import { SettingList } from "./setting-values.js";
 
 /** A stdio server: started as a child process of the team server (owners and admins only). */
 export interface McpStdioInput {
@@ -43,11 +43,10 @@ export interface StoredServer {
 
 /** The `server_settings` key the list is kept under. */
 export const MCP_SERVERS_KEY = "mcpServers";
-const KEY = MCP_SERVERS_KEY;
 
 /**
- * The MCP servers saved from the UI, implemented over SQLite (`McpServerSettings`) and PostgreSQL
- * (`PgMcpServerSettings`). Adding and removing are read-modify-write of one list, done atomically.
+ * The MCP servers saved from the UI (`McpServerSettings`, over SQLite or PostgreSQL). Adding and
+ * removing are read-modify-write of one list, done atomically.
  */
 export interface McpServerSettingsRepository {
   /** Every saved server as the MCP pool takes it (env decrypted). */
@@ -72,47 +71,30 @@ export function storedServerOf(input: McpServerInput, box: SecretBox): StoredSer
       };
 }
 
-/** The servers saved from the UI, on SQLite. */
-export class McpServerSettings implements McpServerSettingsRepository {
-  constructor(
-    private readonly db: Database,
-    private readonly box: SecretBox,
-  ) {}
-
-  #stored(): StoredServer[] {
-    const row = cachedStatement(this.db, "SELECT value_json FROM server_settings WHERE key = ?").get(KEY) as
-      | { value_json: string }
-      | undefined;
-    return row ? (JSON.parse(row.value_json) as StoredServer[]) : [];
-  }
-
-  #write(servers: StoredServer[]): void {
-    cachedStatement(
-      this.db,
-      `INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
-    ).run(KEY, JSON.stringify(servers), Date.now());
+/** The servers saved from the UI. */
+export class McpServerSettings extends SettingList<StoredServer> implements McpServerSettingsRepository {
+  constructor(db: SqlDatabase, box: SecretBox) {
+    super(db, box, MCP_SERVERS_KEY);
   }
 
   async configs(): Promise<McpServerConfig[]> {
-    return this.#stored().map((s) => toConfig(s, this.box));
+    return (await this.saved()).map((s) => toConfig(s, this.box));
   }
 
   async add(input: McpServerInput): Promise<McpServerConfig> {
     const stored = storedServerOf(input, this.box);
-    this.db.transaction(() => {
-      this.#write([...this.#stored().filter((s) => s.name !== input.name), stored]);
-    })();
+    await this.modify((servers) => ({
+      result: undefined,
+      next: [...servers.filter((s) => s.name !== input.name), stored],
+    }));
     return toConfig(stored, this.box);
   }
 
   async remove(name: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      const servers = this.#stored();
+    return this.modify((servers) => {
       const found = servers.some((s) => s.name === name);
-      if (found) this.#write(servers.filter((s) => s.name !== name));
-      return found;
-    })();
+      return found ? { result: true, next: servers.filter((s) => s.name !== name) } : { result: false };
+    });
   }
 }
 

@@ -4,9 +4,9 @@
  * secret box before it reaches the row and is opened only for the agent's requests.
  */
 import type { RemoteAgentConfig } from "../../a2a/remote-config.js";
-import type { Database } from "../../store/database.js";
-import { cachedStatement } from "../../store/statement-cache.js";
+import type { SqlDatabase } from "../../store/sql-database.js";
 import type { SecretBox } from "./secret-box.js";
+import { SettingList } from "./setting-values.js";
 
 /** Where agents saved in Settings say they come from (in views and error hints). */
 export const REMOTE_AGENT_SETTINGS_SOURCE = "Settings → Remote agents";
@@ -43,8 +43,7 @@ export interface SavedRemoteAgentView {
 }
 
 /**
- * The remote agents saved from the UI, over SQLite (`RemoteAgentSettings`) and PostgreSQL
- * (`PgRemoteAgentSettings`). Adding and removing are read-modify-write of one list, done atomically.
+ * The remote agents saved from the UI (`RemoteAgentSettings`, over SQLite or PostgreSQL). Adding and removing are read-modify-write of one list, done atomically.
  */
 export interface RemoteAgentSettingsRepository {
   /** Every saved agent, without its token. */
@@ -135,62 +134,43 @@ export function remoteAgentConfigOf(stored: StoredRemoteAgent, box: SecretBox): 
   };
 }
 
-/** The remote agents saved from the UI, on SQLite. */
-export class RemoteAgentSettings implements RemoteAgentSettingsRepository {
-  constructor(
-    private readonly db: Database,
-    private readonly box: SecretBox,
-  ) {}
-
-  #stored(): StoredRemoteAgent[] {
-    const row = cachedStatement(this.db, "SELECT value_json FROM server_settings WHERE key = ?").get(
-      REMOTE_AGENTS_KEY,
-    ) as { value_json: string } | undefined;
-    return row ? (JSON.parse(row.value_json) as StoredRemoteAgent[]) : [];
-  }
-
-  #write(agents: StoredRemoteAgent[]): void {
-    cachedStatement(
-      this.db,
-      `INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
-    ).run(REMOTE_AGENTS_KEY, JSON.stringify(agents), Date.now());
+/** The remote agents saved from the UI. */
+export class RemoteAgentSettings
+  extends SettingList<StoredRemoteAgent>
+  implements RemoteAgentSettingsRepository
+{
+  constructor(db: SqlDatabase, box: SecretBox) {
+    super(db, box, REMOTE_AGENTS_KEY);
   }
 
   async list(): Promise<SavedRemoteAgentView[]> {
-    return this.#stored().map(savedRemoteAgentView);
+    return (await this.saved()).map(savedRemoteAgentView);
   }
 
   async configs(): Promise<RemoteAgentConfig[]> {
-    return this.#stored()
-      .filter((a) => a.enabled)
-      .map((a) => remoteAgentConfigOf(a, this.box));
+    return (await this.saved()).filter((a) => a.enabled).map((a) => remoteAgentConfigOf(a, this.box));
   }
 
   async add(input: RemoteAgentInput): Promise<boolean> {
     const stored = storedRemoteAgentOf(input, this.box);
-    return this.db.transaction(() => {
-      const agents = this.#stored();
-      if (agents.some((a) => a.name === input.name)) return false;
-      this.#write([...agents, stored]);
-      return true;
-    })();
+    return this.modify((agents) =>
+      agents.some((a) => a.name === input.name)
+        ? { result: false }
+        : { result: true, next: [...agents, stored] },
+    );
   }
 
   async remove(name: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      const agents = this.#stored();
+    return this.modify((agents) => {
       const found = agents.some((a) => a.name === name);
-      if (found) this.#write(agents.filter((a) => a.name !== name));
-      return found;
-    })();
+      return found ? { result: true, next: agents.filter((a) => a.name !== name) } : { result: false };
+    });
   }
 
   async update(name: string, patch: RemoteAgentPatch): Promise<boolean> {
-    return this.db.transaction(() => {
-      const next = patchedRemoteAgents(this.#stored(), name, patch, this.box);
-      if (next) this.#write(next);
-      return next !== undefined;
-    })();
+    return this.modify((agents) => {
+      const next = patchedRemoteAgents(agents, name, patch, this.box);
+      return { result: next !== undefined, ...(next ? { next } : {}) };
+    });
   }
 }

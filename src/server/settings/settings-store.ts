@@ -10,12 +10,28 @@ import { DimsumError } from "../../errors.js";
 import type { WireProtocol } from "../../llm/types.js";
 import type { EnvMap } from "../../shared/env-map.js";
 import type { Database } from "../../store/database.js";
-import { cachedStatement } from "../../store/statement-cache.js";
+import {
+  many,
+  one,
+  type Plan,
+  run,
+  type SqlDatabase,
+  sql,
+  sqliteDatabase,
+} from "../../store/sql-database.js";
 import { webSearchConfigFromEnv } from "../../tools/web-search/config.js";
 import { HttpToolSettings, type HttpToolSettingsRepository } from "./http-tool-settings.js";
 import { McpServerSettings, type McpServerSettingsRepository } from "./mcp-server-settings.js";
 import { RemoteAgentSettings, type RemoteAgentSettingsRepository } from "./remote-agent-settings.js";
 import type { SecretBox } from "./secret-box.js";
+import {
+  lockSettings,
+  putSetting,
+  READ_SETTINGS,
+  readSetting,
+  SAVE_SETTINGS,
+  SETTING_SQL,
+} from "./setting-values.js";
 
 export interface ProviderSettingView {
   name: string;
@@ -73,8 +89,8 @@ export function keyEnvFor(name: string): string {
 }
 
 /**
- * The settings repository (`server_settings` and `provider_settings` tables), implemented over SQLite
- * (`SettingsStore`) and PostgreSQL (`PgSettingsStore`). Keys are sealed with the secret box before
+ * The settings repository (`server_settings` and `provider_settings` tables): `Settings`, one logic
+ * over SQLite (`SettingsStore`) and PostgreSQL (`PgSettingsStore`). Keys are sealed with the secret box before
  * they reach a row; only `getProviderKey` and the effective env/config ever open them.
  */
 export interface SettingsRepository {
@@ -207,14 +223,56 @@ export function configWithSettings(
   };
 }
 
-/** The settings repository on SQLite. */
-export class SettingsStore implements SettingsRepository {
+const PROVIDER_COLUMNS = "name, base_url, protocol, api_key_enc, key_preview";
+
+const SQL = {
+  providers: sql(`SELECT ${PROVIDER_COLUMNS} FROM provider_settings ORDER BY name`),
+  provider: sql(`SELECT ${PROVIDER_COLUMNS} FROM provider_settings WHERE name = ?`),
+  providerKey: sql("SELECT api_key_enc FROM provider_settings WHERE name = ?"),
+  upsertProvider: sql(
+    `INSERT INTO provider_settings (name, base_url, protocol, api_key_enc, key_preview, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET base_url = excluded.base_url, protocol = excluded.protocol,
+         api_key_enc = excluded.api_key_enc, key_preview = excluded.key_preview, updated_at = excluded.updated_at`,
+  ),
+  deleteProvider: sql("DELETE FROM provider_settings WHERE name = ?"),
+  /** The default model and the provider rows in one statement (a model turn reads both). */
+  modelAndProviders: sql({
+    sqlite: `SELECT (SELECT value_json FROM server_settings WHERE key = 'defaultModel') AS value_json,
+       (SELECT json_group_array(json_object('name', name, 'base_url', base_url, 'protocol', protocol,
+          'api_key_enc', api_key_enc, 'key_preview', key_preview))
+        FROM (SELECT ${PROVIDER_COLUMNS} FROM provider_settings ORDER BY name)) AS providers`,
+    postgres: `SELECT (SELECT value_json FROM server_settings WHERE key = 'defaultModel') AS value_json,
+       coalesce((SELECT json_agg(p ORDER BY p.name) FROM (SELECT ${PROVIDER_COLUMNS}
+         FROM provider_settings) p), '[]') AS providers`,
+  }),
+} as const;
+
+const DEFAULT_MODEL = "defaultModel";
+
+/** In a plan: inserts or updates one provider row; returns its canonical name. */
+function* upsertProvider(input: ProviderInput, now: number, box: SecretBox): Plan<string> {
+  const old = yield* one<ProviderRow>(SQL.provider, [canonicalProviderName(input.name)]);
+  const row = mergeProviderRow(old, input, box);
+  yield* run(SQL.upsertProvider, [
+    row.name,
+    row.base_url,
+    row.protocol,
+    row.api_key_enc,
+    row.key_preview,
+    now,
+  ]);
+  return row.name;
+}
+
+/** The settings repository, one logic over SQLite or PostgreSQL. */
+export class Settings implements SettingsRepository {
   readonly mcp: McpServerSettings;
   readonly remoteAgents: RemoteAgentSettings;
   readonly httpTools: HttpToolSettings;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: SqlDatabase,
     private readonly box: SecretBox,
   ) {
     this.mcp = new McpServerSettings(db, box);
@@ -222,94 +280,83 @@ export class SettingsStore implements SettingsRepository {
     this.httpTools = new HttpToolSettings(db, box);
   }
 
-  #rows(): ProviderRow[] {
-    return cachedStatement(this.db, "SELECT * FROM provider_settings ORDER BY name").all() as ProviderRow[];
+  #rows(): Promise<ProviderRow[]> {
+    return this.db.many<ProviderRow>(READ_SETTINGS, SQL.providers);
   }
 
-  #defaultModel(): string | undefined {
-    const row = cachedStatement(
-      this.db,
-      "SELECT value_json FROM server_settings WHERE key = 'defaultModel'",
-    ).get() as { value_json: string } | undefined;
-    return row ? (JSON.parse(row.value_json) as string) : undefined;
+  /** The default model and the provider rows, read at once. */
+  async #modelAndRows(): Promise<[defaultModel: string | undefined, providers: ProviderRow[]]> {
+    const row = await this.db.one<{ value_json: string | null; providers: string | ProviderRow[] }>(
+      READ_SETTINGS,
+      SQL.modelAndProviders,
+    );
+    const json = row?.value_json;
+    const providers = row?.providers ?? [];
+    return [
+      json ? (JSON.parse(json) as string) : undefined,
+      typeof providers === "string" ? (JSON.parse(providers) as ProviderRow[]) : providers,
+    ];
   }
 
-  #view(): SettingsView {
-    return settingsViewOf(this.#defaultModel(), this.#rows());
-  }
-
-  async getDefaultModel(): Promise<string | undefined> {
-    return this.#defaultModel();
+  getDefaultModel(): Promise<string | undefined> {
+    return readSetting<string>(this.db, DEFAULT_MODEL);
   }
 
   async view(): Promise<SettingsView> {
-    return this.#view();
+    return settingsViewOf(...(await this.#modelAndRows()));
   }
 
   async update(update: SettingsUpdate): Promise<SettingsView> {
     const now = Date.now();
-    this.db.transaction(() => {
-      if (update.defaultModel === null)
-        cachedStatement(this.db, "DELETE FROM server_settings WHERE key = 'defaultModel'").run();
-      else if (update.defaultModel !== undefined) {
-        cachedStatement(
-          this.db,
-          `INSERT INTO server_settings (key, value_json, updated_at) VALUES ('defaultModel', ?, ?)
-             ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`,
-        ).run(JSON.stringify(update.defaultModel), now);
+    const box = this.box;
+    await this.db.transaction(SAVE_SETTINGS, function* () {
+      yield* lockSettings();
+      if (update.defaultModel === null) yield* run(SETTING_SQL.delete, [DEFAULT_MODEL]);
+      else if (update.defaultModel !== undefined) yield* putSetting(DEFAULT_MODEL, update.defaultModel, now);
+      if (update.providers) {
+        const existing = (yield* many<ProviderRow>(SQL.providers)).map((row) => row.name);
+        const kept = new Set<string>();
+        for (const input of update.providers) kept.add(yield* upsertProvider(input, now, box));
+        for (const name of existing) if (!kept.has(name)) yield* run(SQL.deleteProvider, [name]);
       }
-      if (update.providers) this.#replaceProviders(update.providers, now);
-    })();
-    return this.#view();
-  }
-
-  #replaceProviders(inputs: ProviderInput[], now: number): void {
-    const existing = new Set(this.#rows().map((row) => row.name));
-    const kept = new Set<string>();
-    for (const input of inputs) kept.add(this.#upsertRow(input, now));
-    for (const name of existing) {
-      if (!kept.has(name)) cachedStatement(this.db, "DELETE FROM provider_settings WHERE name = ?").run(name);
-    }
+    });
+    return this.view();
   }
 
   async saveProvider(input: ProviderInput): Promise<SettingsView> {
-    this.db.transaction(() => this.#upsertRow(input, Date.now()))();
-    return this.#view();
+    const box = this.box;
+    await this.db.transaction(SAVE_SETTINGS, function* () {
+      yield* lockSettings();
+      yield* upsertProvider(input, Date.now(), box);
+    });
+    return this.view();
   }
 
   async removeProvider(name: string): Promise<SettingsView> {
-    cachedStatement(this.db, "DELETE FROM provider_settings WHERE name = ?").run(canonicalProviderName(name));
-    return this.#view();
-  }
-
-  /** Inserts or updates one provider row; returns its canonical name. */
-  #upsertRow(input: ProviderInput, now: number): string {
-    const old = cachedStatement(this.db, "SELECT * FROM provider_settings WHERE name = ?").get(
-      canonicalProviderName(input.name),
-    ) as ProviderRow | undefined;
-    const row = mergeProviderRow(old, input, this.box);
-    cachedStatement(
-      this.db,
-      `INSERT INTO provider_settings (name, base_url, protocol, api_key_enc, key_preview, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET base_url = excluded.base_url, protocol = excluded.protocol,
-           api_key_enc = excluded.api_key_enc, key_preview = excluded.key_preview, updated_at = excluded.updated_at`,
-    ).run(row.name, row.base_url, row.protocol, row.api_key_enc, row.key_preview, now);
-    return row.name;
+    await this.db.run(SAVE_SETTINGS, SQL.deleteProvider, [canonicalProviderName(name)]);
+    return this.view();
   }
 
   async getProviderKey(name: string): Promise<string | undefined> {
-    const row = cachedStatement(this.db, "SELECT api_key_enc FROM provider_settings WHERE name = ?").get(
+    const row = await this.db.one<Pick<ProviderRow, "api_key_enc">>(READ_SETTINGS, SQL.providerKey, [
       canonicalProviderName(name),
-    ) as Pick<ProviderRow, "api_key_enc"> | undefined;
+    ]);
     return row?.api_key_enc ? this.box.open(row.api_key_enc) : undefined;
   }
 
   async effectiveEnv(env: EnvMap): Promise<EnvMap> {
-    return envWithProviders(env, this.#rows(), this.box);
+    return envWithProviders(env, await this.#rows(), this.box);
   }
 
   async effectiveConfig(config: DimsumConfig): Promise<DimsumConfig> {
-    return configWithSettings(config, this.#defaultModel(), this.#rows(), this.box);
+    const [defaultModel, rows] = await this.#modelAndRows();
+    return configWithSettings(config, defaultModel, rows, this.box);
+  }
+}
+
+/** The settings repository on SQLite. */
+export class SettingsStore extends Settings {
+  constructor(db: Database, box: SecretBox) {
+    super(sqliteDatabase(db), box);
   }
 }

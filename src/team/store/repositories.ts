@@ -1,8 +1,9 @@
 /**
  * The team's repositories, one per aggregate: agents, channels (with members and chain), messages
- * (with search and read markers), runs, flows and a few settings. SQLite (`./sqlite`) and PostgreSQL
- * (`./postgres`) implement them; one contract suite (test/contracts/team-store.test.ts) holds both to
- * the same behaviour.
+ * (with search and read markers), runs, flows and a few settings. Each is implemented once over
+ * store/sql-database.ts (team-repositories.ts), with the SQL the dialects differ on side by side;
+ * PostgreSQL adds run leases and jobs (`./postgres`). One contract suite
+ * (test/contracts/team-store.test.ts) holds both databases to the same behaviour.
  */
 import type { SessionRef } from "../../store/types.js";
 import type {

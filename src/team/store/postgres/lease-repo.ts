@@ -1,82 +1,15 @@
-/** Team runs in PostgreSQL. */
+/**
+ * Run leases in PostgreSQL (several instances on one database; SQLite has one process and none): who
+ * runs a run, and a fencing token that refuses the writes of a superseded owner.
+ */
 import type { PgDatabase } from "../../../store/postgres/pg-database.js";
-import type { SessionRef } from "../../../store/types.js";
 import type { ChannelMessage, TeamRun } from "../../types.js";
-import type {
-  NewMessage,
-  RunLeaseRepository,
-  RunRepository,
-  RunUsageFilter,
-  StoredRun,
-} from "../repositories.js";
+import { INSERT_MESSAGE_IF_CURRENT, insertMessageParams } from "../message-repo.js";
+import type { NewMessage, RunLeaseRepository, StoredRun } from "../repositories.js";
 import { type RunRow, runInsertParams, runUpdateParams, textParts, toStoredRun } from "../rows.js";
-import { INSERT_MESSAGE_IF_CURRENT, insertMessageParams } from "./message-repo.js";
+import { INSERT_RUN } from "../run-repo.js";
 
-const INSERT_RUN = `INSERT INTO team_runs (id, channel_id, agent_id, trigger_message_id, status, flow_id,
-  step_index, depth, parent_run_id, requested_by, session_user_id, session_id, started_at`;
 const RUN_VALUES = "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13";
-
-export class PgRunRepo implements RunRepository {
-  constructor(private readonly db: PgDatabase) {}
-
-  async insert(stored: StoredRun): Promise<void> {
-    await this.db.run(`${INSERT_RUN}) VALUES (${RUN_VALUES})`, runInsertParams(stored));
-  }
-
-  async update(run: TeamRun): Promise<void> {
-    await this.db.run(
-      "UPDATE team_runs SET status = $1, error = $2, usage_json = $3, started_at = $4, ended_at = $5 WHERE id = $6",
-      runUpdateParams(run),
-    );
-  }
-
-  async get(id: string): Promise<StoredRun | undefined> {
-    const row = await this.db.one<RunRow>("SELECT * FROM team_runs WHERE id = $1", [id]);
-    return row ? toStoredRun(row) : undefined;
-  }
-
-  async listOpen(): Promise<StoredRun[]> {
-    const rows = await this.db.many<RunRow>(
-      "SELECT * FROM team_runs WHERE status IN ('queued', 'running') ORDER BY started_at, id",
-    );
-    return rows.map(toStoredRun);
-  }
-
-  async listWaiting(ref?: SessionRef): Promise<StoredRun[]> {
-    const rows = ref
-      ? await this.db.many<RunRow>(
-          `SELECT * FROM team_runs WHERE status = 'waiting' AND session_user_id = $1 AND session_id = $2
-           ORDER BY started_at, id`,
-          [ref.userId, ref.sessionId],
-        )
-      : await this.db.many<RunRow>(
-          "SELECT * FROM team_runs WHERE status = 'waiting' ORDER BY started_at, id",
-        );
-    return rows.map(toStoredRun);
-  }
-
-  async claimWaiting(runId: string, startedAt: number): Promise<boolean> {
-    const changed = await this.db.run(
-      "UPDATE team_runs SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'waiting'",
-      [runId, startedAt],
-    );
-    return changed > 0;
-  }
-
-  async listUsage(filter: RunUsageFilter): Promise<StoredRun[]> {
-    const rows = await this.db.many<RunRow>(
-      `SELECT * FROM team_runs WHERE started_at >= $1 AND usage_json IS NOT NULL
-         AND ($2::text IS NULL OR channel_id = $2) AND ($3::text IS NULL OR requested_by = $3)
-       ORDER BY started_at, id`,
-      [filter.since, filter.channelId ?? null, filter.requestedBy ?? null],
-    );
-    return rows.map(toStoredRun);
-  }
-
-  async deleteByChannel(channelId: string): Promise<void> {
-    await this.db.run("DELETE FROM team_runs WHERE channel_id = $1", [channelId]);
-  }
-}
 
 export class PgRunLeaseRepo implements RunLeaseRepository {
   constructor(private readonly db: PgDatabase) {}
@@ -131,7 +64,7 @@ export class PgRunLeaseRepo implements RunLeaseRepository {
   ): Promise<ChannelMessage | undefined> {
     const parts = message.parts ?? textParts(message.text);
     const row = await this.db.one<{ id: number }>(INSERT_MESSAGE_IF_CURRENT, [
-      ...insertMessageParams(message, parts),
+      ...insertMessageParams(message, parts, "postgres"),
       runId,
       fence,
     ]);
