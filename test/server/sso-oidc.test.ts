@@ -109,6 +109,16 @@ describe("single sign-on over OpenID Connect", () => {
       "li.na@corp.example",
       "wang.wei@corp.example",
     ]);
+    // Each sign-in is in the audit log, naming the provider.
+    const audit = (await (
+      await call(server.url, "/api/audit?action=auth.sign_in", { session: owner })
+    ).json()) as { entries: Array<{ actorName: string | null; after?: { provider?: string } }> };
+    expect(
+      audit.entries
+        .filter((e) => e.after?.provider === "corp")
+        .map((e) => e.actorName)
+        .sort(),
+    ).toEqual(["li.na@corp.example", "wang.wei@corp.example", "wang.wei@corp.example"]);
   });
 
   it("refuses a wrong state, a replayed code, a bad nonce, an expired or foreign-signed ID token", async () => {

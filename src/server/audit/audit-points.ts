@@ -96,7 +96,11 @@ export const AUDIT_POINTS: readonly Point[] = [
         ? field(body, "password") !== undefined
           ? "account.role_and_password_change"
           : "account.role_change"
-        : "account.password_reset",
+        : field(body, "password") !== undefined
+          ? "account.password_reset"
+          : field(body, "disabled") === true
+            ? "account.disable"
+            : "account.enable",
     before: async (c, m) => {
       const user = await c.get("services").users.get(decode(m[1]) ?? "");
       return user ? { username: user.username, role: user.role } : undefined;
@@ -104,6 +108,7 @@ export const AUDIT_POINTS: readonly Point[] = [
     after: (body) => ({
       ...(field(body, "role") !== undefined ? { role: field(body, "role") } : {}),
       ...(field(body, "password") !== undefined ? { password: "reset" } : {}),
+      ...(field(body, "disabled") !== undefined ? { disabled: field(body, "disabled") } : {}),
     }),
   },
   {
@@ -115,6 +120,27 @@ export const AUDIT_POINTS: readonly Point[] = [
       return user ? { username: user.username, role: user.role } : undefined;
     },
     after: nothing,
+  },
+  // Single sign-on set-up (the sign-ins themselves are recorded by routes/sso.ts)
+  {
+    method: "PUT",
+    path: p("/sso/providers/:s"),
+    action: "sso.provider_save",
+    before: async (c, m) => (await c.get("services").sso.store.views()).find((v) => v.id === decode(m[1])),
+  },
+  {
+    method: "DELETE",
+    path: p("/sso/providers/:s"),
+    action: "sso.provider_delete",
+    before: async (c, m) => (await c.get("services").sso.store.views()).find((v) => v.id === decode(m[1])),
+    after: nothing,
+  },
+  {
+    method: "PUT",
+    path: p("/sso/password-sign-in"),
+    action: "sso.password_sign_in",
+    target: nothing,
+    before: async (c) => ({ enabled: await c.get("services").sso.store.passwordSignIn() }),
   },
   // API tokens
   { method: "POST", path: p("/tokens"), action: "token.create" },

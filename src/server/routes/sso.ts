@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as z from "zod";
 import { DimsumError, notFound, toDimsumError } from "../../errors.js";
+import { recordAudit } from "../audit/record.js";
 import { requireRole } from "../auth/middleware.js";
 import type { AppContext, AppEnv } from "../context.js";
 import { jsonBody } from "../http/validate.js";
@@ -107,9 +108,23 @@ export function ssoSignInRoutes(): Hono<AppEnv> {
         });
       }
       const claims = await sso.oidc.finish(provider, new URL(c.req.url), pending);
-      const user = await accountFor(provider, claims, users, sso.store);
+      let user: Awaited<ReturnType<typeof accountFor>>;
+      try {
+        user = await accountFor(provider, claims, users, sso.store);
+      } catch (err) {
+        // Refused after the provider vouched for them: who it was is known, so it is recorded.
+        await recordAudit(c, "auth.sign_in_failed", {
+          actor: { name: claims.email ?? claims.subject },
+          after: { provider: id, reason: err instanceof Error ? err.message : String(err) },
+        });
+        throw err;
+      }
       log.info(`"${user.username}" signed in with ${provider.name}`);
       await startSession(c, user);
+      await recordAudit(c, "auth.sign_in", {
+        actor: { id: user.id, name: user.username },
+        after: { provider: id },
+      });
       return c.redirect(pending.returnTo, 302);
     } catch (err) {
       return failed(c, err);
