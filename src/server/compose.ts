@@ -20,6 +20,7 @@ import type { MemoryStore } from "../memory/types.js";
 import type { Database } from "../store/database.js";
 import { createTeam, type TeamDeps } from "../team/team.js";
 import type { Team } from "../team/types.js";
+import type { ProcessManager } from "../tools/process/process-manager.js";
 import { type UserRepository, UserStore } from "./auth/user-store.js";
 import type { ServerLog } from "./context.js";
 import { type HttpTools, loadHttpToolSettings } from "./http-tools.js";
@@ -57,6 +58,8 @@ export interface TeamContext {
   remoteAgents?: RemoteAgents;
   /** The HTTP tools saved in Settings (shared with `/api/http-tools`); default: the settings store's. */
   httpTools?: HttpTools;
+  /** The chats' long-running processes (process_* tools and previews); none: not offered. */
+  processes?: ProcessManager;
 }
 
 /**
@@ -104,6 +107,7 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       memory,
       knowledge,
       ...(context.mcp ? { mcp: context.mcp } : {}),
+      ...(context.processes ? { processes: context.processes } : {}),
       withoutBuiltins: toolsLeftOut(shell),
     },
     resolveAgentModel: async (agent) => {

@@ -19,6 +19,7 @@ import { stream as defaultStream } from "../llm/providers.js";
 import type { ModelSpec, StreamFunction, StreamOptions, Usage, UserMessage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
 import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
+import { chatProcessKey, type ProcessManager } from "../tools/process/process-manager.js";
 import type { ElicitPerson, SamplePerson, Tool } from "../tools/types.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
@@ -56,6 +57,8 @@ export interface TurnRuntime {
   elicitations?: Elicitations;
   /** Another reader of every run's events (OpenTelemetry export). */
   observe?: ObserveRun;
+  /** The chats' long-running processes (process_* tools), when the server runs them. */
+  processes?: ProcessManager;
 }
 
 export interface TurnRequest {
@@ -228,6 +231,9 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
         config: toolsConfigForAgent(runtime.config.tools, agent.id),
         ...(elicit ? { elicit } : {}),
         ...(sample ? { sample } : {}),
+        ...(runtime.processes && channelId !== ""
+          ? { processes: { manager: runtime.processes, key: chatProcessKey(channelId) } }
+          : {}),
       },
       maxIterations: runtime.config.maxIterations,
       keepImagesTurns: runtime.config.keepImagesTurns,

@@ -5,6 +5,8 @@
 import type { z } from "zod";
 import type { ImagePart, JsonSchema, TextPart } from "../llm/types.js";
 import type { ShellSandboxConfig } from "./builtin/sandbox/types.js";
+import type { SessionProcesses } from "./process/process-manager.js";
+import type { ProcessSettings } from "./process/types.js";
 
 /** What the model sees back from a tool. */
 export interface ToolResult {
@@ -105,6 +107,8 @@ export interface FetchPolicy {
 export interface ToolsConfig {
   shell: ShellPolicy;
   fetch: FetchPolicy;
+  /** Limits of session processes (defaults when absent). */
+  processes?: ProcessSettings;
 }
 
 export interface ToolContext {
@@ -120,6 +124,8 @@ export interface ToolContext {
   approve?: (request: ApprovalRequest) => Promise<boolean>;
   /** Reports progress of a long tool call. */
   progress?: (message: string) => void;
+  /** The session's long-running processes (process_* tools); absent where a run has no session. */
+  processes?: SessionProcesses;
   /**
    * Asks the person the run acts for to answer an outside server's request for input (MCP
    * elicitation). Absent when nobody is there to answer: then such requests are declined.

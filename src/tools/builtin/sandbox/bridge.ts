@@ -86,7 +86,7 @@ export function createBridgeFolder(): BridgeFolder {
 
 /**
  * Connects to `port` on the sandbox's loopback through its bridge. Resolves with the connected
- * socket (the bridge's reply consumed), or undefined when nothing listens there (or no bridge runs).
+ * socket, paused (the bridge's reply consumed; pipe or resume it), or undefined when nothing listens there (or no bridge runs).
  */
 export function connectThroughBridge(dir: string, port: number): Promise<Socket | undefined> {
   let fd: number;
