@@ -24,6 +24,7 @@ import type { ServerLog } from "../../server/context.js";
 import { loadHttpToolSettings } from "../../server/http-tools.js";
 import { type InstanceSync, joinInstanceSync } from "../../server/instance-sync.js";
 import { McpSignIns } from "../../server/mcp-signin.js";
+import { mountProcessRoutes } from "../../server/previews/process-routes.js";
 import { loadRemoteAgents } from "../../server/remote-agents.js";
 import {
   connectorUsersFrom,
@@ -235,6 +236,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       ...(sync ? { onChanged: (id: string) => sync?.connectorChanged(id) } : {}),
     });
     const database = storage;
+    const processRoutes = mountProcessRoutes(team, processes);
     server = createServer({
       ...(storage.sqlite ? { db: storage.sqlite } : {}),
       accounts: storage.accounts,
@@ -250,8 +252,10 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         mountScheduleRoutes(scheduling.service),
         mountConnectorRoutes(connectors),
         mountKnowledgeRoutes(knowledge),
+        processRoutes.api,
       ],
       publicRoutes: [
+        processRoutes.previews,
         mountHealthRoutes({ database: () => database.ping(), log }),
         mountConnectorInbound(connectors),
       ],
