@@ -4,6 +4,7 @@
  * operator's `network: true`, which shares the host's network) no proxy runs.
  */
 import { join } from "node:path";
+import type { ToolsConfig } from "../../types.js";
 import { type AllowProxy, startAllowProxy } from "./allow-proxy.js";
 import { createBridgeFolder } from "./bridge.js";
 import type { NetworkPolicy, ShellSandboxConfig } from "./types.js";
@@ -67,4 +68,15 @@ export function parseNetworkPolicy(text: string): NetworkPolicy {
     .map((h) => h.trim())
     .filter((h) => h !== "");
   return { mode: "allow", hosts };
+}
+
+/** The tools configuration with a run's network policy (the CLI's `--network`, an agent's setting). */
+export function withNetworkPolicy(tools: ToolsConfig, policy: NetworkPolicy | undefined): ToolsConfig {
+  if (!policy) return tools;
+  return { ...tools, shell: { ...tools.shell, sandbox: { ...tools.shell.sandbox, networkPolicy: policy } } };
+}
+
+/** `--network` as given, parsed; undefined when absent. */
+export function networkOption(value: string | undefined): NetworkPolicy | undefined {
+  return value === undefined ? undefined : parseNetworkPolicy(value);
 }
