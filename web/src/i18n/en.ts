@@ -735,4 +735,13 @@ export const en = {
   "httpTools.saved": "Saved: agents can call it from their next run.",
   "httpTools.removed": 'Removed the HTTP tool "{name}".',
   "httpTools.badJson": "The definition is not valid JSON ({error}): fix it and save again.",
+  "processes.button": "Processes ({count})",
+  "processes.title": "Processes of {name}",
+  "processes.running": "running",
+  "processes.stopped": "stopped: {reason}",
+  "processes.exited": "exited with code {code}",
+  "processes.stop": "Stop",
+  "processes.stopping": "Stopping…",
+  "processes.preview": "Open the preview of port {port}",
+  "processes.noOutput": "No output yet.",
 };

@@ -723,4 +723,13 @@ export const zhCN: Translation = {
   "httpTools.saved": "已保存：智能体从下一次运行起即可调用。",
   "httpTools.removed": "已删除 HTTP 工具“{name}”。",
   "httpTools.badJson": "定义不是有效的 JSON（{error}）：请修正后再保存。",
+  "processes.button": "进程（{count}）",
+  "processes.title": "{name} 的进程",
+  "processes.running": "运行中",
+  "processes.stopped": "已停止：{reason}",
+  "processes.exited": "已退出，退出码 {code}",
+  "processes.stop": "停止",
+  "processes.stopping": "正在停止…",
+  "processes.preview": "打开端口 {port} 的预览",
+  "processes.noOutput": "还没有输出。",
 };
