@@ -139,9 +139,15 @@ describe.skipIf(!sandboxed)("the chat's processes in the web UI", () => {
     const link = dialog.getByTestId("process-preview");
     expect(await link.textContent()).toBe("Open the preview of port 5173");
     await screenshot(page, "processes/dialog-desktop");
+    // At phone size, opened afresh (the header button keeps to its row, the dialog fits the width).
     await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await page.getByTestId("processes-button").click();
+    await expect.poll(() => dialog.getByTestId("process-output").textContent()).toContain("listening on 5173");
     await screenshot(page, "processes/dialog-phone");
     await page.setViewportSize({ width: 1280, height: 860 });
+    await page.reload();
+    await page.getByTestId("processes-button").click();
 
     // The preview opens in a new tab for the owner (a reader of the chat).
     const href = (await link.getAttribute("href")) as string;

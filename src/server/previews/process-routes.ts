@@ -95,7 +95,7 @@ export function mountProcessRoutes(
       const stopped = await processes.stop(
         chatProcessKey(channel.id),
         c.req.param("name"),
-        `stopped by ${actorOf(c).userId}`,
+        `stopped by ${c.get("auth")?.user.username ?? actorOf(c).userId}`,
       );
       if (!stopped) throw notFound(`This chat has no process named "${c.req.param("name")}".`);
       return c.json(processes.get(chatProcessKey(channel.id), c.req.param("name"))?.info() ?? {});
