@@ -143,7 +143,9 @@ describe.skipIf(!sandboxed)("the chat's processes in the web UI", () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.reload();
     await page.getByTestId("processes-button").click();
-    await expect.poll(() => dialog.getByTestId("process-output").textContent()).toContain("listening on 5173");
+    await expect
+      .poll(() => dialog.getByTestId("process-output").textContent())
+      .toContain("listening on 5173");
     await screenshot(page, "processes/dialog-phone");
     await page.setViewportSize({ width: 1280, height: 860 });
     await page.reload();
