@@ -35,7 +35,18 @@ const DROP_REQUEST = new Set([
   "upgrade",
   "x-csrf-token",
 ]);
-const DROP_RESPONSE = new Set(["connection", "keep-alive", "transfer-encoding", "set-cookie"]);
+const DROP_RESPONSE = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  // Nothing a process serves may set or clear Dimsum's cookies and storage, or pin its transport.
+  "set-cookie",
+  "clear-site-data",
+  "strict-transport-security",
+  "alt-svc",
+  "service-worker-allowed",
+  "content-security-policy-report-only",
+]);
 
 /** Keys of preview paths, under a secret that lives as long as this server process. */
 export class PreviewKeys {
