@@ -12,6 +12,8 @@ import type { KnowledgeService } from "../knowledge/knowledge-service.js";
 import { createRagTool } from "../knowledge/rag-tool.js";
 import { createMemoryTools } from "../memory/tools.js";
 import type { MemoryStore } from "../memory/types.js";
+import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
+import { browserTool } from "../tools/browser/browser-tool.js";
 import { builtinTools } from "../tools/builtin/index.js";
 import { normalizeJsonSchema, zodToJsonSchema } from "../tools/json-schema.js";
 import type { ProcessManager } from "../tools/process/process-manager.js";
@@ -65,6 +67,8 @@ export interface CapabilityServices {
   team?: TeamToolSet;
   /** Session processes: when given, the process_* tools are built-ins too. */
   processes?: ProcessManager;
+  /** Sessions' browser pages: when given, the browser tool is a built-in too. */
+  browser?: BrowserSessions;
   /** Built-in tools left out of the catalogue (e.g. `execute_command` where no sandbox works). */
   withoutBuiltins?: readonly string[];
 }
@@ -120,6 +124,7 @@ export class CapabilityAssembly {
     const builtins = [
       ...builtinTools({ webSearch: services.config.webSearch }),
       ...(services.processes ? processTools : []),
+      ...(services.browser ? [browserTool] : []),
     ].filter((t) => !left.has(t.name));
     this.#static = new ToolRegistry();
     this.#add(this.#static, builtins, "builtin");

@@ -20,6 +20,7 @@ import type { MemoryStore } from "../memory/types.js";
 import type { Database } from "../store/database.js";
 import { createTeam, type TeamDeps } from "../team/team.js";
 import type { Team } from "../team/types.js";
+import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
 import type { ProcessManager } from "../tools/process/process-manager.js";
 import { type UserRepository, UserStore } from "./auth/user-store.js";
 import type { ServerLog } from "./context.js";
@@ -60,6 +61,8 @@ export interface TeamContext {
   httpTools?: HttpTools;
   /** The chats' long-running processes (process_* tools and previews); none: not offered. */
   processes?: ProcessManager;
+  /** The chats' browser pages (the browser tool); none: not offered. */
+  browser?: BrowserSessions;
 }
 
 /**
@@ -108,6 +111,7 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       knowledge,
       ...(context.mcp ? { mcp: context.mcp } : {}),
       ...(context.processes ? { processes: context.processes } : {}),
+      ...(context.browser ? { browser: context.browser } : {}),
       withoutBuiltins: toolsLeftOut(shell),
     },
     resolveAgentModel: async (agent) => {

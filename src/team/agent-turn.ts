@@ -18,6 +18,7 @@ import type { FallbackSettings } from "../llm/fallback-chain.js";
 import { stream as defaultStream } from "../llm/providers.js";
 import type { ModelSpec, StreamFunction, StreamOptions, Usage, UserMessage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
+import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
 import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
 import { chatProcessKey, type ProcessManager } from "../tools/process/process-manager.js";
 import type { ElicitPerson, SamplePerson, Tool } from "../tools/types.js";
@@ -59,6 +60,8 @@ export interface TurnRuntime {
   observe?: ObserveRun;
   /** The chats' long-running processes (process_* tools), when the server runs them. */
   processes?: ProcessManager;
+  /** The chats' browser pages (the browser tool), when the server offers it. */
+  browser?: BrowserSessions;
 }
 
 export interface TurnRequest {
@@ -233,6 +236,9 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
         ...(sample ? { sample } : {}),
         ...(runtime.processes && channelId !== ""
           ? { processes: { manager: runtime.processes, key: chatProcessKey(channelId) } }
+          : {}),
+        ...(runtime.browser && channelId !== ""
+          ? { browser: { sessions: runtime.browser, key: chatProcessKey(channelId) } }
           : {}),
       },
       maxIterations: runtime.config.maxIterations,

@@ -248,10 +248,14 @@ export function createTeam(deps: TeamDeps): Team {
     ...(grantable ? { grantedTools: grantable.create } : {}),
     ...(deps.observe ? { observe: deps.observe } : {}),
     ...(deps.capabilities?.processes ? { processes: deps.capabilities.processes } : {}),
+    ...(deps.capabilities?.browser ? { browser: deps.capabilities.browser } : {}),
   };
   // A chat's processes end when it is deleted or archived (see src/tools/process).
   const endProcesses = (channelId: string, why: string) =>
-    deps.capabilities?.processes?.stopSession(chatProcessKey(channelId), why).catch(onError);
+    Promise.all([
+      deps.capabilities?.processes?.stopSession(chatProcessKey(channelId), why),
+      deps.capabilities?.browser?.close(chatProcessKey(channelId)),
+    ]).catch(onError);
   const cluster = deps.cluster;
   const leases = store.leases;
   if (cluster && !leases) {

@@ -5,6 +5,7 @@
 import type { z } from "zod";
 import type { ImagePart, JsonSchema, TextPart } from "../llm/types.js";
 import type { ShellSandboxConfig } from "./builtin/sandbox/types.js";
+import type { SessionBrowser } from "./browser/browser-sessions.js";
 import type { SessionProcesses } from "./process/process-manager.js";
 import type { ProcessSettings } from "./process/types.js";
 
@@ -126,6 +127,8 @@ export interface ToolContext {
   progress?: (message: string) => void;
   /** The session's long-running processes (process_* tools); absent where a run has no session. */
   processes?: SessionProcesses;
+  /** The session's browser page (the browser tool); absent where a run has no session. */
+  browser?: SessionBrowser;
   /**
    * Asks the person the run acts for to answer an outside server's request for input (MCP
    * elicitation). Absent when nobody is there to answer: then such requests are declined.

@@ -45,6 +45,7 @@ import {
 import type { GrantableTools } from "../../team/team.js";
 import type { Team } from "../../team/types.js";
 import { startTelemetry, type Telemetry } from "../../telemetry/index.js";
+import { BrowserSessions } from "../../tools/browser/browser-sessions.js";
 import { DEFAULT_PROCESS_SETTINGS, ProcessManager } from "../../tools/process/index.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 
@@ -120,6 +121,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
   let sync: InstanceSync | undefined;
   let telemetry: Telemetry | undefined;
   let processes: ProcessManager | undefined;
+  let browser: BrowserSessions | undefined;
   try {
     const config = loadConfig({ cwd: io.cwd, env: io.env });
     // --port, else PORT (environment or .env), else 18800.
@@ -166,6 +168,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     const shell = await resolveShellOffer(config.tools.shell);
     if (!shell.sandboxed) log.warn(`shell: ${shell.reason}`);
     processes = openProcesses(config, log);
+    // Chromium starts on the first use of the browser tool (playwright-core, an optional dependency).
+    browser = new BrowserSessions({ processes, allowPrivate: config.tools.fetch.allowPrivateNetwork });
     team = await buildTeam(
       {
         storage,
@@ -181,6 +185,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         knowledge,
         shell,
         processes,
+        browser,
         ...(mcp ? { mcp } : {}),
       },
       // Looked up when a granted agent runs, by then both exist.
@@ -277,6 +282,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     return exitCodeFor(error.code);
   } finally {
     await server?.close();
+    await browser?.closeAll().catch((err) => log.error("closing the browser failed", err));
     await processes?.closeAll().catch((err) => log.error("stopping session processes failed", err));
     sync?.leave();
     await connectors?.close().catch((err) => log.error("stopping connectors failed", err));
