@@ -20,6 +20,7 @@ import { SettingsStore } from "../../src/server/settings/settings-store.js";
 import { type Database, openDatabase } from "../../src/store/database.js";
 import type { Team, TeamRun } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
+import { BrowserSessions } from "../../src/tools/browser/browser-sessions.js";
 import { detectSandbox } from "../../src/tools/builtin/sandbox/detect.js";
 import { ProcessManager } from "../../src/tools/process/process-manager.js";
 import { DEFAULT_PROCESS_SETTINGS } from "../../src/tools/process/types.js";
@@ -32,6 +33,7 @@ let home: string;
 let db: Database;
 let team: Team;
 let processes: ProcessManager;
+let browserSessions: BrowserSessions;
 let fake: FakeLlmServer;
 let listening: Listening;
 let browser: Browser;
@@ -60,7 +62,17 @@ beforeAll(async () => {
   const settings = new SettingsStore(db, openSecretBox(home));
   const shell = await resolveShellOffer(config.tools.shell);
   processes = new ProcessManager({ settings: DEFAULT_PROCESS_SETTINGS });
-  team = await buildTeam({ db, config, settings, log, cwd: home, shell, processes });
+  browserSessions = new BrowserSessions({ processes });
+  team = await buildTeam({
+    db,
+    config,
+    settings,
+    log,
+    cwd: home,
+    shell,
+    processes,
+    browser: browserSessions,
+  });
   const routes = mountProcessRoutes(team, processes);
   const server = createServer({
     db,
@@ -83,6 +95,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  await browserSessions?.closeAll();
   await processes?.closeAll();
   await listening?.close();
   await team?.close();
@@ -171,6 +184,30 @@ describe.skipIf(!sandboxed)("the chat's processes in the web UI", () => {
     const asBob = await bobPage.goto(`${url}${href}`);
     expect(asBob?.status()).toBe(404);
     await other.close();
+
+    // The agent looks at the page with the browser tool: the screenshot reaches the model as an image.
+    fake.enqueue(
+      { toolCalls: [{ name: "browser", args: { action: "open", url: "http://localhost:5173/" } }] },
+      { toolCalls: [{ name: "browser", args: { action: "screenshot" } }] },
+      { text: "Here it is." },
+    );
+    const looked = await pageApi<{ runs: TeamRun[] }>(
+      page,
+      url,
+      "POST",
+      `/api/channels/${channel.id}/messages`,
+      {
+        text: "show me a screenshot",
+      },
+    );
+    for (;;) {
+      const run = await pageApi<TeamRun>(page, url, "GET", `/api/runs/${looked.runs[0]?.id}`);
+      if (run.status !== "running" && run.status !== "queued") break;
+      await page.waitForTimeout(100);
+    }
+    const lastBody = JSON.stringify(fake.requests.at(-1)?.body);
+    expect(lastBody).toContain("Opened http://localhost:5173/ (200)");
+    expect(lastBody).toContain("data:image/png;base64,");
 
     // Stop from the dialog.
     await dialog.getByTestId("process-stop").click();
