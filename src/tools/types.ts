@@ -4,8 +4,8 @@
  */
 import type { z } from "zod";
 import type { ImagePart, JsonSchema, TextPart } from "../llm/types.js";
-import type { ShellSandboxConfig } from "./builtin/sandbox/types.js";
 import type { SessionBrowser } from "./browser/browser-sessions.js";
+import type { ShellSandboxConfig } from "./builtin/sandbox/types.js";
 import type { SessionProcesses } from "./process/process-manager.js";
 import type { ProcessSettings } from "./process/types.js";
 

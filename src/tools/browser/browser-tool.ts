@@ -64,6 +64,7 @@ export const browserTool: ZodTool = defineTool({
           return `Opened ${page.url()} (${response?.status() ?? "no response"}): ${await page.title()}`;
         }
         case "text": {
+          // biome-ignore lint/performance/useDomNodeTextContent: the visible text, as a person reads the page.
           const text = await page.innerText("body");
           return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}\n… [cut]` : text;
         }

@@ -295,6 +295,7 @@ export async function checkPolicy(
   command: string,
   ctx: ToolContext,
   sandbox: SandboxStatus,
+  tool = "execute_command",
 ): Promise<ToolResult | undefined> {
   const verdict = policyVerdict(command, ctx, sandbox);
   if (verdict.decision === "allow") return undefined;
@@ -315,7 +316,7 @@ export async function checkPolicy(
       ),
     );
   }
-  const approved = await ctx.approve({ tool: "execute_command", summary: command, reason: verdict.reason });
+  const approved = await ctx.approve({ tool, summary: command, reason: verdict.reason });
   if (approved) return undefined;
   return errorResult(
     toolFailure(`The user declined to run \`${command}\`.`, "do not retry it; ask the user how to proceed"),

@@ -82,7 +82,7 @@ export const processStartTool: ZodTool = defineTool({
     try {
       const session = sessionOf(ctx);
       const sandbox = await detectSandbox(ctx.config.shell.sandbox.bwrapPath);
-      const refusal = await checkPolicy(args.command, ctx, sandbox);
+      const refusal = await checkPolicy(args.command, ctx, sandbox, "process_start");
       if (refusal) return refusal;
       const cwd = await resolveInWorkspace(ctx.workspace, args.workingDirectory);
       if (!(await stat(cwd).catch(() => undefined))?.isDirectory()) {
