@@ -65,6 +65,8 @@ await build({
     "@a2a-js/sdk/*",
     // The query builder of the A2A server's task store, loaded by the first A2A call.
     "kysely",
+    // The browser tool's driver, loaded on its first use.
+    "playwright-core",
   ],
   define: {
     // A string literal (parsed at run time): an object here would add an init call to every module.

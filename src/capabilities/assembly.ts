@@ -12,8 +12,12 @@ import type { KnowledgeService } from "../knowledge/knowledge-service.js";
 import { createRagTool } from "../knowledge/rag-tool.js";
 import { createMemoryTools } from "../memory/tools.js";
 import type { MemoryStore } from "../memory/types.js";
+import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
+import { browserTool } from "../tools/browser/browser-tool.js";
 import { builtinTools } from "../tools/builtin/index.js";
 import { normalizeJsonSchema, zodToJsonSchema } from "../tools/json-schema.js";
+import type { ProcessManager } from "../tools/process/process-manager.js";
+import { processTools } from "../tools/process/process-tools.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { memoryLayer, personaLayer, skillLayer } from "./context-layers.js";
@@ -61,6 +65,10 @@ export interface CapabilityServices {
   knowledge?: KnowledgeService;
   mcp?: McpToolSource;
   team?: TeamToolSet;
+  /** Session processes: when given, the process_* tools are built-ins too. */
+  processes?: ProcessManager;
+  /** Sessions' browser pages: when given, the browser tool is a built-in too. */
+  browser?: BrowserSessions;
   /** Built-in tools left out of the catalogue (e.g. `execute_command` where no sandbox works). */
   withoutBuiltins?: readonly string[];
 }
@@ -113,7 +121,11 @@ export class CapabilityAssembly {
     this.problems = [...this.#extensions.problems];
     this.#grantOnly = new Set(services.team?.grantOnly ?? []);
     const left = new Set(services.withoutBuiltins ?? []);
-    const builtins = builtinTools({ webSearch: services.config.webSearch }).filter((t) => !left.has(t.name));
+    const builtins = [
+      ...builtinTools({ webSearch: services.config.webSearch }),
+      ...(services.processes ? processTools : []),
+      ...(services.browser ? [browserTool] : []),
+    ].filter((t) => !left.has(t.name));
     this.#static = new ToolRegistry();
     this.#add(this.#static, builtins, "builtin");
     this.#add(this.#static, this.#extensions.http, "http");

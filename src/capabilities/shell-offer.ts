@@ -4,6 +4,7 @@
  */
 import { detectSandbox } from "../tools/builtin/sandbox/index.js";
 import type { SandboxStatus } from "../tools/builtin/sandbox/types.js";
+import { PROCESS_TOOL_NAMES } from "../tools/process/process-tools.js";
 import type { ShellPolicy } from "../tools/types.js";
 
 /** What Settings shows about the shell (`GET /api/settings` → `shell`). */
@@ -43,5 +44,5 @@ export async function resolveShellOffer(shell: Pick<ShellPolicy, "sandbox">): Pr
 
 /** Built-in tools to leave out of the catalogue for this offer. */
 export function toolsLeftOut(offer: ShellOffer): string[] {
-  return offer.offered ? [] : [SHELL_TOOL];
+  return offer.offered ? [] : [SHELL_TOOL, ...PROCESS_TOOL_NAMES];
 }

@@ -193,6 +193,16 @@ function buildSchemas() {
               maxBytes: z.number().int().positive().optional(),
             })
             .default({}),
+          /** Long-running session processes (process_start …): limits and lifetimes. */
+          processes: z
+            .object({
+              perSession: z.number().int().min(0).optional(),
+              perServer: z.number().int().min(0).optional(),
+              idleMinutes: z.number().positive().optional(),
+              maxLifetimeMinutes: z.number().positive().optional(),
+            })
+            .strict()
+            .optional(),
         })
         .default({ shell: { sandbox: {} }, fetch: {} }),
     })

@@ -11,6 +11,7 @@ import { DimsumError } from "../errors.js";
 import { type ModelCallLimits, resolveCallLimits } from "../llm/call-limits.js";
 import { defaultToolsConfig } from "../tools/builtin/defaults.js";
 import { allowedEnv, DEFAULT_ENV_ALLOW, type ShellSandboxConfig } from "../tools/builtin/sandbox/index.js";
+import { DEFAULT_PROCESS_SETTINGS, type ProcessSettings } from "../tools/process/types.js";
 import type { ToolsConfig } from "../tools/types.js";
 import { webSearchConfigFromEnv } from "../tools/web-search/config.js";
 import type { WebSearchConfig } from "../tools/web-search/types.js";
@@ -242,6 +243,19 @@ function toolsConfigFrom(file: ConfigFile, around: ShellSurroundings): ToolsConf
       timeoutMs: fetch.timeoutSeconds ? fetch.timeoutSeconds * 1000 : defaults.fetch.timeoutMs,
       maxBytes: fetch.maxBytes ?? defaults.fetch.maxBytes,
     },
+    processes: processSettingsFrom(file.tools.processes ?? {}),
+  };
+}
+
+/** Session process limits: the file's, over the defaults. */
+function processSettingsFrom(file: NonNullable<ConfigFile["tools"]["processes"]>): ProcessSettings {
+  const d = DEFAULT_PROCESS_SETTINGS;
+  return {
+    ...d,
+    perSession: file.perSession ?? d.perSession,
+    perServer: file.perServer ?? d.perServer,
+    idleMs: file.idleMinutes !== undefined ? file.idleMinutes * 60_000 : d.idleMs,
+    maxLifetimeMs: file.maxLifetimeMinutes !== undefined ? file.maxLifetimeMinutes * 60_000 : d.maxLifetimeMs,
   };
 }
 

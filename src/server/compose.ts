@@ -22,6 +22,8 @@ import type { Database } from "../store/database.js";
 import { sqliteDatabase } from "../store/sql-database.js";
 import { createTeam, type TeamDeps } from "../team/team.js";
 import type { Team } from "../team/types.js";
+import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
+import type { ProcessManager } from "../tools/process/process-manager.js";
 import { type UserRepository, UserStore } from "./auth/user-store.js";
 import type { ServerLog } from "./context.js";
 import { type HttpTools, loadHttpToolSettings } from "./http-tools.js";
@@ -59,6 +61,10 @@ export interface TeamContext {
   remoteAgents?: RemoteAgents;
   /** The HTTP tools saved in Settings (shared with `/api/http-tools`); default: the settings store's. */
   httpTools?: HttpTools;
+  /** The chats' long-running processes (process_* tools and previews); none: not offered. */
+  processes?: ProcessManager;
+  /** The chats' browser pages (the browser tool); none: not offered. */
+  browser?: BrowserSessions;
 }
 
 /**
@@ -108,6 +114,8 @@ export async function buildTeam(context: TeamContext, overrides: Partial<TeamDep
       memory,
       knowledge,
       ...(context.mcp ? { mcp: context.mcp } : {}),
+      ...(context.processes ? { processes: context.processes } : {}),
+      ...(context.browser ? { browser: context.browser } : {}),
       withoutBuiltins: toolsLeftOut(shell),
     },
     resolveAgentModel: async (agent) => {

@@ -18,7 +18,9 @@ import type { FallbackSettings } from "../llm/fallback-chain.js";
 import { stream as defaultStream } from "../llm/providers.js";
 import type { ModelSpec, StreamFunction, StreamOptions, Usage, UserMessage } from "../llm/types.js";
 import type { SessionRef, SessionStore } from "../store/types.js";
+import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
 import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
+import { chatProcessKey, type ProcessManager } from "../tools/process/process-manager.js";
 import type { ElicitPerson, SamplePerson, Tool } from "../tools/types.js";
 import type { BudgetGate, BudgetGuard } from "./budget-guard.js";
 import { DeltaBatcher } from "./delta-batcher.js";
@@ -59,6 +61,10 @@ export interface TurnRuntime {
   elicitations?: Elicitations;
   /** Another reader of every run's events (OpenTelemetry export). */
   observe?: ObserveRun;
+  /** The chats' long-running processes (process_* tools), when the server runs them. */
+  processes?: ProcessManager;
+  /** The chats' browser pages (the browser tool), when the server offers it. */
+  browser?: BrowserSessions;
 }
 
 export interface TurnRequest {
@@ -266,6 +272,12 @@ async function runTurn(
         config: toolsConfigForAgent(runtime.config.tools, agent.id),
         ...(elicit ? { elicit } : {}),
         ...(sample ? { sample } : {}),
+        ...(runtime.processes && channelId !== ""
+          ? { processes: { manager: runtime.processes, key: chatProcessKey(channelId) } }
+          : {}),
+        ...(runtime.browser && channelId !== ""
+          ? { browser: { sessions: runtime.browser, key: chatProcessKey(channelId) } }
+          : {}),
       },
       maxIterations: runtime.config.maxIterations,
       keepImagesTurns: runtime.config.keepImagesTurns,

@@ -21,6 +21,7 @@ import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
 import type { BudgetStore } from "../store/budgets/budget-store.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import type { SessionStore } from "../store/types.js";
+import { chatProcessKey } from "../tools/process/process-manager.js";
 import type { Tool } from "../tools/types.js";
 import { assertCanManage, assertNotGuest, canSeeChannel, isAdmin } from "./access.js";
 import { AgentRunner } from "./agent-runner.js";
@@ -257,7 +258,15 @@ export function createTeam(deps: TeamDeps): Team {
     fallback: deps.fallback ?? fallbackSettings(deps.config.modelFallback),
     ...(grantable ? { grantedTools: grantable.create } : {}),
     ...(deps.observe ? { observe: deps.observe } : {}),
+    ...(deps.capabilities?.processes ? { processes: deps.capabilities.processes } : {}),
+    ...(deps.capabilities?.browser ? { browser: deps.capabilities.browser } : {}),
   };
+  // A chat's processes end when it is deleted or archived (see src/tools/process).
+  const endProcesses = (channelId: string, why: string) =>
+    Promise.all([
+      deps.capabilities?.processes?.stopSession(chatProcessKey(channelId), why),
+      deps.capabilities?.browser?.close(chatProcessKey(channelId)),
+    ]).catch(onError);
   const cluster = deps.cluster;
   const leases = store.leases;
   if (cluster && !leases) {
@@ -421,6 +430,7 @@ export function createTeam(deps: TeamDeps): Team {
     now,
     onDeleting: async (channelId) => {
       await Promise.all(runs.activeIn(channelId).map((id) => runs.cancel(id, "The channel was deleted.")));
+      await endProcesses(channelId, "the chat was deleted");
     },
   });
   const meetings = meetingFacade({
@@ -782,7 +792,9 @@ export function createTeam(deps: TeamDeps): Team {
     },
     async setChannelPrefs(actor, id, patch) {
       await ready;
-      return channels.setPrefs(actor, id, patch);
+      const prefs = await channels.setPrefs(actor, id, patch);
+      if (patch.archived === true) await endProcesses(id, "the chat was archived");
+      return prefs;
     },
     async titleChannel(actor, id) {
       await ready;

@@ -4,7 +4,10 @@
  */
 import type { z } from "zod";
 import type { ImagePart, JsonSchema, TextPart } from "../llm/types.js";
+import type { SessionBrowser } from "./browser/browser-sessions.js";
 import type { ShellSandboxConfig } from "./builtin/sandbox/types.js";
+import type { SessionProcesses } from "./process/process-manager.js";
+import type { ProcessSettings } from "./process/types.js";
 
 /** What the model sees back from a tool. */
 export interface ToolResult {
@@ -116,6 +119,8 @@ export interface FetchPolicy {
 export interface ToolsConfig {
   shell: ShellPolicy;
   fetch: FetchPolicy;
+  /** Limits of session processes (defaults when absent). */
+  processes?: ProcessSettings;
 }
 
 export interface ToolContext {
@@ -131,6 +136,10 @@ export interface ToolContext {
   approve?: (request: ApprovalRequest) => Promise<boolean>;
   /** Reports progress of a long tool call. */
   progress?: (message: string) => void;
+  /** The session's long-running processes (process_* tools); absent where a run has no session. */
+  processes?: SessionProcesses;
+  /** The session's browser page (the browser tool); absent where a run has no session. */
+  browser?: SessionBrowser;
   /**
    * Asks the person the run acts for to answer an outside server's request for input (MCP
    * elicitation). Absent when nobody is there to answer: then such requests are declined.

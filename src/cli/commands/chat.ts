@@ -1,4 +1,5 @@
 /** `dimsum chat`: an interactive conversation in a stored session, streamed as it happens. */
+
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { AsyncQueue } from "../../agent/async-queue.js";
@@ -8,6 +9,7 @@ import { type AttachedFile, readAttachments, userContent } from "../../attachmen
 import { toDimsumError } from "../../errors.js";
 import { stream } from "../../llm/providers.js";
 import { sampleWithModel } from "../../mcp/sampling.js";
+import { networkOption, withNetworkPolicy } from "../../tools/builtin/sandbox/sandbox-network.js";
 import type { ApprovalRequest } from "../../tools/types.js";
 import { approvalQuestion, approveAll, rememberingAlways } from "../approval.js";
 import { recentTurns } from "../chat/history.js";
@@ -25,6 +27,8 @@ import { resolveWorkspace } from "../workspace.js";
 import { DEFAULT_SYSTEM } from "./run.js";
 
 export interface ChatCommandOptions {
+  /** The sandbox's network for this session: off, on, or hosts to allow (`--network`). */
+  network?: string;
   user?: string;
   session?: string;
   model?: string;
@@ -249,7 +253,11 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
         tools: setup.tools,
         maxIterations: options.maxIterations ?? setup.config.maxIterations,
         signal: current.signal,
-        toolEnvironment: { workspace, config: setup.config.tools, ...(approve ? { approve } : {}) },
+        toolEnvironment: {
+          workspace,
+          config: withNetworkPolicy(setup.config.tools, networkOption(options.network)),
+          ...(approve ? { approve } : {}),
+        },
         calibrator: setup.calibrator,
         secrets: setup.secrets,
         layers: setup.layers,

@@ -1,4 +1,5 @@
 /** `dimsum run "<prompt>"`: one-shot agent run, streamed to the terminal or as JSON Lines. */
+
 import { resolve } from "node:path";
 import type { AgentEvent } from "../../agent/events.js";
 import {
@@ -17,6 +18,7 @@ import { toDimsumError } from "../../errors.js";
 import { fallbackSettings } from "../../llm/fallback-chain.js";
 import type { ReasoningEffort, StreamOptions, UserMessage } from "../../llm/types.js";
 import { startTelemetry } from "../../telemetry/index.js";
+import { networkOption, withNetworkPolicy } from "../../tools/builtin/sandbox/sandbox-network.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ApprovalRequest } from "../../tools/types.js";
 import { approveAll, terminalApproval } from "../approval.js";
@@ -34,6 +36,8 @@ import { resolveWorkspace } from "../workspace.js";
 
 export interface RunCommandOptions {
   model?: string;
+  /** The sandbox's network for this run: off, on, or hosts to allow (`--network`). */
+  network?: string;
   /** Reasoning effort of every model call of the run (`--reasoning`). */
   reasoning?: ReasoningEffort;
   json?: boolean;
@@ -123,7 +127,11 @@ async function* startRun(
         tools: setup.tools,
         maxIterations: options.maxIterations ?? setup.config.maxIterations,
         signal,
-        toolEnvironment: { workspace, config: setup.config.tools, ...(approve ? { approve } : {}) },
+        toolEnvironment: {
+          workspace,
+          config: withNetworkPolicy(setup.config.tools, networkOption(options.network)),
+          ...(approve ? { approve } : {}),
+        },
         calibrator: setup.calibrator,
         secrets: setup.secrets,
         layers: setup.layers,
@@ -163,7 +171,7 @@ async function* startRun(
       toolEnvironment: {
         workspace,
         todos: memoryTodoStore(),
-        config: config.tools,
+        config: withNetworkPolicy(config.tools, networkOption(options.network)),
         ...(approve ? { approve } : {}),
       },
       buildContext: async ({

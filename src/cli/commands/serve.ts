@@ -5,8 +5,10 @@
  * server/storage/open-storage.ts). Stops cleanly on SIGINT/SIGTERM.
  */
 
+import { join } from "node:path";
 import { DatabaseA2aTaskStore } from "../../a2a/task-store.js";
 import { resolveShellOffer } from "../../capabilities/index.js";
+import type { DimsumConfig } from "../../config/load-config.js";
 import { loadConfig } from "../../config/load-config.js";
 import { ConnectorManager } from "../../connectors/connector-manager.js";
 import { manageChannelGrant } from "../../connectors/manage-channel-tool.js";
@@ -22,6 +24,7 @@ import type { ServerLog } from "../../server/context.js";
 import { loadHttpToolSettings } from "../../server/http-tools.js";
 import { type InstanceSync, joinInstanceSync } from "../../server/instance-sync.js";
 import { McpSignIns } from "../../server/mcp-signin.js";
+import { mountProcessRoutes } from "../../server/previews/process-routes.js";
 import { loadRemoteAgents } from "../../server/remote-agents.js";
 import {
   connectorUsersFrom,
@@ -42,6 +45,8 @@ import {
 import type { GrantableTools } from "../../team/team.js";
 import type { Team } from "../../team/types.js";
 import { startTelemetry, type Telemetry } from "../../telemetry/index.js";
+import { BrowserSessions } from "../../tools/browser/browser-sessions.js";
+import { DEFAULT_PROCESS_SETTINGS, ProcessManager } from "../../tools/process/index.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 
 export const DEFAULT_PORT = 18800;
@@ -115,6 +120,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
   let a2aTasks: DatabaseA2aTaskStore | undefined;
   let sync: InstanceSync | undefined;
   let telemetry: Telemetry | undefined;
+  let processes: ProcessManager | undefined;
+  let browser: BrowserSessions | undefined;
   try {
     const config = loadConfig({ cwd: io.cwd, env: io.env });
     // --port, else PORT (environment or .env), else 18800.
@@ -160,6 +167,9 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     if (telemetry) log.info(`OpenTelemetry: exporting GenAI spans to ${config.telemetry?.tracesUrl}`);
     const shell = await resolveShellOffer(config.tools.shell);
     if (!shell.sandboxed) log.warn(`shell: ${shell.reason}`);
+    processes = openProcesses(config, log);
+    // Chromium starts on the first use of the browser tool (playwright-core, an optional dependency).
+    browser = new BrowserSessions({ processes, allowPrivate: config.tools.fetch.allowPrivateNetwork });
     team = await buildTeam(
       {
         storage,
@@ -174,6 +184,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         memory,
         knowledge,
         shell,
+        processes,
+        browser,
         ...(mcp ? { mcp } : {}),
       },
       // Looked up when a granted agent runs, by then both exist.
@@ -229,6 +241,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       ...(sync ? { onChanged: (id: string) => sync?.connectorChanged(id) } : {}),
     });
     const database = storage;
+    const processRoutes = mountProcessRoutes(team, processes);
     server = createServer({
       ...(storage.sqlite ? { db: storage.sqlite } : {}),
       accounts: storage.accounts,
@@ -246,8 +259,10 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         mountScheduleRoutes(scheduling.service),
         mountConnectorRoutes(connectors),
         mountKnowledgeRoutes(knowledge),
+        processRoutes.api,
       ],
       publicRoutes: [
+        processRoutes.previews,
         mountHealthRoutes({ database: () => database.ping(), log }),
         mountConnectorInbound(connectors),
       ],
@@ -269,6 +284,8 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     return exitCodeFor(error.code);
   } finally {
     await server?.close();
+    await browser?.closeAll().catch((err) => log.error("closing the browser failed", err));
+    await processes?.closeAll().catch((err) => log.error("stopping session processes failed", err));
     sync?.leave();
     await connectors?.close().catch((err) => log.error("stopping connectors failed", err));
     await scheduling?.scheduler.stop().catch((err) => log.error("stopping the scheduler failed", err));
@@ -290,4 +307,15 @@ function combineGrants(grants: GrantableTools[]): GrantableTools {
       (await Promise.all(grants.map((g) => g.create(agent, requestedBy)))).flat(),
     describe: () => grants.flatMap((g) => g.describe()),
   };
+}
+
+/** The chats' processes, after ending any a killed predecessor on this home left running. */
+function openProcesses(config: DimsumConfig, log: ServerLog): ProcessManager {
+  const processes = new ProcessManager({
+    settings: config.tools.processes ?? DEFAULT_PROCESS_SETTINGS,
+    registryDir: join(config.home, "run", "processes"),
+  });
+  const orphans = processes.sweepOrphans();
+  if (orphans > 0) log.info(`ended ${orphans} session process(es) left running by a previous server`);
+  return processes;
 }

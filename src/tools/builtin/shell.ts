@@ -6,6 +6,7 @@ import { DimsumError } from "../../errors.js";
 import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
 import type { CommandCgroup } from "./sandbox/cgroup.js";
 import { detectSandbox, type LaunchPlan, planLaunch, type SandboxStatus } from "./sandbox/index.js";
+import { openSandboxNetwork } from "./sandbox/sandbox-network.js";
 import { evaluateCommand, type PolicyVerdict } from "./shell-policy.js";
 import { errorResult, toolFailure } from "./tool-error.js";
 import { resolveInWorkspace } from "./workspace-path.js";
@@ -270,7 +271,7 @@ function formatOutcome(outcome: CommandOutcome, { timeoutMs, floodBytes, plan }:
 }
 
 /** The shell policy's verdict on a command, made stricter when no sandbox confines it. */
-function policyVerdict(command: string, ctx: ToolContext, sandbox: SandboxStatus): PolicyVerdict {
+export function policyVerdict(command: string, ctx: ToolContext, sandbox: SandboxStatus): PolicyVerdict {
   const verdict = evaluateCommand(command, ctx.config.shell);
   if (!sandbox.available && !ctx.config.shell.sandbox.allowUnsandboxed && verdict.decision !== "deny") {
     // Without a sandbox every command runs with Dimsum's own rights: a person decides each time.
@@ -283,17 +284,18 @@ function policyVerdict(command: string, ctx: ToolContext, sandbox: SandboxStatus
   return verdict;
 }
 
-function unattendedHint(sandbox: SandboxStatus): string {
+export function unattendedHint(sandbox: SandboxStatus): string {
   return sandbox.available
     ? "rerun with --yes to allow such commands, or adjust tools.shell (allow/confirm) in the configuration"
     : "install bubblewrap (apt-get install bubblewrap), or rerun with --yes, or set tools.shell.allowUnsandboxed";
 }
 
 /** Applies the shell policy; returns a refusal result, or undefined when the command may run. */
-async function checkPolicy(
+export async function checkPolicy(
   command: string,
   ctx: ToolContext,
   sandbox: SandboxStatus,
+  tool = "execute_command",
 ): Promise<ToolResult | undefined> {
   const verdict = policyVerdict(command, ctx, sandbox);
   if (verdict.decision === "allow") return undefined;
@@ -314,7 +316,7 @@ async function checkPolicy(
       ),
     );
   }
-  const approved = await ctx.approve({ tool: "execute_command", summary: command, reason: verdict.reason });
+  const approved = await ctx.approve({ tool, summary: command, reason: verdict.reason });
   if (approved) return undefined;
   return errorResult(
     toolFailure(`The user declined to run \`${command}\`.`, "do not retry it; ask the user how to proceed"),
@@ -372,21 +374,33 @@ export const executeCommandTool: ZodTool = defineTool({
         args.timeoutSeconds ? args.timeoutSeconds * 1000 : policy.timeoutMs,
         policy.timeoutMs,
       );
-      const plan = planLaunch({
-        command: args.command,
-        workspace: ctx.workspace,
-        cwd,
-        sandbox: policy.sandbox,
-        sandboxed: sandbox.available,
-      });
-      const floodBytes = policy.sandbox.limits.floodBytes;
-      const outcome = await runShellCommand(plan, {
-        timeoutMs,
-        maxOutputBytes: policy.maxOutputBytes,
-        floodBytes,
-        signal: ctx.signal,
-      });
-      return formatOutcome(outcome, { timeoutMs, floodBytes, plan });
+      // An agent's `allow`/`on` network goes through the allow-list proxy, for this command only.
+      const network = sandbox.available
+        ? await openSandboxNetwork(policy.sandbox, {
+            ports: false,
+            allowPrivate: ctx.config.fetch.allowPrivateNetwork,
+          })
+        : undefined;
+      try {
+        const plan = planLaunch({
+          command: args.command,
+          workspace: ctx.workspace,
+          cwd,
+          sandbox: policy.sandbox,
+          sandboxed: sandbox.available,
+          ...(network ? { bridge: network.bridge } : {}),
+        });
+        const floodBytes = policy.sandbox.limits.floodBytes;
+        const outcome = await runShellCommand(plan, {
+          timeoutMs,
+          maxOutputBytes: policy.maxOutputBytes,
+          floodBytes,
+          signal: ctx.signal,
+        });
+        return formatOutcome(outcome, { timeoutMs, floodBytes, plan });
+      } finally {
+        await network?.close();
+      }
     } catch (err) {
       return errorResult(err);
     }

@@ -1334,4 +1334,13 @@ export const en = {
   // h36: unread badge, placeholders
   "sidebar.unread": "{count} unread",
   "agents.answerFormatPlaceholder": "e.g. {example}",
+  "processes.button": "Processes ({count})",
+  "processes.title": "Processes of {name}",
+  "processes.running": "running",
+  "processes.stopped": "stopped: {reason}",
+  "processes.exited": "exited with code {code}",
+  "processes.stop": "Stop",
+  "processes.stopping": "Stopping…",
+  "processes.preview": "Open the preview of port {port}",
+  "processes.noOutput": "No output yet.",
 };

@@ -1286,6 +1286,15 @@ export const zhCN: Translation = {
   // h36: unread badge, placeholders
   "sidebar.unread": "{count} 条未读",
   "agents.answerFormatPlaceholder": "例如 {example}",
+  "processes.button": "进程（{count}）",
+  "processes.title": "{name} 的进程",
+  "processes.running": "运行中",
+  "processes.stopped": "已停止：{reason}",
+  "processes.exited": "已退出，退出码 {code}",
+  "processes.stop": "停止",
+  "processes.stopping": "正在停止…",
+  "processes.preview": "打开端口 {port} 的预览",
+  "processes.noOutput": "还没有输出。",
 };
 
 /**

@@ -8,6 +8,7 @@ import { FlowPanel } from "../components/flow-panel.js";
 import { Link } from "../components/link.js";
 import { MeetingBar, MeetingButtons } from "../components/meeting-bar.js";
 import { MessageList } from "../components/message-list.js";
+import { ProcessButton } from "../components/process-panel.js";
 import { useSelector, useServices } from "../hooks.js";
 import { t } from "../i18n/index.js";
 import { currentFlow, lastMessageId } from "../state/chat.js";
@@ -75,6 +76,7 @@ export function ChatPage({ channelId, me }: { channelId: string; me: SessionUser
           {open?.answerRuns && <TotalsLine runs={Object.values(open.answerRuns)} testId="chat-totals" />}
         </div>
         <MeetingButtons channel={channel} agents={agents} />
+        <ProcessButton channel={channel} />
         <Link
           to={{ name: "channel_settings", channelId: channel.id }}
           class="btn btn-small"

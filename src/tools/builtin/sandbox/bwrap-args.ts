@@ -7,7 +7,7 @@ import { lstatSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { sep } from "node:path";
 
 /** System folders shown read-only (when they exist); symlinks (merged /usr) are recreated as links. */
-const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
+export const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
 /** Secret files in /etc, replaced by an empty file. */
 const ETC_SECRET_FILES = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/npmrc"];
 /** Secret folders in /etc, replaced by an empty folder. */
@@ -25,6 +25,8 @@ export interface BwrapRequest {
   hidePaths: readonly string[];
   /** The program and arguments to run inside. */
   argv: readonly string[];
+  /** More mounts: `[source, destination, read-only]` (the network bridge's folder, Node). */
+  binds?: ReadonlyArray<readonly [string, string, boolean]>;
 }
 
 function statOf(path: string): Stats | undefined {
@@ -35,7 +37,7 @@ function statOf(path: string): Stats | undefined {
   }
 }
 
-function isInside(path: string, folder: string): boolean {
+export function isInside(path: string, folder: string): boolean {
   return path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
 }
 
@@ -115,6 +117,9 @@ export function bwrapArgs(request: BwrapRequest): string[] {
   // DIMSUM_HOME, `.env` or the config file inside the workspace stay hidden (masked after the bind).
   for (const hidden of request.hidePaths) {
     if (hidden !== request.workspace && isInside(hidden, request.workspace)) args.push(...maskArgs(hidden));
+  }
+  for (const [source, dest, readOnly] of request.binds ?? []) {
+    args.push(readOnly ? "--ro-bind" : "--bind", source, dest);
   }
   args.push("--chdir", request.cwd, "--clearenv");
   for (const [name, value] of Object.entries(request.env)) args.push("--setenv", name, value);

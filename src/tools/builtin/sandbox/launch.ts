@@ -2,7 +2,8 @@
  * How one command is started: inside bubblewrap when the sandbox works, else directly; in a fresh
  * cgroup (process and memory limits) when the machine gives us one, joined before anything runs.
  */
-import { bwrapArgs } from "./bwrap-args.js";
+import { BRIDGE_MOUNT, BRIDGE_NODE, BRIDGE_SCRIPT, bridgePrologue, PROXY_PORT } from "./bridge.js";
+import { bwrapArgs, isInside, SYSTEM_PATHS } from "./bwrap-args.js";
 import { type CommandCgroup, createCommandCgroup } from "./cgroup.js";
 import { commandEnv } from "./env.js";
 import { limitedShellArgv } from "./limits.js";
@@ -27,6 +28,11 @@ export interface LaunchRequest {
   sandbox: ShellSandboxConfig;
   /** Whether to use bubblewrap (the probe said it works). */
   sandboxed: boolean;
+  /**
+   * The network bridge's shared folder (sandboxed only, see bridge.ts): `proxy` when the command's
+   * way out is the allow-list proxy listening on `<dir>/proxy.sock`.
+   */
+  bridge?: { dir: string; proxy: boolean };
 }
 
 // Writes its own pid to each cgroup.procs file given before `--`, then execs the rest.
@@ -36,11 +42,16 @@ const JOIN_CGROUP = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 125; shif
 export function planLaunch(request: LaunchRequest): LaunchPlan {
   const { sandbox } = request;
   const cgroup = createCommandCgroup(sandbox.limits);
-  const argv = limitedShellArgv(request.command, sandbox.limits, {
-    processes: cgroup !== undefined,
-    memory: cgroup?.boundsMemory ?? false,
-  });
-  const env = commandEnv(sandbox.env, request.workspace);
+  const bridge = request.sandboxed ? request.bridge : undefined;
+  const nodeInside = SYSTEM_PATHS.some((p) => isInside(process.execPath, p)) ? process.execPath : BRIDGE_NODE;
+  const argv = limitedShellArgv(
+    request.command,
+    sandbox.limits,
+    { processes: cgroup !== undefined, memory: cgroup?.boundsMemory ?? false },
+    bridge ? bridgePrologue() : [],
+    bridge ? [BRIDGE_SCRIPT, nodeInside, bridge.proxy ? String(PROXY_PORT) : ""] : [],
+  );
+  const env = { ...commandEnv(sandbox.env, request.workspace), ...(bridge?.proxy ? proxyEnv() : {}) };
   let file: string;
   let args: string[];
   let spawnEnv: Record<string, string>;
@@ -53,6 +64,14 @@ export function planLaunch(request: LaunchRequest): LaunchPlan {
       network: sandbox.network,
       hidePaths: sandbox.hidePaths,
       argv,
+      ...(bridge
+        ? {
+            binds: [
+              [bridge.dir, BRIDGE_MOUNT, false] as const,
+              ...(nodeInside === BRIDGE_NODE ? [[process.execPath, BRIDGE_NODE, true] as const] : []),
+            ],
+          }
+        : {}),
     });
     // bubblewrap's own environment shows in the sandbox's /proc/1/environ: give it none.
     spawnEnv = {};
@@ -72,5 +91,18 @@ export function planLaunch(request: LaunchRequest): LaunchPlan {
     cgroup,
     sandboxed: request.sandboxed,
     processLimit: cgroup?.kind ?? "rlimit",
+  };
+}
+
+/** Variables pointing HTTP clients (npm, pip, curl, apt) at the proxy; loopback stays direct. */
+function proxyEnv(): Record<string, string> {
+  const url = `http://127.0.0.1:${PROXY_PORT}`;
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    NO_PROXY: "localhost,127.0.0.1,::1",
+    no_proxy: "localhost,127.0.0.1,::1",
   };
 }

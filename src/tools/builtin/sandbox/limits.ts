@@ -19,9 +19,17 @@ export interface CgroupBounds {
   memory: boolean;
 }
 
-/** `/bin/sh -c` text setting the limits, then running the command given as `$1`. */
-export function limitPrologue(limits: SandboxLimits, bounds: CgroupBounds): string {
-  const lines = [`ulimit -t ${limits.cpuSeconds}`, `ulimit -f ${Math.ceil(limits.fileBytes / 512)}`];
+/** `/bin/sh -c` text setting the limits, then running the command given as `$1` (after `before`). */
+export function limitPrologue(
+  limits: SandboxLimits,
+  bounds: CgroupBounds,
+  before: readonly string[] = [],
+): string {
+  const lines = [
+    ...before,
+    `ulimit -t ${limits.cpuSeconds}`,
+    `ulimit -f ${Math.ceil(limits.fileBytes / 512)}`,
+  ];
   // dash spells the process limit -p, bash -u.
   if (!bounds.processes)
     lines.push(`{ ulimit -p ${limits.processes} || ulimit -u ${limits.processes}; } 2>/dev/null`);
@@ -30,7 +38,13 @@ export function limitPrologue(limits: SandboxLimits, bounds: CgroupBounds): stri
   return lines.join("\n");
 }
 
-/** argv running `command` under the limits. */
-export function limitedShellArgv(command: string, limits: SandboxLimits, bounds: CgroupBounds): string[] {
-  return ["/bin/sh", "-c", limitPrologue(limits, bounds), "dimsum-shell", command];
+/** argv running `command` under the limits; `before` are shell lines run first, `extra` their `$2`… */
+export function limitedShellArgv(
+  command: string,
+  limits: SandboxLimits,
+  bounds: CgroupBounds,
+  before: readonly string[] = [],
+  extra: readonly string[] = [],
+): string[] {
+  return ["/bin/sh", "-c", limitPrologue(limits, bounds, before), "dimsum-shell", command, ...extra];
 }

@@ -20,6 +20,11 @@ export interface ShellSandboxConfig {
   bwrapPath: string;
   /** Give commands the host's network (off by default: only a private loopback). */
   network: boolean;
+  /**
+   * The network of an agent or CLI run through the allow-list proxy (see sandbox-network.ts):
+   * `off` (default), `allow` some hosts, or `on` (every public host). `network: true` overrides it.
+   */
+  networkPolicy?: NetworkPolicy;
   /** Team agents (ids) whose commands get the network even when `network` is off. */
   networkAgents: string[];
   /** The environment commands get, already resolved from the allow list (PATH, LANG, TERM, named ones). */
@@ -37,3 +42,6 @@ export interface SandboxStatus {
   /** What failed and how to fix it; set when not available. */
   reason?: string;
 }
+
+/** What a sandbox may reach beyond its own loopback (through the allow-list proxy). */
+export type NetworkPolicy = { mode: "off" } | { mode: "on" } | { mode: "allow"; hosts: string[] };
