@@ -19,6 +19,7 @@ import { UserStore } from "../../src/server/auth/user-store.js";
 import { buildKnowledge, buildMemory, buildTeam } from "../../src/server/compose.js";
 import type { ServerLog } from "../../src/server/context.js";
 import { loadHttpToolSettings } from "../../src/server/http-tools.js";
+import { mountProcessRoutes } from "../../src/server/previews/process-routes.js";
 import { loadRemoteAgents } from "../../src/server/remote-agents.js";
 import {
   connectorUsersFrom,
@@ -32,6 +33,8 @@ import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
 import { type Database, openDatabase } from "../../src/store/database.js";
 import type { TeamDeps } from "../../src/team/team.js";
+import { ProcessManager } from "../../src/tools/process/process-manager.js";
+import { DEFAULT_PROCESS_SETTINGS } from "../../src/tools/process/types.js";
 
 /** The built single-page app the server serves. */
 export const WEB_DIST = fileURLToPath(new URL("../../web/dist/", import.meta.url));
@@ -132,8 +135,10 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
   // a2a.json of the home and those added in Settings, as `dimsum serve` has them.
   const remoteAgents = loadRemoteAgents(config, home, log, settings.remoteAgents);
   const httpTools = loadHttpToolSettings(settings.httpTools, config);
+  // The chats' processes, as `dimsum serve` has them (the chat header lists them).
+  const processes = new ProcessManager({ settings: DEFAULT_PROCESS_SETTINGS });
   const team = await buildTeam(
-    { db, config, settings, log, remoteAgents, httpTools, ...(pool ? { mcp: pool } : {}) },
+    { db, config, settings, log, remoteAgents, httpTools, processes, ...(pool ? { mcp: pool } : {}) },
     { streamOptions: { retry: { maxRetries: 0 } }, ...options.team },
   );
   const connectors = options.connectors
@@ -158,6 +163,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       log,
     });
   }
+  const processRoutes = mountProcessRoutes(team, processes);
   const serverDeps = (ensureOwner: boolean): ServerDeps => ({
     db,
     config,
@@ -186,6 +192,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
       mountKnowledgeRoutes(buildKnowledge(db, config), options.knowledge),
       ...(connectors ? [mountConnectorRoutes(connectors)] : []),
       ...(scheduling ? [mountScheduleRoutes(scheduling.service)] : []),
+      processRoutes.api,
     ],
     ...(connectors ? { publicRoutes: [mountConnectorInbound(connectors)] } : {}),
   });
@@ -208,6 +215,7 @@ export async function startE2eServer(llmUrl: string, options: E2eServerOptions =
     async close() {
       await listening.close();
       await connectors?.close();
+      await processes.closeAll();
       await scheduling?.scheduler.stop();
       await team.close();
       await (mcp as { close?: () => Promise<void> } | undefined)?.close?.();

@@ -41,7 +41,6 @@ const BUILD_ONLY = [
   "esbuild",
   "@biomejs/biome",
   "mermaid",
-  "playwright-core",
   "preact",
   "@modelcontextprotocol/ext-apps",
   "@modelcontextprotocol/conformance",

@@ -99,7 +99,7 @@ export function McpConnectAction({ need }: { need: McpSignInNeed }) {
           <span>
             {need.scope ? (
               <>
-                <strong>{need.server}</strong> {t("mcpConnect.moreAccess")} (<code>{need.scope}</code>)
+                <strong>{need.server}</strong> {t("mcpConnect.moreAccess")} (<code>{need.scope}</code>).
               </>
             ) : (
               <>
