@@ -261,6 +261,10 @@ export function createTeam(deps: TeamDeps): Team {
     now,
     onError,
     concurrency: deps.config.runs.concurrency,
+    admission: {
+      maxLoopDelayMs: deps.config.runs.maxLoopDelayMs,
+      maxHeapShare: deps.config.runs.maxHeapShare,
+    },
     // Chat answers are jobs any instance claims; the body of a claimed one is built here.
     ...(jobs
       ? {
@@ -883,6 +887,10 @@ export function createTeam(deps: TeamDeps): Team {
       if (!live) return stored.run;
       const parts = runner.liveParts(runId);
       return parts ? { ...live, live: parts } : live;
+    },
+    runQueue(actor) {
+      if (!isAdmin(actor)) throw forbidden("Only owners and admins can see the run queue.", "ask an admin");
+      return runs.queueStats();
     },
     async cancelRun(actor, runId) {
       await ready;
