@@ -293,7 +293,13 @@ async function runServer() {
   // cwd = the temp home, so no project skills/ folder of the checkout leaks into the measure.
   const team = await buildTeam(
     { storage, ...(cluster ? { cluster } : {}), users, config, settings, log, memory, knowledge, cwd: home },
-    { streamOptions: { retry: { maxRetries: 0 } } },
+    {
+      streamOptions: { retry: { maxRetries: 0 } },
+      // WS_LOAD_DELTA_FRAME_MS: the delta frame budget (0: the old merge within one turn of the loop).
+      ...(process.env.WS_LOAD_DELTA_FRAME_MS
+        ? { deltaFrameMs: Number(process.env.WS_LOAD_DELTA_FRAME_MS) }
+        : {}),
+    },
   );
   const server = createServer({
     ...(storage.sqlite ? { db: storage.sqlite } : {}),

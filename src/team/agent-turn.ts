@@ -29,6 +29,8 @@ import type { AgentRecord, TeamEvent } from "./types.js";
 
 /** What every turn shares, built once per team. */
 export interface TurnRuntime {
+  /** Text deltas of one answer merged into at most one event per this many ms (default 50). */
+  deltaFrameMs?: number;
   store: SessionStore;
   config: DimsumConfig;
   personas: PersonaStore;
@@ -211,7 +213,7 @@ export async function runAgentTurn(runtime: TurnRuntime, request: TurnRequest): 
     runtime.emit({ type: "agent", channelId, runId, seq, event });
     request.onEvent?.(event, seq);
   };
-  const deltas = new DeltaBatcher(forward);
+  const deltas = new DeltaBatcher(forward, runtime.deltaFrameMs);
   // Text said before a tool call stays part of the message; each later turn starts a new paragraph.
   let shown = "";
   let newTurn = false;

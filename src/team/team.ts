@@ -91,6 +91,8 @@ export interface TeamDeps {
   /** The provider function (default: by each model's wire protocol). */
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+  /** Text deltas of one answer merged into at most one event per this many ms (default 50). */
+  deltaFrameMs?: number;
   /** Provider cooldowns of model chains (default: this team's own, in memory, at the configured lengths). */
   fallback?: FallbackSettings;
   /** The model of an agent (default: its `model`, else the configured default). */
@@ -243,6 +245,7 @@ export function createTeam(deps: TeamDeps): Team {
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+    ...(deps.deltaFrameMs !== undefined ? { deltaFrameMs: deps.deltaFrameMs } : {}),
     fallback: deps.fallback ?? fallbackSettings(deps.config.modelFallback),
     ...(grantable ? { grantedTools: grantable.create } : {}),
     ...(deps.observe ? { observe: deps.observe } : {}),
