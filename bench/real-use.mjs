@@ -13,8 +13,9 @@
 //   added latency at the end         = (POST sent → the answer's message on the socket) − the model's
 //                                     own time over all its calls
 // Usage: node bench/real-use.mjs [N…] (default 100 1000); REAL_USE_SECONDS (default 120) sets the
-// phase; --baseline also runs each N with `runs.concurrency` 32 (the old default: a slot held for the
-// whole answer), in the same run, alternated.
+// phase; --baseline also runs each N with deltas merged only within one turn of the event loop (frame
+// budget 0, as before) and with that and `runs.concurrency` 32 (the old default: a slot held for the
+// whole answer, waiting on the model included), in the same run.
 import { Agent } from "node:http";
 import { cpus } from "node:os";
 import { pathToFileURL } from "node:url";
@@ -318,8 +319,15 @@ export async function run(ns, { baseline = false } = {}) {
   try {
     for (const n of ns) {
       const variants = [{ label: "now", env: {} }];
-      if (baseline)
-        variants.push({ label: "old: runs.concurrency 32", env: { WS_LOAD_RUN_CONCURRENCY: "32" } });
+      if (baseline) {
+        variants.push(
+          { label: "deltas per loop turn (frame budget 0)", env: { WS_LOAD_DELTA_FRAME_MS: "0" } },
+          {
+            label: "old: runs.concurrency 32, frame budget 0",
+            env: { WS_LOAD_RUN_CONCURRENCY: "32", WS_LOAD_DELTA_FRAME_MS: "0" },
+          },
+        );
+      }
       for (const v of variants) {
         process.stderr.write(`real-use: ${v.label}, N=${n}…\n`);
         rows.push(await measure(llm, n, v.label, v.env));
