@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { DeltaBatcher } from "../../src/team/delta-batcher.js";
 
 const turn = () => new Promise((r) => setImmediate(r));
-const text = (t: string) => ({ type: "text_delta" as const, text: t });
+const text = (t: string) => ({ type: "text_delta" as const, runId: "r1", text: t });
 
 it("sends the first delta in the same turn and merges later ones within the frame budget", async () => {
   const out: string[] = [];
@@ -22,7 +22,7 @@ it("sends the first delta in the same turn and merges later ones within the fram
   await turn();
   // Within the budget: held, merged.
   expect(out).toEqual(["text_delta:Hello"]);
-  batcher.push({ type: "reasoning_delta", text: "hmm" });
+  batcher.push({ type: "reasoning_delta", runId: "r1", text: "hmm" });
   // A delta of the other kind flushes the text first.
   expect(out).toEqual(["text_delta:Hello", "text_delta: world"]);
   batcher.flush();
