@@ -4,6 +4,7 @@
  */
 import { Link } from "../components/link.js";
 import { AccountSection } from "../components/settings/account-section.js";
+import { CapacitySection } from "../components/settings/capacity-section.js";
 import { HttpToolsSection } from "../components/settings/http-tools-section.js";
 import { McpSection } from "../components/settings/mcp-section.js";
 import { NotificationsSection } from "../components/settings/notifications-section.js";
@@ -29,6 +30,7 @@ const TABS: ReadonlyArray<{ id: SettingsSection; label: MessageKey; adminOnly: b
   { id: "account", label: "settings.tab.account", adminOnly: false },
   { id: "notifications", label: "settings.tab.notifications", adminOnly: false },
   { id: "spend", label: "settings.tab.spend", adminOnly: false },
+  { id: "capacity", label: "settings.tab.capacity", adminOnly: true },
 ];
 
 function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
@@ -53,6 +55,8 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
       return <NotificationsSection />;
     case "spend":
       return <SpendSection />;
+    case "capacity":
+      return <CapacitySection />;
   }
 }
 

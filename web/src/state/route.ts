@@ -12,6 +12,7 @@ export const SETTINGS_SECTIONS = [
   "account",
   "notifications",
   "spend",
+  "capacity",
 ] as const;
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
 
