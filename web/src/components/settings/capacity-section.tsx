@@ -50,16 +50,18 @@ export function CapacitySection() {
     <section class="form" data-testid="settings-capacity" data-pressure={queue.pressure ?? "none"}>
       <h3>{t("settings.capacity.title")}</h3>
       <p class="muted">{t("settings.capacity.intro")}</p>
-      <table class="table">
-        <tbody>
-          {rows.map(([id, label, value]) => (
-            <tr key={id} data-testid={`capacity-${id}`}>
-              <th scope="row">{label}</th>
-              <td class="num">{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <div class="table-scroll">
+        <table class="table">
+          <tbody>
+            {rows.map(([id, label, value]) => (
+              <tr key={id} data-testid={`capacity-${id}`}>
+                <th scope="row">{label}</th>
+                <td class="num">{value}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       <button type="button" class="button" onClick={load}>
         {t("settings.capacity.refresh")}
       </button>
