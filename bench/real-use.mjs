@@ -313,7 +313,11 @@ function table(rows) {
   return out.join("\n");
 }
 
-export async function run(ns, { baseline = false } = {}) {
+/**
+ * The BENCHMARKS.md section: every N of `ns` (default 100 and 1,000), with `baseline` (as `npm run
+ * bench` calls it) each N also with the frame budget 0 and with the old 32 slots, in the same run.
+ */
+export async function run(ns = [100, 1000], { baseline = true } = {}) {
   const llm = await spawnRole("real-llm");
   const rows = [];
   try {
@@ -338,6 +342,10 @@ export async function run(ns, { baseline = false } = {}) {
   }
   const errors = rows.flatMap((r) => r.errors).slice(0, 3);
   return [
+    "## Team server under real use: model speeds, streams, pauses, groups (issue 39)",
+    "",
+    `\`node bench/real-use.mjs${baseline ? " --baseline" : ""} ${ns.join(" ")}\` (REAL_USE_SECONDS=${PHASE_MS / 1000}). Three processes: the N people, the Dimsum server (the wiring of \`dimsum serve\`, one SQLite file) and the real-use fake model (OpenAI protocol, one token per SSE event): per answer a time to first token of 0.5–3 s for each model call, 30–80 tokens/s, 50–1,000 tokens (log-uniform), 0–3 tool steps before the answer (50/25/15/10 %; each a calculator call and another model call), 2 % of answers a minute of tokens. 60 % of people have a direct chat with @assistant, 40 % are in groups of 4 where one asks and three watch the same stream (groups use the \`steer\` queue mode, so a question starts at once rather than after \`collect\`'s 1.5 s wait for a burst). Each asker waits 0–30 s, then asks, waits for the answer, reads and types 10–60 s, and asks again until the phase ends; every socket stays open and subscribed. Added latency at the first token = POST sent → first text delta on the socket, minus the model's own time to that token (its earlier calls and this call's wait); at the end = POST → the answer's message, minus the model's own time over all its calls (the fake times itself, so its own lateness is not counted). Memory per person: the server's heap and RSS after a full GC, before and after the N sockets opened, over N; per live answer: at the phase's peak of live answers, over that peak, against the idle figure (no GC: an upper bound). The machine was shared with other work (the CPU row's last figure is the whole machine's busy share): compare rows of the same run.`,
+    "",
     table(rows),
     errors.length > 0 ? `\nFirst errors: ${errors.map((e) => `\`${e}\``).join(", ")}` : "",
   ].join("\n");
@@ -346,5 +354,5 @@ export async function run(ns, { baseline = false } = {}) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const args = process.argv.slice(2);
   const ns = args.map(Number).filter((x) => x > 0);
-  console.log(await run(ns.length > 0 ? ns : [100, 1000], { baseline: args.includes("--baseline") }));
+  console.log(await run(ns.length > 0 ? ns : undefined, { baseline: args.includes("--baseline") }));
 }
