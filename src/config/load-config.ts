@@ -31,7 +31,8 @@ export interface DimsumConfig {
   /**
    * When chat answers start on this instance: at once, unless it already holds `runs.concurrency`
    * live answers (the backstop, default 1000; an answer waiting on its model counts only here), its
-   * event loop's median delay is over `runs.maxLoopDelayMs` (default 50) or its heap is fuller than
+   * event loop's median delay is over `runs.maxLoopDelayMs` (default 50) while the loop is busy
+   * with its own work, or its heap is fuller than
    * `runs.maxHeapShare` of the limit (default 0.85); and resumes of one answer after crashes before
    * it is given up (`runs.maxResumes`, default 2).
    */

@@ -2,18 +2,25 @@
  * When a queued chat answer may start on this instance. An answer spends most of its life waiting —
  * for the model's first token and stream, for a person's approval, for a remote agent — and waiting
  * costs memory, not CPU. So answers are not counted against a small number of slots: one starts at
- * once unless the process is busy (the event loop's median delay over its bound), short of memory
+ * once unless the process is busy (the event loop's median delay over its bound while the loop is
+ * more than 90 % busy with this process's own work), short of memory
  * (the heap over its share of V8's limit), or already holds `maxLive` answers (a fixed backstop, for
  * memory). Queued answers start in order as soon as none of these holds; the queue's length and wait
  * are in `stats()`.
  */
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
 
 /** How busy and how full the process is now. */
 export interface LoadReading {
   /** Median event-loop delay over the last window, ms (0 when idle). */
   loopDelayMs: number;
+  /**
+   * Share of the last window the event loop spent running this process's work (not waiting for I/O):
+   * near 1 when the process itself is CPU-bound; low when its delay comes from other processes on the
+   * machine taking the CPU.
+   */
+  loopUtilization: number;
   /** Heap used ÷ V8's heap size limit. */
   heapShare: number;
 }
@@ -50,6 +57,9 @@ export interface RunQueueStats {
   limits: AdmissionLimits;
 }
 
+/** Over this loop utilization the process counts as busy with its own work (with the delay over its bound). */
+export const BUSY_UTILIZATION = 0.9;
+
 /** The defaults: a backstop far above a team's peak, a loop delay that still streams smoothly. */
 export const DEFAULT_ADMISSION: AdmissionLimits = { maxLive: 1000, maxLoopDelayMs: 50, maxHeapShare: 0.85 };
 
@@ -69,11 +79,18 @@ const RESOLUTION_MS = 10;
 export function processLoadProbe(): LoadProbe {
   const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   histogram.enable();
-  let reading: LoadReading = { loopDelayMs: 0, heapShare: heapShare() };
+  let reading: LoadReading = { loopDelayMs: 0, loopUtilization: 0, heapShare: heapShare() };
+  let utilization = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     // The histogram holds the timer's interval (resolution + delay); nothing sampled: a blocked loop.
     const median = histogram.count > 0 ? histogram.percentile(50) / 1e6 - RESOLUTION_MS : WINDOW_MS;
-    reading = { loopDelayMs: Math.max(0, median), heapShare: heapShare() };
+    const window = performance.eventLoopUtilization(utilization);
+    utilization = performance.eventLoopUtilization();
+    reading = {
+      loopDelayMs: Math.max(0, median),
+      loopUtilization: window.utilization,
+      heapShare: heapShare(),
+    };
     histogram.reset();
   }, WINDOW_MS);
   timer.unref();
@@ -119,7 +136,10 @@ export class RunAdmission {
     if (this.#live >= this.#limits.maxLive) return "live";
     const load = this.#probe.read();
     if (load.heapShare > this.#limits.maxHeapShare) return "memory";
-    if (load.loopDelayMs > this.#limits.maxLoopDelayMs) return "cpu";
+    // Late and busy with its own work: a loop that is late only because other processes hold the CPU
+    // would not serve queued answers any sooner by holding them.
+    if (load.loopDelayMs > this.#limits.maxLoopDelayMs && load.loopUtilization > BUSY_UTILIZATION)
+      return "cpu";
     return undefined;
   }
 

@@ -108,7 +108,7 @@ function recorder() {
 }
 
 it("holds new answers while the event loop is busy and starts them in order once it is not", async () => {
-  const load = settableLoad({ loopDelayMs: 200, heapShare: 0.1 });
+  const load = settableLoad({ loopDelayMs: 200, loopUtilization: 1, heapShare: 0.1 });
   const runs = managerWith({ load });
   const { started, body } = recorder();
   const job: RunJob = { kind: "answer" };
@@ -119,7 +119,7 @@ it("holds new answers while the event loop is busy and starts them in order once
   expect(held).toMatchObject({ queued: 3, live: 0, pressure: "cpu" });
   expect(held.oldestWaitMs).toBeGreaterThan(0);
 
-  load.set({ loopDelayMs: 2, heapShare: 0.1 });
+  load.set({ loopDelayMs: 2, loopUtilization: 0.3, heapShare: 0.1 });
   const ended = await Promise.all(handles.map((h) => h.finished));
   expect(ended.map((r) => r.status)).toEqual(["done", "done", "done"]);
   expect(started).toEqual([0, 1, 2]);
@@ -129,8 +129,19 @@ it("holds new answers while the event loop is busy and starts them in order once
   expect(after.waitP99Ms).toBeGreaterThan(0);
 });
 
+it("does not hold answers when the loop is late only because other processes hold the CPU", async () => {
+  const load = settableLoad({ loopDelayMs: 300, loopUtilization: 0.2, heapShare: 0.1 });
+  const runs = managerWith({ load });
+  const { started, body } = recorder();
+  const handle = await runs.submit(request(0), { kind: "answer" }, body(0));
+  expect((await handle.finished).status).toBe("done");
+  expect(started).toEqual([0]);
+  expect(runs.queueStats()).toMatchObject({ startedAfterWaiting: 0 });
+  expect(runs.queueStats().pressure).toBeUndefined();
+});
+
 it("holds new answers while the heap is over its share, and at the backstop of live answers", async () => {
-  const load = settableLoad({ loopDelayMs: 0, heapShare: 0.95 });
+  const load = settableLoad({ loopDelayMs: 0, loopUtilization: 0.1, heapShare: 0.95 });
   const runs = managerWith({ load, concurrency: 2 });
   const job: RunJob = { kind: "answer" };
   let release: () => void = () => {};
@@ -144,7 +155,7 @@ it("holds new answers while the heap is over its share, and at the backstop of l
   await new Promise((r) => setTimeout(r, 100));
   expect(runs.queueStats()).toMatchObject({ pressure: "memory", queued: 1 });
 
-  load.set({ loopDelayMs: 0, heapShare: 0.2 });
+  load.set({ loopDelayMs: 0, loopUtilization: 0.1, heapShare: 0.2 });
   const rest = await Promise.all(
     [1, 2].map((i) =>
       runs.submit(
@@ -164,7 +175,7 @@ it("holds new answers while the heap is over its share, and at the backstop of l
 });
 
 it("a cancelled answer leaves the queue without starting", async () => {
-  const load = settableLoad({ loopDelayMs: 500, heapShare: 0 });
+  const load = settableLoad({ loopDelayMs: 500, loopUtilization: 1, heapShare: 0 });
   const runs = managerWith({ load });
   const { started, body } = recorder();
   const handle = await runs.submit(request(0), { kind: "answer" }, body(0));
