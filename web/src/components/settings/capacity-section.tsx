@@ -62,7 +62,7 @@ export function CapacitySection() {
           </tbody>
         </table>
       </div>
-      <button type="button" class="button" onClick={load}>
+      <button type="button" class="btn btn-small" onClick={load}>
         {t("settings.capacity.refresh")}
       </button>
     </section>
