@@ -332,6 +332,8 @@ export async function run(ns = [100, 1000], { baseline = true } = {}) {
           },
         );
       }
+      // REAL_USE_REVERSE=1: the variants in the other order, to tell their effect from the machine's drift.
+      if (process.env.REAL_USE_REVERSE) variants.reverse();
       for (const v of variants) {
         process.stderr.write(`real-use: ${v.label}, N=${n}…\n`);
         rows.push(await measure(llm, n, v.label, v.env));
