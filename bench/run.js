@@ -21,6 +21,7 @@ const all = [
   "mcp-startup",
   "mcp-conformance",
   "ws-load",
+  "real-use",
   "shell-sandbox",
   "approvals",
   "prompt-cache",

@@ -51,10 +51,11 @@ const TAG = /\[bench:([A-Za-z0-9]+)\]/;
 const FAKE_MS = /\[fake-ms=([0-9.]+)\]/;
 
 /** Starts a role of ws-load-server.mjs; resolves once it printed its URL. */
-function spawnRole(role, env = {}) {
+export function spawnRole(role, env = {}, execArgv = process.execArgv) {
   return new Promise((resolve, reject) => {
     const child = fork(join(here, "ws-load-server.mjs"), [role], {
       env: { ...process.env, ...env },
+      execArgv,
       stdio: ["ignore", "pipe", "inherit", "ipc"],
     });
     let out = "";
@@ -71,7 +72,7 @@ function spawnRole(role, env = {}) {
 }
 
 /** One IPC request to a child; resolves with its reply of the same type. */
-function ask(child, type) {
+export function ask(child, type) {
   return new Promise((resolve) => {
     const onMessage = (msg) => {
       if (msg?.type !== type) return;
@@ -107,7 +108,7 @@ function send(url, method, data, headers, agent, conn) {
  * One JSON request. Like a browser, a request that fails on a reused keep-alive socket (the server
  * closed it as idle just as it was reused) is sent once more on a fresh connection, and counted.
  */
-async function api(base, method, path, { body, token, agent, conn } = {}) {
+export async function api(base, method, path, { body, token, agent, conn } = {}) {
   const data = body === undefined ? undefined : JSON.stringify(body);
   const headers = { accept: "application/json" };
   if (data !== undefined) headers["content-type"] = "application/json";
@@ -121,14 +122,14 @@ async function api(base, method, path, { body, token, agent, conn } = {}) {
   }
 }
 
-async function expectStatus(promise, status, what) {
+export async function expectStatus(promise, status, what) {
   const res = await promise;
   if (res.status !== status) throw new Error(`${what}: HTTP ${res.status} ${JSON.stringify(res.json)}`);
   return res.json;
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool(items, limit, fn) {
+export async function pool(items, limit, fn) {
   const results = new Array(items.length);
   let next = 0;
   const worker = async () => {
@@ -286,14 +287,14 @@ async function drive(clients, m, label, thinkMs = 0) {
   return { results, wallMs: performance.now() - t0 };
 }
 
-function percentile(xs, p) {
+export function percentile(xs, p) {
   if (xs.length === 0) return Number.NaN;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 }
 
 /** Busy and total CPU ticks of the whole machine (Linux `/proc/stat`), to see other processes' load. */
-function machineTicks() {
+export function machineTicks() {
   try {
     const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1, 9).map(Number);
     const total = f.reduce((a, b) => a + b, 0);

@@ -69,10 +69,15 @@ function buildSchemas() {
         .strict()
         .default({}),
       maxIterations: z.number().int().positive().max(200).optional(),
-      /** Chat answers: how many run at once on one instance, how often one is resumed after crashes. */
+      /**
+       * Chat answers: when one starts on an instance (the backstop of live answers, the event-loop
+       * delay and heap share over which new ones wait), how often one is resumed after crashes.
+       */
       runs: z
         .object({
-          concurrency: z.number().int().positive().max(10_000).optional(),
+          concurrency: z.number().int().positive().max(100_000).optional(),
+          maxLoopDelayMs: z.number().positive().max(10_000).optional(),
+          maxHeapShare: z.number().positive().max(1).optional(),
           maxResumes: z.number().int().min(0).max(100).optional(),
         })
         .strict()

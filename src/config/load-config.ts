@@ -30,10 +30,14 @@ export interface DimsumConfig {
   modelFallback: { cooldownMs: number; authCooldownMs: number };
   maxIterations: number;
   /**
-   * Chat answers running at once on this instance (`runs.concurrency`, default 32) and resumes of one
-   * answer after crashes before it is given up (`runs.maxResumes`, default 2).
+   * When chat answers start on this instance: at once, unless it already holds `runs.concurrency`
+   * live answers (the backstop, default 1000; an answer waiting on its model counts only here), its
+   * event loop's median delay is over `runs.maxLoopDelayMs` (default 50) while the loop is busy
+   * with its own work, or its heap is fuller than
+   * `runs.maxHeapShare` of the limit (default 0.85); and resumes of one answer after crashes before
+   * it is given up (`runs.maxResumes`, default 2).
    */
-  runs: { concurrency: number; maxResumes: number };
+  runs: { concurrency: number; maxLoopDelayMs: number; maxHeapShare: number; maxResumes: number };
   /** How long a run waits for approvals before it ends unanswered (`approvals.timeoutHours`, default 24). */
   approvalTimeoutMs: number;
   /**
@@ -124,7 +128,12 @@ export function loadConfig(options: LoadConfigOptions = {}): DimsumConfig {
       authCooldownMs: (file.modelFallback.authCooldownSeconds ?? 1800) * 1000,
     },
     maxIterations: file.maxIterations ?? 10,
-    runs: { concurrency: file.runs.concurrency ?? 32, maxResumes: file.runs.maxResumes ?? 2 },
+    runs: {
+      concurrency: file.runs.concurrency ?? 1000,
+      maxLoopDelayMs: file.runs.maxLoopDelayMs ?? 50,
+      maxHeapShare: file.runs.maxHeapShare ?? 0.85,
+      maxResumes: file.runs.maxResumes ?? 2,
+    },
     approvalTimeoutMs: (file.approvals.timeoutHours ?? 24) * 3_600_000,
     queue: {
       collectMs: file.queue.collectMs ?? 1500,

@@ -32,6 +32,8 @@ import type { AgentRecord, TeamEvent } from "./types.js";
 
 /** What every turn shares, built once per team. */
 export interface TurnRuntime {
+  /** Text deltas of one answer merged into at most one event per this many ms (default 50). */
+  deltaFrameMs?: number;
   store: SessionStore;
   config: DimsumConfig;
   personas: PersonaStore;
@@ -243,7 +245,7 @@ async function runTurn(
     runtime.emit({ type: "agent", channelId, runId, seq, event });
     request.onEvent?.(event, seq);
   };
-  const deltas = new DeltaBatcher(forward);
+  const deltas = new DeltaBatcher(forward, runtime.deltaFrameMs);
   // Past a budget's soft limit the answer says so, with the cheaper model it moved to.
   if (gate?.cheaperModel && gate.softReason) {
     forward({

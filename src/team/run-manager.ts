@@ -8,6 +8,13 @@ import { randomUUID } from "node:crypto";
 import { DimsumError, toDimsumError } from "../errors.js";
 import type { Usage } from "../llm/types.js";
 import type { SessionRef } from "../store/types.js";
+import {
+  type AdmissionLimits,
+  DEFAULT_ADMISSION,
+  type LoadProbe,
+  RunAdmission,
+  type RunQueueStats,
+} from "./run-admission.js";
 import type {
   MessageRepository,
   NewMessage,
@@ -100,10 +107,15 @@ export interface RunManagerOptions {
   /** Leases, where several instances share the database; none: this process owns every run. */
   leasing?: RunLeasing;
   /**
-   * How many jobs (chat answers) run at once on this instance (`runs.concurrency`); others wait for
-   * a slot, here or, with `jobs`, on any instance with room.
+   * The backstop: how many jobs (chat answers) are live at once on this instance, running or waiting
+   * on a model (`runs.concurrency`). Below it an answer starts at once unless the process is busy or
+   * short of memory (`admission`); others wait, here or, with `jobs`, on any instance with room.
    */
   concurrency?: number;
+  /** When an answer may start besides the backstop (defaults: DEFAULT_ADMISSION). */
+  admission?: Partial<Omit<AdmissionLimits, "maxLive">>;
+  /** How busy the process is (tests inject one; default: this process's event loop and heap). */
+  load?: LoadProbe;
   /** Runs as jobs in the shared database (with `leasing`): enqueued here, claimed by any instance. */
   jobs?: RunJobs;
 }
@@ -124,14 +136,18 @@ export class RunManager {
   readonly #lanes = new Map<string, Promise<void>>();
   readonly #timer: NodeJS.Timeout | undefined;
   readonly #poll: NodeJS.Timeout | undefined;
-  /** Job runs executing here (they hold a slot), and runs waiting for one. */
-  #busy = 0;
-  readonly #slotWaiters: Array<() => void> = [];
+  /** Job runs live here, and those waiting to start: bounded by load and memory, not by waiting. */
+  readonly #admission: RunAdmission;
   #claiming = false;
   #closed = false;
 
   constructor(options: RunManagerOptions) {
     this.#options = options;
+    this.#admission = new RunAdmission(
+      { ...DEFAULT_ADMISSION, ...options.admission, maxLive: options.concurrency ?? DEFAULT_CONCURRENCY },
+      options.load,
+      options.now,
+    );
     const leasing = options.leasing;
     if (leasing) {
       this.#timer = setInterval(() => void this.checkLeases(), leasing.checkEveryMs ?? 10_000);
@@ -143,8 +159,9 @@ export class RunManager {
     }
   }
 
-  #limit(): number {
-    return this.#options.concurrency ?? DEFAULT_CONCURRENCY;
+  /** The queue of chat answers waiting to start here, and what holds it. */
+  queueStats(): RunQueueStats {
+    return this.#admission.stats();
   }
 
   /**
@@ -169,14 +186,21 @@ export class RunManager {
     if (!jobs || !leasing || this.#claiming || this.#closed) return;
     this.#claiming = true;
     try {
-      while (this.#busy < this.#limit() && !this.#closed) {
-        const claimed = await jobs.repo.claim(leasing.owner, this.#options.now() + this.#ttl());
-        if (!claimed) break;
+      while (!this.#closed && this.#admission.tryEnter()) {
+        const claimed = await jobs.repo
+          .claim(leasing.owner, this.#options.now() + this.#ttl())
+          .catch((err) => {
+            this.#admission.leave();
+            throw err;
+          });
+        if (!claimed) {
+          this.#admission.leave();
+          break;
+        }
         const { stored, job, fence } = claimed;
-        this.#busy++;
         const handle = this.#launch({ ...stored.run }, laneOf(stored.ref), jobs.bodyFor(stored, job), fence);
         void handle.finished.then(() => {
-          this.#busy--;
+          this.#admission.leave();
           void this.claimJobs();
         });
       }
@@ -187,16 +211,14 @@ export class RunManager {
     }
   }
 
-  /** The body run once a slot of this instance is free (one process, no shared queue). */
+  /** The body run once this instance admits it (one process, no shared queue). */
   #slotted(body: RunBody): RunBody {
     return async (ctx) => {
-      if (this.#busy >= this.#limit()) await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
-      this.#busy++;
+      await this.#admission.enter(ctx.signal);
       try {
         return await body(ctx);
       } finally {
-        this.#busy--;
-        this.#slotWaiters.shift()?.();
+        this.#admission.leave();
       }
     };
   }
@@ -390,6 +412,7 @@ export class RunManager {
   /** Aborts every live run and waits until all have settled; stops the lease checks. */
   async cancelAll(reason: string): Promise<void> {
     this.#closed = true;
+    this.#admission.close();
     if (this.#timer) clearInterval(this.#timer);
     if (this.#poll) clearInterval(this.#poll);
     const live = [...this.#active.values()];
@@ -454,8 +477,12 @@ export function laneOf(ref: SessionRef): string {
   return `${ref.userId}\u0000${ref.sessionId}`;
 }
 
-/** Chat answers running at once on one instance when the config sets no `runs.concurrency`. */
-export const DEFAULT_CONCURRENCY = 32;
+/**
+ * The backstop of live chat answers on one instance when the config sets no `runs.concurrency`: far
+ * above the answers live at once in a team of 1,000 people (about 250 at a busy hour, see BENCHMARKS.md),
+ * so what holds answers back is the process's load, not a count.
+ */
+export const DEFAULT_CONCURRENCY = DEFAULT_ADMISSION.maxLive;
 
 const LEASE_LOST = "Another server instance took over this run after this one stopped renewing it.";
 

@@ -95,6 +95,8 @@ export interface TeamDeps {
   /** The provider function (default: by each model's wire protocol). */
   stream?: StreamFunction;
   streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
+  /** Text deltas of one answer merged into at most one event per this many ms (default 50). */
+  deltaFrameMs?: number;
   /** Provider cooldowns of model chains (default: this team's own, in memory, at the configured lengths). */
   fallback?: FallbackSettings;
   /** The budgets runs are held to (Settings → Spend); none: unlimited. */
@@ -255,6 +257,7 @@ export function createTeam(deps: TeamDeps): Team {
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
+    ...(deps.deltaFrameMs !== undefined ? { deltaFrameMs: deps.deltaFrameMs } : {}),
     fallback: deps.fallback ?? fallbackSettings(deps.config.modelFallback),
     ...(grantable ? { grantedTools: grantable.create } : {}),
     ...(deps.observe ? { observe: deps.observe } : {}),
@@ -281,6 +284,10 @@ export function createTeam(deps: TeamDeps): Team {
     now,
     onError,
     concurrency: deps.config.runs.concurrency,
+    admission: {
+      maxLoopDelayMs: deps.config.runs.maxLoopDelayMs,
+      maxHeapShare: deps.config.runs.maxHeapShare,
+    },
     // Chat answers are jobs any instance claims; the body of a claimed one is built here.
     ...(jobs
       ? {
@@ -1008,6 +1015,10 @@ export function createTeam(deps: TeamDeps): Team {
       if (!live) return stored.run;
       const parts = runner.liveParts(runId);
       return parts ? { ...live, live: parts } : live;
+    },
+    runQueue(actor) {
+      if (!isAdmin(actor)) throw forbidden("Only owners and admins can see the run queue.", "ask an admin");
+      return runs.queueStats();
     },
     async cancelRun(actor, runId) {
       await ready;

@@ -15,6 +15,7 @@ import type { RequestedSchema } from "../mcp/elicitation-form.js";
 import type { ToolAppLink } from "../tools/types.js";
 import type { McpAppCallOutcome, McpAppRef } from "./mcp-apps.js";
 import type { MeetingAction, MeetingInput, MeetingMinutes, MeetingRecord } from "./meeting-types.js";
+import type { RunQueueStats } from "./run-admission.js";
 import type { SpendReport } from "./spend.js";
 
 export interface AgentRecord {
@@ -540,6 +541,11 @@ export interface Team {
   /** Spend per day and provider and per day and agent over `days` days: every run for admins, else the caller's. */
   spend(actor: Actor, options: { days: number }): Promise<SpendReport>;
   cancelRun(actor: Actor, runId: string): Promise<TeamRun>;
+  /**
+   * Owners and admins: the chat answers live on this instance, those waiting to start, their wait,
+   * and what holds them (the event loop's delay, the heap, or the backstop of live answers).
+   */
+  runQueue(actor: Actor): RunQueueStats;
   /** The stored trace events of a run's agent turn. */
   getRunTrace(actor: Actor, runId: string): Promise<unknown[]>;
 

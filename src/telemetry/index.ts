@@ -5,9 +5,24 @@
 import type { ObserveRun } from "../agent/run-observer.js";
 import type { TelemetryConfig } from "../config/telemetry.js";
 
+/** A server instance's queue of answers, read each time metrics are collected (see RunQueueStats). */
+export interface RunQueueReading {
+  live: number;
+  queued: number;
+  oldestWaitMs: number;
+  waitP99Ms: number;
+  load: { loopDelayMs: number; heapShare: number };
+}
+
 export interface Telemetry {
   /** Opens the spans of one run; hand it to the run (`observe`). */
   observe: ObserveRun;
+  /**
+   * Exports the run queue as gauges (with a metrics endpoint): `dimsum.runs.live`, `dimsum.runs.queued`,
+   * `dimsum.runs.queue.oldest_wait` and `dimsum.runs.queue.wait_p99` (s), `dimsum.event_loop.delay` (s)
+   * and `dimsum.heap.share`.
+   */
+  gaugeRunQueue(read: () => RunQueueReading): void;
   /** Sends what is buffered and stops; await it before the process exits. */
   shutdown(): Promise<void>;
 }

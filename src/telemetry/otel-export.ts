@@ -18,7 +18,7 @@ import {
 import type { ObserveRun } from "../agent/run-observer.js";
 import type { TelemetryConfig } from "../config/telemetry.js";
 import { GenAiRunSpans } from "./gen-ai-run-spans.js";
-import type { Telemetry } from "./index.js";
+import type { RunQueueReading, Telemetry } from "./index.js";
 
 const SCOPE = "dimsum";
 /** `ExportResultCode.SUCCESS` of @opentelemetry/core (not a direct dependency). */
@@ -96,8 +96,47 @@ export function startOtelExport(config: TelemetryConfig, warn: (message: string)
     captureContent: config.captureContent,
   };
   const observe: ObserveRun = (run) => new GenAiRunSpans(instruments, run);
+  const gaugeRunQueue = (read: () => RunQueueReading): void => {
+    if (!meter) return;
+    const gauges = {
+      live: meter.createObservableGauge("dimsum.runs.live", {
+        unit: "{run}",
+        description: "Chat answers live on this instance (running or waiting on a model)",
+      }),
+      queued: meter.createObservableGauge("dimsum.runs.queued", {
+        unit: "{run}",
+        description: "Chat answers waiting to start on this instance",
+      }),
+      oldest: meter.createObservableGauge("dimsum.runs.queue.oldest_wait", {
+        unit: "s",
+        description: "How long the oldest queued answer has waited",
+      }),
+      waitP99: meter.createObservableGauge("dimsum.runs.queue.wait_p99", {
+        unit: "s",
+        description: "99th percentile of the wait before starting, over the last answers started",
+      }),
+      loopDelay: meter.createObservableGauge("dimsum.event_loop.delay", {
+        unit: "s",
+        description: "Median event-loop delay over the last quarter second",
+      }),
+      heap: meter.createObservableGauge("dimsum.heap.share", {
+        unit: "1",
+        description: "Heap used as a share of the V8 heap limit",
+      }),
+    };
+    meter.addBatchObservableCallback((result) => {
+      const q = read();
+      result.observe(gauges.live, q.live);
+      result.observe(gauges.queued, q.queued);
+      result.observe(gauges.oldest, q.oldestWaitMs / 1000);
+      result.observe(gauges.waitP99, q.waitP99Ms / 1000);
+      result.observe(gauges.loopDelay, q.load.loopDelayMs / 1000);
+      result.observe(gauges.heap, q.load.heapShare);
+    }, Object.values(gauges));
+  };
   return {
     observe,
+    gaugeRunQueue,
     async shutdown() {
       await Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]);
     },

@@ -1,5 +1,5 @@
 /**
- * One instance runs at most `runs.concurrency` chat answers at once; the others wait for a slot (in
+ * One instance holds at most `runs.concurrency` live chat answers (the backstop); the others wait (in
  * order), as jobs do on several instances.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";

@@ -1,7 +1,8 @@
 /**
  * OpenTelemetry GenAI export end to end: `dimsum run` (protobuf) and `dimsum serve` (JSON) send their
  * spans and metrics to a local OTLP/HTTP receiver. A run with two tool calls (one failing) whose
- * second model call fails: the span tree, names and attributes, and the two GenAI histograms.
+ * second model call fails: the span tree, names and attributes, and the two GenAI histograms; the
+ * server's run-queue gauges.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -143,6 +144,8 @@ describe("OpenTelemetry GenAI export", () => {
       OPENAI_API_KEY: "sk-test-otel",
       OPENAI_BASE_URL: `${llm.url}/v1`,
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces`,
+      OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${otlp.url}/v1/metrics`,
+      OTEL_METRIC_EXPORT_INTERVAL: "300",
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
     });
     try {
@@ -169,6 +172,18 @@ describe("OpenTelemetry GenAI export", () => {
       expect(root.attributes["gen_ai.input.messages"]).toBeUndefined();
       expect(calc?.attributes["gen_ai.tool.call.arguments"]).toBeUndefined();
       expect(calc?.attributes["gen_ai.tool.call.result"]).toBeUndefined();
+      // The instance's run queue, as gauges.
+      await waitFor(() => (otlp.metricNames.has("dimsum.runs.queued") ? true : undefined));
+      expect([...otlp.metricNames]).toEqual(
+        expect.arrayContaining([
+          "dimsum.runs.live",
+          "dimsum.runs.queued",
+          "dimsum.runs.queue.oldest_wait",
+          "dimsum.runs.queue.wait_p99",
+          "dimsum.event_loop.delay",
+          "dimsum.heap.share",
+        ]),
+      );
     } finally {
       await serve.stop();
     }

@@ -50,6 +50,7 @@ import type {
   RemoteAgentInfo,
   RemoteAgentInput,
   RemoteAgentPatch,
+  RunQueue,
   SessionInfo,
   SessionUser,
   Settings,
@@ -606,6 +607,10 @@ export class ApiClient {
   }
 
   // --- settings, tokens, MCP ---
+  /** Owners and admins: the answers live and waiting to start on this instance, and what holds them. */
+  getRunQueue(): Promise<RunQueue> {
+    return this.request("GET", "/api/runs/queue");
+  }
   /** Providers (keys previewed only) and the default model. */
   getSettings(): Promise<Settings> {
     return this.request("GET", "/api/settings");

@@ -24,6 +24,7 @@ export type {
   MeetingMinutes,
   MeetingRecord,
 } from "../../src/team/meeting-types.js";
+export type { RunQueueStats as RunQueue } from "../../src/team/run-admission.js";
 export type { SpendReport, SpendRow } from "../../src/team/spend.js";
 export type { GalleryEntry } from "../../src/team/templates/gallery.js";
 export type { ImportResult } from "../../src/team/templates/import-template.js";

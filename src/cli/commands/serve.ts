@@ -210,6 +210,9 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
         ]),
       },
     );
+    // The run queue as gauges, read with the owner's rights (the queue is instance-wide, no one's data).
+    const queueTeam = team;
+    telemetry?.gaugeRunQueue(() => queueTeam.runQueue({ userId: "telemetry", role: "owner" }));
     // A2A tasks are kept in the server's database: readable after a restart and from any instance.
     a2aTasks = new DatabaseA2aTaskStore(
       storage.sqlite

@@ -1,5 +1,5 @@
 /**
- * `/api/runs`: a run's state, cancelling it (alone: other runs in the channel go on), its trace, and
+ * `/api/runs`: the queue of answers waiting to start (`/queue`), a run's state, cancelling it (alone: other runs in the channel go on), its trace, and
  * the answers of the person it acts for to MCP servers' requests for input.
  */
 import { Hono } from "hono";
@@ -17,6 +17,9 @@ import {
 /** The run routes, mounted at `/api/runs`. */
 export function runRoutes(team: Team): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+
+  // Before `/:id`: the queue of answers waiting to start on this instance (owners and admins).
+  app.get("/queue", (c) => c.json(team.runQueue(actorOf(c))));
 
   app.get("/:id", paramsOf(idParam), async (c) =>
     c.json(await team.getRun(actorOf(c), c.req.valid("param").id)),

@@ -5,6 +5,7 @@
 import { Link } from "../components/link.js";
 import { AccountSection } from "../components/settings/account-section.js";
 import { AuditSection } from "../components/settings/audit-section.js";
+import { CapacitySection } from "../components/settings/capacity-section.js";
 import { HttpToolsSection } from "../components/settings/http-tools-section.js";
 import { McpSection } from "../components/settings/mcp-section.js";
 import { NotificationsSection } from "../components/settings/notifications-section.js";
@@ -33,6 +34,7 @@ const TABS: ReadonlyArray<{ id: SettingsSection; label: MessageKey; adminOnly: b
   { id: "notifications", label: "settings.tab.notifications", adminOnly: false },
   { id: "spend", label: "settings.tab.spend", adminOnly: false },
   { id: "audit", label: "settings.tab.audit", adminOnly: true },
+  { id: "capacity", label: "settings.tab.capacity", adminOnly: true },
 ];
 
 function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
@@ -61,6 +63,8 @@ function Section({ id, me }: { id: SettingsSection; me: SessionUser }) {
       return <SpendSection isAdmin={me.role === "owner" || me.role === "admin"} />;
     case "audit":
       return <AuditSection />;
+    case "capacity":
+      return <CapacitySection />;
   }
 }
 

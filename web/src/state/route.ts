@@ -14,6 +14,7 @@ export const SETTINGS_SECTIONS = [
   "notifications",
   "spend",
   "audit",
+  "capacity",
 ] as const;
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
 
