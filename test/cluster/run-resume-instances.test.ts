@@ -5,41 +5,14 @@
  * step before the crash; an answer whose instances die three times is given up, and kept in the chat
  * with its error, what it said and the tool calls that ran.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { resolve } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ChannelMessage, MessagePart, TeamRun } from "../../src/team/types.js";
-import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
-import { call, login, type Session, tempDir, waitFor } from "../server/helpers.js";
-import { freePort } from "../server/serve-process.js";
-import { projectRoot } from "../support/fixtures.js";
-import { createTestDatabase, postgresAvailable } from "../support/postgres.js";
-import { REDIS_URL, redisAvailable } from "../support/redis.js";
+import { describe, expect, it } from "vitest";
+import type { ChannelMessage, MessagePart } from "../../src/team/types.js";
+import { call, login, type Session } from "../server/helpers.js";
+import { postgresAvailable } from "../support/postgres.js";
+import { redisAvailable } from "../support/redis.js";
+import { json, until, useServeCluster } from "./serve-cluster.js";
 
-const CLI = resolve(projectRoot, "bin/dimsum.js");
 const PASSWORD = "cluster-resume-password";
-
-interface Instance {
-  url: string;
-  child: ChildProcess;
-}
-
-async function until<T>(read: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-async function json<T>(res: Response | Promise<Response>): Promise<T> {
-  const r = await res;
-  if (r.status >= 400) throw new Error(`HTTP ${r.status}: ${await r.text()}`);
-  return (await r.json()) as T;
-}
 
 /** The answer's parts, tool parts as `tool:<call id>:<status>`, others by type. */
 function shapeOf(parts: readonly MessagePart[]): string[] {
@@ -47,94 +20,8 @@ function shapeOf(parts: readonly MessagePart[]): string[] {
 }
 
 describe.skipIf(!postgresAvailable || !redisAvailable)("answers resumed by another instance", () => {
-  let llm: FakeLlmServer;
-  let database: { url: string; drop(): Promise<void> };
-  const secretKey = randomBytes(32).toString("base64");
-  const running: Instance[] = [];
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer({ defaultTurn: { text: "default answer" } });
-    database = await createTestDatabase();
-  });
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((i) => stop(i, "SIGKILL")));
-  });
-  afterAll(async () => {
-    await llm?.close();
-    await database?.drop();
-  });
-
-  async function stop(instance: Instance, signal: NodeJS.Signals): Promise<void> {
-    if (instance.child.exitCode !== null || instance.child.signalCode !== null) return;
-    const exited = new Promise((r) => instance.child.once("exit", r));
-    instance.child.kill(signal);
-    await exited;
-  }
-
-  async function start(): Promise<Instance> {
-    const home = tempDir("dimsum-cluster-resume-");
-    let output = "";
-    const child = spawn(process.execPath, [CLI, "serve", "--port", String(await freePort())], {
-      cwd: home,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        DIMSUM_HOME: home,
-        DIMSUM_OWNER_PASSWORD: PASSWORD,
-        DIMSUM_DATABASE_URL: database.url,
-        DIMSUM_REDIS_URL: REDIS_URL,
-        DIMSUM_SECRET_KEY: secretKey,
-        DIMSUM_MODEL: "openai:gpt-test",
-        OPENAI_API_KEY: "sk-cluster-test",
-        OPENAI_BASE_URL: `${llm.url}/v1`,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-    child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
-    const url = await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`dimsum serve exited: ${output}`);
-      return /serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
-    });
-    const instance = { url, child };
-    running.push(instance);
-    return instance;
-  }
-
-  /** Posts `text` to a new direct chat on `url`; returns the chat and the run, once it runs there. */
-  async function ask(
-    url: string,
-    owner: Session,
-    text: string,
-  ): Promise<{ channelId: string; runId: string }> {
-    const channel = await json<{ id: string }>(
-      call(url, "/api/channels", {
-        session: owner,
-        body: {
-          kind: "direct",
-          name: "Resume",
-          leaderAgentId: "assistant",
-          agentIds: ["assistant"],
-          userIds: [],
-        },
-      }),
-    );
-    const posted = await json<{ runs: TeamRun[] }>(
-      call(url, `/api/channels/${channel.id}/messages`, { session: owner, body: { text } }),
-    );
-    return { channelId: channel.id, runId: posted.runs[0]?.id as string };
-  }
-
-  async function settled(url: string, owner: Session, runId: string): Promise<TeamRun> {
-    return until(
-      async () => {
-        const run = await json<TeamRun>(call(url, `/api/runs/${runId}`, { session: owner }));
-        return ["done", "error", "cancelled"].includes(run.status) ? run : undefined;
-      },
-      90_000,
-      "the run to settle",
-    );
-  }
+  const cluster = useServeCluster({ password: PASSWORD, homePrefix: "dimsum-cluster-resume-" });
+  const { start, stop, ask, settled, toolRunning } = cluster;
 
   /**
    * The run's one answer in the chat. An answer given up on a lost instance is posted just after its
@@ -162,22 +49,16 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("answers resumed by anoth
     return answers[0] as ChannelMessage;
   }
 
-  /** Waits until the model was asked `count` times and the tool it called has started. */
-  async function toolRunning(count: number): Promise<void> {
-    await until(async () => (llm.requests.length >= count ? true : undefined), 90_000, `model call ${count}`);
-    await new Promise((r) => setTimeout(r, 2000));
-  }
-
   it("keeps the earlier step's tool call in an answer another instance resumed", async () => {
-    llm.reset();
-    llm.enqueue({
+    cluster.llm.reset();
+    cluster.llm.enqueue({
       text: "First I look.",
       toolCalls: [{ id: "call_first", name: "execute_command", args: { command: "echo step-one-ran" } }],
     });
-    llm.enqueue({
+    cluster.llm.enqueue({
       toolCalls: [{ id: "call_sleep", name: "execute_command", args: { command: "sleep 40" } }],
     });
-    llm.enqueue({ text: "done on the other instance" });
+    cluster.llm.enqueue({ text: "done on the other instance" });
     // Alone at first, so A runs the answer.
     const a = await start();
     const owner = await login(a.url, "owner", PASSWORD);
@@ -198,9 +79,9 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("answers resumed by anoth
   }, 180_000);
 
   it("keeps in the chat an answer given up after its instances died three times", async () => {
-    llm.reset();
+    cluster.llm.reset();
     for (let i = 1; i <= 3; i++) {
-      llm.enqueue({
+      cluster.llm.enqueue({
         text: `Attempt ${i}.`,
         toolCalls: [{ id: `call_${i}`, name: "execute_command", args: { command: `sleep 4${i}` } }],
       });
@@ -218,7 +99,7 @@ describe.skipIf(!postgresAvailable || !redisAvailable)("answers resumed by anoth
     }
     const run = await settled(holder.url, owner, runId);
     expect(run.status).toBe("error");
-    expect(llm.requests).toHaveLength(3);
+    expect(cluster.llm.requests).toHaveLength(3);
     const answer = await answerOf(
       holder.url,
       owner,
