@@ -170,13 +170,12 @@ const SQL = {
   lockFirst: sql({ sqlite: "SELECT ?", postgres: "SELECT pg_advisory_xact_lock(?)" }),
   insertFirst: sql(`INSERT INTO users (id, username, password_hash, role, created_at, updated_at)
       SELECT $1, $2, $3, 'owner', $4, $4 WHERE NOT EXISTS (SELECT 1 FROM users)`),
-  markOneTime: sql(`INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, 'true', ?)
+  // An account's marks and choices in `server_settings` (one-time password, language, disabled).
+  hasSetting: sql("SELECT 1 AS one FROM server_settings WHERE key = ?"),
+  getSetting: sql("SELECT value_json FROM server_settings WHERE key = ?"),
+  putSetting: sql(`INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
       ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`),
-  oneTime: sql("SELECT 1 AS one FROM server_settings WHERE key = ?"),
-  locale: sql("SELECT value_json FROM server_settings WHERE key = ?"),
-  setLocale: sql(`INSERT INTO server_settings (key, value_json, updated_at) VALUES (?, ?, ?)
-      ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at`),
-  clearLocale: sql("DELETE FROM server_settings WHERE key = ?"),
+  deleteSetting: sql("DELETE FROM server_settings WHERE key = ?"),
   // Locked, so the role reported as the previous one is the one this update replaced.
   getForUpdate: sql({
     sqlite: "SELECT * FROM users WHERE id = ?",
@@ -185,7 +184,6 @@ const SQL = {
   update:
     sql(`UPDATE users SET role = coalesce(?, role), password_hash = coalesce(?, password_hash), updated_at = ?
       WHERE id = ? RETURNING *`),
-  clearOneTime: sql("DELETE FROM server_settings WHERE key = ?"),
   clearPerson: sql({
     sqlite: "DELETE FROM server_settings WHERE key = $1 OR key LIKE $2 || '%'",
     postgres: "DELETE FROM server_settings WHERE key = $1 OR starts_with(key, $2)",
@@ -255,7 +253,7 @@ export class Users implements UserRepository {
     const created = await this.db.transaction(SAVE, function* () {
       yield* run(SQL.lockFirst, [FIRST_ACCOUNT_LOCK]);
       if ((yield* run(SQL.insertFirst, [id, input.username, hash, now])) === 0) return false;
-      if (options.oneTimePassword) yield* run(SQL.markOneTime, [oneTimeKey(id), now]);
+      if (options.oneTimePassword) yield* run(SQL.putSetting, [oneTimeKey(id), "true", now]);
       return true;
     });
     if (!created) return undefined;
@@ -263,7 +261,7 @@ export class Users implements UserRepository {
   }
 
   async hasOneTimePassword(id: string): Promise<boolean> {
-    return (await this.db.one(READ, SQL.oneTime, [oneTimeKey(id)])) !== undefined;
+    return (await this.db.one(READ, SQL.hasSetting, [oneTimeKey(id)])) !== undefined;
   }
 
   async update(id: string, patch: { role?: Role; password?: string }): Promise<UserRecord | undefined> {
@@ -274,7 +272,7 @@ export class Users implements UserRepository {
       const previous = yield* one<UserRow>(SQL.getForUpdate, [id]);
       if (!previous) return [undefined, undefined] as const;
       const updated = yield* one<UserRow>(SQL.update, [patch.role ?? null, hash ?? null, now, id]);
-      if (hash !== undefined) yield* run(SQL.clearOneTime, [oneTimeKey(id)]);
+      if (hash !== undefined) yield* run(SQL.deleteSetting, [oneTimeKey(id)]);
       return [toUserRecord(previous), updated ? toUserRecord(updated) : undefined] as const;
     });
     emitUserUpdate(this.#events, before, after, hash !== undefined);
@@ -284,8 +282,8 @@ export class Users implements UserRepository {
   async delete(id: string): Promise<boolean> {
     const removed = await this.db.transaction(SAVE, function* () {
       yield* run(SQL.clearPerson, [oneTimeKey(id), personCredentialPrefix(id)]);
-      yield* run(SQL.clearLocale, [localeKey(id)]);
-      yield* run(SQL.clearLocale, [disabledKey(id)]);
+      yield* run(SQL.deleteSetting, [localeKey(id)]);
+      yield* run(SQL.deleteSetting, [disabledKey(id)]);
       return (yield* run(SQL.delete, [id])) > 0;
     });
     if (removed) this.#events?.emit({ type: "user_deleted", userId: id });
@@ -303,21 +301,21 @@ export class Users implements UserRepository {
   }
 
   async getLocale(id: string): Promise<string | undefined> {
-    const row = await this.db.one<{ value_json: string }>(READ, SQL.locale, [localeKey(id)]);
+    const row = await this.db.one<{ value_json: string }>(READ, SQL.getSetting, [localeKey(id)]);
     return row ? (JSON.parse(row.value_json) as string) : undefined;
   }
 
   async setLocale(id: string, locale: string): Promise<void> {
-    await this.db.run(SAVE, SQL.setLocale, [localeKey(id), JSON.stringify(locale), Date.now()]);
+    await this.db.run(SAVE, SQL.putSetting, [localeKey(id), JSON.stringify(locale), Date.now()]);
   }
 
   async isDisabled(id: string): Promise<boolean> {
-    return (await this.db.one(READ, SQL.oneTime, [disabledKey(id)])) !== undefined;
+    return (await this.db.one(READ, SQL.hasSetting, [disabledKey(id)])) !== undefined;
   }
 
   async setDisabled(id: string, disabled: boolean): Promise<void> {
-    if (disabled) await this.db.run(SAVE, SQL.setLocale, [disabledKey(id), "true", Date.now()]);
-    else await this.db.run(SAVE, SQL.clearLocale, [disabledKey(id)]);
+    if (disabled) await this.db.run(SAVE, SQL.putSetting, [disabledKey(id), "true", Date.now()]);
+    else await this.db.run(SAVE, SQL.deleteSetting, [disabledKey(id)]);
   }
 }
 
