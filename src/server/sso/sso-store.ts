@@ -58,6 +58,11 @@ function identityKey(providerId: string, subject: string): string {
   return `ssoIdentity:${providerId}:${subject}`;
 }
 
+/** The settings in a `server_settings` row (the defaults where it is missing or lacks a field). */
+function storedOf(row: { value_json: string } | undefined): StoredSso {
+  return row ? { ...EMPTY, ...(JSON.parse(row.value_json) as Partial<StoredSso>) } : EMPTY;
+}
+
 const SQL = {
   get: sql("SELECT value_json FROM server_settings WHERE key = ?"),
   getForUpdate: sql({
@@ -85,15 +90,13 @@ export class SsoStore {
   constructor(private readonly db: SqlDatabase) {}
 
   async #stored(): Promise<StoredSso> {
-    const row = await this.db.one<{ value_json: string }>(READ, SQL.get, [KEY]);
-    return row ? { ...EMPTY, ...(JSON.parse(row.value_json) as Partial<StoredSso>) } : EMPTY;
+    return storedOf(await this.db.one<{ value_json: string }>(READ, SQL.get, [KEY]));
   }
 
   async #change(update: (stored: StoredSso) => StoredSso | undefined): Promise<boolean> {
     return this.db.transaction(SAVE, function* () {
       const row = yield* one<{ value_json: string }>(SQL.getForUpdate, [KEY]);
-      const stored = row ? { ...EMPTY, ...(JSON.parse(row.value_json) as Partial<StoredSso>) } : EMPTY;
-      const next = update(stored);
+      const next = update(storedOf(row));
       if (!next) return false;
       yield* run(SQL.put, [KEY, JSON.stringify(next), Date.now()]);
       return true;
