@@ -11,6 +11,7 @@ const all = [
   "agent-loop",
   "warm-loop-before-after",
   "cold-start",
+  "library-cold-start",
   "session-context",
   "memory-search",
   "memory-quality",

@@ -39,6 +39,27 @@ const importThroughLauncher = {
   },
 };
 
+// Server-only drivers, required where installed when a database or Redis is configured; the chat
+// platforms' SDKs (loaded only when such a connector runs, through importExternal), the
+// OpenTelemetry SDK (only with an OTLP endpoint) and the A2A SDK and Kysely (only with A2A calls) likewise
+// stay out of the bundle every command reads.
+const external = [
+  "better-sqlite3",
+  "pdfjs-dist",
+  "pg",
+  "ioredis",
+  "@larksuiteoapi/node-sdk",
+  "dingtalk-stream",
+  "@wecom/crypto",
+  "@opentelemetry/*",
+  "@a2a-js/sdk",
+  "@a2a-js/sdk/*",
+  // The query builder of the A2A server's task store, loaded by the first A2A call.
+  "kysely",
+  // The browser tool's driver, loaded on its first use.
+  "playwright-core",
+];
+
 const outfile = join(outdir, "main.cjs");
 rmSync(outdir, { recursive: true, force: true });
 await build({
@@ -48,26 +69,7 @@ await build({
   format: "cjs",
   platform: "node",
   target: "node20",
-  // Server-only drivers, required where installed when a database or Redis is configured; the chat
-  // platforms' SDKs (loaded only when such a connector runs, through importExternal), the
-  // OpenTelemetry SDK (only with an OTLP endpoint) and the A2A SDK and Kysely (only with A2A calls) likewise
-  // stay out of the bundle every command reads.
-  external: [
-    "better-sqlite3",
-    "pdfjs-dist",
-    "pg",
-    "ioredis",
-    "@larksuiteoapi/node-sdk",
-    "dingtalk-stream",
-    "@wecom/crypto",
-    "@opentelemetry/*",
-    "@a2a-js/sdk",
-    "@a2a-js/sdk/*",
-    // The query builder of the A2A server's task store, loaded by the first A2A call.
-    "kysely",
-    // The browser tool's driver, loaded on its first use.
-    "playwright-core",
-  ],
+  external,
   define: {
     // A string literal (parsed at run time): an object here would add an init call to every module.
     DIMSUM_BUILTIN_PARAMETERS: JSON.stringify(JSON.stringify(parameters)),
@@ -92,3 +94,28 @@ const ascii = text.replace(/\\?[\u0080-\uffff]/g, (c) => {
   return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 });
 writeFileSync(outfile, ascii);
+
+// The library (`import "dimsum"`, package.json's export "."): the same modules as one ES module,
+// dist/bundle/lib/index.js, with what loads on first use (`await import(...)`: the other providers,
+// html-to-text, the stores' drivers) in chunks beside it (same depth, for the same reason). Importing ~250 compiled modules (zod alone is
+// ~95 files) was most of the library's cold start; one file is read and compiled instead. Three folders
+// deep, like the CLI bundle, so the package's own files are found relative to it. The compiled modules
+// stay in dist/ for the type declarations and `dimsum/testing`.
+const libdir = join(root, "dist/bundle/lib");
+rmSync(libdir, { recursive: true, force: true });
+await build({
+  entryPoints: [join(root, "dist/index.js")],
+  outdir: libdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  external,
+  define: { DIMSUM_BUILTIN_PARAMETERS: JSON.stringify(JSON.stringify(parameters)) },
+  // CommonJS dependencies bundled into an ES module call `require` for Node's own modules.
+  banner: {
+    js: 'import { createRequire as __dimsumCreateRequire } from "node:module";\nconst require = __dimsumCreateRequire(import.meta.url);',
+  },
+  logLevel: "warning",
+});

@@ -196,6 +196,36 @@ describe("the packed install", () => {
     expect(llm.requests.length).toBeGreaterThan(0);
   });
 
+  it('runs the README\'s library example: import "dimsum" (the library bundle) and one run', async () => {
+    const script = join(app, "library-example.mjs");
+    writeFileSync(
+      script,
+      [
+        'import { createBuiltinRegistry, loadConfig, memoryTodoStore, resolveModel, runAgent } from "dimsum";',
+        "const config = loadConfig();",
+        "let text = '';",
+        "for await (const event of runAgent({",
+        '  model: resolveModel(config, "openai:gpt-test"),',
+        '  messages: [{ role: "user", content: "say hello" }],',
+        "  tools: createBuiltinRegistry(),",
+        "  toolEnvironment: { workspace: process.cwd(), todos: memoryTodoStore(), config: config.tools },",
+        "})) if (event.type === 'text_delta') text += event.text;",
+        "console.log(text);",
+      ].join("\n"),
+    );
+    const result = await run(process.execPath, [script], {
+      cwd: app,
+      env: {
+        DIMSUM_HOME: join(root, "home-library"),
+        OPENAI_API_KEY: "sk-packed-test",
+        OPENAI_BASE_URL: `${llm.url}/v1`,
+      },
+    });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain("hello from the fake model");
+    expect(result.code).toBe(0);
+  });
+
   it("serves its health probes and the web UI's first page", async () => {
     const port = await freePort();
     const child = spawn(join(app, "node_modules/.bin/dimsum"), ["serve", "--port", String(port)], {
