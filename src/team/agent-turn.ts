@@ -271,7 +271,7 @@ async function runTurn(
       tools,
       toolEnvironment: {
         workspace: request.workspace,
-        config: toolsConfigForAgent(runtime.config.tools, agent.id),
+        config: toolsConfigForAgent(runtime.config.tools, agent),
         ...(elicit ? { elicit } : {}),
         ...(sample ? { sample } : {}),
         ...(runtime.processes && channelId !== ""
