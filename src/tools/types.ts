@@ -2,10 +2,11 @@
  * A tool is a name, a description, one parameter schema and `execute(args, ctx)`.
  * Our own tools use zod schemas; tools that arrive from outside (MCP, HTTP, plugins) use raw JSON Schema.
  */
-import type { NetworkGrants } from "./builtin/sandbox/network-grants.js";
+
 import type { z } from "zod";
 import type { ImagePart, JsonSchema, TextPart } from "../llm/types.js";
 import type { SessionBrowser } from "./browser/browser-sessions.js";
+import type { NetworkGrants } from "./builtin/sandbox/network-grants.js";
 import type { ShellSandboxConfig } from "./builtin/sandbox/types.js";
 import type { SessionProcesses } from "./process/process-manager.js";
 import type { ProcessSettings } from "./process/types.js";

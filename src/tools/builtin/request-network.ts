@@ -5,25 +5,19 @@
  * the model reads that it was declined. Hosts already allowed need no approval.
  */
 import * as z from "zod";
-import { isNetworkHost, NETWORK_HOST_HINT } from "./sandbox/network-hosts.js";
-import { hostsOutsidePolicy } from "./sandbox/network-grants.js";
-import { errorResult, toolFailure } from "./tool-error.js";
 import { defineTool, type ToolContext, type ZodTool } from "../types.js";
+import { hostsOutsidePolicy } from "./sandbox/network-grants.js";
+import { isNetworkHost, NETWORK_HOST_HINT } from "./sandbox/network-hosts.js";
+import { errorResult, toolFailure } from "./tool-error.js";
 
 export const REQUEST_NETWORK_TOOL = "request_network";
 
 const params = z.object({
   hosts: z
-    .array(
-      z
-        .string()
-        .trim()
-        .toLowerCase()
-        .refine(isNetworkHost, `not a host name: ${NETWORK_HOST_HINT}`),
-    )
+    .array(z.string().trim().toLowerCase().refine(isNetworkHost, `not a host name: ${NETWORK_HOST_HINT}`))
     .min(1)
     .max(20)
-    .describe("Host names the commands need, e.g. [\"registry.npmjs.org\"]; no scheme, port or path"),
+    .describe('Host names the commands need, e.g. ["registry.npmjs.org"]; no scheme, port or path'),
   reason: z.string().max(500).optional().describe("Why, in one sentence, for the person who approves"),
 });
 

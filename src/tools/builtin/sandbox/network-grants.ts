@@ -3,9 +3,10 @@
  * run's network policy for the rest of that run only. Private addresses stay refused by the proxy
  * whatever is granted (unless the operator allows them).
  */
+
+import type { ToolsConfig } from "../../types.js";
 import { hostAllowed } from "./allow-proxy.js";
 import { effectivePolicy } from "./sandbox-network.js";
-import type { ToolsConfig } from "../../types.js";
 import type { NetworkPolicy, ShellSandboxConfig } from "./types.js";
 
 /** The hosts granted in one run, and who asks (the agent's name, shown in the approval). */
