@@ -82,7 +82,8 @@ describe.skipIf(!built || !sandboxed)("dimsum run --processes", () => {
     server.enqueue({ text: "no tools" });
     const result = await runCli(["run", "--json", "hello"], { env: env(), cwd });
     expect(result.code, result.stderr).toBe(0);
-    const tools = (server.requests[0]?.body as { tools?: Array<{ function: { name: string } }> }).tools ?? [];
+    const body = server.requests[0]?.body as { tools?: Array<{ function: { name: string } }> } | undefined;
+    const tools = body?.tools ?? [];
     const names = tools.map((t) => t.function.name);
     expect(names).toContain("execute_command");
     expect(names).not.toContain("process_start");
