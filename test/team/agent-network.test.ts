@@ -103,11 +103,16 @@ describe.skipIf(!sandboxed)("an agent's network in team runs", () => {
         reason: "to install ms",
       }),
     ]);
-    await h.team.answerApproval(alice, runId, run.pendingApprovals![0]!.callId, { decision: "approve" });
+    // "Always" is taken as once: a grant of network is for this run only.
+    await h.team.answerApproval(alice, runId, run.pendingApprovals![0]!.callId, {
+      decision: "approve",
+      always: true,
+    });
     expect((await h.finished(runId)).status).toBe("done");
     const coder = requestsOf("coder");
     expect(lastToolResult(coder[1])).toMatch(/allowed for the rest of this run/);
     expect(lastToolResult(coder[2])).toMatch(/exit code 0\n\[stdout\]\n\d+\.\d+\.\d+/);
+    expect(await h.team.listApprovalGrants(alice, groupId)).toEqual([]);
 
     // The next run starts without the grant again.
     scripts.add("coder", npmView("next"), { text: "no network" });
