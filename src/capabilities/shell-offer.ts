@@ -44,5 +44,5 @@ export async function resolveShellOffer(shell: Pick<ShellPolicy, "sandbox">): Pr
 
 /** Built-in tools to leave out of the catalogue for this offer. */
 export function toolsLeftOut(offer: ShellOffer): string[] {
-  return offer.offered ? [] : [SHELL_TOOL, ...PROCESS_TOOL_NAMES];
+  return offer.offered ? [] : [SHELL_TOOL, "request_network", ...PROCESS_TOOL_NAMES];
 }

@@ -4,10 +4,15 @@
  * rejects, and the model reads that the user declined.
  */
 import { createInterface } from "node:readline/promises";
+import { REQUEST_NETWORK_TOOL } from "../tools/builtin/request-network.js";
 import type { ApprovalRequest } from "../tools/types.js";
 
 /** The question asked, the same in `dimsum run` and `dimsum chat`. */
 export function approvalQuestion(request: ApprovalRequest): string {
+  // "dimsum wants network access to registry.npmjs.org": for this run only, so no "always".
+  if (request.tool === REQUEST_NETWORK_TOOL) {
+    return `${request.summary}\n(${request.reason}) Allow for this run? [y]es / [N]o `;
+  }
   return `${request.tool} wants to run: ${request.summary}\n(${request.reason}) Allow? [y]es / [a]lways / [N]o `;
 }
 
@@ -22,7 +27,7 @@ export function rememberingAlways(
   return async (request) => {
     if (always.has(request.tool)) return true;
     const answer = (await ask(request)).trim();
-    if (/^a(lways)?$/i.test(answer)) {
+    if (/^a(lways)?$/i.test(answer) && request.tool !== REQUEST_NETWORK_TOOL) {
       always.add(request.tool);
       return true;
     }

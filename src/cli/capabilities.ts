@@ -17,6 +17,7 @@ import type { McpManager } from "../mcp/manager.js";
 import type { MemoryStore } from "../memory/types.js";
 import type { Skill } from "../skills/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { openSessionTools, type SessionToolOptions, type SessionTools } from "./session-tools.js";
 
 export interface Capabilities {
   tools: ToolRegistry;
@@ -30,7 +31,9 @@ export interface Capabilities {
   memory?: MemoryStore;
   /** The MCP servers of mcp.json (prompts, resources), when any are configured. */
   mcp?: McpManager;
-  /** Stops MCP servers this command started. */
+  /** The session's processes and browser page (`--processes`, `--browser`), for the tool context. */
+  environment: SessionTools["environment"];
+  /** Stops MCP servers, processes and the browser this command started. */
   close(): Promise<void>;
 }
 
@@ -45,6 +48,8 @@ export interface CapabilityOptions {
   workspace?: string;
   /** Elicitation and sampling for MCP servers; absent: declined / refused (headless runs). */
   mcpHandlers?: Omit<McpClientHandlers, "roots">;
+  /** Process and browser tools for this command. */
+  sessionTools?: SessionToolOptions;
 }
 
 /** Builds the run's tool registry and context layers for a CLI command. */
@@ -62,12 +67,19 @@ export async function loadCapabilities(
   const stored: { memory?: MemoryStore; knowledge?: KnowledgeService } = options.db
     ? await storedServices(options.db, config)
     : {};
+  const session = await openSessionTools(config, options.sessionTools ?? {});
+  const close = async () => {
+    await session.close();
+    await mcp?.close();
+  };
   try {
     const assembly = new CapabilityAssembly({
       config,
       extensions,
       ...stored,
       ...(mcp ? { mcp: mcp.source } : {}),
+      ...(session.processes ? { processes: session.processes } : {}),
+      ...(session.browser ? { browser: session.browser } : {}),
     });
     const run = await assembly.forRun({
       ...(options.person !== undefined ? { person: options.person } : {}),
@@ -81,10 +93,11 @@ export async function loadCapabilities(
       mcpStatus: mcp?.status ?? [],
       ...(stored.memory ? { memory: stored.memory } : {}),
       ...(mcp ? { mcp: mcp.manager } : {}),
-      close: async () => mcp?.close(),
+      environment: session.environment,
+      close,
     };
   } catch (err) {
-    await mcp?.close();
+    await close();
     throw err;
   }
 }

@@ -61,6 +61,8 @@ export async function main(argv: string[]): Promise<number> {
     .option("--tools <names>", "comma-separated tool names to offer (default: all built-ins)")
     .option("-y, --yes", "allow commands the shell policy marks dangerous without asking")
     .option("--network <policy>", "the sandbox's network: off (default), on, or hosts to allow (a.org,b.org)")
+    .option("--processes", "offer the process tools: long-running commands that end with this command")
+    .option("--browser", "offer the browser tool (Chromium, started on first use)")
     .option("--system <text>", "system prompt")
     .option(
       "-u, --user <id>",
@@ -89,6 +91,8 @@ export async function main(argv: string[]): Promise<number> {
     .option("--max-iterations <n>", "model calls that may use tools before a final answer", positiveInt)
     .option("-y, --yes", "allow commands the shell policy marks dangerous without asking")
     .option("--network <policy>", "the sandbox's network: off (default), on, or hosts to allow (a.org,b.org)")
+    .option("--processes", "offer the process tools: long-running commands that end with this command")
+    .option("--browser", "offer the browser tool (Chromium, started on first use)")
     .option("--system <text>", "system prompt")
     .option("-a, --attach <file>", "attach a file to the first message (repeatable)", collect, [])
     .action(async (options) => {

@@ -22,6 +22,7 @@ import type { SessionRef, SessionStore } from "../store/types.js";
 import { startTelemetry } from "../telemetry/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { loadCapabilities, toolNames } from "./capabilities.js";
+import { type SessionTools, sessionToolOptions } from "./session-tools.js";
 import type { OutputGuard } from "./stop-signals.js";
 
 export { toolNames } from "./capabilities.js";
@@ -74,7 +75,9 @@ export interface SessionSetup extends StoreHandle {
   mcpStatus: string[];
   /** The MCP servers of this session (prompts, resources), when any are configured. */
   mcp?: McpManager;
-  /** Stops MCP servers, then closes the database. */
+  /** The session's processes and browser page, for the tool context. */
+  environment: SessionTools["environment"];
+  /** Stops MCP servers, processes and the browser, then closes the database. */
   shutdown(): Promise<void>;
   calibrator: UsageCalibrator;
   secrets: string[];
@@ -94,6 +97,8 @@ export async function setUpSession(
     tools?: string;
     workspace?: string;
     mcpHandlers?: Omit<McpClientHandlers, "roots">;
+    processes?: boolean;
+    browser?: boolean;
   },
 ): Promise<SessionSetup> {
   const handle = openStore(io);
@@ -107,6 +112,7 @@ export async function setUpSession(
       ...(only ? { only } : {}),
       ...(options.workspace ? { workspace: options.workspace } : {}),
       ...(options.mcpHandlers ? { mcpHandlers: options.mcpHandlers } : {}),
+      sessionTools: sessionToolOptions(options),
     });
     if (!capabilities.memory) throw new Error("the session database has no memory store");
     const telemetry = await startTelemetry(handle.config.telemetry, (message) =>
@@ -122,6 +128,7 @@ export async function setUpSession(
       problems: capabilities.problems,
       mcpStatus: capabilities.mcpStatus,
       ...(capabilities.mcp ? { mcp: capabilities.mcp } : {}),
+      environment: capabilities.environment,
       ...(telemetry ? { observe: telemetry.observe } : {}),
       shutdown: async () => {
         // Spans still buffered are sent before the process exits.

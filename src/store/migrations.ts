@@ -819,6 +819,22 @@ CREATE TABLE budget_counters (
 );
 `),
   },
+  {
+    // Reserved for h40v's migration 23 (agent visibility) on a parallel branch; the merger keeps theirs.
+    version: 23,
+    name: "reserved (agent visibility, merged from another branch)",
+    up: () => {},
+  },
+  {
+    version: 24,
+    name: "an agent's sandbox network (off, allow a list of hosts, or on)",
+    up: (db) => {
+      const columns = db.prepare("PRAGMA table_info(team_agents)").all() as Array<{ name: string }>;
+      if (!columns.some((c) => c.name === "network_json")) {
+        db.exec("ALTER TABLE team_agents ADD COLUMN network_json TEXT;");
+      }
+    },
+  },
 ];
 
 /** The schema version recorded in the database file. */

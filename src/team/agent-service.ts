@@ -4,6 +4,7 @@ import { modelChainOf, parseModelString } from "../config/resolve-model.js";
 import { conflict, DimsumError, invalid, notFound } from "../errors.js";
 import { isReasoningEffort } from "../llm/reasoning.js";
 import { assertCanManageAgents, assertNotGuest } from "./access.js";
+import { assertMaySetNetwork } from "./agent-network.js";
 import type { PersonaStore } from "./personas.js";
 import type { TeamStore } from "./team-store.js";
 import type { Actor, AgentInput, AgentPatch, AgentRecord, SoulFile } from "./types.js";
@@ -52,6 +53,7 @@ export class AgentService {
   /** Creates an agent (owner/admin), writing its SOUL.md when given. */
   async create(actor: Actor, input: AgentInput): Promise<AgentRecord> {
     assertCanManageAgents(actor);
+    assertMaySetNetwork(actor, input.network);
     return this.createUnchecked(input);
   }
 
@@ -82,6 +84,7 @@ export class AgentService {
       ...(input.toolsAllow !== undefined ? { toolsAllow: input.toolsAllow } : {}),
       ...(input.knowledgeBases !== undefined ? { knowledgeBases: input.knowledgeBases } : {}),
       ...(input.answerFormat !== undefined ? { answerFormat: input.answerFormat } : {}),
+      ...(input.network !== undefined ? { network: input.network } : {}),
     });
     if (input.soul !== undefined) checkSoul(input.soul);
     await this.#deps.store.agents.insert(agent);
@@ -92,6 +95,7 @@ export class AgentService {
   /** Changes an agent's settings (owner/admin). `model: ""` or `toolsAllow: null`-like empties reset. */
   async update(actor: Actor, id: string, patch: AgentPatch): Promise<AgentRecord> {
     assertCanManageAgents(actor);
+    assertMaySetNetwork(actor, patch.network ?? undefined);
     const current = await this.require(id);
     const next: AgentRecord = { ...current, updatedAt: this.#deps.now() };
     if (patch.name !== undefined) next.name = patch.name;
@@ -113,6 +117,8 @@ export class AgentService {
     if (patch.memory !== undefined) next.memory = patch.memory;
     if (patch.skills !== undefined) next.skills = patch.skills;
     if (patch.askFirst !== undefined) next.askFirst = patch.askFirst;
+    if (patch.network === null) delete next.network;
+    else if (patch.network !== undefined) next.network = patch.network;
     if (patch.answerFormat === null) delete next.answerFormat;
     else if (patch.answerFormat !== undefined) next.answerFormat = patch.answerFormat;
     if ("knowledgeBases" in patch) {

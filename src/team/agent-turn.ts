@@ -20,6 +20,7 @@ import type { ModelSpec, StreamFunction, StreamOptions, Usage, UserMessage } fro
 import type { SessionRef, SessionStore } from "../store/types.js";
 import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
 import { toolsConfigForAgent } from "../tools/builtin/sandbox/index.js";
+import { createNetworkGrants } from "../tools/builtin/sandbox/network-grants.js";
 import { chatProcessKey, type ProcessManager } from "../tools/process/process-manager.js";
 import type { ElicitPerson, SamplePerson, Tool } from "../tools/types.js";
 import type { BudgetGate, BudgetGuard } from "./budget-guard.js";
@@ -271,7 +272,8 @@ async function runTurn(
       tools,
       toolEnvironment: {
         workspace: request.workspace,
-        config: toolsConfigForAgent(runtime.config.tools, agent.id),
+        config: toolsConfigForAgent(runtime.config.tools, agent),
+        networkGrants: createNetworkGrants(agent.name),
         ...(elicit ? { elicit } : {}),
         ...(sample ? { sample } : {}),
         ...(runtime.processes && channelId !== ""

@@ -191,7 +191,7 @@ export class McpApps {
       runId: `app:${channel.id}`,
       userId: actor.userId,
       todos: memoryTodoStore(),
-      config: toolsConfigForAgent(this.#deps.runtime.config.tools, agent.id),
+      config: toolsConfigForAgent(this.#deps.runtime.config.tools, agent),
     };
   }
 

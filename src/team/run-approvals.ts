@@ -9,6 +9,7 @@ import type { ApprovalDecision, PendingApproval } from "../agent/approvals.js";
 import { allDecided, parseCheckpoint, type RunCheckpoint } from "../agent/checkpoint.js";
 import { conflict, forbidden, notFound } from "../errors.js";
 import type { SessionStore } from "../store/types.js";
+import { REQUEST_NETWORK_TOOL } from "../tools/builtin/request-network.js";
 import { isAdmin } from "./access.js";
 import type { AgentRunner } from "./agent-runner.js";
 import { KeyedLock } from "./keyed-lock.js";
@@ -90,7 +91,9 @@ export class RunApprovals {
         throw notFound(`The run does not wait for a tool call "${callId}".`);
       if (turn.decisions[callId]) throw conflict("This tool call was decided already.", "reload the chat");
       const decision: ApprovalDecision = { decision: input.decision, by: actor.userId };
-      if (input.always && input.decision === "approve") decision.always = true;
+      // Network granted through request_network is for one run: "always" is taken as once.
+      if (input.always && input.decision === "approve" && pending.tool !== REQUEST_NETWORK_TOOL)
+        decision.always = true;
       if (input.reason?.trim()) decision.reason = input.reason.trim();
       turn.decisions[callId] = decision;
       await sessions.saveCheckpoint(current.ref, current.run.id, checkpoint, { waiting: true });

@@ -12,6 +12,7 @@ import type { QueueMode } from "../config/queue-mode.js";
 import type { JsonSchema, ReasoningEffort, Usage, UserContentPart } from "../llm/types.js";
 import type { McpAppResource } from "../mcp/app-meta.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
+import type { NetworkPolicy } from "../tools/builtin/sandbox/types.js";
 import type { ToolAppLink } from "../tools/types.js";
 import type { McpAppCallOutcome, McpAppRef } from "./mcp-apps.js";
 import type { MeetingAction, MeetingInput, MeetingMinutes, MeetingRecord } from "./meeting-types.js";
@@ -41,6 +42,8 @@ export interface AgentRecord {
   askFirst: string[];
   /** A JSON Schema every answer of the agent follows (tools may be used first); none: free text. */
   answerFormat?: JsonSchema;
+  /** The sandbox network of its commands and processes; absent: the server's setting. */
+  network?: NetworkPolicy;
   createdAt: number;
   updatedAt: number;
   /** Whether its SOUL.md is usable; filled by `listAgents`/`getAgent` (added for the agent list UI). */
@@ -66,13 +69,17 @@ export interface AgentInput {
   knowledgeBases?: string[];
   askFirst?: string[];
   answerFormat?: JsonSchema;
+  /** The sandbox network (admins only for `allow` and `on`). */
+  network?: NetworkPolicy;
   /** Initial SOUL.md content. */
   soul?: string;
 }
 
 export type AgentPatch = Partial<
-  Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases" | "answerFormat" | "reasoning">
+  Omit<AgentInput, "id" | "soul" | "toolsAllow" | "knowledgeBases" | "answerFormat" | "reasoning" | "network">
 > & {
+  /** `null` goes back to the server's sandbox network. */
+  network?: NetworkPolicy | null;
   /** `null` removes the answer format (free text). */
   answerFormat?: JsonSchema | null;
   /** `null` goes back to the model's default. */

@@ -2,9 +2,11 @@
  * A tool is a name, a description, one parameter schema and `execute(args, ctx)`.
  * Our own tools use zod schemas; tools that arrive from outside (MCP, HTTP, plugins) use raw JSON Schema.
  */
+
 import type { z } from "zod";
 import type { ImagePart, JsonSchema, TextPart } from "../llm/types.js";
 import type { SessionBrowser } from "./browser/browser-sessions.js";
+import type { NetworkGrants } from "./builtin/sandbox/network-grants.js";
 import type { ShellSandboxConfig } from "./builtin/sandbox/types.js";
 import type { SessionProcesses } from "./process/process-manager.js";
 import type { ProcessSettings } from "./process/types.js";
@@ -140,6 +142,8 @@ export interface ToolContext {
   processes?: SessionProcesses;
   /** The session's browser page (the browser tool); absent where a run has no session. */
   browser?: SessionBrowser;
+  /** Hosts granted to this run through `request_network`; absent: no one can grant any. */
+  networkGrants?: NetworkGrants;
   /**
    * Asks the person the run acts for to answer an outside server's request for input (MCP
    * elicitation). Absent when nobody is there to answer: then such requests are declined.

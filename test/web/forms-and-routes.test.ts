@@ -158,6 +158,26 @@ describe("agent form", () => {
     expect(created.reasoning).toBe("low");
   });
 
+  it("sends the network when set, null to go back to the server's, and checks the hosts", () => {
+    const allowed = {
+      ...agent,
+      network: { mode: "allow" as const, hosts: ["registry.npmjs.org", "pypi.org"] },
+    };
+    const form = agentToForm(allowed);
+    expect(form).toMatchObject({ networkMode: "allow", networkHosts: "registry.npmjs.org, pypi.org" });
+    expect(formToPatch(form, allowed)).toMatchObject({ network: allowed.network });
+    expect(formToPatch({ ...form, networkMode: "" }, allowed)).toMatchObject({ network: null });
+    expect(formToPatch(agentToForm(agent), agent)).not.toHaveProperty("network");
+    expect(formToPatch({ ...form, networkMode: "on" }, allowed)).toMatchObject({ network: { mode: "on" } });
+    expect(validateAgentForm(form, false)).toEqual({});
+    expect(
+      validateAgentForm({ ...form, networkHosts: "https://registry.npmjs.org" }, false).networkHosts,
+    ).toMatch(/https:\/\/registry\.npmjs\.org/);
+    expect(validateAgentForm({ ...form, networkHosts: " " }, false).networkHosts).toBeDefined();
+    const created = formToInput({ ...emptyAgentForm(), id: "net", name: "Net", networkMode: "off" }, "");
+    expect(created.network).toEqual({ mode: "off" });
+  });
+
   it("ticks and unticks names, keeping the picking order", () => {
     expect(toggleName(["a", "b"], "c", true)).toEqual(["a", "b", "c"]);
     expect(toggleName(["a", "b"], "a", true)).toEqual(["a", "b"]);

@@ -21,6 +21,7 @@ import { createHumanRenderer } from "../render/human.js";
 import { createSpinner } from "../render/spinner.js";
 import { painterFor } from "../render/style.js";
 import { type CliIo, setUpSession } from "../session-setup.js";
+import { cliToolEnvironment } from "../session-tools.js";
 import { noticeUnsandboxedShell } from "../shell-notice.js";
 import { exitCodeForStop, guardOutput, type StopReason } from "../stop-signals.js";
 import { resolveWorkspace } from "../workspace.js";
@@ -29,6 +30,10 @@ import { DEFAULT_SYSTEM } from "./run.js";
 export interface ChatCommandOptions {
   /** The sandbox's network for this session: off, on, or hosts to allow (`--network`). */
   network?: string;
+  /** Offer the process_* tools (`--processes`); the processes end with the chat. */
+  processes?: boolean;
+  /** Offer the browser tool (`--browser`). */
+  browser?: boolean;
   user?: string;
   session?: string;
   model?: string;
@@ -256,6 +261,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
         toolEnvironment: {
           workspace,
           config: withNetworkPolicy(setup.config.tools, networkOption(options.network)),
+          ...cliToolEnvironment(setup.environment),
           ...(approve ? { approve } : {}),
         },
         calibrator: setup.calibrator,

@@ -30,6 +30,7 @@ import { createHumanRenderer } from "../render/human.js";
 import { writeJsonLine } from "../render/json-lines.js";
 import { painterFor } from "../render/style.js";
 import type { CliIo } from "../session-setup.js";
+import { cliToolEnvironment, sessionToolOptions } from "../session-tools.js";
 import { noticeUnsandboxedShell } from "../shell-notice.js";
 import { exitCodeForStop, guardOutput, watchStop } from "../stop-signals.js";
 import { resolveWorkspace } from "../workspace.js";
@@ -38,6 +39,10 @@ export interface RunCommandOptions {
   model?: string;
   /** The sandbox's network for this run: off, on, or hosts to allow (`--network`). */
   network?: string;
+  /** Offer the process_* tools (`--processes`); the processes end with the command. */
+  processes?: boolean;
+  /** Offer the browser tool (`--browser`). */
+  browser?: boolean;
   /** Reasoning effort of every model call of the run (`--reasoning`). */
   reasoning?: ReasoningEffort;
   json?: boolean;
@@ -130,6 +135,7 @@ async function* startRun(
         toolEnvironment: {
           workspace,
           config: withNetworkPolicy(setup.config.tools, networkOption(options.network)),
+          ...cliToolEnvironment(setup.environment),
           ...(approve ? { approve } : {}),
         },
         calibrator: setup.calibrator,
@@ -148,7 +154,10 @@ async function* startRun(
   const config = loadConfig({ cwd: io.cwd, env: io.env });
   const model = resolveModel(config, options.model);
   const only = toolNames(options.tools);
-  const capabilities = await loadCapabilities(config, io.cwd, only ? { only } : {});
+  const capabilities = await loadCapabilities(config, io.cwd, {
+    ...(only ? { only } : {}),
+    sessionTools: sessionToolOptions(options),
+  });
   for (const problem of capabilities.problems) io.stderr.write(`dimsum: skipped ${problem}\n`);
   for (const line of capabilities.mcpStatus) io.stderr.write(`dimsum: mcp ${line}\n`);
   const system = options.system ?? DEFAULT_SYSTEM;
@@ -172,6 +181,7 @@ async function* startRun(
         workspace,
         todos: memoryTodoStore(),
         config: withNetworkPolicy(config.tools, networkOption(options.network)),
+        ...cliToolEnvironment(capabilities.environment),
         ...(approve ? { approve } : {}),
       },
       buildContext: async ({

@@ -2,7 +2,9 @@
  * Request schemas of the team API (agents, channels, messages, runs, flows, memory, MCP) and of the
  * OpenAI-compatible endpoint. They check shapes and sizes; the team facade checks the domain rules.
  */
+
 import * as z from "zod";
+import { agentNetworkSchema } from "../../team/agent-network.js";
 import {
   agentSettingsFields,
   answerFormatSchema,
@@ -47,6 +49,7 @@ export const agentInputSchema = z.object({
   /** One model, or a fallback chain: an array, or a comma list. */
   model: z.union([z.string().min(1).max(800), z.array(z.string().min(1).max(200)).min(1).max(8)]).optional(),
   ...agentSettingsFields,
+  network: agentNetworkSchema.optional(),
   soul: shortText(MAX_SOUL_CHARS).optional(),
 });
 
@@ -67,6 +70,8 @@ export const agentPatchSchema = z.object({
   knowledgeBases: nameList(100).nullable().optional(),
   askFirst: nameList(200).optional(),
   answerFormat: answerFormatSchema.nullable().optional(),
+  /** `null`: back to the server's sandbox network. */
+  network: agentNetworkSchema.nullable().optional(),
 });
 
 export const soulSchema = z.object({ content: shortText(MAX_SOUL_CHARS) });

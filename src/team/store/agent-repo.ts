@@ -1,5 +1,6 @@
 /** Agents, one repository over SQLite and PostgreSQL. Personas live elsewhere (SOUL.md, personas table). */
 import { type SqlDatabase, sql } from "../../store/sql-database.js";
+import { networkToJson } from "../agent-network.js";
 import type { AgentRecord } from "../types.js";
 import type { AgentRepository } from "./repositories.js";
 import { type AgentRow, agentParams, agentUpdateParams, toAgent } from "./rows.js";
@@ -22,6 +23,8 @@ export const AGENT_SQL = {
        updated_at = ?, reasoning = ? WHERE id = ?`,
   ),
   delete: sql("DELETE FROM team_agents WHERE id = ?"),
+  /** The sandbox network has its own statement: written after the agent's other columns. */
+  setNetwork: sql("UPDATE team_agents SET network_json = ? WHERE id = ?"),
 } as const;
 
 /** The team_agents table. */
@@ -45,12 +48,21 @@ export class AgentRepo implements AgentRepository {
       agent.createdAt,
       agent.reasoning ?? null,
     ]);
+    await this.#setNetwork(agent);
     return agent;
   }
 
   async update(agent: AgentRecord): Promise<AgentRecord> {
     await this.db.run("save an agent in", AGENT_SQL.update, agentUpdateParams(agent));
+    await this.#setNetwork(agent);
     return agent;
+  }
+
+  async #setNetwork(agent: AgentRecord): Promise<void> {
+    await this.db.run("save an agent's network in", AGENT_SQL.setNetwork, [
+      networkToJson(agent.network),
+      agent.id,
+    ]);
   }
 
   async delete(id: string): Promise<boolean> {

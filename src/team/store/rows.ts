@@ -2,8 +2,10 @@
  * The team tables' rows and their mapping to records. SQLite and PostgreSQL use the same column
  * names, so both backends read and write rows through these functions.
  */
+
 import { isReasoningEffort } from "../../llm/reasoning.js";
 import type { JsonSchema, Usage } from "../../llm/types.js";
+import { networkFromJson } from "../agent-network.js";
 import type {
   AgentRecord,
   ChainStep,
@@ -43,6 +45,8 @@ export interface AgentRow {
   answer_format_json: string | null;
   /** Added by migration 15 (SQLite) / 10 (PostgreSQL); NULL: the model's default. */
   reasoning?: string | null;
+  /** Added by migration 24 (SQLite) / 19 (PostgreSQL); NULL: the server's sandbox network. */
+  network_json?: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -61,6 +65,8 @@ export function toAgent(row: AgentRow): AgentRecord {
   };
   if (row.model !== null) agent.model = row.model;
   if (isReasoningEffort(row.reasoning)) agent.reasoning = row.reasoning;
+  const network = networkFromJson(row.network_json);
+  if (network) agent.network = network;
   if (row.tools_allow_json !== null) agent.toolsAllow = parseJson<string[]>(row.tools_allow_json, []);
   if (row.knowledge_bases_json !== null) {
     agent.knowledgeBases = parseJson<string[]>(row.knowledge_bases_json, []);

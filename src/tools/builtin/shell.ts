@@ -4,8 +4,10 @@ import { stat } from "node:fs/promises";
 import * as z from "zod";
 import { DimsumError } from "../../errors.js";
 import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
+import { requestNetworkTool } from "./request-network.js";
 import type { CommandCgroup } from "./sandbox/cgroup.js";
 import { detectSandbox, type LaunchPlan, planLaunch, type SandboxStatus } from "./sandbox/index.js";
+import { sandboxWithGrants } from "./sandbox/network-grants.js";
 import { openSandboxNetwork } from "./sandbox/sandbox-network.js";
 import { evaluateCommand, type PolicyVerdict } from "./shell-policy.js";
 import { errorResult, toolFailure } from "./tool-error.js";
@@ -376,7 +378,7 @@ export const executeCommandTool: ZodTool = defineTool({
       );
       // An agent's `allow`/`on` network goes through the allow-list proxy, for this command only.
       const network = sandbox.available
-        ? await openSandboxNetwork(policy.sandbox, {
+        ? await openSandboxNetwork(sandboxWithGrants(policy.sandbox, ctx.networkGrants), {
             ports: false,
             allowPrivate: ctx.config.fetch.allowPrivateNetwork,
           })
@@ -408,4 +410,4 @@ export const executeCommandTool: ZodTool = defineTool({
 });
 
 /** The shell tool, as a list for symmetry with the other built-in groups. */
-export const builtinShellTools: ZodTool[] = [executeCommandTool];
+export const builtinShellTools: ZodTool[] = [executeCommandTool, requestNetworkTool];

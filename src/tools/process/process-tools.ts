@@ -6,6 +6,7 @@
 import { stat } from "node:fs/promises";
 import * as z from "zod";
 import { detectSandbox } from "../builtin/sandbox/index.js";
+import { withGrantedNetwork } from "../builtin/sandbox/network-grants.js";
 import { checkPolicy, policyVerdict, unattendedHint } from "../builtin/shell.js";
 import { errorResult, toolFailure } from "../builtin/tool-error.js";
 import { resolveInWorkspace } from "../builtin/workspace-path.js";
@@ -97,7 +98,7 @@ export const processStartTool: ZodTool = defineTool({
         cwd: args.workingDirectory,
         absoluteCwd: cwd,
         workspace: ctx.workspace,
-        tools: ctx.config,
+        tools: withGrantedNetwork(ctx.config, ctx.networkGrants),
         sandboxed: sandbox.available,
       });
       return {

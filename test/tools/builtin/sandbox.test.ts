@@ -173,8 +173,8 @@ describe("toolsConfigForAgent", () => {
   it("gives the network to the agents the configuration names, and only to them", () => {
     const tools = defaultToolsConfig();
     tools.shell.sandbox.networkAgents = ["researcher"];
-    expect(toolsConfigForAgent(tools, "researcher").shell.sandbox.network).toBe(true);
-    expect(toolsConfigForAgent(tools, "coder").shell.sandbox.network).toBe(false);
+    expect(toolsConfigForAgent(tools, { id: "researcher" }).shell.sandbox.network).toBe(true);
+    expect(toolsConfigForAgent(tools, { id: "coder" }).shell.sandbox.network).toBe(false);
     expect(tools.shell.sandbox.network).toBe(false);
   });
 });

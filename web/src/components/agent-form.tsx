@@ -344,6 +344,42 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
             </span>
           </Field>
 
+          <Field label={t("agents.field.network")} error={undefined} errorKey="networkMode">
+            <select
+              value={values.networkMode}
+              onChange={(e) => set("networkMode", e.currentTarget.value as AgentFormValues["networkMode"])}
+              aria-describedby="agent-network-help"
+              data-testid="agent-network"
+            >
+              <option value="">{t("agents.network.default")}</option>
+              <option value="off">{t("agents.network.off")}</option>
+              <option value="allow">{t("agents.network.allow")}</option>
+              <option value="on">{t("agents.network.on")}</option>
+            </select>
+            <span id="agent-network-help" class="muted field-help">
+              {t("agents.networkHelp")}
+            </span>
+          </Field>
+
+          {values.networkMode === "allow" && (
+            <Field
+              label={t("agents.field.networkHosts")}
+              error={shown("networkHosts")}
+              errorKey="networkHosts"
+              wide
+            >
+              <textarea
+                class="code-input"
+                rows={2}
+                value={values.networkHosts}
+                placeholder={t("agents.networkHostsPlaceholder")}
+                aria-invalid={shown("networkHosts") ? "true" : undefined}
+                onInput={(e) => set("networkHosts", e.currentTarget.value)}
+                data-testid="agent-network-hosts"
+              />
+            </Field>
+          )}
+
           <Field
             label={t("agents.field.answerFormat")}
             error={shown("answerFormat")}

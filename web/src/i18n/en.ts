@@ -507,6 +507,15 @@ export const en = {
   "agents.askFirstPlaceholder": "e.g. write_file, github_*",
   "agents.askFirstHelp":
     "Every call of these tools waits for a person's approval in the chat. Tool names, or a name start with * for a group (github_* for all of an MCP server's tools), separated by commas or lines. Risky shell commands ask anyway.",
+  "agents.field.network": "Network",
+  "agents.network.default": "Server setting",
+  "agents.network.off": "Off",
+  "agents.network.allow": "Only these hosts",
+  "agents.network.on": "On (every public host)",
+  "agents.networkHelp":
+    "What the agent's commands and processes may reach. Private and local addresses stay unreachable unless the operator allows them. The agent can still ask for a host in the chat. Only owners and admins give an agent the network.",
+  "agents.field.networkHosts": "Hosts",
+  "agents.networkHostsPlaceholder": "e.g. registry.npmjs.org, pypi.org, *.example.com",
   "agents.field.answerFormat": "Answer format",
   "agents.answerFormatHelp":
     "Optional. A JSON Schema: every answer of this agent is JSON that follows it (it may use tools first). Leave it empty for ordinary answers.",
@@ -1321,6 +1330,9 @@ export const en = {
   "agentForm.check.model":
     "Write the model as provider:model (or a fallback chain a:x, b:y), or leave it empty for the default.",
   "agentForm.check.tools": "Pick at least one tool, or choose “Every tool”.",
+  "agentForm.check.networkHostsEmpty": "Name at least one host, or choose another network setting.",
+  "agentForm.check.networkHost":
+    "“{host}”: write a host name such as registry.npmjs.org or *.example.com, without scheme, port or path.",
   "agentForm.check.askFirst":
     "“{pattern}”: write a tool name, or the start of names followed by one * at the end (like github_*).",
   "state.accessLost": "You no longer have access to this chat.",

@@ -497,6 +497,15 @@ export const zhCN: Translation = {
   "agents.askFirstPlaceholder": "例如 write_file, github_*",
   "agents.askFirstHelp":
     "每次调用这些工具都要等待有人在对话中批准。填写工具名，或名称开头加 * 表示一组（github_* 表示某个 MCP 服务器的全部工具），用逗号或换行分隔。有风险的 shell 命令总会询问。",
+  "agents.field.network": "网络",
+  "agents.network.default": "服务器设置",
+  "agents.network.off": "关闭",
+  "agents.network.allow": "仅限这些主机",
+  "agents.network.on": "开启（所有公网主机）",
+  "agents.networkHelp":
+    "智能体的命令和进程可以访问哪些地址。除非运维人员允许，私有和本地地址始终无法访问。智能体仍可在对话中申请访问某个主机。只有所有者和管理员可以为智能体开启网络。",
+  "agents.field.networkHosts": "主机",
+  "agents.networkHostsPlaceholder": "例如 registry.npmjs.org、pypi.org、*.example.com",
   "agents.field.answerFormat": "回答格式",
   "agents.answerFormatHelp":
     "可选。一个 JSON Schema：此智能体的每个回答都是符合它的 JSON（可先使用工具）。留空则为普通回答。",
@@ -1275,6 +1284,9 @@ export const zhCN: Translation = {
   "agentForm.check.nameLength": "名字不能超过 {max} 个字符（当前 {length} 个）。",
   "agentForm.check.model": "请按 服务商:模型 填写（或备选链 a:x, b:y），留空则使用默认模型。",
   "agentForm.check.tools": "请至少选择一个工具，或选择“所有工具”。",
+  "agentForm.check.networkHostsEmpty": "请至少填写一个主机，或选择其他网络设置。",
+  "agentForm.check.networkHost":
+    "“{host}”：请填写主机名，如 registry.npmjs.org 或 *.example.com，不含协议、端口或路径。",
   "agentForm.check.askFirst": "“{pattern}”：请填写工具名，或名称开头加一个结尾的 *（如 github_*）。",
   "state.accessLost": "你已无权访问此聊天。",
   "state.runEnded": "运行已结束（{status}）。",

@@ -23,6 +23,10 @@ export interface AgentFormValues {
   askFirst: string;
   /** A JSON Schema (as JSON text) every answer follows; empty for free text. */
   answerFormat: string;
+  /** The sandbox network of its commands: "" = the server's setting. */
+  networkMode: "" | "off" | "allow" | "on";
+  /** Hosts for `allow`: names or `*.domain`, comma or line separated. */
+  networkHosts: string;
 }
 
 export type AgentFormErrors = Partial<Record<keyof AgentFormValues, string>>;
@@ -51,6 +55,8 @@ export function emptyAgentForm(): AgentFormValues {
     knowledgeBases: [],
     askFirst: "",
     answerFormat: "",
+    networkMode: "",
+    networkHosts: "",
   };
 }
 
@@ -72,7 +78,20 @@ export function agentToForm(agent: AgentRecord): AgentFormValues {
     // A server from before ask-first lists sends none.
     askFirst: (agent.askFirst ?? []).join(", "),
     answerFormat: agent.answerFormat ? JSON.stringify(agent.answerFormat, null, 2) : "",
+    networkMode: agent.network?.mode ?? "",
+    networkHosts: agent.network?.mode === "allow" ? agent.network.hosts.join(", ") : "",
   };
+}
+
+/** A host the network allow list takes (as the server checks it): a name or `*.domain`, no scheme, port or path. */
+const NETWORK_HOST =
+  /^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+
+/** The network setting as the API takes it; undefined for the server's setting. */
+function networkOf(values: AgentFormValues): AgentRecord["network"] {
+  if (values.networkMode === "") return undefined;
+  if (values.networkMode === "allow") return { mode: "allow", hosts: splitList(values.networkHosts) };
+  return { mode: values.networkMode };
 }
 
 /** An ask-first entry: a tool name, or the start of names followed by `*` (`github_*`). */
@@ -99,6 +118,12 @@ export function validateAgentForm(values: AgentFormValues, creating: boolean): A
     errors.toolsAllow = t("agentForm.check.tools");
   const badPattern = splitList(values.askFirst).find((entry) => !ASK_FIRST_PATTERN.test(entry));
   if (badPattern !== undefined) errors.askFirst = t("agentForm.check.askFirst", { pattern: badPattern });
+  if (values.networkMode === "allow") {
+    const hosts = splitList(values.networkHosts);
+    const bad = hosts.find((host) => host.length > 253 || !NETWORK_HOST.test(host));
+    if (hosts.length === 0) errors.networkHosts = t("agentForm.check.networkHostsEmpty");
+    else if (bad !== undefined) errors.networkHosts = t("agentForm.check.networkHost", { host: bad });
+  }
   if (values.answerFormat.trim() !== "" && parseAnswerFormat(values.answerFormat) === undefined)
     errors.answerFormat =
       'Write a JSON Schema object, like {"type": "object", "properties": {"title": {"type": "string"}}}, or leave it empty.';
@@ -112,7 +137,7 @@ export function validateAgentForm(values: AgentFormValues, creating: boolean): A
  */
 export function formToPatch(
   values: AgentFormValues,
-  before?: Pick<AgentRecord, "askFirst" | "answerFormat" | "reasoning">,
+  before?: Pick<AgentRecord, "askFirst" | "answerFormat" | "reasoning" | "network">,
 ): AgentPatchBody {
   const askFirst = splitList(values.askFirst);
   const patch: AgentPatchBody = {
@@ -132,6 +157,10 @@ export function formToPatch(
   const answerFormat = parseAnswerFormat(values.answerFormat);
   if (answerFormat) patch.answerFormat = answerFormat;
   else if (before?.answerFormat) patch.answerFormat = null;
+  // Sent when set, or as null (the server's setting) when the agent had one.
+  const network = networkOf(values);
+  if (network) patch.network = network;
+  else if (before?.network) patch.network = null;
   return patch;
 }
 
@@ -149,6 +178,7 @@ export function formToInput(values: AgentFormValues, soul: string): AgentInput {
   if (patch.knowledgeBases) input.knowledgeBases = patch.knowledgeBases;
   if (patch.askFirst && patch.askFirst.length > 0) input.askFirst = patch.askFirst;
   if (patch.answerFormat) input.answerFormat = patch.answerFormat;
+  if (patch.network) input.network = patch.network;
   return input;
 }
 

@@ -37,7 +37,9 @@ async function resolveTarget(
 ): Promise<{ address: string } | { refused: string }> {
   const bare = host.replace(/^\[|\]$/g, "");
   if (!hostAllowed(bare, policy.hosts)) {
-    return { refused: `the sandbox's network policy does not allow ${bare}` };
+    return {
+      refused: `the sandbox's network policy does not allow ${bare} (the agent can ask for it with request_network)`,
+    };
   }
   let addresses: ResolvedAddress[];
   try {
