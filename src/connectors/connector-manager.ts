@@ -10,6 +10,7 @@ import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
 import { ApprovalButtons, isFlowChoice } from "./approval-buttons.js";
+import { BudgetMessages } from "./budget-messages.js";
 import { ChatBinder, type ChatView } from "./chat-binder.js";
 import { applyPatch, missingSecrets, recordFromInput, viewOf } from "./connector-config.js";
 import { FlowCards } from "./flow-cards.js";
@@ -113,6 +114,7 @@ export class ConnectorManager {
   readonly #binder: ChatBinder;
   readonly #links: PersonLinks;
   readonly #origins: MessageOrigins;
+  readonly #budgetMessages: BudgetMessages;
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #backoff: BackoffPolicy;
@@ -205,6 +207,15 @@ export class ConnectorManager {
       onError: (err) => deps.log.error("connector answer routing failed", err),
     });
     this.#router.start();
+    this.#budgetMessages = new BudgetMessages({
+      team: deps.team,
+      mappings: this.#mappings,
+      users: deps.users,
+      connectorIds: async () => (await this.#repo.list()).map((stored) => stored.record.id),
+      enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
+      onError: (err) => deps.log.warn(`connector budget notice: ${messageOf(err)}`),
+    });
+    this.#budgetMessages.start();
   }
 
   /** Whether a connector's chats get cards with buttons (approval prompts, flow progress). */
@@ -452,6 +463,7 @@ export class ConnectorManager {
   /** Stops everything (server shutdown); connectors stay marked to start next time. */
   async close(): Promise<void> {
     this.#router.stop();
+    this.#budgetMessages.stop();
     await Promise.all([...this.#running.keys()].map((id) => this.#halt(id, false)));
   }
 
