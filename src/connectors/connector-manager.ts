@@ -22,6 +22,7 @@ import { sendFile } from "./outbound-files.js";
 import { type BackoffPolicy, backoffDelayMs, DEFAULT_BACKOFF, OutboxWorker } from "./outbox-worker.js";
 import { type LinkCodeView, PersonLinks } from "./person-links.js";
 import { PollLease } from "./poll-lease.js";
+import type { AuditSink } from "./press-audit.js";
 import { StatusBoard } from "./status-board.js";
 import type { ConnectorRepo, StoredConnector } from "./store/connector-repo.js";
 import type { ConnectorStore } from "./store/connector-store.js";
@@ -77,6 +78,8 @@ export interface ConnectorManagerDeps {
   attachments?: AttachmentLimits;
   /** Where voice messages without the platform's text are transcribed (`DIMSUM_STT_*`); unset: unread. */
   speechToText?: SpeechToTextConfig;
+  /** Where approvals decided with a chat's buttons are audited (the server's audit log). */
+  audit?: AuditSink;
 }
 
 /** What the inbound endpoint answers. */
@@ -173,6 +176,7 @@ export class ConnectorManager {
       enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
       updater: (connectorId) => this.#running.get(connectorId)?.driver.approvals,
       onError: (err) => deps.log.warn(`connector approval prompt: ${messageOf(err)}`),
+      ...(deps.audit ? { audit: deps.audit } : {}),
     });
     this.#flowCards = new FlowCards({
       team: deps.team,
@@ -182,6 +186,7 @@ export class ConnectorManager {
       enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
       updater: (connectorId) => this.#running.get(connectorId)?.driver.flowCards,
       onError: (err) => deps.log.warn(`connector flow card: ${messageOf(err)}`),
+      ...(deps.audit ? { audit: deps.audit } : {}),
     });
     this.#router = new AnswerRouter({
       team: deps.team,
