@@ -19,6 +19,7 @@ import { KeyedLock } from "../team/keyed-lock.js";
 import type { Team, TeamEvent, TeamRun } from "../team/types.js";
 import type { ChatRef } from "./answer-router.js";
 import { mappedActor } from "./inbound-pipeline.js";
+import { type AuditSink, auditPress } from "./press-audit.js";
 import type { MappingRepo } from "./store/mapping-repo.js";
 import type {
   ApprovalChoice,
@@ -191,6 +192,8 @@ export interface ApprovalButtonsDeps {
   /** The prompt updater of the connector's driver running here (undefined: not running here). */
   updater(connectorId: string): ConnectorDriver["approvals"];
   onError(err: unknown): void;
+  /** Where decisions taken here are audited (the server's audit log); none: not audited. */
+  audit?: AuditSink;
 }
 
 /** Approval prompts with buttons in external chats. */
@@ -317,7 +320,22 @@ export class ApprovalButtons {
         decision: press.choice === "reject" ? "reject" : "approve",
         ...(press.choice === "always" ? { always: true } : {}),
       });
-      const by = press.user.name ?? (await users.get(actor.userId))?.username;
+      const account = (await users.get(actor.userId))?.username;
+      const by = press.user.name ?? account;
+      await auditPress(
+        this.#deps.audit,
+        connector,
+        {
+          action: press.choice === "always" ? "approval.grant" : "approval.decide",
+          actor: { id: actor.userId, ...(account ? { name: account } : {}) },
+          target: `${ticket.runId}/${ticket.callId}`,
+          decision: press.choice === "reject" ? "reject" : "approve",
+          tool: ticket.tool,
+          chatId: ticket.chatId,
+          externalUser: press.user,
+        },
+        this.#deps.onError,
+      );
       const decision: Decision = {
         state: press.choice === "reject" ? "rejected" : "approved",
         ...(by ? { by } : {}),

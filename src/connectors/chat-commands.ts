@@ -57,7 +57,12 @@ export async function runChatCommand(
       );
     case "link":
       if (command.arg === "") return "Send /link followed by the six digits Settings → Account shows.";
-      return deps.links.redeem(connector, message.user.id, command.arg, message.chat.group !== true);
+      return deps.links.redeem(
+        connector,
+        message.user.id,
+        command.arg,
+        message.chat.group === true ? undefined : message.chat.id,
+      );
     case "bind":
       return bind(deps, connector, message, actor, command.arg);
   }

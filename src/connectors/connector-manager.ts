@@ -10,6 +10,7 @@ import { forbidden, invalid, notFound } from "../errors.js";
 import type { Actor, Team } from "../team/types.js";
 import { AnswerRouter } from "./answer-router.js";
 import { ApprovalButtons, isFlowChoice } from "./approval-buttons.js";
+import { BudgetMessages } from "./budget-messages.js";
 import { ChatBinder, type ChatView } from "./chat-binder.js";
 import { applyPatch, missingSecrets, recordFromInput, viewOf } from "./connector-config.js";
 import { FlowCards } from "./flow-cards.js";
@@ -21,6 +22,7 @@ import { sendFile } from "./outbound-files.js";
 import { type BackoffPolicy, backoffDelayMs, DEFAULT_BACKOFF, OutboxWorker } from "./outbox-worker.js";
 import { type LinkCodeView, PersonLinks } from "./person-links.js";
 import { PollLease } from "./poll-lease.js";
+import type { AuditSink } from "./press-audit.js";
 import { StatusBoard } from "./status-board.js";
 import type { ConnectorRepo, StoredConnector } from "./store/connector-repo.js";
 import type { ConnectorStore } from "./store/connector-store.js";
@@ -76,6 +78,8 @@ export interface ConnectorManagerDeps {
   attachments?: AttachmentLimits;
   /** Where voice messages without the platform's text are transcribed (`DIMSUM_STT_*`); unset: unread. */
   speechToText?: SpeechToTextConfig;
+  /** Where approvals decided with a chat's buttons are audited (the server's audit log). */
+  audit?: AuditSink;
 }
 
 /** What the inbound endpoint answers. */
@@ -113,6 +117,7 @@ export class ConnectorManager {
   readonly #binder: ChatBinder;
   readonly #links: PersonLinks;
   readonly #origins: MessageOrigins;
+  readonly #budgetMessages: BudgetMessages;
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #backoff: BackoffPolicy;
@@ -171,6 +176,7 @@ export class ConnectorManager {
       enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
       updater: (connectorId) => this.#running.get(connectorId)?.driver.approvals,
       onError: (err) => deps.log.warn(`connector approval prompt: ${messageOf(err)}`),
+      ...(deps.audit ? { audit: deps.audit } : {}),
     });
     this.#flowCards = new FlowCards({
       team: deps.team,
@@ -180,6 +186,7 @@ export class ConnectorManager {
       enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
       updater: (connectorId) => this.#running.get(connectorId)?.driver.flowCards,
       onError: (err) => deps.log.warn(`connector flow card: ${messageOf(err)}`),
+      ...(deps.audit ? { audit: deps.audit } : {}),
     });
     this.#router = new AnswerRouter({
       team: deps.team,
@@ -205,6 +212,15 @@ export class ConnectorManager {
       onError: (err) => deps.log.error("connector answer routing failed", err),
     });
     this.#router.start();
+    this.#budgetMessages = new BudgetMessages({
+      team: deps.team,
+      mappings: this.#mappings,
+      users: deps.users,
+      connectorIds: async () => (await this.#repo.list()).map((stored) => stored.record.id),
+      enqueue: (connectorId, messages) => this.#enqueue(connectorId, messages),
+      onError: (err) => deps.log.warn(`connector budget notice: ${messageOf(err)}`),
+    });
+    this.#budgetMessages.start();
   }
 
   /** Whether a connector's chats get cards with buttons (approval prompts, flow progress). */
@@ -452,6 +468,7 @@ export class ConnectorManager {
   /** Stops everything (server shutdown); connectors stay marked to start next time. */
   async close(): Promise<void> {
     this.#router.stop();
+    this.#budgetMessages.stop();
     await Promise.all([...this.#running.keys()].map((id) => this.#halt(id, false)));
   }
 

@@ -16,6 +16,7 @@ import type { FlowAction, FlowRecord, Team } from "../team/types.js";
 import type { ChatRef } from "./answer-router.js";
 import { isApprovalToken, LINK_FIRST, NOT_OPEN, NOT_YOURS, newApprovalToken } from "./approval-buttons.js";
 import { mappedActor } from "./inbound-pipeline.js";
+import { type AuditSink, auditPress } from "./press-audit.js";
 import type { MappingRepo } from "./store/mapping-repo.js";
 import type {
   ApprovalPress,
@@ -64,6 +65,8 @@ export interface FlowCardsDeps {
   /** The card updater of the connector's driver running here (undefined: not running here). */
   updater(connectorId: string): ConnectorDriver["flowCards"];
   onError(err: unknown): void;
+  /** Where approvals of flow steps taken here are audited (the server's audit log). */
+  audit?: AuditSink;
 }
 
 /** Done or stopped: nothing more can happen to it (a failed step can still be retried or skipped). */
@@ -218,6 +221,22 @@ export class FlowCards {
       if (isRefusal(err) && (err.code === "conflict" || err.code === "not_found"))
         return { ok: false, notice: err.message.slice(0, 200) };
       throw err;
+    }
+    if (action.action === "approve") {
+      const account = (await users.get(actor.userId))?.username;
+      await auditPress(
+        this.#deps.audit,
+        connector,
+        {
+          action: "approval.decide",
+          actor: { id: actor.userId, ...(account ? { name: account } : {}) },
+          target: `flow:${flowId}`,
+          decision: "approve",
+          chatId: entry.chatId,
+          externalUser: press.user,
+        },
+        this.#deps.onError,
+      );
     }
     const done: Record<FlowChoice, string> = {
       pause: "Paused",

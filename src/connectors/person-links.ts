@@ -71,14 +71,15 @@ export class PersonLinks {
   }
 
   /**
-   * Redeems `/link <code>` from an external person; returns what to tell them. `privateChat` false:
-   * the code is spent unused (others in the group saw it).
+   * Redeems `/link <code>` from an external person; returns what to tell them. `privateChat`
+   * undefined (a group chat): the code is spent unused (others in the group saw it); else the private
+   * chat's id, where notices to the person go from now on.
    */
   async redeem(
     connector: ConnectorRecord,
     externalUserId: string,
     code: string,
-    privateChat: boolean,
+    privateChat: string | undefined,
   ): Promise<string> {
     const now = this.#deps.now();
     const bindings = this.#bindings(connector.id);
@@ -96,12 +97,12 @@ export class PersonLinks {
       return "⚠️ That code is wrong or expired. Settings → Account in the web UI shows a new one.";
     }
     await this.#spend(code);
-    if (!privateChat) {
+    if (privateChat === undefined) {
       return "⚠️ This code was sent where others can see it, so it no longer works. Get a new one in Settings → Account and send it to me in a private chat.";
     }
     const user = await this.#deps.users.get(found.userId);
     if (!user) return "⚠️ The account of this code no longer exists.";
-    await this.link(connector, externalUserId, user.id, "code", user.id);
+    await this.link(connector, externalUserId, user.id, "code", user.id, privateChat);
     await bindings.setTries(externalUserId, undefined);
     return `✅ Linked to ${user.username}. Your messages here now count as yours in Dimsum: the same memory, rights and approvals as in the web UI.`;
   }
@@ -117,6 +118,7 @@ export class PersonLinks {
     userId: string,
     via: PersonLink["via"],
     by: string,
+    privateChatId?: string,
   ): Promise<void> {
     const bindings = this.#bindings(connector.id);
     const before = await this.#deps.mappings.userFor(connector.id, externalUserId);
@@ -129,6 +131,7 @@ export class PersonLinks {
       by,
       at: this.#deps.now(),
       ...(guest ? { guestUserId: guest } : {}),
+      ...(privateChatId ? { privateChatId } : {}),
     });
   }
 

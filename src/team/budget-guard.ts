@@ -11,7 +11,9 @@ import {
   BudgetExceeded,
   type BudgetHold,
   type BudgetStore,
+  type SoftLimitPassed,
 } from "../store/budgets/budget-store.js";
+import type { BudgetNotice } from "./types.js";
 
 /** A turn admitted under its budgets. */
 export interface BudgetGate {
@@ -62,9 +64,31 @@ export function budgetRefusal(err: BudgetExceeded, scope: TurnScope): DimsumErro
   );
 }
 
+/** The notice of a soft limit passed. */
+export function budgetNoticeOf(passed: SoftLimitPassed, at: number): BudgetNotice {
+  const b = passed.budget;
+  return {
+    budgetId: b.id,
+    scope: b.scope,
+    scopeId: b.scopeId,
+    period: b.period,
+    unit: b.unit,
+    softLimit: b.softLimit ?? 0,
+    hardLimit: b.hardLimit,
+    spent: passed.spent,
+    cheaperModel: b.cheaperModel,
+    at,
+  };
+}
+
 /** Admits turns under the stored budgets. */
 export class BudgetGuard {
-  constructor(private readonly store: BudgetStore) {}
+  /** `onSoftLimit`: told once when a model call takes a budget past its soft limit. */
+  constructor(
+    private readonly store: BudgetStore,
+    private readonly onSoftLimit?: (notice: BudgetNotice) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Admits a turn (undefined: no budget applies); throws the refusal when a hard limit is reached. */
   async admit(scope: TurnScope): Promise<BudgetGate | undefined> {
@@ -93,6 +117,7 @@ export class BudgetGuard {
     let costSoFar = 0;
     let passed: BudgetHold | undefined;
     const store = this.store;
+    const { onSoftLimit, now } = this;
     const softReason = soft
       ? `${whose(soft.budget, scope)} ${soft.budget.period === "day" ? "daily" : "monthly"} budget passed its soft limit of ${amount(soft.budget, soft.budget.softLimit ?? 0)} (${amount(soft.budget, soft.spentBefore)} used)`
       : undefined;
@@ -105,7 +130,8 @@ export class BudgetGuard {
         const tokens = event.usage.inputTokens + event.usage.outputTokens;
         total.usd += usd;
         total.tokens += tokens;
-        await store.charge(holds, { usd, tokens });
+        const passedSoft = await store.charge(holds, { usd, tokens });
+        for (const p of passedSoft) onSoftLimit?.(budgetNoticeOf(p, now()));
         passed ??= holds.find(
           (h) => h.budget.hardLimit !== null && h.spentBefore + total[h.budget.unit] >= h.budget.hardLimit,
         );

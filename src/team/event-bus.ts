@@ -134,6 +134,13 @@ export class EventBus {
       return;
     }
     for (const subscriber of this.#admins) this.#deliver(subscriber, event, remote);
+    // A budget notice: owners and admins (above), and the person the budget limits.
+    if (event.type === "budget_notice") {
+      if (event.notice.scope !== "person") return;
+      for (const subscriber of this.#byUser.get(event.notice.scopeId) ?? [])
+        this.#deliver(subscriber, event, remote);
+      return;
+    }
     for (const userId of this.#members.membersOf(event.channelId)) {
       const subscribers = this.#byUser.get(userId);
       if (subscribers) for (const subscriber of subscribers) this.#deliver(subscriber, event, remote);

@@ -253,7 +253,13 @@ export function createTeam(deps: TeamDeps): Team {
       ? { canReadKnowledge: async (userId: string) => ((await roleOf(userId)) ?? "guest") !== "guest" }
       : {}),
     resolveModel: deps.resolveAgentModel ?? ((agent) => resolveModel(deps.config, agent.model)),
-    ...(deps.budgets ? { budgets: new BudgetGuard(deps.budgets) } : {}),
+    ...(deps.budgets
+      ? {
+          budgets: new BudgetGuard(deps.budgets, (notice) =>
+            emit({ type: "budget_notice", channelId: `budget:${notice.budgetId}`, notice }),
+          ),
+        }
+      : {}),
     emit,
     ...(deps.stream ? { stream: deps.stream } : {}),
     ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),

@@ -353,6 +353,11 @@ export type TeamEvent =
   | { type: "meeting"; channelId: string; meeting: MeetingRecord }
   | { type: "channel"; channelId: string; channel: ChannelRecord }
   /**
+   * A budget passed its soft limit (once per budget and period): told to the person it limits and to
+   * owners and admins, in the web UI and in their linked messengers. `channelId` is `budget:<id>`.
+   */
+  | { type: "budget_notice"; channelId: string; notice: BudgetNotice }
+  /**
    * An MCP server asks the person a run acts for (`userId`, the only one it is sent to) for input,
    * or for approval to use the agent's model (sampling).
    */
@@ -366,6 +371,21 @@ export type TeamEvent =
       id: string;
       action: "accept" | "decline" | "cancel";
     };
+
+/** What a budget notice says (the web UI and the messengers word it). */
+export interface BudgetNotice {
+  budgetId: string;
+  scope: "person" | "agent" | "group";
+  scopeId: string;
+  period: "day" | "month";
+  unit: "usd" | "tokens";
+  softLimit: number;
+  hardLimit: number | null;
+  spent: number;
+  /** The model (or chain) the next answers use, when the budget names one. */
+  cheaperModel: string | null;
+  at: number;
+}
 
 /** A request for input as the web chat shows it (an MCP elicitation, form or URL mode). */
 export interface ElicitationView {

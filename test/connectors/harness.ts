@@ -23,7 +23,9 @@ import {
 import { mountTeamRoutes } from "../../src/server/routes/team.js";
 import { openSecretBox } from "../../src/server/settings/secret-box.js";
 import { SettingsStore } from "../../src/server/settings/settings-store.js";
+import { AuditLog } from "../../src/store/audit/audit-log.js";
 import { type Database, openDatabase } from "../../src/store/database.js";
+import { sqliteDatabase } from "../../src/store/sql-database.js";
 import type { Actor, ChannelMessage, Team } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { call, type LogLines, login, memoryLog, type Session } from "../server/helpers.js";
@@ -112,6 +114,8 @@ async function boot(
       ),
     },
   );
+  // One audit log for the server's routes and the chats' buttons, as `dimsum serve` has.
+  const audit = new AuditLog(sqliteDatabase(db), { instance: "connector-test" });
   connectors = new ConnectorManager({
     store: createSqliteConnectorStore(db, openSecretBox(home)),
     team,
@@ -121,9 +125,11 @@ async function boot(
     ...(config.speechToText ? { speechToText: config.speechToText } : {}),
     backoff: { baseDelayMs: 20, maxDelayMs: 200 },
     editIntervalMs: 20,
+    audit: (entry) => audit.record(entry),
   });
   const server = createServer({
     db,
+    audit,
     config,
     home,
     log,

@@ -81,6 +81,18 @@ describe.each(PLATFORMS)("$name: a flow's progress card", (platform) => {
       expect((await server.team.getFlow(server.ownerActor, flow.id)).status).toBe("paused");
     }
     expect(await rig.press?.(rig.groupChat, card, "admin", "Resume")).toBe("Resumed");
+    // Resuming a step that waits for approval approves it: audited once, as the linked account.
+    const audit = (await (await server.api("/api/audit?action=approval")).json()) as {
+      entries: Array<{ action: string; actorId: string; target: string; after: Record<string, unknown> }>;
+    };
+    expect(audit.entries).toEqual([
+      expect.objectContaining({
+        action: "approval.decide",
+        actorId: server.owner.userId,
+        target: `flow:${flow.id}`,
+        after: expect.objectContaining({ via: "messenger", channel: platform.name.toLowerCase() }),
+      }),
+    ]);
     await eventually(async () => (await onlyFlow(server, channelId))?.status === "done", "the flow done");
     await eventually(() => (flowCards(rig)[0]?.text ?? "").includes("Flow done"), "the card showing it done");
     await eventually(

@@ -159,6 +159,24 @@ describe.each(PLATFORMS)("$name: a chat bound to a group of three agents", (plat
       expect((await server.team.getRun(server.ownerActor, run.id)).status).toBe("waiting");
     }
     expect(await rig.press(rig.groupChat, prompt, "admin", "Approve")).toMatch(/Approved/);
+    // Audited once, as the linked account, with the platform it was decided on (the refused press: never).
+    const audit = (await (await server.api("/api/audit?action=approval")).json()) as {
+      entries: Array<{ action: string; actorId: string; target: string; after: Record<string, unknown> }>;
+    };
+    expect(audit.entries).toEqual([
+      expect.objectContaining({
+        action: "approval.decide",
+        actorId: server.owner.userId,
+        target: expect.stringMatching(new RegExp(`^${run.id}/call_`)),
+        after: expect.objectContaining({
+          decision: "approve",
+          tool: "execute_command",
+          via: "messenger",
+          channel: platform.name.toLowerCase(),
+          connectorId: rig.connectorId,
+        }),
+      }),
+    ]);
     await eventually(
       () =>
         rig.posted(rig.groupChat).some((p) => p.title === "💻 Coder" && p.text.includes("Pushed to main.")),

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TeamRun } from "../../src/team/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../src/testing/fake-llm-server.js";
 import { call, type Session, withUsers } from "./helpers.js";
-import { expectJson, startTeamServer, type TeamServer } from "./team-helpers.js";
+import { expectJson, flush, openSocket, startTeamServer, type TeamServer } from "./team-helpers.js";
 
 let llm: FakeLlmServer;
 
@@ -169,5 +169,53 @@ describe("budgets", () => {
       "budget.create",
     ]);
     expect(audit.entries[1]?.before).toMatchObject({ hardLimit: 0.01 });
+  }, 60_000);
+
+  it("tell a soft limit passed to the person and to owners and admins live, once, and to nobody else", async () => {
+    const s = await startTeamServer({ llmUrl: llm.url, env: { DIMSUM_MODEL: "openai:gpt-4o-mini" } });
+    const { owner, users } = await withUsers(s.url, ["member", "admin", "guest"]);
+    const member = users.member!;
+    await expectJson(
+      await call(s.url, "/api/budgets", {
+        session: owner,
+        body: {
+          scope: "person",
+          scopeId: member.userId,
+          period: "month",
+          unit: "tokens",
+          softLimit: 30_000,
+          cheaperModel: "openai:gpt-test-cheap",
+        },
+      }),
+      201,
+    );
+    const sockets = {
+      owner: await openSocket(s, owner),
+      admin: await openSocket(s, users.admin!),
+      member: await openSocket(s, member),
+      guest: await openSocket(s, users.guest!),
+    };
+    // 40,000 tokens an answer: the first passes 30,000; the second is past it already.
+    await ask(s, member, "first");
+    await ask(s, member, "second");
+    for (const socket of Object.values(sockets)) await flush(socket);
+    const notices = (who: keyof typeof sockets) =>
+      sockets[who].frames.filter((f) => f.type === "budget_notice");
+    for (const who of ["owner", "admin", "member"] as const) {
+      expect(notices(who)).toEqual([
+        expect.objectContaining({
+          notice: expect.objectContaining({
+            scope: "person",
+            scopeId: member.userId,
+            unit: "tokens",
+            softLimit: 30_000,
+            spent: 40_000,
+            cheaperModel: "openai:gpt-test-cheap",
+          }),
+        }),
+      ]);
+    }
+    expect(notices("guest")).toEqual([]);
+    for (const socket of Object.values(sockets)) socket.ws.close();
   }, 60_000);
 });

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type LocalOidcProvider, startLocalOidcProvider, Walker } from "../support/local-oidc-provider.js";
 import { call, login, type Session, startServer, type TestServer, withUsers } from "./helpers.js";
+import { connect } from "./ws-helpers.js";
 
 let server: TestServer;
 let idp: LocalOidcProvider;
@@ -183,14 +184,20 @@ describe("single sign-on over OpenID Connect", () => {
     });
     expect(made.status).toBe(201);
     const linked = await signIn("invited");
-    expect(await me(sessionOf(linked.res) as string)).toMatchObject({ username: "sun@corp.example" });
-    // A disabled account does not get in through the provider either.
+    const sunCookie = sessionOf(linked.res) as string;
+    expect(await me(sunCookie)).toMatchObject({ username: "sun@corp.example" });
+    const socket = connect(server.url, { cookie: sunCookie, origin: server.url });
+    await socket.next((f) => f.type === "ready");
+    // Disabling the account ends its SSO session and its open socket at once.
     const sun = ((await made.json()) as { id: string }).id;
     await call(server.url, `/api/users/${sun}`, {
       method: "PATCH",
       session: owner,
       body: { disabled: true },
     });
+    expect(await socket.closed).toEqual({ code: 4401, reason: "account disabled" });
+    expect((await call(server.url, "/api/auth/me", { headers: { cookie: sunCookie } })).status).toBe(401);
+    // And it does not get in through the provider again.
     expect(refusal((await signIn("invited")).res)).toMatch(/sun@corp\.example is disabled/);
     // Nobody made an account for the outsider on the way.
     const users = (await (await call(server.url, "/api/users", { session: owner })).json()) as Array<{

@@ -1,7 +1,9 @@
 /**
  * The budgets repository on SQLite: periods roll over at UTC day and month ends, token budgets count
  * tokens, an admission reserves the last run's cost and its end gives it back, a run going on after
- * an approval is counted but never refused, and deleting a budget deletes its counters.
+ * an approval is counted but never refused, deleting a budget deletes its counters, and of model
+ * calls charged at once (on one SQLite file, or two PostgreSQL connections) exactly one passes a soft
+ * limit.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,12 +11,40 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BudgetExceeded, BudgetStore, periodEnd, periodKeyOf } from "../../src/store/budgets/budget-store.js";
 import { openDatabase } from "../../src/store/database.js";
-import { sqliteDatabase } from "../../src/store/sql-database.js";
+import { openPostgres } from "../../src/store/postgres/pg-database.js";
+import { postgresDatabase, sqliteDatabase } from "../../src/store/sql-database.js";
+import { createTestDatabase, postgresAvailable } from "../support/postgres.js";
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
+
+const SOFT = {
+  scope: "person",
+  scopeId: "usr_mia",
+  period: "day",
+  unit: "tokens",
+  softLimit: 100,
+  hardLimit: null,
+  cheaperModel: null,
+} as const;
+
+/** Twenty model calls of 10 tokens charged at once through `stores`: the soft limits they passed. */
+async function chargeAtOnce(stores: readonly BudgetStore[]) {
+  const [first] = stores;
+  if (!first) throw new Error("no store");
+  await first.create({ ...SOFT });
+  const holds = await Promise.all(
+    stores.map(async (s) => s.admit(await s.applying([{ scope: "person", id: "usr_mia" }]))),
+  );
+  const passed = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      stores[i % stores.length]?.charge(holds[i % stores.length] ?? [], { usd: 0, tokens: 10 }),
+    ),
+  );
+  return passed.flat();
+}
 
 function store(now: () => number) {
   const dir = mkdtempSync(join(tmpdir(), "dimsum-budgets-"));
@@ -88,4 +118,31 @@ describe("BudgetStore", () => {
     expect(await budgets.delete(budget.id)).toBe(true);
     expect(db.prepare("SELECT count(*) AS n FROM budget_counters").get()).toEqual({ n: 0 });
   });
+
+  it("reports the one charge that passes a soft limit", async () => {
+    const { budgets } = store(Date.now);
+    const passed = await chargeAtOnce([budgets]);
+    expect(passed).toEqual([
+      expect.objectContaining({ spent: 100, budget: expect.objectContaining({ softLimit: 100 }) }),
+    ]);
+  });
+
+  it.skipIf(!postgresAvailable)(
+    "reports it once when two instances charge at once on PostgreSQL",
+    async () => {
+      const created = await createTestDatabase();
+      const a = await openPostgres(created.url);
+      const b = await openPostgres(created.url);
+      cleanups.push(async () => {
+        await a.close();
+        await b.close();
+        await created.drop();
+      });
+      const passed = await chargeAtOnce([
+        new BudgetStore(postgresDatabase(a)),
+        new BudgetStore(postgresDatabase(b)),
+      ]);
+      expect(passed).toEqual([expect.objectContaining({ spent: 100 })]);
+    },
+  );
 });

@@ -206,3 +206,41 @@ describe("rights that change on an open socket", () => {
     expect(open.notices.map((n) => n.text)).toEqual(["You no longer have access to this chat."]);
   });
 });
+
+describe("budget notices", () => {
+  const notice = (scopeId: string, cheaperModel: string | null) => ({
+    type: "budget_notice" as const,
+    channelId: "budget:bud_1",
+    notice: {
+      budgetId: "bud_1",
+      scope: "person" as const,
+      scopeId,
+      period: "day" as const,
+      unit: "usd" as const,
+      softLimit: 0.005,
+      hardLimit: 0.01,
+      spent: 0.006,
+      cheaperModel,
+      at: 1,
+    },
+  });
+
+  it("show a notice saying whose budget passed its soft limit and the model the next answers use", () => {
+    const mine = loggedIn({ type: "frame", frame: notice("u1", "openai:gpt-4o-mini") });
+    expect(mine.notices.map((n) => [n.kind, n.text])).toEqual([
+      [
+        "info",
+        "Your daily budget passed its soft limit of $0.005 ($0.006 used). The next answers use openai:gpt-4o-mini.",
+      ],
+    ]);
+    const theirs = loggedIn({ type: "frame", frame: notice("u9", null) });
+    expect(theirs.notices.map((n) => n.text)).toEqual([
+      "The daily budget of u9 passed its soft limit of $0.005 ($0.006 used).",
+    ]);
+    // The open chat is untouched.
+    expect(
+      loggedIn({ type: "open_channel", channelId: "c1" }, { type: "frame", frame: notice("u1", null) }).chat
+        ?.messages,
+    ).toEqual([]);
+  });
+});

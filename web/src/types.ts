@@ -36,6 +36,7 @@ export type {
   ApprovalGrant,
   ApprovalView,
   AttachmentView,
+  BudgetNotice,
   ChainStep,
   ChannelInput,
   ChannelKind,

@@ -232,6 +232,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       log,
     });
     routeOptions.schedules = scheduling.service;
+    const auditLog = storage.audit;
     connectors = new ConnectorManager({
       store: storage.connectors,
       // One process owns a SQLite file: a restart takes its predecessor's poll lease and claims back.
@@ -242,6 +243,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
       attachments: config.attachments,
       ...(config.speechToText ? { speechToText: config.speechToText } : {}),
       ...(sync ? { onChanged: (id: string) => sync?.connectorChanged(id) } : {}),
+      audit: (entry) => auditLog.record(entry),
     });
     const database = storage;
     const processRoutes = mountProcessRoutes(team, processes);

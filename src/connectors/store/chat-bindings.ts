@@ -55,6 +55,8 @@ export interface PersonLink {
   at: number;
   /** The guest account the person posted as before (they post as it again once unlinked). */
   guestUserId?: string;
+  /** The private chat the person linked from (`/link <code>`): where notices to them are sent. */
+  privateChatId?: string;
 }
 
 /** A one-time code waiting to be sent to a bot. */
@@ -135,6 +137,15 @@ export class ChatBindings {
 
   async link(externalUserId: string): Promise<PersonLink | undefined> {
     return parse<PersonLink>(await this.#state.get(LINK + externalUserId));
+  }
+
+  /** Every linked person: their external id and link. */
+  async links(): Promise<Array<{ externalUserId: string; link: PersonLink }>> {
+    const rows = await this.#state.list(LINK);
+    return rows.flatMap((row) => {
+      const link = parse<PersonLink>(row.value);
+      return link ? [{ externalUserId: row.key.slice(LINK.length), link }] : [];
+    });
   }
 
   async setLink(externalUserId: string, link: PersonLink | undefined): Promise<void> {

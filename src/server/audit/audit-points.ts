@@ -232,6 +232,13 @@ export const AUDIT_POINTS: readonly Point[] = [
     target: (m) => `${decode(m[2])}/${decode(m[3])}/${decode(m[4])}`,
   },
   {
+    // A flow step that needs approval, approved (the flow's other actions are not audited).
+    method: "POST",
+    path: p("/flows/:s/actions"),
+    action: (_c, body) => (field(body, "action") === "approve" ? "approval.decide" : undefined),
+    target: (m) => `flow:${decode(m[1])}`,
+  },
+  {
     method: "DELETE",
     path: p("/channels/:s/approvals/:s/:s"),
     action: "approval.grant_revoke",

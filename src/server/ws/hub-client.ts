@@ -457,6 +457,11 @@ export class HubClient {
 
   private onEvent(event: TeamEvent): void {
     if (this.closed) return;
+    // The bus hands budget notices only to the person limited and to owners and admins.
+    if (event.type === "budget_notice") {
+      this.send(event);
+      return;
+    }
     const sub = this.subs.get(event.channelId);
     if (!sub) {
       const userId = this.identity?.actor.userId;

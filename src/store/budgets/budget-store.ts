@@ -55,6 +55,14 @@ export interface BudgetHold {
   spentBefore: number;
 }
 
+/** A charge that took a budget past its soft limit (once per budget and period). */
+export interface SoftLimitPassed {
+  budget: Budget;
+  periodKey: string;
+  /** Spent after the charge. */
+  spent: number;
+}
+
 /** Why a run was refused: the budget and where it stands. */
 export class BudgetExceeded extends Error {
   constructor(
@@ -266,12 +274,32 @@ export class BudgetStore {
     });
   }
 
-  /** Adds one model call's cost and tokens to every budget the run is held under. */
-  async charge(holds: readonly BudgetHold[], spend: { usd: number; tokens: number }): Promise<void> {
+  /**
+   * Adds one model call's cost and tokens to every budget the run is held under; returns the soft
+   * limits this call passed. Each charge is read back in its transaction (the row stays locked on
+   * PostgreSQL), so of runs charging at once on several instances exactly one passes a soft limit.
+   */
+  async charge(
+    holds: readonly BudgetHold[],
+    spend: { usd: number; tokens: number },
+  ): Promise<SoftLimitPassed[]> {
+    const passed: SoftLimitPassed[] = [];
     for (const hold of holds) {
       const amount = spend[hold.budget.unit];
-      if (amount > 0) await this.db.run(COUNT, SQL.charge, [amount, hold.budget.id, hold.periodKey]);
+      if (amount <= 0) continue;
+      const soft = hold.budget.softLimit;
+      if (soft === null) {
+        await this.db.run(COUNT, SQL.charge, [amount, hold.budget.id, hold.periodKey]);
+        continue;
+      }
+      const spent = await this.db.transaction(COUNT, function* () {
+        yield* run(SQL.charge, [amount, hold.budget.id, hold.periodKey]);
+        return Number((yield* one<CounterRow>(SQL.counter, [hold.budget.id, hold.periodKey]))?.spent ?? 0);
+      });
+      if (spent >= soft && spent - amount < soft)
+        passed.push({ budget: hold.budget, periodKey: hold.periodKey, spent });
     }
+    return passed;
   }
 
   /** Gives back the run's reservations and remembers what it cost, as the next run's expectation. */

@@ -92,6 +92,7 @@ describe("the audit log", () => {
     let runId = "";
     let callId = "";
     let memoryId = "";
+    let budgetId = "";
     let connectorId = "";
     let template: unknown;
 
@@ -439,9 +440,49 @@ describe("the audit log", () => {
         },
       ],
       [
+        "budget.create",
+        async () => {
+          const created = await ok<{ id: string }>(
+            api(owner, "/api/budgets", {
+              body: { scope: "person", scopeId: memberId, period: "day", unit: "usd", hardLimit: 1 },
+            }),
+          );
+          budgetId = created.id;
+        },
+      ],
+      [
+        "budget.update",
+        async () => {
+          await ok(
+            api(owner, `/api/budgets/${budgetId}`, {
+              method: "PUT",
+              body: { scope: "person", scopeId: memberId, period: "day", unit: "usd", hardLimit: 2 },
+            }),
+          );
+        },
+      ],
+      [
+        "budget.delete",
+        async () => {
+          await ok(api(owner, `/api/budgets/${budgetId}`, { method: "DELETE" }));
+        },
+      ],
+      [
         "auth.sign_out",
         async () => {
           await ok(api(member, "/api/auth/logout", { method: "POST" }));
+        },
+      ],
+      [
+        "account.disable",
+        async () => {
+          await ok(api(owner, `/api/users/${memberId}`, { method: "PATCH", body: { disabled: true } }));
+        },
+      ],
+      [
+        "account.enable",
+        async () => {
+          await ok(api(owner, `/api/users/${memberId}`, { method: "PATCH", body: { disabled: false } }));
         },
       ],
       [
@@ -487,6 +528,12 @@ describe("the audit log", () => {
       before: { username: "mia", role: "member" },
       after: { role: "admin" },
     });
+    expect(byAction("budget.update")[0]).toMatchObject({
+      target: budgetId,
+      before: { hardLimit: 1 },
+      after: { hardLimit: 2 },
+    });
+    expect(byAction("account.disable")[0]).toMatchObject({ target: memberId, after: { disabled: true } });
     expect(byAction("auth.sign_in_failed")[0]).toMatchObject({ actorId: null, actorName: "alice" });
     expect(byAction("provider.key_set")[0]).toMatchObject({
       target: "openai",
@@ -518,6 +565,8 @@ describe("the audit log", () => {
         .map((l) => (JSON.parse(l) as Entry).action),
     ).toEqual([
       "account.delete",
+      "account.enable",
+      "account.disable",
       "account.password_reset",
       "account.role_change",
       "account.create",

@@ -4,6 +4,7 @@
  * as-is and fanned out here, so every effect of a frame is testable without a socket.
  */
 
+import { budgetNoticeText } from "../budget-notice.js";
 import { t } from "../i18n/index.js";
 import type { AgentRecord, ModelStatus, ServerFrame, SessionUser } from "../types.js";
 import type { WsStatus } from "../ws.js";
@@ -116,6 +117,8 @@ function applyFrame(state: AppState, frame: ServerFrame): AppState {
     }
     case "error":
       return appReducer(state, { type: "notice", kind: "error", text: frame.message });
+    case "budget_notice":
+      return appReducer(state, { type: "notice", kind: "info", text: budgetNoticeText(frame.notice, state) });
     case "backlog":
       return withChat(state, { type: "backlog", channelId: frame.channelId, messages: frame.messages });
     case "channel":

@@ -317,6 +317,7 @@ function applyEvent(state: ChatState, event: TeamEvent): ChatState {
     case "flow":
       return upsertFlow(state, event.flow);
     case "channel":
+    case "budget_notice":
       return state;
     case "meeting":
       return state.meeting &&
