@@ -13,24 +13,15 @@
  * - run-tools.ts: the team's tools of each run.
  */
 
-import type { RemoteAgentConfig } from "../a2a/remote-config.js";
-import type { ApprovalDecision } from "../agent/approvals.js";
-import type { OutputSpec } from "../agent/structured-output.js";
-import type { Usage, UserMessage } from "../llm/types.js";
-import type { CallScope } from "./call-agent-tool.js";
 import { ChannelInboxes } from "./channel-inboxes.js";
 import { ChannelRuns } from "./channel-runs.js";
-import { type CompletionMessage, DirectRuns, type TurnOutcome, type TurnSpec } from "./direct-runs.js";
-import type { StepLauncher, StepOutcome } from "./flow-runner.js";
+import { DirectRuns } from "./direct-runs.js";
 import { FlowStepRuns } from "./flow-step-runs.js";
 import { LiveRunParts } from "./live-run-parts.js";
 import { NestedRuns } from "./nested-runs.js";
 import { RunAnswers } from "./run-answers.js";
-import type { RunBody, RunHandle } from "./run-manager.js";
 import { RunTools } from "./run-tools.js";
-import type { AgentRunnerDeps, AnswerOptions } from "./runner-deps.js";
-import type { RunJob, StoredRun } from "./team-store.js";
-import type { AgentRecord, ChannelMessage, ChannelRecord, FlowRecord, MessagePart } from "./types.js";
+import type { AgentRunnerDeps } from "./runner-deps.js";
 
 export type { CompletionMessage, TurnOutcome, TurnSpec } from "./direct-runs.js";
 export { RESTART_SEQ_BLOCK } from "./run-answers.js";
@@ -38,142 +29,69 @@ export { type AgentRunnerDeps, type AnswerOptions, channelRef } from "./runner-d
 
 /** Runs agents for the team facade. */
 export class AgentRunner {
-  readonly #live = new LiveRunParts();
-  readonly #inboxes: ChannelInboxes;
-  readonly #answers: RunAnswers;
-  readonly #nested: NestedRuns;
-  readonly #channels: ChannelRuns;
-  readonly #steps: FlowStepRuns;
-  readonly #direct: DirectRuns;
+  /**
+   * Starts `agent` answering in the channel; its input is what it has not seen up to `trigger`. The
+   * answer is a job: it waits for a slot, and with several instances any instance may run it.
+   */
+  readonly startChannelRun: ChannelRuns["startChannelRun"];
+  /** The body of a claimed chat answer job (another instance may have enqueued it). */
+  readonly bodyForJob: ChannelRuns["bodyForJob"];
+  /**
+   * Continues a channel run that waited for approvals, now decided (the caller claimed it from
+   * `waiting`), or cut off by a restart: the same answer message goes on from where it stopped.
+   */
+  readonly resumeChannelRun: ChannelRuns["resumeChannelRun"];
+  /** Starts the run of a flow step; its output is posted to the channel and handed to the flow. */
+  readonly launchStep: FlowStepRuns["launchStep"];
+  /** Continues a flow step whose process died, from its checkpoint (see FlowStepRuns). */
+  readonly resumeFlowStep: FlowStepRuns["resumeFlowStep"];
+  /** Starts a turn with a given system text and input, posted to the channel (see DirectRuns). */
+  readonly launchTurn: DirectRuns["launchTurn"];
+  /** A direct run of an agent over an OpenAI-style conversation, in a session of its own. */
+  readonly complete: DirectRuns["complete"];
+  /** Runs `target` for call_agent, nested under the calling run; returns its answer (see NestedRuns). */
+  readonly runNested: NestedRuns["runNested"];
+  /** Runs a remote A2A agent for its tool, nested under the calling run like a called agent. */
+  readonly runRemote: NestedRuns["runRemote"];
+  /** Posts (or ends) the answer of a run that will not go on after its process died. */
+  readonly postInterrupted: RunAnswers["postInterrupted"];
+  /** Hands a message to the agent's run in progress in the channel (steer mode); true when taken. */
+  readonly steer: ChannelInboxes["steer"];
+  /** A person stopped the run: the messages sent to it that it has not read start no run of their own. */
+  readonly dropUnread: ChannelInboxes["dropUnread"];
+  /** What a live run's answer holds so far, and the number of its last event folded in. */
+  readonly liveParts: LiveRunParts["liveParts"];
 
   constructor(deps: AgentRunnerDeps) {
-    this.#inboxes = new ChannelInboxes(deps, (channel, agent, trigger, requestedBy) =>
+    const live = new LiveRunParts();
+    const inboxes = new ChannelInboxes(deps, (channel, agent, trigger, requestedBy) =>
       this.startChannelRun(channel, agent, trigger, requestedBy),
     );
-    this.#answers = new RunAnswers(deps, this.#live, (channelId, agentId, runId) =>
-      this.#inboxes.close(channelId, agentId, runId),
+    const answers = new RunAnswers(deps, live, (channelId, agentId, runId) =>
+      inboxes.close(channelId, agentId, runId),
     );
     const tools: RunTools = new RunTools(deps, {
       runNested: (target, scope, task, signal, restarted) =>
         this.runNested(target, scope, task, signal, restarted),
       runRemote: (remote, scope, task, signal) => this.runRemote(remote, scope, task, signal),
     });
-    this.#nested = new NestedRuns(deps, this.#live, this.#answers, () => tools);
-    this.#channels = new ChannelRuns(deps, this.#answers, tools, this.#inboxes);
-    this.#steps = new FlowStepRuns(deps, this.#answers, tools);
-    this.#direct = new DirectRuns(deps, this.#answers, tools);
-    this.bodyForJob = this.#channels.bodyForJob;
-    this.launchStep = this.#steps.launchStep;
-  }
-
-  /**
-   * Starts `agent` answering in the channel; its input is what it has not seen up to `trigger`. The
-   * answer is a job: it waits for a slot, and with several instances any instance may run it.
-   */
-  startChannelRun(
-    channel: ChannelRecord,
-    agent: AgentRecord,
-    trigger: ChannelMessage,
-    requestedBy: string,
-    options: AnswerOptions = {},
-  ): Promise<RunHandle> {
-    return this.#channels.startChannelRun(channel, agent, trigger, requestedBy, options);
-  }
-
-  /** The body of a claimed chat answer job (another instance may have enqueued it). */
-  readonly bodyForJob: (stored: StoredRun, job: RunJob) => RunBody;
-
-  /**
-   * Continues a channel run that waited for approvals, now decided (the caller claimed it from
-   * `waiting`): the same answer message goes on from where it stopped.
-   */
-  resumeChannelRun(
-    stored: StoredRun,
-    decisions: Record<string, ApprovalDecision>,
-    reason: "approval" | "restart" = "approval",
-    fence?: number,
-  ): Promise<RunHandle> {
-    return this.#channels.resumeChannelRun(stored, decisions, reason, fence);
-  }
-
-  /**
-   * Continues a flow step whose process died (the caller holds its run), from its checkpoint like a
-   * chat answer; `done` settles with its output, which the flow then hands to the next step.
-   */
-  resumeFlowStep(
-    stored: StoredRun,
-    flow: FlowRecord,
-    fence?: number,
-  ): Promise<{ runId: string; done: Promise<StepOutcome> }> {
-    return this.#steps.resumeFlowStep(stored, flow, fence);
-  }
-
-  /**
-   * Posts (or ends) the answer of a run that will not go on after its process died: what it said and
-   * the tool calls that ran, ended by `failure` (nothing for nested runs and runs outside channels).
-   */
-  postInterrupted(stored: StoredRun, failure: { message: string; hint?: string }): Promise<void> {
-    return this.#answers.postInterrupted(stored, failure);
-  }
-
-  /**
-   * Hands a message to the agent's run in progress in the channel (steer mode): true when a run of
-   * this instance took it; it reads the message before its next model call.
-   */
-  steer(channelId: string, agentId: string, message: ChannelMessage): boolean {
-    return this.#inboxes.steer(channelId, agentId, message);
-  }
-
-  /**
-   * A person stopped the run: the messages sent to it that it has not read yet start no run of their
-   * own (stopping means stopping everything the person asked of it).
-   */
-  dropUnread(runId: string): void {
-    this.#inboxes.dropUnread(runId);
-  }
-
-  /** Starts the run of a flow step; its output is posted to the channel and handed to the flow. */
-  readonly launchStep: StepLauncher;
-
-  /**
-   * Starts a turn of `agentId` with a given system text and input (a meeting's speaker or its
-   * minutes), posted to the channel as the agent's answer like any other; `done` settles with the
-   * outcome. The turn's tools are the agent's own and call_agent.
-   */
-  launchTurn(spec: TurnSpec): Promise<{ runId: string; done: Promise<TurnOutcome> }> {
-    return this.#direct.launchTurn(spec);
-  }
-
-  /** Runs `target` for call_agent, nested under the calling run; returns its answer (see NestedRuns). */
-  runNested(
-    target: AgentRecord,
-    scope: CallScope,
-    task: string,
-    signal: AbortSignal,
-    restarted = false,
-  ): Promise<string> {
-    return this.#nested.runNested(target, scope, task, signal, restarted);
-  }
-
-  /** A direct run of an agent over an OpenAI-style conversation, in a session of its own. */
-  complete(
-    userId: string,
-    agent: AgentRecord,
-    systemExtra: string[],
-    history: CompletionMessage[],
-    input: UserMessage["content"],
-    options: { signal?: AbortSignal; onDelta?: (text: string) => void; output?: OutputSpec },
-  ): Promise<{ text: string; usage?: Usage; runId: string }> {
-    return this.#direct.complete(userId, agent, systemExtra, history, input, options);
-  }
-
-  /** Runs a remote A2A agent for its tool, nested under the calling run like a called agent. */
-  runRemote(remote: RemoteAgentConfig, scope: CallScope, task: string, signal: AbortSignal): Promise<string> {
-    return this.#nested.runRemote(remote, scope, task, signal);
-  }
-
-  /** What a live run's answer holds so far, and the number of its last event folded in. */
-  liveParts(runId: string): { parts: MessagePart[]; seq: number } | undefined {
-    return this.#live.liveParts(runId);
+    const parts = { deps, answers, tools };
+    const nested = new NestedRuns(deps, live, answers, () => tools);
+    const channels = new ChannelRuns(parts, inboxes);
+    const steps = new FlowStepRuns(parts);
+    const direct = new DirectRuns(parts);
+    this.startChannelRun = channels.startChannelRun.bind(channels);
+    this.bodyForJob = channels.bodyForJob;
+    this.resumeChannelRun = channels.resumeChannelRun.bind(channels);
+    this.launchStep = steps.launchStep;
+    this.resumeFlowStep = steps.resumeFlowStep.bind(steps);
+    this.launchTurn = direct.launchTurn.bind(direct);
+    this.complete = direct.complete.bind(direct);
+    this.runNested = nested.runNested.bind(nested);
+    this.runRemote = nested.runRemote.bind(nested);
+    this.postInterrupted = answers.postInterrupted.bind(answers);
+    this.steer = inboxes.steer.bind(inboxes);
+    this.dropUnread = inboxes.dropUnread.bind(inboxes);
+    this.liveParts = live.liveParts.bind(live);
   }
 }

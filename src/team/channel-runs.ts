@@ -10,16 +10,9 @@ import { notFound } from "../errors.js";
 import { runAgentTurn } from "./agent-turn.js";
 import type { ChannelInboxes } from "./channel-inboxes.js";
 import { chatApprover, filesOf, inputOf, purposes, unseenInput } from "./channel-input.js";
-import type { RunAnswers } from "./run-answers.js";
+import { RunKind, type RunKindParts } from "./run-kind.js";
 import { laneOf, type RunBody, type RunHandle } from "./run-manager.js";
-import type { RunTools } from "./run-tools.js";
-import {
-  type AgentRunnerDeps,
-  type AnswerOptions,
-  type AnswerPlace,
-  channelRef,
-  outcomeOf,
-} from "./runner-deps.js";
+import { type AnswerOptions, type AnswerPlace, channelRef, outcomeOf } from "./runner-deps.js";
 import { channelSystemText, peopleIn, type UserNamer } from "./team-prompt.js";
 import type { RunJob, StoredRun } from "./team-store.js";
 import type { AgentRecord, ChannelMessage, ChannelRecord } from "./types.js";
@@ -33,16 +26,11 @@ interface TurnOf {
 }
 
 /** Runs agents' answers in channels. */
-export class ChannelRuns {
-  readonly #deps: AgentRunnerDeps;
-  readonly #answers: RunAnswers;
-  readonly #tools: RunTools;
+export class ChannelRuns extends RunKind {
   readonly #inboxes: ChannelInboxes;
 
-  constructor(deps: AgentRunnerDeps, answers: RunAnswers, tools: RunTools, inboxes: ChannelInboxes) {
-    this.#deps = deps;
-    this.#answers = answers;
-    this.#tools = tools;
+  constructor(parts: RunKindParts, inboxes: ChannelInboxes) {
+    super(parts);
     this.#inboxes = inboxes;
   }
 
@@ -62,7 +50,7 @@ export class ChannelRuns {
     if (options.versionOf !== undefined) job.versionOf = options.versionOf;
     if (options.note !== undefined) job.note = options.note;
     if (options.present) job.present = true;
-    return this.#deps.runs.submit(
+    return this.deps.runs.submit(
       {
         channelId: channel.id,
         agentId: agent.id,
@@ -81,7 +69,7 @@ export class ChannelRuns {
   readonly bodyForJob = (stored: StoredRun, job: RunJob): RunBody => {
     const { run } = stored;
     return async (ctx) => {
-      const { store } = this.#deps;
+      const { store } = this.deps;
       const { channel, agents } = await store.channels.getWithAgents(run.channelId);
       if (!channel) throw notFound(`The channel ${run.channelId} no longer exists.`);
       const agent = agents.find((a) => a.id === run.agentId);
@@ -106,7 +94,7 @@ export class ChannelRuns {
     const options: AnswerOptions = job.present ? { present: true } : {};
     return async ({ run, signal, setModel }) => {
       const runId = run.id;
-      const result = await this.#answers.answering(
+      const result = await this.answers.answering(
         channel.id,
         agent.id,
         runId,
@@ -117,19 +105,18 @@ export class ChannelRuns {
           // Re-read: the channel and the agent may have changed while the run was queued.
           const read = agentsRead
             ? { channel, agents: agentsRead }
-            : await this.#deps.store.channels.getWithAgents(channel.id);
+            : await this.deps.store.channels.getWithAgents(channel.id);
           const current = read.channel ?? channel;
           const agents = new Map(read.agents.map((a) => [a.id, a]));
           const self = agents.get(agent.id) ?? agent;
-          const unseen = await unseenInput(this.#deps, current, agent.id, trigger.id);
-          const shown =
-            unseen.messages.length > 0 ? unseen.text : await inputOf(this.#deps, current, trigger);
+          const unseen = await unseenInput(this.deps, current, agent.id, trigger.id);
+          const shown = unseen.messages.length > 0 ? unseen.text : await inputOf(this.deps, current, trigger);
           const files = await filesOf(
-            this.#deps,
+            this.deps,
             current.id,
             unseen.messages.length > 0 ? unseen.messages : [trigger],
           );
-          return runAgentTurn(this.#deps.runtime, {
+          return runAgentTurn(this.deps.runtime, {
             ...(await this.#channelTurn(
               current,
               self,
@@ -146,7 +133,7 @@ export class ChannelRuns {
         },
       );
       if (!result.waiting) {
-        await this.#deps.onAnswered?.({
+        await this.deps.onAnswered?.({
           runId,
           channelId: channel.id,
           agentId: agent.id,
@@ -170,12 +157,12 @@ export class ChannelRuns {
     fence?: number,
   ): Promise<RunHandle> {
     const { run } = stored;
-    const { existing, place, firstSeq, start } = await this.#answers.resumePoint(stored, reason);
-    return this.#deps.runs.resume(
+    const { existing, place, firstSeq, start } = await this.answers.resumePoint(stored, reason);
+    return this.deps.runs.resume(
       stored,
       laneOf(stored.ref),
       async ({ signal, setModel }) => {
-        const result = await this.#answers.answering(
+        const result = await this.answers.answering(
           run.channelId,
           run.agentId,
           run.id,
@@ -184,7 +171,7 @@ export class ChannelRuns {
           existing,
           async (onEvent) => {
             const { channel, self, agents, names } = await this.#resumedRead(stored);
-            return runAgentTurn(this.#deps.runtime, {
+            return runAgentTurn(this.deps.runtime, {
               ...(await this.#channelTurn(
                 channel,
                 self,
@@ -209,7 +196,7 @@ export class ChannelRuns {
           start,
         );
         if (!result.waiting) {
-          await this.#deps.onAnswered?.({
+          await this.deps.onAnswered?.({
             runId: run.id,
             channelId: run.channelId,
             agentId: run.agentId,
@@ -226,13 +213,13 @@ export class ChannelRuns {
   /** The channel, the agent and the people's names a resumed run goes on with, read afresh. */
   async #resumedRead(stored: StoredRun) {
     const { run } = stored;
-    const read = await this.#deps.store.channels.getWithAgents(run.channelId);
+    const read = await this.deps.store.channels.getWithAgents(run.channelId);
     const channel = read.channel;
     if (!channel) throw notFound(`The channel ${run.channelId} no longer exists.`);
     const agents = new Map(read.agents.map((a) => [a.id, a]));
     const self = agents.get(run.agentId);
     if (!self) throw notFound(`The agent @${run.agentId} no longer exists.`);
-    const names = await this.#deps.nameOf(peopleIn(channel));
+    const names = await this.deps.nameOf(peopleIn(channel));
     return { channel, self, agents, names };
   }
 
@@ -246,7 +233,7 @@ export class ChannelRuns {
     options: AnswerOptions,
     names: UserNamer,
   ) {
-    const workspace = this.#deps.workspaceFor(channel.id);
+    const workspace = this.deps.workspaceFor(channel.id);
     // A resumed run reads what was said while it waited (or was down) before its next model call.
     const steering = this.#inboxes.open(channel, agent.id, runId, resumed === true);
     return {
@@ -256,10 +243,10 @@ export class ChannelRuns {
       ref: channelRef(channel.id, agent.id),
       // A group's agent session is read by every member: one person's recalled memories stay out of it.
       ...(channel.kind === "group" ? { sharedSession: true } : {}),
-      system: channelSystemText(agent, channel, agents, names, await purposes(this.#deps, channel, agent.id)),
+      system: channelSystemText(agent, channel, agents, names, await purposes(this.deps, channel, agent.id)),
       workspace,
       signal,
-      extraTools: await this.#tools.callTools({
+      extraTools: await this.tools.callTools({
         channelId: channel.id,
         triggerMessageId: triggerId,
         parentRunId: runId,
@@ -272,7 +259,7 @@ export class ChannelRuns {
       }),
       requestedBy,
       ...(options.present ? { present: true } : {}),
-      approve: chatApprover(this.#deps, channel.id, agent.id),
+      approve: chatApprover(this.deps, channel.id, agent.id),
       steering,
     };
   }

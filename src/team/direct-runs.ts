@@ -10,10 +10,9 @@ import { DimsumError, toDimsumError } from "../errors.js";
 import type { Message, Usage, UserMessage } from "../llm/types.js";
 import type { SessionRef } from "../store/types.js";
 import { runAgentTurn } from "./agent-turn.js";
-import type { RunAnswers } from "./run-answers.js";
+import { RunKind } from "./run-kind.js";
 import type { RunRequest } from "./run-manager.js";
-import type { RunTools } from "./run-tools.js";
-import { type AgentRunnerDeps, requireAgent, startRun } from "./runner-deps.js";
+import { requireAgent, startRun } from "./runner-deps.js";
 import { directSystemText } from "./team-prompt.js";
 import type { AgentRecord } from "./types.js";
 
@@ -40,17 +39,7 @@ export type TurnOutcome =
   | { ok: false; cancelled: boolean; error: string };
 
 /** Runs turns given their system text and input. */
-export class DirectRuns {
-  readonly #deps: AgentRunnerDeps;
-  readonly #answers: RunAnswers;
-  readonly #tools: RunTools;
-
-  constructor(deps: AgentRunnerDeps, answers: RunAnswers, tools: RunTools) {
-    this.#deps = deps;
-    this.#answers = answers;
-    this.#tools = tools;
-  }
-
+export class DirectRuns extends RunKind {
   /**
    * Starts a turn of `agentId` with a given system text and input (a meeting's speaker or its
    * minutes), posted to the channel as the agent's answer like any other; `done` settles with the
@@ -59,7 +48,7 @@ export class DirectRuns {
   async launchTurn(spec: TurnSpec): Promise<{ runId: string; done: Promise<TurnOutcome> }> {
     let outcome: TurnOutcome | undefined;
     const handle = await startRun(
-      this.#deps.runs,
+      this.deps.runs,
       {
         channelId: spec.channelId,
         agentId: spec.agentId,
@@ -69,7 +58,7 @@ export class DirectRuns {
         requestedBy: spec.requestedBy,
       },
       (runId, signal) =>
-        this.#answers.answering(
+        this.answers.answering(
           spec.channelId,
           spec.agentId,
           runId,
@@ -108,9 +97,9 @@ export class DirectRuns {
     signal: AbortSignal,
     onEvent: NonNullable<Parameters<typeof runAgentTurn>[1]["onEvent"]>,
   ) {
-    const agent = await requireAgent(this.#deps.store, spec.agentId);
-    const workspace = this.#deps.workspaceFor(spec.channelId);
-    return runAgentTurn(this.#deps.runtime, {
+    const agent = await requireAgent(this.deps.store, spec.agentId);
+    const workspace = this.deps.workspaceFor(spec.channelId);
+    return runAgentTurn(this.deps.runtime, {
       agent,
       runId,
       channelId: spec.channelId,
@@ -120,7 +109,7 @@ export class DirectRuns {
       workspace,
       signal,
       sharedSession: true,
-      extraTools: await this.#tools.callTools({
+      extraTools: await this.tools.callTools({
         channelId: spec.channelId,
         triggerMessageId: spec.triggerMessageId,
         parentRunId: runId,
@@ -146,8 +135,8 @@ export class DirectRuns {
   ): Promise<{ text: string; usage?: Usage; runId: string }> {
     const ref = { userId: `api:${userId}`, sessionId: `complete:${randomUUID()}` };
     if (history.length > 0) {
-      await this.#deps.sessions.openSession(ref, { title: textOfContent(input).slice(0, 60) });
-      await this.#deps.sessions.appendMessages(ref, undefined, history.map(toMessage));
+      await this.deps.sessions.openSession(ref, { title: textOfContent(input).slice(0, 60) });
+      await this.deps.sessions.appendMessages(ref, undefined, history.map(toMessage));
     }
     let text = "";
     let usage: Usage | undefined;
@@ -161,10 +150,10 @@ export class DirectRuns {
       requestedBy: userId,
     };
     if (options.signal) request.signal = options.signal;
-    const handle = await startRun(this.#deps.runs, request, async (runId, signal, setModel) => {
-      const workspace = this.#deps.workspaceFor(`api-${userId.replace(/[^A-Za-z0-9_-]/g, "_")}`);
+    const handle = await startRun(this.deps.runs, request, async (runId, signal, setModel) => {
+      const workspace = this.deps.workspaceFor(`api-${userId.replace(/[^A-Za-z0-9_-]/g, "_")}`);
       try {
-        const result = await runAgentTurn(this.#deps.runtime, {
+        const result = await runAgentTurn(this.deps.runtime, {
           agent,
           runId,
           channelId: "",
@@ -174,7 +163,7 @@ export class DirectRuns {
           workspace,
           signal,
           billedTo: userId,
-          extraTools: await this.#tools.callTools({
+          extraTools: await this.tools.callTools({
             channelId: "",
             triggerMessageId: 0,
             parentRunId: runId,

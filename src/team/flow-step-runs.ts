@@ -9,29 +9,18 @@ import type { SessionRef } from "../store/types.js";
 import { runAgentTurn } from "./agent-turn.js";
 import type { StepLauncher, StepOutcome } from "./flow-runner.js";
 import { inputFor } from "./flows.js";
-import type { RunAnswers } from "./run-answers.js";
+import { RunKind } from "./run-kind.js";
 import { laneOf, type RunHandle } from "./run-manager.js";
-import type { RunTools } from "./run-tools.js";
-import { type AgentRunnerDeps, outcomeOf, requireAgent, startRun } from "./runner-deps.js";
+import { outcomeOf, requireAgent, startRun } from "./runner-deps.js";
 import { flowStepSystemText, stepInput } from "./team-prompt.js";
 import type { StoredRun } from "./team-store.js";
 import type { FlowRecord } from "./types.js";
 
 /** Runs flow steps. */
-export class FlowStepRuns {
-  readonly #deps: AgentRunnerDeps;
-  readonly #answers: RunAnswers;
-  readonly #tools: RunTools;
-
-  constructor(deps: AgentRunnerDeps, answers: RunAnswers, tools: RunTools) {
-    this.#deps = deps;
-    this.#answers = answers;
-    this.#tools = tools;
-  }
-
+export class FlowStepRuns extends RunKind {
   /** Starts the run of a flow step; its output is posted to the channel and handed to the flow. */
   readonly launchStep: StepLauncher = async (flow, index) => {
-    const { store } = this.#deps;
+    const { store } = this.deps;
     const step = flow.steps[index];
     if (!step) throw notFound(`Flow ${flow.id} has no step ${index}.`);
     const trigger = await store.messages.get(flow.triggerMessageId);
@@ -39,7 +28,7 @@ export class FlowStepRuns {
     const ref = { userId: `flow:${flow.id}`, sessionId: `step:${index}:${randomUUID()}` };
     let output = "";
     const handle = await startRun(
-      this.#deps.runs,
+      this.deps.runs,
       {
         channelId: flow.channelId,
         agentId: step.agentId,
@@ -51,7 +40,7 @@ export class FlowStepRuns {
         requestedBy,
       },
       (runId, signal, setModel) =>
-        this.#answers.answering(
+        this.answers.answering(
           flow.channelId,
           step.agentId,
           runId,
@@ -59,7 +48,7 @@ export class FlowStepRuns {
           {},
           undefined,
           async (onEvent) => {
-            const result = await runAgentTurn(this.#deps.runtime, {
+            const result = await runAgentTurn(this.deps.runtime, {
               ...(await this.#stepTurn(flow, index, runId, ref, requestedBy, signal)),
               input: stepInput(step.instruction, inputFor(flow, index)),
               onEvent,
@@ -84,14 +73,14 @@ export class FlowStepRuns {
   ): Promise<{ runId: string; done: Promise<StepOutcome> }> {
     const { run } = stored;
     const index = run.stepIndex ?? flow.currentStep;
-    const { existing, firstSeq, start } = await this.#answers.resumePoint(stored, "restart");
+    const { existing, firstSeq, start } = await this.answers.resumePoint(stored, "restart");
     let output = "";
-    const handle = await this.#deps.runs.resume(
+    const handle = await this.deps.runs.resume(
       stored,
       laneOf(stored.ref),
       async ({ signal, setModel }) =>
         outcomeOf(
-          await this.#answers.answering(
+          await this.answers.answering(
             run.channelId,
             run.agentId,
             run.id,
@@ -99,7 +88,7 @@ export class FlowStepRuns {
             {},
             existing,
             async (onEvent) => {
-              const result = await runAgentTurn(this.#deps.runtime, {
+              const result = await runAgentTurn(this.deps.runtime, {
                 ...(await this.#stepTurn(flow, index, run.id, stored.ref, stored.requestedBy, signal)),
                 input: "",
                 resume: { reason: "restart", decisions: {} },
@@ -127,7 +116,7 @@ export class FlowStepRuns {
     requestedBy: string,
     signal: AbortSignal,
   ) {
-    const { store } = this.#deps;
+    const { store } = this.deps;
     const step = flow.steps[index];
     if (!step) throw notFound(`Flow ${flow.id} has no step ${index}.`);
     const channel = await store.channels.get(flow.channelId);
@@ -135,7 +124,7 @@ export class FlowStepRuns {
     const agent = await requireAgent(store, step.agentId);
     const nextStep = flow.steps[index + 1];
     const next = nextStep ? await store.agents.get(nextStep.agentId) : undefined;
-    const workspace = this.#deps.workspaceFor(channel.id);
+    const workspace = this.deps.workspaceFor(channel.id);
     return {
       agent,
       runId,
@@ -144,7 +133,7 @@ export class FlowStepRuns {
       system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
       workspace,
       signal,
-      extraTools: await this.#tools.callTools({
+      extraTools: await this.tools.callTools({
         channelId: channel.id,
         triggerMessageId: flow.triggerMessageId,
         parentRunId: runId,
