@@ -20,6 +20,7 @@ import { FlowStepRuns } from "./flow-step-runs.js";
 import { LiveRunParts } from "./live-run-parts.js";
 import { NestedRuns } from "./nested-runs.js";
 import { RunAnswers } from "./run-answers.js";
+import type { RunKindParts } from "./run-kind.js";
 import { RunTools } from "./run-tools.js";
 import type { AgentRunnerDeps } from "./runner-deps.js";
 
@@ -27,71 +28,51 @@ export type { CompletionMessage, TurnOutcome, TurnSpec } from "./direct-runs.js"
 export { RESTART_SEQ_BLOCK } from "./run-answers.js";
 export { type AgentRunnerDeps, type AnswerOptions, channelRef } from "./runner-deps.js";
 
-/** Runs agents for the team facade. */
-export class AgentRunner {
-  /**
-   * Starts `agent` answering in the channel; its input is what it has not seen up to `trigger`. The
-   * answer is a job: it waits for a slot, and with several instances any instance may run it.
-   */
-  readonly startChannelRun: ChannelRuns["startChannelRun"];
-  /** The body of a claimed chat answer job (another instance may have enqueued it). */
-  readonly bodyForJob: ChannelRuns["bodyForJob"];
-  /**
-   * Continues a channel run that waited for approvals, now decided (the caller claimed it from
-   * `waiting`), or cut off by a restart: the same answer message goes on from where it stopped.
-   */
-  readonly resumeChannelRun: ChannelRuns["resumeChannelRun"];
-  /** Starts the run of a flow step; its output is posted to the channel and handed to the flow. */
-  readonly launchStep: FlowStepRuns["launchStep"];
-  /** Continues a flow step whose process died, from its checkpoint (see FlowStepRuns). */
-  readonly resumeFlowStep: FlowStepRuns["resumeFlowStep"];
-  /** Starts a turn with a given system text and input, posted to the channel (see DirectRuns). */
-  readonly launchTurn: DirectRuns["launchTurn"];
-  /** A direct run of an agent over an OpenAI-style conversation, in a session of its own. */
-  readonly complete: DirectRuns["complete"];
-  /** Runs `target` for call_agent, nested under the calling run; returns its answer (see NestedRuns). */
-  readonly runNested: NestedRuns["runNested"];
-  /** Runs a remote A2A agent for its tool, nested under the calling run like a called agent. */
-  readonly runRemote: NestedRuns["runRemote"];
-  /** Posts (or ends) the answer of a run that will not go on after its process died. */
-  readonly postInterrupted: RunAnswers["postInterrupted"];
-  /** Hands a message to the agent's run in progress in the channel (steer mode); true when taken. */
-  readonly steer: ChannelInboxes["steer"];
-  /** A person stopped the run: the messages sent to it that it has not read start no run of their own. */
-  readonly dropUnread: ChannelInboxes["dropUnread"];
-  /** What a live run's answer holds so far, and the number of its last event folded in. */
-  readonly liveParts: LiveRunParts["liveParts"];
+/** Runs agents for the team facade: the runs of every kind, from the modules above. */
+export type AgentRunner = Pick<ChannelRuns, "startChannelRun" | "bodyForJob" | "resumeChannelRun"> &
+  Pick<FlowStepRuns, "launchStep" | "resumeFlowStep"> &
+  Pick<DirectRuns, "launchTurn" | "complete"> &
+  Pick<NestedRuns, "runNested" | "runRemote"> &
+  Pick<RunAnswers, "postInterrupted"> &
+  Pick<ChannelInboxes, "steer" | "dropUnread"> &
+  Pick<LiveRunParts, "liveParts">;
 
-  constructor(deps: AgentRunnerDeps) {
-    const live = new LiveRunParts();
-    const inboxes = new ChannelInboxes(deps, (channel, agent, trigger, requestedBy) =>
-      this.startChannelRun(channel, agent, trigger, requestedBy),
-    );
-    const answers = new RunAnswers(deps, live, (channelId, agentId, runId) =>
-      inboxes.close(channelId, agentId, runId),
-    );
-    const tools: RunTools = new RunTools(deps, {
-      runNested: (target, scope, task, signal, restarted) =>
-        this.runNested(target, scope, task, signal, restarted),
-      runRemote: (remote, scope, task, signal) => this.runRemote(remote, scope, task, signal),
-    });
-    const parts = { deps, answers, tools };
-    const nested = new NestedRuns(deps, live, answers, () => tools);
-    const channels = new ChannelRuns(parts, inboxes);
-    const steps = new FlowStepRuns(parts);
-    const direct = new DirectRuns(parts);
-    this.startChannelRun = channels.startChannelRun.bind(channels);
-    this.bodyForJob = channels.bodyForJob;
-    this.resumeChannelRun = channels.resumeChannelRun.bind(channels);
-    this.launchStep = steps.launchStep;
-    this.resumeFlowStep = steps.resumeFlowStep.bind(steps);
-    this.launchTurn = direct.launchTurn.bind(direct);
-    this.complete = direct.complete.bind(direct);
-    this.runNested = nested.runNested.bind(nested);
-    this.runRemote = nested.runRemote.bind(nested);
-    this.postInterrupted = answers.postInterrupted.bind(answers);
-    this.steer = inboxes.steer.bind(inboxes);
-    this.dropUnread = inboxes.dropUnread.bind(inboxes);
-    this.liveParts = live.liveParts.bind(live);
+/** The agent runner over its dependencies. */
+export function createAgentRunner(deps: AgentRunnerDeps): AgentRunner {
+  const live = new LiveRunParts();
+  const inboxes: ChannelInboxes = new ChannelInboxes(deps, (channel, agent, trigger, requestedBy) =>
+    channels.startChannelRun(channel, agent, trigger, requestedBy),
+  );
+  const answers: RunAnswers = new RunAnswers(deps, live, (channelId, agentId, runId) =>
+    inboxes.close(channelId, agentId, runId),
+  );
+  const tools: RunTools = new RunTools(deps, {
+    runNested: (target, scope, task, signal, restarted) =>
+      nested.runNested(target, scope, task, signal, restarted),
+    runRemote: (remote, scope, task, signal) => nested.runRemote(remote, scope, task, signal),
+  });
+  const parts: RunKindParts = { deps, answers, tools };
+  const nested: NestedRuns = new NestedRuns(deps, live, answers, tools);
+  const channels: ChannelRuns = new ChannelRuns(parts, inboxes);
+  const steps = new FlowStepRuns(parts);
+  const direct = new DirectRuns(parts);
+  return {
+    ...bound(channels, "startChannelRun", "bodyForJob", "resumeChannelRun"),
+    ...bound(steps, "launchStep", "resumeFlowStep"),
+    ...bound(direct, "launchTurn", "complete"),
+    ...bound(nested, "runNested", "runRemote"),
+    ...bound(answers, "postInterrupted"),
+    ...bound(inboxes, "steer", "dropUnread"),
+    ...bound(live, "liveParts"),
+  };
+}
+
+/** The named members of `target`, its methods bound to it. */
+function bound<T extends object, K extends keyof T>(target: T, ...names: K[]): Pick<T, K> {
+  const picked: Partial<Pick<T, K>> = {};
+  for (const name of names) {
+    const value = target[name];
+    picked[name] = typeof value === "function" ? (value.bind(target) as T[K]) : value;
   }
+  return picked as Pick<T, K>;
 }

@@ -12,6 +12,7 @@ import type { ChannelInboxes } from "./channel-inboxes.js";
 import { chatApprover, filesOf, inputOf, purposes, unseenInput } from "./channel-input.js";
 import { RunKind, type RunKindParts } from "./run-kind.js";
 import { laneOf, type RunBody, type RunHandle } from "./run-manager.js";
+import { topScope } from "./run-tools.js";
 import { type AnswerOptions, type AnswerPlace, channelRef, outcomeOf } from "./runner-deps.js";
 import { channelSystemText, peopleIn, type UserNamer } from "./team-prompt.js";
 import type { RunJob, StoredRun } from "./team-store.js";
@@ -247,15 +248,8 @@ export class ChannelRuns extends RunKind {
       workspace,
       signal,
       extraTools: await this.tools.callTools({
-        channelId: channel.id,
-        triggerMessageId: triggerId,
-        parentRunId: runId,
-        depth: 0,
-        chain: [agent.id],
-        requestedBy,
-        workspace,
+        ...topScope(runId, channel.id, triggerId, agent.id, requestedBy, workspace),
         present: options.present === true,
-        rootRunId: runId,
       }),
       requestedBy,
       ...(options.present ? { present: true } : {}),

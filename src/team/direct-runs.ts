@@ -12,6 +12,7 @@ import type { SessionRef } from "../store/types.js";
 import { runAgentTurn } from "./agent-turn.js";
 import { RunKind } from "./run-kind.js";
 import type { RunRequest } from "./run-manager.js";
+import { topScope } from "./run-tools.js";
 import { requireAgent, startRun } from "./runner-deps.js";
 import { directSystemText } from "./team-prompt.js";
 import type { AgentRecord } from "./types.js";
@@ -109,15 +110,9 @@ export class DirectRuns extends RunKind {
       workspace,
       signal,
       sharedSession: true,
-      extraTools: await this.tools.callTools({
-        channelId: spec.channelId,
-        triggerMessageId: spec.triggerMessageId,
-        parentRunId: runId,
-        depth: 0,
-        chain: [agent.id],
-        requestedBy: spec.requestedBy,
-        workspace,
-      }),
+      extraTools: await this.tools.callTools(
+        topScope(runId, spec.channelId, spec.triggerMessageId, agent.id, spec.requestedBy, workspace),
+      ),
       requestedBy: spec.requestedBy,
       ...(spec.output ? { output: spec.output } : {}),
       onEvent,
@@ -163,15 +158,7 @@ export class DirectRuns extends RunKind {
           workspace,
           signal,
           billedTo: userId,
-          extraTools: await this.tools.callTools({
-            channelId: "",
-            triggerMessageId: 0,
-            parentRunId: runId,
-            depth: 0,
-            chain: [agent.id],
-            requestedBy: userId,
-            workspace,
-          }),
+          extraTools: await this.tools.callTools(topScope(runId, "", 0, agent.id, userId, workspace)),
           ...(options.onDelta ? { onDelta: options.onDelta } : {}),
           ...(options.output ? { output: options.output } : {}),
           onModel: setModel,

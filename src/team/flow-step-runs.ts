@@ -11,6 +11,7 @@ import type { StepLauncher, StepOutcome } from "./flow-runner.js";
 import { inputFor } from "./flows.js";
 import { RunKind } from "./run-kind.js";
 import { laneOf, type RunHandle } from "./run-manager.js";
+import { topScope } from "./run-tools.js";
 import { outcomeOf, requireAgent, startRun } from "./runner-deps.js";
 import { flowStepSystemText, stepInput } from "./team-prompt.js";
 import type { StoredRun } from "./team-store.js";
@@ -133,15 +134,9 @@ export class FlowStepRuns extends RunKind {
       system: flowStepSystemText(agent, channel, index, flow.steps.length, next),
       workspace,
       signal,
-      extraTools: await this.tools.callTools({
-        channelId: channel.id,
-        triggerMessageId: flow.triggerMessageId,
-        parentRunId: runId,
-        depth: 0,
-        chain: [agent.id],
-        requestedBy,
-        workspace,
-      }),
+      extraTools: await this.tools.callTools(
+        topScope(runId, channel.id, flow.triggerMessageId, agent.id, requestedBy, workspace),
+      ),
       requestedBy,
     };
   }

@@ -40,9 +40,9 @@ export class NestedRuns {
   readonly #deps: AgentRunnerDeps;
   readonly #live: LiveRunParts;
   readonly #answers: RunAnswers;
-  readonly #tools: () => RunTools;
+  readonly #tools: RunTools;
 
-  constructor(deps: AgentRunnerDeps, live: LiveRunParts, answers: RunAnswers, tools: () => RunTools) {
+  constructor(deps: AgentRunnerDeps, live: LiveRunParts, answers: RunAnswers, tools: RunTools) {
     this.#deps = deps;
     this.#live = live;
     this.#answers = answers;
@@ -88,7 +88,7 @@ export class NestedRuns {
           system: callSystemText(target, caller, chain),
           workspace: scope.workspace,
           signal: runSignal,
-          extraTools: await this.#tools().callTools({
+          extraTools: await this.#tools.callTools({
             channelId: scope.channelId,
             triggerMessageId: scope.triggerMessageId,
             parentRunId: runId,

@@ -17,6 +17,29 @@ export interface NestedCalls {
   runRemote(remote: RemoteAgentConfig, scope: CallScope, task: string, signal: AbortSignal): Promise<string>;
 }
 
+/**
+ * Where a run started by a message or a caller outside the team stands: at the top of its call
+ * chain, alone in it.
+ */
+export function topScope(
+  runId: string,
+  channelId: string,
+  triggerMessageId: number,
+  agentId: string,
+  requestedBy: string,
+  workspace: string,
+): CallScope {
+  return {
+    channelId,
+    triggerMessageId,
+    parentRunId: runId,
+    depth: 0,
+    chain: [agentId],
+    requestedBy,
+    workspace,
+  };
+}
+
 /** Builds the team's tools of a run. */
 export class RunTools {
   readonly #deps: AgentRunnerDeps;

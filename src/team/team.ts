@@ -24,7 +24,7 @@ import type { SessionStore } from "../store/types.js";
 import { chatProcessKey } from "../tools/process/process-manager.js";
 import type { Tool } from "../tools/types.js";
 import { assertCanManage, assertNotGuest, canSeeChannel, isAdmin } from "./access.js";
-import { AgentRunner } from "./agent-runner.js";
+import { createAgentRunner } from "./agent-runner.js";
 import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
 import { BudgetGuard } from "./budget-guard.js";
@@ -350,7 +350,7 @@ export function createTeam(deps: TeamDeps): Team {
   });
   /** Nested runs a restart or a lost instance cut off, by id: each goes on inside its caller's resumed call. */
   const orphans = new Map<string, { stored: StoredRun; fence?: number }>();
-  const runner = new AgentRunner({
+  const runner = createAgentRunner({
     store,
     sessions,
     runs,
