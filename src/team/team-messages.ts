@@ -10,7 +10,7 @@ import { conflict, forbidden, invalid, notFound } from "../errors.js";
 import { assertNotGuest } from "./access.js";
 import type { QueuedFor } from "./message-queue.js";
 import { routeMessage } from "./routing.js";
-import type { TeamParts } from "./team-parts.js";
+import { type TeamParts, whenReady } from "./team-parts.js";
 import { peopleIn } from "./team-prompt.js";
 import type {
   Actor,
@@ -145,14 +145,12 @@ export function messageSide(parts: TeamParts) {
     | "editMessage"
     | "searchMessages"
   > = {
-    async listMessages(actor, channelId, options) {
-      await ready;
-      return channels.messages(actor, channelId, options);
-    },
-    async markRead(actor, channelId, messageId) {
-      await ready;
-      return channels.markRead(actor, channelId, messageId);
-    },
+    listMessages: whenReady(ready, (actor, channelId, options) =>
+      channels.messages(actor, channelId, options),
+    ),
+    markRead: whenReady(ready, (actor, channelId, messageId) =>
+      channels.markRead(actor, channelId, messageId),
+    ),
     async postMessage(actor, channelId, text, options = {}) {
       await ready;
       const channel = await channels.visible(actor, channelId);
@@ -196,22 +194,12 @@ export function messageSide(parts: TeamParts) {
       if (!found) throw notFound("No such file in this chat.");
       return found;
     },
-    async mcpAppResource(actor, ref) {
-      await ready;
-      return apps.resource(actor, ref);
-    },
-    async mcpAppCall(actor, ref, name, args) {
-      await ready;
-      return apps.call(actor, ref, name, args);
-    },
-    async mcpAppDecide(actor, ref, approvalId, decision) {
-      await ready;
-      return apps.decide(actor, ref, approvalId, decision);
-    },
-    async deleteMessage(actor, messageId) {
-      await ready;
-      return channels.deleteMessage(actor, messageId);
-    },
+    mcpAppResource: whenReady(ready, (actor, ref) => apps.resource(actor, ref)),
+    mcpAppCall: whenReady(ready, (actor, ref, name, args) => apps.call(actor, ref, name, args)),
+    mcpAppDecide: whenReady(ready, (actor, ref, approvalId, decision) =>
+      apps.decide(actor, ref, approvalId, decision),
+    ),
+    deleteMessage: whenReady(ready, (actor, messageId) => channels.deleteMessage(actor, messageId)),
     async regenerate(actor, messageId) {
       await ready;
       const answer = await requireMessage(messageId);
@@ -277,10 +265,7 @@ export function messageSide(parts: TeamParts) {
       }
       return { message, runs: started };
     },
-    async searchMessages(actor, query, options) {
-      await ready;
-      return channels.search(actor, query, options);
-    },
+    searchMessages: whenReady(ready, (actor, query, options) => channels.search(actor, query, options)),
   };
   return { methods, postRouted };
 }

@@ -48,3 +48,14 @@ export interface TeamParts {
   cluster: TeamDeps["cluster"];
   leases: TeamStore["leases"];
 }
+
+/** `work` as a method of the team: it waits for the team's startup work first, like every method. */
+export function whenReady<A extends unknown[], R>(
+  ready: Promise<void>,
+  work: (...args: A) => R | Promise<R>,
+): (...args: A) => Promise<R> {
+  return async (...args) => {
+    await ready;
+    return work(...args);
+  };
+}

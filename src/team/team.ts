@@ -37,7 +37,7 @@ import { STARTER_AGENTS } from "./starter-agents.js";
 import { sqliteMeetings } from "./store/meeting-repo.js";
 import type { TeamDeps } from "./team-deps.js";
 import { messageSide } from "./team-messages.js";
-import type { TeamParts } from "./team-parts.js";
+import { type TeamParts, whenReady } from "./team-parts.js";
 import { namesFrom } from "./team-prompt.js";
 import { joinRelay } from "./team-relay.js";
 import { runSide } from "./team-runs.js";
@@ -549,36 +549,17 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       return Promise.all((await agents.list()).map(withModelInput));
     },
-    async getAgent(_actor, id) {
-      await ready;
-      return withModelInput(await agents.get(id));
-    },
+    getAgent: whenReady(ready, async (_actor, id) => withModelInput(await agents.get(id))),
     attachmentLimits: () => deps.config.attachments,
-    async createAgent(actor, input) {
-      await ready;
-      return withModelInput(await agents.create(actor, input));
-    },
-    async updateAgent(actor, id, patch) {
-      await ready;
-      return withModelInput(await agents.update(actor, id, patch));
-    },
-    async deleteAgent(actor, id) {
-      await ready;
-      return agents.delete(actor, id);
-    },
-    async getSoul(actor, id) {
-      await ready;
-      return agents.getSoul(actor, id);
-    },
-    async putSoul(actor, id, content) {
-      await ready;
-      return agents.putSoul(actor, id, content);
-    },
+    createAgent: whenReady(ready, async (actor, input) => withModelInput(await agents.create(actor, input))),
+    updateAgent: whenReady(ready, async (actor, id, patch) =>
+      withModelInput(await agents.update(actor, id, patch)),
+    ),
+    deleteAgent: whenReady(ready, (actor, id) => agents.delete(actor, id)),
+    getSoul: whenReady(ready, (actor, id) => agents.getSoul(actor, id)),
+    putSoul: whenReady(ready, (actor, id, content) => agents.putSoul(actor, id, content)),
 
-    async listChannels(actor) {
-      await ready;
-      return channels.list(actor);
-    },
+    listChannels: whenReady(ready, (actor) => channels.list(actor)),
     async setChannelPrefs(actor, id, patch) {
       await ready;
       const prefs = await channels.setPrefs(actor, id, patch);
@@ -605,34 +586,15 @@ export function createTeam(deps: TeamDeps): Team {
       });
       return channels.update(actor, id, { name });
     },
-    async getChannel(actor, id) {
-      await ready;
-      return channels.visible(actor, id);
-    },
-    async createChannel(actor, input) {
-      await ready;
-      return channels.create(actor, input);
-    },
-    async updateChannel(actor, id, patch) {
-      await ready;
-      return channels.update(actor, id, patch);
-    },
-    async deleteChannel(actor, id) {
-      await ready;
-      return channels.delete(actor, id);
-    },
-    async addMember(actor, channelId, member) {
-      await ready;
-      return channels.addMember(actor, channelId, member);
-    },
-    async removeMember(actor, channelId, member) {
-      await ready;
-      return channels.removeMember(actor, channelId, member);
-    },
-    async setChain(actor, channelId, steps) {
-      await ready;
-      return channels.setChain(actor, channelId, steps);
-    },
+    getChannel: whenReady(ready, (actor, id) => channels.visible(actor, id)),
+    createChannel: whenReady(ready, (actor, input) => channels.create(actor, input)),
+    updateChannel: whenReady(ready, (actor, id, patch) => channels.update(actor, id, patch)),
+    deleteChannel: whenReady(ready, (actor, id) => channels.delete(actor, id)),
+    addMember: whenReady(ready, (actor, channelId, member) => channels.addMember(actor, channelId, member)),
+    removeMember: whenReady(ready, (actor, channelId, member) =>
+      channels.removeMember(actor, channelId, member),
+    ),
+    setChain: whenReady(ready, (actor, channelId, steps) => channels.setChain(actor, channelId, steps)),
 
     ...messages.methods,
     ...runSide(parts),
