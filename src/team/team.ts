@@ -4,27 +4,18 @@
  * runs, flows and events together.
  */
 
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import type { RemoteAgentConfig } from "../a2a/remote-config.js";
-import type { ObserveRun } from "../agent/run-observer.js";
-import { checkFileCount, cleanFileName } from "../attachments/kinds.js";
-import { attachBytes } from "../attachments/to-parts.js";
-import { CapabilityAssembly, type CapabilityServices } from "../capabilities/index.js";
-import type { DimsumConfig } from "../config/load-config.js";
+import { CapabilityAssembly } from "../capabilities/index.js";
 import { resolveModel } from "../config/resolve-model.js";
-import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
-import { type FallbackSettings, fallbackSettings } from "../llm/fallback-chain.js";
-import type { ModelSpec, StreamFunction, StreamOptions } from "../llm/types.js";
-import type { BudgetStore } from "../store/budgets/budget-store.js";
+import { conflict, DimsumError, invalid } from "../errors.js";
+import { fallbackSettings } from "../llm/fallback-chain.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
-import type { SessionStore } from "../store/types.js";
 import { chatProcessKey } from "../tools/process/process-manager.js";
-import type { Tool } from "../tools/types.js";
-import { assertCanManage, assertNotGuest, canSeeChannel, isAdmin } from "./access.js";
-import { AgentRunner } from "./agent-runner.js";
+import { assertNotGuest } from "./access.js";
+import { createAgentRunner } from "./agent-runner.js";
 import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
 import { BudgetGuard } from "./budget-guard.js";
@@ -38,113 +29,22 @@ import { Handoffs } from "./handoffs.js";
 import { McpApps } from "./mcp-apps.js";
 import { meetingFacade } from "./meeting-facade.js";
 import { MeetingRunner } from "./meeting-runner.js";
-import { MessageQueue, type QueuedFor } from "./message-queue.js";
-import { PersonaFiles, type PersonaStore } from "./personas.js";
-import { routeMessage } from "./routing.js";
+import { MessageQueue } from "./message-queue.js";
+import { PersonaFiles } from "./personas.js";
 import { RunApprovals } from "./run-approvals.js";
 import { INSTANCE_LOST, type RunBody, type RunHandle, RunManager } from "./run-manager.js";
-import { sinceDays, spendReport } from "./spend.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
-import { type MeetingRepository, sqliteMeetings } from "./store/meeting-repo.js";
-import { namesFrom, peopleIn } from "./team-prompt.js";
-import { joinRelay, type TeamRelay } from "./team-relay.js";
+import { sqliteMeetings } from "./store/meeting-repo.js";
+import type { TeamDeps } from "./team-deps.js";
+import { messageSide } from "./team-messages.js";
+import { type TeamParts, whenReady } from "./team-parts.js";
+import { namesFrom } from "./team-prompt.js";
+import { joinRelay } from "./team-relay.js";
+import { runSide } from "./team-runs.js";
 import { createSqliteTeamStore, type RunJob, type StoredRun, type TeamStore } from "./team-store.js";
-import type {
-  Actor,
-  AgentRecord,
-  ChannelMessage,
-  ChannelRecord,
-  FlowRecord,
-  MessagePart,
-  PostResult,
-  QueueMode,
-  Team,
-  TeamRun,
-} from "./types.js";
+import type { AgentRecord, Team, TeamRun } from "./types.js";
 
-export interface TeamDeps {
-  /**
-   * A migrated Dimsum SQLite database (`openDatabase`), when `stores` is not given; the caller closes
-   * it after `team.close()`.
-   */
-  db?: Database;
-  /** The team's repositories (default: SQLite over `db`); PostgreSQL for several instances. */
-  teamStore?: TeamStore;
-  /** The groups' meetings (default: SQLite over `db`). */
-  meetings?: MeetingRepository;
-  /** Agents' personas (default: SOUL.md files under `<home>/agents`). */
-  personas?: PersonaStore;
-  /**
-   * A database other instances may share (PostgreSQL): runs are leased to this instance (see
-   * run-manager.ts), so a run whose instance dies is closed by another one; with a relay, live events
-   * go out to and come in from the others.
-   */
-  cluster?: {
-    /** This instance's id (the relay's when there is one). */
-    instanceId: string;
-    relay?: TeamRelay;
-    /** How long a run's lease lasts unrenewed (default 30 s) and how often it is renewed (10 s). */
-    leaseTtlMs?: number;
-    leaseCheckMs?: number;
-  };
-  /** DIMSUM_HOME: personas live in `<home>/agents`, workspaces in `<home>/workspaces`. */
-  home: string;
-  config: DimsumConfig;
-  /** Where agent turns are stored (default: the SQLite session store on `db`). */
-  store?: SessionStore;
-  /** The provider function (default: by each model's wire protocol). */
-  stream?: StreamFunction;
-  streamOptions?: Omit<StreamOptions, "signal" | "toolChoice">;
-  /** Text deltas of one answer merged into at most one event per this many ms (default 50). */
-  deltaFrameMs?: number;
-  /** Provider cooldowns of model chains (default: this team's own, in memory, at the configured lengths). */
-  fallback?: FallbackSettings;
-  /** The budgets runs are held to (Settings → Spend); none: unlimited. */
-  budgets?: BudgetStore;
-  /** The model of an agent (default: its `model`, else the configured default). */
-  resolveAgentModel?: (agent: AgentRecord) => ModelSpec | Promise<ModelSpec>;
-  /** The tools' workspace for a channel (default `<home>/workspaces/<channelId>`, created). */
-  workspaceFor?: (channelId: string) => string;
-  now?: () => number;
-  /** A person's display name in agents' input (default: the user id). */
-  userName?: (userId: string) => string | Promise<string>;
-  /**
-   * The long-lived services runs draw their tools and layers from (memory, knowledge bases, MCP
-   * servers, HTTP tools, plugins, skills); default: the built-in tools alone.
-   */
-  capabilities?: Omit<CapabilityServices, "config" | "team">;
-  /**
-   * Tools an agent gets only when its allow list names them (e.g. `manage_schedule`): their names
-   * (accepted in allow lists), a factory acting for the person who started the run, and instances
-   * describing them for the tool catalogue.
-   */
-  grantableTools?: GrantableTools;
-  /** A person's role (guests read no knowledge base); default: everyone may. */
-  roleOf?: (userId: string) => Actor["role"] | undefined | Promise<Actor["role"] | undefined>;
-  /** Create the starter agents on first start (default true). */
-  starterAgents?: boolean;
-  /** Failures of background bookkeeping (default: a process warning). */
-  onError?: (err: unknown) => void;
-  /** How long a person has to answer an MCP server's request for input (default five minutes). */
-  elicitationTimeoutMs?: number;
-  /** How often runs that waited too long for approvals are looked for (default a minute). */
-  approvalSweepMs?: number;
-  /** Another reader of every run's events (OpenTelemetry export, see src/telemetry). */
-  observe?: ObserveRun;
-  /**
-   * Remote A2A agents every agent may call, one tool each (`a2a_<name>`): a fixed list, or a getter
-   * read at the start of each run (the server's: a2a.json and those added in Settings).
-   */
-  remoteAgents?: readonly RemoteAgentConfig[] | (() => Promise<readonly RemoteAgentConfig[]>);
-  /** Tools every agent is offered besides its catalogue, read at the start of each run (the server's HTTP tools saved in Settings). */
-  httpTools?: () => Promise<readonly Tool[]>;
-}
-
-export interface GrantableTools {
-  names: string[];
-  create: (agent: AgentRecord, requestedBy: string) => Tool[] | Promise<Tool[]>;
-  describe: () => Tool[];
-}
+export type { GrantableTools, TeamDeps } from "./team-deps.js";
 
 /** call_agent as the catalogue shows it (never run: each run gets its own, bound to the run). */
 const CALL_AGENT_DESCRIPTOR = createCallAgentTool(
@@ -163,7 +63,6 @@ const CALL_AGENT_DESCRIPTOR = createCallAgentTool(
 const STARTERS_KEY = "starter_agents_created";
 /** How often runs waiting too long for approvals are looked for. */
 const APPROVAL_SWEEP_MS = 60_000;
-const MAX_MESSAGE_BYTES = 32 * 1024;
 const INTERRUPTED = "interrupted: the server stopped before the run finished";
 const COMPLETION_INTERRUPTED =
   "interrupted: the server stopped during this /v1 completion and its client's connection closed with it; the client sends the request again.";
@@ -356,7 +255,7 @@ export function createTeam(deps: TeamDeps): Team {
   });
   /** Nested runs a restart or a lost instance cut off, by id: each goes on inside its caller's resumed call. */
   const orphans = new Map<string, { stored: StoredRun; fence?: number }>();
-  const runner = new AgentRunner({
+  const runner = createAgentRunner({
     store,
     sessions,
     runs,
@@ -454,7 +353,7 @@ export function createTeam(deps: TeamDeps): Team {
     emit,
     now,
     nameOf,
-    post: async (actor, channel, text) => postRouted(actor, channel, text, true),
+    post: async (actor, channel, text) => messages.postRouted(actor, channel, text, true),
   });
   const agents = new AgentService({
     store,
@@ -610,32 +509,6 @@ export function createTeam(deps: TeamDeps): Team {
     };
   }
 
-  async function visibleRun(actor: Actor, runId: string): Promise<StoredRun> {
-    const stored = await store.runs.get(runId);
-    // A run the caller may not see does not exist for them: the same 404, naming nothing.
-    const missing = () => notFound(`No run with id "${runId}".`);
-    if (!stored) throw missing();
-    if (stored.run.channelId === "") {
-      if (!isAdmin(actor) && stored.requestedBy !== actor.userId) throw missing();
-    } else if (!(await channelVisible(actor, stored.run.channelId))) {
-      throw missing();
-    }
-    return stored;
-  }
-
-  /** Whether the channel exists and the actor may see it. */
-  async function channelVisible(actor: Actor, channelId: string): Promise<boolean> {
-    const channel = await store.channels.get(channelId);
-    return channel !== undefined && canSeeChannel(actor, channel);
-  }
-
-  /** The flow if the actor may see its channel; otherwise the same 404 as a missing flow. */
-  async function visibleFlow(actor: Actor, flowId: string) {
-    const flow = await flows.get(flowId);
-    if (!(await channelVisible(actor, flow.channelId))) throw notFound(`No flow with id "${flowId}".`);
-    return flow;
-  }
-
   /** The agent with what its model reads besides text, when its model resolves and is known. */
   async function withModelInput(agent: AgentRecord): Promise<AgentRecord> {
     const model = await Promise.resolve()
@@ -645,123 +518,32 @@ export function createTeam(deps: TeamDeps): Team {
     return { ...agent, modelInput: { model: `${model.provider}:${model.id}`, ...model.input } };
   }
 
-  /** The attachment parts of a post: files uploaded to this chat, at most the limit. */
-  async function attachedParts(channelId: string, ids: readonly string[]): Promise<MessagePart[]> {
-    checkFileCount(ids.length, deps.config.attachments);
-    const parts: MessagePart[] = [];
-    for (const id of ids) {
-      const meta = await store.attachments.meta(channelId, id);
-      if (!meta) throw invalid(`No file ${id} was uploaded to this chat.`, "upload it again, then send");
-      parts.push({ type: "attachment", ...meta });
-    }
-    return parts;
-  }
-
-  async function postRouted(
-    actor: Actor,
-    channel: ChannelRecord,
-    text: string,
-    present: boolean,
-    mode?: QueueMode,
-    scheduled?: { scheduleId: string; name: string },
-    files: MessagePart[] = [],
-    messenger?: { platform: string; name: string },
-  ): Promise<PostResult> {
-    const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
-    const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
-    // During a meeting a message that names no agent is said in the meeting (the next speaker reads it).
-    const interjection = route.kind === "agents" && (await meetings.interjection(channel, text, records));
-    const targets = route.kind === "agents" && !interjection ? route.agents : [];
-    const at = now();
-    // The author has read their own post: stored with their marker moved to it, in one write.
-    const message = await store.messages.insert(
-      {
-        channelId: channel.id,
-        author: { type: "user", id: actor.userId },
-        text,
-        ...(scheduled || messenger || files.length > 0
-          ? {
-              parts: [
-                { type: "text", text },
-                ...(scheduled ? [{ type: "scheduled" as const, ...scheduled }] : []),
-                ...(messenger ? [{ type: "messenger" as const, ...messenger }] : []),
-                ...files,
-              ] satisfies MessagePart[],
-            }
-          : {}),
-        mentions: targets.map((a) => a.id),
-        createdAt: at,
-      },
-      { readBy: actor.userId },
-    );
-    emit({ type: "message", channelId: channel.id, message });
-    if (route.kind === "flow") {
-      const flow = await flows.start(channel.id, message.id, channel.chain, route.input);
-      const stepRun = flow.steps[flow.currentStep]?.runId;
-      const started = stepRun ? (await store.runs.get(stepRun))?.run : undefined;
-      return { message, runs: started ? [started] : [], flow };
-    }
-    const started: TeamRun[] = [];
-    const queued: QueuedFor[] = [];
-    for (const agent of targets) {
-      const outcome = await queue.deliver(channel, agent, message, actor.userId, present, mode);
-      if ("run" in outcome) started.push(outcome.run);
-      else queued.push(outcome.queued);
-    }
-    return queued.length > 0 ? { message, runs: started, queued } : { message, runs: started };
-  }
-
-  function checkText(text: unknown): asserts text is string {
-    if (typeof text !== "string" || text.trim() === "") throw invalid("A message needs some text.");
-    if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) {
-      throw invalid(
-        `A message is limited to ${MAX_MESSAGE_BYTES / 1024} KB.`,
-        "attach long text as a file instead",
-      );
-    }
-  }
-
-  async function requireMessage(messageId: number): Promise<ChannelMessage> {
-    const message = Number.isInteger(messageId) ? await store.messages.get(messageId) : undefined;
-    if (!message) throw notFound(`No message with id ${messageId}.`);
-    return message;
-  }
-
-  /** Starts a new answer of `agentId` to `trigger`, as a new version of the answer `versionOf`. */
-  async function answerAgain(
-    actor: Actor,
-    channel: ChannelRecord,
-    trigger: ChannelMessage,
-    agentId: string,
-    versionOf: number,
-    note: string,
-  ): Promise<TeamRun> {
-    if (!channel.members.some((m) => m.type === "agent" && m.id === agentId)) {
-      throw invalid(`@${agentId} is no longer in this channel.`, "add the agent again to get a new answer");
-    }
-    const agent = await agents.require(agentId);
-    return (
-      await runner.startChannelRun(channel, agent, trigger, actor.userId, { versionOf, note, present: true })
-    ).run;
-  }
-
-  /** The chat shows a step's output as edited: the step's message text becomes the new output. */
-  async function showEditedOutput(actor: Actor, flow: FlowRecord, stepIndex: number): Promise<void> {
-    const step = flow.steps[stepIndex];
-    if (!step?.runId || step.output === undefined) return;
-    const posted = await store.messages.byRun(step.runId);
-    if (!posted || posted.text === step.output) return;
-    // Tool calls and reasoning stay; the text is what was edited, and by whom.
-    const name = (await nameOf([actor.userId]))(actor.userId);
-    const parts: MessagePart[] = [
-      ...posted.parts.filter((p) => p.type !== "text" && p.type !== "edited"),
-      { type: "text", text: step.output },
-      { type: "edited", by: actor.userId, name },
-    ];
-    const message = await store.messages.edit(posted.id, step.output, now(), parts);
-    if (message) emit({ type: "message", channelId: flow.channelId, message });
-  }
-
+  const parts: TeamParts = {
+    deps,
+    ready,
+    store,
+    sessions,
+    bus,
+    emit,
+    now,
+    nameOf,
+    runtime,
+    runs,
+    runner,
+    handoffs,
+    approvals,
+    queue,
+    flows,
+    channels,
+    agents,
+    meetings,
+    apps,
+    elicitations,
+    relay,
+    cluster,
+    leases,
+  };
+  const messages = messageSide(parts);
   const team: Team = {
     async listTools(actor) {
       await ready;
@@ -773,36 +555,17 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       return Promise.all((await agents.list()).map(withModelInput));
     },
-    async getAgent(_actor, id) {
-      await ready;
-      return withModelInput(await agents.get(id));
-    },
+    getAgent: whenReady(ready, async (_actor, id) => withModelInput(await agents.get(id))),
     attachmentLimits: () => deps.config.attachments,
-    async createAgent(actor, input) {
-      await ready;
-      return withModelInput(await agents.create(actor, input));
-    },
-    async updateAgent(actor, id, patch) {
-      await ready;
-      return withModelInput(await agents.update(actor, id, patch));
-    },
-    async deleteAgent(actor, id) {
-      await ready;
-      return agents.delete(actor, id);
-    },
-    async getSoul(actor, id) {
-      await ready;
-      return agents.getSoul(actor, id);
-    },
-    async putSoul(actor, id, content) {
-      await ready;
-      return agents.putSoul(actor, id, content);
-    },
+    createAgent: whenReady(ready, async (actor, input) => withModelInput(await agents.create(actor, input))),
+    updateAgent: whenReady(ready, async (actor, id, patch) =>
+      withModelInput(await agents.update(actor, id, patch)),
+    ),
+    deleteAgent: whenReady(ready, (actor, id) => agents.delete(actor, id)),
+    getSoul: whenReady(ready, (actor, id) => agents.getSoul(actor, id)),
+    putSoul: whenReady(ready, (actor, id, content) => agents.putSoul(actor, id, content)),
 
-    async listChannels(actor) {
-      await ready;
-      return channels.list(actor);
-    },
+    listChannels: whenReady(ready, (actor) => channels.list(actor)),
     async setChannelPrefs(actor, id, patch) {
       await ready;
       const prefs = await channels.setPrefs(actor, id, patch);
@@ -829,292 +592,22 @@ export function createTeam(deps: TeamDeps): Team {
       });
       return channels.update(actor, id, { name });
     },
-    async getChannel(actor, id) {
-      await ready;
-      return channels.visible(actor, id);
-    },
-    async createChannel(actor, input) {
-      await ready;
-      return channels.create(actor, input);
-    },
-    async updateChannel(actor, id, patch) {
-      await ready;
-      return channels.update(actor, id, patch);
-    },
-    async deleteChannel(actor, id) {
-      await ready;
-      return channels.delete(actor, id);
-    },
-    async addMember(actor, channelId, member) {
-      await ready;
-      return channels.addMember(actor, channelId, member);
-    },
-    async removeMember(actor, channelId, member) {
-      await ready;
-      return channels.removeMember(actor, channelId, member);
-    },
-    async setChain(actor, channelId, steps) {
-      await ready;
-      return channels.setChain(actor, channelId, steps);
-    },
+    getChannel: whenReady(ready, (actor, id) => channels.visible(actor, id)),
+    createChannel: whenReady(ready, (actor, input) => channels.create(actor, input)),
+    updateChannel: whenReady(ready, (actor, id, patch) => channels.update(actor, id, patch)),
+    deleteChannel: whenReady(ready, (actor, id) => channels.delete(actor, id)),
+    addMember: whenReady(ready, (actor, channelId, member) => channels.addMember(actor, channelId, member)),
+    removeMember: whenReady(ready, (actor, channelId, member) =>
+      channels.removeMember(actor, channelId, member),
+    ),
+    setChain: whenReady(ready, (actor, channelId, steps) => channels.setChain(actor, channelId, steps)),
 
-    async listMessages(actor, channelId, options) {
-      await ready;
-      return channels.messages(actor, channelId, options);
-    },
-    async markRead(actor, channelId, messageId) {
-      await ready;
-      return channels.markRead(actor, channelId, messageId);
-    },
-    async postMessage(actor, channelId, text, options = {}) {
-      await ready;
-      const channel = await channels.visible(actor, channelId);
-      checkText(text);
-      const files = await attachedParts(channel.id, options.attachments ?? []);
-      const opened = await meetings.fromMessage(
-        actor,
-        channel,
-        text,
-        files.length > 0 ? [{ type: "text", text }, ...files] : undefined,
-      );
-      if (opened) return opened;
-      return postRouted(
-        actor,
-        channel,
-        text,
-        options.present === true,
-        options.mode,
-        options.scheduled,
-        files,
-        options.messenger,
-      );
-    },
-    async uploadAttachment(actor, channelId, name, data) {
-      await ready;
-      const channel = await channels.visible(actor, channelId);
-      assertNotGuest(actor, "attach files");
-      const clean = cleanFileName(name);
-      const file = attachBytes(data, clean, deps.config.attachments);
-      const id = createHash("sha256").update(data).digest("hex");
-      return store.attachments.put(
-        { id, mimeType: file.mimeType, kind: file.kind, data },
-        { channelId: channel.id, name: clean, by: actor.userId, at: now() },
-      );
-    },
-    async readAttachment(actor, channelId, id) {
-      await ready;
-      // Someone who may not read the chat learns nothing, not even that the chat exists.
-      const channel = await channels.visible(actor, channelId).catch(() => undefined);
-      const found = channel ? await store.attachments.read(channel.id, id) : undefined;
-      if (!found) throw notFound("No such file in this chat.");
-      return found;
-    },
-    async mcpAppResource(actor, ref) {
-      await ready;
-      return apps.resource(actor, ref);
-    },
-    async mcpAppCall(actor, ref, name, args) {
-      await ready;
-      return apps.call(actor, ref, name, args);
-    },
-    async mcpAppDecide(actor, ref, approvalId, decision) {
-      await ready;
-      return apps.decide(actor, ref, approvalId, decision);
-    },
-    async deleteMessage(actor, messageId) {
-      await ready;
-      return channels.deleteMessage(actor, messageId);
-    },
-    async regenerate(actor, messageId) {
-      await ready;
-      const answer = await requireMessage(messageId);
-      const channel = await channels.visible(actor, answer.channelId);
-      if (answer.author.type !== "agent" || answer.replyTo === undefined) {
-        throw invalid("Only an agent's answer to a message can be regenerated.", "send the question again");
-      }
-      const trigger = await requireMessage(answer.replyTo);
-      const run = await answerAgain(
-        actor,
-        channel,
-        trigger,
-        answer.author.id,
-        answer.versionOf ?? answer.id,
-        "(The person asked for another answer to this message; answer it afresh.)",
-      );
-      return { message: trigger, runs: [run] };
-    },
-    async editMessage(actor, messageId, text) {
-      await ready;
-      const original = await requireMessage(messageId);
-      const channel = await channels.visible(actor, original.channelId);
-      if (original.author.type !== "user" || original.author.id !== actor.userId) {
-        throw forbidden("Only the author can edit a message.");
-      }
-      checkText(text);
-      const later = await store.messages.list(channel.id, { after: original.id, limit: 200 });
-      if (later.some((m) => m.author.type === "user" && m.author.id === actor.userId)) {
-        throw conflict("Only your last message can be edited.", "send a new message instead");
-      }
-      const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
-      const names = await nameOf(peopleIn(channel));
-      if (
-        routeMessage(original.text, channel, records, names).kind === "flow" ||
-        routeMessage(text, channel, records, names).kind === "flow"
-      ) {
-        throw conflict("A message that starts a flow cannot be edited.", "start the flow again with /flow");
-      }
-      // The new text replaces the old; the files attached (and a schedule's mark) stay with it.
-      const kept = original.parts.filter((p) => p.type !== "text");
-      const parts = kept.length > 0 ? [{ type: "text" as const, text }, ...kept] : undefined;
-      const message = await store.messages.edit(original.id, text, now(), parts);
-      if (!message) throw notFound(`No message with id ${messageId}.`);
-      emit({ type: "message", channelId: channel.id, message });
-      const heads = new Map<string, number>();
-      for (const reply of await store.messages.replies(message.id)) {
-        if (reply.author.type === "agent" && !heads.has(reply.author.id)) {
-          heads.set(reply.author.id, reply.versionOf ?? reply.id);
-        }
-      }
-      const started: TeamRun[] = [];
-      const note = "(The person edited this message; answer the edited version.)";
-      for (const [agentId, head] of heads) {
-        started.push(await answerAgain(actor, channel, message, agentId, head, note));
-      }
-      if (heads.size === 0) {
-        const route = routeMessage(text, channel, records, names);
-        for (const agent of route.kind === "agents" ? route.agents : []) {
-          started.push(
-            (await runner.startChannelRun(channel, agent, message, actor.userId, { present: true })).run,
-          );
-        }
-      }
-      return { message, runs: started };
-    },
-    async searchMessages(actor, query, options) {
-      await ready;
-      return channels.search(actor, query, options);
-    },
-
-    async listChannelRuns(actor, channelId) {
-      await ready;
-      await channels.visible(actor, channelId);
-      return (await store.runs.listUsage({ since: 0, channelId })).map((s) => s.run);
-    },
-    async spend(actor, options) {
-      await ready;
-      const since = sinceDays(Date.now(), options.days);
-      const all = isAdmin(actor);
-      const stored = await store.runs.listUsage(all ? { since } : { since, requestedBy: actor.userId });
-      return spendReport(
-        stored.map((s) => s.run),
-        since,
-        all ? "all" : "own",
-      );
-    },
-    async getRun(actor, runId) {
-      await ready;
-      const stored = await visibleRun(actor, runId);
-      if (stored.run.status === "waiting") {
-        return { ...stored.run, pendingApprovals: await approvals.pending(stored) };
-      }
-      const live = runs.snapshot(runId);
-      if (!live) return stored.run;
-      const parts = runner.liveParts(runId);
-      return parts ? { ...live, live: parts } : live;
-    },
-    runQueue(actor) {
-      if (!isAdmin(actor)) throw forbidden("Only owners and admins can see the run queue.", "ask an admin");
-      return runs.queueStats();
-    },
-    async cancelRun(actor, runId) {
-      await ready;
-      const stored = await visibleRun(actor, runId);
-      const reason = `Cancelled by ${(await nameOf([actor.userId]))(actor.userId)}.`;
-      runner.dropUnread(runId);
-      // A person's Stop ends the hand-off chain the run belongs to.
-      if (stored.run.depth === 0 && stored.run.channelId !== "") await handoffs.stopped(stored.run, reason);
-      const cancelled = await runs.cancel(runId, reason);
-      if (cancelled) return cancelled;
-      if (stored.run.status === "waiting")
-        return (await approvals.cancelWaiting(stored, reason)) ?? stored.run;
-      // Live on another instance: that one cancels it and announces the end.
-      if (cluster?.relay && (stored.run.status === "queued" || stored.run.status === "running")) {
-        cluster.relay.publish({ type: "cancel_run", runId, reason });
-      }
-      return stored.run;
-    },
-    async getRunTrace(actor, runId) {
-      await ready;
-      const stored = await visibleRun(actor, runId);
-      return (await sessions.getRunEvents(stored.ref, runId)).map((e) => e.payload);
-    },
-
+    ...messages.methods,
+    ...runSide(parts),
     ...meetings.methods,
-    async getFlow(actor, flowId) {
-      await ready;
-      return visibleFlow(actor, flowId);
-    },
-    async flowAction(actor, flowId, action) {
-      await ready;
-      const flow = await visibleFlow(actor, flowId);
-      assertCanManage(actor, await channels.require(flow.channelId));
-      const next = await flows.act(flowId, action);
-      if (action.action === "edit") await showEditedOutput(actor, next, action.stepIndex);
-      return next;
-    },
-
-    async complete(actor, agentId, messages, options = {}) {
-      await ready;
-      assertNotGuest(actor, "talk to agents through the API");
-      const agent = await agents.require(agentId);
-      const last = messages.at(-1);
-      if (last?.role !== "user") throw invalid("The conversation must end with a user message.");
-      if (typeof last.content === "string" ? last.content.trim() === "" : last.content.length === 0) {
-        throw invalid("The last user message is empty; send some text.");
-      }
-      const system = messages.flatMap((m) => (m.role === "system" ? [m.content] : []));
-      const history = messages.slice(0, -1).filter((m) => m.role !== "system");
-      return runner.complete(actor.userId, agent, system, history, last.content, options);
-    },
 
     subscribe(actor, listener, options) {
       return bus.subscribe(actor, listener, options);
-    },
-    async answerApproval(actor, runId, callId, answer) {
-      await ready;
-      const stored = await visibleRun(actor, runId);
-      return approvals.answer(actor, stored, callId, answer);
-    },
-    async listApprovalGrants(actor, channelId) {
-      await ready;
-      const channel = await channels.visible(actor, channelId);
-      return store.grants.list(channel.id);
-    },
-    async revokeApprovalGrant(actor, channelId, agentId, tool) {
-      await ready;
-      const channel = await channels.visible(actor, channelId);
-      const grant = (await store.grants.list(channel.id)).find(
-        (g) => g.agentId === agentId && g.tool === tool,
-      );
-      if (!grant) throw notFound(`@${agentId} has no standing approval for ${tool} in this chat.`);
-      if (grant.grantedBy !== actor.userId) assertCanManage(actor, channel);
-      await store.grants.delete(channel.id, agentId, tool);
-    },
-    async answerElicitation(actor, runId, id, answer) {
-      await ready;
-      // Asked by a run on another instance: that instance holds the request.
-      if (relay && !elicitations.has(runId, id))
-        return relay.ask({ kind: "answer_elicitation", actor, runId, id, answer });
-      return elicitations.answer(actor, runId, id, answer);
-    },
-    async listElicitations(actor, channelId) {
-      await ready;
-      await channels.visible(actor, channelId);
-      const here = elicitations.openFor(actor, channelId);
-      if (!relay || !leases || !cluster) return here;
-      // Runs of this channel that other instances hold may be waiting for this person too.
-      const others = (await leases.ownersIn(channelId)).filter((owner) => owner !== cluster.instanceId);
-      return [...here, ...(await relay.gather({ kind: "list_elicitations", actor, channelId }, others))];
     },
     async close() {
       await ready.catch(() => undefined);
