@@ -32,17 +32,18 @@ import { MeetingRunner } from "./meeting-runner.js";
 import { MessageQueue } from "./message-queue.js";
 import { PersonaFiles } from "./personas.js";
 import { RunApprovals } from "./run-approvals.js";
-import { INSTANCE_LOST, type RunBody, type RunHandle, RunManager } from "./run-manager.js";
+import { type RunBody, type RunHandle, RunManager } from "./run-manager.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { sqliteMeetings } from "./store/meeting-repo.js";
 import type { TeamDeps } from "./team-deps.js";
 import { messageSide } from "./team-messages.js";
 import { type TeamParts, whenReady } from "./team-parts.js";
 import { namesFrom } from "./team-prompt.js";
+import { teamRecovery } from "./team-recovery.js";
 import { joinRelay } from "./team-relay.js";
 import { runSide } from "./team-runs.js";
 import { createSqliteTeamStore, type RunJob, type StoredRun, type TeamStore } from "./team-store.js";
-import type { AgentRecord, Team, TeamRun } from "./types.js";
+import type { AgentRecord, Team } from "./types.js";
 
 export type { GrantableTools, TeamDeps } from "./team-deps.js";
 
@@ -63,9 +64,6 @@ const CALL_AGENT_DESCRIPTOR = createCallAgentTool(
 const STARTERS_KEY = "starter_agents_created";
 /** How often runs waiting too long for approvals are looked for. */
 const APPROVAL_SWEEP_MS = 60_000;
-const INTERRUPTED = "interrupted: the server stopped before the run finished";
-const COMPLETION_INTERRUPTED =
-  "interrupted: the server stopped during this /v1 completion and its client's connection closed with it; the client sends the request again.";
 
 function defaultWorkspaces(home: string): (key: string) => string {
   // Resolving the real path walks every folder above it; remember it while the folder exists.
@@ -86,19 +84,6 @@ function remoteAgentsGetter(
   remotes: NonNullable<TeamDeps["remoteAgents"]>,
 ): () => Promise<readonly RemoteAgentConfig[]> {
   return typeof remotes === "function" ? remotes : async () => remotes;
-}
-
-/**
- * The runs that go on after their process died: chat answers and flow steps (a nested call goes on
- * inside its caller's; a /v1 completion's client went with the process).
- */
-function resumable(run: TeamRun): boolean {
-  return run.channelId !== "" && run.depth === 0;
-}
-
-/** A meeting's turn: the meeting runner, not the restart, decides what becomes of it. */
-function isMeetingTurn(stored: StoredRun): boolean {
-  return stored.ref.userId.startsWith("meeting:");
 }
 
 function fail(message: string): never {
@@ -183,6 +168,17 @@ export function createTeam(deps: TeamDeps): Team {
     });
   }
   const jobs = cluster && leases ? store.jobs : undefined;
+  const recovery = teamRecovery({
+    store,
+    sessions,
+    emit,
+    now,
+    onError,
+    maxResumes: deps.config.runs.maxResumes,
+    cluster,
+    leases,
+    wired: () => ({ runs, runner, flows }),
+  });
   const runs = new RunManager({
     runs: store.runs,
     emit,
@@ -209,26 +205,9 @@ export function createTeam(deps: TeamDeps): Team {
             owner: cluster.instanceId,
             ...(cluster.leaseTtlMs !== undefined ? { ttlMs: cluster.leaseTtlMs } : {}),
             ...(cluster.leaseCheckMs !== undefined ? { checkEveryMs: cluster.leaseCheckMs } : {}),
-            // Its answer is kept in the chat with what it did and why it ended.
-            onExpired: (stored: StoredRun) =>
-              void interruptedFailure(stored, INSTANCE_LOST)
-                .then((failure) =>
-                  isMeetingTurn(stored) ? undefined : runner.postInterrupted(stored, failure),
-                )
-                .then(() => sessions.recoverInterruptedRuns(stored.ref))
-                // A flow whose step was closed waits for a person, as after a restart.
-                .then(() =>
-                  stored.run.flowId ? flows.stepLost(stored.run.flowId, stored.run.id) : undefined,
-                )
-                .catch(onError),
-            // A chat answer or flow step whose instance died goes on here from its last checkpoint;
-            // a nested call is set aside for its caller's resumed call_agent.
-            adopt: async (stored: StoredRun, fence: number) => {
-              if (setAside(stored, fence)) return true;
-              await takeNested(stored);
-              return resumeAfterRestart(stored, fence);
-            },
-            afterTakeOver: () => void closeOrphans().catch(onError),
+            onExpired: recovery.onLeaseExpired,
+            adopt: recovery.adopt,
+            afterTakeOver: recovery.afterTakeOver,
           },
         }
       : {}),
@@ -253,8 +232,6 @@ export function createTeam(deps: TeamDeps): Team {
     liveParts: (runId) => runner.liveParts(runId)?.parts,
     now,
   });
-  /** Nested runs a restart or a lost instance cut off, by id: each goes on inside its caller's resumed call. */
-  const orphans = new Map<string, { stored: StoredRun; fence?: number }>();
   const runner = createAgentRunner({
     store,
     sessions,
@@ -267,14 +244,7 @@ export function createTeam(deps: TeamDeps): Team {
     ...(deps.remoteAgents ? { remoteAgents: remoteAgentsGetter(deps.remoteAgents) } : {}),
     ...(deps.httpTools ? { httpTools: deps.httpTools } : {}),
     shareFileLimits: deps.config.attachments,
-    adoptNested: (parentRunId, agentId) => {
-      for (const [id, orphan] of orphans) {
-        if (orphan.stored.run.parentRunId !== parentRunId || orphan.stored.run.agentId !== agentId) continue;
-        orphans.delete(id);
-        return orphan.stored;
-      }
-      return undefined;
-    },
+    adoptNested: recovery.adoptNested,
     onAnswered: (done): Promise<void> => handoffs.answered(done).catch(onError),
   });
   const handoffs: Handoffs = new Handoffs({
@@ -367,20 +337,7 @@ export function createTeam(deps: TeamDeps): Team {
       // Other instances may be running their runs now: only those whose lease ran out are closed.
       await runs.checkLeases();
     } else {
-      // This process owns the database: a run still open was the previous process's. An answer in a
-      // chat or a flow step goes on from its last checkpoint, a nested call inside its caller's (set
-      // aside first, deepest first, for the caller to find); a /v1 completion ends interrupted.
-      const open = (await store.runs.listOpen()).sort((a, b) => b.run.depth - a.run.depth);
-      for (const stored of open) {
-        if (setAside(stored) || (await resumeAfterRestart(stored))) continue;
-        const failure = await interruptedFailure(stored, INTERRUPTED);
-        const run: TeamRun = { ...stored.run, status: "error", error: failure.message, endedAt: now() };
-        await store.runs.update(run);
-        // A meeting's turn is spoken again by the meeting (meetingRunner.recover), not posted cut off.
-        if (!isMeetingTurn(stored)) await runner.postInterrupted({ ...stored, run }, failure).catch(onError);
-        await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
-      }
-      await closeOrphans();
+      await recovery.recoverOpenRuns();
     }
     // A flow whose step's run goes on (here, or on another instance) is left running.
     await flows.recover(async (runId) => {
@@ -398,116 +355,6 @@ export function createTeam(deps: TeamDeps): Team {
     members.load(await store.channels.userMemberships());
   })();
   ready.catch(onError);
-
-  /**
-   * Resumes a chat answer the previous process was running, from its checkpoint; false when it is
-   * not resumable (not a chat answer, or resumed too often already: `MAX_RESUMES`).
-   */
-  async function resumeAfterRestart(stored: StoredRun, fence?: number): Promise<boolean> {
-    const { run } = stored;
-    if (!resumable(run) || run.status !== "running") return false;
-    // A meeting's turn cut off by the restart is spoken again by the meeting (meeting-runner.ts).
-    if (isMeetingTurn(stored)) return false;
-    const key = `run_resumes:${run.id}`;
-    const resumes = Number((await store.meta.get(key)) ?? "0");
-    if (resumes >= deps.config.runs.maxResumes) return false;
-    await store.meta.set(key, String(resumes + 1));
-    try {
-      // A flow step goes on when its flow still waits for it; the flow then moves to the next step.
-      if (run.flowId !== undefined) {
-        return await flows.resumeStep(run.flowId, run.id, (flow) =>
-          runner.resumeFlowStep(stored, flow, fence),
-        );
-      }
-      await runner.resumeChannelRun(stored, {}, "restart", fence);
-      return true;
-    } catch (err) {
-      onError(err);
-      return false;
-    }
-  }
-
-  /** Sets a nested run that was running aside for its caller (true), when it has one. */
-  function setAside(stored: StoredRun, fence?: number): boolean {
-    const { run } = stored;
-    if (run.depth === 0 || run.parentRunId === undefined || run.status !== "running") return false;
-    orphans.set(run.id, fence !== undefined ? { stored, fence } : { stored });
-    return true;
-  }
-
-  /**
-   * Takes over the open nested runs under a run taken over from a dead instance (their leases may
-   * run out later than its own) and sets them aside for its resumed calls.
-   */
-  async function takeNested(stored: StoredRun): Promise<void> {
-    if (!cluster || !leases || stored.run.depth !== 0) return;
-    const open = (await store.runs.listOpen()).sort((a, b) => a.run.depth - b.run.depth);
-    const under = new Set([stored.run.id]);
-    for (const child of open) {
-      if (child.run.parentRunId === undefined || !under.has(child.run.parentRunId)) continue;
-      under.add(child.run.id);
-      const until = now() + (cluster.leaseTtlMs ?? 30_000);
-      setAside(child, await leases.acquire(child.run.id, cluster.instanceId, until));
-    }
-  }
-
-  /**
-   * Closes, as interrupted, the nested runs set aside whose caller does not go on here; those whose
-   * caller runs here are closed once it ends, if its resumed call did not take them.
-   */
-  async function closeOrphans(): Promise<void> {
-    for (;;) {
-      const lost = [...orphans.values()].filter(({ stored }) => {
-        const parent = stored.run.parentRunId ?? "";
-        return !runs.isActive(parent) && !orphans.has(parent);
-      });
-      if (lost.length === 0) break;
-      for (const orphan of lost) {
-        orphans.delete(orphan.stored.run.id);
-        await closeInterrupted(orphan.stored, orphan.fence);
-      }
-    }
-    for (const { stored } of orphans.values()) {
-      const parent = stored.run.parentRunId ?? "";
-      if (runs.isActive(parent)) void runs.settled(parent).then(() => closeOrphans().catch(onError));
-    }
-  }
-
-  /** Ends a run whose process died and that does not go on (where leased, while `fence` holds). */
-  async function closeInterrupted(stored: StoredRun, fence?: number): Promise<void> {
-    const run: TeamRun = {
-      ...stored.run,
-      status: "error",
-      error: cluster ? INSTANCE_LOST : INTERRUPTED,
-      endedAt: now(),
-    };
-    if (leases && fence !== undefined) {
-      if (!(await leases.updateFenced(run, fence))) return;
-    } else {
-      await store.runs.update(run);
-    }
-    emit({ type: "run", channelId: run.channelId, run });
-    await sessions.recoverInterruptedRuns(stored.ref).catch(onError);
-  }
-
-  /**
-   * Why a run whose process died ends here: given up after `runs.maxResumes` resumes, or `otherwise`
-   * (a kind of run that does not resume).
-   */
-  async function interruptedFailure(
-    stored: StoredRun,
-    otherwise: string,
-  ): Promise<{ message: string; hint?: string }> {
-    // A /v1 completion's client connection closed with the process: nobody is left to answer.
-    if (stored.run.channelId === "") return { message: COMPLETION_INTERRUPTED };
-    const resumes = Number((await store.meta.get(`run_resumes:${stored.run.id}`)) ?? "0");
-    const max = deps.config.runs.maxResumes;
-    if (!resumable(stored.run) || resumes < max) return { message: otherwise };
-    return {
-      message: `interrupted: the server stopped ${resumes + 1} times during this answer, so it was given up after ${resumes} resumes (runs.maxResumes is ${max}).`,
-      hint: "ask again; raise runs.maxResumes in config.json to resume answers more often",
-    };
-  }
 
   /** The agent with what its model reads besides text, when its model resolves and is known. */
   async function withModelInput(agent: AgentRecord): Promise<AgentRecord> {
