@@ -10,18 +10,16 @@ import type { Database } from "better-sqlite3";
 import type { RemoteAgentConfig } from "../a2a/remote-config.js";
 import { CapabilityAssembly } from "../capabilities/index.js";
 import { resolveModel } from "../config/resolve-model.js";
-import { conflict, DimsumError, invalid } from "../errors.js";
+import { DimsumError } from "../errors.js";
 import { fallbackSettings } from "../llm/fallback-chain.js";
 import { SqliteSessionStore } from "../store/sqlite-session-store.js";
 import { chatProcessKey } from "../tools/process/process-manager.js";
-import { assertNotGuest } from "./access.js";
 import { createAgentRunner } from "./agent-runner.js";
 import { AgentService } from "./agent-service.js";
 import type { TurnRuntime } from "./agent-turn.js";
 import { BudgetGuard } from "./budget-guard.js";
 import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
-import { chatTitle } from "./chat-title.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
@@ -36,14 +34,15 @@ import { type RunBody, type RunHandle, RunManager } from "./run-manager.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { sqliteMeetings } from "./store/meeting-repo.js";
 import type { TeamDeps } from "./team-deps.js";
+import { directorySide } from "./team-directory.js";
 import { messageSide } from "./team-messages.js";
-import { type TeamParts, whenReady } from "./team-parts.js";
+import type { TeamParts } from "./team-parts.js";
 import { namesFrom } from "./team-prompt.js";
 import { teamRecovery } from "./team-recovery.js";
 import { joinRelay } from "./team-relay.js";
 import { runSide } from "./team-runs.js";
 import { createSqliteTeamStore, type RunJob, type StoredRun, type TeamStore } from "./team-store.js";
-import type { AgentRecord, Team } from "./types.js";
+import type { Team } from "./types.js";
 
 export type { GrantableTools, TeamDeps } from "./team-deps.js";
 
@@ -356,15 +355,6 @@ export function createTeam(deps: TeamDeps): Team {
   })();
   ready.catch(onError);
 
-  /** The agent with what its model reads besides text, when its model resolves and is known. */
-  async function withModelInput(agent: AgentRecord): Promise<AgentRecord> {
-    const model = await Promise.resolve()
-      .then(() => runtime.resolveModel(agent))
-      .catch(() => undefined);
-    if (!model?.input) return agent;
-    return { ...agent, modelInput: { model: `${model.provider}:${model.id}`, ...model.input } };
-  }
-
   const parts: TeamParts = {
     deps,
     ready,
@@ -392,63 +382,7 @@ export function createTeam(deps: TeamDeps): Team {
   };
   const messages = messageSide(parts);
   const team: Team = {
-    async listTools(actor) {
-      await ready;
-      assertNotGuest(actor, "list the tools agents can use");
-      await capabilities.ready();
-      return capabilities.catalogue();
-    },
-    async listAgents() {
-      await ready;
-      return Promise.all((await agents.list()).map(withModelInput));
-    },
-    getAgent: whenReady(ready, async (_actor, id) => withModelInput(await agents.get(id))),
-    attachmentLimits: () => deps.config.attachments,
-    createAgent: whenReady(ready, async (actor, input) => withModelInput(await agents.create(actor, input))),
-    updateAgent: whenReady(ready, async (actor, id, patch) =>
-      withModelInput(await agents.update(actor, id, patch)),
-    ),
-    deleteAgent: whenReady(ready, (actor, id) => agents.delete(actor, id)),
-    getSoul: whenReady(ready, (actor, id) => agents.getSoul(actor, id)),
-    putSoul: whenReady(ready, (actor, id, content) => agents.putSoul(actor, id, content)),
-
-    listChannels: whenReady(ready, (actor) => channels.list(actor)),
-    async setChannelPrefs(actor, id, patch) {
-      await ready;
-      const prefs = await channels.setPrefs(actor, id, patch);
-      if (patch.archived === true) await endProcesses(id, "the chat was archived");
-      return prefs;
-    },
-    async titleChannel(actor, id) {
-      await ready;
-      const channel = await channels.visible(actor, id);
-      if (channel.kind !== "direct") throw invalid("Only a direct chat is named after its first exchange.");
-      const first = await store.messages.list(id, { limit: 6, after: 0 });
-      const question = first.find((m) => m.author.type === "user");
-      const answer = first.find((m) => m.author.type === "agent" && m.text.trim() !== "");
-      if (!question) throw conflict("The chat has no message yet to name it after.", "send a message first");
-      const agent = channel.leaderAgentId ? await store.agents.get(channel.leaderAgentId) : undefined;
-      const model = agent
-        ? await Promise.resolve()
-            .then(() => runtime.resolveModel(agent))
-            .catch(() => undefined)
-        : undefined;
-      const name = await chatTitle(question.text, answer?.text, model, {
-        ...(deps.stream ? { stream: deps.stream } : {}),
-        ...(deps.streamOptions ? { streamOptions: deps.streamOptions } : {}),
-      });
-      return channels.update(actor, id, { name });
-    },
-    getChannel: whenReady(ready, (actor, id) => channels.visible(actor, id)),
-    createChannel: whenReady(ready, (actor, input) => channels.create(actor, input)),
-    updateChannel: whenReady(ready, (actor, id, patch) => channels.update(actor, id, patch)),
-    deleteChannel: whenReady(ready, (actor, id) => channels.delete(actor, id)),
-    addMember: whenReady(ready, (actor, channelId, member) => channels.addMember(actor, channelId, member)),
-    removeMember: whenReady(ready, (actor, channelId, member) =>
-      channels.removeMember(actor, channelId, member),
-    ),
-    setChain: whenReady(ready, (actor, channelId, steps) => channels.setChain(actor, channelId, steps)),
-
+    ...directorySide(parts, { capabilities, endProcesses }),
     ...messages.methods,
     ...runSide(parts),
     ...meetings.methods,
