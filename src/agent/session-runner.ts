@@ -4,28 +4,19 @@
  * record and its trace as they happen.
  */
 import { randomUUID } from "node:crypto";
-import { DimsumError } from "../errors.js";
 import type { FallbackSettings } from "../llm/fallback-chain.js";
 import { stream as defaultStream } from "../llm/providers.js";
 import type { Message, ModelSpec, StreamFunction, StreamOptions, UserMessage } from "../llm/types.js";
 import { todoStoreFor } from "../store/todo-store.js";
 import type {
-  BeginTurnInput,
   FinishRunInput,
   RunStepInput,
   RunStepResult,
   SessionRef,
   SessionStore,
-  StoredMessage,
 } from "../store/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { TodoItem } from "../tools/types.js";
-import {
-  type CompactionSettings,
-  compact,
-  defaultCompactionSettings,
-  type LiveMessage,
-} from "./compactor.js";
+import { type CompactionSettings, compact, defaultCompactionSettings } from "./compactor.js";
 import {
   defaultTokenCounter,
   estimateContextTokens,
@@ -42,18 +33,17 @@ import {
   splitLayers,
 } from "./layered-context.js";
 import { promptCacheKey } from "./prompt-cache-key.js";
+import { openTurn, textOf, titleFrom } from "./session-turn-open.js";
 import { newToConversation, turnContextMessage } from "./turn-context.js";
 
 export type { LayerProvider } from "./layered-context.js";
 
 import type { ApprovalDecision, Approver } from "./approvals.js";
-import { parseCheckpoint, type RunCheckpoint } from "./checkpoint.js";
 import { type ContextBuilder, runAgent, type ToolEnvironment } from "./run-agent.js";
 import type { ObserveRun } from "./run-observer.js";
 import type { SteeringSource } from "./steering.js";
 import type { OutputSpec } from "./structured-output.js";
 import { TraceRecorder } from "./trace-recorder.js";
-import { emptyUsage } from "./usage.js";
 
 export interface SessionTurnOptions {
   store: SessionStore;
@@ -123,38 +113,9 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
     ? undefined
     : options.layers?.({ userId: ref.userId, query, signal });
   layered?.catch(() => undefined);
-  let live: LiveMessage[];
-  let summary: string | undefined;
-  // The todos read with the last write, for the next context; read again when there are none.
-  let todos: TodoItem[] | undefined;
-  let resume: { checkpoint: RunCheckpoint; reason: "approval" | "restart" } | undefined;
-  if (options.resume) {
-    const session = await store.openSession(ref, { title });
-    live = (await store.loadMessages(ref)).map((m) => ({ id: m.id, message: m.message }));
-    summary = session.summary;
-    const checkpoint = await loadResumable(
-      store,
-      ref,
-      runId,
-      live,
-      options.resume.decisions,
-      options.resume.reason === "restart",
-    );
-    resume = { checkpoint, reason: options.resume.reason };
-    // Running again: a crash from here on is one a restart resumes.
-    await store.saveCheckpoint(ref, runId, checkpoint);
-  } else {
-    const userMessage: Message = { role: "user", content: options.input };
-    const begun = await beginTurn(store, ref, {
-      title,
-      message: userMessage,
-      run: { runId, model: `${model.provider}:${model.id}`, prompt: textOf(options.input) },
-    });
-    live = begun.messages.map((m) => ({ id: m.id, message: m.message }));
-    live.push({ id: begun.appended?.id, message: userMessage });
-    summary = begun.summary;
-    todos = begun.todos;
-  }
+  const opened = await openTurn(options, runId, title);
+  let { live, summary, todos } = opened;
+  const { resume } = opened;
 
   const trace = new TraceRecorder(store, ref, runId, options.secrets ?? []);
   const observer = options.observe?.({
@@ -361,30 +322,6 @@ function finishOf(event: Extract<AgentEvent, { type: "done" }>): FinishRunInput 
   };
 }
 
-/**
- * The start of a fresh turn: the session (opened, with `title`), its live messages before the input,
- * the input stored and the run started, and the todos; in one write where the store has `beginTurn`.
- */
-async function beginTurn(
-  store: SessionStore,
-  ref: SessionRef,
-  input: BeginTurnInput,
-): Promise<{ summary?: string; messages: StoredMessage[]; appended?: StoredMessage; todos?: TodoItem[] }> {
-  if (store.beginTurn) {
-    const begun = await store.beginTurn(ref, input);
-    return { ...begun, ...(begun.session.summary !== undefined ? { summary: begun.session.summary } : {}) };
-  }
-  const session = await store.openSession(ref, input.title === undefined ? {} : { title: input.title });
-  const messages = await store.loadMessages(ref);
-  const [appended] = await store.appendMessages(ref, input.run.runId, [input.message]);
-  await store.startRun(ref, input.run);
-  return {
-    messages,
-    ...(appended ? { appended } : {}),
-    ...(session.summary !== undefined ? { summary: session.summary } : {}),
-  };
-}
-
 /** One step of a run: in one write where the store has `saveRunStep`, else call by call in its order. */
 async function saveRunStep(
   store: SessionStore,
@@ -401,50 +338,6 @@ async function saveRunStep(
   }
   const run = step.finish ? await store.finishRun(ref, runId, step.finish) : undefined;
   return { messages, ...(run ? { run } : {}) };
-}
-
-/**
- * The stored checkpoint of a run to resume, with `decisions` recorded. A turn whose results already
- * reached the history (the process died after storing them, before the checkpoint moved on) is done.
- */
-async function loadResumable(
-  store: SessionStore,
-  ref: SessionRef,
-  runId: string,
-  live: LiveMessage[],
-  decisions: Record<string, ApprovalDecision> | undefined,
-  restart: boolean,
-): Promise<RunCheckpoint> {
-  const stored = await store.loadCheckpoint(ref, runId);
-  // A run that died in its first model call has no checkpoint yet: it starts that call again.
-  const checkpoint =
-    parseCheckpoint(stored?.checkpoint) ??
-    (restart && (await store.getRun(ref, runId))?.status === "running" ? freshCheckpoint() : undefined);
-  if (!checkpoint) {
-    throw new DimsumError("internal", `Run ${runId} has no checkpoint to continue from.`, {
-      hint: "ask again: the run cannot be resumed",
-    });
-  }
-  const turn = checkpoint.turn;
-  if (turn) {
-    const answered = new Set(live.flatMap((m) => (m.message.role === "tool" ? [m.message.toolCallId] : [])));
-    const ids = turn.message.content.flatMap((p) => (p.type === "tool_call" ? [p.id] : []));
-    if (ids.length > 0 && ids.every((id) => answered.has(id))) {
-      const { turn: _done, ...rest } = checkpoint;
-      return rest;
-    }
-    if (decisions) turn.decisions = { ...turn.decisions, ...decisions };
-  }
-  return checkpoint;
-}
-
-function freshCheckpoint(): RunCheckpoint {
-  return {
-    version: 1,
-    iteration: 0,
-    usage: emptyUsage(),
-    calls: [],
-  };
 }
 
 /** Forces compaction of a session's live context now (`/compact`). */
@@ -486,15 +379,4 @@ export function contextEvent(runId: string, result: LayerResult): AgentEvent {
   };
   if (result.memoryMode) event.memoryMode = result.memoryMode;
   return event;
-}
-
-function textOf(content: UserMessage["content"]): string {
-  return typeof content === "string"
-    ? content
-    : content.map((p) => (p.type === "text" ? p.text : "")).join(" ");
-}
-
-function titleFrom(content: UserMessage["content"]): string {
-  const text = textOf(content).replace(/\s+/g, " ").trim();
-  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
