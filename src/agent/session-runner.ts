@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { FallbackSettings } from "../llm/fallback-chain.js";
 import { stream as defaultStream } from "../llm/providers.js";
-import type { Message, ModelSpec, StreamFunction, StreamOptions, UserMessage } from "../llm/types.js";
+import type { ModelSpec, StreamFunction, StreamOptions, UserMessage } from "../llm/types.js";
 import { todoStoreFor } from "../store/todo-store.js";
 import type {
   FinishRunInput,
@@ -17,29 +17,17 @@ import type {
 } from "../store/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { type CompactionSettings, compact, defaultCompactionSettings } from "./compactor.js";
-import {
-  defaultTokenCounter,
-  estimateContextTokens,
-  type TokenCounter,
-  UsageCalibrator,
-} from "./context/index.js";
+import { defaultTokenCounter, type TokenCounter, UsageCalibrator } from "./context/index.js";
 import type { AgentEvent } from "./events.js";
-import {
-  buildLayeredContext,
-  type ContextLayers,
-  type LayerProvider,
-  type LayerResult,
-  renderTurnLayers,
-  splitLayers,
-} from "./layered-context.js";
+import type { LayerProvider, LayerResult } from "./layered-context.js";
 import { promptCacheKey } from "./prompt-cache-key.js";
+import { type TurnState, turnContextBuilder } from "./session-turn-context.js";
 import { openTurn, textOf, titleFrom } from "./session-turn-open.js";
-import { newToConversation, turnContextMessage } from "./turn-context.js";
 
 export type { LayerProvider } from "./layered-context.js";
 
 import type { ApprovalDecision, Approver } from "./approvals.js";
-import { type ContextBuilder, runAgent, type ToolEnvironment } from "./run-agent.js";
+import { runAgent, type ToolEnvironment } from "./run-agent.js";
 import type { ObserveRun } from "./run-observer.js";
 import type { SteeringSource } from "./steering.js";
 import type { OutputSpec } from "./structured-output.js";
@@ -109,13 +97,20 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   // A fresh turn's first model call needs the context layers (persona, memory, skills), which need only
   // the person and the query: their reads start now, beside the turn's own writes, not after them.
   // The first context awaits them (and reports their failure).
-  let layered: Promise<LayerResult> | undefined = options.resume
+  const layered: Promise<LayerResult> | undefined = options.resume
     ? undefined
     : options.layers?.({ userId: ref.userId, query, signal });
   layered?.catch(() => undefined);
   const opened = await openTurn(options, runId, title);
-  let { live, summary, todos } = opened;
   const { resume } = opened;
+  const state: TurnState = {
+    live: opened.live,
+    summary: opened.summary,
+    todos: opened.todos,
+    pendingTurnContext: undefined,
+    askedMessage: undefined,
+    lastEstimate: 0,
+  };
 
   const trace = new TraceRecorder(store, ref, runId, options.secrets ?? []);
   const observer = options.observe?.({
@@ -126,73 +121,29 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
     input: options.resume ? "" : options.input,
     conversationId: `${ref.userId}/${ref.sessionId}`,
   });
-  let lastEstimate = 0;
-  let extra: Partial<ContextLayers> | undefined;
-  // The turn context until the run's first write stores it (right after the user message).
-  let pendingTurnContext: UserMessage | undefined;
-  /** The user message the turn context belongs to. */
-  let askedMessage: Message | undefined;
-
-  const buildContext: ContextBuilder = async ({ system, tools, toolsOffered, signal: runSignal, report }) => {
-    if (!extra) {
-      const pending = layered;
-      layered = undefined;
-      const result = options.layers
-        ? await (pending ?? options.layers({ userId: ref.userId, query, signal: runSignal }))
-        : { layers: {} };
-      const { stable, turn } = splitLayers(result.layers);
-      extra = stable;
-      if (options.layers) report(contextEvent(runId, result));
-      // A resumed run's turn context was stored with its first step.
-      if (!options.resume) {
-        const current = todos ?? (await store.getTodos(ref));
-        todos = undefined;
-        const text = renderTurnLayers(newToConversation({ ...turn, todos: current }, live));
-        if (text) {
-          pendingTurnContext = turnContextMessage(text);
-          askedMessage = live.at(-1)?.message;
-        }
-      }
-    }
-    const layers: ContextLayers = { system, ...extra, summary };
-    const schemas = toolsOffered ? tools.schemas() : undefined;
-    const frame = buildLayeredContext(layers, [], schemas);
-    let messages = live.map((m) => m.message);
-    if (pendingTurnContext) {
-      // Right after the user message it belongs to: later steps of the run come after it.
-      const at = messages.indexOf(askedMessage ?? pendingTurnContext);
-      messages.splice(at < 0 ? messages.length : at + 1, 0, pendingTurnContext);
-    }
-    const estimate = calibrator.calibrate(estimateContextTokens({ ...frame, messages }, counter));
-    if (estimate > settings.threshold * model.contextWindow) {
-      const outcome = await compact({
-        runId,
-        model,
-        stream,
-        counter,
-        settings,
-        live,
-        summary,
-        frame,
-        signal: runSignal,
-      });
-      if (outcome.compactedUpto !== undefined && outcome.summary !== undefined) {
-        await store.compact(ref, { summary: outcome.summary, uptoMessageId: outcome.compactedUpto });
-      }
-      live = outcome.live;
-      summary = outcome.summary;
-      messages = outcome.messages;
-      for (const event of outcome.events) report(event);
-    }
-    const context = buildLayeredContext({ ...layers, summary }, messages, schemas);
-    lastEstimate = estimateContextTokens(context, counter);
-    return context;
-  };
+  const buildContext = turnContextBuilder(
+    {
+      store,
+      ref,
+      model,
+      runId,
+      query,
+      resumed: options.resume !== undefined,
+      layers: options.layers,
+      layered,
+      stream,
+      counter,
+      calibrator,
+      settings,
+      contextEvent,
+    },
+    state,
+  );
 
   let finished = false;
   const events = runAgent({
     model,
-    messages: live.map((m) => m.message),
+    messages: state.live.map((m) => m.message),
     system: options.system,
     tools: options.tools,
     toolEnvironment: {
@@ -221,8 +172,8 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   const keepContext = options.storeTurnContext !== false;
   const save = (step: RunStepInput) => {
     if (!keepContext) return saveRunStep(store, ref, runId, step);
-    const context = pendingTurnContext;
-    pendingTurnContext = undefined;
+    const context = state.pendingTurnContext;
+    state.pendingTurnContext = undefined;
     const unit = context ? { ...step, messages: [context, ...(step.messages ?? [])] } : step;
     return saveRunStep(store, ref, runId, unit);
   };
@@ -257,8 +208,8 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
           // The next context (after a tool round or steering) reads the todos the step's tools left.
           if (!final) step.readTodos = true;
           const saved = await save(step);
-          live.push(...saved.messages.map((m) => ({ id: m.id, message: m.message })));
-          todos = saved.todos;
+          state.live.push(...saved.messages.map((m) => ({ id: m.id, message: m.message })));
+          state.todos = saved.todos;
           if (done) {
             finished = true;
             yield event;
@@ -276,7 +227,7 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
           finished = true;
           break;
         case "usage":
-          calibrator.observe(lastEstimate, event.usage.inputTokens);
+          calibrator.observe(state.lastEstimate, event.usage.inputTokens);
           break;
         case "done":
           await save({ events: trace.take(), finish: finishOf(event) });
