@@ -22,12 +22,12 @@ import type { AgentEvent } from "./events.js";
 import type { LayerProvider, LayerResult } from "./layered-context.js";
 import { promptCacheKey } from "./prompt-cache-key.js";
 import { type TurnState, turnContextBuilder } from "./session-turn-context.js";
-import { openTurn, textOf, titleFrom } from "./session-turn-open.js";
+import { type OpenedTurn, openTurn, textOf, titleFrom } from "./session-turn-open.js";
 
 export type { LayerProvider } from "./layered-context.js";
 
 import type { ApprovalDecision, Approver } from "./approvals.js";
-import { runAgent, type ToolEnvironment } from "./run-agent.js";
+import { type ContextBuilder, runAgent, type ToolEnvironment } from "./run-agent.js";
 import type { ObserveRun } from "./run-observer.js";
 import type { SteeringSource } from "./steering.js";
 import type { OutputSpec } from "./structured-output.js";
@@ -141,42 +141,10 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
   );
 
   let finished = false;
-  const events = runAgent({
-    model,
-    messages: state.live.map((m) => m.message),
-    system: options.system,
-    tools: options.tools,
-    toolEnvironment: {
-      ...options.toolEnvironment,
-      todos: todoStoreFor(store, ref),
-      userId: ref.userId,
-      sessionId: ref.sessionId,
-    },
-    maxIterations: options.maxIterations,
-    signal,
-    runId,
-    stream,
-    ...(options.fallback ? { fallback: options.fallback } : {}),
-    streamOptions: { ...options.streamOptions, cacheKey: promptCacheKey(ref) },
-    buildContext,
-    ...(options.keepImagesTurns !== undefined ? { keepImagesTurns: options.keepImagesTurns } : {}),
-    ...(options.approve ? { approve: options.approve } : {}),
-    ...(options.askFirst ? { askFirst: options.askFirst } : {}),
-    ...(options.steering ? { steering: options.steering } : {}),
-    ...(options.output ? { output: options.output } : {}),
-    ...(resume ? { resume } : {}),
-  });
+  const events = streamTurn(options, { runId, signal, stream, buildContext, resume }, state);
   // Each step's writes (messages, trace events, then the checkpoint or the run's end) go to the store
   // as one unit before the step's event is passed on.
-  // The run's first write carries its turn context (the model already saw it), before the step's own messages.
-  const keepContext = options.storeTurnContext !== false;
-  const save = (step: RunStepInput) => {
-    if (!keepContext) return saveRunStep(store, ref, runId, step);
-    const context = state.pendingTurnContext;
-    state.pendingTurnContext = undefined;
-    const unit = context ? { ...step, messages: [context, ...(step.messages ?? [])] } : step;
-    return saveRunStep(store, ref, runId, unit);
-  };
+  const save = stepSaver(options, runId, state);
   // An event read ahead of its turn (the `done` after a final answer), passed on next.
   let ahead: IteratorResult<AgentEvent, void> | undefined;
   try {
@@ -261,6 +229,70 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
       }
     }
   }
+}
+
+/**
+ * Stream, approvals, tools, steering: the agent loop over the opened turn, its context built by
+ * `buildContext`, resumed from `run.resume` when given.
+ */
+function streamTurn(
+  options: SessionTurnOptions,
+  run: {
+    runId: string;
+    signal: AbortSignal;
+    stream: StreamFunction;
+    buildContext: ContextBuilder;
+    resume: OpenedTurn["resume"];
+  },
+  state: TurnState,
+): AsyncGenerator<AgentEvent, void> {
+  const { model, store, ref } = options;
+  const { runId, signal, stream, buildContext, resume } = run;
+  return runAgent({
+    model,
+    messages: state.live.map((m) => m.message),
+    system: options.system,
+    tools: options.tools,
+    toolEnvironment: {
+      ...options.toolEnvironment,
+      todos: todoStoreFor(store, ref),
+      userId: ref.userId,
+      sessionId: ref.sessionId,
+    },
+    maxIterations: options.maxIterations,
+    signal,
+    runId,
+    stream,
+    ...(options.fallback ? { fallback: options.fallback } : {}),
+    streamOptions: { ...options.streamOptions, cacheKey: promptCacheKey(ref) },
+    buildContext,
+    ...(options.keepImagesTurns !== undefined ? { keepImagesTurns: options.keepImagesTurns } : {}),
+    ...(options.approve ? { approve: options.approve } : {}),
+    ...(options.askFirst ? { askFirst: options.askFirst } : {}),
+    ...(options.steering ? { steering: options.steering } : {}),
+    ...(options.output ? { output: options.output } : {}),
+    ...(resume ? { resume } : {}),
+  });
+}
+
+/**
+ * Checkpoint: each step's writes in one unit. The run's first write carries its turn context (the
+ * model already saw it), before the step's own messages.
+ */
+function stepSaver(
+  options: SessionTurnOptions,
+  runId: string,
+  state: TurnState,
+): (step: RunStepInput) => Promise<RunStepResult> {
+  const { store, ref } = options;
+  const keepContext = options.storeTurnContext !== false;
+  return (step) => {
+    if (!keepContext) return saveRunStep(store, ref, runId, step);
+    const context = state.pendingTurnContext;
+    state.pendingTurnContext = undefined;
+    const unit = context ? { ...step, messages: [context, ...(step.messages ?? [])] } : step;
+    return saveRunStep(store, ref, runId, unit);
+  };
 }
 
 /** How a run that ended with `done` is finished in the store. */
