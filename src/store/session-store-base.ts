@@ -8,18 +8,23 @@
 import { DimsumError } from "../errors.js";
 import type { Message } from "../llm/types.js";
 import type { TodoItem } from "../tools/types.js";
-import { type MessageColumns, type MessageRow, messageToColumns } from "./message-rows.js";
+import { type MessageRow, messageToColumns } from "./message-rows.js";
 import {
   type CheckpointRow,
   checkpointColumns,
   checkRef,
   checkToolPairs,
   defaultStoreLogger,
+  type FinishColumns,
+  finishColumns,
+  type NewMessage,
   newStoredMessage,
   RowDecoder,
   type RunEventRow,
   type SessionStoreOptions,
+  type StepCheckpoint,
   splitToolResultError,
+  unansweredResults,
 } from "./session-records.js";
 import { describeToolPairIssues } from "./tool-pairs.js";
 import type * as T from "./types.js";
@@ -30,38 +35,6 @@ export type Awaitable<V> = V | Promise<V>;
 /** Applies `f` to a value at once, or when its promise settles: SQLite's values pay no microtask. */
 export function after<V, U>(value: Awaitable<V>, f: (value: V) => U): Awaitable<U> {
   return value instanceof Promise ? value.then(f) : f(value);
-}
-
-/** A message to store: its columns and token estimate. */
-export interface NewMessage {
-  readonly message: Message;
-  readonly c: MessageColumns;
-  readonly tokens: number | null;
-}
-
-/** The columns a finished run writes. */
-export interface FinishColumns {
-  status: string;
-  iterations: number;
-  usageJson: string | null;
-  error: string | null;
-  note: string | null;
-}
-
-export function finishColumns(input: T.FinishRunInput): FinishColumns {
-  return {
-    status: input.status,
-    iterations: input.iterations,
-    usageJson: input.usage === undefined ? null : JSON.stringify(input.usage),
-    error: input.error ?? null,
-    note: input.note ?? null,
-  };
-}
-
-/** The checkpoint a step saves, as columns. */
-export interface StepCheckpoint {
-  json: string | null;
-  waiting: boolean;
 }
 
 /** A run step with its parts checked and turned into columns. */
@@ -305,6 +278,20 @@ export abstract class SessionStoreBase implements T.SessionStore {
       c: messageToColumns(message),
       tokens: this.estimateTokens ? Math.round(this.estimateTokens(message)) : null,
     }));
+  }
+
+  /**
+   * Recovery's rule, the same on every database: the session's tail (its last assistant message and
+   * what follows, oldest first) gets error results for the tool calls it left unanswered, appended by
+   * `insert` in the recovery's transaction.
+   */
+  protected unansweredResults(
+    ref: T.SessionRef,
+    tail: readonly MessageRow[],
+    insert: (runId: string | undefined, batch: NewMessage[]) => Awaitable<T.StoredMessage[]>,
+  ): Awaitable<T.StoredMessage[]> {
+    const plan = unansweredResults(ref, this.decode.messages(ref, tail), this.logger);
+    return plan ? insert(plan.runId, this.toNew(plan.results)) : [];
   }
 
   /** A message just stored under `key`, as the store returns it. */

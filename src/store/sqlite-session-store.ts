@@ -6,23 +6,23 @@
 import type { Database } from "better-sqlite3";
 import { joinGroupCommit } from "./group-commit.js";
 import type { MessageRow } from "./message-rows.js";
-import type { CheckpointRow, RunEventRow, RunRow, SessionStoreOptions } from "./session-records.js";
+import type {
+  CheckpointRow,
+  FinishColumns,
+  NewMessage,
+  RunEventRow,
+  RunRow,
+  SessionStoreOptions,
+  StepCheckpoint,
+} from "./session-records.js";
 import {
   duplicateRunError,
   INTERRUPTED_RUN_NOTE,
   missingRunError,
   missingSessionError,
   toSessionRecord,
-  unansweredResults,
 } from "./session-records.js";
-import {
-  checkCompactionCut,
-  type FinishColumns,
-  type NewMessage,
-  SessionStoreBase,
-  type StepCheckpoint,
-  type StepColumns,
-} from "./session-store-base.js";
+import { checkCompactionCut, SessionStoreBase, type StepColumns } from "./session-store-base.js";
 import { storeError } from "./sqlite-errors.js";
 import { prepareStatements, type Statements } from "./sqlite-statements.js";
 import type * as T from "./types.js";
@@ -290,10 +290,11 @@ export class SqliteSessionStore extends SessionStoreBase {
     const runs = running.map((row) => this.readRun(row.id, sessionId));
 
     // Defence in depth: transactions make this impossible for new data, but older files may need it.
-    const tail = this.decode.messages(ref, this.sql.historyTail.all(sessionId, sessionId));
-    const plan = unansweredResults(ref, tail, this.logger);
-    if (!plan) return { runs, syntheticResults: [] };
-    return { runs, syntheticResults: this.insertBatch(sessionId, plan.runId, this.toNew(plan.results)) };
+    const tail = this.sql.historyTail.all(sessionId, sessionId);
+    const syntheticResults = this.unansweredResults(ref, tail, (runId, batch) =>
+      this.insertBatch(sessionId, runId, batch),
+    ) as T.StoredMessage[];
+    return { runs, syntheticResults };
   }
 
   // --- helpers ---

@@ -10,24 +10,19 @@ import type { MessageRow } from "../message-rows.js";
 import {
   type CheckpointRow,
   duplicateRunError,
+  type FinishColumns,
   INTERRUPTED_RUN_NOTE,
   missingRunError,
   missingSessionError,
+  type NewMessage,
   type RunEventRow,
   type RunRow,
   type SessionRow,
   type SessionStoreOptions,
-  toSessionRecord,
-  unansweredResults,
-} from "../session-records.js";
-import {
-  checkCompactionCut,
-  type FinishColumns,
-  type NewMessage,
-  SessionStoreBase,
   type StepCheckpoint,
-  type StepColumns,
-} from "../session-store-base.js";
+  toSessionRecord,
+} from "../session-records.js";
+import { checkCompactionCut, SessionStoreBase, type StepColumns } from "../session-store-base.js";
 import type * as T from "../types.js";
 import type { PgDatabase, PgQueryable } from "./pg-database.js";
 
@@ -104,24 +99,12 @@ const BEGIN_TURN = `WITH s AS (
     ${LIVE_MESSAGES_JSON} AS messages_json
   FROM s, added, r`;
 
-interface BeginTurnRow {
-  title: string | null;
-  summary: string | null;
-  summary_updated_at: number | null;
-  created_at: number;
-  updated_at: number;
-  message_count: number;
+/** A run's columns, without the keys a statement that knows them leaves out. */
+type RunColumns = Omit<RunRow, "id" | "user_id" | "session_key">;
+
+interface BeginTurnRow extends RunColumns, Omit<SessionRow, "id" | "user_id" | "session_key"> {
   added_id: number;
   added_seq: number;
-  status: string;
-  model: string;
-  prompt: string | null;
-  started_at: number;
-  ended_at: number | null;
-  iterations: number;
-  usage_json: string | null;
-  error: string | null;
-  note: string | null;
   todos_json: string | null;
   messages_json: MessageRow[] | null;
 }
@@ -176,19 +159,12 @@ const SAVE_RUN_STEP = `WITH run AS (
     r.status, r.model, r.prompt, r.started_at, r.ended_at, r.iterations, r.usage_json, r.error, r.note
   FROM (SELECT 1) AS one LEFT JOIN r ON true`;
 
-interface RunStepRow {
+interface RunStepRow extends Omit<RunColumns, "status"> {
   found: number;
   added: Array<[number, number]> | null;
   todos_json: string | null;
+  /** Null when the step did not write the run row. */
   status: string | null;
-  model: string;
-  prompt: string | null;
-  started_at: number;
-  ended_at: number | null;
-  iterations: number;
-  usage_json: string | null;
-  error: string | null;
-  note: string | null;
 }
 
 /** Appends trace events to the run ($3) of the session ($1, $2), numbered from the run row's counter. */
@@ -404,12 +380,10 @@ export class PgSessionStore extends SessionStoreBase {
            (SELECT coalesce(max(id), 0) FROM messages WHERE session_id = $1 AND role = 'assistant') ORDER BY id`,
         [sessionId],
       );
-      const plan = unansweredResults(ref, this.decode.messages(ref, tail), this.logger);
-      if (!plan) return { runs, syntheticResults: [] };
-      return {
-        runs,
-        syntheticResults: await this.insertBatch(tx, ref, plan.runId, this.toNew(plan.results)),
-      };
+      const syntheticResults = await this.unansweredResults(ref, tail, (runId, batch) =>
+        this.insertBatch(tx, ref, runId, batch),
+      );
+      return { runs, syntheticResults };
     });
   }
 
