@@ -89,6 +89,14 @@ export function sourceColumns(input: CleanInput): [string | null, string | null]
   return [input.sourceSessionId ?? null, input.sourceRunId ?? null];
 }
 
+/** text, type, tags_json, importance, updated_at of a memory a person edited at `now`. */
+export function editedColumns(
+  next: { text: string; type: MemoryType; tags: string[]; importance: number },
+  now: number,
+): [string, MemoryType, string, number, number] {
+  return [next.text, next.type, JSON.stringify(next.tags), next.importance, now];
+}
+
 /** embedding, embedding_model, embedding_dims of a memory's vector (all null without one). */
 export function vectorColumns(
   vector: Float32Array | undefined,

@@ -9,6 +9,7 @@ import type { TodoItem } from "../tools/types.js";
 import { type MessageColumns, type MessageRow, rowToMessage } from "./message-rows.js";
 import { findToolPairIssues } from "./tool-pairs.js";
 import type {
+  FinishRunInput,
   RunRecord,
   RunStatus,
   SessionRecord,
@@ -63,13 +64,43 @@ export interface CheckpointRow {
 }
 
 /** The checkpoint columns to write: `checkpoint` as JSON (undefined clears it), and whether it waits. */
-export function checkpointColumns(
-  checkpoint: unknown,
-  options: { waiting?: boolean } = {},
-): { json: string | null; waiting: boolean } {
+export function checkpointColumns(checkpoint: unknown, options: { waiting?: boolean } = {}): StepCheckpoint {
   const json = checkpoint === undefined ? undefined : JSON.stringify(checkpoint);
   if (json === undefined) return { json: null, waiting: false };
   return { json, waiting: options.waiting === true };
+}
+
+/** A message to store: its columns and token estimate. */
+export interface NewMessage {
+  readonly message: Message;
+  readonly c: MessageColumns;
+  readonly tokens: number | null;
+}
+
+/** The columns a finished run writes. */
+export interface FinishColumns {
+  status: string;
+  iterations: number;
+  usageJson: string | null;
+  error: string | null;
+  note: string | null;
+}
+
+/** A finished run as columns (usage as JSON). */
+export function finishColumns(input: FinishRunInput): FinishColumns {
+  return {
+    status: input.status,
+    iterations: input.iterations,
+    usageJson: input.usage === undefined ? null : JSON.stringify(input.usage),
+    error: input.error ?? null,
+    note: input.note ?? null,
+  };
+}
+
+/** The checkpoint a step saves, as columns. */
+export interface StepCheckpoint {
+  json: string | null;
+  waiting: boolean;
 }
 
 export interface RunEventRow {
