@@ -18,8 +18,8 @@
  */
 import * as z from "zod";
 import {
+  approvalButtons,
   approvalTitle,
-  BUTTONS,
   decisionLine,
   decodeButtonData,
   encodeButtonData,
@@ -259,7 +259,7 @@ export function approvalCard(prompt: ApprovalPrompt): Record<string, unknown> {
   } else {
     elements.push({
       tag: "action",
-      actions: BUTTONS.map((b) => ({
+      actions: approvalButtons(prompt).map((b) => ({
         tag: "button",
         text: { tag: "plain_text", content: b.label },
         type: BUTTON_TYPES[b.choice],
