@@ -435,6 +435,7 @@ export function createTeam(deps: TeamDeps): Team {
     members,
     bus,
     now,
+    ...(roleOf ? { roleOf: async (id: string) => roleOf(id) } : {}),
     onDeleting: async (channelId) => {
       await Promise.all(runs.activeIn(channelId).map((id) => runs.cancel(id, "The channel was deleted.")));
       await endProcesses(channelId, "the chat was deleted");
@@ -661,7 +662,8 @@ export function createTeam(deps: TeamDeps): Team {
     files: MessagePart[] = [],
     messenger?: { platform: string; name: string },
   ): Promise<PostResult> {
-    const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
+    // Only agents the author may see answer them (a group's agents are visible to its members).
+    const records = new Map((await agents.usable(actor)).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
     // During a meeting a message that names no agent is said in the meeting (the next speaker reads it).
     const interjection = route.kind === "agents" && (await meetings.interjection(channel, text, records));
@@ -763,13 +765,13 @@ export function createTeam(deps: TeamDeps): Team {
       await capabilities.ready();
       return capabilities.catalogue();
     },
-    async listAgents() {
+    async listAgents(actor) {
       await ready;
-      return Promise.all((await agents.list()).map(withModelInput));
+      return Promise.all((await agents.list(actor)).map(withModelInput));
     },
-    async getAgent(_actor, id) {
+    async getAgent(actor, id) {
       await ready;
-      return withModelInput(await agents.get(id));
+      return withModelInput(await agents.get(id, actor));
     },
     attachmentLimits: () => deps.config.attachments,
     async createAgent(actor, input) {
@@ -1060,7 +1062,7 @@ export function createTeam(deps: TeamDeps): Team {
     async complete(actor, agentId, messages, options = {}) {
       await ready;
       assertNotGuest(actor, "talk to agents through the API");
-      const agent = await agents.require(agentId);
+      const agent = await agents.require(agentId, actor);
       const last = messages.at(-1);
       if (last?.role !== "user") throw invalid("The conversation must end with a user message.");
       if (typeof last.content === "string" ? last.content.trim() === "" : last.content.length === 0) {

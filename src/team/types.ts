@@ -11,6 +11,7 @@ import type { CatalogueEntry } from "../capabilities/index.js";
 import type { QueueMode } from "../config/queue-mode.js";
 import type { JsonSchema, ReasoningEffort, Usage, UserContentPart } from "../llm/types.js";
 import type { McpAppResource } from "../mcp/app-meta.js";
+import type { Visibility } from "../shared/visibility.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
 import type { ToolAppLink } from "../tools/types.js";
 import type { McpAppCallOutcome, McpAppRef } from "./mcp-apps.js";
@@ -43,6 +44,12 @@ export interface AgentRecord {
   answerFormat?: JsonSchema;
   createdAt: number;
   updatedAt: number;
+  /** Who made it (an account id); undefined: made before owners existed, seen by everyone. */
+  ownerId?: string;
+  /** Who sees and uses it (src/shared/visibility.ts); undefined: everyone. */
+  visibility?: Visibility;
+  /** The people who see it besides its owner, when `visibility` is `people`. */
+  allowedUsers?: string[];
   /** Whether its SOUL.md is usable; filled by `listAgents`/`getAgent` (added for the agent list UI). */
   soulStatus?: SoulFile["status"];
   /**
@@ -66,6 +73,10 @@ export interface AgentInput {
   knowledgeBases?: string[];
   askFirst?: string[];
   answerFormat?: JsonSchema;
+  /** Who sees and uses it (default everyone); its creator owns it. */
+  visibility?: Visibility;
+  /** The people who see it besides its owner (visibility `people`). */
+  allowedUsers?: string[];
   /** Initial SOUL.md content. */
   soul?: string;
 }

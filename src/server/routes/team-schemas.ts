@@ -10,6 +10,7 @@ import {
   nameList,
   reasoningSchema,
 } from "../../team/agent-schemas.js";
+import { VISIBILITIES } from "../../shared/visibility.js";
 
 /** Largest message text, in characters (the facade also caps it at 32 KB of UTF-8). */
 export const MAX_MESSAGE_CHARS = 32 * 1024;
@@ -19,6 +20,11 @@ const idText = z.string().min(1, "required").max(200, "at most 200 characters");
 const positiveInt = z.coerce.number().int("a whole number").positive("a positive number");
 
 export const idParam = z.object({ id: idText });
+/** Who sees an agent, a knowledge base or an MCP server (src/shared/visibility.ts). */
+export const visibilityFields = {
+  visibility: z.enum(VISIBILITIES).optional(),
+  allowedUsers: z.array(idText).max(500, "at most 500 people").optional(),
+};
 export const numericIdParam = z.object({ id: positiveInt });
 export const elicitationParams = z.object({ id: idText, elicitationId: idText });
 const answerValue = z.union([
@@ -47,6 +53,7 @@ export const agentInputSchema = z.object({
   /** One model, or a fallback chain: an array, or a comma list. */
   model: z.union([z.string().min(1).max(800), z.array(z.string().min(1).max(200)).min(1).max(8)]).optional(),
   ...agentSettingsFields,
+  ...visibilityFields,
   soul: shortText(MAX_SOUL_CHARS).optional(),
 });
 
@@ -67,6 +74,7 @@ export const agentPatchSchema = z.object({
   knowledgeBases: nameList(100).nullable().optional(),
   askFirst: nameList(200).optional(),
   answerFormat: answerFormatSchema.nullable().optional(),
+  ...visibilityFields,
 });
 
 export const soulSchema = z.object({ content: shortText(MAX_SOUL_CHARS) });
