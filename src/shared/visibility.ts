@@ -92,7 +92,9 @@ export interface VisibilityRow {
 export function visibleOf(row: VisibilityRow): Visible {
   const out: Visible = {};
   if (row.owner_id) out.ownerId = row.owner_id;
-  const visibility = VISIBILITIES.includes(row.visibility as Visibility) ? (row.visibility as Visibility) : undefined;
+  const visibility = VISIBILITIES.includes(row.visibility as Visibility)
+    ? (row.visibility as Visibility)
+    : undefined;
   out.visibility = visibility ?? "everyone";
   let allowed: unknown = [];
   try {
@@ -106,5 +108,9 @@ export function visibleOf(row: VisibilityRow): Visible {
 
 /** The column values of a resource's visibility: owner_id, visibility, allowed_json. */
 export function visibilityParams(resource: Visible): [string | null, Visibility, string] {
-  return [resource.ownerId ?? null, resource.visibility ?? "everyone", JSON.stringify(resource.allowedUsers ?? [])];
+  return [
+    resource.ownerId ?? null,
+    resource.visibility ?? "everyone",
+    JSON.stringify(resource.allowedUsers ?? []),
+  ];
 }

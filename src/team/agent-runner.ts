@@ -34,6 +34,7 @@ import {
   updateChildRun,
 } from "./message-parts.js";
 import { laneOf, type RunBody, type RunHandle, type RunManager, type RunRequest } from "./run-manager.js";
+import { callableAgents } from "./run-visibility.js";
 import { createShareFileTool, mayShareFiles } from "./share-file-tool.js";
 import { SteeringInbox } from "./steering-inbox.js";
 import { mergeStoredParts, readStoredRunParts } from "./stored-run-parts.js";
@@ -1088,8 +1089,7 @@ export class AgentRunner {
     const { store } = this.#deps;
     return createCallAgentTool(
       {
-        getAgent: (id) => store.agents.get(id),
-        listAgentIds: async () => (await store.agents.list()).map((a) => a.id),
+        ...callableAgents(store, this.#deps.runtime.viewerOf, requestedBy),
         runNested: (target, scope, task, signal, restarted) =>
           this.runNested(target, scope, task, signal, restarted),
       },

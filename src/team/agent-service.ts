@@ -217,7 +217,10 @@ export class AgentService {
  */
 export async function agentNotFound(store: TeamStore, id: string, actor?: Actor): Promise<DimsumError> {
   const known = (await store.agents.list()).filter((a) => !actor || canUseResource(actor, a));
-  return notFound(`No agent with id "${id}".`, `known agents: ${known.map((a) => a.id).join(", ") || "(none)"}`);
+  return notFound(
+    `No agent with id "${id}".`,
+    `known agents: ${known.map((a) => a.id).join(", ") || "(none)"}`,
+  );
 }
 
 function checkSoul(content: string): void {

@@ -26,6 +26,7 @@ import type { BudgetGate, BudgetGuard } from "./budget-guard.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
 import type { PersonaStore } from "./personas.js";
+import type { ViewerOf } from "./run-visibility.js";
 import { personSampler } from "./sampling-requests.js";
 import { RENDERING_NOTE } from "./team-prompt.js";
 import type { AgentRecord, TeamEvent } from "./types.js";
@@ -52,6 +53,8 @@ export interface TurnRuntime {
    * acting for the person who started the run.
    */
   grantedTools?: (agent: AgentRecord, requestedBy: string) => Tool[] | Promise<Tool[]>;
+  /** A person as a viewer of agents, knowledge bases and MCP servers (default: a member). */
+  viewerOf?: ViewerOf;
   /** Whether a person may read the knowledge bases (guests may not; default: everyone). */
   canReadKnowledge?: (userId: string) => boolean | Promise<boolean>;
   /** Session owners of the person's conversations, for `recall_search` (default: the person's own). */

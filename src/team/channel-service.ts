@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { conflict, forbidden, invalid, notFound } from "../errors.js";
+import { canUseResource } from "../shared/visibility.js";
 import {
   assertCanCreateChannel,
   assertCanDeleteMessage,
@@ -14,10 +15,9 @@ import {
   isAdmin,
   isMember,
 } from "./access.js";
-import type { EventBus, MembershipIndex } from "./event-bus.js";
 import { agentNotFound } from "./agent-service.js";
+import type { EventBus, MembershipIndex } from "./event-bus.js";
 import { assertPeopleSee, type RoleOf, viewersOf } from "./group-visibility.js";
-import { canUseResource } from "../shared/visibility.js";
 import { searchExpression } from "./search-text.js";
 import type { ChannelPrefs } from "./store/repositories.js";
 import type { TeamStore } from "./team-store.js";

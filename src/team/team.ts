@@ -43,6 +43,7 @@ import { PersonaFiles, type PersonaStore } from "./personas.js";
 import { routeMessage } from "./routing.js";
 import { RunApprovals } from "./run-approvals.js";
 import { INSTANCE_LOST, type RunBody, type RunHandle, RunManager } from "./run-manager.js";
+import { viewerLookup } from "./run-visibility.js";
 import { sinceDays, spendReport } from "./spend.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { type MeetingRepository, sqliteMeetings } from "./store/meeting-repo.js";
@@ -248,6 +249,7 @@ export function createTeam(deps: TeamDeps): Team {
     personas,
     capabilities,
     // What a person said in the channels they belong to is part of their conversations.
+    viewerOf: viewerLookup(roleOf),
     recallOwners: (userId) => [userId, ...members.channelsOf(userId).map((id) => `channel:${id}`)],
     ...(roleOf
       ? { canReadKnowledge: async (userId: string) => ((await roleOf(userId)) ?? "guest") !== "guest" }

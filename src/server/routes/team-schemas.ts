@@ -3,6 +3,7 @@
  * OpenAI-compatible endpoint. They check shapes and sizes; the team facade checks the domain rules.
  */
 import * as z from "zod";
+import { VISIBILITIES } from "../../shared/visibility.js";
 import {
   agentSettingsFields,
   answerFormatSchema,
@@ -10,7 +11,6 @@ import {
   nameList,
   reasoningSchema,
 } from "../../team/agent-schemas.js";
-import { VISIBILITIES } from "../../shared/visibility.js";
 
 /** Largest message text, in characters (the facade also caps it at 32 KB of UTF-8). */
 export const MAX_MESSAGE_CHARS = 32 * 1024;
