@@ -26,7 +26,7 @@ import type { BudgetGate, BudgetGuard } from "./budget-guard.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
 import type { PersonaStore } from "./personas.js";
-import type { ViewerOf } from "./run-visibility.js";
+import { type ViewerOf, viewerLookup } from "./run-visibility.js";
 import { personSampler } from "./sampling-requests.js";
 import { RENDERING_NOTE } from "./team-prompt.js";
 import type { AgentRecord, TeamEvent } from "./types.js";
@@ -160,7 +160,9 @@ export async function agentCapabilities(
   const person = requestedBy === "" || requestedBy === "system" ? undefined : requestedBy;
   const granted = (await runtime.grantedTools?.(agent, requestedBy)) ?? [];
   return runtime.capabilities.forRun({
-    ...(person !== undefined ? { person } : {}),
+    ...(person !== undefined
+      ? { person, viewer: await (runtime.viewerOf ?? viewerLookup(undefined))(person) }
+      : {}),
     agentId: agent.id,
     memory: agent.memory,
     knowledge: person !== undefined && ((await runtime.canReadKnowledge?.(person)) ?? true),
