@@ -88,22 +88,33 @@ export interface VisibilityRow {
   allowed_json?: string | null;
 }
 
-/** Reads the visibility columns of a row (a damaged or missing value reads as `everyone`). */
-export function visibleOf(row: VisibilityRow): Visible {
-  const out: Visible = {};
+/**
+ * Reads the visibility columns of a row; the defaults are left out (no owner, `everyone`, nobody
+ * listed), so a resource stored before owners existed reads as it did. A damaged value reads as
+ * `everyone` / nobody.
+ */
+export function visibleOf(row: VisibilityRow): StoredVisible {
+  const out: StoredVisible = {};
   if (row.owner_id) out.ownerId = row.owner_id;
-  const visibility = VISIBILITIES.includes(row.visibility as Visibility)
-    ? (row.visibility as Visibility)
-    : undefined;
-  out.visibility = visibility ?? "everyone";
+  if (VISIBILITIES.includes(row.visibility as Visibility) && row.visibility !== "everyone") {
+    out.visibility = row.visibility as Visibility;
+  }
   let allowed: unknown = [];
   try {
     allowed = JSON.parse(row.allowed_json ?? "[]");
   } catch {
     allowed = [];
   }
-  out.allowedUsers = Array.isArray(allowed) ? allowed.filter((u): u is string => typeof u === "string") : [];
+  const people = Array.isArray(allowed) ? allowed.filter((u): u is string => typeof u === "string") : [];
+  if (people.length > 0) out.allowedUsers = people;
   return out;
+}
+
+/** `Visible` as records hold it (a list they own). */
+export interface StoredVisible {
+  ownerId?: string;
+  visibility?: Visibility;
+  allowedUsers?: string[];
 }
 
 /** The column values of a resource's visibility: owner_id, visibility, allowed_json. */

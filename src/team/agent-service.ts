@@ -3,7 +3,12 @@ import { OutputChecker } from "../agent/structured-output.js";
 import { modelChainOf, parseModelString } from "../config/resolve-model.js";
 import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
 import { isReasoningEffort } from "../llm/reasoning.js";
-import { canChangeVisibility, canUseResource, checkVisibility } from "../shared/visibility.js";
+import {
+  canChangeVisibility,
+  canUseResource,
+  checkVisibility,
+  type Visibility,
+} from "../shared/visibility.js";
 import { assertCanManageAgents, assertNotGuest } from "./access.js";
 import type { PersonaStore } from "./personas.js";
 import type { TeamStore } from "./team-store.js";
@@ -88,8 +93,7 @@ export class AgentService {
       createdAt: now,
       updatedAt: now,
       ...(ownerId !== undefined ? { ownerId } : {}),
-      visibility: input.visibility ?? "everyone",
-      allowedUsers: [...new Set(input.allowedUsers ?? [])],
+      ...visibilityOf(input.visibility, input.allowedUsers),
       ...(input.model !== undefined ? { model: chainText(input.model) } : {}),
       ...(input.reasoning !== undefined ? { reasoning: input.reasoning } : {}),
       ...(input.toolsAllow !== undefined ? { toolsAllow: input.toolsAllow } : {}),
@@ -112,8 +116,12 @@ export class AgentService {
       if (!canChangeVisibility(actor, current)) {
         throw forbidden("Only the agent's owner or an admin can change who sees it.", "ask its owner");
       }
-      if (patch.visibility !== undefined) next.visibility = patch.visibility;
-      if (patch.allowedUsers !== undefined) next.allowedUsers = [...new Set(patch.allowedUsers)];
+      delete next.visibility;
+      delete next.allowedUsers;
+      Object.assign(
+        next,
+        visibilityOf(patch.visibility ?? current.visibility, patch.allowedUsers ?? current.allowedUsers),
+      );
     }
     if (patch.name !== undefined) next.name = patch.name;
     if (patch.emoji !== undefined) next.emoji = patch.emoji;
@@ -209,6 +217,18 @@ export class AgentService {
     }
     return agent;
   }
+}
+
+/** The visibility fields a record holds: the defaults (everyone, nobody listed) left out. */
+function visibilityOf(
+  visibility: Visibility | undefined,
+  allowedUsers: readonly string[] | undefined,
+): Pick<AgentRecord, "visibility" | "allowedUsers"> {
+  const people = [...new Set(allowedUsers ?? [])];
+  return {
+    ...(visibility !== undefined && visibility !== "everyone" ? { visibility } : {}),
+    ...(people.length > 0 ? { allowedUsers: people } : {}),
+  };
 }
 
 /**

@@ -75,10 +75,7 @@ export function toBaseInfo(row: BaseRow): KnowledgeBaseInfo {
     updatedAt: row.updated_at,
   };
   if (row.agent_id !== "") info.agentId = row.agent_id;
-  const visible = visibleOf(row);
-  if (visible.ownerId !== undefined) info.ownerId = visible.ownerId;
-  info.visibility = visible.visibility ?? "everyone";
-  info.allowedUsers = [...(visible.allowedUsers ?? [])];
+  Object.assign(info, visibleOf(row));
   return info;
 }
 

@@ -60,10 +60,7 @@ export function toAgent(row: AgentRow): AgentRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-  const visible = visibleOf(row);
-  if (visible.ownerId !== undefined) agent.ownerId = visible.ownerId;
-  agent.visibility = visible.visibility ?? "everyone";
-  agent.allowedUsers = [...(visible.allowedUsers ?? [])];
+  Object.assign(agent, visibleOf(row));
   if (row.model !== null) agent.model = row.model;
   if (isReasoningEffort(row.reasoning)) agent.reasoning = row.reasoning;
   if (row.tools_allow_json !== null) agent.toolsAllow = parseJson<string[]>(row.tools_allow_json, []);
