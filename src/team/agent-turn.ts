@@ -27,6 +27,7 @@ import type { BudgetGate, BudgetGuard } from "./budget-guard.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
 import type { PersonaStore } from "./personas.js";
+import { type ViewerOf, viewerLookup } from "./run-visibility.js";
 import { personSampler } from "./sampling-requests.js";
 import { RENDERING_NOTE } from "./team-prompt.js";
 import type { AgentRecord, TeamEvent } from "./types.js";
@@ -53,6 +54,8 @@ export interface TurnRuntime {
    * acting for the person who started the run.
    */
   grantedTools?: (agent: AgentRecord, requestedBy: string) => Tool[] | Promise<Tool[]>;
+  /** A person as a viewer of agents, knowledge bases and MCP servers (default: a member). */
+  viewerOf?: ViewerOf;
   /** Whether a person may read the knowledge bases (guests may not; default: everyone). */
   canReadKnowledge?: (userId: string) => boolean | Promise<boolean>;
   /** Session owners of the person's conversations, for `recall_search` (default: the person's own). */
@@ -158,7 +161,9 @@ export async function agentCapabilities(
   const person = requestedBy === "" || requestedBy === "system" ? undefined : requestedBy;
   const granted = (await runtime.grantedTools?.(agent, requestedBy)) ?? [];
   return runtime.capabilities.forRun({
-    ...(person !== undefined ? { person } : {}),
+    ...(person !== undefined
+      ? { person, viewer: await (runtime.viewerOf ?? viewerLookup(undefined))(person) }
+      : {}),
     agentId: agent.id,
     memory: agent.memory,
     knowledge: person !== undefined && ((await runtime.canReadKnowledge?.(person)) ?? true),

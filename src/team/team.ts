@@ -33,6 +33,7 @@ import { MessageQueue } from "./message-queue.js";
 import { PersonaFiles } from "./personas.js";
 import { RunApprovals } from "./run-approvals.js";
 import { INSTANCE_LOST, type RunBody, type RunHandle, RunManager } from "./run-manager.js";
+import { viewerLookup } from "./run-visibility.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { sqliteMeetings } from "./store/meeting-repo.js";
 import type { TeamDeps } from "./team-deps.js";
@@ -147,6 +148,7 @@ export function createTeam(deps: TeamDeps): Team {
     personas,
     capabilities,
     // What a person said in the channels they belong to is part of their conversations.
+    viewerOf: viewerLookup(roleOf),
     recallOwners: (userId) => [userId, ...members.channelsOf(userId).map((id) => `channel:${id}`)],
     ...(roleOf
       ? { canReadKnowledge: async (userId: string) => ((await roleOf(userId)) ?? "guest") !== "guest" }
@@ -340,6 +342,7 @@ export function createTeam(deps: TeamDeps): Team {
     members,
     bus,
     now,
+    ...(roleOf ? { roleOf: async (id: string) => roleOf(id) } : {}),
     onDeleting: async (channelId) => {
       await Promise.all(runs.activeIn(channelId).map((id) => runs.cancel(id, "The channel was deleted.")));
       await endProcesses(channelId, "the chat was deleted");
@@ -551,11 +554,11 @@ export function createTeam(deps: TeamDeps): Team {
       await capabilities.ready();
       return capabilities.catalogue();
     },
-    async listAgents() {
+    async listAgents(actor) {
       await ready;
-      return Promise.all((await agents.list()).map(withModelInput));
+      return Promise.all((await agents.list(actor)).map(withModelInput));
     },
-    getAgent: whenReady(ready, async (_actor, id) => withModelInput(await agents.get(id))),
+    getAgent: whenReady(ready, async (actor, id) => withModelInput(await agents.get(id, actor))),
     attachmentLimits: () => deps.config.attachments,
     createAgent: whenReady(ready, async (actor, input) => withModelInput(await agents.create(actor, input))),
     updateAgent: whenReady(ready, async (actor, id, patch) =>

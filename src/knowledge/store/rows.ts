@@ -1,7 +1,8 @@
 /** Row shapes of the knowledge tables and their mapping to public records. */
+import { type VisibilityRow, visibleOf } from "../../shared/visibility.js";
 import type { DocumentRecord, DocumentStatus, KnowledgeBaseInfo } from "../types.js";
 
-export interface BaseRow {
+export interface BaseRow extends VisibilityRow {
   id: number;
   name: string;
   agent_id: string;
@@ -74,6 +75,7 @@ export function toBaseInfo(row: BaseRow): KnowledgeBaseInfo {
     updatedAt: row.updated_at,
   };
   if (row.agent_id !== "") info.agentId = row.agent_id;
+  Object.assign(info, visibleOf(row));
   return info;
 }
 

@@ -5,6 +5,7 @@
 
 import { isReasoningEffort } from "../../llm/reasoning.js";
 import type { JsonSchema, Usage } from "../../llm/types.js";
+import { type VisibilityRow, visibilityParams, visibleOf } from "../../shared/visibility.js";
 import { networkFromJson } from "../agent-network.js";
 import type {
   AgentRecord,
@@ -31,7 +32,7 @@ export function parseJson<T>(text: string | null | undefined, fallback: T): T {
   }
 }
 
-export interface AgentRow {
+export interface AgentRow extends VisibilityRow {
   id: string;
   name: string;
   emoji: string;
@@ -63,6 +64,7 @@ export function toAgent(row: AgentRow): AgentRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+  Object.assign(agent, visibleOf(row));
   if (row.model !== null) agent.model = row.model;
   if (isReasoningEffort(row.reasoning)) agent.reasoning = row.reasoning;
   const network = networkFromJson(row.network_json);
@@ -96,10 +98,19 @@ export function agentParams(agent: AgentRecord): unknown[] {
   ];
 }
 
-/** `agentParams` with the reasoning column before the id: the parameters of an agent UPDATE. */
+/**
+ * `agentParams` with the reasoning and visibility columns before the id: the parameters of an agent
+ * UPDATE (the owner stays who made it).
+ */
 export function agentUpdateParams(agent: AgentRecord): unknown[] {
   const params = agentParams(agent);
-  return [...params.slice(0, -1), agent.reasoning ?? null, params.at(-1)];
+  const [, visibility, allowed] = visibilityParams(agent);
+  return [...params.slice(0, -1), agent.reasoning ?? null, visibility, allowed, params.at(-1)];
+}
+
+/** The owner, visibility and allowed people of an agent: the last three columns of its INSERT. */
+export function agentVisibilityParams(agent: AgentRecord): unknown[] {
+  return visibilityParams(agent);
 }
 
 export interface ChannelRow {
