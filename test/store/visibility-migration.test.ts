@@ -28,7 +28,7 @@ describe("migration 23: owners and visibility", () => {
     old.close();
 
     const db = openDatabase(file);
-    expect(schemaVersion(db)).toBe(23);
+    expect(schemaVersion(db)).toBe(migrations.length);
     const writer = await createSqliteTeamStore(db).agents.get("writer");
     expect(writer).toMatchObject({ id: "writer", name: "Writer" });
     expect(writer).not.toHaveProperty("ownerId");
