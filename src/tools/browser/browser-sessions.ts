@@ -24,6 +24,12 @@ const ARGS = [
   "--disable-background-networking",
 ];
 
+/** A duration as a person reads it: "300 ms", "20 s", "10 min". */
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  return ms < 60_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
+}
+
 export interface BrowserLimits {
   /** Pages (tabs, popups) a session may have open at once; more are closed as they open. */
   maxPages: number;
@@ -170,8 +176,7 @@ export class BrowserSessions {
     const now = Date.now();
     const idleEnds = now + this.limits.idleMs;
     const lifeEnds = session.openedAt + this.limits.lifetimeMs;
-    const why =
-      idleEnds <= lifeEnds ? `unused for ${Math.round(this.limits.idleMs / 1000)} s` : "its lifetime ended";
+    const why = idleEnds <= lifeEnds ? `unused for ${duration(this.limits.idleMs)}` : "its lifetime ended";
     session.timer = setTimeout(
       () => void this.#closeFor(sessionKey, why),
       Math.max(0, Math.min(idleEnds, lifeEnds) - now),

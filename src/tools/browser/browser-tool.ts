@@ -14,6 +14,7 @@ import type { SessionBrowser } from "./browser-sessions.js";
 const MAX_TEXT = 20_000;
 /** How long after a click or key press a download may still start and be reported with it. */
 const DOWNLOAD_GRACE_MS = 300;
+const IS_DOWNLOAD = " is a download.";
 
 const params = z.object({
   action: z
@@ -57,7 +58,8 @@ export const browserTool: ZodTool = defineTool({
       const { page, notes } = await browser.sessions.use(browser.key, ctx.workspace);
       const result = await act(args, page, browser);
       // Clicks, keys and navigations may start downloads: they land in the workspace.
-      const grace = args.action === "click" || args.action === "press" ? DOWNLOAD_GRACE_MS : 0;
+      const opened = typeof result === "string" && result.endsWith(IS_DOWNLOAD);
+      const grace = opened || args.action === "click" || args.action === "press" ? DOWNLOAD_GRACE_MS : 0;
       const saved = describeDownloads(await browser.sessions.takeDownloads(browser.key, grace));
       return withLines(result, [...notes, ...(saved ? [saved] : [])]);
     } catch (err) {
@@ -98,7 +100,7 @@ async function act(
         status = String(response?.status() ?? "no response");
       } catch (err) {
         // A link to a file: the navigation turns into a download (reported by the caller).
-        if (/Download is starting|net::ERR_ABORTED/.test(firstLine(err))) return `${url} is a download.`;
+        if (/Download is starting|net::ERR_ABORTED/.test(firstLine(err))) return `${url}${IS_DOWNLOAD}`;
         throw toolFailure(
           `Could not open ${url}: ${firstLine(err)}.`,
           "private addresses are refused; a session process's page is at http://localhost:PORT/",
