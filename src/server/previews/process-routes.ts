@@ -24,6 +24,7 @@ import type { Team } from "../../team/types.js";
 import { chatProcessKey, type ProcessManager } from "../../tools/process/process-manager.js";
 import { sessionCookieOf } from "../auth/cookies.js";
 import { type AppEnv, actorOf, type DimsumApp } from "../context.js";
+import { previewOfReferer } from "./preview-referer.js";
 
 const TAIL_LINES = 40;
 /** Request headers not passed to the process (Dimsum's own credentials among them). */
@@ -115,6 +116,25 @@ export function mountProcessRoutes(
   };
 
   const previews = (app: DimsumApp) => {
+    // A root-relative request from a preview page (a dev server's `/src/main.ts`) goes into it.
+    app.use("*", async (c, next) => {
+      if (c.req.path.startsWith("/preview/")) return next();
+      const from = previewOfReferer(c.req.header("referer"), c.req.header("host"));
+      const proc = from ? processes.get(chatProcessKey(from.channelId), from.name) : undefined;
+      if (
+        !from ||
+        !proc?.running ||
+        !keys.matches(from.key, from.channelId, from.name, from.port, proc.startedAt)
+      ) {
+        return next();
+      }
+      const prefix = previewPath(from.channelId, from.name, from.port, from.key);
+      const location = `${prefix}${c.req.path.slice(1)}${new URL(c.req.url).search}`;
+      return new Response(null, {
+        status: 307,
+        headers: { location, "cache-control": "no-store", "access-control-allow-origin": "*" },
+      });
+    });
     app.all("/preview/:channel/:name/:port/:key/*", async (c) => {
       const { channel: channelId, name, key } = c.req.param();
       const port = Number(c.req.param("port"));
@@ -128,7 +148,8 @@ export function mountProcessRoutes(
       ) {
         return missing();
       }
-      if (!isSubresource(c.req.header("sec-fetch-dest"))) {
+      const subresource = isSubresource(c.req.header("sec-fetch-dest"));
+      if (!subresource) {
         // The page itself: only for a signed-in person who may read the chat.
         const token = sessionCookieOf(c);
         const found = token ? await c.get("services").sessions.authenticate(token) : undefined;
@@ -145,7 +166,7 @@ export function mountProcessRoutes(
       const rest = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length - 1) : "/";
       // The process sees the path after the preview's prefix (pages with relative links work).
       const path = `${rest}${new URL(c.req.url).search}`;
-      return await proxy(c.req.raw, socket, path, `127.0.0.1:${port}`);
+      return await proxy(c.req.raw, socket, path, `127.0.0.1:${port}`, subresource);
     });
   };
   return { api, previews };
@@ -164,7 +185,7 @@ function requestHeaders(raw: Request, host: string): Record<string, string> {
   return headers;
 }
 
-function responseHeaders(headers: IncomingHttpHeaders): Headers {
+function responseHeaders(headers: IncomingHttpHeaders, subresource: boolean): Headers {
   const out = new Headers();
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || DROP_RESPONSE.has(name)) continue;
@@ -176,6 +197,10 @@ function responseHeaders(headers: IncomingHttpHeaders): Headers {
     "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads",
   );
   out.set("x-frame-options", "SAMEORIGIN");
+  // The page's requests name it to this server alone (see preview-referer.ts), never elsewhere.
+  out.set("referrer-policy", "same-origin");
+  // The opaque-origin page loads its module scripts in CORS mode; they need no credentials.
+  if (subresource) out.set("access-control-allow-origin", "*");
   out.set("cache-control", "no-store");
   return out;
 }
@@ -185,6 +210,7 @@ function proxy(
   socket: import("node:net").Socket,
   path: string,
   host: string,
+  subresource: boolean,
 ): Promise<Response> {
   return new Promise((resolve) => {
     const req = httpRequest(
@@ -194,7 +220,12 @@ function proxy(
           raw.method === "HEAD" || res.statusCode === 204 || res.statusCode === 304
             ? null
             : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
-        resolve(new Response(body, { status: res.statusCode ?? 502, headers: responseHeaders(res.headers) }));
+        resolve(
+          new Response(body, {
+            status: res.statusCode ?? 502,
+            headers: responseHeaders(res.headers, subresource),
+          }),
+        );
       },
     );
     socket.resume();
