@@ -24,7 +24,7 @@ import type { Team } from "../../team/types.js";
 import { chatProcessKey, type ProcessManager } from "../../tools/process/process-manager.js";
 import { sessionCookieOf } from "../auth/cookies.js";
 import { type AppEnv, actorOf, type DimsumApp } from "../context.js";
-import { previewOfReferer } from "./preview-referer.js";
+import { isRewritable, MAX_REWRITE_BYTES, rewriteRootPaths } from "./preview-rewrite.js";
 
 const TAIL_LINES = 40;
 /** Request headers not passed to the process (Dimsum's own credentials among them). */
@@ -35,6 +35,8 @@ const DROP_REQUEST = new Set([
   "keep-alive",
   "upgrade",
   "x-csrf-token",
+  // Answers come uncompressed, so pages can be rewritten (see preview-rewrite.ts).
+  "accept-encoding",
 ]);
 const DROP_RESPONSE = new Set([
   "connection",
@@ -116,25 +118,6 @@ export function mountProcessRoutes(
   };
 
   const previews = (app: DimsumApp) => {
-    // A root-relative request from a preview page (a dev server's `/src/main.ts`) goes into it.
-    app.use("*", async (c, next) => {
-      if (c.req.path.startsWith("/preview/")) return next();
-      const from = previewOfReferer(c.req.header("referer"), c.req.header("host"));
-      const proc = from ? processes.get(chatProcessKey(from.channelId), from.name) : undefined;
-      if (
-        !from ||
-        !proc?.running ||
-        !keys.matches(from.key, from.channelId, from.name, from.port, proc.startedAt)
-      ) {
-        return next();
-      }
-      const prefix = previewPath(from.channelId, from.name, from.port, from.key);
-      const location = `${prefix}${c.req.path.slice(1)}${new URL(c.req.url).search}`;
-      return new Response(null, {
-        status: 307,
-        headers: { location, "cache-control": "no-store", "access-control-allow-origin": "*" },
-      });
-    });
     app.all("/preview/:channel/:name/:port/:key/*", async (c) => {
       const { channel: channelId, name, key } = c.req.param();
       const port = Number(c.req.param("port"));
@@ -166,7 +149,7 @@ export function mountProcessRoutes(
       const rest = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length - 1) : "/";
       // The process sees the path after the preview's prefix (pages with relative links work).
       const path = `${rest}${new URL(c.req.url).search}`;
-      return await proxy(c.req.raw, socket, path, `127.0.0.1:${port}`, subresource);
+      return await proxy(c.req.raw, socket, path, `127.0.0.1:${port}`, subresource, prefix);
     });
   };
   return { api, previews };
@@ -197,10 +180,11 @@ function responseHeaders(headers: IncomingHttpHeaders, subresource: boolean): He
     "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads",
   );
   out.set("x-frame-options", "SAMEORIGIN");
-  // The page's requests name it to this server alone (see preview-referer.ts), never elsewhere.
-  out.set("referrer-policy", "same-origin");
   // The opaque-origin page loads its module scripts in CORS mode; they need no credentials.
-  if (subresource) out.set("access-control-allow-origin", "*");
+  if (subresource) {
+    out.set("access-control-allow-origin", "*");
+    out.set("cross-origin-resource-policy", "cross-origin");
+  }
   out.set("cache-control", "no-store");
   return out;
 }
@@ -211,21 +195,35 @@ function proxy(
   path: string,
   host: string,
   subresource: boolean,
+  prefix: string,
 ): Promise<Response> {
   return new Promise((resolve) => {
     const req = httpRequest(
       { createConnection: () => socket, method: raw.method, path, headers: requestHeaders(raw, host) },
       (res) => {
-        const body =
-          raw.method === "HEAD" || res.statusCode === 204 || res.statusCode === 304
-            ? null
-            : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
-        resolve(
-          new Response(body, {
-            status: res.statusCode ?? 502,
-            headers: responseHeaders(res.headers, subresource),
-          }),
-        );
+        const status = res.statusCode ?? 502;
+        const headers = responseHeaders(res.headers, subresource);
+        if (raw.method === "HEAD" || status === 204 || status === 304) {
+          resolve(new Response(null, { status, headers }));
+          return;
+        }
+        const type = res.headers["content-type"];
+        const size = Number(res.headers["content-length"] ?? 0);
+        if (!isRewritable(type) || res.headers["content-encoding"] || size > MAX_REWRITE_BYTES) {
+          resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status, headers }));
+          return;
+        }
+        // A dev server's root-relative paths, put under the preview (see preview-rewrite.ts).
+        readAll(res, MAX_REWRITE_BYTES)
+          .then((bytes) => {
+            headers.delete("content-length");
+            headers.delete("etag");
+            const text = rewriteRootPaths(bytes.toString("utf8"), type ?? "", prefix);
+            resolve(new Response(text, { status, headers }));
+          })
+          .catch(() =>
+            resolve(new Response("The preview's answer was too large to pass on.", { status: 502 })),
+          );
       },
     );
     socket.resume();
@@ -235,5 +233,19 @@ function proxy(
     } else {
       req.end();
     }
+  });
+}
+
+function readAll(res: import("node:http").IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) res.destroy(new Error("too large"));
+      else chunks.push(chunk);
+    });
+    res.on("error", reject);
+    res.on("end", () => resolve(Buffer.concat(chunks)));
   });
 }
