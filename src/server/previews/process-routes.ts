@@ -13,7 +13,9 @@
  *   scripts cannot read Dimsum's cookies or storage nor act on its API as the person viewing it;
  *   such a page's own requests carry no cookie, so they are accepted with the path's key alone (an
  *   HMAC of chat, process, port and start time under a secret of this server process: unguessable,
- *   and void once the process ends).
+ *   and void once the process ends);
+ * - a dev server's root-relative paths in HTML, JavaScript and CSS are put under the preview's
+ *   prefix (preview-rewrite.ts); subresources answer with CORS for the opaque-origin page.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
