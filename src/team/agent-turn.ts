@@ -24,6 +24,7 @@ import { createNetworkGrants } from "../tools/builtin/sandbox/network-grants.js"
 import { chatProcessKey, type ProcessManager } from "../tools/process/process-manager.js";
 import type { ElicitPerson, SamplePerson, Tool } from "../tools/types.js";
 import type { BudgetGate, BudgetGuard } from "./budget-guard.js";
+import type { ChatFiles } from "./chat-files.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
 import type { PersonaStore } from "./personas.js";
@@ -71,6 +72,8 @@ export interface TurnRuntime {
   processes?: ProcessManager;
   /** The chats' browser pages (the browser tool), when the server offers it. */
   browser?: BrowserSessions;
+  /** Where tools put files into a chat on their own (the browser's screenshots). */
+  chatFiles?: ChatFiles;
 }
 
 export interface TurnRequest {
@@ -285,7 +288,13 @@ async function runTurn(
           ? { processes: { manager: runtime.processes, key: chatProcessKey(channelId) } }
           : {}),
         ...(runtime.browser && channelId !== ""
-          ? { browser: { sessions: runtime.browser, key: chatProcessKey(channelId) } }
+          ? {
+              browser: {
+                sessions: runtime.browser,
+                key: chatProcessKey(channelId),
+                ...(runtime.chatFiles ? { attach: runtime.chatFiles(channelId, agent.id) } : {}),
+              },
+            }
           : {}),
       },
       maxIterations: runtime.config.maxIterations,

@@ -21,6 +21,7 @@ import type { TurnRuntime } from "./agent-turn.js";
 import { BudgetGuard } from "./budget-guard.js";
 import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
+import { chatFiles } from "./chat-files.js";
 import { chatTitle } from "./chat-title.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
@@ -170,6 +171,7 @@ export function createTeam(deps: TeamDeps): Team {
     ...(deps.observe ? { observe: deps.observe } : {}),
     ...(deps.capabilities?.processes ? { processes: deps.capabilities.processes } : {}),
     ...(deps.capabilities?.browser ? { browser: deps.capabilities.browser } : {}),
+    chatFiles: chatFiles(store.attachments, deps.config.attachments, now),
   };
   // A chat's processes end when it is deleted or archived (see src/tools/process).
   const endProcesses = (channelId: string, why: string) =>
