@@ -83,3 +83,19 @@ export function bodyExcerpt(body: unknown): string {
   const text = typeof body === "string" ? body : JSON.stringify(body ?? "");
   return text.replace(/\s+/g, " ").slice(0, 200);
 }
+
+/** A platform's JSON reply read as `T`: the body when it is an object, else `{}`. */
+export function replyObject<T extends object>(body: unknown): T {
+  return (typeof body === "object" && body !== null ? body : {}) as T;
+}
+
+/** A failed platform API call, worded `<platform> <what> failed (HTTP <status>, <detail>)`. */
+export function apiFailure(
+  platform: string,
+  what: string,
+  status: number,
+  detail: string,
+  options: { retryable: boolean; retryAfterMs: number | undefined },
+): DeliveryError {
+  return new DeliveryError(`${platform} ${what} failed (HTTP ${status}, ${detail})`, options);
+}

@@ -4,13 +4,20 @@
  * request shared by concurrent sends) and `POST /cgi-bin/message/send?access_token=…` with
  * `{touser, msgtype: "markdown" | "text", agentid, …}`. Replies carry `{errcode, errmsg}`; 0 is success.
  */
+
+import { AccessToken, type IssuedToken } from "../access-token.js";
 import { downloadFile } from "../file-download.js";
-import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
+import {
+  apiFailure,
+  bodyExcerpt,
+  replyObject,
+  requestJson,
+  retryAfterMs,
+  retryableStatus,
+} from "../http-json.js";
 import { DeliveryError } from "../types.js";
 
 export const WECOM_API = "https://qyapi.weixin.qq.com";
-/** Renew this long before the token's expiry. */
-const TOKEN_MARGIN_MS = 5 * 60 * 1000;
 /** The access token is invalid or expired: fetch a new one and try again. */
 const TOKEN_CODES = new Set([40014, 42001, 40001]);
 /** "system busy" and the API's frequency limits. */
@@ -26,9 +33,7 @@ interface WecomReply {
   response_code?: string;
 }
 
-function replyOf(body: unknown): WecomReply {
-  return (typeof body === "object" && body !== null ? body : {}) as WecomReply;
-}
+const replyOf = replyObject<WecomReply>;
 
 /** A client for one self-built app. */
 export class WecomApi {
@@ -36,9 +41,7 @@ export class WecomApi {
   readonly #corpId: string;
   readonly #corpSecret: string;
   readonly #agentId: number;
-  readonly #now: () => number;
-  #token: { value: string; until: number } | undefined;
-  #pending: Promise<string> | undefined;
+  readonly #token: AccessToken;
 
   constructor(options: {
     baseUrl: string;
@@ -51,19 +54,15 @@ export class WecomApi {
     this.#corpId = options.corpId;
     this.#corpSecret = options.corpSecret;
     this.#agentId = options.agentId;
-    this.#now = options.now;
+    this.#token = new AccessToken((signal) => this.#issueToken(signal), options.now);
   }
 
   /** The cached access token, fetched when missing or about to expire. */
   accessToken(signal?: AbortSignal): Promise<string> {
-    if (this.#token && this.#token.until > this.#now()) return Promise.resolve(this.#token.value);
-    this.#pending ??= this.#fetchToken(signal).finally(() => {
-      this.#pending = undefined;
-    });
-    return this.#pending;
+    return this.#token.get(signal);
   }
 
-  async #fetchToken(signal?: AbortSignal): Promise<string> {
+  async #issueToken(signal?: AbortSignal): Promise<IssuedToken> {
     const query = new URLSearchParams({ corpid: this.#corpId, corpsecret: this.#corpSecret });
     const response = await requestJson(`${this.#base}/cgi-bin/gettoken?${query}`, {
       method: "GET",
@@ -73,23 +72,17 @@ export class WecomApi {
     if (response.status !== 200 || reply.errcode !== 0 || !reply.access_token) {
       throw this.#failure("gettoken", response.status, response.body, response.headers);
     }
-    const lifetimeMs = (reply.expires_in ?? 7200) * 1000;
-    this.#token = {
-      value: reply.access_token,
-      until: this.#now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2),
-    };
-    return reply.access_token;
+    return { value: reply.access_token, expiresInSec: reply.expires_in };
   }
 
   #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
     const reply = replyOf(body);
     const code = reply.errcode;
     const detail = code !== undefined ? `errcode ${code}: ${reply.errmsg ?? ""}` : bodyExcerpt(body);
-    const after = retryAfterMs(headers);
-    return new DeliveryError(`WeCom ${what} failed (HTTP ${status}, ${detail})`, {
+    return apiFailure("WeCom", what, status, detail, {
       retryable:
         retryableStatus(status) || (code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code))),
-      ...(after !== undefined ? { retryAfterMs: after } : {}),
+      retryAfterMs: retryAfterMs(headers),
     });
   }
 
@@ -148,7 +141,7 @@ export class WecomApi {
     });
     const refusal = refusalOf(data);
     if (refusal) {
-      if (refusal.errcode !== undefined && TOKEN_CODES.has(refusal.errcode)) this.#token = undefined;
+      if (refusal.errcode !== undefined && TOKEN_CODES.has(refusal.errcode)) this.#token.drop();
       throw this.#failure("media/get", 200, refusal, new Headers());
     }
     return data;
@@ -176,7 +169,7 @@ export class WecomApi {
     const reply = replyOf(response.body);
     const mediaId = (response.body as { media_id?: unknown } | undefined)?.media_id;
     if (response.status !== 200 || reply.errcode !== 0 || typeof mediaId !== "string") {
-      if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token = undefined;
+      if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token.drop();
       throw this.#failure("media/upload", response.status, response.body, response.headers);
     }
     const body = { touser: userId, msgtype: type, agentid: this.#agentId, [type]: { media_id: mediaId } };
@@ -201,7 +194,7 @@ export class WecomApi {
       }
       return reply;
     }
-    if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token = undefined;
+    if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token.drop();
     throw this.#failure(path, response.status, response.body, response.headers);
   }
 }
