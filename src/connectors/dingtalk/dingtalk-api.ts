@@ -8,14 +8,7 @@
  * `msgKey: "sampleMarkdown"`. OpenAPI failures carry `{code, message}`.
  */
 import { AccessToken, type IssuedToken } from "../access-token.js";
-import {
-  apiFailure,
-  bodyExcerpt,
-  replyObject,
-  requestJson,
-  retryAfterMs,
-  retryableStatus,
-} from "../http-json.js";
+import { apiFailure, type JsonResponse, replyObject, requestJson } from "../http-json.js";
 import type { DeliveryError } from "../types.js";
 
 export const DINGTALK_API = "https://api.dingtalk.com";
@@ -79,22 +72,21 @@ export class DingTalkApi {
     });
     const reply = replyOf(response.body);
     if (response.status !== 200 || !reply.accessToken) {
-      throw this.#failure("access token", response.status, response.body, response.headers);
+      throw this.#failure("access token", response);
     }
     return { value: reply.accessToken, expiresInSec: reply.expireIn };
   }
 
-  #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
-    const reply = replyOf(body);
-    const detail =
-      reply.code !== undefined
-        ? `${reply.code}: ${reply.message ?? ""}`
-        : reply.errcode !== undefined
-          ? `errcode ${reply.errcode}: ${reply.errmsg ?? ""}`
-          : bodyExcerpt(body);
-    return apiFailure("DingTalk", what, status, detail, {
-      retryable: retryableStatus(status) || reply.errcode === -1,
-      retryAfterMs: retryAfterMs(headers),
+  #failure(what: string, response: JsonResponse): DeliveryError {
+    const reply = replyOf(response.body);
+    return apiFailure("DingTalk", what, response, {
+      said:
+        reply.code !== undefined
+          ? `${reply.code}: ${reply.message ?? ""}`
+          : reply.errcode !== undefined
+            ? `errcode ${reply.errcode}: ${reply.errmsg ?? ""}`
+            : undefined,
+      retryableCode: reply.errcode === -1,
     });
   }
 
@@ -110,7 +102,7 @@ export class DingTalkApi {
     const reply = replyOf(response.body);
     if (response.status === 200 && (reply.errcode ?? 0) === 0) return true;
     if (reply.errcode !== undefined && SESSION_GONE.has(reply.errcode)) return false;
-    throw this.#failure("session webhook send", response.status, response.body, response.headers);
+    throw this.#failure("session webhook send", response);
   }
 
   /** Sends a markdown message to a group through the OpenAPI. */
@@ -221,7 +213,7 @@ export class DingTalkApi {
     }
     const reply = replyOf(response.body) as OpenApiReply & { success?: boolean };
     if (response.status === 200 && reply.success !== false) return;
-    throw this.#failure(what, response.status, response.body, response.headers);
+    throw this.#failure(what, response);
   }
 
   /** A short-lived URL of a file a robot message carries (`downloadCode`). */
@@ -235,7 +227,7 @@ export class DingTalkApi {
     const url = (response.body as { downloadUrl?: unknown } | undefined)?.downloadUrl;
     if (response.status === 200 && typeof url === "string") return url;
     if (response.status === 401 || response.status === 403) this.#token.drop();
-    throw this.#failure("file download", response.status, response.body, response.headers);
+    throw this.#failure("file download", response);
   }
 
   async #robotSend(
@@ -260,6 +252,6 @@ export class DingTalkApi {
     }
     const reply = replyOf(response.body);
     if (response.status === 200) return reply.processQueryKey ?? "";
-    throw this.#failure("robot send", response.status, response.body, response.headers);
+    throw this.#failure("robot send", response);
   }
 }

@@ -7,14 +7,7 @@
  * carry `{code, msg, data}`; `code` 0 is success.
  */
 import { AccessToken, type IssuedToken } from "../access-token.js";
-import {
-  apiFailure,
-  bodyExcerpt,
-  replyObject,
-  requestJson,
-  retryAfterMs,
-  retryableStatus,
-} from "../http-json.js";
+import { apiFailure, type JsonResponse, replyObject, requestJson } from "../http-json.js";
 import type { DeliveryError } from "../types.js";
 
 export const FEISHU_API = "https://open.feishu.cn";
@@ -65,21 +58,20 @@ export class FeishuApi {
     });
     const reply = replyOf(response.body);
     if (response.status !== 200 || reply.code !== 0 || !reply.tenant_access_token) {
-      throw this.#failure("tenant_access_token", response.status, response.body, response.headers);
+      throw this.#failure("tenant_access_token", response);
     }
     return { value: reply.tenant_access_token, expiresInSec: reply.expire };
   }
 
-  #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
-    const reply = replyOf(body);
-    const code = reply.code;
-    const detail = code !== undefined ? `code ${code}: ${reply.msg ?? ""}` : bodyExcerpt(body);
-    const retryable =
-      retryableStatus(status) || (code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code)));
+  #failure(what: string, response: JsonResponse): DeliveryError {
+    const { code, msg } = replyOf(response.body);
     // Rate limits say when the window resets in `x-ogw-ratelimit-reset` (seconds).
-    const reset = Number(headers.get("x-ogw-ratelimit-reset") ?? Number.NaN);
-    const after = Number.isFinite(reset) && reset >= 0 ? reset * 1000 : retryAfterMs(headers);
-    return apiFailure("Feishu", what, status, detail, { retryable, retryAfterMs: after });
+    const reset = Number(response.headers.get("x-ogw-ratelimit-reset") ?? Number.NaN);
+    return apiFailure("Feishu", what, response, {
+      said: code !== undefined ? `code ${code}: ${msg ?? ""}` : undefined,
+      retryableCode: code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code)),
+      retryAfterMs: Number.isFinite(reset) && reset >= 0 ? reset * 1000 : undefined,
+    });
   }
 
   /** Sends a text message to a chat; resolves with its message id. */
@@ -122,12 +114,7 @@ export class FeishuApi {
     const key = image ? reply?.data?.image_key : reply?.data?.file_key;
     if (response.status !== 200 || reply?.code !== 0 || !key) {
       if (reply?.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token.drop();
-      throw this.#failure(
-        `upload ${image ? "image" : "file"}`,
-        response.status,
-        response.body,
-        response.headers,
-      );
+      throw this.#failure(`upload ${image ? "image" : "file"}`, response);
     }
     const content = JSON.stringify(image ? { image_key: key } : { file_key: key });
     return this.#send(chatId, image ? "image" : "file", content, uuid, signal);
@@ -153,7 +140,7 @@ export class FeishuApi {
     const reply = replyOf(response.body);
     if (response.status === 200 && reply.code === 0) return;
     if (reply.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token.drop();
-    throw this.#failure("update card", response.status, response.body, response.headers);
+    throw this.#failure("update card", response);
   }
 
   async #send(
@@ -175,6 +162,6 @@ export class FeishuApi {
     const reply = replyOf(response.body);
     if (response.status === 200 && reply.code === 0) return reply.data?.message_id ?? "";
     if (reply.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token.drop();
-    throw this.#failure("send message", response.status, response.body, response.headers);
+    throw this.#failure("send message", response);
   }
 }

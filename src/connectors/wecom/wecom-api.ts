@@ -7,14 +7,7 @@
 
 import { AccessToken, type IssuedToken } from "../access-token.js";
 import { downloadFile } from "../file-download.js";
-import {
-  apiFailure,
-  bodyExcerpt,
-  replyObject,
-  requestJson,
-  retryAfterMs,
-  retryableStatus,
-} from "../http-json.js";
+import { apiFailure, type JsonResponse, replyObject, requestJson } from "../http-json.js";
 import { DeliveryError } from "../types.js";
 
 export const WECOM_API = "https://qyapi.weixin.qq.com";
@@ -70,19 +63,16 @@ export class WecomApi {
     });
     const reply = replyOf(response.body);
     if (response.status !== 200 || reply.errcode !== 0 || !reply.access_token) {
-      throw this.#failure("gettoken", response.status, response.body, response.headers);
+      throw this.#failure("gettoken", response);
     }
     return { value: reply.access_token, expiresInSec: reply.expires_in };
   }
 
-  #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
-    const reply = replyOf(body);
-    const code = reply.errcode;
-    const detail = code !== undefined ? `errcode ${code}: ${reply.errmsg ?? ""}` : bodyExcerpt(body);
-    return apiFailure("WeCom", what, status, detail, {
-      retryable:
-        retryableStatus(status) || (code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code))),
-      retryAfterMs: retryAfterMs(headers),
+  #failure(what: string, response: JsonResponse): DeliveryError {
+    const { errcode: code, errmsg } = replyOf(response.body);
+    return apiFailure("WeCom", what, response, {
+      said: code !== undefined ? `errcode ${code}: ${errmsg ?? ""}` : undefined,
+      retryableCode: code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code)),
     });
   }
 
@@ -142,7 +132,7 @@ export class WecomApi {
     const refusal = refusalOf(data);
     if (refusal) {
       if (refusal.errcode !== undefined && TOKEN_CODES.has(refusal.errcode)) this.#token.drop();
-      throw this.#failure("media/get", 200, refusal, new Headers());
+      throw this.#failure("media/get", { status: 200, body: refusal, headers: new Headers() });
     }
     return data;
   }
@@ -170,7 +160,7 @@ export class WecomApi {
     const mediaId = (response.body as { media_id?: unknown } | undefined)?.media_id;
     if (response.status !== 200 || reply.errcode !== 0 || typeof mediaId !== "string") {
       if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token.drop();
-      throw this.#failure("media/upload", response.status, response.body, response.headers);
+      throw this.#failure("media/upload", response);
     }
     const body = { touser: userId, msgtype: type, agentid: this.#agentId, [type]: { media_id: mediaId } };
     return (await this.#post("message/send", body, signal)).msgid ?? "";
@@ -195,7 +185,7 @@ export class WecomApi {
       return reply;
     }
     if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token.drop();
-    throw this.#failure(path, response.status, response.body, response.headers);
+    throw this.#failure(path, response);
   }
 }
 
