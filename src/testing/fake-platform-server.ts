@@ -171,3 +171,57 @@ export class FakePlatformServer {
     if (this.#outage !== "refuse") await this.#stop();
   }
 }
+
+/** Whether a request carries a multipart body (an upload). */
+export function isMultipart(req: IncomingMessage): boolean {
+  return (req.headers["content-type"] ?? "").startsWith("multipart/form-data");
+}
+
+/**
+ * Starts a server and the fake `create` builds on it; requests go to `handle` with that fake
+ * (503 in the moment before it exists).
+ */
+export async function startFake<T>(
+  create: (server: FakePlatformServer) => T,
+  handle: (fake: T, ...request: Parameters<FakeHandler>) => ReturnType<FakeHandler>,
+): Promise<T> {
+  let fake: T | undefined;
+  const server = await FakePlatformServer.start((...request) =>
+    fake === undefined ? reply(503, {}) : handle(fake, ...request),
+  );
+  fake = create(server);
+  return fake;
+}
+
+/** What every fake platform gives its tests: the address, the outage switch, waiting and closing. */
+export abstract class FakePlatform {
+  protected readonly server: FakePlatformServer;
+
+  protected constructor(server: FakePlatformServer) {
+    this.server = server;
+  }
+
+  /** Base URL to configure as the connector's `baseUrl`. */
+  get url(): string {
+    return this.server.url;
+  }
+
+  /** Requests answered 502 during outages. */
+  get outageHits(): number {
+    return this.server.outageHits;
+  }
+
+  /** Makes calls fail with 502, refuses connections, or works again. */
+  outage(mode: Outage): Promise<void> {
+    return this.server.outage(mode);
+  }
+
+  /** Waits until `test()` holds (checked after every call). */
+  waitUntil(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
+    return this.server.waitUntil(test, what, timeoutMs);
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+}

@@ -4,7 +4,7 @@
  * or refuse connections. It also signs inbound requests the way a real sender must.
  */
 import { checkSignature, signedHeaders } from "../connectors/signatures.js";
-import { FakePlatformServer, type Outage, reply } from "./fake-platform-server.js";
+import { FakePlatform, type FakePlatformServer, reply, startFake } from "./fake-platform-server.js";
 
 export interface ReceivedPost {
   body: Record<string, unknown>;
@@ -13,51 +13,38 @@ export interface ReceivedPost {
 }
 
 /** A fake webhook receiver with one shared secret. */
-export class FakeWebhookReceiver {
+export class FakeWebhookReceiver extends FakePlatform {
   readonly secret: string;
-  readonly #server: FakePlatformServer;
   readonly received: ReceivedPost[] = [];
 
   private constructor(secret: string, server: FakePlatformServer) {
+    super(server);
     this.secret = secret;
-    this.#server = server;
   }
 
   static async start(secret = "shared-webhook-secret-0123456789"): Promise<FakeWebhookReceiver> {
-    let fake: FakeWebhookReceiver | undefined;
-    const server = await FakePlatformServer.start((req, raw) => {
-      const headers: Record<string, string | undefined> = {};
-      for (const [name, value] of Object.entries(req.headers))
-        headers[name] = Array.isArray(value) ? value[0] : value;
-      const verified = checkSignature(fake?.secret ?? "", headers, raw, Date.now()) === undefined;
-      let body: Record<string, unknown> = {};
-      try {
-        body = JSON.parse(raw) as Record<string, unknown>;
-      } catch {
-        // Recorded as an empty body; the test sees it unverified or malformed.
-      }
-      fake?.received.push({ body, verified });
-      return verified ? reply(200, { ok: true }) : reply(401, { error: "bad signature" });
-    });
-    fake = new FakeWebhookReceiver(secret, server);
-    return fake;
+    return startFake(
+      (server) => new FakeWebhookReceiver(secret, server),
+      (fake, req, raw) => {
+        const headers: Record<string, string | undefined> = {};
+        for (const [name, value] of Object.entries(req.headers))
+          headers[name] = Array.isArray(value) ? value[0] : value;
+        const verified = checkSignature(fake.secret, headers, raw, Date.now()) === undefined;
+        let body: Record<string, unknown> = {};
+        try {
+          body = JSON.parse(raw) as Record<string, unknown>;
+        } catch {
+          // Recorded as an empty body; the test sees it unverified or malformed.
+        }
+        fake.received.push({ body, verified });
+        return verified ? reply(200, { ok: true }) : reply(401, { error: "bad signature" });
+      },
+    );
   }
 
   /** The URL to configure as the connector's `outboundUrl`. */
-  get url(): string {
-    return `${this.#server.url}/hook`;
-  }
-
-  get outageHits(): number {
-    return this.#server.outageHits;
-  }
-
-  outage(mode: Outage): Promise<void> {
-    return this.#server.outage(mode);
-  }
-
-  waitUntil(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
-    return this.#server.waitUntil(test, what, timeoutMs);
+  override get url(): string {
+    return `${this.server.url}/hook`;
   }
 
   /** Headers and body of an inbound request signed with `secret` at `now`. */
@@ -68,9 +55,5 @@ export class FakeWebhookReceiver {
   ): { headers: Record<string, string>; body: string } {
     const body = JSON.stringify(payload);
     return { headers: { "content-type": "application/json", ...signedHeaders(secret, body, now) }, body };
-  }
-
-  close(): Promise<void> {
-    return this.#server.close();
   }
 }
