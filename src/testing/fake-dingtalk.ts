@@ -15,14 +15,8 @@ import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
 import { type DingTalkRobotMessage, dingTalkSign } from "../connectors/dingtalk/dingtalk-message.js";
-import {
-  FakePlatform,
-  type FakePlatformServer,
-  type FakeReply,
-  fileReply,
-  reply,
-  startFake,
-} from "./fake-platform-server.js";
+import { FakePlatform, startFake } from "./fake-platform.js";
+import { type FakePlatformServer, type FakeReply, fileReply, reply } from "./fake-platform-server.js";
 
 export const DINGTALK_ROBOT_TOPIC = "/v1.0/im/bot/messages/get";
 export const DINGTALK_CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback";
@@ -90,10 +84,9 @@ export class FakeDingTalk extends FakePlatform {
         resolve(created),
       );
     });
-    return startFake(
-      (server) => new FakeDingTalk(clientId, clientSecret, server, wss),
-      (fake, req, body) => fake.handle(req, body),
-    );
+    return startFake((server) => new FakeDingTalk(clientId, clientSecret, server, wss), {
+      handle: (fake, req, body) => fake.handle(req, body),
+    });
   }
 
   /** Makes session webhooks answer with this errcode (undefined: work again). */

@@ -18,15 +18,8 @@ import {
   larkSignature,
 } from "../connectors/feishu/feishu-crypto.js";
 import { FakeLarkLongConnection } from "./fake-lark-ws.js";
-import {
-  FakePlatform,
-  type FakePlatformServer,
-  type FakeReply,
-  fileReply,
-  isMultipart,
-  reply,
-  startFake,
-} from "./fake-platform-server.js";
+import { FakePlatform, startFake } from "./fake-platform.js";
+import { type FakePlatformServer, type FakeReply, fileReply, reply } from "./fake-platform-server.js";
 
 export interface FakeFeishuMessage {
   messageId: string;
@@ -126,11 +119,10 @@ export class FakeFeishu extends FakePlatform {
     appId = "cli_fake_app_0001",
     appSecret = "fake-app-secret-0123456789",
   ): Promise<FakeFeishu> {
-    return startFake(
-      (server) => new FakeFeishu(appId, appSecret, server),
-      (fake, req, body, _closed, bytes) =>
-        isMultipart(req) ? fake.upload(req, bytes) : fake.handle(req, body),
-    );
+    return startFake((server) => new FakeFeishu(appId, appSecret, server), {
+      handle: (fake, req, body) => fake.handle(req, body),
+      upload: (fake, req, bytes) => fake.upload(req, bytes),
+    });
   }
 
   /** Invalidates every token handed out (as on expiry). */

@@ -9,15 +9,8 @@
  * `getFile` and `GET /file/bot<token>/<file_path>`, and every download is recorded.
  */
 import { createHash } from "node:crypto";
-import {
-  FakePlatform,
-  type FakePlatformServer,
-  type FakeReply,
-  fileReply,
-  isMultipart,
-  reply,
-  startFake,
-} from "./fake-platform-server.js";
+import { FakePlatform, startFake } from "./fake-platform.js";
+import { type FakePlatformServer, type FakeReply, fileReply, reply } from "./fake-platform-server.js";
 
 export interface FakeInlineButton {
   text: string;
@@ -127,13 +120,10 @@ export class FakeTelegram extends FakePlatform {
 
   /** Starts the fake for a bot token (the default is a well-formed dummy). */
   static async start(token = "123456789:AAFakeTokenForTestsOnly_abcdefghij"): Promise<FakeTelegram> {
-    return startFake(
-      (server) => new FakeTelegram(token, server),
-      (fake, req, body, closed, bytes) =>
-        isMultipart(req)
-          ? fake.upload(req.url ?? "", req.headers["content-type"] ?? "", bytes)
-          : fake.handle(req.url ?? "", body, closed),
-    );
+    return startFake((server) => new FakeTelegram(token, server), {
+      handle: (fake, req, body, closed) => fake.handle(req.url ?? "", body, closed),
+      upload: (fake, req, bytes) => fake.upload(req.url ?? "", req.headers["content-type"] ?? "", bytes),
+    });
   }
 
   /** Queues a text message from a person, as an update; returns the update. */

@@ -9,15 +9,8 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { encrypt, getSignature } from "@wecom/crypto";
 import { buildWecomXml } from "../connectors/wecom/wecom-xml.js";
-import {
-  FakePlatform,
-  type FakePlatformServer,
-  type FakeReply,
-  fileReply,
-  isMultipart,
-  reply,
-  startFake,
-} from "./fake-platform-server.js";
+import { FakePlatform, startFake } from "./fake-platform.js";
+import { type FakePlatformServer, type FakeReply, fileReply, reply } from "./fake-platform-server.js";
 
 export interface FakeWecomMessage {
   touser: string;
@@ -79,11 +72,10 @@ export class FakeWecom extends FakePlatform {
     corpSecret = "fake-corp-secret-0123456789",
     agentId = 1000002,
   ): Promise<FakeWecom> {
-    return startFake(
-      (server) => new FakeWecom(corpId, corpSecret, agentId, server),
-      (fake, req, body, _closed, bytes) =>
-        isMultipart(req) ? fake.upload(req, bytes) : fake.handle(req, body),
-    );
+    return startFake((server) => new FakeWecom(corpId, corpSecret, agentId, server), {
+      handle: (fake, req, body) => fake.handle(req, body),
+      upload: (fake, req, bytes) => fake.upload(req, bytes),
+    });
   }
 
   /** Invalidates every token handed out (as on expiry). */
