@@ -11,14 +11,10 @@ import { AuditLog, type AuditVerification } from "../../store/audit/audit-log.js
 import { openDatabase } from "../../store/database.js";
 import { openPostgres, redactUrl } from "../../store/postgres/pg-database.js";
 import { postgresDatabase, sqliteDatabase } from "../../store/sql-database.js";
+import type { CommandIo } from "../command-io.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
 
-export interface AuditIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-}
+export type AuditIo = CommandIo;
 
 async function verifyStored(io: AuditIo): Promise<{ where: string; result: AuditVerification }> {
   const config = loadConfig({ cwd: io.cwd, env: io.env });

@@ -22,6 +22,7 @@ import type {
 import { createEmbedder } from "../../memory/embedder.js";
 import { resolveEmbeddingModel } from "../../memory/embedding-config.js";
 import { openDatabase } from "../../store/database.js";
+import type { CommandIo, TextOut } from "../command-io.js";
 import { EXIT_ABORTED, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
 import { plural } from "../render/plural.js";
 import { exitCodeForStop, type StopReason, watchStop } from "../stop-signals.js";
@@ -41,18 +42,15 @@ export interface KbCommandOptions {
   model?: string;
 }
 
-interface OutStream {
-  write(text: string): unknown;
+interface OutStream extends TextOut {
   isTTY?: boolean;
   columns?: number;
 }
 
-export interface KbCommandIo {
+export interface KbCommandIo extends CommandIo {
   stdout: OutStream;
   /** Progress goes here, as a bar when it is a terminal. */
   stderr: OutStream;
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
   /** Cancels `add`/`reindex`; without one, Ctrl-C (SIGINT) or SIGTERM does while they run. */
   signal?: AbortSignal;
 }

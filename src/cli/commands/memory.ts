@@ -13,6 +13,7 @@ import { importMemories, parseMemoryLines } from "../../memory/import.js";
 import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
 import { MEMORY_TYPES, type MemoryRecord, type MemoryType } from "../../memory/types.js";
 import { openDatabase } from "../../store/database.js";
+import type { CommandIo, TextOut } from "../command-io.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
 
 export interface MemoryCommandOptions {
@@ -29,11 +30,8 @@ export interface MemoryCommandOptions {
   merge?: boolean;
 }
 
-export interface MemoryCommandIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown; isTTY?: boolean };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
+export interface MemoryCommandIo extends CommandIo {
+  stderr: TextOut & { isTTY?: boolean };
 }
 
 export const MEMORY_ACTIONS = ["list", "search", "add", "forget", "import"] as const;

@@ -12,6 +12,7 @@ import { postgresDerivedSteps } from "../../server/storage/derived-steps.js";
 import { openDatabase } from "../../store/database.js";
 import { copyFromSqlite } from "../../store/postgres/copy-from-sqlite.js";
 import { openPostgres, redactUrl } from "../../store/postgres/pg-database.js";
+import type { CommandIo } from "../command-io.js";
 import { EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
 
 export interface MigrateOptions {
@@ -19,12 +20,7 @@ export interface MigrateOptions {
   json?: boolean;
 }
 
-export interface MigrateIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-}
+export type MigrateIo = CommandIo;
 
 /** Refuses a DIMSUM_SECRET_KEY other than the home's key: the copied secrets could not be opened. */
 function checkSecretKey(home: string, given: string | undefined): void {

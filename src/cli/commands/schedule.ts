@@ -28,6 +28,7 @@ import { type Database, openDatabase } from "../../store/database.js";
 import { assertCanSee } from "../../team/access.js";
 import { createSqliteTeamStore } from "../../team/team-store.js";
 import type { Actor } from "../../team/types.js";
+import type { CommandIo } from "../command-io.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
 
 export const SCHEDULE_ACTIONS = ["list", "add", "rm", "run"] as const;
@@ -53,11 +54,7 @@ export interface ScheduleCommandOptions {
   timeout?: number;
 }
 
-export interface ScheduleCommandIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
+export interface ScheduleCommandIo extends CommandIo {
   /** How often `run` looks at the database while waiting (default 500 ms). */
   pollMs?: number;
 }

@@ -47,6 +47,7 @@ import type { Team } from "../../team/types.js";
 import { startTelemetry, type Telemetry } from "../../telemetry/index.js";
 import { BrowserSessions } from "../../tools/browser/browser-sessions.js";
 import { DEFAULT_PROCESS_SETTINGS, ProcessManager } from "../../tools/process/index.js";
+import type { CommandIo } from "../command-io.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 
 export const DEFAULT_PORT = 18800;
@@ -57,11 +58,7 @@ export interface ServeOptions {
   host?: string;
 }
 
-export interface ServeIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
+export interface ServeIo extends CommandIo {
   /** Stops the server when aborted (tests); SIGINT and SIGTERM always do. */
   signal?: AbortSignal;
 }

@@ -3,6 +3,7 @@ import { loadConfig } from "../../config/load-config.js";
 import { toDimsumError } from "../../errors.js";
 import { defaultSkillDirs, loadSkills } from "../../skills/load-skills.js";
 import type { Skill, SkillProblem } from "../../skills/types.js";
+import type { CommandIo } from "../command-io.js";
 import { EXIT_FAILURE, EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { oneLine } from "../render/style.js";
 
@@ -11,12 +12,7 @@ export interface SkillsCommandOptions {
   json?: boolean;
 }
 
-export interface SkillsCommandIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-}
+export type SkillsCommandIo = CommandIo;
 
 const DESCRIPTION_WIDTH = 80;
 
