@@ -16,6 +16,7 @@ import { recentTurns } from "../chat/history.js";
 import { expandPrompt, findPrompt, listMcpPrompts, promptUsage } from "../chat/mcp-prompts.js";
 import { type Ask, terminalMcpHandlers } from "../chat/mcp-requests.js";
 import { runSlashCommand } from "../chat/slash-commands.js";
+import { reportCommandError } from "../command-errors.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { createHumanRenderer } from "../render/human.js";
 import { createSpinner } from "../render/spinner.js";
@@ -60,9 +61,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
     setup = await setUpSession(io, { ...options, workspace, mcpHandlers });
     await noticeUnsandboxedShell(setup.config, setup.tools, io.stderr);
   } catch (err) {
-    const error = toDimsumError(err);
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr);
   }
   const { store, ref, model } = setup;
   const paintOut = painterFor(io.stdout, io.env);
@@ -281,9 +280,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
   } catch (err) {
     spinner.stop();
     if (stopReason !== undefined) return exitCodeForStop(stopReason);
-    const error = toDimsumError(err);
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr);
   } finally {
     process.off("SIGTERM", onTerm);
     rl.close();
