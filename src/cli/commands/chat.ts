@@ -9,7 +9,6 @@ import { type AttachedFile, readAttachments, userContent } from "../../attachmen
 import { toDimsumError } from "../../errors.js";
 import { stream } from "../../llm/providers.js";
 import { sampleWithModel } from "../../mcp/sampling.js";
-import { networkOption, withNetworkPolicy } from "../../tools/builtin/sandbox/sandbox-network.js";
 import type { ApprovalRequest } from "../../tools/types.js";
 import { approvalQuestion, approveAll, rememberingAlways } from "../approval.js";
 import { recentTurns } from "../chat/history.js";
@@ -22,6 +21,7 @@ import { createHumanRenderer } from "../render/human.js";
 import { createSpinner } from "../render/spinner.js";
 import { painterFor } from "../render/style.js";
 import { type CliIo, setUpSession } from "../session-setup.js";
+import { sessionTurnOptions } from "../session-turn.js";
 import { noticeUnsandboxedShell } from "../shell-notice.js";
 import { exitCodeForStop, guardOutput, type StopReason } from "../stop-signals.js";
 import { resolveWorkspace } from "../workspace.js";
@@ -243,26 +243,16 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
       const sent = attached;
       attached = [];
       for await (const event of runSessionTurn({
-        store,
-        ref,
-        model,
-        input: userContent(line, sent),
-        system: options.system ?? DEFAULT_SYSTEM,
-        keepImagesTurns: setup.config.keepImagesTurns,
-        tools: setup.tools,
-        maxIterations: options.maxIterations ?? setup.config.maxIterations,
-        signal: current.signal,
-        toolEnvironment: {
+        ...sessionTurnOptions(setup, {
+          input: userContent(line, sent),
+          system: options.system ?? DEFAULT_SYSTEM,
+          maxIterations: options.maxIterations,
+          network: options.network,
           workspace,
-          config: withNetworkPolicy(setup.config.tools, networkOption(options.network)),
-          ...(approve ? { approve } : {}),
-        },
-        calibrator: setup.calibrator,
-        secrets: setup.secrets,
-        layers: setup.layers,
+          approve,
+          signal: current.signal,
+        }),
         steering,
-        fallback: setup.fallback,
-        ...(setup.observe ? { observe: setup.observe } : {}),
       })) {
         if (event.type !== "turn_start" && event.type !== "run_start" && event.type !== "usage")
           spinner.stop();
