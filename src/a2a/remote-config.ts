@@ -10,6 +10,8 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as z from "zod";
+import { expandVariables } from "../config/expand-variables.js";
+import { parseConfigJson } from "../config/parse-config-json.js";
 import { DimsumError } from "../errors.js";
 
 export const A2A_CONFIG_FILE = "a2a.json";
@@ -26,7 +28,6 @@ export interface RemoteAgentConfig {
 }
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/;
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 const entrySchema = z.object({
   url: z.string().min(1),
@@ -37,34 +38,13 @@ const entrySchema = z.object({
 });
 const fileSchema = z.object({ agents: z.record(z.string(), entrySchema) });
 
-function expand(
-  text: string,
-  env: Readonly<Record<string, string | undefined>>,
-  missing: Set<string>,
-): string {
-  return text.replace(VARIABLE, (_m, name: string, fallback: string | undefined) => {
-    const value = env[name];
-    if (value !== undefined && value !== "") return value;
-    if (fallback !== undefined) return fallback;
-    missing.add(name);
-    return "";
-  });
-}
-
 /** Parses one a2a.json text; `file` names it in errors. */
 export function parseA2aConfig(
   text: string,
   file: string,
   env: Readonly<Record<string, string | undefined>>,
 ): RemoteAgentConfig[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new DimsumError("config", `A2A config ${file} is not valid JSON: ${(err as Error).message}`, {
-      hint: "fix the syntax or remove the file",
-    });
-  }
+  const json = parseConfigJson(text, `A2A config ${file}`);
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -83,11 +63,12 @@ export function parseA2aConfig(
       });
     }
     const missing = new Set<string>();
-    const url = expand(entry.url, env, missing);
+    const url = expandVariables(entry.url, env, missing);
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(entry.headers ?? {}))
-      headers[key] = expand(value, env, missing);
-    if (entry.token !== undefined) headers.authorization = `Bearer ${expand(entry.token, env, missing)}`;
+      headers[key] = expandVariables(value, env, missing);
+    if (entry.token !== undefined)
+      headers.authorization = `Bearer ${expandVariables(entry.token, env, missing)}`;
     if (missing.size > 0) {
       throw new DimsumError(
         "config",

@@ -5,6 +5,7 @@
  * plugins, memory tools, `rag_query`, MCP tools and the team tools it was handed, narrowed by the
  * allow/deny lists — and its context layers (skills, core and recalled memory, persona).
  */
+
 import { combineLayerProviders, type LayerProvider } from "../agent/layered-context.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { DimsumError, invalid } from "../errors.js";
@@ -12,6 +13,7 @@ import type { KnowledgeService } from "../knowledge/knowledge-service.js";
 import { createRagTool } from "../knowledge/rag-tool.js";
 import { createMemoryTools } from "../memory/tools.js";
 import type { MemoryStore } from "../memory/types.js";
+import type { Viewer } from "../shared/visibility.js";
 import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
 import { browserTool } from "../tools/browser/browser-tool.js";
 import { builtinTools } from "../tools/builtin/index.js";
@@ -77,6 +79,8 @@ export interface CapabilityServices {
 export interface RunRequest {
   /** The person the run acts for: whose memories and knowledge. Absent: no memory, no knowledge. */
   person?: string;
+  /** The person with their role: only knowledge bases and MCP servers they may see are used. */
+  viewer?: Viewer;
   /** The agent answering (memories written by a team agent belong to it). */
   agentId?: string;
   /** Memory tools and layers (default true when there is a person). */
@@ -199,6 +203,7 @@ export class CapabilityAssembly {
       extra.push(
         createRagTool(knowledge, {
           ...(request.agentId ? { agentId: request.agentId } : {}),
+          ...(request.viewer ? { viewer: request.viewer } : {}),
           ...(request.knowledgeBases ? { bases: [...request.knowledgeBases] } : {}),
         }),
       );

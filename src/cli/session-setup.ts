@@ -22,20 +22,12 @@ import type { SessionRef, SessionStore } from "../store/types.js";
 import { startTelemetry } from "../telemetry/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { loadCapabilities, toolNames } from "./capabilities.js";
+import type { CliIo } from "./command-io.js";
 import { type SessionTools, sessionToolOptions } from "./session-tools.js";
-import type { OutputGuard } from "./stop-signals.js";
 
 export { toolNames } from "./capabilities.js";
 
-export interface CliIo {
-  stdin: NodeJS.ReadStream;
-  stdout: NodeJS.WriteStream;
-  stderr: NodeJS.WriteStream;
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-  /** Set by main(): tells when a reader closed stdout or stderr (EPIPE). */
-  output?: OutputGuard;
-}
+export type { CliIo } from "./command-io.js";
 
 export interface StoreHandle {
   config: DimsumConfig;

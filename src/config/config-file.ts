@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import * as z from "zod";
 import { DimsumError } from "../errors.js";
+import { parseConfigJson } from "./parse-config-json.js";
 
 /**
  * The file's schema, built on first use: most runs have no config file, and building zod schemas
@@ -249,14 +250,7 @@ export function readConfigFile(path: string): ConfigFile | undefined {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new DimsumError("config", `cannot read config file ${path}: ${(err as Error).message}`);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new DimsumError("config", `config file ${path} is not valid JSON: ${(err as Error).message}`, {
-      hint: "fix the syntax or remove the file",
-    });
-  }
+  const json = parseConfigJson(text, `config file ${path}`);
   schemas ??= buildSchemas();
   const parsed = schemas.configFile.safeParse(json);
   if (!parsed.success) {

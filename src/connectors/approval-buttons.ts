@@ -17,6 +17,7 @@ import type { AgentEvent } from "../agent/events.js";
 import { isRefusal } from "../errors.js";
 import { KeyedLock } from "../team/keyed-lock.js";
 import type { Team, TeamEvent, TeamRun } from "../team/types.js";
+import { REQUEST_NETWORK_TOOL } from "../tools/builtin/request-network.js";
 import type { ChatRef } from "./answer-router.js";
 import { mappedActor } from "./inbound-pipeline.js";
 import { type AuditSink, auditPress } from "./press-audit.js";
@@ -116,6 +117,14 @@ export const BUTTONS: ReadonlyArray<{ choice: ApprovalChoice; label: string }> =
   { choice: "always", label: "♾️ Always" },
   { choice: "reject", label: "❌ Reject" },
 ];
+
+/**
+ * The buttons of one prompt: no "Always" where an approval cannot become a lasting grant (network
+ * asked for with request_network is for that run only; the server takes "always" as once there).
+ */
+export function approvalButtons(prompt: Pick<ApprovalPrompt, "tool">): typeof BUTTONS {
+  return prompt.tool === REQUEST_NETWORK_TOOL ? BUTTONS.filter((b) => b.choice !== "always") : BUTTONS;
+}
 
 function clip(text: string, max: number): string {
   const trimmed = text.trim();

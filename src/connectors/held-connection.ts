@@ -74,3 +74,27 @@ export async function holdConnection(
   await close();
   await lease?.release().catch(() => undefined);
 }
+
+/** `holdConnection` for a connection that `open` hands back as something to close. */
+export function holdOpened(
+  context: DriverContext,
+  signal: AbortSignal,
+  open: () => Promise<{ close(): void }>,
+  renewMs = RENEW_MS,
+): Promise<void> {
+  let opened: { close(): void } | undefined;
+  return holdConnection(
+    context,
+    signal,
+    {
+      open: async () => {
+        opened = await open();
+      },
+      close: () => {
+        opened?.close();
+        opened = undefined;
+      },
+    },
+    renewMs,
+  );
+}

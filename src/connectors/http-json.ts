@@ -83,3 +83,35 @@ export function bodyExcerpt(body: unknown): string {
   const text = typeof body === "string" ? body : JSON.stringify(body ?? "");
   return text.replace(/\s+/g, " ").slice(0, 200);
 }
+
+/** A platform's JSON reply read as `T`: the body when it is an object, else `{}`. */
+export function replyObject<T extends object>(body: unknown): T {
+  return (typeof body === "object" && body !== null ? body : {}) as T;
+}
+
+/** What a platform's API said about a failed call. */
+export interface ApiVerdict {
+  /** The API's own code and message ("errcode 40014: invalid token"); else an excerpt of the body is shown. */
+  said: string | undefined;
+  /** The API's code says a later try may pass (busy, rate limited, a stale token). */
+  retryableCode: boolean;
+  /** The wait the platform asks for, when it says so other than in Retry-After. */
+  retryAfterMs?: number | undefined;
+}
+
+/**
+ * A failed platform API call, worded `<platform> <what> failed (HTTP <status>, <detail>)`: retryable
+ * for a retryable status or code, waiting what the platform asks (or its Retry-After).
+ */
+export function apiFailure(
+  platform: string,
+  what: string,
+  response: JsonResponse,
+  verdict: ApiVerdict,
+): DeliveryError {
+  const detail = verdict.said ?? bodyExcerpt(response.body);
+  return new DeliveryError(`${platform} ${what} failed (HTTP ${response.status}, ${detail})`, {
+    retryable: retryableStatus(response.status) || verdict.retryableCode,
+    retryAfterMs: verdict.retryAfterMs ?? retryAfterMs(response.headers),
+  });
+}

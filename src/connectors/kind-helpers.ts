@@ -67,3 +67,19 @@ export async function retryUntilDone(
     }
   }
 }
+
+/**
+ * Fetches a first access token as a connector starts: wrong credentials fail the start; an outage
+ * (a retryable error) is reported as the connector's error and only delays the first reply.
+ */
+export async function tokenAtStart(
+  context: DriverContext,
+  fetchToken: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await fetchToken();
+  } catch (err) {
+    if (err instanceof Error && "retryable" in err && err.retryable === true) context.report(messageOf(err));
+    else throw err;
+  }
+}

@@ -3,12 +3,14 @@
  * agent), ingestion (direct or as background jobs), reindexing, document management, hybrid search
  * and status. `KnowledgeService.sqlite(db)` builds one over a SQLite connection.
  */
+
 import { stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import type { Database as SqliteDatabase } from "better-sqlite3";
 import { DimsumError } from "../errors.js";
 import { RRF_K } from "../memory/ranking.js";
 import type { Embedder } from "../memory/types.js";
+import { canUseResource, type Visible, visibleOf } from "../shared/visibility.js";
 import { type IngestContext, runIngest } from "./ingest/ingest.js";
 import { IngestJob } from "./ingest/ingest-job.js";
 import { storedIndexText } from "./ingest/prepare.js";
@@ -123,10 +125,31 @@ export class KnowledgeService {
   /** Creates a base (shared, or the agent's own); returns the existing one if it is there already. */
   async createBase(
     name: string,
-    options: { agentId?: string; description?: string } = {},
+    options: { agentId?: string; description?: string } & Visible = {},
   ): Promise<KnowledgeBaseInfo> {
     checkName(name);
-    return toBaseInfo(await this.repo.ensureBase(name, options.agentId, options.description));
+    const visible: Visible = {
+      ...(options.ownerId !== undefined ? { ownerId: options.ownerId } : {}),
+      ...(options.visibility !== undefined ? { visibility: options.visibility } : {}),
+      ...(options.allowedUsers !== undefined ? { allowedUsers: [...new Set(options.allowedUsers)] } : {}),
+    };
+    return toBaseInfo(await this.repo.ensureBase(name, options.agentId, options.description, visible));
+  }
+
+  /** Changes who sees a base; undefined when there is none by that name. */
+  async setVisibility(
+    name: string,
+    agentId: string | undefined,
+    patch: Pick<Visible, "visibility" | "allowedUsers">,
+  ): Promise<KnowledgeBaseInfo | undefined> {
+    const row = await this.repo.findBase(name, agentId);
+    if (!row) return undefined;
+    const current = toBaseInfo(row);
+    await this.repo.setVisibility(row.id, {
+      visibility: patch.visibility ?? current.visibility ?? "everyone",
+      allowedUsers: [...new Set(patch.allowedUsers ?? current.allowedUsers ?? [])],
+    });
+    return this.getBase(name, agentId);
   }
 
   /** Bases visible to an agent (shared plus its own), or every base with `all`. */
@@ -265,8 +288,19 @@ export class KnowledgeService {
 
   private async basesFor(query: KnowledgeSearchQuery): Promise<BaseRow[]> {
     const names = query.kb === undefined ? undefined : Array.isArray(query.kb) ? query.kb : [query.kb];
-    if (!names) return this.repo.visibleBases(query.agentId);
-    return Promise.all(names.map((name) => this.requireBase(name, query.agentId)));
+    const viewer = query.viewer;
+    if (!names) {
+      const bases = await this.repo.visibleBases(query.agentId);
+      return viewer ? bases.filter((b) => canUseResource(viewer, visibleOf(b))) : bases;
+    }
+    return Promise.all(
+      names.map(async (name) => {
+        const row = await this.requireBase(name, query.agentId);
+        // A base the person may not see is unknown to them, the same as one that does not exist.
+        if (viewer && !canUseResource(viewer, visibleOf(row))) throw unknownBase(name);
+        return row;
+      }),
+    );
   }
 
   private async requireBase(name: string, agentId?: string): Promise<BaseRow> {

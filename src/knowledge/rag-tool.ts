@@ -3,7 +3,9 @@
  * (document title, path, page or section, chunk id). The structured passages and the retrieval
  * trace ride along in `data` for the UI and the run trace.
  */
+
 import * as z from "zod";
+import type { Viewer } from "../shared/visibility.js";
 import { errorResult } from "../tools/builtin/tool-error.js";
 import { defineTool, type Tool } from "../tools/types.js";
 import type { KnowledgeService } from "./knowledge-service.js";
@@ -12,6 +14,8 @@ import type { Citation, Passage } from "./types.js";
 export interface RagToolOptions {
   /** Searches this agent's bases plus the shared ones (shared only without it). */
   agentId?: string;
+  /** The run's person: only the bases they may see are searched (src/shared/visibility.ts). */
+  viewer?: Viewer;
   /** Bases the tool may search (default: all visible). A `kb` argument outside them is refused. */
   bases?: string[];
   /** Passages when the model does not say (default 5). */
@@ -110,6 +114,7 @@ export function createRagTool(kb: KnowledgeService, options: RagToolOptions = {}
           topK: Math.min(maxTopK, args.topK ?? options.defaultTopK ?? 5),
           ...(kbArg ? { kb: kbArg } : {}),
           ...(options.agentId ? { agentId: options.agentId } : {}),
+          ...(options.viewer ? { viewer: options.viewer } : {}),
           ...(args.filter ? { filter: args.filter } : {}),
           signal: ctx.signal,
         });

@@ -2,6 +2,8 @@
  * The knowledge base as data: bases, documents, two-level chunks, ingestion progress and results,
  * search queries, cited passages and the trace of how a search ran.
  */
+import type { Viewer, Visibility } from "../shared/visibility.js";
+
 /** How retrieval runs: BM25 and vectors fused, or BM25 alone (no embedding model configured). */
 export type KnowledgeMode = "hybrid" | "bm25";
 
@@ -10,6 +12,12 @@ export interface KnowledgeBaseInfo {
   name: string;
   /** Set for a per-agent base; shared bases have none. */
   agentId?: string;
+  /** Who made it (an account id); undefined: made before owners existed, seen by everyone. */
+  ownerId?: string;
+  /** Who sees and searches it (src/shared/visibility.ts); undefined: everyone. */
+  visibility?: Visibility;
+  /** The people who see it besides its owner (visibility `people`). */
+  allowedUsers?: string[];
   description: string;
   documents: number;
   chunks: number;
@@ -149,6 +157,8 @@ export interface KnowledgeSearchQuery {
   /** Base name(s) to search; default every base visible to `agentId` (shared ones without it). */
   kb?: string | string[];
   agentId?: string;
+  /** Only bases this person may see (named ones they may not see are unknown); absent: every base. */
+  viewer?: Viewer;
   filter?: SearchFilter;
   /** Use the configured reranker (default true when one is configured). */
   rerank?: boolean;

@@ -5,7 +5,6 @@
  * idempotent. Unlike `stream`, this throws a DimsumError when it gives up.
  */
 import type { IncomingMessage } from "node:http";
-import { DimsumError } from "../errors.js";
 import { abortableSleep } from "../shared/abortable-sleep.js";
 import type { ProtocolAdapter } from "./adapter.js";
 import { buildEmbeddingRequest, type EmbeddingRequest, parseEmbeddingResponse } from "./embeddings/wire.js";
@@ -16,8 +15,8 @@ import { resolveRetryPolicy, retryDelayMs } from "./retry.js";
 import {
   type AttemptFailure,
   abortedError,
-  baseUrlEnvName,
   missingKeyError,
+  modelUrl,
   networkFailure,
   statusFailure,
 } from "./transport-errors.js";
@@ -62,7 +61,7 @@ export async function embed(
 
 async function embedBatch(model: ModelSpec, texts: string[], options: EmbedOptions): Promise<Float32Array[]> {
   const request = buildEmbeddingRequest(model, texts, options.dimensions);
-  const url = parseUrl(model, request.url);
+  const url = modelUrl(model, request.url);
   const policy = resolveRetryPolicy(options.retry);
   const sleep = options.sleep ?? abortableSleep;
   const random = options.random ?? Math.random;
@@ -82,24 +81,6 @@ async function embedBatch(model: ModelSpec, texts: string[], options: EmbedOptio
     if (!failure.retryable || attempt > policy.maxRetries) throw failure.toError(attempt);
     await sleep(retryDelayMs(attempt, policy, random, failure.retryAfterMs), options.signal);
   }
-}
-
-function parseUrl(model: ModelSpec, text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch (err) {
-    throw new DimsumError("config", `invalid base URL for ${model.provider}: ${model.baseUrl}`, {
-      hint: `set ${baseUrlEnvName(model)} to a URL such as https://host/v1`,
-      cause: err,
-    });
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new DimsumError("config", `base URL for ${model.provider} must be http(s): ${model.baseUrl}`, {
-      hint: `fix ${baseUrlEnvName(model)}`,
-    });
-  }
-  return url;
 }
 
 function adapterFor(model: ModelSpec): ProtocolAdapter {

@@ -3,7 +3,7 @@
  * let the adapter translate each event, and handle retries, timeouts and abort on the way.
  */
 import type { IncomingMessage } from "node:http";
-import { DimsumError, toDimsumError } from "../errors.js";
+import { toDimsumError } from "../errors.js";
 import { abortableSleep } from "../shared/abortable-sleep.js";
 import type { ProtocolAdapter, SseEvent } from "./adapter.js";
 import { type CallDeadlines, resolveCallLimits, startCallDeadlines } from "./call-limits.js";
@@ -13,11 +13,11 @@ import { createSseDecoder } from "./sse.js";
 import {
   type AttemptFailure,
   abortedError,
-  baseUrlEnvName,
   limitFailure,
   limitMidStreamError,
   midStreamFailure,
   missingKeyError,
+  modelUrl,
   networkFailure,
   retryStoppedError,
   statusFailure,
@@ -112,20 +112,7 @@ function prepareRequest(
   options: StreamOptions,
 ): PreparedRequest {
   const spec = adapter.buildRequest(model, context, options);
-  let url: URL;
-  try {
-    url = new URL(spec.url);
-  } catch (err) {
-    throw new DimsumError("config", `invalid base URL for ${model.provider}: ${model.baseUrl}`, {
-      hint: `set ${baseUrlEnvName(model)} to a URL such as https://host/v1`,
-      cause: err,
-    });
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new DimsumError("config", `base URL for ${model.provider} must be http(s): ${model.baseUrl}`, {
-      hint: `fix ${baseUrlEnvName(model)}`,
-    });
-  }
+  const url = modelUrl(model, spec.url);
   const body = typeof spec.body === "string" ? spec.body : JSON.stringify(spec.body);
   const headers: Record<string, string> = {
     accept: "text/event-stream",

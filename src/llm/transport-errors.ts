@@ -323,3 +323,22 @@ export function fallbackClassOf(error: DimsumError): FallbackClass | undefined {
       return undefined;
   }
 }
+
+/** A request URL built from a model's base URL; a config error naming the setting when it is not http(s). */
+export function modelUrl(model: ModelSpec, text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch (err) {
+    throw new DimsumError("config", `invalid base URL for ${model.provider}: ${model.baseUrl}`, {
+      hint: `set ${baseUrlEnvName(model)} to a URL such as https://host/v1`,
+      cause: err,
+    });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new DimsumError("config", `base URL for ${model.provider} must be http(s): ${model.baseUrl}`, {
+      hint: `fix ${baseUrlEnvName(model)}`,
+    });
+  }
+  return url;
+}

@@ -8,8 +8,9 @@
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import * as z from "zod";
+import { expandVariables } from "../config/expand-variables.js";
+import { parseConfigJson } from "../config/parse-config-json.js";
 import { DimsumError } from "../errors.js";
-import { expandVariables } from "./expand-variables.js";
 
 /** Settings every server has, whatever its transport. */
 export interface McpServerCommon {
@@ -204,14 +205,7 @@ export function parseMcpConfig(
   file: string,
   env: Readonly<Record<string, string | undefined>>,
 ): McpServerConfig[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new DimsumError("config", `MCP config ${file} is not valid JSON: ${(err as Error).message}`, {
-      hint: "fix the syntax or remove the file",
-    });
-  }
+  const json = parseConfigJson(text, `MCP config ${file}`);
   schemas ??= buildSchemas();
   const top = schemas.fileSchema.safeParse(json);
   if (!top.success || typeof json !== "object" || json === null || Array.isArray(json)) {

@@ -5,7 +5,7 @@
  * and PostgreSQL stores do the I/O around these pure functions, so both rank and merge alike.
  */
 
-import { jaccard, MatchEvidence } from "../store/text/terms.js";
+import { jaccard, MatchEvidence, normalizeText, queryTerms, termSet } from "../store/text/terms.js";
 import { type CleanInput, mergedText } from "./input.js";
 import {
   DEFAULT_SEARCH_WEIGHTS,
@@ -14,8 +14,8 @@ import {
   type SearchWeights,
   weightFactor,
 } from "./ranking.js";
-import { type MemoryRow, toMemoryRecord } from "./rows.js";
-import type { MemorySearchHit, MemoryType } from "./types.js";
+import { agentKey, type MemoryRow, sourceColumns, toMemoryRecord, vectorColumns } from "./rows.js";
+import type { MemorySearchHit, MemoryType, RememberResult } from "./types.js";
 import { cosine } from "./vectors/quantized-index.js";
 
 export interface ArchivalOptions {
@@ -125,6 +125,24 @@ export interface RankedLists {
   similarity: Map<string, number>;
 }
 
+/**
+ * A search's lists: the BM25 hits that count as evidence, and the vector hits (when vectors were
+ * searched) that clear the query's minimum similarity.
+ */
+export function rankedLists(
+  query: ArchivalSearch,
+  matched: readonly Bm25Hit[],
+  vectorHits: readonly { id: number; score: number }[] | undefined,
+): RankedLists {
+  const lists: RankedLists = { bm25: acceptedBm25(query.terms, matched), similarity: new Map() };
+  if (vectorHits) {
+    const hits = vectorHits.filter((h) => h.score >= query.minSimilarity);
+    for (const hit of hits) lists.similarity.set(String(hit.id), hit.score);
+    lists.vector = hits.map((h) => String(h.id));
+  }
+  return lists;
+}
+
 /** The ids the fused result needs rows for; empty when nothing matched. */
 export function fusedIds(lists: RankedLists): number[] {
   return [...reciprocalRankFusion(listsOf(lists)).keys()].map(Number);
@@ -174,6 +192,28 @@ export interface MergeChange {
   confidence: number;
 }
 
+/**
+ * The columns a merge that changed the text writes, in this order: text, tags_json, importance,
+ * confidence, updated_at, the input's source (kept where it has none) and the new text's vector.
+ */
+export function mergedTextColumns(
+  change: MergeChange,
+  now: number,
+  input: CleanInput,
+  vector: Float32Array | undefined,
+  model: string | undefined,
+) {
+  return [
+    change.text,
+    change.tagsJson,
+    change.importance,
+    change.confidence,
+    now,
+    ...sourceColumns(input),
+    ...vectorColumns(vector, model),
+  ] as const;
+}
+
 export function mergeChange(row: MemoryRow, input: CleanInput): MergeChange {
   const text = mergedText(row.text, input.text);
   return {
@@ -183,6 +223,81 @@ export function mergeChange(row: MemoryRow, input: CleanInput): MergeChange {
     importance: Math.max(row.importance, input.importance),
     confidence: Math.max(row.confidence, input.confidence),
   };
+}
+
+/** Where a new memory's near-duplicates are looked for: its own agent's (or the shared) memories. */
+export interface DuplicateSearch {
+  agent: string;
+  /** The BM25 search: its scope, terms and how many candidates. */
+  filter: Bm25Filter;
+  terms: string[];
+  candidates: number;
+  /** The vector search's filter. */
+  sameAgent: (meta: VectorMeta) => boolean;
+}
+
+export function duplicateSearch(input: CleanInput): DuplicateSearch {
+  const agent = agentKey(input.agentId);
+  return {
+    agent,
+    filter: { userId: input.userId, exactAgent: agent },
+    terms: queryTerms(input.text),
+    candidates: DUPLICATE_CANDIDATES,
+    sameAgent: (meta) => meta.agentId === agent,
+  };
+}
+
+/** A stored memory close enough to merge into, and how close. */
+export interface Duplicate {
+  row: MemoryRow;
+  similarity: number;
+}
+
+/**
+ * The closest of the candidate memories (`ids`, read by `rowOf`) in the input's scope (`agent`) that is
+ * near enough to merge the input into; `storedVector` reads a candidate's vector when it is needed.
+ */
+export function closestDuplicate(
+  ids: Iterable<number>,
+  rowOf: (id: number) => MemoryRow | undefined,
+  agent: string,
+  input: { text: string; vector: Float32Array | undefined },
+  storedVector: (row: MemoryRow) => Float32Array | undefined,
+  settings: ArchivalSettings,
+): Duplicate | undefined {
+  const probe = { normalized: normalizeText(input.text), terms: termSet(input.text), vector: input.vector };
+  let best: Duplicate | undefined;
+  for (const id of ids) {
+    const row = rowOf(id);
+    if (!row || row.agent_id !== agent) continue;
+    const similarity = duplicateSimilarity(
+      row,
+      normalizeText(row.text),
+      () => termSet(row.text),
+      probe,
+      () => storedVector(row),
+      settings,
+    );
+    if (similarity !== undefined && (!best || similarity > best.similarity)) best = { row, similarity };
+  }
+  return best;
+}
+
+/** What remember says: the memory as stored, whether (and how closely) it merged, what was evicted. */
+export function rememberResult(
+  row: MemoryRow,
+  duplicate: Duplicate | undefined,
+  evicted: readonly number[],
+): RememberResult {
+  const memory = toMemoryRecord(row);
+  const result: RememberResult = {
+    id: memory.id,
+    merged: duplicate !== undefined,
+    memory,
+    evicted: evicted.map(String),
+  };
+  if (duplicate) result.similarity = duplicate.similarity;
+  return result;
 }
 
 /** What a near-duplicate check compares a stored memory with: the new text, its terms and vector. */

@@ -1,4 +1,5 @@
 /** Maps `memories` rows to MemoryRecords, and the conventions the SQL shares. */
+import { withPresent } from "../store/present-fields.js";
 import type { CleanInput } from "./input.js";
 import type { MemoryRecord, MemoryType } from "./types.js";
 import { vectorToBlob } from "./vectors/blob.js";
@@ -60,12 +61,13 @@ export function toMemoryRecord(row: MemoryRow): MemoryRecord {
     updatedAt: row.updated_at,
   };
   if (row.agent_id !== "") record.agentId = row.agent_id;
-  if (row.source_session_id !== null) record.sourceSessionId = row.source_session_id;
-  if (row.source_run_id !== null) record.sourceRunId = row.source_run_id;
-  if (row.last_accessed_at !== null) record.lastAccessedAt = row.last_accessed_at;
-  if (row.embedding_model !== null) record.embeddingModel = row.embedding_model;
-  if (row.embedding_dims !== null) record.embeddingDims = row.embedding_dims;
-  return record;
+  return withPresent(record, {
+    sourceSessionId: row.source_session_id,
+    sourceRunId: row.source_run_id,
+    lastAccessedAt: row.last_accessed_at,
+    embeddingModel: row.embedding_model,
+    embeddingDims: row.embedding_dims,
+  });
 }
 
 /** user, agent, type, text, tags, importance, confidence, source session, source run: a new memory's columns. */
@@ -87,6 +89,14 @@ export function memoryInputColumns(
 /** The source session and run of an input (or null). */
 export function sourceColumns(input: CleanInput): [string | null, string | null] {
   return [input.sourceSessionId ?? null, input.sourceRunId ?? null];
+}
+
+/** text, type, tags_json, importance, updated_at of a memory a person edited at `now`. */
+export function editedColumns(
+  next: { text: string; type: MemoryType; tags: string[]; importance: number },
+  now: number,
+): [string, MemoryType, string, number, number] {
+  return [next.text, next.type, JSON.stringify(next.tags), next.importance, now];
 }
 
 /** embedding, embedding_model, embedding_dims of a memory's vector (all null without one). */

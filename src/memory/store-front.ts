@@ -77,7 +77,10 @@ export interface MemoryBackend {
   ): Awaitable<MemoryRecord[]>;
   count(userId: string): Awaitable<number>;
   forget(userId: string, id: number): Awaitable<boolean>;
-  /** `vector` is the new text's when the text changed (undefined drops the old vector). */
+  /**
+   * Replaces a memory's text, type, tags and importance as a person edited them; `vector` is the new
+   * text's (unit length) when the text changed, or undefined to drop the old one.
+   */
   edit(
     userId: string,
     id: number,

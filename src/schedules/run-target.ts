@@ -97,14 +97,19 @@ class ChannelWatch {
   }
 }
 
+/** What running one target needs besides the target: the team, who acts, and where to watch and report. */
+interface TargetRun {
+  team: Team;
+  origin: { scheduleId: string; name: string };
+  actor: Actor;
+  watch: ChannelWatch;
+  signal: AbortSignal;
+  onProgress: (progress: RunProgress) => void;
+}
+
 async function runAgentTarget(
-  team: Team,
   target: Extract<ScheduleTarget, { type: "agent" }>,
-  origin: { scheduleId: string; name: string },
-  actor: Actor,
-  watch: ChannelWatch,
-  signal: AbortSignal,
-  onProgress: (progress: RunProgress) => void,
+  { team, origin, actor, watch, signal, onProgress }: TargetRun,
 ): Promise<RunOutcome> {
   // A schedule's prompt gets a run of its own, whatever the chat's queue mode.
   const posted = await team.postMessage(actor, target.channelId, agentMessageText(target), {
@@ -140,13 +145,8 @@ async function runAgentTarget(
 }
 
 async function runChainTarget(
-  team: Team,
   target: Extract<ScheduleTarget, { type: "chain" }>,
-  origin: { scheduleId: string; name: string },
-  actor: Actor,
-  watch: ChannelWatch,
-  signal: AbortSignal,
-  onProgress: (progress: RunProgress) => void,
+  { team, origin, actor, watch, signal, onProgress }: TargetRun,
 ): Promise<RunOutcome> {
   const posted = await team.postMessage(actor, target.channelId, chainMessageText(target), {
     scheduled: origin,
@@ -186,10 +186,15 @@ export function createTeamExecutor(team: Team): TargetExecutor {
       role: "admin",
     });
     try {
-      const origin = { scheduleId: schedule.id, name: schedule.name };
-      return target.type === "agent"
-        ? await runAgentTarget(team, target, origin, actor, watch, signal, onProgress)
-        : await runChainTarget(team, target, origin, actor, watch, signal, onProgress);
+      const run: TargetRun = {
+        team,
+        origin: { scheduleId: schedule.id, name: schedule.name },
+        actor,
+        watch,
+        signal,
+        onProgress,
+      };
+      return target.type === "agent" ? await runAgentTarget(target, run) : await runChainTarget(target, run);
     } catch (err) {
       return { status: "error", error: err instanceof Error ? errorLine(err) : String(err) };
     } finally {

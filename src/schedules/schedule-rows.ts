@@ -2,6 +2,7 @@
  * Rows of `schedules` and `schedule_runs` as both backends return them (the same column names on
  * SQLite and PostgreSQL, times as epoch milliseconds), and their mapping to records.
  */
+import { withPresent } from "../store/present-fields.js";
 import type {
   MissedPolicy,
   ScheduleRecord,
@@ -54,10 +55,11 @@ export function toSchedule(row: ScheduleRow): ScheduleRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-  if (row.last_run_at !== null) record.lastRunAt = row.last_run_at;
-  if (row.next_run_at !== null) record.nextRunAt = row.next_run_at;
-  if (row.run_requested_at !== null) record.runRequestedAt = row.run_requested_at;
-  return record;
+  return withPresent(record, {
+    lastRunAt: row.last_run_at,
+    nextRunAt: row.next_run_at,
+    runRequestedAt: row.run_requested_at,
+  });
 }
 
 export function toRun(row: RunRow): ScheduleRunRecord {
@@ -68,14 +70,15 @@ export function toRun(row: RunRow): ScheduleRunRecord {
     startedAt: row.started_at,
     status: row.status,
   };
-  if (row.scheduled_for !== null) run.scheduledFor = row.scheduled_for;
-  if (row.ended_at !== null) run.endedAt = row.ended_at;
-  if (row.output !== null) run.output = row.output;
-  if (row.error !== null) run.error = row.error;
-  if (row.team_run_id !== null) run.teamRunId = row.team_run_id;
-  if (row.flow_id !== null) run.flowId = row.flow_id;
-  if (row.message_id !== null) run.messageId = row.message_id;
-  return run;
+  return withPresent(run, {
+    scheduledFor: row.scheduled_for,
+    endedAt: row.ended_at,
+    output: row.output,
+    error: row.error,
+    teamRunId: row.team_run_id,
+    flowId: row.flow_id,
+    messageId: row.message_id,
+  });
 }
 
 /** A schedule's columns, in the order of `SCHEDULE_COLUMNS`. */

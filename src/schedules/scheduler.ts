@@ -13,6 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { notFound } from "../errors.js";
+import { withPresent } from "../store/present-fields.js";
 import type { Actor } from "../team/types.js";
 import { systemClock } from "./clock.js";
 import type { RunOutcome, RunProgress, TargetExecutor } from "./run-target.js";
@@ -240,15 +241,11 @@ export class Scheduler {
   ): Promise<ScheduleRunRecord> {
     const now = this.#clock.now();
     const run: ScheduleRunRecord = {
-      id: randomUUID(),
-      scheduleId: schedule.id,
-      trigger,
-      startedAt: now,
+      ...newRun(schedule, trigger, scheduledFor, now),
       endedAt: now,
       status: "skipped",
       error: reason,
     };
-    if (scheduledFor !== undefined) run.scheduledFor = scheduledFor;
     await this.#store.insertRun(run);
     this.#log?.info(`schedule "${schedule.name}" (${schedule.id}) skipped: ${reason}`);
     return run;
@@ -272,22 +269,14 @@ export class Scheduler {
         `The previous run ${previous.id} (started ${iso(previous.startedAt)}) was still running.`,
       );
     }
-    const now = this.#clock.now();
-    const run: ScheduleRunRecord = {
-      id: randomUUID(),
-      scheduleId: schedule.id,
-      trigger,
-      startedAt: now,
-      status: "running",
-    };
-    if (scheduledFor !== undefined) run.scheduledFor = scheduledFor;
+    const run = newRun(schedule, trigger, scheduledFor, this.#clock.now());
     const controller = new AbortController();
     // In the map before the first await, so a second firing in this process is a skip, never a double.
     const flight: InFlight = { run, controller, done: Promise.resolve() };
     this.#inFlight.set(schedule.id, flight);
     const recorded = (async () => {
       await this.#store.insertRun({ ...run });
-      await this.#store.setLastRun(schedule.id, now);
+      await this.#store.setLastRun(schedule.id, run.startedAt);
     })();
     flight.done = recorded
       .then(() => this.#carryOut(schedule, run, controller.signal))
@@ -342,4 +331,21 @@ export class Scheduler {
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** A run of `schedule` that starts `now`: running, until it ends or the caller makes it a skip. */
+function newRun(
+  schedule: ScheduleRecord,
+  trigger: ScheduleRunTrigger,
+  scheduledFor: number | undefined,
+  now: number,
+): ScheduleRunRecord {
+  const run: ScheduleRunRecord = {
+    id: randomUUID(),
+    scheduleId: schedule.id,
+    trigger,
+    startedAt: now,
+    status: "running",
+  };
+  return withPresent(run, { scheduledFor });
 }

@@ -5,12 +5,12 @@
  */
 import type { Database } from "../store/database.js";
 import type { PgDatabase } from "../store/postgres/pg-database.js";
-import { postgresDatabase, sqliteDatabase } from "../store/sql-database.js";
-import { type ApiTokenRepository, ApiTokenStore, PgApiTokenStore } from "./auth/api-token-store.js";
+import { postgresDatabase, type SqlDatabase, sqliteDatabase } from "../store/sql-database.js";
+import { type ApiTokenRepository, ApiTokens } from "./auth/api-token-store.js";
 import type { AuthEvents } from "./auth/auth-events.js";
 import type { ScryptParams } from "./auth/passwords.js";
-import { type LoginSessionRepository, PgSessionStore, SessionStore } from "./auth/session-store.js";
-import { PgUserStore, type UserRepository, UserStore } from "./auth/user-store.js";
+import { type LoginSessionRepository, LoginSessions } from "./auth/session-store.js";
+import { type UserRepository, Users } from "./auth/user-store.js";
 import { SsoStore } from "./sso/sso-store.js";
 
 export interface AccountStores {
@@ -46,28 +46,25 @@ function parts(options: AccountStoreOptions) {
   };
 }
 
-/** The accounts in the SQLite file. */
-export function sqliteAccounts(db: Database): AccountsFactory {
+/** The account stores over one database, whichever backend it is. */
+function accountsOn(db: SqlDatabase): AccountsFactory {
   return (options) => {
     const o = parts(options);
     return {
-      users: new UserStore(db, o.users),
-      sessions: new SessionStore(db, o.sessions),
-      apiTokens: new ApiTokenStore(db),
-      sso: new SsoStore(sqliteDatabase(db)),
+      users: new Users(db, o.users),
+      sessions: new LoginSessions(db, o.sessions),
+      apiTokens: new ApiTokens(db),
+      sso: new SsoStore(db),
     };
   };
 }
 
+/** The accounts in the SQLite file. */
+export function sqliteAccounts(db: Database): AccountsFactory {
+  return accountsOn(sqliteDatabase(db));
+}
+
 /** The accounts in PostgreSQL, shared by every instance on that database. */
 export function postgresAccounts(db: PgDatabase): AccountsFactory {
-  return (options) => {
-    const o = parts(options);
-    return {
-      users: new PgUserStore(db, o.users),
-      sessions: new PgSessionStore(db, o.sessions),
-      apiTokens: new PgApiTokenStore(db),
-      sso: new SsoStore(postgresDatabase(db)),
-    };
-  };
+  return accountsOn(postgresDatabase(db));
 }

@@ -12,6 +12,7 @@
  */
 import type { DimsumConfig } from "../config/load-config.js";
 import { conflict, invalid, notFound } from "../errors.js";
+import { CachedRead } from "../shared/cached-read.js";
 import { type CheckedHttpTool, checkHttpToolDefinition, createHttpTool } from "../tools/http/index.js";
 import type { Tool } from "../tools/types.js";
 import type {
@@ -66,7 +67,7 @@ export function checkSavedHttpTool(value: unknown, allowPrivateNetwork: boolean)
 /** The HTTP tools of the files and of Settings, as runs and the Settings routes use them. */
 export class HttpTools {
   /** The saved tools runs get, until they change; a read that fails is not kept. */
-  #forRuns: Promise<Tool[]> | undefined;
+  readonly #forRuns = new CachedRead(() => this.#readForRuns());
   /** Told after each change made here (the other instances then `invalidate` theirs). */
   onChanged: (() => void) | undefined;
 
@@ -89,19 +90,12 @@ export class HttpTools {
 
   /** The tools saved in Settings a run gets now (file tools are offered as before, from the catalogue). */
   forRuns(): Promise<Tool[]> {
-    if (!this.#forRuns) {
-      const read = this.#readForRuns();
-      this.#forRuns = read;
-      read.catch(() => {
-        if (this.#forRuns === read) this.#forRuns = undefined;
-      });
-    }
-    return this.#forRuns;
+    return this.#forRuns.get();
   }
 
   /** Forgets the saved tools runs get (changed on another instance): the next run reads them again. */
   invalidate(): void {
-    this.#forRuns = undefined;
+    this.#forRuns.invalidate();
   }
 
   async #readForRuns(): Promise<Tool[]> {

@@ -9,6 +9,7 @@ import { A2A_CONFIG_FILE, loadA2aConfig, type RemoteAgentConfig } from "../a2a/r
 import { remoteToolName } from "../a2a/remote-tools.js";
 import type { DimsumConfig } from "../config/load-config.js";
 import { conflict, notFound, toDimsumError } from "../errors.js";
+import { CachedRead } from "../shared/cached-read.js";
 import type { ServerLog } from "./context.js";
 import { withoutCredentials } from "./http/remote-url.js";
 import type {
@@ -33,7 +34,7 @@ export interface RemoteAgentView {
 /** The remote agents of a2a.json and of Settings, as runs and the Settings routes use them. */
 export class RemoteAgents {
   /** The list runs read, until it changes; a read that fails is not kept. */
-  #forRuns: Promise<RemoteAgentConfig[]> | undefined;
+  readonly #forRuns = new CachedRead(() => this.#readForRuns());
   /** Told after each change made here (the other instances then `invalidate` theirs). */
   onChanged: (() => void) | undefined;
 
@@ -44,19 +45,12 @@ export class RemoteAgents {
 
   /** What a run may call now: a2a.json's, then the enabled Settings ones (a2a.json wins a name). */
   forRuns(): Promise<RemoteAgentConfig[]> {
-    if (!this.#forRuns) {
-      const read = this.#readForRuns();
-      this.#forRuns = read;
-      read.catch(() => {
-        if (this.#forRuns === read) this.#forRuns = undefined;
-      });
-    }
-    return this.#forRuns;
+    return this.#forRuns.get();
   }
 
   /** Forgets the list runs read (changed on another instance): the next run reads it again. */
   invalidate(): void {
-    this.#forRuns = undefined;
+    this.#forRuns.invalidate();
   }
 
   async #readForRuns(): Promise<RemoteAgentConfig[]> {

@@ -280,6 +280,16 @@ CREATE TABLE team_meta (
 ) WITHOUT ROWID;
 `;
 
+/**
+ * Who owns an agent or a knowledge base and who sees it (migration 23). NULL owner: made before
+ * owners existed, seen by everyone; `allowed_json` lists the people of visibility 'people'.
+ */
+const VISIBILITY_COLUMNS: ReadonlyArray<readonly [string, string]> = [
+  ["owner_id", "TEXT"],
+  ["visibility", "TEXT NOT NULL DEFAULT 'everyone' CHECK (visibility IN ('everyone', 'people', 'private'))"],
+  ["allowed_json", "TEXT NOT NULL DEFAULT '[]'"],
+];
+
 /** Every migration Dimsum knows, oldest first. Append only. */
 export const migrations: readonly Migration[] = [
   { version: 1, name: "sessions, messages, runs, run events, todos", up: (db) => db.exec(sessionsSchema) },
@@ -820,10 +830,19 @@ CREATE TABLE budget_counters (
 `),
   },
   {
-    // Reserved for h40v's migration 23 (agent visibility) on a parallel branch; the merger keeps theirs.
     version: 23,
-    name: "reserved (agent visibility, merged from another branch)",
-    up: () => {},
+    name: "owners and visibility of agents and knowledge bases",
+    up: (db) => {
+      // Idempotent: a column already there (a half-applied copy) is left as it is.
+      for (const table of ["team_agents", "kb_bases"]) {
+        const have = new Set(
+          (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name),
+        );
+        for (const [column, type] of VISIBILITY_COLUMNS) {
+          if (!have.has(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+        }
+      }
+    },
   },
   {
     version: 24,

@@ -7,8 +7,10 @@ import { DimsumError } from "../errors.js";
 import type { Message, ToolResultMessage, Usage } from "../llm/types.js";
 import type { TodoItem } from "../tools/types.js";
 import { type MessageColumns, type MessageRow, rowToMessage } from "./message-rows.js";
+import { withPresent } from "./present-fields.js";
 import { findToolPairIssues } from "./tool-pairs.js";
 import type {
+  FinishRunInput,
   RunRecord,
   RunStatus,
   SessionRecord,
@@ -63,13 +65,43 @@ export interface CheckpointRow {
 }
 
 /** The checkpoint columns to write: `checkpoint` as JSON (undefined clears it), and whether it waits. */
-export function checkpointColumns(
-  checkpoint: unknown,
-  options: { waiting?: boolean } = {},
-): { json: string | null; waiting: boolean } {
+export function checkpointColumns(checkpoint: unknown, options: { waiting?: boolean } = {}): StepCheckpoint {
   const json = checkpoint === undefined ? undefined : JSON.stringify(checkpoint);
   if (json === undefined) return { json: null, waiting: false };
   return { json, waiting: options.waiting === true };
+}
+
+/** A message to store: its columns and token estimate. */
+export interface NewMessage {
+  readonly message: Message;
+  readonly c: MessageColumns;
+  readonly tokens: number | null;
+}
+
+/** The columns a finished run writes. */
+export interface FinishColumns {
+  status: string;
+  iterations: number;
+  usageJson: string | null;
+  error: string | null;
+  note: string | null;
+}
+
+/** A finished run as columns (usage as JSON). */
+export function finishColumns(input: FinishRunInput): FinishColumns {
+  return {
+    status: input.status,
+    iterations: input.iterations,
+    usageJson: input.usage === undefined ? null : JSON.stringify(input.usage),
+    error: input.error ?? null,
+    note: input.note ?? null,
+  };
+}
+
+/** The checkpoint a step saves, as columns. */
+export interface StepCheckpoint {
+  json: string | null;
+  waiting: boolean;
 }
 
 export interface RunEventRow {
@@ -103,10 +135,11 @@ export function toSessionRecord(row: SessionRow): SessionRecord {
     updatedAt: row.updated_at,
     messageCount: row.message_count,
   };
-  if (row.title !== null) record.title = row.title;
-  if (row.summary !== null) record.summary = row.summary;
-  if (row.summary_updated_at !== null) record.summaryUpdatedAt = row.summary_updated_at;
-  return record;
+  return withPresent(record, {
+    title: row.title,
+    summary: row.summary,
+    summaryUpdatedAt: row.summary_updated_at,
+  });
 }
 
 /** A message just appended (not compacted), as the store returns it. */
@@ -142,9 +175,7 @@ export function toStoredMessage(row: MessageRow, message: Message): StoredMessag
     compacted: row.compacted !== 0,
     message,
   };
-  if (row.run_id !== null) stored.runId = row.run_id;
-  if (row.tokens_estimate !== null) stored.tokensEstimate = row.tokens_estimate;
-  return stored;
+  return withPresent(stored, { runId: row.run_id, tokensEstimate: row.tokens_estimate });
 }
 
 /** A runs row as a RunRecord; `usage` is parsed by the caller, who reports unreadable JSON. */
@@ -158,12 +189,13 @@ export function toRunRecord(row: RunRow, usage: Usage | undefined): RunRecord {
     startedAt: row.started_at,
     iterations: row.iterations,
   };
-  if (row.prompt !== null) run.prompt = row.prompt;
-  if (row.ended_at !== null) run.endedAt = row.ended_at;
-  if (row.error !== null) run.error = row.error;
-  if (row.note !== null) run.note = row.note;
-  if (usage !== undefined) run.usage = usage;
-  return run;
+  return withPresent(run, {
+    prompt: row.prompt,
+    endedAt: row.ended_at,
+    error: row.error,
+    note: row.note,
+    usage,
+  });
 }
 
 /** Returns the ref after checking both ids are present: an empty id would silently merge sessions. */

@@ -1,8 +1,14 @@
 /** Agent management: validated create/update/delete, and SOUL.md personas. */
 import { OutputChecker } from "../agent/structured-output.js";
 import { modelChainOf, parseModelString } from "../config/resolve-model.js";
-import { conflict, DimsumError, invalid, notFound } from "../errors.js";
+import { conflict, DimsumError, forbidden, invalid, notFound } from "../errors.js";
 import { isReasoningEffort } from "../llm/reasoning.js";
+import {
+  canChangeVisibility,
+  canUseResource,
+  checkVisibility,
+  type Visibility,
+} from "../shared/visibility.js";
 import { assertCanManageAgents, assertNotGuest } from "./access.js";
 import { assertMaySetNetwork } from "./agent-network.js";
 import type { PersonaStore } from "./personas.js";
@@ -32,33 +38,42 @@ export class AgentService {
     this.#deps = deps;
   }
 
-  /** Every agent with its persona status. */
-  async list(): Promise<AgentRecord[]> {
+  /** Every agent (those the actor may see, when given) with its persona status. */
+  async list(actor?: Actor): Promise<AgentRecord[]> {
     const agents = await this.#deps.store.agents.list();
-    return Promise.all(agents.map((a) => this.#withStatus(a)));
+    const visible = actor ? agents.filter((a) => canUseResource(actor, a)) : agents;
+    return Promise.all(visible.map((a) => this.#withStatus(a)));
   }
 
-  /** The agent, or `not_found` naming the known ids. */
-  async require(id: string): Promise<AgentRecord> {
+  /** The records of the agents the actor may see and use (no persona status: for routing). */
+  async usable(actor: Actor): Promise<AgentRecord[]> {
+    return (await this.#deps.store.agents.list()).filter((a) => canUseResource(actor, a));
+  }
+
+  /**
+   * The agent, or `not_found` naming the known ids (those the actor may see, when given): an agent the
+   * actor may not see gets the same answer as one that does not exist.
+   */
+  async require(id: string, actor?: Actor): Promise<AgentRecord> {
     const agent = await this.#deps.store.agents.get(id);
-    if (agent) return agent;
-    const ids = (await this.#deps.store.agents.list()).map((a) => a.id);
-    throw notFound(`No agent with id "${id}".`, `known agents: ${ids.join(", ") || "(none)"}`);
+    if (agent && (!actor || canUseResource(actor, agent))) return agent;
+    throw await agentNotFound(this.#deps.store, id, actor);
   }
 
-  async get(id: string): Promise<AgentRecord> {
-    return this.#withStatus(await this.require(id));
+  async get(id: string, actor?: Actor): Promise<AgentRecord> {
+    return this.#withStatus(await this.require(id, actor));
   }
 
-  /** Creates an agent (owner/admin), writing its SOUL.md when given. */
+  /** Creates an agent (owner/admin), writing its SOUL.md when given; the creator owns it. */
   async create(actor: Actor, input: AgentInput): Promise<AgentRecord> {
     assertCanManageAgents(actor);
     assertMaySetNetwork(actor, input.network);
-    return this.createUnchecked(input);
+    return this.createUnchecked(input, actor.userId);
   }
 
-  /** Creates an agent without an access check (starter agents). */
-  async createUnchecked(input: AgentInput): Promise<AgentRecord> {
+  /** Creates an agent without an access check (starter agents, owned by nobody: everyone sees them). */
+  async createUnchecked(input: AgentInput, ownerId?: string): Promise<AgentRecord> {
+    checkVisibility(input.visibility, input.allowedUsers);
     const id = typeof input.id === "string" ? input.id : "";
     if (!AGENT_ID.test(id)) {
       throw invalid(
@@ -79,6 +94,8 @@ export class AgentService {
       askFirst: input.askFirst ?? [],
       createdAt: now,
       updatedAt: now,
+      ...(ownerId !== undefined ? { ownerId } : {}),
+      ...visibilityOf(input.visibility, input.allowedUsers),
       ...(input.model !== undefined ? { model: chainText(input.model) } : {}),
       ...(input.reasoning !== undefined ? { reasoning: input.reasoning } : {}),
       ...(input.toolsAllow !== undefined ? { toolsAllow: input.toolsAllow } : {}),
@@ -94,10 +111,22 @@ export class AgentService {
 
   /** Changes an agent's settings (owner/admin). `model: ""` or `toolsAllow: null`-like empties reset. */
   async update(actor: Actor, id: string, patch: AgentPatch): Promise<AgentRecord> {
+    const current = await this.require(id, actor);
     assertCanManageAgents(actor);
     assertMaySetNetwork(actor, patch.network ?? undefined);
-    const current = await this.require(id);
     const next: AgentRecord = { ...current, updatedAt: this.#deps.now() };
+    if (patch.visibility !== undefined || patch.allowedUsers !== undefined) {
+      checkVisibility(patch.visibility, patch.allowedUsers);
+      if (!canChangeVisibility(actor, current)) {
+        throw forbidden("Only the agent's owner or an admin can change who sees it.", "ask its owner");
+      }
+      delete next.visibility;
+      delete next.allowedUsers;
+      Object.assign(
+        next,
+        visibilityOf(patch.visibility ?? current.visibility, patch.allowedUsers ?? current.allowedUsers),
+      );
+    }
     if (patch.name !== undefined) next.name = patch.name;
     if (patch.emoji !== undefined) next.emoji = patch.emoji;
     if (patch.model !== undefined) {
@@ -131,8 +160,8 @@ export class AgentService {
 
   /** Deletes the agent and its persona folder (owner/admin). */
   async delete(actor: Actor, id: string): Promise<void> {
+    await this.require(id, actor);
     assertCanManageAgents(actor);
-    await this.require(id);
     await this.#deps.onDeleted(id);
     await this.#deps.store.agents.delete(id);
     await this.#deps.personas.remove(id);
@@ -141,14 +170,14 @@ export class AgentService {
   /** The SOUL.md of an agent (members and up). */
   async getSoul(actor: Actor, id: string): Promise<SoulFile> {
     assertNotGuest(actor, "read agent personas");
-    await this.require(id);
+    await this.require(id, actor);
     return this.#deps.personas.read(id);
   }
 
   /** Replaces the SOUL.md of an agent (owner/admin). */
   async putSoul(actor: Actor, id: string, content: string): Promise<SoulFile> {
+    await this.require(id, actor);
     assertCanManageAgents(actor);
-    await this.require(id);
     checkSoul(content);
     return this.#deps.personas.write(id, content);
   }
@@ -194,6 +223,30 @@ export class AgentService {
     }
     return agent;
   }
+}
+
+/** The visibility fields a record holds: the defaults (everyone, nobody listed) left out. */
+function visibilityOf(
+  visibility: Visibility | undefined,
+  allowedUsers: readonly string[] | undefined,
+): Pick<AgentRecord, "visibility" | "allowedUsers"> {
+  const people = [...new Set(allowedUsers ?? [])];
+  return {
+    ...(visibility !== undefined && visibility !== "everyone" ? { visibility } : {}),
+    ...(people.length > 0 ? { allowedUsers: people } : {}),
+  };
+}
+
+/**
+ * The `not_found` for an agent id: the same for one that does not exist and one the actor may not
+ * see, listing only the agents the actor may see.
+ */
+export async function agentNotFound(store: TeamStore, id: string, actor?: Actor): Promise<DimsumError> {
+  const known = (await store.agents.list()).filter((a) => !actor || canUseResource(actor, a));
+  return notFound(
+    `No agent with id "${id}".`,
+    `known agents: ${known.map((a) => a.id).join(", ") || "(none)"}`,
+  );
 }
 
 function checkSoul(content: string): void {

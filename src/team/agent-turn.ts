@@ -24,9 +24,11 @@ import { createNetworkGrants } from "../tools/builtin/sandbox/network-grants.js"
 import { chatProcessKey, type ProcessManager } from "../tools/process/process-manager.js";
 import type { ElicitPerson, SamplePerson, Tool } from "../tools/types.js";
 import type { BudgetGate, BudgetGuard } from "./budget-guard.js";
+import type { ChatFiles } from "./chat-files.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import type { Elicitations } from "./elicitations.js";
 import type { PersonaStore } from "./personas.js";
+import { type ViewerOf, viewerLookup } from "./run-visibility.js";
 import { personSampler } from "./sampling-requests.js";
 import { RENDERING_NOTE } from "./team-prompt.js";
 import type { AgentRecord, TeamEvent } from "./types.js";
@@ -53,6 +55,8 @@ export interface TurnRuntime {
    * acting for the person who started the run.
    */
   grantedTools?: (agent: AgentRecord, requestedBy: string) => Tool[] | Promise<Tool[]>;
+  /** A person as a viewer of agents, knowledge bases and MCP servers (default: a member). */
+  viewerOf?: ViewerOf;
   /** Whether a person may read the knowledge bases (guests may not; default: everyone). */
   canReadKnowledge?: (userId: string) => boolean | Promise<boolean>;
   /** Session owners of the person's conversations, for `recall_search` (default: the person's own). */
@@ -68,6 +72,8 @@ export interface TurnRuntime {
   processes?: ProcessManager;
   /** The chats' browser pages (the browser tool), when the server offers it. */
   browser?: BrowserSessions;
+  /** Where tools put files into a chat on their own (the browser's screenshots). */
+  chatFiles?: ChatFiles;
 }
 
 export interface TurnRequest {
@@ -158,7 +164,9 @@ export async function agentCapabilities(
   const person = requestedBy === "" || requestedBy === "system" ? undefined : requestedBy;
   const granted = (await runtime.grantedTools?.(agent, requestedBy)) ?? [];
   return runtime.capabilities.forRun({
-    ...(person !== undefined ? { person } : {}),
+    ...(person !== undefined
+      ? { person, viewer: await (runtime.viewerOf ?? viewerLookup(undefined))(person) }
+      : {}),
     agentId: agent.id,
     memory: agent.memory,
     knowledge: person !== undefined && ((await runtime.canReadKnowledge?.(person)) ?? true),
@@ -280,7 +288,13 @@ async function runTurn(
           ? { processes: { manager: runtime.processes, key: chatProcessKey(channelId) } }
           : {}),
         ...(runtime.browser && channelId !== ""
-          ? { browser: { sessions: runtime.browser, key: chatProcessKey(channelId) } }
+          ? {
+              browser: {
+                sessions: runtime.browser,
+                key: chatProcessKey(channelId),
+                ...(runtime.chatFiles ? { attach: runtime.chatFiles(channelId, agent.id) } : {}),
+              },
+            }
           : {}),
       },
       maxIterations: runtime.config.maxIterations,

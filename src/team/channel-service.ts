@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { conflict, forbidden, invalid, notFound } from "../errors.js";
+import { canUseResource } from "../shared/visibility.js";
 import {
   assertCanCreateChannel,
   assertCanDeleteMessage,
@@ -14,12 +15,15 @@ import {
   isAdmin,
   isMember,
 } from "./access.js";
+import { agentNotFound } from "./agent-service.js";
 import type { EventBus, MembershipIndex } from "./event-bus.js";
+import { assertPeopleSee, type RoleOf, viewersOf } from "./group-visibility.js";
 import { searchExpression } from "./search-text.js";
 import type { ChannelPrefs } from "./store/repositories.js";
 import type { TeamStore } from "./team-store.js";
 import type {
   Actor,
+  AgentRecord,
   ChainStep,
   ChannelInput,
   ChannelListing,
@@ -40,6 +44,8 @@ export interface ChannelServiceDeps {
   now: () => number;
   /** Cancels the channel's live runs before it is deleted. */
   onDeleting: (channelId: string) => Promise<void>;
+  /** People's roles, for the group rule of visibility (src/team/group-visibility.ts). */
+  roleOf?: RoleOf;
 }
 
 /** Channels and their messages, as seen by one actor at a time. */
@@ -105,7 +111,7 @@ export class ChannelService {
       throw invalid('Channel kind must be "direct" or "group".');
     }
     const agentIds = [...new Set(input.agentIds ?? [])];
-    await this.#requireAgents(agentIds);
+    const agents = await this.#requireAgents(actor, agentIds);
     if (input.kind === "direct" && agentIds.length !== 1) {
       throw invalid("A direct chat has exactly one agent.", "create a group for several agents");
     }
@@ -114,6 +120,7 @@ export class ChannelService {
       throw invalid(`The leader @${leader} must be one of the channel's agents.`);
     }
     const userIds = [...new Set([actor.userId, ...(input.userIds ?? [])])];
+    assertPeopleSee(await viewersOf(userIds, this.#deps.roleOf), agents);
     const now = this.#deps.now();
     const channel: ChannelRecord = {
       id: `ch_${randomBytes(9).toString("base64url").replace(/[-_]/g, "x")}`,
@@ -191,9 +198,18 @@ export class ChannelService {
       throw invalid('Member type must be "user" or "agent".');
     }
     if (typeof member.id !== "string" || member.id === "") throw invalid("A member needs an id.");
+    const people = channel.members.filter((m) => m.type === "user").map((m) => m.id);
     if (member.type === "agent") {
-      await this.#requireAgents([member.id]);
+      const agents = await this.#requireAgents(actor, [member.id]);
       if (channel.kind === "direct") throw invalid("A direct chat has exactly one agent.");
+      assertPeopleSee(await viewersOf(people, this.#deps.roleOf), agents);
+    } else {
+      const agents: AgentRecord[] = [];
+      for (const m of channel.members) {
+        const agent = m.type === "agent" ? await this.#deps.store.agents.get(m.id) : undefined;
+        if (agent) agents.push(agent);
+      }
+      assertPeopleSee(await viewersOf([member.id], this.#deps.roleOf), agents);
     }
     await this.#deps.store.channels.addMember(channelId, member, this.#deps.now());
     if (member.type === "user") this.#deps.members.add(channelId, member.id);
@@ -321,13 +337,15 @@ export class ChannelService {
     }
   }
 
-  async #requireAgents(ids: readonly string[]): Promise<void> {
+  /** The agents, each one the actor may see (`not_found` alike for one missing or hidden from them). */
+  async #requireAgents(actor: Actor, ids: readonly string[]): Promise<AgentRecord[]> {
+    const agents: AgentRecord[] = [];
     for (const id of ids) {
-      if (!(await this.#deps.store.agents.get(id))) {
-        const known = (await this.#deps.store.agents.list()).map((a) => a.id);
-        throw invalid(`No agent with id "${id}".`, `known agents: ${known.join(", ") || "(none)"}`);
-      }
+      const agent = await this.#deps.store.agents.get(id);
+      if (!agent || !canUseResource(actor, agent)) throw await agentNotFound(this.#deps.store, id, actor);
+      agents.push(agent);
     }
+    return agents;
   }
 
   /** Saves the new update time, emits the channel, returns it. */

@@ -8,6 +8,7 @@ import type { RemoteAgentConfig } from "../a2a/remote-config.js";
 import { remoteAgentTools } from "../a2a/remote-tools.js";
 import type { Tool } from "../tools/types.js";
 import { type CallAgentDeps, type CallScope, createCallAgentTool } from "./call-agent-tool.js";
+import { callableAgents } from "./run-visibility.js";
 import type { AgentRunnerDeps } from "./runner-deps.js";
 import { createShareFileTool, mayShareFiles } from "./share-file-tool.js";
 
@@ -101,8 +102,7 @@ export class RunTools {
     const { present, ...rest } = scope;
     return createCallAgentTool(
       {
-        getAgent: (id) => store.agents.get(id),
-        listAgentIds: async () => (await store.agents.list()).map((a) => a.id),
+        ...callableAgents(store, this.#deps.runtime.viewerOf, scope.requestedBy),
         runNested: (target, nestedScope, task, signal, restarted) =>
           this.#nested.runNested(target, nestedScope, task, signal, restarted),
       },

@@ -60,11 +60,11 @@ export function directorySide(
       await capabilities.ready();
       return capabilities.catalogue();
     },
-    async listAgents() {
+    async listAgents(actor) {
       await ready;
-      return Promise.all((await agents.list()).map(withModelInput));
+      return Promise.all((await agents.list(actor)).map(withModelInput));
     },
-    getAgent: whenReady(ready, async (_actor, id) => withModelInput(await agents.get(id))),
+    getAgent: whenReady(ready, async (actor, id) => withModelInput(await agents.get(id, actor))),
     attachmentLimits: () => deps.config.attachments,
     createAgent: whenReady(ready, async (actor, input) => withModelInput(await agents.create(actor, input))),
     updateAgent: whenReady(ready, async (actor, id, patch) =>

@@ -52,7 +52,8 @@ export function messageSide(parts: TeamParts) {
     files: MessagePart[] = [],
     messenger?: { platform: string; name: string },
   ): Promise<PostResult> {
-    const records = new Map((await store.agents.list()).map((a) => [a.id, a]));
+    // Only agents the author may see answer them (a group's agents are visible to its members).
+    const records = new Map((await agents.usable(actor)).map((a) => [a.id, a]));
     const route = routeMessage(text, channel, records, await nameOf(peopleIn(channel)));
     // During a meeting a message that names no agent is said in the meeting (the next speaker reads it).
     const interjection = route.kind === "agents" && (await meetings.interjection(channel, text, records));

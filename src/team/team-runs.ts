@@ -162,7 +162,7 @@ export function runSide(
     async complete(actor, agentId, messages, options = {}) {
       await ready;
       assertNotGuest(actor, "talk to agents through the API");
-      const agent = await agents.require(agentId);
+      const agent = await agents.require(agentId, actor);
       const last = messages.at(-1);
       if (last?.role !== "user") throw invalid("The conversation must end with a user message.");
       if (typeof last.content === "string" ? last.content.trim() === "" : last.content.length === 0) {

@@ -20,6 +20,7 @@ import type { TurnRuntime } from "./agent-turn.js";
 import { BudgetGuard } from "./budget-guard.js";
 import { createCallAgentTool } from "./call-agent-tool.js";
 import { ChannelService } from "./channel-service.js";
+import { chatFiles } from "./chat-files.js";
 import { Elicitations } from "./elicitations.js";
 import { EventBus, MembershipIndex } from "./event-bus.js";
 import { FlowRunner } from "./flow-runner.js";
@@ -31,6 +32,7 @@ import { MessageQueue } from "./message-queue.js";
 import { PersonaFiles } from "./personas.js";
 import { RunApprovals } from "./run-approvals.js";
 import { type RunBody, type RunHandle, RunManager } from "./run-manager.js";
+import { viewerLookup } from "./run-visibility.js";
 import { STARTER_AGENTS } from "./starter-agents.js";
 import { sqliteMeetings } from "./store/meeting-repo.js";
 import type { TeamDeps } from "./team-deps.js";
@@ -131,6 +133,7 @@ export function createTeam(deps: TeamDeps): Team {
     personas,
     capabilities,
     // What a person said in the channels they belong to is part of their conversations.
+    viewerOf: viewerLookup(roleOf),
     recallOwners: (userId) => [userId, ...members.channelsOf(userId).map((id) => `channel:${id}`)],
     ...(roleOf
       ? { canReadKnowledge: async (userId: string) => ((await roleOf(userId)) ?? "guest") !== "guest" }
@@ -152,6 +155,7 @@ export function createTeam(deps: TeamDeps): Team {
     ...(deps.observe ? { observe: deps.observe } : {}),
     ...(deps.capabilities?.processes ? { processes: deps.capabilities.processes } : {}),
     ...(deps.capabilities?.browser ? { browser: deps.capabilities.browser } : {}),
+    chatFiles: chatFiles(store.attachments, deps.config.attachments, now),
   };
   // A chat's processes end when it is deleted or archived (see src/tools/process).
   const endProcesses = (channelId: string, why: string) =>
@@ -309,6 +313,7 @@ export function createTeam(deps: TeamDeps): Team {
     members,
     bus,
     now,
+    ...(roleOf ? { roleOf: async (id: string) => roleOf(id) } : {}),
     onDeleting: async (channelId) => {
       await Promise.all(runs.activeIn(channelId).map((id) => runs.cancel(id, "The channel was deleted.")));
       await endProcesses(channelId, "the chat was deleted");

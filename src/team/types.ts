@@ -12,6 +12,7 @@ import type { QueueMode } from "../config/queue-mode.js";
 import type { JsonSchema, ReasoningEffort, Usage, UserContentPart } from "../llm/types.js";
 import type { McpAppResource } from "../mcp/app-meta.js";
 import type { RequestedSchema } from "../mcp/elicitation-form.js";
+import type { Visibility } from "../shared/visibility.js";
 import type { NetworkPolicy } from "../tools/builtin/sandbox/types.js";
 import type { ToolAppLink } from "../tools/types.js";
 import type { McpAppCallOutcome, McpAppRef } from "./mcp-apps.js";
@@ -46,6 +47,12 @@ export interface AgentRecord {
   network?: NetworkPolicy;
   createdAt: number;
   updatedAt: number;
+  /** Who made it (an account id); undefined: made before owners existed, seen by everyone. */
+  ownerId?: string;
+  /** Who sees and uses it (src/shared/visibility.ts); undefined: everyone. */
+  visibility?: Visibility;
+  /** The people who see it besides its owner, when `visibility` is `people`. */
+  allowedUsers?: string[];
   /** Whether its SOUL.md is usable; filled by `listAgents`/`getAgent` (added for the agent list UI). */
   soulStatus?: SoulFile["status"];
   /**
@@ -71,6 +78,10 @@ export interface AgentInput {
   answerFormat?: JsonSchema;
   /** The sandbox network (admins only for `allow` and `on`). */
   network?: NetworkPolicy;
+  /** Who sees and uses it (default everyone); its creator owns it. */
+  visibility?: Visibility;
+  /** The people who see it besides its owner (visibility `people`). */
+  allowedUsers?: string[];
   /** Initial SOUL.md content. */
   soul?: string;
 }

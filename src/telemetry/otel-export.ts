@@ -20,6 +20,51 @@ import type { TelemetryConfig } from "../config/telemetry.js";
 import { GenAiRunSpans } from "./gen-ai-run-spans.js";
 import type { RunQueueReading, Telemetry } from "./index.js";
 
+/** The gauges of the run queue and the instance's load, each with how it is read from one reading. */
+const RUN_QUEUE_GAUGES: readonly {
+  name: string;
+  unit: string;
+  description: string;
+  value: (q: RunQueueReading) => number;
+}[] = [
+  {
+    name: "dimsum.runs.live",
+    unit: "{run}",
+    description: "Chat answers live on this instance (running or waiting on a model)",
+    value: (q) => q.live,
+  },
+  {
+    name: "dimsum.runs.queued",
+    unit: "{run}",
+    description: "Chat answers waiting to start on this instance",
+    value: (q) => q.queued,
+  },
+  {
+    name: "dimsum.runs.queue.oldest_wait",
+    unit: "s",
+    description: "How long the oldest queued answer has waited",
+    value: (q) => q.oldestWaitMs / 1000,
+  },
+  {
+    name: "dimsum.runs.queue.wait_p99",
+    unit: "s",
+    description: "99th percentile of the wait before starting, over the last answers started",
+    value: (q) => q.waitP99Ms / 1000,
+  },
+  {
+    name: "dimsum.event_loop.delay",
+    unit: "s",
+    description: "Median event-loop delay over the last quarter second",
+    value: (q) => q.load.loopDelayMs / 1000,
+  },
+  {
+    name: "dimsum.heap.share",
+    unit: "1",
+    description: "Heap used as a share of the V8 heap limit",
+    value: (q) => q.load.heapShare,
+  },
+];
+
 const SCOPE = "dimsum";
 /** `ExportResultCode.SUCCESS` of @opentelemetry/core (not a direct dependency). */
 const EXPORT_SUCCESS = 0;
@@ -98,41 +143,17 @@ export function startOtelExport(config: TelemetryConfig, warn: (message: string)
   const observe: ObserveRun = (run) => new GenAiRunSpans(instruments, run);
   const gaugeRunQueue = (read: () => RunQueueReading): void => {
     if (!meter) return;
-    const gauges = {
-      live: meter.createObservableGauge("dimsum.runs.live", {
-        unit: "{run}",
-        description: "Chat answers live on this instance (running or waiting on a model)",
-      }),
-      queued: meter.createObservableGauge("dimsum.runs.queued", {
-        unit: "{run}",
-        description: "Chat answers waiting to start on this instance",
-      }),
-      oldest: meter.createObservableGauge("dimsum.runs.queue.oldest_wait", {
-        unit: "s",
-        description: "How long the oldest queued answer has waited",
-      }),
-      waitP99: meter.createObservableGauge("dimsum.runs.queue.wait_p99", {
-        unit: "s",
-        description: "99th percentile of the wait before starting, over the last answers started",
-      }),
-      loopDelay: meter.createObservableGauge("dimsum.event_loop.delay", {
-        unit: "s",
-        description: "Median event-loop delay over the last quarter second",
-      }),
-      heap: meter.createObservableGauge("dimsum.heap.share", {
-        unit: "1",
-        description: "Heap used as a share of the V8 heap limit",
-      }),
-    };
-    meter.addBatchObservableCallback((result) => {
-      const q = read();
-      result.observe(gauges.live, q.live);
-      result.observe(gauges.queued, q.queued);
-      result.observe(gauges.oldest, q.oldestWaitMs / 1000);
-      result.observe(gauges.waitP99, q.waitP99Ms / 1000);
-      result.observe(gauges.loopDelay, q.load.loopDelayMs / 1000);
-      result.observe(gauges.heap, q.load.heapShare);
-    }, Object.values(gauges));
+    const gauges = RUN_QUEUE_GAUGES.map(({ name, unit, description, value }) => ({
+      gauge: meter.createObservableGauge(name, { unit, description }),
+      value,
+    }));
+    meter.addBatchObservableCallback(
+      (result) => {
+        const q = read();
+        for (const { gauge, value } of gauges) result.observe(gauge, value(q));
+      },
+      gauges.map((g) => g.gauge),
+    );
   };
   return {
     observe,

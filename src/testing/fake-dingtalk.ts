@@ -15,7 +15,8 @@ import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
 import { type DingTalkRobotMessage, dingTalkSign } from "../connectors/dingtalk/dingtalk-message.js";
-import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } from "./fake-platform-server.js";
+import { FakePlatform, startFake } from "./fake-platform.js";
+import { type FakePlatformServer, type FakeReply, fileReply, reply } from "./fake-platform-server.js";
 
 export const DINGTALK_ROBOT_TOPIC = "/v1.0/im/bot/messages/get";
 export const DINGTALK_CARD_CALLBACK_TOPIC = "/v1.0/card/instances/callback";
@@ -39,10 +40,9 @@ export interface FakeDingTalkButton {
 }
 
 /** The fake platform of one app. */
-export class FakeDingTalk {
+export class FakeDingTalk extends FakePlatform {
   readonly clientId: string;
   readonly clientSecret: string;
-  readonly #server: FakePlatformServer;
   readonly #wss: WebSocketServer;
   readonly messages: FakeDingTalkMessage[] = [];
   /** Paths of files downloaded, in order. */
@@ -68,9 +68,9 @@ export class FakeDingTalk {
     server: FakePlatformServer,
     wss: WebSocketServer,
   ) {
+    super(server);
     this.clientId = clientId;
     this.clientSecret = clientSecret;
-    this.#server = server;
     this.#wss = wss;
     wss.on("connection", (socket, req) => this.#connected(socket, req));
   }
@@ -79,28 +79,14 @@ export class FakeDingTalk {
     clientId = "dingfakeappkey0001",
     clientSecret = "fake-dingtalk-secret-0123456789",
   ): Promise<FakeDingTalk> {
-    let fake: FakeDingTalk | undefined;
-    const server = await FakePlatformServer.start((req, body) => fake?.handle(req, body) ?? reply(503, {}));
     const wss = await new Promise<WebSocketServer>((resolve) => {
       const created: WebSocketServer = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () =>
         resolve(created),
       );
     });
-    fake = new FakeDingTalk(clientId, clientSecret, server, wss);
-    return fake;
-  }
-
-  /** Base URL to configure as the connector's `baseUrl`. */
-  get url(): string {
-    return this.#server.url;
-  }
-
-  get outageHits(): number {
-    return this.#server.outageHits;
-  }
-
-  outage(mode: Outage): Promise<void> {
-    return this.#server.outage(mode);
+    return startFake((server) => new FakeDingTalk(clientId, clientSecret, server, wss), {
+      handle: (fake, req, body) => fake.handle(req, body),
+    });
   }
 
   /** Makes session webhooks answer with this errcode (undefined: work again). */
@@ -113,19 +99,15 @@ export class FakeDingTalk {
     return [...this.#sockets].filter((s) => s.readyState === s.OPEN).length;
   }
 
-  waitUntil(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
-    return this.#server.waitUntil(test, what, timeoutMs);
-  }
-
   /** Drops every Stream connection (the client should reconnect by itself). */
   dropStreams(): void {
     for (const socket of this.#sockets) socket.terminate();
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     for (const socket of this.#sockets) socket.terminate();
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
-    await this.#server.close();
+    await super.close();
   }
 
   /** A robot message as DingTalk sends it, with a session webhook on this fake. */
@@ -238,7 +220,7 @@ export class FakeDingTalk {
     this.#sockets.add(socket);
     socket.on("close", () => {
       this.#sockets.delete(socket);
-      this.#server.changed();
+      this.server.changed();
     });
     socket.on("message", (data) => {
       try {
@@ -254,9 +236,9 @@ export class FakeDingTalk {
       } catch {
         // Not JSON: ignored, as the gateway would.
       }
-      this.#server.changed();
+      this.server.changed();
     });
-    this.#server.changed();
+    this.server.changed();
   }
 
   /** Answers one HTTP request. */

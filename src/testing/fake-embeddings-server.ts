@@ -5,8 +5,8 @@
  * request log; benchmarks use `hashEmbedding` directly.
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { STOPWORDS } from "../store/text/stopwords.js";
+import { listenOnLoopback } from "./listen-on-loopback.js";
 
 const CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u;
 const TOKEN = /[\p{L}\p{N}]+/gu;
@@ -215,13 +215,7 @@ export async function startFakeEmbeddingsServer(
         else res.destroy();
       });
   });
-  // Longer than any test, so a client never races the server closing an idle keep-alive socket.
-  server.keepAliveTimeout = 120_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     port,

@@ -18,7 +18,8 @@ import {
   larkSignature,
 } from "../connectors/feishu/feishu-crypto.js";
 import { FakeLarkLongConnection } from "./fake-lark-ws.js";
-import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } from "./fake-platform-server.js";
+import { FakePlatform, startFake } from "./fake-platform.js";
+import { type FakePlatformServer, type FakeReply, fileReply, reply } from "./fake-platform-server.js";
 
 export interface FakeFeishuMessage {
   messageId: string;
@@ -88,10 +89,9 @@ export function cardButtons(card: Record<string, unknown> | undefined): FakeCard
 }
 
 /** The fake Open API of one app. */
-export class FakeFeishu {
+export class FakeFeishu extends FakePlatform {
   readonly appId: string;
   readonly appSecret: string;
-  readonly #server: FakePlatformServer;
   /** Messages the app sent (one per uuid). */
   readonly messages: FakeFeishuMessage[] = [];
   /** Images and files the app uploaded, in order. */
@@ -109,9 +109,9 @@ export class FakeFeishu {
   #longRefusal: { code: number; msg: string } | undefined;
 
   private constructor(appId: string, appSecret: string, server: FakePlatformServer) {
+    super(server);
     this.appId = appId;
     this.appSecret = appSecret;
-    this.#server = server;
   }
 
   /** Starts the fake for an app's credentials. */
@@ -119,29 +119,10 @@ export class FakeFeishu {
     appId = "cli_fake_app_0001",
     appSecret = "fake-app-secret-0123456789",
   ): Promise<FakeFeishu> {
-    let fake: FakeFeishu | undefined;
-    const server = await FakePlatformServer.start((req, body, _closed, bytes) => {
-      if (!fake) return reply(503, {});
-      if ((req.headers["content-type"] ?? "").startsWith("multipart/form-data"))
-        return fake.upload(req, bytes);
-      return fake.handle(req, body);
+    return startFake((server) => new FakeFeishu(appId, appSecret, server), {
+      handle: (fake, req, body) => fake.handle(req, body),
+      upload: (fake, req, bytes) => fake.upload(req, bytes),
     });
-    fake = new FakeFeishu(appId, appSecret, server);
-    return fake;
-  }
-
-  /** Base URL to configure as the connector's `baseUrl`. */
-  get url(): string {
-    return this.#server.url;
-  }
-
-  get outageHits(): number {
-    return this.#server.outageHits;
-  }
-
-  /** Makes calls fail with 502, refuses connections, or works again. */
-  outage(mode: Outage): Promise<void> {
-    return this.#server.outage(mode);
   }
 
   /** Invalidates every token handed out (as on expiry). */
@@ -149,13 +130,9 @@ export class FakeFeishu {
     this.#valid.clear();
   }
 
-  waitUntil(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
-    return this.#server.waitUntil(test, what, timeoutMs);
-  }
-
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     await this.#long?.close();
-    await this.#server.close();
+    await super.close();
   }
 
   /** Makes `/callback/ws/endpoint` refuse with this code (undefined: serve again). */
@@ -165,7 +142,7 @@ export class FakeFeishu {
 
   /** Serves the long connection: `/callback/ws/endpoint` hands out this WebSocket. */
   async longConnection(): Promise<FakeLarkLongConnection> {
-    this.#long ??= await FakeLarkLongConnection.start(() => this.#server.changed());
+    this.#long ??= await FakeLarkLongConnection.start(() => this.server.changed());
     return this.#long;
   }
 

@@ -3,7 +3,6 @@
  * protocols at once. Tests and benches queue turns, run real clients against it, then read the log.
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { anthropicEncoder } from "./fake-llm-anthropic.js";
 import { defaultErrorMessage, estimateUsage, makeSplitter } from "./fake-llm-encoders.js";
 import { geminiEncoder } from "./fake-llm-gemini.js";
@@ -32,6 +31,8 @@ export type {
   FakeTurnFn,
   RecordedRequest,
 } from "./fake-llm-types.js";
+
+import { listenOnLoopback } from "./listen-on-loopback.js";
 
 const ENCODERS: Record<RecordedRequest["protocol"], ProtocolEncoder | undefined> = {
   openai: openaiEncoder,
@@ -247,13 +248,7 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
       else res.destroy();
     });
   });
-  // Longer than any test, so clients never race a server closing an idle keep-alive socket.
-  server.keepAliveTimeout = 120_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
 
   return {
     url: `http://127.0.0.1:${port}`,

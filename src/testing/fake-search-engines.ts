@@ -6,18 +6,12 @@
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { ENGINE_NAMES, type EngineName } from "../tools/web-search/types.js";
 
-export type FakeEngineName = "searxng" | "brave" | "tavily" | "perplexity" | "kimi" | "grok" | "duckduckgo";
+/** The fake answers as every built-in engine does. */
+export type FakeEngineName = EngineName;
 
-export const FAKE_ENGINE_NAMES: readonly FakeEngineName[] = [
-  "searxng",
-  "brave",
-  "tavily",
-  "perplexity",
-  "kimi",
-  "grok",
-  "duckduckgo",
-];
+export const FAKE_ENGINE_NAMES: readonly FakeEngineName[] = ENGINE_NAMES;
 
 /** How an engine behaves on its next requests. */
 export type FakeEngineMode =

@@ -9,7 +9,8 @@
  * `getFile` and `GET /file/bot<token>/<file_path>`, and every download is recorded.
  */
 import { createHash } from "node:crypto";
-import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } from "./fake-platform-server.js";
+import { FakePlatform, startFake } from "./fake-platform.js";
+import { type FakePlatformServer, type FakeReply, fileReply, reply } from "./fake-platform-server.js";
 
 export interface FakeInlineButton {
   text: string;
@@ -84,9 +85,8 @@ interface Poller {
 const BOT = { id: 777000111, is_bot: true, first_name: "Dimsum Test Bot", username: "dimsum_test_bot" };
 
 /** The fake Bot API of one bot. */
-export class FakeTelegram {
+export class FakeTelegram extends FakePlatform {
   readonly token: string;
-  readonly #server: FakePlatformServer;
   /** Files the bot sent, in order. */
   readonly sentFiles: FakeTelegramFile[] = [];
   /** Every call, in order (`getUpdates` too). */
@@ -114,26 +114,16 @@ export class FakeTelegram {
   #pollers: Poller[] = [];
 
   private constructor(token: string, server: FakePlatformServer) {
+    super(server);
     this.token = token;
-    this.#server = server;
   }
 
   /** Starts the fake for a bot token (the default is a well-formed dummy). */
   static async start(token = "123456789:AAFakeTokenForTestsOnly_abcdefghij"): Promise<FakeTelegram> {
-    let fake: FakeTelegram | undefined;
-    const server = await FakePlatformServer.start((req, body, closed, bytes) => {
-      if (!fake) return reply(503, {});
-      const type = req.headers["content-type"] ?? "";
-      if (type.startsWith("multipart/form-data")) return fake.upload(req.url ?? "", type, bytes);
-      return fake.handle(req.url ?? "", body, closed);
+    return startFake((server) => new FakeTelegram(token, server), {
+      handle: (fake, req, body, closed) => fake.handle(req.url ?? "", body, closed),
+      upload: (fake, req, bytes) => fake.upload(req.url ?? "", req.headers["content-type"] ?? "", bytes),
     });
-    fake = new FakeTelegram(token, server);
-    return fake;
-  }
-
-  /** Base URL to configure as the connector's `baseUrl`. */
-  get url(): string {
-    return this.#server.url;
   }
 
   /** Queues a text message from a person, as an update; returns the update. */
@@ -295,24 +285,9 @@ export class FakeTelegram {
     return res.status;
   }
 
-  /** Requests answered 502 during outages. */
-  get outageHits(): number {
-    return this.#server.outageHits;
-  }
-
-  /** Makes calls fail with 502, refuses connections, or works again. */
-  outage(mode: Outage): Promise<void> {
-    return this.#server.outage(mode);
-  }
-
-  /** Waits until `test()` holds (checked after every call). */
-  waitUntil(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
-    return this.#server.waitUntil(test, what, timeoutMs);
-  }
-
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     for (const poller of this.#pollers.splice(0)) poller.respond([]);
-    await this.#server.close();
+    await super.close();
   }
 
   #answerPollers(): void {

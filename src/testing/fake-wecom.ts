@@ -9,7 +9,8 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { encrypt, getSignature } from "@wecom/crypto";
 import { buildWecomXml } from "../connectors/wecom/wecom-xml.js";
-import { FakePlatformServer, type FakeReply, fileReply, type Outage, reply } from "./fake-platform-server.js";
+import { FakePlatform, startFake } from "./fake-platform.js";
+import { type FakePlatformServer, type FakeReply, fileReply, reply } from "./fake-platform-server.js";
 
 export interface FakeWecomMessage {
   touser: string;
@@ -42,11 +43,10 @@ export interface FakeWecomButton {
 }
 
 /** The fake API of one corp and app. */
-export class FakeWecom {
+export class FakeWecom extends FakePlatform {
   readonly corpId: string;
   readonly corpSecret: string;
   readonly agentId: number;
-  readonly #server: FakePlatformServer;
   readonly messages: FakeWecomMessage[] = [];
   /** Temporary media the app uploaded, in order. */
   readonly uploads: FakeWecomUpload[] = [];
@@ -61,10 +61,10 @@ export class FakeWecom {
   readonly mediaDownloads: string[] = [];
 
   private constructor(corpId: string, corpSecret: string, agentId: number, server: FakePlatformServer) {
+    super(server);
     this.corpId = corpId;
     this.corpSecret = corpSecret;
     this.agentId = agentId;
-    this.#server = server;
   }
 
   static async start(
@@ -72,36 +72,15 @@ export class FakeWecom {
     corpSecret = "fake-corp-secret-0123456789",
     agentId = 1000002,
   ): Promise<FakeWecom> {
-    let fake: FakeWecom | undefined;
-    const server = await FakePlatformServer.start((req, body, _closed, bytes) => {
-      if (!fake) return reply(503, {});
-      if ((req.headers["content-type"] ?? "").startsWith("multipart/form-data"))
-        return fake.upload(req, bytes);
-      return fake.handle(req, body);
+    return startFake((server) => new FakeWecom(corpId, corpSecret, agentId, server), {
+      handle: (fake, req, body) => fake.handle(req, body),
+      upload: (fake, req, bytes) => fake.upload(req, bytes),
     });
-    fake = new FakeWecom(corpId, corpSecret, agentId, server);
-    return fake;
-  }
-
-  get url(): string {
-    return this.#server.url;
-  }
-
-  outage(mode: Outage): Promise<void> {
-    return this.#server.outage(mode);
   }
 
   /** Invalidates every token handed out (as on expiry). */
   expireTokens(): void {
     this.#valid.clear();
-  }
-
-  waitUntil(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
-    return this.#server.waitUntil(test, what, timeoutMs);
-  }
-
-  close(): Promise<void> {
-    return this.#server.close();
   }
 
   /** Stores a media file (a voice message's AMR, a picture) and returns its media_id for a callback. */

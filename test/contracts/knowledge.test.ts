@@ -128,6 +128,32 @@ const CORPUS: Array<[string, string]> = [
 ];
 
 describeBackends("knowledge repository", (open, kind) => {
+  it("keeps a base's owner and who sees it; setVisibility changes it, the owner stays", async () => {
+    const repo = repoOf(await open());
+    const plain = await repo.ensureBase("plain");
+    expect([plain.owner_id ?? null, plain.visibility, plain.allowed_json]).toEqual([null, "everyone", "[]"]);
+    const vault = await repo.ensureBase("vault", undefined, "", {
+      ownerId: "alice",
+      visibility: "people",
+      allowedUsers: ["bob"],
+    });
+    expect([vault.owner_id, vault.visibility, JSON.parse(vault.allowed_json ?? "")]).toEqual([
+      "alice",
+      "people",
+      ["bob"],
+    ]);
+    // Asking again for an existing base leaves it as it is.
+    const again = await repo.ensureBase("vault", undefined, "", { ownerId: "carol", visibility: "everyone" });
+    expect([again.owner_id, again.visibility]).toEqual(["alice", "people"]);
+    await repo.setVisibility(vault.id, { ownerId: "carol", visibility: "private", allowedUsers: [] });
+    const after = await repo.findBase("vault");
+    expect([after?.owner_id, after?.visibility, after?.allowed_json]).toEqual(["alice", "private", "[]"]);
+    expect((await repo.listBases(null)).map((b) => [b.name, b.visibility])).toEqual([
+      ["plain", "everyone"],
+      ["vault", "private"],
+    ]);
+  });
+
   it("creates bases once, finds the agent's own before the shared one, lists them per agent", async () => {
     const repo = repoOf(await open());
     const shared = await repo.ensureBase("manuals", undefined, "shared manuals");

@@ -172,6 +172,37 @@ describeBackends("team store", (open, kind) => {
     expect((await store.agents.get("old"))?.askFirst).toEqual([]);
   });
 
+  it("keeps an agent's owner and who sees it; a row from before owners reads as everyone's", async () => {
+    const backend = await open();
+    const store = storeOf(backend);
+    await store.agents.insert(
+      agent("mine", 1, { ownerId: "alice", visibility: "people", allowedUsers: ["bob"] }),
+    );
+    expect(await store.agents.get("mine")).toEqual(
+      agent("mine", 1, { ownerId: "alice", visibility: "people", allowedUsers: ["bob"] }),
+    );
+    // An update changes who sees it; the owner stays (it is not an updatable column).
+    await store.agents.update(agent("mine", 1, { ownerId: "carol", visibility: "private", updatedAt: 2 }));
+    expect(await store.agents.get("mine")).toEqual(
+      agent("mine", 1, { ownerId: "alice", visibility: "private", updatedAt: 2 }),
+    );
+    expect((await store.agents.list()).map((a) => [a.id, a.ownerId, a.visibility])).toEqual([
+      ["mine", "alice", "private"],
+    ]);
+    await rawSql(
+      backend,
+      `INSERT INTO team_agents (id, name, emoji, tools_deny_json, memory, skills_json, created_at, updated_at)
+       VALUES ('legacy', 'Legacy', '', '[]', 1, '[]', 3, 3)`,
+    );
+    const legacy = await store.agents.get("legacy");
+    expect(legacy).not.toHaveProperty("ownerId");
+    expect(legacy).not.toHaveProperty("visibility");
+    // A visibility outside the three is refused by the column's check.
+    await expect(
+      rawSql(backend, "UPDATE team_agents SET visibility = 'friends' WHERE id = 'legacy'"),
+    ).rejects.toThrow();
+  });
+
   it("keeps a channel's queue mode on insert and update; unset or unknown reads as no mode", async () => {
     const backend = await open();
     const store = storeOf(backend);

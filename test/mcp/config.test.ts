@@ -3,13 +3,13 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { expandVariables } from "../../src/config/expand-variables.js";
 import {
   loadMcpConfig,
   type McpHttpServerConfig,
   type McpStdioServerConfig,
   parseMcpConfig,
 } from "../../src/mcp/config.js";
-import { expandVariables } from "../../src/mcp/expand-variables.js";
 import { matchesGlob, toolAllowed } from "../../src/mcp/tool-filter.js";
 import { makeTempDir, removeTempDir } from "./helpers.js";
 

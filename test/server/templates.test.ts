@@ -86,9 +86,12 @@ async function sourceTeam(s: TeamServer, owner: Session): Promise<ChannelRecord>
   return group;
 }
 
-/** An agent's settings without what belongs to one server (timestamps) or is renamed (id). */
+/**
+ * An agent's settings without what belongs to one server (timestamps, the owner: the person who
+ * imported it owns the copy) or is renamed (id).
+ */
 function settingsOf(agent: AgentRecord): Record<string, unknown> {
-  const { createdAt: _c, updatedAt: _u, id: _id, name: _n, ...rest } = agent;
+  const { createdAt: _c, updatedAt: _u, id: _id, name: _n, ownerId: _o, ...rest } = agent;
   return rest;
 }
 

@@ -6,19 +6,16 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../config/load-config.js";
-import { DimsumError, toDimsumError } from "../../errors.js";
+import { DimsumError } from "../../errors.js";
 import { AuditLog, type AuditVerification } from "../../store/audit/audit-log.js";
 import { openDatabase } from "../../store/database.js";
 import { openPostgres, redactUrl } from "../../store/postgres/pg-database.js";
 import { postgresDatabase, sqliteDatabase } from "../../store/sql-database.js";
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
+import { reportCommandError } from "../command-errors.js";
+import type { CommandIo } from "../command-io.js";
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from "../exit-codes.js";
 
-export interface AuditIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-}
+export type AuditIo = CommandIo;
 
 async function verifyStored(io: AuditIo): Promise<{ where: string; result: AuditVerification }> {
   const config = loadConfig({ cwd: io.cwd, env: io.env });
@@ -69,8 +66,6 @@ export async function auditCommand(
     }
     return result.ok ? EXIT_OK : EXIT_FAILURE;
   } catch (err) {
-    const error = toDimsumError(err);
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr);
   }
 }

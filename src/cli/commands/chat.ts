@@ -9,19 +9,19 @@ import { type AttachedFile, readAttachments, userContent } from "../../attachmen
 import { toDimsumError } from "../../errors.js";
 import { stream } from "../../llm/providers.js";
 import { sampleWithModel } from "../../mcp/sampling.js";
-import { networkOption, withNetworkPolicy } from "../../tools/builtin/sandbox/sandbox-network.js";
 import type { ApprovalRequest } from "../../tools/types.js";
 import { approvalQuestion, approveAll, rememberingAlways } from "../approval.js";
 import { recentTurns } from "../chat/history.js";
 import { expandPrompt, findPrompt, listMcpPrompts, promptUsage } from "../chat/mcp-prompts.js";
 import { type Ask, terminalMcpHandlers } from "../chat/mcp-requests.js";
 import { runSlashCommand } from "../chat/slash-commands.js";
+import { reportCommandError } from "../command-errors.js";
 import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
 import { createHumanRenderer } from "../render/human.js";
 import { createSpinner } from "../render/spinner.js";
 import { painterFor } from "../render/style.js";
 import { type CliIo, setUpSession } from "../session-setup.js";
-import { cliToolEnvironment } from "../session-tools.js";
+import { sessionTurnOptions } from "../session-turn.js";
 import { noticeUnsandboxedShell } from "../shell-notice.js";
 import { exitCodeForStop, guardOutput, type StopReason } from "../stop-signals.js";
 import { resolveWorkspace } from "../workspace.js";
@@ -65,9 +65,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
     setup = await setUpSession(io, { ...options, workspace, mcpHandlers });
     await noticeUnsandboxedShell(setup.config, setup.tools, io.stderr);
   } catch (err) {
-    const error = toDimsumError(err);
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr);
   }
   const { store, ref, model } = setup;
   const paintOut = painterFor(io.stdout, io.env);
@@ -249,27 +247,16 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
       const sent = attached;
       attached = [];
       for await (const event of runSessionTurn({
-        store,
-        ref,
-        model,
-        input: userContent(line, sent),
-        system: options.system ?? DEFAULT_SYSTEM,
-        keepImagesTurns: setup.config.keepImagesTurns,
-        tools: setup.tools,
-        maxIterations: options.maxIterations ?? setup.config.maxIterations,
-        signal: current.signal,
-        toolEnvironment: {
+        ...sessionTurnOptions(setup, {
+          input: userContent(line, sent),
+          system: options.system ?? DEFAULT_SYSTEM,
+          maxIterations: options.maxIterations,
+          network: options.network,
           workspace,
-          config: withNetworkPolicy(setup.config.tools, networkOption(options.network)),
-          ...cliToolEnvironment(setup.environment),
-          ...(approve ? { approve } : {}),
-        },
-        calibrator: setup.calibrator,
-        secrets: setup.secrets,
-        layers: setup.layers,
+          approve,
+          signal: current.signal,
+        }),
         steering,
-        fallback: setup.fallback,
-        ...(setup.observe ? { observe: setup.observe } : {}),
       })) {
         if (event.type !== "turn_start" && event.type !== "run_start" && event.type !== "usage")
           spinner.stop();
@@ -287,9 +274,7 @@ export async function chatCommand(options: ChatCommandOptions, io: CliIo): Promi
   } catch (err) {
     spinner.stop();
     if (stopReason !== undefined) return exitCodeForStop(stopReason);
-    const error = toDimsumError(err);
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr);
   } finally {
     process.off("SIGTERM", onTerm);
     rl.close();

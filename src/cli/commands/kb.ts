@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { loadConfig } from "../../config/load-config.js";
 import { resolveModel } from "../../config/resolve-model.js";
-import { DimsumError, toDimsumError } from "../../errors.js";
+import { DimsumError } from "../../errors.js";
 import { formatBytes } from "../../knowledge/ingest/collect.js";
 import { KnowledgeService, type KnowledgeServiceOptions } from "../../knowledge/knowledge-service.js";
 import { formatCitation } from "../../knowledge/rag-tool.js";
@@ -22,7 +22,9 @@ import type {
 import { createEmbedder } from "../../memory/embedder.js";
 import { resolveEmbeddingModel } from "../../memory/embedding-config.js";
 import { openDatabase } from "../../store/database.js";
-import { EXIT_ABORTED, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
+import { checkAction, reportActionError } from "../command-errors.js";
+import type { CommandIo, TextOut } from "../command-io.js";
+import { EXIT_ABORTED, EXIT_FAILURE, EXIT_OK } from "../exit-codes.js";
 import { plural } from "../render/plural.js";
 import { exitCodeForStop, type StopReason, watchStop } from "../stop-signals.js";
 
@@ -41,18 +43,15 @@ export interface KbCommandOptions {
   model?: string;
 }
 
-interface OutStream {
-  write(text: string): unknown;
+interface OutStream extends TextOut {
   isTTY?: boolean;
   columns?: number;
 }
 
-export interface KbCommandIo {
+export interface KbCommandIo extends CommandIo {
   stdout: OutStream;
   /** Progress goes here, as a bar when it is a terminal. */
   stderr: OutStream;
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
   /** Cancels `add`/`reindex`; without one, Ctrl-C (SIGINT) or SIGTERM does while they run. */
   signal?: AbortSignal;
 }
@@ -158,9 +157,7 @@ export async function kbCommand(
 ): Promise<number> {
   let db: ReturnType<typeof openDatabase> | undefined;
   try {
-    if (!KB_ACTIONS.includes(action as (typeof KB_ACTIONS)[number])) {
-      throw usage(`unknown kb action "${action}"; use ${KB_ACTIONS.join(", ")}`);
-    }
+    checkAction("kb", KB_ACTIONS, action, usage);
     const [name, ...rest] = args;
     if (action !== "list" && action !== "status" && !name)
       throw usage(`kb ${action} needs a knowledge base name`);
@@ -266,9 +263,7 @@ export async function kbCommand(
     }
     return EXIT_OK;
   } catch (err) {
-    const error = toDimsumError(err);
-    io.stderr.write(`error: ${error.toLine()}\n`);
-    return error.hint?.startsWith("usage:") ? EXIT_USAGE : exitCodeFor(error.code);
+    return reportActionError(err, io.stderr);
   } finally {
     db?.close();
   }

@@ -11,20 +11,14 @@ import type { McpManager, McpServerStatus } from "../../mcp/manager.js";
 import { createBuiltinRegistry } from "../../tools/builtin/index.js";
 import { memoryTodoStore } from "../../tools/memory-todo-store.js";
 import type { ToolResult } from "../../tools/types.js";
+import type { CliIo } from "../command-io.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
 import { formatStatusTable } from "../render/mcp-status.js";
 import { oneLine } from "../render/style.js";
 import { exitCodeForStop, watchStop } from "../stop-signals.js";
 import { resolveWorkspace } from "../workspace.js";
 
-/** What the commands read and write; the same shape `main.ts` builds for every command. */
-export interface CliIo {
-  stdin: NodeJS.ReadStream;
-  stdout: NodeJS.WriteStream;
-  stderr: NodeJS.WriteStream;
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-}
+export type { CliIo } from "../command-io.js";
 
 export interface McpListOptions {
   json?: boolean;

@@ -6,14 +6,16 @@ import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../../config/load-config.js";
-import { DimsumError, toDimsumError } from "../../errors.js";
+import { DimsumError } from "../../errors.js";
 import { createEmbedder } from "../../memory/embedder.js";
 import { resolveEmbeddingModel } from "../../memory/embedding-config.js";
 import { importMemories, parseMemoryLines } from "../../memory/import.js";
 import { SqliteMemoryStore } from "../../memory/sqlite-memory-store.js";
 import { MEMORY_TYPES, type MemoryRecord, type MemoryType } from "../../memory/types.js";
 import { openDatabase } from "../../store/database.js";
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
+import { checkAction, reportActionError } from "../command-errors.js";
+import type { CommandIo, TextOut } from "../command-io.js";
+import { EXIT_FAILURE, EXIT_OK } from "../exit-codes.js";
 
 export interface MemoryCommandOptions {
   user?: string;
@@ -29,11 +31,8 @@ export interface MemoryCommandOptions {
   merge?: boolean;
 }
 
-export interface MemoryCommandIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown; isTTY?: boolean };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
+export interface MemoryCommandIo extends CommandIo {
+  stderr: TextOut & { isTTY?: boolean };
 }
 
 export const MEMORY_ACTIONS = ["list", "search", "add", "forget", "import"] as const;
@@ -76,9 +75,7 @@ export async function memoryCommand(
 ): Promise<number> {
   let db: ReturnType<typeof openDatabase> | undefined;
   try {
-    if (!MEMORY_ACTIONS.includes(action as (typeof MEMORY_ACTIONS)[number])) {
-      throw usage(`unknown memory action "${action}"; use ${MEMORY_ACTIONS.join(", ")}`);
-    }
+    checkAction("memory", MEMORY_ACTIONS, action, usage);
     const userId = options.user ?? defaultUser(io.env);
     if (!userId) throw usage("no user: pass --user <id> or set DIMSUM_USER");
     const type = parseType(options.type);
@@ -155,9 +152,7 @@ export async function memoryCommand(
     }
     return EXIT_OK;
   } catch (err) {
-    const error = toDimsumError(err);
-    io.stderr.write(`error: ${error.toLine()}\n`);
-    return error.hint?.startsWith("usage:") ? EXIT_USAGE : exitCodeFor(error.code);
+    return reportActionError(err, io.stderr);
   } finally {
     db?.close();
   }

@@ -6,25 +6,22 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../config/load-config.js";
-import { DimsumError, toDimsumError } from "../../errors.js";
+import { DimsumError } from "../../errors.js";
 import { importLegacySignIns } from "../../server/settings/mcp-credential-store.js";
 import { postgresDerivedSteps } from "../../server/storage/derived-steps.js";
 import { openDatabase } from "../../store/database.js";
 import { copyFromSqlite } from "../../store/postgres/copy-from-sqlite.js";
 import { openPostgres, redactUrl } from "../../store/postgres/pg-database.js";
-import { EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
+import { reportCommandError } from "../command-errors.js";
+import type { CommandIo } from "../command-io.js";
+import { EXIT_OK, EXIT_USAGE } from "../exit-codes.js";
 
 export interface MigrateOptions {
   to?: string;
   json?: boolean;
 }
 
-export interface MigrateIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-}
+export type MigrateIo = CommandIo;
 
 /** Refuses a DIMSUM_SECRET_KEY other than the home's key: the copied secrets could not be opened. */
 function checkSecretKey(home: string, given: string | undefined): void {
@@ -83,9 +80,7 @@ export async function migrateCommand(options: MigrateOptions, io: MigrateIo): Pr
     }
     return EXIT_OK;
   } catch (err) {
-    const error = toDimsumError(err);
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr);
   } finally {
     source?.close();
     await target?.close();

@@ -31,6 +31,7 @@ import { writeJsonLine } from "../render/json-lines.js";
 import { painterFor } from "../render/style.js";
 import type { CliIo } from "../session-setup.js";
 import { cliToolEnvironment, sessionToolOptions } from "../session-tools.js";
+import { sessionTurnOptions } from "../session-turn.js";
 import { noticeUnsandboxedShell } from "../shell-notice.js";
 import { exitCodeForStop, guardOutput, watchStop } from "../stop-signals.js";
 import { resolveWorkspace } from "../workspace.js";
@@ -123,26 +124,15 @@ async function* startRun(
       const recovered = await setup.store.recoverInterruptedRuns(setup.ref);
       for (const run of recovered.runs) io.stderr.write(`dimsum: closed interrupted run ${run.id}\n`);
       yield* runSessionTurn({
-        store: setup.store,
-        ref: setup.ref,
-        model: setup.model,
-        input,
-        system: options.system ?? DEFAULT_SYSTEM,
-        keepImagesTurns: setup.config.keepImagesTurns,
-        tools: setup.tools,
-        maxIterations: options.maxIterations ?? setup.config.maxIterations,
-        signal,
-        toolEnvironment: {
+        ...sessionTurnOptions(setup, {
+          input,
+          system: options.system ?? DEFAULT_SYSTEM,
+          maxIterations: options.maxIterations,
+          network: options.network,
           workspace,
-          config: withNetworkPolicy(setup.config.tools, networkOption(options.network)),
-          ...cliToolEnvironment(setup.environment),
-          ...(approve ? { approve } : {}),
-        },
-        calibrator: setup.calibrator,
-        secrets: setup.secrets,
-        layers: setup.layers,
-        ...(setup.observe ? { observe: setup.observe } : {}),
-        fallback: setup.fallback,
+          approve,
+          signal,
+        }),
         ...streamOptionsFor(options),
         ...(output ? { output } : {}),
       });

@@ -1,9 +1,9 @@
 /** `dimsum runs` and `dimsum trace <runId>`: what runs happened and what each one did. */
 import { costOf } from "../../agent/usage.js";
 import { lookupModel } from "../../config/model-catalog.js";
-import { toDimsumError } from "../../errors.js";
 import type { RunRecord } from "../../store/types.js";
-import { EXIT_FAILURE, EXIT_OK, exitCodeFor } from "../exit-codes.js";
+import { reportCommandError } from "../command-errors.js";
+import { EXIT_FAILURE, EXIT_OK } from "../exit-codes.js";
 import { type CliIo, defaultUserId, openStore } from "../session-setup.js";
 
 /** Lists the runs of one session, newest first. */
@@ -56,9 +56,7 @@ export async function runsCommand(
       handle.close();
     }
   } catch (err) {
-    const error = toDimsumError(err);
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr);
   }
 }
 
@@ -94,9 +92,7 @@ export async function traceCommand(
       handle.close();
     }
   } catch (err) {
-    const error = toDimsumError(err);
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr);
   }
 }
 

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadConfig } from "../../config/load-config.js";
-import { DimsumError, isRefusal, notFound, toDimsumError } from "../../errors.js";
+import { DimsumError, isRefusal, notFound } from "../../errors.js";
 import { systemClock } from "../../schedules/clock.js";
 import {
   type ScheduleEngine,
@@ -28,7 +28,9 @@ import { type Database, openDatabase } from "../../store/database.js";
 import { assertCanSee } from "../../team/access.js";
 import { createSqliteTeamStore } from "../../team/team-store.js";
 import type { Actor } from "../../team/types.js";
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeFor } from "../exit-codes.js";
+import { checkAction, reportActionError } from "../command-errors.js";
+import type { CommandIo } from "../command-io.js";
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from "../exit-codes.js";
 
 export const SCHEDULE_ACTIONS = ["list", "add", "rm", "run"] as const;
 
@@ -53,11 +55,7 @@ export interface ScheduleCommandOptions {
   timeout?: number;
 }
 
-export interface ScheduleCommandIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
+export interface ScheduleCommandIo extends CommandIo {
   /** How often `run` looks at the database while waiting (default 500 ms). */
   pollMs?: number;
 }
@@ -186,9 +184,7 @@ export async function scheduleCommand(
 ): Promise<number> {
   let db: Database | undefined;
   try {
-    if (!SCHEDULE_ACTIONS.includes(action as (typeof SCHEDULE_ACTIONS)[number])) {
-      throw usage(`unknown schedule action "${action}"; use ${SCHEDULE_ACTIONS.join(", ")}`);
-    }
+    checkAction("schedule", SCHEDULE_ACTIONS, action, usage);
     const config = loadConfig({ cwd: io.cwd, env: io.env });
     db = openDatabase(join(config.home, "dimsum.db"));
     const store: ScheduleStore = new SqliteScheduleStore(db);
@@ -259,9 +255,7 @@ export async function scheduleCommand(
       io.stderr.write(`error: ${err.toLine()}\n`);
       return err.code === "invalid" ? EXIT_USAGE : EXIT_FAILURE;
     }
-    const error = toDimsumError(err);
-    io.stderr.write(`error: ${error.toLine()}\n`);
-    return error.hint?.startsWith("usage:") ? EXIT_USAGE : exitCodeFor(error.code);
+    return reportActionError(err, io.stderr);
   } finally {
     db?.close();
   }

@@ -47,7 +47,9 @@ import type { Team } from "../../team/types.js";
 import { startTelemetry, type Telemetry } from "../../telemetry/index.js";
 import { BrowserSessions } from "../../tools/browser/browser-sessions.js";
 import { DEFAULT_PROCESS_SETTINGS, ProcessManager } from "../../tools/process/index.js";
-import { EXIT_OK, exitCodeFor } from "../exit-codes.js";
+import { reportCommandError } from "../command-errors.js";
+import type { CommandIo } from "../command-io.js";
+import { EXIT_OK } from "../exit-codes.js";
 
 export const DEFAULT_PORT = 18800;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -57,11 +59,7 @@ export interface ServeOptions {
   host?: string;
 }
 
-export interface ServeIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
+export interface ServeIo extends CommandIo {
   /** Stops the server when aborted (tests); SIGINT and SIGTERM always do. */
   signal?: AbortSignal;
 }
@@ -284,9 +282,7 @@ export async function serveCommand(options: ServeOptions, io: ServeIo): Promise<
     io.stdout.write(`Stopping (${reason})...\n`);
     return EXIT_OK;
   } catch (err) {
-    const error = toDimsumError(err);
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr);
   } finally {
     await server?.close();
     await browser?.closeAll().catch((err) => log.error("closing the browser failed", err));

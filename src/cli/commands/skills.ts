@@ -1,9 +1,10 @@
 /** `dimsum skills`: lists the user's and the project's skills and any SKILL.md that failed to load. */
 import { loadConfig } from "../../config/load-config.js";
-import { toDimsumError } from "../../errors.js";
 import { defaultSkillDirs, loadSkills } from "../../skills/load-skills.js";
 import type { Skill, SkillProblem } from "../../skills/types.js";
-import { EXIT_FAILURE, EXIT_OK, exitCodeFor } from "../exit-codes.js";
+import { reportCommandError } from "../command-errors.js";
+import type { CommandIo } from "../command-io.js";
+import { EXIT_FAILURE, EXIT_OK } from "../exit-codes.js";
 import { oneLine } from "../render/style.js";
 
 export interface SkillsCommandOptions {
@@ -11,12 +12,7 @@ export interface SkillsCommandOptions {
   json?: boolean;
 }
 
-export interface SkillsCommandIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-}
+export type SkillsCommandIo = CommandIo;
 
 const DESCRIPTION_WIDTH = 80;
 
@@ -26,9 +22,7 @@ export async function skillsCommand(options: SkillsCommandOptions, io: SkillsCom
   try {
     home = loadConfig({ cwd: io.cwd, env: io.env }).home;
   } catch (err) {
-    const error = toDimsumError(err, "config");
-    io.stderr.write(`dimsum: ${error.toLine()}\n`);
-    return exitCodeFor(error.code);
+    return reportCommandError(err, io.stderr, "config");
   }
   const dirs = defaultSkillDirs(home, io.cwd);
   const { skills, errors, warnings } = await loadSkills(dirs);

@@ -7,12 +7,11 @@
  * for a group, `POST /v1.0/robot/oToMessages/batchSend` for a one-to-one chat, both with
  * `msgKey: "sampleMarkdown"`. OpenAPI failures carry `{code, message}`.
  */
-import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
-import { DeliveryError } from "../types.js";
+import { AccessToken, type IssuedToken } from "../access-token.js";
+import { apiFailure, type JsonResponse, replyObject, requestJson } from "../http-json.js";
+import type { DeliveryError } from "../types.js";
 
 export const DINGTALK_API = "https://api.dingtalk.com";
-/** Renew this long before the token's expiry. */
-const TOKEN_MARGIN_MS = 5 * 60 * 1000;
 /** Session webhook errcodes meaning the session is gone: use the OpenAPI instead. */
 const SESSION_GONE = new Set([300001, 300002, 310000]);
 
@@ -31,9 +30,7 @@ interface OpenApiReply {
   processQueryKey?: string;
 }
 
-function replyOf(body: unknown): OpenApiReply {
-  return (typeof body === "object" && body !== null ? body : {}) as OpenApiReply;
-}
+const replyOf = replyObject<OpenApiReply>;
 
 /** The title DingTalk shows in notifications: the answer's first words, without Markdown marks. */
 export function markdownTitle(text: string): string {
@@ -50,15 +47,13 @@ export class DingTalkApi {
   readonly #base: string;
   readonly #appKey: string;
   readonly #appSecret: string;
-  readonly #now: () => number;
-  #token: { value: string; until: number } | undefined;
-  #pending: Promise<string> | undefined;
+  readonly #token: AccessToken;
 
   constructor(options: { baseUrl: string; appKey: string; appSecret: string; now: () => number }) {
     this.#base = options.baseUrl.replace(/\/+$/, "");
     this.#appKey = options.appKey;
     this.#appSecret = options.appSecret;
-    this.#now = options.now;
+    this.#token = new AccessToken((signal) => this.#issueToken(signal), options.now);
   }
 
   get baseUrl(): string {
@@ -67,42 +62,31 @@ export class DingTalkApi {
 
   /** The cached access token, fetched when missing or about to expire. */
   accessToken(signal?: AbortSignal): Promise<string> {
-    if (this.#token && this.#token.until > this.#now()) return Promise.resolve(this.#token.value);
-    this.#pending ??= this.#fetchToken(signal).finally(() => {
-      this.#pending = undefined;
-    });
-    return this.#pending;
+    return this.#token.get(signal);
   }
 
-  async #fetchToken(signal?: AbortSignal): Promise<string> {
+  async #issueToken(signal?: AbortSignal): Promise<IssuedToken> {
     const response = await requestJson(`${this.#base}/v1.0/oauth2/accessToken`, {
       body: { appKey: this.#appKey, appSecret: this.#appSecret },
       ...(signal ? { signal } : {}),
     });
     const reply = replyOf(response.body);
     if (response.status !== 200 || !reply.accessToken) {
-      throw this.#failure("access token", response.status, response.body, response.headers);
+      throw this.#failure("access token", response);
     }
-    const lifetimeMs = (reply.expireIn ?? 7200) * 1000;
-    this.#token = {
-      value: reply.accessToken,
-      until: this.#now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2),
-    };
-    return reply.accessToken;
+    return { value: reply.accessToken, expiresInSec: reply.expireIn };
   }
 
-  #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
-    const reply = replyOf(body);
-    const detail =
-      reply.code !== undefined
-        ? `${reply.code}: ${reply.message ?? ""}`
-        : reply.errcode !== undefined
-          ? `errcode ${reply.errcode}: ${reply.errmsg ?? ""}`
-          : bodyExcerpt(body);
-    const after = retryAfterMs(headers);
-    return new DeliveryError(`DingTalk ${what} failed (HTTP ${status}, ${detail})`, {
-      retryable: retryableStatus(status) || reply.errcode === -1,
-      ...(after !== undefined ? { retryAfterMs: after } : {}),
+  #failure(what: string, response: JsonResponse): DeliveryError {
+    const reply = replyOf(response.body);
+    return apiFailure("DingTalk", what, response, {
+      said:
+        reply.code !== undefined
+          ? `${reply.code}: ${reply.message ?? ""}`
+          : reply.errcode !== undefined
+            ? `errcode ${reply.errcode}: ${reply.errmsg ?? ""}`
+            : undefined,
+      retryableCode: reply.errcode === -1,
     });
   }
 
@@ -118,7 +102,7 @@ export class DingTalkApi {
     const reply = replyOf(response.body);
     if (response.status === 200 && (reply.errcode ?? 0) === 0) return true;
     if (reply.errcode !== undefined && SESSION_GONE.has(reply.errcode)) return false;
-    throw this.#failure("session webhook send", response.status, response.body, response.headers);
+    throw this.#failure("session webhook send", response);
   }
 
   /** Sends a markdown message to a group through the OpenAPI. */
@@ -224,12 +208,12 @@ export class DingTalkApi {
       });
     let response = await call();
     if (response.status === 401 || response.status === 403) {
-      this.#token = undefined;
+      this.#token.drop();
       response = await call();
     }
     const reply = replyOf(response.body) as OpenApiReply & { success?: boolean };
     if (response.status === 200 && reply.success !== false) return;
-    throw this.#failure(what, response.status, response.body, response.headers);
+    throw this.#failure(what, response);
   }
 
   /** A short-lived URL of a file a robot message carries (`downloadCode`). */
@@ -242,8 +226,8 @@ export class DingTalkApi {
     });
     const url = (response.body as { downloadUrl?: unknown } | undefined)?.downloadUrl;
     if (response.status === 200 && typeof url === "string") return url;
-    if (response.status === 401 || response.status === 403) this.#token = undefined;
-    throw this.#failure("file download", response.status, response.body, response.headers);
+    if (response.status === 401 || response.status === 403) this.#token.drop();
+    throw this.#failure("file download", response);
   }
 
   async #robotSend(
@@ -263,11 +247,11 @@ export class DingTalkApi {
     let response = await send();
     if (response.status === 401 || response.status === 403) {
       // The token expired early or was revoked: one fresh token, one more try.
-      this.#token = undefined;
+      this.#token.drop();
       response = await send();
     }
     const reply = replyOf(response.body);
     if (response.status === 200) return reply.processQueryKey ?? "";
-    throw this.#failure("robot send", response.status, response.body, response.headers);
+    throw this.#failure("robot send", response);
   }
 }

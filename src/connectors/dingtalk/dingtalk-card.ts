@@ -10,8 +10,8 @@
  */
 import {
   approvalBody,
+  approvalButtons,
   approvalTitle,
-  BUTTONS,
   decodeButtonData,
   encodeButtonData,
 } from "../approval-buttons.js";
@@ -24,7 +24,10 @@ export const DINGTALK_CARD_TOPIC = "/v1.0/card/instances/callback";
 export function approvalCardParams(prompt: ApprovalPrompt): Record<string, string> {
   const buttons = prompt.decision
     ? []
-    : BUTTONS.map((b) => ({ text: b.label, action: encodeButtonData(prompt.token, b.choice) }));
+    : approvalButtons(prompt).map((b) => ({
+        text: b.label,
+        action: encodeButtonData(prompt.token, b.choice),
+      }));
   return {
     title: approvalTitle(prompt),
     markdown: approvalBody(prompt).replace(/\n/g, "  \n"),

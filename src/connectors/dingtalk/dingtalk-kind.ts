@@ -14,8 +14,8 @@
 import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import { downloadFile } from "../file-download.js";
-import { holdConnection } from "../held-connection.js";
-import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
+import { holdOpened } from "../held-connection.js";
+import { httpUrl, parseWith, tokenAtStart } from "../kind-helpers.js";
 import { speakerMarkdown, speakerTitle } from "../speaker-label.js";
 import {
   type ApprovalPrompt,
@@ -86,34 +86,20 @@ class DingTalkDriver implements ConnectorDriver {
   }
 
   async start(): Promise<void> {
-    try {
-      await this.#api.accessToken();
-    } catch (err) {
-      // Wrong credentials fail the start; an outage only delays things.
-      if (err instanceof Error && "retryable" in err && err.retryable === true)
-        this.#context.report(messageOf(err));
-      else throw err;
-    }
+    await tokenAtStart(this.#context, () => this.#api.accessToken());
     if (this.#mode !== "stream") return;
     const context = this.#context;
-    let stream: { close(): void } | undefined;
-    this.#background = holdConnection(context, this.#abort.signal, {
-      open: async () => {
-        const { openDingTalkStream } = await import("./dingtalk-stream.js");
-        stream = await openDingTalkStream({
-          baseUrl: this.#api.baseUrl,
-          clientId: String(context.settings.clientId),
-          clientSecret: context.secrets.clientSecret ?? "",
-          onMessage: (message) => this.#take(message),
-          ...(cardsOn(context.settings) ? { onCardAction: (data: string) => this.#cardAction(data) } : {}),
-          report: context.report,
-          backoff: context.backoff,
-        });
-      },
-      close: () => {
-        stream?.close();
-        stream = undefined;
-      },
+    this.#background = holdOpened(context, this.#abort.signal, async () => {
+      const { openDingTalkStream } = await import("./dingtalk-stream.js");
+      return openDingTalkStream({
+        baseUrl: this.#api.baseUrl,
+        clientId: String(context.settings.clientId),
+        clientSecret: context.secrets.clientSecret ?? "",
+        onMessage: (message) => this.#take(message),
+        ...(cardsOn(context.settings) ? { onCardAction: (data: string) => this.#cardAction(data) } : {}),
+        report: context.report,
+        backoff: context.backoff,
+      });
     });
   }
 

@@ -6,8 +6,9 @@
  * card, and `PATCH /open-apis/im/v1/messages/:message_id` to update a card the app sent. Responses
  * carry `{code, msg, data}`; `code` 0 is success.
  */
-import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
-import { DeliveryError } from "../types.js";
+import { AccessToken, type IssuedToken } from "../access-token.js";
+import { apiFailure, type JsonResponse, replyObject, requestJson } from "../http-json.js";
+import type { DeliveryError } from "../types.js";
 
 export const FEISHU_API = "https://open.feishu.cn";
 
@@ -15,8 +16,6 @@ export const FEISHU_API = "https://open.feishu.cn";
 const TOKEN_CODES = new Set([99991661, 99991663]);
 /** "request trigger frequency limit" (sent with HTTP 429 or, by older APIs, 400) and "internal error". */
 const RETRY_CODES = new Set([99991400, 1500]);
-/** Renew this long before the token's expiry. */
-const TOKEN_MARGIN_MS = 5 * 60 * 1000;
 
 interface FeishuReply {
   code?: number;
@@ -26,70 +25,52 @@ interface FeishuReply {
   data?: { message_id?: string };
 }
 
-function replyOf(body: unknown): FeishuReply {
-  return (typeof body === "object" && body !== null ? body : {}) as FeishuReply;
-}
+const replyOf = replyObject<FeishuReply>;
 
 /** A client for one app. */
 export class FeishuApi {
   readonly #base: string;
   readonly #appId: string;
   readonly #appSecret: string;
-  readonly #now: () => number;
-  #token: { value: string; until: number } | undefined;
-  #pending: Promise<string> | undefined;
+  readonly #token: AccessToken;
 
   constructor(options: { baseUrl: string; appId: string; appSecret: string; now: () => number }) {
     this.#base = options.baseUrl.replace(/\/+$/, "");
     this.#appId = options.appId;
     this.#appSecret = options.appSecret;
-    this.#now = options.now;
+    this.#token = new AccessToken((signal) => this.#issueToken(signal), options.now);
   }
 
   /** The cached tenant access token, fetched when missing or about to expire. */
   tenantToken(signal?: AbortSignal): Promise<string> {
-    if (this.#token && this.#token.until > this.#now()) return Promise.resolve(this.#token.value);
-    // Concurrent sends share one token request.
-    this.#pending ??= this.#fetchToken(signal).finally(() => {
-      this.#pending = undefined;
-    });
-    return this.#pending;
+    return this.#token.get(signal);
   }
 
   /** Forgets the cached token (Feishu said it is no longer valid). */
   dropToken(): void {
-    this.#token = undefined;
+    this.#token.drop();
   }
 
-  async #fetchToken(signal?: AbortSignal): Promise<string> {
+  async #issueToken(signal?: AbortSignal): Promise<IssuedToken> {
     const response = await requestJson(`${this.#base}/open-apis/auth/v3/tenant_access_token/internal`, {
       body: { app_id: this.#appId, app_secret: this.#appSecret },
       ...(signal ? { signal } : {}),
     });
     const reply = replyOf(response.body);
     if (response.status !== 200 || reply.code !== 0 || !reply.tenant_access_token) {
-      throw this.#failure("tenant_access_token", response.status, response.body, response.headers);
+      throw this.#failure("tenant_access_token", response);
     }
-    const lifetimeMs = (reply.expire ?? 7200) * 1000;
-    this.#token = {
-      value: reply.tenant_access_token,
-      until: this.#now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2),
-    };
-    return reply.tenant_access_token;
+    return { value: reply.tenant_access_token, expiresInSec: reply.expire };
   }
 
-  #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
-    const reply = replyOf(body);
-    const code = reply.code;
-    const detail = code !== undefined ? `code ${code}: ${reply.msg ?? ""}` : bodyExcerpt(body);
-    const retryable =
-      retryableStatus(status) || (code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code)));
+  #failure(what: string, response: JsonResponse): DeliveryError {
+    const { code, msg } = replyOf(response.body);
     // Rate limits say when the window resets in `x-ogw-ratelimit-reset` (seconds).
-    const reset = Number(headers.get("x-ogw-ratelimit-reset") ?? Number.NaN);
-    const after = Number.isFinite(reset) && reset >= 0 ? reset * 1000 : retryAfterMs(headers);
-    return new DeliveryError(`Feishu ${what} failed (HTTP ${status}, ${detail})`, {
-      retryable,
-      ...(after !== undefined ? { retryAfterMs: after } : {}),
+    const reset = Number(response.headers.get("x-ogw-ratelimit-reset") ?? Number.NaN);
+    return apiFailure("Feishu", what, response, {
+      said: code !== undefined ? `code ${code}: ${msg ?? ""}` : undefined,
+      retryableCode: code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code)),
+      retryAfterMs: Number.isFinite(reset) && reset >= 0 ? reset * 1000 : undefined,
     });
   }
 
@@ -132,13 +113,8 @@ export class FeishuApi {
       | undefined;
     const key = image ? reply?.data?.image_key : reply?.data?.file_key;
     if (response.status !== 200 || reply?.code !== 0 || !key) {
-      if (reply?.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token = undefined;
-      throw this.#failure(
-        `upload ${image ? "image" : "file"}`,
-        response.status,
-        response.body,
-        response.headers,
-      );
+      if (reply?.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token.drop();
+      throw this.#failure(`upload ${image ? "image" : "file"}`, response);
     }
     const content = JSON.stringify(image ? { image_key: key } : { file_key: key });
     return this.#send(chatId, image ? "image" : "file", content, uuid, signal);
@@ -163,8 +139,8 @@ export class FeishuApi {
     );
     const reply = replyOf(response.body);
     if (response.status === 200 && reply.code === 0) return;
-    if (reply.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token = undefined;
-    throw this.#failure("update card", response.status, response.body, response.headers);
+    if (reply.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token.drop();
+    throw this.#failure("update card", response);
   }
 
   async #send(
@@ -185,7 +161,7 @@ export class FeishuApi {
     });
     const reply = replyOf(response.body);
     if (response.status === 200 && reply.code === 0) return reply.data?.message_id ?? "";
-    if (reply.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token = undefined;
-    throw this.#failure("send message", response.status, response.body, response.headers);
+    if (reply.code !== undefined && TOKEN_CODES.has(reply.code)) this.#token.drop();
+    throw this.#failure("send message", response);
   }
 }

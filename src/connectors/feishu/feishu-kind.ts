@@ -18,15 +18,15 @@
  */
 import * as z from "zod";
 import {
+  approvalButtons,
   approvalTitle,
-  BUTTONS,
   decisionLine,
   decodeButtonData,
   encodeButtonData,
 } from "../approval-buttons.js";
 import { FLOW_BUTTONS } from "../flow-cards.js";
-import { holdConnection } from "../held-connection.js";
-import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
+import { holdOpened } from "../held-connection.js";
+import { httpUrl, parseWith, tokenAtStart } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
 import { speakerCard } from "../speaker-label.js";
 import type {
@@ -259,7 +259,7 @@ export function approvalCard(prompt: ApprovalPrompt): Record<string, unknown> {
   } else {
     elements.push({
       tag: "action",
-      actions: BUTTONS.map((b) => ({
+      actions: approvalButtons(prompt).map((b) => ({
         tag: "button",
         text: { tag: "plain_text", content: b.label },
         type: BUTTON_TYPES[b.choice],
@@ -352,41 +352,27 @@ class FeishuDriver implements ConnectorDriver {
   }
 
   async start(): Promise<void> {
-    try {
-      await this.#api.tenantToken();
-    } catch (err) {
-      // Wrong app credentials fail the start; an outage only delays the first reply.
-      if (err instanceof Error && "retryable" in err && err.retryable === true)
-        this.#context.report(messageOf(err));
-      else throw err;
-    }
+    await tokenAtStart(this.#context, () => this.#api.tenantToken());
     if (webhookMode(this.#context.settings)) return;
     const context = this.#context;
-    let connection: { close(): void } | undefined;
-    this.#background = holdConnection(context, this.#abort.signal, {
-      open: async () => {
-        const { openFeishuLongConnection } = await import("./feishu-long-connection.js");
-        connection = await openFeishuLongConnection({
-          baseUrl: String(context.settings.baseUrl),
-          appId: String(context.settings.appId),
-          appSecret: context.secrets.appSecret ?? "",
-          ...(context.secrets.encryptKey ? { encryptKey: context.secrets.encryptKey } : {}),
-          onMessage: async (event) => {
-            const message = inboundOfEvent(event as FeishuEvent, this.#download);
-            if (message) await context.receive([message]);
-          },
-          onCardAction: async (event) => {
-            const press = pressOfEvent(event as FeishuEvent);
-            return press ? cardActionResponse(await context.press(press)) : {};
-          },
-          report: context.report,
-          log: context.log,
-        });
-      },
-      close: () => {
-        connection?.close();
-        connection = undefined;
-      },
+    this.#background = holdOpened(context, this.#abort.signal, async () => {
+      const { openFeishuLongConnection } = await import("./feishu-long-connection.js");
+      return openFeishuLongConnection({
+        baseUrl: String(context.settings.baseUrl),
+        appId: String(context.settings.appId),
+        appSecret: context.secrets.appSecret ?? "",
+        ...(context.secrets.encryptKey ? { encryptKey: context.secrets.encryptKey } : {}),
+        onMessage: async (event) => {
+          const message = inboundOfEvent(event as FeishuEvent, this.#download);
+          if (message) await context.receive([message]);
+        },
+        onCardAction: async (event) => {
+          const press = pressOfEvent(event as FeishuEvent);
+          return press ? cardActionResponse(await context.press(press)) : {};
+        },
+        report: context.report,
+        log: context.log,
+      });
     });
   }
 

@@ -38,6 +38,12 @@ interface ResourceFailure {
 const silent = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {}, trace: () => {} };
 
 /** Downloads message resources of one app. */
+/** Which resource of which message to download. */
+interface ResourceRequest {
+  params: { type: "image" | "file" };
+  path: { message_id: string; file_key: string };
+}
+
 export class FeishuResources {
   readonly #options: FeishuResourceOptions;
   #client: Promise<{ lark: Lark; client: LarkClient }> | undefined;
@@ -71,35 +77,28 @@ export class FeishuResources {
     maxBytes: number,
     signal: AbortSignal,
   ): Promise<Buffer> {
+    const resource = { params: { type }, path: { message_id: messageId, file_key: fileKey } };
     try {
-      return await this.#download(messageId, fileKey, type, maxBytes, signal);
+      return await this.#download(resource, maxBytes, signal);
     } catch (err) {
       if (!(err instanceof ExpiredToken)) throw err;
       this.#options.dropToken();
-      return this.#download(messageId, fileKey, type, maxBytes, signal);
+      return this.#download(resource, maxBytes, signal);
     }
   }
 
-  async #download(
-    messageId: string,
-    fileKey: string,
-    type: "image" | "file",
-    maxBytes: number,
-    signal: AbortSignal,
-  ): Promise<Buffer> {
+  /** One try; `resource` is the SDK's messageResource.get request. */
+  async #download(resource: ResourceRequest, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
     const { lark, client } = await this.#sdk();
     const token = await this.#options.tenantToken(signal);
     let stream: Readable;
     try {
-      const resource = await abortable(
-        client.im.messageResource.get(
-          { params: { type }, path: { message_id: messageId, file_key: fileKey } },
-          lark.withTenantToken(token),
-        ),
+      const answer = await abortable(
+        client.im.messageResource.get(resource, lark.withTenantToken(token)),
         signal,
       );
-      const length = Number(resource.headers?.["content-length"] ?? Number.NaN);
-      stream = resource.getReadableStream();
+      const length = Number(answer.headers?.["content-length"] ?? Number.NaN);
+      stream = answer.getReadableStream();
       if (Number.isFinite(length) && length > maxBytes) {
         stream.destroy();
         throw new FileTooLargeError(maxBytes);

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import * as z from "zod";
-import { approvalText, BUTTONS, decodeButtonData, encodeButtonData } from "../approval-buttons.js";
+import { approvalButtons, approvalText, decodeButtonData, encodeButtonData } from "../approval-buttons.js";
 import { FLOW_BUTTONS, flowCardText } from "../flow-cards.js";
 import { httpUrl, messageOf, parseWith, retryUntilDone } from "../kind-helpers.js";
 import { constantTimeEqual } from "../signatures.js";
@@ -89,7 +89,10 @@ export function pressOfQuery(query: TelegramCallbackQuery): ApprovalPress | unde
 export function approvalKeyboard(prompt: ApprovalPrompt): InlineKeyboard {
   return {
     inline_keyboard: [
-      BUTTONS.map((b) => ({ text: b.label, callback_data: encodeButtonData(prompt.token, b.choice) })),
+      approvalButtons(prompt).map((b) => ({
+        text: b.label,
+        callback_data: encodeButtonData(prompt.token, b.choice),
+      })),
     ],
   };
 }

@@ -4,13 +4,13 @@
  * request shared by concurrent sends) and `POST /cgi-bin/message/send?access_token=…` with
  * `{touser, msgtype: "markdown" | "text", agentid, …}`. Replies carry `{errcode, errmsg}`; 0 is success.
  */
+
+import { AccessToken, type IssuedToken } from "../access-token.js";
 import { downloadFile } from "../file-download.js";
-import { bodyExcerpt, requestJson, retryAfterMs, retryableStatus } from "../http-json.js";
+import { apiFailure, type JsonResponse, replyObject, requestJson } from "../http-json.js";
 import { DeliveryError } from "../types.js";
 
 export const WECOM_API = "https://qyapi.weixin.qq.com";
-/** Renew this long before the token's expiry. */
-const TOKEN_MARGIN_MS = 5 * 60 * 1000;
 /** The access token is invalid or expired: fetch a new one and try again. */
 const TOKEN_CODES = new Set([40014, 42001, 40001]);
 /** "system busy" and the API's frequency limits. */
@@ -26,9 +26,7 @@ interface WecomReply {
   response_code?: string;
 }
 
-function replyOf(body: unknown): WecomReply {
-  return (typeof body === "object" && body !== null ? body : {}) as WecomReply;
-}
+const replyOf = replyObject<WecomReply>;
 
 /** A client for one self-built app. */
 export class WecomApi {
@@ -36,9 +34,7 @@ export class WecomApi {
   readonly #corpId: string;
   readonly #corpSecret: string;
   readonly #agentId: number;
-  readonly #now: () => number;
-  #token: { value: string; until: number } | undefined;
-  #pending: Promise<string> | undefined;
+  readonly #token: AccessToken;
 
   constructor(options: {
     baseUrl: string;
@@ -51,19 +47,15 @@ export class WecomApi {
     this.#corpId = options.corpId;
     this.#corpSecret = options.corpSecret;
     this.#agentId = options.agentId;
-    this.#now = options.now;
+    this.#token = new AccessToken((signal) => this.#issueToken(signal), options.now);
   }
 
   /** The cached access token, fetched when missing or about to expire. */
   accessToken(signal?: AbortSignal): Promise<string> {
-    if (this.#token && this.#token.until > this.#now()) return Promise.resolve(this.#token.value);
-    this.#pending ??= this.#fetchToken(signal).finally(() => {
-      this.#pending = undefined;
-    });
-    return this.#pending;
+    return this.#token.get(signal);
   }
 
-  async #fetchToken(signal?: AbortSignal): Promise<string> {
+  async #issueToken(signal?: AbortSignal): Promise<IssuedToken> {
     const query = new URLSearchParams({ corpid: this.#corpId, corpsecret: this.#corpSecret });
     const response = await requestJson(`${this.#base}/cgi-bin/gettoken?${query}`, {
       method: "GET",
@@ -71,25 +63,16 @@ export class WecomApi {
     });
     const reply = replyOf(response.body);
     if (response.status !== 200 || reply.errcode !== 0 || !reply.access_token) {
-      throw this.#failure("gettoken", response.status, response.body, response.headers);
+      throw this.#failure("gettoken", response);
     }
-    const lifetimeMs = (reply.expires_in ?? 7200) * 1000;
-    this.#token = {
-      value: reply.access_token,
-      until: this.#now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2),
-    };
-    return reply.access_token;
+    return { value: reply.access_token, expiresInSec: reply.expires_in };
   }
 
-  #failure(what: string, status: number, body: unknown, headers: Headers): DeliveryError {
-    const reply = replyOf(body);
-    const code = reply.errcode;
-    const detail = code !== undefined ? `errcode ${code}: ${reply.errmsg ?? ""}` : bodyExcerpt(body);
-    const after = retryAfterMs(headers);
-    return new DeliveryError(`WeCom ${what} failed (HTTP ${status}, ${detail})`, {
-      retryable:
-        retryableStatus(status) || (code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code))),
-      ...(after !== undefined ? { retryAfterMs: after } : {}),
+  #failure(what: string, response: JsonResponse): DeliveryError {
+    const { errcode: code, errmsg } = replyOf(response.body);
+    return apiFailure("WeCom", what, response, {
+      said: code !== undefined ? `errcode ${code}: ${errmsg ?? ""}` : undefined,
+      retryableCode: code !== undefined && (RETRY_CODES.has(code) || TOKEN_CODES.has(code)),
     });
   }
 
@@ -148,8 +131,8 @@ export class WecomApi {
     });
     const refusal = refusalOf(data);
     if (refusal) {
-      if (refusal.errcode !== undefined && TOKEN_CODES.has(refusal.errcode)) this.#token = undefined;
-      throw this.#failure("media/get", 200, refusal, new Headers());
+      if (refusal.errcode !== undefined && TOKEN_CODES.has(refusal.errcode)) this.#token.drop();
+      throw this.#failure("media/get", { status: 200, body: refusal, headers: new Headers() });
     }
     return data;
   }
@@ -176,8 +159,8 @@ export class WecomApi {
     const reply = replyOf(response.body);
     const mediaId = (response.body as { media_id?: unknown } | undefined)?.media_id;
     if (response.status !== 200 || reply.errcode !== 0 || typeof mediaId !== "string") {
-      if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token = undefined;
-      throw this.#failure("media/upload", response.status, response.body, response.headers);
+      if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token.drop();
+      throw this.#failure("media/upload", response);
     }
     const body = { touser: userId, msgtype: type, agentid: this.#agentId, [type]: { media_id: mediaId } };
     return (await this.#post("message/send", body, signal)).msgid ?? "";
@@ -201,8 +184,8 @@ export class WecomApi {
       }
       return reply;
     }
-    if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token = undefined;
-    throw this.#failure(path, response.status, response.body, response.headers);
+    if (reply.errcode !== undefined && TOKEN_CODES.has(reply.errcode)) this.#token.drop();
+    throw this.#failure(path, response);
   }
 }
 

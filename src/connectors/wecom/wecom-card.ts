@@ -5,7 +5,7 @@
  * callback URL as the event `template_card_event` (`EventKey`, `TaskId`, `ResponseCode`); the card
  * is then settled with `update_template_card`, its buttons replaced by the decision.
  */
-import { approvalTitle, BUTTONS, decodeButtonData, encodeButtonData } from "../approval-buttons.js";
+import { approvalButtons, approvalTitle, decodeButtonData, encodeButtonData } from "../approval-buttons.js";
 import { FLOW_BUTTONS } from "../flow-cards.js";
 import type { ApprovalPress, ApprovalPrompt, FlowCard } from "../types.js";
 
@@ -23,7 +23,7 @@ export function wecomApprovalCard(prompt: ApprovalPrompt): Record<string, unknow
     sub_title_text: clip(`${prompt.summary}\nWhy: ${prompt.reason}`, 1000),
     // Letters, digits and _-@ only, unique per card.
     task_id: `dap-${prompt.token}`,
-    button_list: BUTTONS.map((b) => ({
+    button_list: approvalButtons(prompt).map((b) => ({
       text: b.label.replace(/^\S+\s/, ""),
       style: STYLES[b.choice],
       key: encodeButtonData(prompt.token, b.choice),

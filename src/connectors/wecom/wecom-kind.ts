@@ -10,7 +10,7 @@
  */
 import * as z from "zod";
 import { decisionLine, isFlowChoice } from "../approval-buttons.js";
-import { httpUrl, messageOf, parseWith } from "../kind-helpers.js";
+import { httpUrl, parseWith, tokenAtStart } from "../kind-helpers.js";
 import { speakerMarkdown, speakerTitle } from "../speaker-label.js";
 import type {
   ApprovalPrompt,
@@ -125,14 +125,7 @@ class WecomDriver implements ConnectorDriver {
   }
 
   async start(): Promise<void> {
-    try {
-      await this.#api.accessToken();
-    } catch (err) {
-      // Wrong credentials fail the start; an outage only delays the first reply.
-      if (err instanceof Error && "retryable" in err && err.retryable === true)
-        this.#context.report(messageOf(err));
-      else throw err;
-    }
+    await tokenAtStart(this.#context, () => this.#api.accessToken());
   }
 
   async stop(): Promise<void> {}

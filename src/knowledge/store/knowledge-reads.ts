@@ -5,6 +5,7 @@
  * (sqlite-knowledge-repository.ts: FTS5; pg-knowledge-repository.ts: term tables).
  */
 import { DimsumError } from "../../errors.js";
+import { type Visible, visibilityParams } from "../../shared/visibility.js";
 import { type SqlDatabase, sql } from "../../store/sql-database.js";
 import type { StoredChild } from "./knowledge-repository.js";
 import {
@@ -16,7 +17,8 @@ import {
   type PassageRow,
 } from "./rows.js";
 
-const BASE_COLUMNS = "b.id, b.name, b.agent_id, b.description, b.version, b.created_at, b.updated_at";
+const BASE_COLUMNS =
+  "b.id, b.name, b.agent_id, b.description, b.version, b.created_at, b.updated_at, b.owner_id, b.visibility, b.allowed_json";
 const BASE_COUNTS = `${BASE_COLUMNS}, (SELECT count(*) FROM kb_documents d WHERE d.kb_id = b.id) AS documents,
   (SELECT coalesce(sum(chunk_count), 0) FROM kb_documents d WHERE d.kb_id = b.id) AS chunks`;
 // SQLite compares text bytewise; "C" orders the same way whatever the PostgreSQL database's collation.
@@ -41,8 +43,9 @@ const SQL = {
   findBase: sql(`SELECT ${BASE_COLUMNS} FROM kb_bases b WHERE b.name = ? AND b.agent_id IN ('', ?)
     ORDER BY b.agent_id = '' LIMIT 1`),
   insertBase:
-    sql(`INSERT INTO kb_bases (name, agent_id, description, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
-    ON CONFLICT (agent_id, name) DO NOTHING`),
+    sql(`INSERT INTO kb_bases (name, agent_id, description, created_at, updated_at, owner_id, visibility, allowed_json)
+    VALUES ($1, $2, $3, $4, $4, $5, $6, $7) ON CONFLICT (agent_id, name) DO NOTHING`),
+  setVisibility: sql("UPDATE kb_bases SET visibility = ?, allowed_json = ?, updated_at = ? WHERE id = ?"),
   base: sql(`SELECT ${BASE_COLUMNS} FROM kb_bases b WHERE b.agent_id = ? AND b.name = ?`),
   withCounts: sql(`SELECT ${BASE_COUNTS} FROM kb_bases b WHERE b.id = ?`),
   visibleBases: sql({
@@ -93,8 +96,20 @@ export abstract class KnowledgeReads {
     return this.sqlDb.one<BaseRow>(READ, SQL.findBase, [name, agentKey(agentId)]);
   }
 
-  async ensureBase(name: string, agentId?: string, description = ""): Promise<BaseRow> {
-    await this.sqlDb.run("write to", SQL.insertBase, [name, agentKey(agentId), description, this.now()]);
+  /** The base, created (owned by `visible.ownerId`, seen as it says) when it is not there yet. */
+  async ensureBase(
+    name: string,
+    agentId?: string,
+    description = "",
+    visible: Visible = {},
+  ): Promise<BaseRow> {
+    await this.sqlDb.run("write to", SQL.insertBase, [
+      name,
+      agentKey(agentId),
+      description,
+      this.now(),
+      ...visibilityParams(visible),
+    ]);
     const row = await this.sqlDb.one<BaseRow>(READ, SQL.base, [agentKey(agentId), name]);
     if (!row) {
       throw new DimsumError(
@@ -106,6 +121,12 @@ export abstract class KnowledgeReads {
       );
     }
     return row;
+  }
+
+  /** Changes who sees a base (its owner stays). */
+  async setVisibility(id: number, visible: Visible): Promise<void> {
+    const [, visibility, allowed] = visibilityParams(visible);
+    await this.sqlDb.run("write to", SQL.setVisibility, [visibility, allowed, this.now(), id]);
   }
 
   async withCounts(row: BaseRow): Promise<BaseRow> {

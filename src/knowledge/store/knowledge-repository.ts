@@ -5,6 +5,7 @@
  * transaction (its old chunks deleted, the new ones inserted, the base's version bumped), so a search
  * never sees half of a re-ingested file, on either backend.
  */
+import type { Visible } from "../../shared/visibility.js";
 import type { ChildChunk, ParentChunk } from "../chunking/chunker.js";
 import type { SearchFilter } from "../types.js";
 import type { BaseRow, ChildRow, DocumentRow, PassageRow } from "./rows.js";
@@ -93,7 +94,9 @@ export interface KnowledgeRepository extends ChunkTextSearch, ChunkVectorSource 
   /** A base by name: the agent's own first, then the shared one. */
   findBase(name: string, agentId?: string): Promise<BaseRow | undefined>;
   /** The base (shared, or the agent's own) by name, created when missing. */
-  ensureBase(name: string, agentId?: string, description?: string): Promise<BaseRow>;
+  ensureBase(name: string, agentId?: string, description?: string, visible?: Visible): Promise<BaseRow>;
+  /** Changes who sees a base (visibility and allowed people; the owner stays). */
+  setVisibility(id: number, visible: Visible): Promise<void>;
   /** The base with its document and chunk counts, for display (the row itself when it is gone). */
   withCounts(row: BaseRow): Promise<BaseRow>;
   /** Bases an agent may search (shared plus its own), by name, without counts. */

@@ -1,7 +1,9 @@
 /** Row shapes of the knowledge tables and their mapping to public records. */
+import { type VisibilityRow, visibleOf } from "../../shared/visibility.js";
+import { withPresent } from "../../store/present-fields.js";
 import type { DocumentRecord, DocumentStatus, KnowledgeBaseInfo } from "../types.js";
 
-export interface BaseRow {
+export interface BaseRow extends VisibilityRow {
   id: number;
   name: string;
   agent_id: string;
@@ -74,6 +76,7 @@ export function toBaseInfo(row: BaseRow): KnowledgeBaseInfo {
     updatedAt: row.updated_at,
   };
   if (row.agent_id !== "") info.agentId = row.agent_id;
+  Object.assign(info, visibleOf(row));
   return info;
 }
 
@@ -92,10 +95,7 @@ export function toDocumentRecord(row: DocumentRow): DocumentRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-  if (row.pages !== null) record.pages = row.pages;
-  if (row.error !== null) record.error = row.error;
-  if (row.embedding_model !== null) record.embeddingModel = row.embedding_model;
-  return record;
+  return withPresent(record, { pages: row.pages, error: row.error, embeddingModel: row.embedding_model });
 }
 
 /** Whether a filter value is a glob (`*`, `?`, `[…]`) rather than a plain path or type. */

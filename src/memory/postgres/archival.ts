@@ -8,31 +8,14 @@
  * patched by its own writes and reloaded when the version moved under it.
  */
 import type { PgDatabase, PgQueryable } from "../../store/postgres/pg-database.js";
-import { normalizeText, queryTerms, termSet } from "../../store/text/terms.js";
-import {
-  type ArchivalOptions,
-  type ArchivalSearch,
-  type ArchivalSettings,
-  acceptedBm25,
-  archivalSettings,
-  DUPLICATE_CANDIDATES,
-  duplicateSimilarity,
-  type EvictionRow,
-  evictionVictims,
-  fusedIds,
-  fuseHits,
-  mergeChange,
-  type RankedLists,
-  type VectorMeta,
-  vectorFilter,
-} from "../archival-rules.js";
+import * as rules from "../archival-rules.js";
 import type { CleanInput } from "../input.js";
 import {
   agentKey,
+  editedColumns,
   MEMORY_COLUMNS,
   type MemoryRow,
   memoryInputColumns,
-  sourceColumns,
   toMemoryRecord,
   vectorColumns,
 } from "../rows.js";
@@ -51,12 +34,7 @@ interface UserWrite {
   after: number;
   count: number;
   /** This instance's index of the user, patched as the transaction writes; undefined when none. */
-  index: QuantizedVectorIndex<VectorMeta> | undefined;
-}
-
-interface Duplicate {
-  row: MemoryRow;
-  similarity: number;
+  index: QuantizedVectorIndex<rules.VectorMeta> | undefined;
 }
 
 interface VectorRow {
@@ -78,18 +56,18 @@ const LOCK_USER = `INSERT INTO memory_user_state (user_id, version, count, token
   RETURNING version, count`;
 
 export class PgArchival {
-  private readonly settings: ArchivalSettings;
+  private readonly settings: rules.ArchivalSettings;
   private readonly bm25: PgBm25;
-  private readonly vectors: VersionedIndexCache<VectorMeta> | undefined;
+  private readonly vectors: VersionedIndexCache<rules.VectorMeta> | undefined;
 
   constructor(
     private readonly db: PgDatabase,
-    options: ArchivalOptions = {},
+    options: rules.ArchivalOptions = {},
   ) {
-    this.settings = archivalSettings(options);
+    this.settings = rules.archivalSettings(options);
     this.bm25 = new PgBm25(this.settings.maxPostings);
     this.vectors = options.embeddingModel
-      ? new VersionedIndexCache<VectorMeta>(this.settings.cachedUsers)
+      ? new VersionedIndexCache<rules.VectorMeta>(this.settings.cachedUsers)
       : undefined;
   }
 
@@ -131,7 +109,7 @@ export class PgArchival {
   }
 
   /** Ranked hits: BM25 and vector lists fused with RRF, weighted by recency, importance and use. */
-  async search(query: ArchivalSearch): Promise<MemorySearchHit[]> {
+  async search(query: rules.ArchivalSearch): Promise<MemorySearchHit[]> {
     const state = await this.db.one<{ count: number; version: number }>(
       "SELECT count, version FROM memory_user_state WHERE user_id = $1",
       [query.userId],
@@ -146,25 +124,20 @@ export class PgArchival {
     // The vector scan starts first: on a big index a worker thread runs it during the BM25 query.
     const vectorSearch =
       query.vector && index
-        ? index.beginSearch(query.vector, this.settings.candidates, vectorFilter(query))
+        ? index.beginSearch(query.vector, this.settings.candidates, rules.vectorFilter(query))
         : undefined;
     const matched =
       query.terms.length > 0
         ? await this.bm25.search(this.db, scope, query.terms, this.settings.candidates)
         : [];
-    const lists: RankedLists = { bm25: acceptedBm25(query.terms, matched), similarity: new Map() };
-    if (vectorSearch) {
-      const hits = vectorSearch.result().filter((h) => h.score >= query.minSimilarity);
-      for (const hit of hits) lists.similarity.set(String(hit.id), hit.score);
-      lists.vector = hits.map((h) => String(h.id));
-    }
-    const ids = fusedIds(lists);
+    const lists = rules.rankedLists(query, matched, vectorSearch?.result());
+    const ids = rules.fusedIds(lists);
     if (ids.length === 0) return [];
     const rows = await this.db.many<MemoryRow>(
       `SELECT ${COLUMNS} FROM memories WHERE user_id = $1 AND id = ANY($2::bigint[])`,
       [query.userId, ids],
     );
-    return fuseHits(lists, rows, this.settings.now(), this.settings.weights, query.limit);
+    return rules.fuseHits(lists, rows, this.settings.now(), this.settings.weights, query.limit);
   }
 
   async get(userId: string, id: number): Promise<MemoryRecord | undefined> {
@@ -226,9 +199,8 @@ export class PgArchival {
   }
 
   /**
-   * Replaces a memory's text, type, tags and importance as a person edited them; `vector` is the new
-   * text's (unit length), or undefined to drop the old one when the text changed. The cached vector
-   * index of the user is dropped and rebuilt on the next search.
+   * A person's edit (see `MemoryBackend.edit`), under the user's lock with the version moved on; the
+   * postings follow a new text or type, and this instance's cached index is dropped.
    */
   async edit(
     userId: string,
@@ -246,15 +218,7 @@ export class PgArchival {
       if (!row) return undefined;
       const keepVector = next.text === row.text;
       const sets = ["text = $3", "type = $4", "tags_json = $5", "importance = $6", "updated_at = $7"];
-      const params: unknown[] = [
-        id,
-        userId,
-        next.text,
-        next.type,
-        JSON.stringify(next.tags),
-        next.importance,
-        this.settings.now(),
-      ];
+      const params: unknown[] = [id, userId, ...editedColumns(next, this.settings.now())];
       if (!keepVector) {
         params.push(
           vector ? vectorToBlob(vector) : null,
@@ -295,10 +259,10 @@ export class PgArchival {
     userId: string,
     version: number,
     dims: number,
-  ): Promise<QuantizedVectorIndex<VectorMeta>> {
+  ): Promise<QuantizedVectorIndex<rules.VectorMeta>> {
     const cached = this.vectors?.get(userId, version, dims);
     if (cached) return cached;
-    const index = new QuantizedVectorIndex<VectorMeta>(dims);
+    const index = new QuantizedVectorIndex<rules.VectorMeta>(dims);
     // The version is read in the same statement (the same snapshot) as the vectors.
     const rows = await db.many<VectorRow>(
       `SELECT id, agent_id, type, embedding,
@@ -441,15 +405,7 @@ export class PgArchival {
           });
       }
     }
-    const memory = toMemoryRecord(row);
-    const result: RememberResult = {
-      id: memory.id,
-      merged: duplicate !== undefined,
-      memory,
-      evicted: evicted.map(String),
-    };
-    if (duplicate) result.similarity = duplicate.similarity;
-    return result;
+    return rules.rememberResult(row, duplicate, evicted);
   }
 
   private async insert(
@@ -492,7 +448,7 @@ export class PgArchival {
     input: CleanInput,
     vector: Float32Array | undefined,
   ): Promise<{ row: MemoryRow; vectorChange: "set" | "cleared" | "kept" }> {
-    const change = mergeChange(row, input);
+    const change = rules.mergeChange(row, input);
     const now = this.settings.now();
     if (!change.textChanged) {
       const kept = await tx.one<MemoryRow>(
@@ -507,16 +463,7 @@ export class PgArchival {
          source_session_id = coalesce($7, source_session_id), source_run_id = coalesce($8, source_run_id),
          embedding = $9, embedding_model = $10, embedding_dims = $11
        WHERE id = $1 RETURNING ${COLUMNS}`,
-      [
-        row.id,
-        change.text,
-        change.tagsJson,
-        change.importance,
-        change.confidence,
-        now,
-        ...sourceColumns(input),
-        ...vectorColumns(vector, this.settings.embeddingModel),
-      ],
+      [row.id, ...rules.mergedTextColumns(change, now, input, vector, this.settings.embeddingModel)],
     );
     await this.reindex(tx, merged!, change.text);
     return { row: merged!, vectorChange: vector ? "set" : "cleared" };
@@ -547,22 +494,14 @@ export class PgArchival {
     input: CleanInput,
     vector: Float32Array | undefined,
     user: UserWrite,
-  ): Promise<Duplicate | undefined> {
-    const agent = agentKey(input.agentId);
+  ): Promise<rules.Duplicate | undefined> {
+    const near = rules.duplicateSearch(input);
     const ids = new Set<number>();
-    for (const hit of await this.bm25.search(
-      tx,
-      { userId: input.userId, exactAgent: agent },
-      queryTerms(input.text),
-      DUPLICATE_CANDIDATES,
-    )) {
-      ids.add(hit.id);
-    }
+    for (const hit of await this.bm25.search(tx, near.filter, near.terms, near.candidates)) ids.add(hit.id);
     if (vector && this.vectors) {
       if (!user.index || user.index.dims !== vector.length)
         user.index = await this.index(tx, input.userId, user.after, vector.length);
-      for (const hit of user.index.search(vector, DUPLICATE_CANDIDATES, (meta) => meta.agentId === agent))
-        ids.add(hit.id);
+      for (const hit of user.index.search(vector, near.candidates, near.sameAgent)) ids.add(hit.id);
     }
     if (ids.size === 0) return undefined;
     const rows = await tx.many<MemoryRow & { embedding: Buffer | null }>(
@@ -571,34 +510,38 @@ export class PgArchival {
       [input.userId, [...ids], this.settings.embeddingModel ?? null, vector?.length ?? null],
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const probe = { normalized: normalizeText(input.text), terms: termSet(input.text), vector };
-    let best: Duplicate | undefined;
-    for (const id of ids) {
-      const found = byId.get(id);
-      if (!found || found.agent_id !== agent) continue;
-      const { embedding, ...row } = found;
-      const similarity = duplicateSimilarity(
-        row,
-        normalizeText(row.text),
-        () => termSet(row.text),
-        probe,
-        () => (embedding ? blobToVector(embedding) : undefined),
-        this.settings,
-      );
-      if (similarity !== undefined && (!best || similarity > best.similarity)) best = { row, similarity };
-    }
-    return best;
+    const embeddings = new Map<MemoryRow, Buffer | null>();
+    return rules.closestDuplicate(
+      ids,
+      (id) => {
+        const found = byId.get(id);
+        if (!found) return undefined;
+        const { embedding, ...row } = found;
+        embeddings.set(row, embedding);
+        return row;
+      },
+      near.agent,
+      { text: input.text, vector },
+      (row) => {
+        const embedding = embeddings.get(row);
+        return embedding ? blobToVector(embedding) : undefined;
+      },
+      this.settings,
+    );
   }
 
-  /** Deletes the lowest-scoring memories above the cap (never `keep`, the one just written). */
+  /**
+   * Deletes the lowest-scoring memories above the cap (never `keep`, the one just written), with their
+   * postings, and moves the user's count and token total down.
+   */
   private async evict(tx: PgQueryable, user: UserWrite, keep: number): Promise<number[]> {
     const excess = user.count - this.settings.cap;
     if (excess <= 0) return [];
-    const rows = await tx.many<EvictionRow>(
+    const rows = await tx.many<rules.EvictionRow>(
       "SELECT id, importance, access_count, updated_at, last_accessed_at FROM memories WHERE user_id = $1",
       [user.userId],
     );
-    const victims = evictionVictims(rows, excess, keep, this.settings.now());
+    const victims = rules.evictionVictims(rows, excess, keep, this.settings.now());
     if (victims.length === 0) return [];
     await tx.run(
       `WITH gone AS (DELETE FROM memories WHERE user_id = $1 AND id = ANY($2::bigint[]) RETURNING id, fts_tokens),

@@ -4,31 +4,18 @@
  * transaction, so a slow embedding API never holds the database lock.
  */
 import type { Database } from "better-sqlite3";
-import { normalizeText, queryTerms, termSet } from "../../store/text/terms.js";
-import {
-  type ArchivalOptions,
-  type ArchivalSearch,
-  type ArchivalSettings,
-  acceptedBm25,
-  archivalSettings,
-  DUPLICATE_CANDIDATES,
-  duplicateSimilarity,
-  evictionVictims,
-  fusedIds,
-  fuseHits,
-  mergeChange,
-  type RankedLists,
-  vectorFilter,
-} from "../archival-rules.js";
+import type { ArchivalOptions, ArchivalSearch, ArchivalSettings } from "../archival-rules.js";
+import * as rules from "../archival-rules.js";
 import type { CleanInput } from "../input.js";
 import {
   agentKey,
+  editedColumns,
   type MemoryRow,
   memoryInputColumns,
-  sourceColumns,
   toMemoryRecord,
   vectorColumns,
 } from "../rows.js";
+import type { ArchivalBackend } from "../store-front.js";
 import type { MemoryRecord, MemorySearchHit, MemoryType, RememberResult } from "../types.js";
 import { blobToVector, vectorToBlob } from "../vectors/blob.js";
 import { type ArchivalStatements, prepareArchival } from "./archival-statements.js";
@@ -36,11 +23,6 @@ import { Bm25Index } from "./bm25.js";
 import { VectorCache } from "./vector-cache.js";
 
 export type { ArchivalOptions, ArchivalSearch } from "../archival-rules.js";
-
-interface Duplicate {
-  row: MemoryRow;
-  similarity: number;
-}
 
 /** Archival memory operations; callers wrap them in transactions and error mapping. */
 export class ArchivalMemory {
@@ -50,7 +32,7 @@ export class ArchivalMemory {
   private readonly settings: ArchivalSettings;
 
   constructor(db: Database, options: ArchivalOptions = {}) {
-    this.settings = archivalSettings(options);
+    this.settings = rules.archivalSettings(options);
     this.sql = prepareArchival(db);
     this.bm25 = new Bm25Index(db, this.settings.maxPostings);
     this.vectors = options.embeddingModel
@@ -87,15 +69,7 @@ export class ArchivalMemory {
       });
       return true;
     });
-    const memory = toMemoryRecord(this.sql.byId.get(id, input.userId)!);
-    const result: RememberResult = {
-      id: memory.id,
-      merged: duplicate !== undefined,
-      memory,
-      evicted: evicted.map(String),
-    };
-    if (duplicate) result.similarity = duplicate.similarity;
-    return result;
+    return rules.rememberResult(this.sql.byId.get(id, input.userId)!, duplicate, evicted);
   }
 
   /** Ranked hits: BM25 and vector lists fused with RRF, weighted by recency, importance and use. */
@@ -108,20 +82,15 @@ export class ArchivalMemory {
       query.vector && this.vectors
         ? this.vectors
             .index(query.userId, query.vector.length)
-            .beginSearch(query.vector, this.settings.candidates, vectorFilter(query))
+            .beginSearch(query.vector, this.settings.candidates, rules.vectorFilter(query))
         : undefined;
     const matched =
       query.terms.length > 0 ? this.bm25.search(scope, query.terms, this.settings.candidates) : [];
-    const lists: RankedLists = { bm25: acceptedBm25(query.terms, matched), similarity: new Map() };
-    if (vectorSearch) {
-      const hits = vectorSearch.result().filter((h) => h.score >= query.minSimilarity);
-      for (const hit of hits) lists.similarity.set(String(hit.id), hit.score);
-      lists.vector = hits.map((h) => String(h.id));
-    }
-    const ids = fusedIds(lists);
+    const lists = rules.rankedLists(query, matched, vectorSearch?.result());
+    const ids = rules.fusedIds(lists);
     if (ids.length === 0) return [];
     const rows = this.sql.byIds.all(query.userId, JSON.stringify(ids));
-    return fuseHits(lists, rows, this.settings.now(), this.settings.weights, query.limit);
+    return rules.fuseHits(lists, rows, this.settings.now(), this.settings.weights, query.limit);
   }
 
   get(userId: string, id: number): MemoryRecord | undefined {
@@ -129,13 +98,8 @@ export class ArchivalMemory {
     return row && toMemoryRecord(row);
   }
 
-  list(
-    userId: string,
-    agentId: string | undefined,
-    type: MemoryType | undefined,
-    limit: number,
-    offset: number,
-  ) {
+  /** A page of the user's memories (shared ones and `agentId`'s, of `type`), latest first. */
+  list(...[userId, agentId, type, limit, offset]: Parameters<ArchivalBackend["list"]>): MemoryRecord[] {
     return this.sql.list
       .all({ user: userId, agent: agentId ?? null, type: type ?? null, limit, offset })
       .map(toMemoryRecord);
@@ -160,9 +124,8 @@ export class ArchivalMemory {
   }
 
   /**
-   * Replaces a memory's text, type, tags and importance as a person edited them; `vector` is the new
-   * text's (unit length), or undefined to drop the old one when the text changed. The cached vector
-   * index of the user is dropped and rebuilt on the next search.
+   * A person's edit (see `MemoryBackend.edit`); the vector stays when the text did, and the user's
+   * cached vector index is dropped, to be rebuilt on the next search.
    */
   edit(
     userId: string,
@@ -181,18 +144,7 @@ export class ArchivalMemory {
         ? (this.settings.embeddingModel ?? null)
         : null;
     const dims = keepVector ? (row.embedding_dims ?? null) : vector ? vector.length : null;
-    this.sql.edit.run(
-      next.text,
-      next.type,
-      JSON.stringify(next.tags),
-      next.importance,
-      this.settings.now(),
-      embedding,
-      model,
-      dims,
-      id,
-      userId,
-    );
+    this.sql.edit.run(...editedColumns(next, this.settings.now()), embedding, model, dims, id, userId);
     if (!keepVector) this.bm25.put(id, next.text);
     this.vectors?.drop(userId);
     const updated = this.sql.byId.get(id, userId);
@@ -228,20 +180,14 @@ export class ArchivalMemory {
     input: CleanInput,
     vector: Float32Array | undefined,
   ): "set" | "cleared" | "kept" {
-    const change = mergeChange(row, input);
+    const change = rules.mergeChange(row, input);
     const now = this.settings.now();
     if (!change.textChanged) {
       this.sql.mergeMeta.run(change.tagsJson, change.importance, change.confidence, now, row.id);
       return "kept";
     }
     this.sql.mergeText.run(
-      change.text,
-      change.tagsJson,
-      change.importance,
-      change.confidence,
-      now,
-      ...sourceColumns(input),
-      ...vectorColumns(vector, this.settings.embeddingModel),
+      ...rules.mergedTextColumns(change, now, input, vector, this.settings.embeddingModel),
       row.id,
     );
     this.bm25.put(row.id, change.text);
@@ -249,47 +195,37 @@ export class ArchivalMemory {
   }
 
   /** The most similar memory in the same scope that is close enough to merge into, if any. */
-  private findDuplicate(input: CleanInput, vector: Float32Array | undefined): Duplicate | undefined {
-    const agent = agentKey(input.agentId);
+  private findDuplicate(input: CleanInput, vector: Float32Array | undefined): rules.Duplicate | undefined {
+    const near = rules.duplicateSearch(input);
     const ids = new Set<number>();
-    for (const hit of this.bm25.search(
-      { userId: input.userId, exactAgent: agent },
-      queryTerms(input.text),
-      DUPLICATE_CANDIDATES,
-    )) {
-      ids.add(hit.id);
-    }
+    for (const hit of this.bm25.search(near.filter, near.terms, near.candidates)) ids.add(hit.id);
     if (vector && this.vectors) {
       const index = this.vectors.index(input.userId, vector.length);
-      for (const hit of index.search(vector, DUPLICATE_CANDIDATES, (meta) => meta.agentId === agent))
-        ids.add(hit.id);
+      for (const hit of index.search(vector, near.candidates, near.sameAgent)) ids.add(hit.id);
     }
-    const probe = { normalized: normalizeText(input.text), terms: termSet(input.text), vector };
-    let best: Duplicate | undefined;
-    for (const id of ids) {
-      const row = this.sql.byId.get(id, input.userId);
-      if (!row || row.agent_id !== agent) continue;
-      const similarity = duplicateSimilarity(
-        row,
-        normalizeText(row.text),
-        () => termSet(row.text),
-        probe,
-        () => {
-          const stored = this.sql.embeddingOf.get(row.id)?.embedding;
-          return stored ? blobToVector(stored) : undefined;
-        },
-        this.settings,
-      );
-      if (similarity !== undefined && (!best || similarity > best.similarity)) best = { row, similarity };
-    }
-    return best;
+    return rules.closestDuplicate(
+      ids,
+      (id) => this.sql.byId.get(id, input.userId),
+      near.agent,
+      { text: input.text, vector },
+      (row) => {
+        const stored = this.sql.embeddingOf.get(row.id)?.embedding;
+        return stored ? blobToVector(stored) : undefined;
+      },
+      this.settings,
+    );
   }
 
   /** Deletes the lowest-scoring memories above the cap (never `keep`, the one just written). */
   private evict(userId: string, keep: number): number[] {
     const excess = this.count(userId) - this.settings.cap;
     if (excess <= 0) return [];
-    const victims = evictionVictims(this.sql.evictionRows.all(userId), excess, keep, this.settings.now());
+    const victims = rules.evictionVictims(
+      this.sql.evictionRows.all(userId),
+      excess,
+      keep,
+      this.settings.now(),
+    );
     for (const id of victims) this.sql.remove.run(id, userId);
     return victims;
   }

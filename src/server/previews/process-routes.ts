@@ -13,7 +13,9 @@
  *   scripts cannot read Dimsum's cookies or storage nor act on its API as the person viewing it;
  *   such a page's own requests carry no cookie, so they are accepted with the path's key alone (an
  *   HMAC of chat, process, port and start time under a secret of this server process: unguessable,
- *   and void once the process ends).
+ *   and void once the process ends);
+ * - a dev server's root-relative paths in HTML, JavaScript and CSS are put under the preview's
+ *   prefix (preview-rewrite.ts); subresources answer with CORS for the opaque-origin page.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
@@ -24,6 +26,7 @@ import type { Team } from "../../team/types.js";
 import { chatProcessKey, type ProcessManager } from "../../tools/process/process-manager.js";
 import { sessionCookieOf } from "../auth/cookies.js";
 import { type AppEnv, actorOf, type DimsumApp } from "../context.js";
+import { isRewritable, MAX_REWRITE_BYTES, rewriteRootPaths } from "./preview-rewrite.js";
 
 const TAIL_LINES = 40;
 /** Request headers not passed to the process (Dimsum's own credentials among them). */
@@ -34,6 +37,8 @@ const DROP_REQUEST = new Set([
   "keep-alive",
   "upgrade",
   "x-csrf-token",
+  // Answers come uncompressed, so pages can be rewritten (see preview-rewrite.ts).
+  "accept-encoding",
 ]);
 const DROP_RESPONSE = new Set([
   "connection",
@@ -128,7 +133,8 @@ export function mountProcessRoutes(
       ) {
         return missing();
       }
-      if (!isSubresource(c.req.header("sec-fetch-dest"))) {
+      const subresource = isSubresource(c.req.header("sec-fetch-dest"));
+      if (!subresource) {
         // The page itself: only for a signed-in person who may read the chat.
         const token = sessionCookieOf(c);
         const found = token ? await c.get("services").sessions.authenticate(token) : undefined;
@@ -145,7 +151,7 @@ export function mountProcessRoutes(
       const rest = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length - 1) : "/";
       // The process sees the path after the preview's prefix (pages with relative links work).
       const path = `${rest}${new URL(c.req.url).search}`;
-      return await proxy(c.req.raw, socket, path, `127.0.0.1:${port}`);
+      return await proxy(c.req.raw, socket, path, `127.0.0.1:${port}`, subresource, prefix);
     });
   };
   return { api, previews };
@@ -164,7 +170,7 @@ function requestHeaders(raw: Request, host: string): Record<string, string> {
   return headers;
 }
 
-function responseHeaders(headers: IncomingHttpHeaders): Headers {
+function responseHeaders(headers: IncomingHttpHeaders, subresource: boolean): Headers {
   const out = new Headers();
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || DROP_RESPONSE.has(name)) continue;
@@ -176,6 +182,11 @@ function responseHeaders(headers: IncomingHttpHeaders): Headers {
     "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads",
   );
   out.set("x-frame-options", "SAMEORIGIN");
+  // The opaque-origin page loads its module scripts in CORS mode; they need no credentials.
+  if (subresource) {
+    out.set("access-control-allow-origin", "*");
+    out.set("cross-origin-resource-policy", "cross-origin");
+  }
   out.set("cache-control", "no-store");
   return out;
 }
@@ -185,16 +196,36 @@ function proxy(
   socket: import("node:net").Socket,
   path: string,
   host: string,
+  subresource: boolean,
+  prefix: string,
 ): Promise<Response> {
   return new Promise((resolve) => {
     const req = httpRequest(
       { createConnection: () => socket, method: raw.method, path, headers: requestHeaders(raw, host) },
       (res) => {
-        const body =
-          raw.method === "HEAD" || res.statusCode === 204 || res.statusCode === 304
-            ? null
-            : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
-        resolve(new Response(body, { status: res.statusCode ?? 502, headers: responseHeaders(res.headers) }));
+        const status = res.statusCode ?? 502;
+        const headers = responseHeaders(res.headers, subresource);
+        if (raw.method === "HEAD" || status === 204 || status === 304) {
+          resolve(new Response(null, { status, headers }));
+          return;
+        }
+        const type = res.headers["content-type"];
+        const size = Number(res.headers["content-length"] ?? 0);
+        if (!isRewritable(type) || res.headers["content-encoding"] || size > MAX_REWRITE_BYTES) {
+          resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status, headers }));
+          return;
+        }
+        // A dev server's root-relative paths, put under the preview (see preview-rewrite.ts).
+        readAll(res, MAX_REWRITE_BYTES)
+          .then((bytes) => {
+            headers.delete("content-length");
+            headers.delete("etag");
+            const text = rewriteRootPaths(bytes.toString("utf8"), type ?? "", prefix);
+            resolve(new Response(text, { status, headers }));
+          })
+          .catch(() =>
+            resolve(new Response("The preview's answer was too large to pass on.", { status: 502 })),
+          );
       },
     );
     socket.resume();
@@ -204,5 +235,19 @@ function proxy(
     } else {
       req.end();
     }
+  });
+}
+
+function readAll(res: import("node:http").IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) res.destroy(new Error("too large"));
+      else chunks.push(chunk);
+    });
+    res.on("error", reject);
+    res.on("end", () => resolve(Buffer.concat(chunks)));
   });
 }

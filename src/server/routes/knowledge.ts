@@ -5,15 +5,17 @@
  */
 import { Hono } from "hono";
 import * as z from "zod";
-import { DimsumError, notFound } from "../../errors.js";
+import { DimsumError, forbidden, notFound } from "../../errors.js";
 import type { IngestSource } from "../../knowledge/index.js";
 import { DEFAULT_MAX_FILE_BYTES, formatOf, type KnowledgeService } from "../../knowledge/index.js";
 import { formatBytes } from "../../knowledge/ingest/collect.js";
 import { BASE_NAME } from "../../knowledge/knowledge-service.js";
+import { canChangeVisibility, canUseResource, type Visibility } from "../../shared/visibility.js";
 import { requireRole } from "../auth/middleware.js";
-import type { AppEnv, DimsumApp } from "../context.js";
+import { type AppContext, type AppEnv, actorOf, type DimsumApp } from "../context.js";
 import { jsonBody, paramsOf, queryOf } from "../http/validate.js";
 import { teamErrorHandler } from "./team-errors.js";
+import { visibilityFields } from "./team-schemas.js";
 
 export interface KnowledgeRoutesOptions {
   /** Largest uploaded file, in bytes (default 20 MB). */
@@ -38,7 +40,9 @@ const createSchema = z.object({
   name: baseName,
   agentId: z.string().min(1).max(40).optional(),
   description: z.string().max(1000, "at most 1000 characters").optional(),
+  ...visibilityFields,
 });
+const visibilitySchema = z.object(visibilityFields);
 const searchQuery = agentQuery.extend({
   q: z.string().trim().min(1, "give the words to look for").max(2000, "at most 2000 characters"),
   topK: z.coerce.number().int().min(1).max(50).optional(),
@@ -117,25 +121,60 @@ export function knowledgeRoutes(
     maxFiles: options.maxFiles ?? DEFAULT_MAX_UPLOAD_FILES,
   };
   const app = new Hono<AppEnv>();
-  const requireBase = async (name: string, agentId: string | undefined) => {
+  // A base the caller may not see is answered as one that does not exist (the same 404).
+  const requireBase = async (c: AppContext, name: string, agentId: string | undefined) => {
     const base = await service.getBase(name, agentId);
-    if (!base) throw notFound(`knowledge base "${name}" not found`);
+    if (!base || !canUseResource(actorOf(c), base)) throw notFound(`knowledge base "${name}" not found`);
     return base;
   };
 
   // The upload limits let the page state them before anyone uploads.
   app.get("/", readers, async (c) => {
     const [status, bases] = await Promise.all([service.status(), service.listBases({ all: true })]);
-    return c.json({ status, bases, limits });
+    const actor = actorOf(c);
+    return c.json({ status, bases: bases.filter((b) => canUseResource(actor, b)), limits });
   });
 
   app.post("/", managers, jsonBody(createSchema), async (c) => {
-    const { name, agentId, description } = c.req.valid("json");
-    const created: { agentId?: string; description?: string } = {};
+    const { name, agentId, description, visibility, allowedUsers } = c.req.valid("json");
+    const existing = await service.getBase(name, agentId);
+    if (existing && !canUseResource(actorOf(c), existing))
+      throw notFound(`knowledge base "${name}" not found`);
+    // The creator owns the base; asking for an existing one returns it unchanged.
+    const created: Parameters<KnowledgeService["createBase"]>[1] = { ownerId: actorOf(c).userId };
     if (agentId) created.agentId = agentId;
     if (description) created.description = description;
+    if (visibility) created.visibility = visibility;
+    if (allowedUsers) created.allowedUsers = allowedUsers;
     return c.json(await service.createBase(name, created), 201);
   });
+
+  // Who sees the base: its owner or an admin may change it.
+  app.patch(
+    "/:name",
+    readers,
+    paramsOf(nameParam),
+    queryOf(agentQuery),
+    jsonBody(visibilitySchema),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const { agentId } = c.req.valid("query");
+      const base = await requireBase(c, name, agentId);
+      if (!canChangeVisibility(actorOf(c), base)) {
+        throw forbidden(
+          "Only the knowledge base's owner or an admin can change who sees it.",
+          "ask its owner",
+        );
+      }
+      const { visibility, allowedUsers } = c.req.valid("json");
+      const patch: { visibility?: Visibility; allowedUsers?: string[] } = {};
+      if (visibility) patch.visibility = visibility;
+      if (allowedUsers) patch.allowedUsers = allowedUsers;
+      const next = await service.setVisibility(name, agentId, patch);
+      if (!next) throw notFound(`knowledge base "${name}" not found`);
+      return c.json(next);
+    },
+  );
 
   // Jobs first: `/jobs/:id` would otherwise read as the base "jobs".
   app.get("/jobs/:id", readers, paramsOf(jobParam), (c) => {
@@ -153,6 +192,7 @@ export function knowledgeRoutes(
 
   app.delete("/:name", managers, paramsOf(nameParam), queryOf(agentQuery), async (c) => {
     const { name } = c.req.valid("param");
+    await requireBase(c, name, c.req.valid("query").agentId);
     if (!(await service.removeBase(name, c.req.valid("query").agentId)))
       throw notFound(`knowledge base "${name}" not found`);
     return c.body(null, 204);
@@ -161,14 +201,14 @@ export function knowledgeRoutes(
   app.get("/:name/documents", readers, paramsOf(nameParam), queryOf(agentQuery), async (c) => {
     const { name } = c.req.valid("param");
     const { agentId } = c.req.valid("query");
-    await requireBase(name, agentId);
+    await requireBase(c, name, agentId);
     return c.json(await service.listDocuments(name, agentId));
   });
 
   app.delete("/:name/documents/:id", managers, paramsOf(docParams), queryOf(agentQuery), async (c) => {
     const { name, id } = c.req.valid("param");
     const { agentId } = c.req.valid("query");
-    await requireBase(name, agentId);
+    await requireBase(c, name, agentId);
     if (!(await service.removeDocument(name, id, agentId)))
       throw notFound(`document "${id}" in ${name} not found`);
     return c.body(null, 204);
@@ -177,6 +217,9 @@ export function knowledgeRoutes(
   app.post("/:name/upload", managers, paramsOf(nameParam), queryOf(uploadQuery), async (c) => {
     const { name } = c.req.valid("param");
     const { agentId, force } = c.req.valid("query");
+    const existing = await service.getBase(name, agentId);
+    if (existing && !canUseResource(actorOf(c), existing))
+      throw notFound(`knowledge base "${name}" not found`);
     const type = (c.req.header("content-type") ?? "").toLowerCase();
     if (!type.startsWith("multipart/form-data")) {
       throw new DimsumError("invalid", "send the files as multipart/form-data");
@@ -195,8 +238,13 @@ export function knowledgeRoutes(
   app.get("/:name/search", readers, paramsOf(nameParam), queryOf(searchQuery), async (c) => {
     const { name } = c.req.valid("param");
     const { q, topK, agentId } = c.req.valid("query");
-    await requireBase(name, agentId);
-    const query: Parameters<KnowledgeService["search"]>[0] = { query: q, kb: name, signal: c.req.raw.signal };
+    await requireBase(c, name, agentId);
+    const query: Parameters<KnowledgeService["search"]>[0] = {
+      query: q,
+      kb: name,
+      signal: c.req.raw.signal,
+      viewer: actorOf(c),
+    };
     if (topK) query.topK = topK;
     if (agentId) query.agentId = agentId;
     return c.json(await service.search(query));

@@ -4,6 +4,7 @@
  */
 
 import * as z from "zod";
+import { VISIBILITIES } from "../../shared/visibility.js";
 import { agentNetworkSchema } from "../../team/agent-network.js";
 import {
   agentSettingsFields,
@@ -21,6 +22,11 @@ const idText = z.string().min(1, "required").max(200, "at most 200 characters");
 const positiveInt = z.coerce.number().int("a whole number").positive("a positive number");
 
 export const idParam = z.object({ id: idText });
+/** Who sees an agent, a knowledge base or an MCP server (src/shared/visibility.ts). */
+export const visibilityFields = {
+  visibility: z.enum(VISIBILITIES).optional(),
+  allowedUsers: z.array(idText).max(500, "at most 500 people").optional(),
+};
 export const numericIdParam = z.object({ id: positiveInt });
 export const elicitationParams = z.object({ id: idText, elicitationId: idText });
 const answerValue = z.union([
@@ -50,6 +56,7 @@ export const agentInputSchema = z.object({
   model: z.union([z.string().min(1).max(800), z.array(z.string().min(1).max(200)).min(1).max(8)]).optional(),
   ...agentSettingsFields,
   network: agentNetworkSchema.optional(),
+  ...visibilityFields,
   soul: shortText(MAX_SOUL_CHARS).optional(),
 });
 
@@ -72,6 +79,7 @@ export const agentPatchSchema = z.object({
   answerFormat: answerFormatSchema.nullable().optional(),
   /** `null`: back to the server's sandbox network. */
   network: agentNetworkSchema.nullable().optional(),
+  ...visibilityFields,
 });
 
 export const soulSchema = z.object({ content: shortText(MAX_SOUL_CHARS) });

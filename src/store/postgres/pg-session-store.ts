@@ -6,60 +6,27 @@
  * (migration 6). Writes that read before they write (compaction, recovery) are transactions.
  */
 
-import { DimsumError } from "../../errors.js";
-import type { Message } from "../../llm/types.js";
-import type { TodoItem } from "../../tools/types.js";
-import { type MessageColumns, type MessageRow, messageToColumns } from "../message-rows.js";
+import type { MessageRow } from "../message-rows.js";
 import {
   type CheckpointRow,
-  checkpointColumns,
-  checkRef,
-  checkToolPairs,
-  defaultStoreLogger,
   duplicateRunError,
+  type FinishColumns,
   INTERRUPTED_RUN_NOTE,
   missingRunError,
   missingSessionError,
-  newStoredMessage,
-  RowDecoder,
+  type NewMessage,
   type RunEventRow,
   type RunRow,
   type SessionRow,
   type SessionStoreOptions,
-  splitToolResultError,
+  type StepCheckpoint,
   toSessionRecord,
-  unansweredResults,
 } from "../session-records.js";
-import { describeToolPairIssues } from "../tool-pairs.js";
-import type {
-  BeginTurnInput,
-  BeginTurnResult,
-  CompactInput,
-  FinishRunInput,
-  LoadMessagesOptions,
-  RecoveryResult,
-  RunEventInput,
-  RunRecord,
-  RunStepInput,
-  RunStepResult,
-  SessionRecord,
-  SessionRef,
-  SessionStore,
-  StartRunInput,
-  StoredCheckpoint,
-  StoredMessage,
-  StoredRunEvent,
-  StoreLogger,
-} from "../types.js";
+import { checkCompactionCut, SessionStoreBase, type StepColumns } from "../session-store-base.js";
+import type * as T from "../types.js";
 import type { PgDatabase, PgQueryable } from "./pg-database.js";
 
 export type PgSessionStoreOptions = SessionStoreOptions;
-
-/** A message's columns to store, with its token estimate. */
-interface NewMessageColumns {
-  c: MessageColumns;
-  tokens: number | null;
-}
 
 const SESSION_COLUMNS = `s.id, s.user_id, s.session_key, s.title, s.summary, s.summary_updated_at, s.created_at,
   s.updated_at, (SELECT count(*)::int FROM messages m WHERE m.session_id = s.id) AS message_count`;
@@ -132,24 +99,12 @@ const BEGIN_TURN = `WITH s AS (
     ${LIVE_MESSAGES_JSON} AS messages_json
   FROM s, added, r`;
 
-interface BeginTurnRow {
-  title: string | null;
-  summary: string | null;
-  summary_updated_at: number | null;
-  created_at: number;
-  updated_at: number;
-  message_count: number;
+/** A run's columns, without the keys a statement that knows them leaves out. */
+type RunColumns = Omit<RunRow, "id" | "user_id" | "session_key">;
+
+interface BeginTurnRow extends RunColumns, Omit<SessionRow, "id" | "user_id" | "session_key"> {
   added_id: number;
   added_seq: number;
-  status: string;
-  model: string;
-  prompt: string | null;
-  started_at: number;
-  ended_at: number | null;
-  iterations: number;
-  usage_json: string | null;
-  error: string | null;
-  note: string | null;
   todos_json: string | null;
   messages_json: MessageRow[] | null;
 }
@@ -204,51 +159,55 @@ const SAVE_RUN_STEP = `WITH run AS (
     r.status, r.model, r.prompt, r.started_at, r.ended_at, r.iterations, r.usage_json, r.error, r.note
   FROM (SELECT 1) AS one LEFT JOIN r ON true`;
 
-interface RunStepRow {
+interface RunStepRow extends Omit<RunColumns, "status"> {
   found: number;
   added: Array<[number, number]> | null;
   todos_json: string | null;
+  /** Null when the step did not write the run row. */
   status: string | null;
-  model: string;
-  prompt: string | null;
-  started_at: number;
-  ended_at: number | null;
-  iterations: number;
-  usage_json: string | null;
-  error: string | null;
-  note: string | null;
 }
 
-export class PgSessionStore implements SessionStore {
-  private readonly now: () => number;
-  private readonly logger: StoreLogger;
-  private readonly decode: RowDecoder;
-  private readonly estimateTokens: ((message: Message) => number) | undefined;
+/** Appends trace events to the run ($3) of the session ($1, $2), numbered from the run row's counter. */
+const APPEND_EVENTS = `WITH r AS (
+    UPDATE runs SET last_event_seq = greatest(coalesce(last_event_seq, 0),
+      (SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = runs.id)) + $4
+    WHERE id = $3 AND session_id = ${SESSION_ID} RETURNING last_event_seq - $4 AS base
+  ), added AS (
+    INSERT INTO run_events (run_id, seq, type, payload_json, at)
+    SELECT $3, r.base + e.n, e.type, e.payload, $5
+    FROM r, unnest($6::text[], $7::text[]) WITH ORDINALITY AS e (type, payload, n)
+  )
+  SELECT count(*)::int AS found FROM r`;
 
+export class PgSessionStore extends SessionStoreBase {
   /** `db` must come from `openPostgres` (migrated); the caller keeps ownership and closes it. */
   constructor(
     private readonly db: PgDatabase,
     options: PgSessionStoreOptions = {},
   ) {
-    this.now = options.now ?? Date.now;
-    this.logger = options.logger ?? defaultStoreLogger;
-    this.decode = new RowDecoder(this.logger, db.label);
-    this.estimateTokens = options.estimateTokens;
+    super(db.label, options);
   }
 
-  async openSession(ref: SessionRef, options: { title?: string } = {}): Promise<SessionRecord> {
-    checkRef(ref);
+  /** Runs `body`; pg-database.ts words the errors already. */
+  protected call<V>(_action: string, body: () => V | Promise<V>): Promise<V> {
+    try {
+      return Promise.resolve(body());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  protected async open(ref: T.SessionRef, title: string | undefined): Promise<T.SessionRecord> {
     const row = await this.db.one<SessionRow>(
       `INSERT INTO sessions AS s (user_id, session_key, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
        ON CONFLICT (user_id, session_key) DO UPDATE SET title = coalesce(s.title, excluded.title)
        RETURNING ${SESSION_COLUMNS}`,
-      [ref.userId, ref.sessionId, options.title ?? null, this.now()],
+      [ref.userId, ref.sessionId, title ?? null, this.now()],
     );
     return toSessionRecord(row as SessionRow);
   }
 
-  async getSession(ref: SessionRef): Promise<SessionRecord | undefined> {
-    checkRef(ref);
+  protected async session(ref: T.SessionRef): Promise<T.SessionRecord | undefined> {
     const row = await this.db.one<SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.user_id = $1 AND s.session_key = $2`,
       [ref.userId, ref.sessionId],
@@ -256,7 +215,7 @@ export class PgSessionStore implements SessionStore {
     return row && toSessionRecord(row);
   }
 
-  async listSessions(userId: string): Promise<SessionRecord[]> {
+  protected async sessions(userId: string): Promise<T.SessionRecord[]> {
     const rows = await this.db.many<SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.user_id = $1 ORDER BY s.updated_at DESC, s.id DESC`,
       [userId],
@@ -264,46 +223,39 @@ export class PgSessionStore implements SessionStore {
     return rows.map(toSessionRecord);
   }
 
-  async appendMessages(
-    ref: SessionRef,
+  protected async append(
+    ref: T.SessionRef,
     runId: string | undefined,
-    messages: Message[],
-  ): Promise<StoredMessage[]> {
-    checkToolPairs(ref, messages, describeToolPairIssues);
-    checkRef(ref);
-    if (messages.length === 0) {
+    batch: NewMessage[],
+  ): Promise<T.StoredMessage[]> {
+    if (batch.length === 0) {
       await this.requireSession(this.db, ref);
       return [];
     }
-    try {
-      return await this.insertBatch(this.db, ref, runId, messages);
-    } catch (err) {
-      // An instance of an earlier version appended to this session meanwhile, without the counter;
-      // once more with a fresh snapshot takes the greater of the counter and the stored seq.
-      if (!isUniqueViolation(err)) throw err;
-      return this.insertBatch(this.db, ref, runId, messages);
-    }
+    // An instance of an earlier version may have appended to this session meanwhile, without the
+    // counter; once more with a fresh snapshot takes the greater of the counter and the stored seq.
+    return withSeqRetry(() => this.insertBatch(this.db, ref, runId, batch));
   }
 
-  async loadMessages(ref: SessionRef, options: LoadMessagesOptions = {}): Promise<StoredMessage[]> {
-    checkRef(ref);
-    const limit = options.limit === undefined ? null : Math.max(0, Math.floor(options.limit));
-    const live = options.includeCompacted ? "" : "AND compacted = 0";
-    const rows = await this.db.many<MessageRow>(
+  protected newestMessages(
+    ref: T.SessionRef,
+    includeCompacted: boolean,
+    limit: number | undefined,
+  ): Promise<MessageRow[]> {
+    const live = includeCompacted ? "" : "AND compacted = 0";
+    return this.db.many<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = ${SESSION_ID} ${live} ORDER BY id DESC LIMIT $3`,
-      [ref.userId, ref.sessionId, limit],
+      [ref.userId, ref.sessionId, limit ?? null],
     );
-    return this.decode.messages(ref, rows.reverse());
   }
 
-  async markCompacted(ref: SessionRef, uptoMessageId: number): Promise<number> {
+  protected markCompactedRows(ref: T.SessionRef, uptoMessageId: number): Promise<number> {
     return this.db.transaction(async (tx) =>
       this.markCompactedIn(tx, ref, await this.lockSession(tx, ref), uptoMessageId),
     );
   }
 
-  async setSummary(ref: SessionRef, summary: string | undefined): Promise<void> {
-    checkRef(ref);
+  protected async writeSummary(ref: T.SessionRef, summary: string | undefined): Promise<void> {
     const now = this.now();
     const changed = await this.db.run(
       `UPDATE sessions SET summary = $3, summary_updated_at = $4, updated_at = $5
@@ -313,8 +265,7 @@ export class PgSessionStore implements SessionStore {
     if (changed === 0) throw missingSessionError(ref);
   }
 
-  async getSummary(ref: SessionRef): Promise<string | undefined> {
-    checkRef(ref);
+  protected async summary(ref: T.SessionRef): Promise<string | undefined> {
     const row = await this.db.one<{ summary: string | null }>(
       "SELECT summary FROM sessions WHERE user_id = $1 AND session_key = $2",
       [ref.userId, ref.sessionId],
@@ -322,7 +273,7 @@ export class PgSessionStore implements SessionStore {
     return row?.summary ?? undefined;
   }
 
-  async compact(ref: SessionRef, input: CompactInput): Promise<number> {
+  protected compactRows(ref: T.SessionRef, input: T.CompactInput): Promise<number> {
     return this.db.transaction(async (tx) => {
       const sessionId = await this.lockSession(tx, ref);
       const now = this.now();
@@ -334,8 +285,7 @@ export class PgSessionStore implements SessionStore {
     });
   }
 
-  async startRun(ref: SessionRef, input: StartRunInput): Promise<RunRecord> {
-    checkRef(ref);
+  protected async insertRun(ref: T.SessionRef, input: T.StartRunInput): Promise<T.RunRecord> {
     const row = await this.db.one<RunRow>(
       `INSERT INTO runs AS r (id, session_id, status, model, prompt, started_at)
        SELECT $3, id, 'running', $4, $5, $6 FROM sessions WHERE user_id = $1 AND session_key = $2
@@ -347,31 +297,19 @@ export class PgSessionStore implements SessionStore {
     throw duplicateRunError(input.runId);
   }
 
-  async finishRun(ref: SessionRef, runId: string, input: FinishRunInput): Promise<RunRecord> {
-    checkRef(ref);
+  protected async endRun(ref: T.SessionRef, runId: string, f: FinishColumns): Promise<T.RunRecord> {
     const row = await this.db.one<RunRow>(
       `UPDATE runs AS r SET status = $4, ended_at = $5, iterations = $6, usage_json = $7, error = $8, note = $9,
          checkpoint_json = NULL, waiting_since = NULL
        WHERE id = $3 AND session_id = ${SESSION_ID} RETURNING ${RUN_RETURNING}`,
-      [
-        ref.userId,
-        ref.sessionId,
-        runId,
-        input.status,
-        this.now(),
-        input.iterations,
-        input.usage === undefined ? null : JSON.stringify(input.usage),
-        input.error ?? null,
-        input.note ?? null,
-      ],
+      [ref.userId, ref.sessionId, runId, f.status, this.now(), f.iterations, f.usageJson, f.error, f.note],
     );
     if (row) return this.decode.run(row);
     await this.requireSession(this.db, ref);
     throw missingRunError(ref, runId);
   }
 
-  async getRun(ref: SessionRef, runId: string): Promise<RunRecord | undefined> {
-    checkRef(ref);
+  protected async run(ref: T.SessionRef, runId: string): Promise<T.RunRecord | undefined> {
     const row = await this.db.one<RunRow>(
       `SELECT ${RUN_COLUMNS} ${RUN_FROM} WHERE r.id = $3 AND s.user_id = $1 AND s.session_key = $2`,
       [ref.userId, ref.sessionId, runId],
@@ -379,7 +317,7 @@ export class PgSessionStore implements SessionStore {
     return row && this.decode.run(row);
   }
 
-  async findRun(userId: string, runId: string): Promise<RunRecord | undefined> {
+  protected async runOfUser(userId: string, runId: string): Promise<T.RunRecord | undefined> {
     const row = await this.db.one<RunRow>(
       `SELECT ${RUN_COLUMNS} ${RUN_FROM} WHERE r.id = $1 AND s.user_id = $2`,
       [runId, userId],
@@ -387,64 +325,41 @@ export class PgSessionStore implements SessionStore {
     return row && this.decode.run(row);
   }
 
-  async listRuns(ref: SessionRef, options: { limit?: number } = {}): Promise<RunRecord[]> {
-    checkRef(ref);
-    const limit = options.limit === undefined ? null : Math.max(0, Math.floor(options.limit));
+  protected async runs(ref: T.SessionRef, limit: number | undefined): Promise<T.RunRecord[]> {
     const rows = await this.db.many<RunRow>(
       `SELECT ${RUN_COLUMNS} ${RUN_FROM} WHERE s.user_id = $1 AND s.session_key = $2
        ORDER BY r.started_at DESC, r.seq DESC LIMIT $3`,
-      [ref.userId, ref.sessionId, limit],
+      [ref.userId, ref.sessionId, limit ?? null],
     );
     return rows.map((row) => this.decode.run(row));
   }
 
-  async appendRunEvents(ref: SessionRef, runId: string, events: RunEventInput[]): Promise<void> {
-    checkRef(ref);
-    const append = () =>
-      this.db.one<{ found: number }>(
-        `WITH r AS (
-           UPDATE runs SET last_event_seq = greatest(coalesce(last_event_seq, 0),
-             (SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = runs.id)) + $4
-           WHERE id = $3 AND session_id = ${SESSION_ID} RETURNING last_event_seq - $4 AS base
-         ), added AS (
-           INSERT INTO run_events (run_id, seq, type, payload_json, at)
-           SELECT $3, r.base + e.n, e.type, e.payload, $5
-           FROM r, unnest($6::text[], $7::text[]) WITH ORDINALITY AS e (type, payload, n)
-         )
-         SELECT count(*)::int AS found FROM r`,
-        [
-          ref.userId,
-          ref.sessionId,
-          runId,
-          events.length,
-          this.now(),
-          events.map((e) => e.type),
-          events.map((e) => JSON.stringify(e)),
-        ],
-      );
-    let row: { found: number } | undefined;
-    try {
-      row = await append();
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
-      row = await append();
-    }
+  protected async insertEvents(ref: T.SessionRef, runId: string, events: T.RunEventInput[]): Promise<void> {
+    const row = await withSeqRetry(() =>
+      this.db.one<{ found: number }>(APPEND_EVENTS, [
+        ref.userId,
+        ref.sessionId,
+        runId,
+        events.length,
+        this.now(),
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e)),
+      ]),
+    );
     if (row?.found) return;
     await this.requireSession(this.db, ref);
     throw missingRunError(ref, runId);
   }
 
-  async getRunEvents(ref: SessionRef, runId: string): Promise<StoredRunEvent[]> {
-    checkRef(ref);
-    const rows = await this.db.many<RunEventRow>(
+  protected eventRows(ref: T.SessionRef, runId: string): Promise<RunEventRow[]> {
+    return this.db.many<RunEventRow>(
       `SELECT e.run_id, e.seq, e.type, e.payload_json, e.at FROM run_events e JOIN runs r ON r.id = e.run_id
        WHERE e.run_id = $3 AND r.session_id = ${SESSION_ID} ORDER BY e.seq`,
       [ref.userId, ref.sessionId, runId],
     );
-    return this.decode.events(runId, rows);
   }
 
-  async recoverInterruptedRuns(ref: SessionRef): Promise<RecoveryResult> {
+  protected async recover(ref: T.SessionRef): Promise<T.RecoveryResult> {
     if ((await this.findSession(this.db, ref)) === undefined) return { runs: [], syntheticResults: [] };
     return this.db.transaction(async (tx) => {
       const sessionId = await this.lockSession(tx, ref);
@@ -465,67 +380,58 @@ export class PgSessionStore implements SessionStore {
            (SELECT coalesce(max(id), 0) FROM messages WHERE session_id = $1 AND role = 'assistant') ORDER BY id`,
         [sessionId],
       );
-      const plan = unansweredResults(ref, this.decode.messages(ref, tail), this.logger);
-      if (!plan) return { runs, syntheticResults: [] };
-      return { runs, syntheticResults: await this.insertBatch(tx, ref, plan.runId, plan.results) };
+      const syntheticResults = await this.unansweredResults(ref, tail, (runId, batch) =>
+        this.insertBatch(tx, ref, runId, batch),
+      );
+      return { runs, syntheticResults };
     });
   }
 
-  async saveCheckpoint(
-    ref: SessionRef,
-    runId: string,
-    checkpoint: unknown,
-    options: { waiting?: boolean } = {},
-  ): Promise<void> {
-    checkRef(ref);
-    const { json, waiting } = checkpointColumns(checkpoint, options);
+  protected async writeCheckpoint(ref: T.SessionRef, runId: string, c: StepCheckpoint): Promise<void> {
     // Waiting keeps the time it started waiting when saved again while waiting.
     const changed = await this.db.run(
       `UPDATE runs SET checkpoint_json = $4,
          waiting_since = CASE WHEN $5::boolean THEN coalesce(waiting_since, $6::bigint) END
        WHERE id = $3 AND session_id = ${SESSION_ID}`,
-      [ref.userId, ref.sessionId, runId, json, waiting, this.now()],
+      [ref.userId, ref.sessionId, runId, c.json, c.waiting, this.now()],
     );
     if (changed > 0) return;
     await this.requireSession(this.db, ref);
     throw missingRunError(ref, runId);
   }
 
-  async loadCheckpoint(ref: SessionRef, runId: string): Promise<StoredCheckpoint | undefined> {
-    checkRef(ref);
-    const row = await this.db.one<CheckpointRow>(
+  protected checkpointRow(ref: T.SessionRef, runId: string): Promise<CheckpointRow | undefined> {
+    return this.db.one<CheckpointRow>(
       `SELECT checkpoint_json, waiting_since FROM runs WHERE id = $3 AND session_id = ${SESSION_ID}`,
       [ref.userId, ref.sessionId, runId],
     );
-    return this.decode.checkpoint(runId, row);
   }
 
-  async getTodos(ref: SessionRef): Promise<TodoItem[]> {
-    checkRef(ref);
+  protected async todosJson(ref: T.SessionRef): Promise<string | undefined> {
     const row = await this.db.one<{ items_json: string }>(
       `SELECT items_json FROM todos WHERE session_id = ${SESSION_ID}`,
       [ref.userId, ref.sessionId],
     );
-    return this.decode.todos(ref, row?.items_json);
+    return row?.items_json;
   }
 
-  async saveTodos(ref: SessionRef, items: TodoItem[]): Promise<void> {
-    checkRef(ref);
+  protected async writeTodos(ref: T.SessionRef, json: string): Promise<void> {
     const saved = await this.db.run(
       `INSERT INTO todos (session_id, items_json, updated_at)
        SELECT id, $3, $4 FROM sessions WHERE user_id = $1 AND session_key = $2
        ON CONFLICT (session_id) DO UPDATE SET items_json = excluded.items_json, updated_at = excluded.updated_at`,
-      [ref.userId, ref.sessionId, JSON.stringify(items), this.now()],
+      [ref.userId, ref.sessionId, json, this.now()],
     );
     if (saved === 0) throw missingSessionError(ref);
   }
 
-  async beginTurn(ref: SessionRef, input: BeginTurnInput): Promise<BeginTurnResult> {
-    checkToolPairs(ref, [input.message], describeToolPairIssues);
-    checkRef(ref);
+  protected async begin(
+    ref: T.SessionRef,
+    input: T.BeginTurnInput,
+    first: NewMessage,
+  ): Promise<T.BeginTurnResult> {
     const now = this.now();
-    const [columns] = this.columnsOf([input.message]) as [NewMessageColumns];
-    const { c, tokens } = columns;
+    const { c, tokens } = first;
     const { runId } = input.run;
     let row: BeginTurnRow | undefined;
     try {
@@ -552,59 +458,38 @@ export class PgSessionStore implements SessionStore {
     }
     if (!row) throw missingSessionError(ref);
     const session = toSessionRecord({ ...row, id: 0, user_id: ref.userId, session_key: ref.sessionId });
-    const added = { id: row.added_id, seq: row.added_seq };
-    const appended = this.storedRow(added, runId, now, columns, input.message);
     return {
       session,
       messages: this.decode.messages(ref, row.messages_json ?? []),
-      appended,
+      appended: this.stored({ id: row.added_id, seq: row.added_seq }, runId, now, first),
       run: this.decode.run({ ...row, id: runId, user_id: ref.userId, session_key: ref.sessionId }),
       todos: this.decode.todos(ref, row.todos_json ?? undefined),
     };
   }
 
-  async saveRunStep(ref: SessionRef, runId: string, step: RunStepInput): Promise<RunStepResult> {
-    const messages = step.messages ?? [];
-    if (messages.length > 0) checkToolPairs(ref, messages, describeToolPairIssues);
-    checkRef(ref);
-    if (step.finish && step.checkpoint) {
-      throw new DimsumError(
-        "internal",
-        "A run step either saves a checkpoint or finishes the run, not both.",
-      );
-    }
+  protected async step(ref: T.SessionRef, runId: string, step: StepColumns): Promise<T.RunStepResult> {
     const now = this.now();
-    const columns = this.columnsOf(messages);
-    const events = step.events ?? [];
-    const { json, waiting } = checkpointColumns(step.checkpoint?.value, {
-      waiting: step.checkpoint?.waiting,
-    });
-    const finish = step.finish;
+    const { messages, events, finish } = step;
+    const checkpoint = step.checkpoint ?? { json: null, waiting: false };
     const row = await withSeqRetry(() =>
       this.db.one<RunStepRow>(SAVE_RUN_STEP, [
         ref.userId,
         ref.sessionId,
         runId,
         now,
-        messages.length,
-        columns.map((x) => x.c.role),
-        columns.map((x) => x.c.contentJson),
-        columns.map((x) => x.c.toolCallId),
-        columns.map((x) => x.c.toolName),
-        columns.map((x) => x.c.isError),
-        columns.map((x) => x.tokens),
+        ...messageArrays(messages),
         events.length,
         events.map((e) => e.type),
         events.map((e) => JSON.stringify(e)),
         finish ? "finish" : step.checkpoint ? "checkpoint" : "none",
-        json,
-        waiting,
+        checkpoint.json,
+        checkpoint.waiting,
         finish?.status ?? null,
         finish?.iterations ?? null,
-        finish?.usage === undefined ? null : JSON.stringify(finish.usage),
+        finish?.usageJson ?? null,
         finish?.error ?? null,
         finish?.note ?? null,
-        step.readTodos === true,
+        step.readTodos,
       ]),
     );
     if (!row?.found) {
@@ -613,10 +498,8 @@ export class PgSessionStore implements SessionStore {
     }
     const added = row.added ?? [];
     if (added.length !== messages.length) throw missingSessionError(ref);
-    const result: RunStepResult = {
-      messages: added.map(([id, seq], i) =>
-        this.storedRow({ id, seq }, runId, now, columns[i] as NewMessageColumns, messages[i] as Message),
-      ),
+    const result: T.RunStepResult = {
+      messages: added.map(([id, seq], i) => this.stored({ id, seq }, runId, now, messages[i] as NewMessage)),
     };
     if (finish && row.status !== null) {
       result.run = this.decode.run({
@@ -633,38 +516,19 @@ export class PgSessionStore implements SessionStore {
 
   // --- helpers ---
 
-  /** The columns of messages to store, with their token estimates. */
-  private columnsOf(messages: readonly Message[]): NewMessageColumns[] {
-    return messages.map((message) => ({
-      c: messageToColumns(message),
-      tokens: this.estimateTokens ? Math.round(this.estimateTokens(message)) : null,
-    }));
-  }
-
-  /** A message just stored as `id`, `seq`, as the store returns it. */
-  private storedRow(
-    { id, seq }: { id: number; seq: number },
-    runId: string | undefined,
-    now: number,
-    { c, tokens }: NewMessageColumns,
-    message: Message,
-  ): StoredMessage {
-    return newStoredMessage({ id, seq }, runId, now, c, tokens, message);
-  }
-
   /**
-   * Appends `messages` to the session in one statement: the session row's counter hands out their
+   * Appends `batch` to the session in one statement: the session row's counter hands out their
    * `seq` (its row lock orders concurrent appends) and `updated_at` moves; throws when the session
    * does not exist.
    */
   private async insertBatch(
     q: PgQueryable,
-    ref: SessionRef,
+    ref: T.SessionRef,
     runId: string | undefined,
-    messages: readonly Message[],
-  ): Promise<StoredMessage[]> {
+    batch: readonly NewMessage[],
+  ): Promise<T.StoredMessage[]> {
     const now = this.now();
-    const columns = this.columnsOf(messages);
+    const [count, ...arrays] = messageArrays(batch);
     const inserted = await q.many<{ id: number; seq: number }>(
       `WITH s AS (
          UPDATE sessions SET updated_at = $3, last_seq = greatest(coalesce(last_seq, 0),
@@ -677,30 +541,16 @@ export class PgSessionStore implements SessionStore {
        FROM s, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::int[])
          WITH ORDINALITY AS e (role, content_json, tool_call_id, tool_name, is_error, tokens, n)
        RETURNING id, seq`,
-      [
-        ref.userId,
-        ref.sessionId,
-        now,
-        messages.length,
-        runId ?? null,
-        columns.map((x) => x.c.role),
-        columns.map((x) => x.c.contentJson),
-        columns.map((x) => x.c.toolCallId),
-        columns.map((x) => x.c.toolName),
-        columns.map((x) => x.c.isError),
-        columns.map((x) => x.tokens),
-      ],
+      [ref.userId, ref.sessionId, now, count, runId ?? null, ...arrays],
     );
-    if (inserted.length !== messages.length) throw missingSessionError(ref);
+    if (inserted.length !== batch.length) throw missingSessionError(ref);
     inserted.sort((a, b) => a.seq - b.seq);
-    return inserted.map((key, i) =>
-      this.storedRow(key, runId, now, columns[i] as NewMessageColumns, messages[i] as Message),
-    );
+    return inserted.map((key, i) => this.stored(key, runId, now, batch[i] as NewMessage));
   }
 
   private async markCompactedIn(
     tx: PgQueryable,
-    ref: SessionRef,
+    ref: T.SessionRef,
     sessionId: number,
     uptoMessageId: number,
   ): Promise<number> {
@@ -708,15 +558,14 @@ export class PgSessionStore implements SessionStore {
       "SELECT role FROM messages WHERE session_id = $1 AND id > $2 ORDER BY id LIMIT 1",
       [sessionId, uptoMessageId],
     );
-    if (next?.role === "tool") throw splitToolResultError(ref, uptoMessageId);
+    checkCompactionCut(ref, uptoMessageId, next?.role);
     return tx.run("UPDATE messages SET compacted = 1 WHERE session_id = $1 AND id <= $2 AND compacted = 0", [
       sessionId,
       uptoMessageId,
     ]);
   }
 
-  private async findSession(q: PgQueryable, ref: SessionRef): Promise<number | undefined> {
-    checkRef(ref);
+  private async findSession(q: PgQueryable, ref: T.SessionRef): Promise<number | undefined> {
     const row = await q.one<{ id: number }>(
       "SELECT id FROM sessions WHERE user_id = $1 AND session_key = $2",
       [ref.userId, ref.sessionId],
@@ -724,15 +573,14 @@ export class PgSessionStore implements SessionStore {
     return row?.id;
   }
 
-  private async requireSession(q: PgQueryable, ref: SessionRef): Promise<number> {
+  private async requireSession(q: PgQueryable, ref: T.SessionRef): Promise<number> {
     const id = await this.findSession(q, ref);
     if (id === undefined) throw missingSessionError(ref);
     return id;
   }
 
   /** The session's id, its row locked until the transaction ends: appends to it run one at a time. */
-  private async lockSession(tx: PgQueryable, ref: SessionRef): Promise<number> {
-    checkRef(ref);
+  private async lockSession(tx: PgQueryable, ref: T.SessionRef): Promise<number> {
     const row = await tx.one<{ id: number }>(
       "SELECT id FROM sessions WHERE user_id = $1 AND session_key = $2 FOR UPDATE",
       [ref.userId, ref.sessionId],
@@ -740,4 +588,17 @@ export class PgSessionStore implements SessionStore {
     if (!row) throw missingSessionError(ref);
     return row.id;
   }
+}
+
+/** A batch's count, then its columns as arrays for `unnest` (role, content, call id, tool, error, tokens). */
+function messageArrays(batch: readonly NewMessage[]): unknown[] {
+  return [
+    batch.length,
+    batch.map((x) => x.c.role),
+    batch.map((x) => x.c.contentJson),
+    batch.map((x) => x.c.toolCallId),
+    batch.map((x) => x.c.toolName),
+    batch.map((x) => x.c.isError),
+    batch.map((x) => x.tokens),
+  ];
 }

@@ -3,7 +3,7 @@ import { type SqlDatabase, sql } from "../../store/sql-database.js";
 import { networkToJson } from "../agent-network.js";
 import type { AgentRecord } from "../types.js";
 import type { AgentRepository } from "./repositories.js";
-import { type AgentRow, agentParams, agentUpdateParams, toAgent } from "./rows.js";
+import { type AgentRow, agentParams, agentUpdateParams, agentVisibilityParams, toAgent } from "./rows.js";
 
 export const AGENT_SQL = {
   // Insertion order breaks ties: SQLite's rowid, PostgreSQL's seq column.
@@ -14,13 +14,14 @@ export const AGENT_SQL = {
   get: sql("SELECT * FROM team_agents WHERE id = ?"),
   insert: sql(
     `INSERT INTO team_agents (name, emoji, model, tools_allow_json, tools_deny_json, memory, skills_json,
-       knowledge_bases_json, ask_first_json, answer_format_json, updated_at, id, created_at, reasoning)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       knowledge_bases_json, ask_first_json, answer_format_json, updated_at, id, created_at, reasoning,
+       owner_id, visibility, allowed_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ),
   update: sql(
     `UPDATE team_agents SET name = ?, emoji = ?, model = ?, tools_allow_json = ?, tools_deny_json = ?,
        memory = ?, skills_json = ?, knowledge_bases_json = ?, ask_first_json = ?, answer_format_json = ?,
-       updated_at = ?, reasoning = ? WHERE id = ?`,
+       updated_at = ?, reasoning = ?, visibility = ?, allowed_json = ? WHERE id = ?`,
   ),
   delete: sql("DELETE FROM team_agents WHERE id = ?"),
   /** The sandbox network has its own statement: written after the agent's other columns. */
@@ -47,6 +48,7 @@ export class AgentRepo implements AgentRepository {
       ...agentParams(agent),
       agent.createdAt,
       agent.reasoning ?? null,
+      ...agentVisibilityParams(agent),
     ]);
     await this.#setNetwork(agent);
     return agent;

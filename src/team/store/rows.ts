@@ -5,6 +5,8 @@
 
 import { isReasoningEffort } from "../../llm/reasoning.js";
 import type { JsonSchema, Usage } from "../../llm/types.js";
+import { type VisibilityRow, visibilityParams, visibleOf } from "../../shared/visibility.js";
+import { withPresent } from "../../store/present-fields.js";
 import { networkFromJson } from "../agent-network.js";
 import type {
   AgentRecord,
@@ -31,7 +33,7 @@ export function parseJson<T>(text: string | null | undefined, fallback: T): T {
   }
 }
 
-export interface AgentRow {
+export interface AgentRow extends VisibilityRow {
   id: string;
   name: string;
   emoji: string;
@@ -63,7 +65,8 @@ export function toAgent(row: AgentRow): AgentRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-  if (row.model !== null) agent.model = row.model;
+  Object.assign(agent, visibleOf(row));
+  withPresent(agent, { model: row.model });
   if (isReasoningEffort(row.reasoning)) agent.reasoning = row.reasoning;
   const network = networkFromJson(row.network_json);
   if (network) agent.network = network;
@@ -96,10 +99,19 @@ export function agentParams(agent: AgentRecord): unknown[] {
   ];
 }
 
-/** `agentParams` with the reasoning column before the id: the parameters of an agent UPDATE. */
+/**
+ * `agentParams` with the reasoning and visibility columns before the id: the parameters of an agent
+ * UPDATE (the owner stays who made it).
+ */
 export function agentUpdateParams(agent: AgentRecord): unknown[] {
   const params = agentParams(agent);
-  return [...params.slice(0, -1), agent.reasoning ?? null, params.at(-1)];
+  const [, visibility, allowed] = visibilityParams(agent);
+  return [...params.slice(0, -1), agent.reasoning ?? null, visibility, allowed, params.at(-1)];
+}
+
+/** The owner, visibility and allowed people of an agent: the last three columns of its INSERT. */
+export function agentVisibilityParams(agent: AgentRecord): unknown[] {
+  return visibilityParams(agent);
 }
 
 export interface ChannelRow {
@@ -187,11 +199,12 @@ export function toMessage(row: MessageRow): ChannelMessage {
     createdAt: row.created_at,
     parts: row.parts_json === null ? textParts(row.text) : parseJson<MessagePart[]>(row.parts_json, []),
   };
-  if (row.run_id !== null) message.runId = row.run_id;
-  if (row.reply_to !== null) message.replyTo = row.reply_to;
-  if (row.version_of !== null) message.versionOf = row.version_of;
-  if (row.edited_at !== null) message.editedAt = row.edited_at;
-  return message;
+  return withPresent(message, {
+    runId: row.run_id,
+    replyTo: row.reply_to,
+    versionOf: row.version_of,
+    editedAt: row.edited_at,
+  });
 }
 
 export interface RunRow {
@@ -223,10 +236,12 @@ export function toStoredRun(row: RunRow): StoredRun {
     depth: row.depth,
     startedAt: row.started_at,
   };
-  if (row.flow_id !== null) run.flowId = row.flow_id;
-  if (row.step_index !== null) run.stepIndex = row.step_index;
-  if (row.parent_run_id !== null) run.parentRunId = row.parent_run_id;
-  if (row.error !== null) run.error = row.error;
+  withPresent(run, {
+    flowId: row.flow_id,
+    stepIndex: row.step_index,
+    parentRunId: row.parent_run_id,
+    error: row.error,
+  });
   // usage_json keeps the answer's model and cost beside the token counts.
   const stored = parseJson<(Usage & { model?: string; costUsd?: number }) | undefined>(
     row.usage_json,

@@ -5,6 +5,7 @@
  * refused, what the import had created is deleted again and the refusal names the template's field.
  */
 import { DimsumError, toDimsumError } from "../../errors.js";
+import { withPresent } from "../../store/present-fields.js";
 import { assertCanCreateChannel, assertCanManageAgents } from "../access.js";
 import type { Actor, AgentInput, AgentRecord, ChannelRecord, Team } from "../types.js";
 import type { TemplateSchedules } from "./template-schedules.js";
@@ -147,19 +148,22 @@ function agentInputOf(
   name: string,
   rename: (text: string) => string,
 ): AgentInput {
-  const input: AgentInput = { id, name };
-  if (agent.emoji !== undefined) input.emoji = agent.emoji;
-  if (agent.persona.trim() !== "") input.soul = rename(agent.persona);
-  if (agent.model !== undefined) input.model = agent.model;
-  if (agent.reasoning !== undefined) input.reasoning = agent.reasoning;
-  if (agent.toolsAllow !== undefined) input.toolsAllow = agent.toolsAllow;
-  if (agent.toolsDeny !== undefined) input.toolsDeny = agent.toolsDeny;
-  if (agent.memory !== undefined) input.memory = agent.memory;
-  if (agent.skills !== undefined) input.skills = agent.skills;
-  if (agent.knowledgeBases !== undefined) input.knowledgeBases = agent.knowledgeBases;
-  if (agent.askFirst !== undefined) input.askFirst = agent.askFirst;
-  if (agent.answerFormat !== undefined) input.answerFormat = agent.answerFormat;
-  return input;
+  return withPresent<AgentInput>(
+    { id, name },
+    {
+      emoji: agent.emoji,
+      soul: agent.persona.trim() !== "" ? rename(agent.persona) : undefined,
+      model: agent.model,
+      reasoning: agent.reasoning,
+      toolsAllow: agent.toolsAllow,
+      toolsDeny: agent.toolsDeny,
+      memory: agent.memory,
+      skills: agent.skills,
+      knowledgeBases: agent.knowledgeBases,
+      askFirst: agent.askFirst,
+      answerFormat: agent.answerFormat,
+    },
+  );
 }
 
 function scheduleInputOf(

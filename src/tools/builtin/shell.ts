@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import * as z from "zod";
 import { DimsumError } from "../../errors.js";
-import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
+import { type ApprovalNeed, defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
 import { requestNetworkTool } from "./request-network.js";
 import type { CommandCgroup } from "./sandbox/cgroup.js";
 import { detectSandbox, type LaunchPlan, planLaunch, type SandboxStatus } from "./sandbox/index.js";
@@ -286,6 +286,14 @@ export function policyVerdict(command: string, ctx: ToolContext, sandbox: Sandbo
   return verdict;
 }
 
+/** The approval a command needs under the shell policy (execute_command, process_start); undefined: none. */
+export async function commandApproval(command: string, ctx: ToolContext): Promise<ApprovalNeed | undefined> {
+  const sandbox = await detectSandbox(ctx.config.shell.sandbox.bwrapPath);
+  const verdict = policyVerdict(command, ctx, sandbox);
+  if (verdict.decision !== "confirm") return undefined;
+  return { summary: command, reason: verdict.reason, unattendedHint: unattendedHint(sandbox) };
+}
+
 export function unattendedHint(sandbox: SandboxStatus): string {
   return sandbox.available
     ? "rerun with --yes to allow such commands, or adjust tools.shell (allow/confirm) in the configuration"
@@ -348,12 +356,7 @@ export const executeCommandTool: ZodTool = defineTool({
     "Risky commands may need approval.",
   parameters: executeCommandParams,
   concurrencySafe: false,
-  async needsApproval(args, ctx) {
-    const sandbox = await detectSandbox(ctx.config.shell.sandbox.bwrapPath);
-    const verdict = policyVerdict(args.command, ctx, sandbox);
-    if (verdict.decision !== "confirm") return undefined;
-    return { summary: args.command, reason: verdict.reason, unattendedHint: unattendedHint(sandbox) };
-  },
+  needsApproval: (args, ctx) => commandApproval(args.command, ctx),
   // The command's own policy timeout governs; this only keeps a shorter registry default from cutting in.
   timeoutMs: 24 * 60 * 60 * 1000,
   async execute(args, ctx) {

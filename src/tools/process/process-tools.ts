@@ -7,7 +7,7 @@ import { stat } from "node:fs/promises";
 import * as z from "zod";
 import { detectSandbox } from "../builtin/sandbox/index.js";
 import { withGrantedNetwork } from "../builtin/sandbox/network-grants.js";
-import { checkPolicy, policyVerdict, unattendedHint } from "../builtin/shell.js";
+import { checkPolicy, commandApproval } from "../builtin/shell.js";
 import { errorResult, toolFailure } from "../builtin/tool-error.js";
 import { resolveInWorkspace } from "../builtin/workspace-path.js";
 import { defineTool, type ToolContext, type ToolResult, type ZodTool } from "../types.js";
@@ -73,12 +73,7 @@ export const processStartTool: ZodTool = defineTool({
     "send input with process_write, stop it with process_stop. Same rules, limits and network as execute_command.",
   parameters: startParams,
   concurrencySafe: false,
-  async needsApproval(args, ctx) {
-    const sandbox = await detectSandbox(ctx.config.shell.sandbox.bwrapPath);
-    const verdict = policyVerdict(args.command, ctx, sandbox);
-    if (verdict.decision !== "confirm") return undefined;
-    return { summary: args.command, reason: verdict.reason, unattendedHint: unattendedHint(sandbox) };
-  },
+  needsApproval: (args, ctx) => commandApproval(args.command, ctx),
   async execute(args, ctx) {
     try {
       const session = sessionOf(ctx);

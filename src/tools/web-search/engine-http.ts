@@ -192,3 +192,10 @@ export function parseJsonBody(label: string, text: string): unknown {
     throw badAnswer(`${label} answered with something that is not JSON: ${errorExcerpt(text) || "(empty)"}`);
   }
 }
+
+/** Sends the request and returns its parsed JSON body; a non-2xx status or a non-JSON answer throws. */
+export async function requestEngineJson(req: EngineRequest): Promise<unknown> {
+  const res = await sendEngineRequest(req);
+  checkStatus(req.label, req.url, res);
+  return parseJsonBody(req.label, res.text);
+}

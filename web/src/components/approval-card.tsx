@@ -202,16 +202,19 @@ export function ApprovalCard({
           >
             {sending === "approve" ? t("approval.approving") : t("approval.approve")}
           </button>
-          <button
-            type="button"
-            class="btn btn-small"
-            disabled={sending !== undefined || settling}
-            title={t("approval.alwaysTitle", { tool: call.name })}
-            onClick={() => void decide("always")}
-            data-testid="approval-always"
-          >
-            {sending === "always" ? t("approval.approving") : t("approval.alwaysAllow")}
-          </button>
+          {/* Network asked for with request_network is granted for the run only: no "Always". */}
+          {call.name !== "request_network" && (
+            <button
+              type="button"
+              class="btn btn-small"
+              disabled={sending !== undefined || settling}
+              title={t("approval.alwaysTitle", { tool: call.name })}
+              onClick={() => void decide("always")}
+              data-testid="approval-always"
+            >
+              {sending === "always" ? t("approval.approving") : t("approval.alwaysAllow")}
+            </button>
+          )}
           <button
             type="button"
             class="btn btn-small btn-danger"

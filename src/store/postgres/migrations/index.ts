@@ -20,6 +20,7 @@ import { appCalls } from "./014-app-calls.js";
 import { meetings } from "./015-meetings.js";
 import { auditLog } from "./016-audit-log.js";
 import { budgets } from "./017-budgets.js";
+import { visibility } from "./018-visibility.js";
 import { agentNetwork } from "./019-agent-network.js";
 
 export const pgMigrations: readonly PgMigration[] = [
@@ -40,5 +41,6 @@ export const pgMigrations: readonly PgMigration[] = [
   meetings,
   auditLog,
   budgets,
+  visibility,
   agentNetwork,
 ];

@@ -67,12 +67,8 @@ export function parseDuckDuckGoHtml(html: string): DuckDuckGoPage {
 
 /** A DuckDuckGo engine (no key needed). */
 export function createDuckDuckGoEngine(config: DuckDuckGoConfig = {}): SearchEngine {
-  const endpoint = endpointUrl(
-    config.baseUrl ?? DUCKDUCKGO_DEFAULT_BASE_URL,
-    "/html/",
-    LABEL,
-    "DUCKDUCKGO_BASE_URL",
-  );
+  const baseUrl = config.baseUrl ?? DUCKDUCKGO_DEFAULT_BASE_URL;
+  const endpoint = endpointUrl(baseUrl, "/html/", LABEL, "DUCKDUCKGO_BASE_URL");
   return {
     name: "duckduckgo",
     async search(query, { maxResults, signal }) {
@@ -87,7 +83,7 @@ export function createDuckDuckGoEngine(config: DuckDuckGoConfig = {}): SearchEng
         },
         body: new URLSearchParams({ q: query }).toString(),
         signal,
-        ...(config.maxBytes === undefined ? {} : { maxBytes: config.maxBytes }),
+        maxBytes: config.maxBytes,
       });
       checkStatus(LABEL, url, res);
       const page = parseDuckDuckGoHtml(res.text);

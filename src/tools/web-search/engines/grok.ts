@@ -5,10 +5,10 @@
  * it read (used when the lines name none). Key: XAI_API_KEY.
  */
 import { badAnswer } from "../engine-error.js";
-import { checkStatus, parseJsonBody, sendEngineRequest } from "../engine-http.js";
 import type { EngineHttpOptions, SearchEngine } from "../types.js";
 import { endpointUrl } from "./base-url.js";
-import { parseResultLines, resultLinesInstruction } from "./result-lines.js";
+import { postKeyedJson } from "./keyed-json.js";
+import { parseResultLines, resultLinesChat } from "./result-lines.js";
 import { isHttpUrl } from "./result-url.js";
 
 const LABEL = "Grok";
@@ -30,30 +30,18 @@ interface GrokResponse {
 
 /** A Grok engine using `config.apiKey`. */
 export function createGrokEngine(config: GrokSearchConfig): SearchEngine {
-  const endpoint = endpointUrl(
-    config.baseUrl ?? GROK_DEFAULT_BASE_URL,
-    "/chat/completions",
-    LABEL,
-    "XAI_BASE_URL",
-  );
+  const baseUrl = config.baseUrl ?? GROK_DEFAULT_BASE_URL;
+  const endpoint = endpointUrl(baseUrl, "/chat/completions", LABEL, "XAI_BASE_URL");
   return {
     name: "grok",
     async search(query, { maxResults, signal }) {
-      const res = await sendEngineRequest({
+      const body = (await postKeyedJson({
         label: LABEL,
-        url: new URL(endpoint),
-        method: "POST",
-        headers: {
-          accept: "application/json",
-          "content-type": "application/json",
-          authorization: `Bearer ${config.apiKey}`,
-        },
-        body: JSON.stringify({
+        endpoint,
+        apiKey: config.apiKey,
+        payload: {
           model: GROK_SEARCH_MODEL,
-          messages: [
-            { role: "system", content: resultLinesInstruction(maxResults) },
-            { role: "user", content: query },
-          ],
+          messages: resultLinesChat(query, maxResults),
           temperature: 0.3,
           search_parameters: {
             mode: "on",
@@ -61,17 +49,15 @@ export function createGrokEngine(config: GrokSearchConfig): SearchEngine {
             max_search_results: Math.min(Math.max(1, maxResults), MAX_RESULTS),
             return_citations: true,
           },
-        }),
+        },
         signal,
-        ...(config.maxBytes === undefined ? {} : { maxBytes: config.maxBytes }),
-      });
-      checkStatus(LABEL, endpoint, res);
-      const body = parseJsonBody(LABEL, res.text) as GrokResponse;
+        maxBytes: config.maxBytes,
+      })) as GrokResponse | null;
       const content = body?.choices?.[0]?.message?.content;
       if (typeof content !== "string") throw badAnswer(`${LABEL} answered without a message.`);
       const results = parseResultLines(content, maxResults);
       if (results.length > 0) return results;
-      const citations = Array.isArray(body.citations) ? body.citations : [];
+      const citations = Array.isArray(body?.citations) ? body.citations : [];
       return citations
         .filter((c): c is string => typeof c === "string" && isHttpUrl(c))
         .slice(0, maxResults)

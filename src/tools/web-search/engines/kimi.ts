@@ -5,10 +5,10 @@
  * answer lists the results, one `title | url | summary` a line. Key: MOONSHOT_API_KEY.
  */
 import { badAnswer } from "../engine-error.js";
-import { checkStatus, parseJsonBody, sendEngineRequest } from "../engine-http.js";
 import type { EngineHttpOptions, SearchEngine } from "../types.js";
 import { endpointUrl } from "./base-url.js";
-import { parseResultLines, resultLinesInstruction } from "./result-lines.js";
+import { postKeyedJson } from "./keyed-json.js";
+import { parseResultLines, resultLinesChat } from "./result-lines.js";
 
 const LABEL = "Kimi";
 /** Moonshot's API unless MOONSHOT_BASE_URL says otherwise (the `kimi:` provider's). */
@@ -36,40 +36,26 @@ interface ChatResponse {
 
 /** A Kimi engine using `config.apiKey`. */
 export function createKimiEngine(config: KimiSearchConfig): SearchEngine {
-  const endpoint = endpointUrl(
-    config.baseUrl ?? KIMI_DEFAULT_BASE_URL,
-    "/chat/completions",
-    LABEL,
-    "MOONSHOT_BASE_URL",
-  );
+  const baseUrl = config.baseUrl ?? KIMI_DEFAULT_BASE_URL;
+  const endpoint = endpointUrl(baseUrl, "/chat/completions", LABEL, "MOONSHOT_BASE_URL");
   return {
     name: "kimi",
     async search(query, { maxResults, signal }) {
-      const messages: ChatMessage[] = [
-        { role: "system", content: resultLinesInstruction(maxResults) },
-        { role: "user", content: query },
-      ];
+      const messages: ChatMessage[] = resultLinesChat(query, maxResults);
       for (let round = 0; round <= MAX_ROUNDS; round++) {
-        const res = await sendEngineRequest({
+        const body = (await postKeyedJson({
           label: LABEL,
-          url: new URL(endpoint),
-          method: "POST",
-          headers: {
-            accept: "application/json",
-            "content-type": "application/json",
-            authorization: `Bearer ${config.apiKey}`,
-          },
-          body: JSON.stringify({
+          endpoint,
+          apiKey: config.apiKey,
+          payload: {
             model: KIMI_SEARCH_MODEL,
             messages,
             temperature: 0.3,
             tools: [{ type: "builtin_function", function: { name: "$web_search" } }],
-          }),
+          },
           signal,
-          ...(config.maxBytes === undefined ? {} : { maxBytes: config.maxBytes }),
-        });
-        checkStatus(LABEL, endpoint, res);
-        const body = parseJsonBody(LABEL, res.text) as ChatResponse;
+          maxBytes: config.maxBytes,
+        })) as ChatResponse | null;
         const choice = body?.choices?.[0];
         const message = choice?.message;
         if (!message) throw badAnswer(`${LABEL} answered without a message.`);

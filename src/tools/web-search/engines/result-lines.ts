@@ -16,6 +16,14 @@ export function resultLinesInstruction(maxResults: number): string {
   ].join("\n");
 }
 
+/** The chat that asks a searching model for `query`: the instruction above, then the query. */
+export function resultLinesChat(query: string, maxResults: number): Array<{ role: string; content: string }> {
+  return [
+    { role: "system", content: resultLinesInstruction(maxResults) },
+    { role: "user", content: query },
+  ];
+}
+
 /** The results in a model's `title | url | summary` lines; lines without an http(s) URL are skipped. */
 export function parseResultLines(text: string, maxResults: number): SearchResult[] {
   const results: SearchResult[] = [];

@@ -3,17 +3,15 @@
  * The JSON format must be enabled in the instance's settings.yml (search.formats), else it answers 403.
  * The API cannot limit the number of results, so they are cut here.
  */
-import { badAnswer, SearchEngineError } from "../engine-error.js";
+import { SearchEngineError } from "../engine-error.js";
 import { checkStatus, parseJsonBody, sendEngineRequest } from "../engine-http.js";
-import { oneLine } from "../markup.js";
-import type { SearchEngine, SearchResult, SearxngConfig } from "../types.js";
+import type { SearchEngine, SearxngConfig } from "../types.js";
+import { resultsArray, resultsFromItems } from "./api-results.js";
 import { endpointUrl } from "./base-url.js";
-import { isHttpUrl } from "./result-url.js";
 
 const LABEL = "SearXNG";
 
 interface SearxngResponse {
-  results?: Array<{ title?: unknown; url?: unknown; content?: unknown }>;
   unresponsive_engines?: unknown[];
 }
 
@@ -32,7 +30,7 @@ export function createSearxngEngine(config: SearxngConfig): SearchEngine {
         method: "GET",
         headers: { accept: "application/json" },
         signal,
-        ...(config.maxBytes === undefined ? {} : { maxBytes: config.maxBytes }),
+        maxBytes: config.maxBytes,
       });
       if (res.status === 403) {
         throw new SearchEngineError("bad_request", `${LABEL} refused JSON output (HTTP 403).`, {
@@ -42,19 +40,7 @@ export function createSearxngEngine(config: SearxngConfig): SearchEngine {
       }
       checkStatus(LABEL, url, res);
       const body = parseJsonBody(LABEL, res.text) as SearxngResponse;
-      if (typeof body !== "object" || body === null || !Array.isArray(body.results)) {
-        throw badAnswer(`${LABEL} answered without a results list.`);
-      }
-      const results: SearchResult[] = [];
-      for (const item of body.results) {
-        if (typeof item?.url !== "string" || !isHttpUrl(item.url)) continue;
-        results.push({
-          title: oneLine(typeof item.title === "string" ? item.title : item.url),
-          url: item.url,
-          snippet: oneLine(typeof item.content === "string" ? item.content : ""),
-        });
-        if (results.length >= maxResults) break;
-      }
+      const results = resultsFromItems(resultsArray(LABEL, body), "content", maxResults);
       const unresponsive = Array.isArray(body.unresponsive_engines) ? body.unresponsive_engines.length : 0;
       // An empty page because every upstream engine failed is an outage, not "nothing found".
       if (results.length === 0 && unresponsive > 0) {
