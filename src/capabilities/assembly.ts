@@ -13,7 +13,7 @@ import type { KnowledgeService } from "../knowledge/knowledge-service.js";
 import { createRagTool } from "../knowledge/rag-tool.js";
 import { createMemoryTools } from "../memory/tools.js";
 import type { MemoryStore } from "../memory/types.js";
-import type { Viewer } from "../shared/visibility.js";
+import type { Viewer, Visible } from "../shared/visibility.js";
 import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
 import { browserTool } from "../tools/browser/browser-tool.js";
 import { builtinTools } from "../tools/builtin/index.js";
@@ -24,6 +24,7 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { memoryLayer, personaLayer, skillLayer } from "./context-layers.js";
 import { type Extensions, NO_EXTENSIONS } from "./extensions.js";
+import { mcpToolsVisibleTo } from "./mcp-visibility.js";
 import { LOAD_SKILL_TOOL, loadSkillTool } from "./load-skill-tool.js";
 
 /** Where a tool comes from, as the catalogue and the agent editor show it. */
@@ -50,6 +51,8 @@ export interface McpToolSource {
   ready(): Promise<void>;
   /** Tools of the servers `person` signed in to with their own account (team server). */
   personalTools?(person: string): Promise<Tool[]>;
+  /** Who sees a configured server (team server); undefined for an unknown name. */
+  access?(server: string): Visible | undefined;
 }
 
 /** Tools the team creates per run (call_agent, manage_schedule, …), described for the catalogue. */
@@ -210,8 +213,10 @@ export class CapabilityAssembly {
     }
     if (mcp) {
       await mcp.ready();
-      extra.push(...mcp.tools());
-      if (person !== undefined && mcp.personalTools) extra.push(...(await mcp.personalTools(person)));
+      const mcpTools = [...mcp.tools()];
+      if (person !== undefined && mcp.personalTools) mcpTools.push(...(await mcp.personalTools(person)));
+      // Only the servers the run's person may see (a run for no one: the servers everyone sees).
+      extra.push(...mcpToolsVisibleTo(mcp, request.viewer, mcpTools));
     }
     extra.push(...(request.runTools ?? []));
     // Skills need their loader wherever there are skills; it only reads instructions, so the allow
