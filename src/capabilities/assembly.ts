@@ -24,7 +24,7 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { memoryLayer, personaLayer, skillLayer } from "./context-layers.js";
 import { type Extensions, NO_EXTENSIONS } from "./extensions.js";
-import { mcpToolsVisibleTo } from "./mcp-visibility.js";
+import { canUseMcpServer, mcpToolsVisibleTo } from "./mcp-visibility.js";
 import { LOAD_SKILL_TOOL, loadSkillTool } from "./load-skill-tool.js";
 
 /** Where a tool comes from, as the catalogue and the agent editor show it. */
@@ -147,6 +147,12 @@ export class CapabilityAssembly {
   /** Resolves once the MCP servers' first connection attempts settled (their tools are known). */
   async ready(): Promise<void> {
     await this.#services.mcp?.ready();
+  }
+
+  /** True when `viewer` may see and use MCP server `server` (an unknown name: true). */
+  canUseMcpServer(viewer: Viewer, server: string): boolean {
+    const mcp = this.#services.mcp;
+    return mcp === undefined || canUseMcpServer(mcp, viewer, server);
   }
 
   /** Every tool a run may be given, with its source; MCP tools of the servers connected now. */
