@@ -24,8 +24,8 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { memoryLayer, personaLayer, skillLayer } from "./context-layers.js";
 import { type Extensions, NO_EXTENSIONS } from "./extensions.js";
-import { canUseMcpServer, mcpToolsVisibleTo } from "./mcp-visibility.js";
 import { LOAD_SKILL_TOOL, loadSkillTool } from "./load-skill-tool.js";
+import { canUseMcpServer, mcpToolsVisibleTo } from "./mcp-visibility.js";
 
 /** Where a tool comes from, as the catalogue and the agent editor show it. */
 export type ToolSource = "builtin" | "memory" | "knowledge" | "mcp" | "http" | "plugin" | "team";

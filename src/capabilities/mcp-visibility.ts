@@ -22,11 +22,16 @@ export function canUseMcpServer(source: McpAccess, viewer: Viewer | undefined, s
 }
 
 /** The tools of `tools` whose server `viewer` may use. */
-export function mcpToolsVisibleTo(source: McpAccess, viewer: Viewer | undefined, tools: readonly Tool[]): Tool[] {
+export function mcpToolsVisibleTo(
+  source: McpAccess,
+  viewer: Viewer | undefined,
+  tools: readonly Tool[],
+): Tool[] {
   if (!source.access) return [...tools];
   // Longest names first, so `a_b_tool` belongs to server `a_b` rather than `a`.
   const names = source.serverNames().sort((a, b) => b.length - a.length);
-  const serverOf = (tool: Tool) => (tool.kind === "json" ? tool.mcp?.server : undefined) ?? names.find((n) => tool.name.startsWith(`${n}_`));
+  const serverOf = (tool: Tool) =>
+    (tool.kind === "json" ? tool.mcp?.server : undefined) ?? names.find((n) => tool.name.startsWith(`${n}_`));
   return tools.filter((tool) => {
     const server = serverOf(tool);
     return server === undefined || canUseMcpServer(source, viewer, server);

@@ -5,13 +5,14 @@
  *   {"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers", "transport"}}}
  *   {"servers": [{"name", "transport": "stdio"|"http"|"sse", ...}]}
  */
-import type { Visibility } from "../shared/visibility.js";
+
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import * as z from "zod";
 import { expandVariables } from "../config/expand-variables.js";
 import { parseConfigJson } from "../config/parse-config-json.js";
 import { DimsumError } from "../errors.js";
+import type { Visibility } from "../shared/visibility.js";
 
 /** Settings every server has, whatever its transport. */
 export interface McpServerCommon {
