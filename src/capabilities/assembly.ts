@@ -155,13 +155,17 @@ export class CapabilityAssembly {
     return mcp === undefined || canUseMcpServer(mcp, viewer, server);
   }
 
-  /** Every tool a run may be given, with its source; MCP tools of the servers connected now. */
-  catalogue(): CatalogueEntry[] {
+  /**
+   * Every tool a run may be given, with its source; MCP tools of the servers connected now (with a
+   * viewer: of those servers they may see).
+   */
+  catalogue(viewer?: Viewer): CatalogueEntry[] {
     const entries: CatalogueEntry[] = this.#static.list().map((t) => this.#entry(t, this.#sourceOf(t)));
     const { memory, knowledge, mcp, team } = this.#services;
     if (memory) for (const t of createMemoryTools(memory)) entries.push(this.#entry(t, "memory"));
     if (knowledge) entries.push(this.#entry(createRagTool(knowledge), "knowledge"));
-    for (const t of mcp?.tools() ?? []) entries.push(this.#entry(t, "mcp"));
+    const mcpTools = mcp ? (viewer ? mcpToolsVisibleTo(mcp, viewer, mcp.tools()) : mcp.tools()) : [];
+    for (const t of mcpTools) entries.push(this.#entry(t, "mcp"));
     for (const t of team?.describe() ?? []) entries.push(this.#entry(t, "team"));
     const seen = new Set<string>();
     return entries.filter((e) => !seen.has(e.name) && seen.add(e.name));

@@ -554,7 +554,7 @@ export function createTeam(deps: TeamDeps): Team {
       await ready;
       assertNotGuest(actor, "list the tools agents can use");
       await capabilities.ready();
-      return capabilities.catalogue();
+      return capabilities.catalogue(actor);
     },
     async listAgents(actor) {
       await ready;
