@@ -13,7 +13,7 @@ import type { KnowledgeService } from "../knowledge/knowledge-service.js";
 import { createRagTool } from "../knowledge/rag-tool.js";
 import { createMemoryTools } from "../memory/tools.js";
 import type { MemoryStore } from "../memory/types.js";
-import type { Viewer } from "../shared/visibility.js";
+import type { Viewer, Visible } from "../shared/visibility.js";
 import type { BrowserSessions } from "../tools/browser/browser-sessions.js";
 import { browserTool } from "../tools/browser/browser-tool.js";
 import { builtinTools } from "../tools/builtin/index.js";
@@ -25,6 +25,7 @@ import type { Tool } from "../tools/types.js";
 import { memoryLayer, personaLayer, skillLayer } from "./context-layers.js";
 import { type Extensions, NO_EXTENSIONS } from "./extensions.js";
 import { LOAD_SKILL_TOOL, loadSkillTool } from "./load-skill-tool.js";
+import { canUseMcpServer, mcpToolsVisibleTo } from "./mcp-visibility.js";
 
 /** Where a tool comes from, as the catalogue and the agent editor show it. */
 export type ToolSource = "builtin" | "memory" | "knowledge" | "mcp" | "http" | "plugin" | "team";
@@ -50,6 +51,8 @@ export interface McpToolSource {
   ready(): Promise<void>;
   /** Tools of the servers `person` signed in to with their own account (team server). */
   personalTools?(person: string): Promise<Tool[]>;
+  /** Who sees a configured server (team server); undefined for an unknown name. */
+  access?(server: string): Visible | undefined;
 }
 
 /** Tools the team creates per run (call_agent, manage_schedule, …), described for the catalogue. */
@@ -146,13 +149,23 @@ export class CapabilityAssembly {
     await this.#services.mcp?.ready();
   }
 
-  /** Every tool a run may be given, with its source; MCP tools of the servers connected now. */
-  catalogue(): CatalogueEntry[] {
+  /** True when `viewer` may see and use MCP server `server` (an unknown name: true). */
+  canUseMcpServer(viewer: Viewer, server: string): boolean {
+    const mcp = this.#services.mcp;
+    return mcp === undefined || canUseMcpServer(mcp, viewer, server);
+  }
+
+  /**
+   * Every tool a run may be given, with its source; MCP tools of the servers connected now (with a
+   * viewer: of those servers they may see).
+   */
+  catalogue(viewer?: Viewer): CatalogueEntry[] {
     const entries: CatalogueEntry[] = this.#static.list().map((t) => this.#entry(t, this.#sourceOf(t)));
     const { memory, knowledge, mcp, team } = this.#services;
     if (memory) for (const t of createMemoryTools(memory)) entries.push(this.#entry(t, "memory"));
     if (knowledge) entries.push(this.#entry(createRagTool(knowledge), "knowledge"));
-    for (const t of mcp?.tools() ?? []) entries.push(this.#entry(t, "mcp"));
+    const mcpTools = mcp ? (viewer ? mcpToolsVisibleTo(mcp, viewer, mcp.tools()) : mcp.tools()) : [];
+    for (const t of mcpTools) entries.push(this.#entry(t, "mcp"));
     for (const t of team?.describe() ?? []) entries.push(this.#entry(t, "team"));
     const seen = new Set<string>();
     return entries.filter((e) => !seen.has(e.name) && seen.add(e.name));
@@ -210,8 +223,10 @@ export class CapabilityAssembly {
     }
     if (mcp) {
       await mcp.ready();
-      extra.push(...mcp.tools());
-      if (person !== undefined && mcp.personalTools) extra.push(...(await mcp.personalTools(person)));
+      const mcpTools = [...mcp.tools()];
+      if (person !== undefined && mcp.personalTools) mcpTools.push(...(await mcp.personalTools(person)));
+      // Only the servers the run's person may see (a run for no one: the servers everyone sees).
+      extra.push(...mcpToolsVisibleTo(mcp, request.viewer, mcpTools));
     }
     extra.push(...(request.runTools ?? []));
     // Skills need their loader wherever there are skills; it only reads instructions, so the allow

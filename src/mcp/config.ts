@@ -5,12 +5,14 @@
  *   {"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers", "transport"}}}
  *   {"servers": [{"name", "transport": "stdio"|"http"|"sse", ...}]}
  */
+
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import * as z from "zod";
 import { expandVariables } from "../config/expand-variables.js";
 import { parseConfigJson } from "../config/parse-config-json.js";
 import { DimsumError } from "../errors.js";
+import type { Visibility } from "../shared/visibility.js";
 
 /** Settings every server has, whatever its transport. */
 export interface McpServerCommon {
@@ -28,6 +30,12 @@ export interface McpServerCommon {
   source: string;
   /** Why this entry cannot start (e.g. a missing `${VAR}`); the server is reported as failed. */
   problem?: string;
+  /** Who added it on the team server (Settings → MCP servers); absent: everyone sees it. */
+  ownerId?: string;
+  /** Who sees and uses it besides owners and admins of the server (default `everyone`). */
+  visibility?: Visibility;
+  /** The people who see it besides its owner (visibility `people`). */
+  allowedUsers?: string[];
   /**
    * Which MCP revision to speak: `auto` (the default) asks with `server/discover` for 2026-07-28 and
    * falls back to the 2025 `initialize` handshake; `2025` skips the probe; `2026-07-28` never falls back.

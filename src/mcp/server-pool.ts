@@ -11,6 +11,7 @@
 
 import { conflict, notFound } from "../errors.js";
 import type { EnvMap } from "../shared/env-map.js";
+import type { StoredVisible } from "../shared/visibility.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { MCP_SETTINGS_SOURCE, type McpServerConfig } from "./config.js";
@@ -46,6 +47,12 @@ export interface McpServerView {
    * person's sign-in does not grant yet, space-separated; connecting again asks for them.
    */
   needsScope?: string;
+  /** Who added it (Settings servers); absent: everyone sees it. */
+  ownerId?: string;
+  /** Who sees and uses it besides owners and admins (absent: `everyone`). */
+  visibility?: StoredVisible["visibility"];
+  /** The people who see it besides its owner (visibility `people`). */
+  allowedUsers?: string[];
 }
 
 /** The MCP operations the routes need. */
@@ -57,6 +64,8 @@ export interface McpControl {
   add(config: McpServerConfig): Promise<McpServerView>;
   /** Stops a server, closes every person's connection to it and forgets it. */
   remove(name: string): Promise<void>;
+  /** Changes who sees a server (its owner stays); the server keeps running. */
+  setAccess(name: string, visible: StoredVisible): Promise<McpServerView>;
   /** Per-person sign-ins (each member's own account). */
   isPerPerson(name: string): boolean;
   personalView(person: string, name: string): Promise<McpServerView>;
@@ -89,6 +98,9 @@ function viewOf(config: McpServerConfig, status: McpServerStatus | undefined): M
   if (status?.pid !== undefined) view.pid = status.pid;
   if (status?.serverInfo) view.serverInfo = status.serverInfo;
   if (config.source === MCP_SETTINGS_SOURCE) view.removable = true;
+  if (config.ownerId) view.ownerId = config.ownerId;
+  if (config.visibility && config.visibility !== "everyone") view.visibility = config.visibility;
+  if (config.allowedUsers && config.allowedUsers.length > 0) view.allowedUsers = [...config.allowedUsers];
   return view;
 }
 
@@ -326,6 +338,29 @@ export class McpServerPool implements McpControl {
     if (config.enabled && !this.isPerPerson(config.name))
       await this.connect(config.name).catch(() => undefined);
     return this.#view(config);
+  }
+
+  async setAccess(name: string, visible: StoredVisible): Promise<McpServerView> {
+    const { ownerId: _o, visibility: _v, allowedUsers: _a, ...rest } = this.#config(name);
+    const next: McpServerConfig = {
+      ...rest,
+      ...(visible.ownerId ? { ownerId: visible.ownerId } : {}),
+      ...(visible.visibility ? { visibility: visible.visibility } : {}),
+      ...(visible.allowedUsers ? { allowedUsers: [...visible.allowedUsers] } : {}),
+    };
+    this.#configs.set(name, next);
+    return this.#view(next);
+  }
+
+  /** Who sees each configured server (for filtering runs' tools, prompts and routes). */
+  access(name: string): StoredVisible | undefined {
+    const config = this.#configs.get(name);
+    if (!config) return undefined;
+    return {
+      ...(config.ownerId ? { ownerId: config.ownerId } : {}),
+      ...(config.visibility ? { visibility: config.visibility } : {}),
+      ...(config.allowedUsers ? { allowedUsers: config.allowedUsers } : {}),
+    };
   }
 
   async remove(name: string): Promise<void> {

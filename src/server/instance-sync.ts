@@ -195,8 +195,13 @@ export async function reconcileMcp(pool: McpServerPool, saved: McpServerSettings
   for (const view of pool.list()) {
     if (view.removable && !names.has(view.name)) await pool.remove(view.name);
   }
-  const running = new Set(pool.list().map((v) => v.name));
-  for (const config of configs) if (!running.has(config.name)) await pool.add(config);
+  const running = new Map(pool.list().map((v) => [v.name, v]));
+  for (const config of configs) {
+    const view = running.get(config.name);
+    if (!view) await pool.add(config);
+    // Another instance changed who sees it.
+    else if (view.removable) await pool.setAccess(config.name, config);
+  }
 }
 
 /** The pool, telling the other instances after each change of its servers or sign-ins. */
@@ -219,6 +224,11 @@ function toldMcp(pool: McpServerPool, relay: ServerRelay): McpControl {
     async remove(name) {
       await pool.remove(name);
       tell({ type: "mcp_servers" });
+    },
+    async setAccess(name, visible) {
+      const view = await pool.setAccess(name, visible);
+      tell({ type: "mcp_servers" });
+      return view;
     },
     async signOut(person, name) {
       const view = await pool.signOut(person, name);

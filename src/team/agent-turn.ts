@@ -160,12 +160,16 @@ export async function agentCapabilities(
   agent: AgentRecord,
   requestedBy: string,
   extraTools: readonly Tool[] = [],
+  /** Whose MCP servers a run for no one may use (a `/v1` caller, who is billed but has no memory). */
+  billedTo?: string,
 ): Promise<RunCapabilities> {
   const person = requestedBy === "" || requestedBy === "system" ? undefined : requestedBy;
+  const viewerId = person ?? billedTo;
   const granted = (await runtime.grantedTools?.(agent, requestedBy)) ?? [];
   return runtime.capabilities.forRun({
-    ...(person !== undefined
-      ? { person, viewer: await (runtime.viewerOf ?? viewerLookup(undefined))(person) }
+    ...(person !== undefined ? { person } : {}),
+    ...(viewerId !== undefined
+      ? { viewer: await (runtime.viewerOf ?? viewerLookup(undefined))(viewerId) }
       : {}),
     agentId: agent.id,
     memory: agent.memory,
@@ -218,6 +222,7 @@ async function runTurn(
     agent,
     request.requestedBy ?? "system",
     request.extraTools,
+    request.billedTo,
   );
   const { layers } = capabilities;
   // Tools only an MCP App may call stay out of the model's list (the app reaches them through McpApps).

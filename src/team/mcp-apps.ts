@@ -155,7 +155,8 @@ export class McpApps {
     const parts = this.#deps.liveParts(run.id) ?? (await store.messages.byRun(run.id))?.parts ?? [];
     const part = parts.find((p) => p.type === "tool" && p.callId === ref.callId);
     const link = part?.type === "tool" ? part.app : undefined;
-    if (!link) throw missing();
+    // An app of an MCP server this person may not see is answered as if it did not exist.
+    if (!link || !runtime.capabilities.canUseMcpServer(actor, link.server)) throw missing();
     const agent = await store.agents.get(run.agentId);
     if (!agent) throw conflict(`The agent @${run.agentId} that answered no longer exists.`);
     const { tools } = await agentCapabilities(runtime, agent, actor.userId);

@@ -58,7 +58,7 @@ export function directorySide(
       await ready;
       assertNotGuest(actor, "list the tools agents can use");
       await capabilities.ready();
-      return capabilities.catalogue();
+      return capabilities.catalogue(actor);
     },
     async listAgents(actor) {
       await ready;

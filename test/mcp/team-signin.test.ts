@@ -113,8 +113,12 @@ describe("per-person MCP sign-in on the team server", () => {
       expect(out.status).toBe("disconnected");
       expect(oauth.counts.revocations).toBe(revokedBefore + 2);
       expect(await pool?.personalTools(memberId)).toEqual([]);
-      // The shared admin list still needs admins.
-      expect((await call(s.url, "/api/mcp", { session: member })).status).toBe(403);
+      // Members list the servers they may see (mcp.json's: everyone), without others' process details.
+      const listed = await call(s.url, "/api/mcp", { session: member });
+      expect(listed.status).toBe(200);
+      const views = (await listed.json()) as Array<{ name: string; pid?: number }>;
+      expect(views.map((v) => v.name)).toContain("notes");
+      expect(views.every((v) => v.pid === undefined)).toBe(true);
     } finally {
       await pool?.close();
       await oauth.stop();

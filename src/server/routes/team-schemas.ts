@@ -265,6 +265,7 @@ export const addMcpServerSchema = z.union([
     command: z.string().min(1).max(1000),
     args: z.array(z.string().max(4000)).max(100).default([]),
     env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).optional(),
+    ...visibilityFields,
   }),
   z.object({
     name: z.string().max(64),
@@ -273,5 +274,8 @@ export const addMcpServerSchema = z.union([
     oauth: z
       .object({ clientId: z.string().min(1).max(500).optional(), scope: z.string().max(500).optional() })
       .optional(),
+    ...visibilityFields,
   }),
 ]);
+/** Who sees an MCP server added in Settings (`PATCH /api/mcp/:name`). */
+export const mcpVisibilitySchema = z.object(visibilityFields);

@@ -8,12 +8,13 @@ import {
   type McpOAuthAuthorizationCode,
   type McpServerConfig,
 } from "../../mcp/config.js";
+import type { StoredVisible } from "../../shared/visibility.js";
 import type { SqlDatabase } from "../../store/sql-database.js";
 import type { SecretBox } from "./secret-box.js";
 import { SettingList } from "./setting-values.js";
 
 /** A stdio server: started as a child process of the team server (owners and admins only). */
-export interface McpStdioInput {
+export interface McpStdioInput extends StoredVisible {
   name: string;
   transport: "stdio";
   command: string;
@@ -22,7 +23,7 @@ export interface McpStdioInput {
 }
 
 /** A remote server reached over Streamable HTTP (falling back to SSE). */
-export interface McpRemoteInput {
+export interface McpRemoteInput extends StoredVisible {
   name: string;
   url: string;
   /** `{}`: each member signs in with their own account (authorization-code grant). */
@@ -31,7 +32,7 @@ export interface McpRemoteInput {
 
 export type McpServerInput = McpStdioInput | McpRemoteInput;
 
-export interface StoredServer {
+export interface StoredServer extends StoredVisible {
   name: string;
   command?: string;
   args?: string[];
@@ -53,22 +54,35 @@ export interface McpServerSettingsRepository {
   configs(): Promise<McpServerConfig[]>;
   /** Saves a new server (replacing one of the same name) and returns its config. */
   add(input: McpServerInput): Promise<McpServerConfig>;
+  /** Changes who sees a saved server; the new config, or undefined when there was none of that name. */
+  setVisibility(name: string, visible: StoredVisible): Promise<McpServerConfig | undefined>;
   /** Forgets a saved server; false when there was none of that name. */
   remove(name: string): Promise<boolean>;
 }
 
 /** What is stored for an input: a stdio server's env sealed, the rest as given. */
 export function storedServerOf(input: McpServerInput, box: SecretBox): StoredServer {
-  return "url" in input
-    ? { name: input.name, url: input.url, ...(input.oauth ? { oauth: input.oauth } : {}) }
-    : {
-        name: input.name,
-        command: input.command,
-        args: input.args,
-        ...(input.env && Object.keys(input.env).length > 0
-          ? { envSealed: box.seal(JSON.stringify(input.env)) }
-          : {}),
-      };
+  const server: StoredServer =
+    "url" in input
+      ? { name: input.name, url: input.url, ...(input.oauth ? { oauth: input.oauth } : {}) }
+      : {
+          name: input.name,
+          command: input.command,
+          args: input.args,
+          ...(input.env && Object.keys(input.env).length > 0
+            ? { envSealed: box.seal(JSON.stringify(input.env)) }
+            : {}),
+        };
+  return { ...server, ...visibleFields(input) };
+}
+
+/** The visibility fields worth storing (defaults left out: no owner, `everyone`, nobody listed). */
+export function visibleFields(visible: StoredVisible): StoredVisible {
+  const out: StoredVisible = {};
+  if (visible.ownerId) out.ownerId = visible.ownerId;
+  if (visible.visibility && visible.visibility !== "everyone") out.visibility = visible.visibility;
+  if (visible.allowedUsers && visible.allowedUsers.length > 0) out.allowedUsers = [...visible.allowedUsers];
+  return out;
 }
 
 /** The servers saved from the UI. */
@@ -90,6 +104,17 @@ export class McpServerSettings extends SettingList<StoredServer> implements McpS
     return toConfig(stored, this.box);
   }
 
+  async setVisibility(name: string, visible: StoredVisible): Promise<McpServerConfig | undefined> {
+    const changed = await this.modify((servers) => {
+      const found = servers.find((s) => s.name === name);
+      if (!found) return { result: undefined };
+      const { ownerId: _o, visibility: _v, allowedUsers: _a, ...rest } = found;
+      const next: StoredServer = { ...rest, ...visibleFields({ ...visible, ownerId: found.ownerId }) };
+      return { result: next, next: servers.map((s) => (s.name === name ? next : s)) };
+    });
+    return changed ? toConfig(changed, this.box) : undefined;
+  }
+
   async remove(name: string): Promise<boolean> {
     return this.modify((servers) => {
       const found = servers.some((s) => s.name === name);
@@ -100,7 +125,14 @@ export class McpServerSettings extends SettingList<StoredServer> implements McpS
 
 /** The pool's config of a stored server (env opened). */
 export function toConfig(stored: StoredServer, box: SecretBox): McpServerConfig {
-  const common = { name: stored.name, enabled: true, include: [], exclude: [], source: MCP_SETTINGS_SOURCE };
+  const common = {
+    name: stored.name,
+    enabled: true,
+    include: [],
+    exclude: [],
+    source: MCP_SETTINGS_SOURCE,
+    ...visibleFields(stored),
+  };
   if (stored.url !== undefined) {
     const oauth: McpOAuthAuthorizationCode | undefined = stored.oauth
       ? { grant: "authorization_code", ...stored.oauth }
