@@ -62,7 +62,11 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
                   {a.emoji}
                 </span>
                 <span class="agent-link-text">
-                  <strong>{a.name}</strong> <code>@{a.id}</code> <VisibilityBadge resource={a} />
+                  <strong>
+                    {a.name}
+                    <VisibilityBadge resource={a} />
+                  </strong>{" "}
+                  <code>@{a.id}</code>
                   <span class="muted agent-model">
                     {a.model ?? t("agents.defaultModel")}
                     {spend.has(a.id) && (
