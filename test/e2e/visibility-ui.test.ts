@@ -119,6 +119,37 @@ describe("agent visibility in the web UI", () => {
     });
   });
 
+  it("a knowledge base made Only me, then shared with a member, from the knowledge page", async () => {
+    await flow(page, log, server.logLines, "visibility/knowledge", async () => {
+      await page.setViewportSize({ width: 1280, height: 860 });
+      await byTest("nav-knowledge").click();
+      await byTest("kb-create-visibility").waitFor();
+      await byTest("kb-create-name").fill("diary");
+      await byTest("kb-create-visibility-private").check();
+      await byTest("kb-create-submit").click();
+      const row = page.locator('[data-testid="kb-row"][data-kb="diary"]');
+      await row.getByTestId("visibility-badge-private").waitFor();
+      const listAs = async (session: Session) =>
+        (
+          (await (await call(server.url, "/api/kb", { session })).json()) as {
+            bases: Array<{ name: string; visibility?: string; ownerId?: string; allowedUsers?: string[] }>;
+          }
+        ).bases;
+      const mine = (await listAs(owner)).find((b) => b.name === "diary");
+      expect(mine?.visibility).toBe("private");
+      expect(mine?.ownerId).toBe(owner.userId);
+      expect((await listAs(member)).map((b) => b.name)).not.toContain("diary");
+      // Shared with the member from the base's detail.
+      await byTest("kb-detail").waitFor();
+      await byTest("kb-visibility-field-people").check();
+      await byTest("kb-visibility-field-person-member-user").check();
+      await byTest("kb-visibility-save").click();
+      await row.getByTestId("visibility-badge-people").waitFor();
+      await until(async () => (await listAs(member)).map((b) => b.name)).toContain("diary");
+      expect((await listAs(owner)).find((b) => b.name === "diary")?.allowedUsers).toEqual([member.userId]);
+    });
+  });
+
   it("screenshots of the editor with the field, wide and narrow, English and Chinese", async () => {
     await flow(page, log, server.logLines, "visibility/screens", async () => {
       for (const locale of ["en", "zh-CN"] as const) {
