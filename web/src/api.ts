@@ -60,6 +60,7 @@ import type {
   TeamRun,
   Template,
   UserInput,
+  VisibilityInput,
 } from "./types.js";
 
 export interface ApiIssue {
@@ -668,6 +669,10 @@ export class ApiClient {
   /** Stops and forgets an MCP server added in Settings. */
   removeMcp(name: string): Promise<void> {
     return this.request("DELETE", `/api/mcp/${enc(name)}`);
+  }
+  /** Changes who sees an MCP server (its owner or an admin). */
+  setMcpVisibility(name: string, patch: VisibilityInput): Promise<unknown> {
+    return this.request("PATCH", `/api/mcp/${enc(name)}`, patch);
   }
   /** Remote A2A agents: a2a.json's and those added in Settings (owners and admins). */
   /** Single sign-on set-up (owners and admins): providers, and whether password sign-in stays on. */

@@ -2,6 +2,8 @@
  * The JSON shapes the UI exchanges with the server: the team domain types re-exported from the
  * server's contract, plus the auth, settings, token and MCP shapes of notes/team-api.md.
  */
+
+import type { Visibility } from "../../src/shared/visibility.js";
 import type {
   AgentPatch,
   AgentRecord,
@@ -203,12 +205,25 @@ export interface McpServerInfo {
   perPerson?: boolean;
   /** Added in Settings, so it can be removed there (mcp.json's servers are read-only). */
   removable?: boolean;
+  /** Who added it; absent for mcp.json's servers (and on servers from before owners). */
+  ownerId?: string;
+  /** Who sees and uses it (src/shared/visibility.ts); absent: everyone. */
+  visibility?: Visibility;
+  allowedUsers?: string[];
+}
+
+/** Who sees a resource, as POST and PATCH take it. */
+export interface VisibilityInput {
+  visibility?: Visibility;
+  allowedUsers?: string[];
 }
 
 /** A server to add in Settings → MCP servers: a command (stdio) or a remote URL. */
-export type McpServerInput =
+export type McpServerInput = (
   | { name: string; transport: "stdio"; command: string; args: string[]; env?: Record<string, string> }
-  | { name: string; url: string; oauth?: { clientId?: string; scope?: string } };
+  | { name: string; url: string; oauth?: { clientId?: string; scope?: string } }
+) &
+  VisibilityInput;
 
 /** A remote A2A agent agents may call (Settings → Remote agents); never its token. */
 export interface RemoteAgentInfo {

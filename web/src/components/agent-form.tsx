@@ -27,6 +27,7 @@ import { ModelPicker } from "./model-picker.js";
 import { notifySuccess } from "./notices.js";
 import { SoulEditor } from "./soul-editor.js";
 import { ToolPicker } from "./tool-picker.js";
+import { VisibilityField, visibilityOf, visibilityPatch } from "./visibility-field.js";
 
 export interface AgentFormProps {
   /** Undefined to create a new agent. */
@@ -120,9 +121,11 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [denyOpen, setDenyOpen] = useState(() => (agent?.toolsDeny.length ?? 0) > 0);
   const { tools, bases } = useEditorData();
+  const [visibility, setVisibility] = useState(() => visibilityOf(agent));
 
   useEffect(() => {
     setValues(agent ? agentToForm(agent) : emptyAgentForm());
+    setVisibility(visibilityOf(agent));
     setTouched(false);
     setConfirmDelete(false);
     setDenyOpen((agent?.toolsDeny.length ?? 0) > 0);
@@ -154,14 +157,22 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
       throw new Error(t("agents.fixFields"));
     }
     if (creating) {
-      const created = await api.createAgent(formToInput(values, soulText));
+      const created = await api.createAgent({
+        ...formToInput(values, soulText),
+        ...visibilityPatch(visibility, undefined),
+      });
       store.dispatch({ type: "agent_saved", agent: created });
       notifySuccess(store, t("agents.created", { id: created.id }));
       navigate({ name: "agent", agentId: created.id }, { replace: true });
     } else {
-      const updated = await api.updateAgent(agent.id, formToPatch(values, agent));
+      // Who sees it is sent only when changed: others may edit an agent they may not re-share.
+      const updated = await api.updateAgent(agent.id, {
+        ...formToPatch(values, agent),
+        ...visibilityPatch(visibility, agent),
+      });
       store.dispatch({ type: "agent_saved", agent: updated });
       setValues(agentToForm(updated));
+      setVisibility(visibilityOf(updated));
       setTouched(false);
       notifySuccess(store, t("agents.saved"));
     }
@@ -485,6 +496,13 @@ export function AgentForm({ agent, canManage }: AgentFormProps) {
               data-testid="agent-skills"
             />
           </Field>
+          <VisibilityField
+            resource={agent}
+            value={visibility}
+            onChange={setVisibility}
+            name="agentVisibility"
+            testId="agent-visibility"
+          />
         </fieldset>
         {creating && (
           <div class="field-wide">

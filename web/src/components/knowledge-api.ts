@@ -10,6 +10,7 @@ import type {
   KnowledgeSearchResult,
   KnowledgeStatus,
 } from "../../../src/knowledge/types.js";
+import type { Visibility } from "../../../src/shared/visibility.js";
 import { type ApiClient, ApiError } from "../api.js";
 
 // The server's own types: what the routes return is exactly these.
@@ -44,7 +45,18 @@ export function knowledgeApi(api: ApiClient) {
         "GET",
         "/api/kb",
       ),
-    create: (name: string) => api.request<KnowledgeBase>("POST", "/api/kb", { name }),
+    create: (name: string, visibility?: { visibility: Visibility; allowedUsers: string[] }) =>
+      api.request<KnowledgeBase>("POST", "/api/kb", { name, ...visibility }),
+    /** Changes who sees a base (its owner or an admin). */
+    setVisibility: (
+      base: Pick<KnowledgeBase, "name" | "agentId">,
+      patch: { visibility: Visibility; allowedUsers: string[] },
+    ) =>
+      api.request<KnowledgeBase>(
+        "PATCH",
+        `/api/kb/${enc(base.name)}${base.agentId ? `?agentId=${enc(base.agentId)}` : ""}`,
+        patch,
+      ),
     remove: (name: string) => api.request<void>("DELETE", `/api/kb/${enc(name)}`),
     documents: (name: string) => api.request<KnowledgeDocument[]>("GET", `/api/kb/${enc(name)}/documents`),
     removeDocument: (name: string, id: string) =>

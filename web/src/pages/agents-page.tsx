@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { AgentForm } from "../components/agent-form.js";
 import { formatUsd } from "../components/answer-usage.js";
 import { Link } from "../components/link.js";
+import { VisibilityBadge } from "../components/visibility-field.js";
 import { useSelector, useServices } from "../hooks.js";
 import { t } from "../i18n/index.js";
 import type { AgentWithSoul, SessionUser, SpendReport } from "../types.js";
@@ -61,7 +62,11 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
                   {a.emoji}
                 </span>
                 <span class="agent-link-text">
-                  <strong>{a.name}</strong> <code>@{a.id}</code>
+                  <strong>
+                    {a.name}
+                    <VisibilityBadge resource={a} />
+                  </strong>{" "}
+                  <code>@{a.id}</code>
                   <span class="muted agent-model">
                     {a.model ?? t("agents.defaultModel")}
                     {spend.has(a.id) && (

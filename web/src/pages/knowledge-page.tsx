@@ -11,6 +11,14 @@ import {
 } from "../components/knowledge-api.js";
 import { KnowledgeSearch } from "../components/knowledge-search.js";
 import { KnowledgeUpload } from "../components/knowledge-upload.js";
+import { KnowledgeVisibility } from "../components/knowledge-visibility.js";
+import {
+  VisibilityBadge,
+  VisibilityField,
+  type VisibilityValue,
+  visibilityOf,
+  visibilityPatch,
+} from "../components/visibility-field.js";
 import { formatTime } from "../format.js";
 import { useAction, useReportError, useServices } from "../hooks.js";
 import { t } from "../i18n/index.js";
@@ -137,10 +145,12 @@ function Documents({
 function CreateBase({ onCreated }: { onCreated: (name: string) => void }) {
   const { api } = useServices();
   const [name, setName] = useState("");
+  const [visibility, setVisibility] = useState<VisibilityValue>(() => visibilityOf(undefined));
   const [create, busy] = useAction(
     async () => {
-      const base = await knowledgeApi(api).create(name.trim());
+      const base = await knowledgeApi(api).create(name.trim(), visibilityPatch(visibility, undefined));
       setName("");
+      setVisibility(visibilityOf(undefined));
       onCreated(base.name);
       return t("kb.created", { name: base.name });
     },
@@ -166,6 +176,13 @@ function CreateBase({ onCreated }: { onCreated: (name: string) => void }) {
       <button type="submit" class="btn" disabled={busy || !name.trim()} data-testid="kb-create-submit">
         {t("kb.create")}
       </button>
+      <VisibilityField
+        resource={undefined}
+        value={visibility}
+        onChange={setVisibility}
+        name="kbCreateVisibility"
+        testId="kb-create-visibility"
+      />
     </form>
   );
 }
@@ -250,7 +267,8 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
                       data-testid="kb-open"
                     >
                       {b.name}
-                    </button>
+                    </button>{" "}
+                    <VisibilityBadge resource={b} />
                   </td>
                   <td data-label={t("kb.agent")}>{b.agentId ? `@${b.agentId}` : t("kb.shared")}</td>
                   <td data-label={t("kb.documents")} data-testid="kb-row-documents">
@@ -279,6 +297,7 @@ export function KnowledgePage({ me }: { me: SessionUser }) {
         {shown && (
           <section class="form" data-testid="kb-detail" data-kb={shown.name}>
             <h3>{shown.name}</h3>
+            <KnowledgeVisibility base={shown} onSaved={() => void reload()} />
             {manage && (
               <KnowledgeUpload key={shown.name} kb={shown.name} limits={limits} onIngested={changed} />
             )}

@@ -8,6 +8,7 @@ import { errorText } from "../../api.js";
 import { useServices } from "../../hooks.js";
 import { t } from "../../i18n/index.js";
 import type { McpServerInput } from "../../types.js";
+import { VisibilityField, type VisibilityValue, visibilityOf, visibilityPatch } from "../visibility-field.js";
 
 /** `KEY=value` lines into a map; a line without `=` is an error. */
 function parseEnv(text: string): Record<string, string> {
@@ -38,6 +39,7 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
   const [perPerson, setPerPerson] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
+  const [visibility, setVisibility] = useState<VisibilityValue>(() => visibilityOf(undefined));
 
   const submit = async () => {
     setError(undefined);
@@ -53,12 +55,13 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
               env: parseEnv(env),
             }
           : { name: name.trim(), url: url.trim(), ...(perPerson ? { oauth: {} } : {}) };
-      await api.addMcp(server);
+      await api.addMcp({ ...server, ...visibilityPatch(visibility, undefined) });
       setName("");
       setCommand("");
       setArgs("");
       setEnv("");
       setUrl("");
+      setVisibility(visibilityOf(undefined));
       await onAdded();
     } catch (err) {
       setError(errorText(err));
@@ -153,6 +156,13 @@ export function McpAddForm({ onAdded }: { onAdded: () => Promise<unknown> }) {
           </label>
         </>
       )}
+      <VisibilityField
+        resource={undefined}
+        value={visibility}
+        onChange={setVisibility}
+        name="mcpAddVisibility"
+        testId="mcp-add-visibility"
+      />
       {error && (
         <p class="form-error" role="alert" data-testid="mcp-add-error">
           {error}

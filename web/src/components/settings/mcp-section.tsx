@@ -7,6 +7,7 @@ import type { McpServerInfo } from "../../types.js";
 import { askConfirm } from "../confirm-dialog.js";
 import { McpAddForm } from "./mcp-add-form.js";
 import { McpSignIns } from "./mcp-signins.js";
+import { McpVisibility } from "./mcp-visibility.js";
 
 function toolCount(tools: McpServerInfo["tools"]): string | undefined {
   if (tools === undefined) return undefined;
@@ -97,6 +98,11 @@ function McpServers() {
                 <span class="muted">{toolCount(server.tools)}</span>
               )}
               {server.error && <span class="run-error">{server.error}</span>}
+              <McpVisibility
+                key={`${server.name}:${server.visibility ?? ""}`}
+                server={server}
+                onSaved={reload}
+              />
               {server.perPerson ? (
                 <span class="muted">{t("settings.mcp.perPerson")}</span>
               ) : (
