@@ -155,6 +155,13 @@ describe("MCP server visibility", () => {
         body: { name: "mine", transport: "stdio", command: process.execPath, args: [] },
       });
       expect(stdio.status).toBe(403);
+      // A member's remote server stays private to them: sharing it with everyone is refused.
+      const everyone = await call(s.url, "/api/mcp", {
+        session: member,
+        body: { name: "theirs", url: "https://mcp.example.com/mcp", visibility: "everyone" },
+      });
+      expect(everyone.status).toBe(403);
+      expect(await everyone.text()).toContain("private to them");
     } finally {
       await pool?.close();
     }

@@ -53,3 +53,22 @@ export function mergedAccess(
     ...(allowedUsers ? { allowedUsers } : {}),
   };
 }
+
+/**
+ * A member's own remote MCP server stays private to them: its tools would otherwise be offered to
+ * other people's runs, where a server the member controls could read what those runs hold. Owners
+ * and admins share servers (everyone or chosen people); members get 403 for anything but private.
+ */
+export function sharedVisibility(
+  viewer: Viewer,
+  visibility: StoredVisible["visibility"] | undefined,
+): StoredVisible["visibility"] | undefined {
+  if (viewer.role === "owner" || viewer.role === "admin") return visibility;
+  if (visibility !== undefined && visibility !== "private") {
+    throw forbidden(
+      "Only owners and admins can share an MCP server; a member's server is private to them.",
+      'leave it "Only me", or ask an admin to share it',
+    );
+  }
+  return "private";
+}

@@ -21,7 +21,7 @@ import { checkRemoteUrl } from "../http/remote-url.js";
 import { jsonBody, paramsOf } from "../http/validate.js";
 import { McpSignIns } from "../mcp-signin.js";
 import type { McpServerInput } from "../settings/mcp-server-settings.js";
-import { mergedAccess, ownedServer, visibleServer, visibleServers } from "./mcp-access.js";
+import { mergedAccess, ownedServer, sharedVisibility, visibleServer, visibleServers } from "./mcp-access.js";
 import {
   addMcpServerSchema,
   mcpNameParam,
@@ -93,8 +93,8 @@ export function mcpRoutes(mcp: McpControl | undefined, signIns = new McpSignIns(
   // The servers this person may see (owners and admins: all).
   app.get("/", (c) => c.json(visibleServers(mcp.list(), actorOf(c))));
 
-  // Owners and admins add any server; members add remote ones (they run no process here). The one
-  // who adds it owns it.
+  // Owners and admins add any server; members add remote ones (they run no process here), private to
+  // themselves (sharedVisibility). The one who adds it owns it.
   app.post("/", jsonBody(addMcpServerSchema), async (c) => {
     const body = c.req.valid("json");
     const actor = actorOf(c);
@@ -110,9 +110,10 @@ export function mcpRoutes(mcp: McpControl | undefined, signIns = new McpSignIns(
       // A hidden server's name is taken all the same; say so without naming whose it is.
       throw conflict(`MCP server "${body.name}" already exists`, "choose another name");
     }
+    const visibility = sharedVisibility(actor, body.visibility);
     const access = {
       ownerId: actor.userId,
-      ...(body.visibility ? { visibility: body.visibility } : {}),
+      ...(visibility ? { visibility } : {}),
       ...(body.allowedUsers ? { allowedUsers: body.allowedUsers } : {}),
     };
     let input: McpServerInput;
@@ -151,6 +152,7 @@ export function mcpRoutes(mcp: McpControl | undefined, signIns = new McpSignIns(
     }
     const patch = c.req.valid("json");
     checkVisibility(patch.visibility, patch.allowedUsers);
+    if (patch.visibility !== undefined) sharedVisibility(actorOf(c), patch.visibility);
     const access = mergedAccess(view, patch);
     if (!(await c.get("services").settings.mcp.setVisibility(name, access))) {
       throw resourceNotFound("MCP server");
