@@ -80,10 +80,10 @@ export function AgentsPage({ selected, me }: AgentsPageProps) {
                 {a.soulStatus && a.soulStatus !== "ok" && (
                   <span
                     class="badge badge-warning"
-                    title={t("agents.soulStatusTitle", { status: a.soulStatus })}
+                    title={t(a.soulStatus === "empty" ? "agents.soulEmptyTitle" : "agents.soulMissingTitle")}
                     data-testid="agent-soul-warning"
                   >
-                    ⚠ {t("agents.soulStatus", { status: a.soulStatus })}
+                    ⚠ {t(a.soulStatus === "empty" ? "agents.soulBadgeEmpty" : "agents.soulBadgeMissing")}
                   </span>
                 )}
               </Link>
