@@ -82,7 +82,7 @@ describe("/api/memory", () => {
 });
 
 describe("/api/mcp", () => {
-  it("lists the servers of mcp.json, connects and disconnects one; admins only", async () => {
+  it("lists the servers of mcp.json to everyone, connects and disconnects one; admins only", async () => {
     let pool: McpServerPool | undefined;
     const s = await startTeamServer({
       mcp: (home) => {
@@ -111,7 +111,14 @@ describe("/api/mcp", () => {
         ["fs", "disconnected", 0],
         ["off", "disabled", 0],
       ]);
-      expect((await call(s.url, "/api/mcp", { session: users.member! })).status).toBe(403);
+      // Members see the servers visible to them (mcp.json's: everyone), without process ids or errors;
+      // connecting one is for owners and admins.
+      const seen = await expectJson<McpServerView[]>(
+        await call(s.url, "/api/mcp", { session: users.member! }),
+        200,
+      );
+      expect(seen.map((v) => v.name)).toEqual(["fs", "off"]);
+      expect(seen.every((v) => v.pid === undefined && v.error === undefined)).toBe(true);
       expect(
         (await call(s.url, "/api/mcp/fs/connect", { session: users.member!, method: "POST" })).status,
       ).toBe(403);
